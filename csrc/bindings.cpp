@@ -1,0 +1,12 @@
+// The pybind11 module rlx_compile._core. Each component registers its own
+// functions; only flat numpy arrays and scalars cross this boundary.
+#include <pybind11/pybind11.h>
+
+namespace rlx {
+void register_liveness(pybind11::module_& m);
+}  // namespace rlx
+
+PYBIND11_MODULE(_core, m) {
+    m.doc() = "rlx-compile C++ core: liveness, arena placement, shard cost search";
+    rlx::register_liveness(m);
+}
