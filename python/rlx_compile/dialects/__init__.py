@@ -1,0 +1,26 @@
+"""xDSL definitions of the three RLX levels: one dialect per file.
+
+``RLX_DIALECTS`` maps dialect names to lazy factories, the form xDSL contexts and opt
+tools register.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from xdsl.ir import Dialect
+
+
+def _rlx() -> Dialect:
+    from rlx_compile.dialects.common import RLX
+
+    return RLX
+
+
+def _mir() -> Dialect:
+    from rlx_compile.dialects.mir import MIR
+
+    return MIR
+
+
+RLX_DIALECTS: dict[str, Callable[[], Dialect]] = {"rlx": _rlx, "mir": _mir}

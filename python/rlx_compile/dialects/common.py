@@ -1,0 +1,419 @@
+"""Pieces shared by the hir, mir and lir dialects: enum attributes, property helpers and
+``ShapedOp``, the base class whose verifier re-infers result types.
+
+Every op with computable result types implements one classmethod,
+``infer(props, **operand_types) -> tuple[TensorType, ...]``. The op's ``__init__`` calls it
+to build the op and ``verify_`` calls it to check a parsed or rewritten op, so the shape
+and dtype rules of an op live in exactly one place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, ClassVar, cast
+
+from xdsl.dialects.builtin import (
+    I64,
+    DenseArrayBase,
+    Float64Type,
+    FloatAttr,
+    IntegerAttr,
+    StringAttr,
+    UnitAttr,
+    f64,
+    i64,
+)
+from xdsl.dialects.utils import EnumAttribute
+from xdsl.ir import (
+    Attribute,
+    Data,
+    Dialect,
+    Operation,
+    SpacedOpaqueSyntaxAttribute,
+    SSAValue,
+)
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.irdl import (
+    IRDLOperation,
+    OptOperandDef,
+    VarOperandDef,
+    irdl_attr_definition,
+)
+from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.str_enum import StrEnum
+
+from rlx_compile.dialects.types import DType, TensorType, fmt_shape
+
+# ---------------------------------------------------------------------------------
+# Enum attributes (printed as bare keywords inside op formats)
+# ---------------------------------------------------------------------------------
+
+
+class Activation(StrEnum):
+    NONE = "none"
+    RELU = "relu"
+    GELU = "gelu"  # exact, erf form
+    GELU_TANH = "gelu_tanh"
+    SILU = "silu"
+    SIGMOID = "sigmoid"
+    TANH = "tanh"
+
+
+@irdl_attr_definition
+class ActivationAttr(EnumAttribute[Activation], SpacedOpaqueSyntaxAttribute):
+    name = "rlx.activation"
+
+
+class GeluApproximation(StrEnum):
+    NONE = "none"
+    TANH = "tanh"
+
+
+@irdl_attr_definition
+class GeluApproximationAttr(EnumAttribute[GeluApproximation], SpacedOpaqueSyntaxAttribute):
+    name = "rlx.gelu_approximation"
+
+
+class ComparePredicate(StrEnum):
+    EQ = "eq"
+    NE = "ne"
+    LT = "lt"
+    LE = "le"
+    GT = "gt"
+    GE = "ge"
+
+
+@irdl_attr_definition
+class ComparePredicateAttr(EnumAttribute[ComparePredicate], SpacedOpaqueSyntaxAttribute):
+    name = "rlx.compare_predicate"
+
+
+class MaskKind(StrEnum):
+    NONE = "none"
+    CAUSAL = "causal"  # upper-left aligned, as torch SDPA and ONNX: key j is seen by query i iff j <= i
+    EXPLICIT = "explicit"  # a mask operand: bool (true = attend) or an additive float bias
+
+
+@irdl_attr_definition
+class MaskKindAttr(EnumAttribute[MaskKind], SpacedOpaqueSyntaxAttribute):
+    name = "rlx.mask_kind"
+
+
+class PadMode(StrEnum):
+    CONSTANT = "constant"
+    REFLECT = "reflect"
+    EDGE = "edge"
+    WRAP = "wrap"
+
+
+@irdl_attr_definition
+class PadModeAttr(EnumAttribute[PadMode], SpacedOpaqueSyntaxAttribute):
+    name = "rlx.pad_mode"
+
+
+class FusionPolicy(StrEnum):
+    DIRECT = "direct"  # lower to the fused MIR op
+    FUSABLE = "fusable"  # lower to the primitive chain that fusion recognises later
+
+
+@irdl_attr_definition
+class FusionPolicyAttr(EnumAttribute[FusionPolicy], SpacedOpaqueSyntaxAttribute):
+    name = "rlx.fusion_policy"
+
+
+@irdl_attr_definition
+class RawDataAttr(Data[bytes]):
+    """Raw little-endian tensor bytes, ``#rlx.data<"0x...">`` in generic form.
+
+    (The builtin ``BytesAttr`` prints as a string literal that parses back as a
+    ``StringAttr``, so it does not survive a generic-form round trip.)
+    """
+
+    name = "rlx.data"
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> bytes:
+        with parser.in_angle_brackets():
+            pos = parser.pos
+            text = parser.parse_str_literal("expected hex data")
+            if not text.startswith("0x"):
+                parser.raise_error("hex data must start with 0x", pos)
+            try:
+                return bytes.fromhex(text[2:])
+            except ValueError:
+                parser.raise_error("malformed hex data", pos)
+
+    def print_parameter(self, printer: Printer) -> None:
+        printer.print_string('<"0x' + self.data.hex().upper() + '">')
+
+
+ENUM_ATTRS: tuple[type[Attribute], ...] = (
+    ActivationAttr,
+    GeluApproximationAttr,
+    ComparePredicateAttr,
+    MaskKindAttr,
+    PadModeAttr,
+    FusionPolicyAttr,
+)
+
+RLX = Dialect("rlx", [], [TensorType, RawDataAttr, *ENUM_ATTRS])
+"""Types and attributes shared by every level."""
+
+_ENUM_ATTR_OF: dict[type[StrEnum], type[EnumAttribute[Any]]] = {
+    Activation: ActivationAttr,
+    GeluApproximation: GeluApproximationAttr,
+    ComparePredicate: ComparePredicateAttr,
+    MaskKind: MaskKindAttr,
+    PadMode: PadModeAttr,
+    FusionPolicy: FusionPolicyAttr,
+}
+
+
+I64Attr = IntegerAttr[I64]
+"""Integer properties: printed bare (``axis 1``) inside op formats."""
+I64Array = DenseArrayBase.constr(i64)
+"""Integer-list properties: printed as ``[1, 0]`` inside op formats."""
+F64Attr = FloatAttr[Float64Type]
+"""Float properties: printed bare and losslessly (``eps 1.000000e-05``)."""
+
+
+# ---------------------------------------------------------------------------------
+# Property constructors (Python value -> attribute); None means "not set"
+# ---------------------------------------------------------------------------------
+
+
+def int_attr(v: int | None) -> IntegerAttr | None:
+    return None if v is None else IntegerAttr(int(v), i64)
+
+
+def ints_attr(v: Iterable[int] | None) -> DenseArrayBase | None:
+    return None if v is None else DenseArrayBase.from_list(i64, [int(x) for x in v])
+
+
+def float_attr(v: float | None) -> FloatAttr | None:
+    return None if v is None else FloatAttr(float(v), f64)
+
+
+def str_attr(v: str | None) -> StringAttr | None:
+    return None if v is None else StringAttr(v)
+
+
+def flag_attr(v: bool) -> UnitAttr | None:
+    return UnitAttr() if v else None
+
+
+def enum_attr(enum_type: type[StrEnum], v: str | StrEnum | None) -> Attribute | None:
+    if v is None:
+        return None
+    try:
+        value = enum_type(v)
+    except ValueError:
+        known = ", ".join(e.value for e in enum_type)
+        raise ValueError(f"unknown {enum_type.__name__} {v!r} (known: {known})") from None
+    return _ENUM_ATTR_OF[enum_type](value)
+
+
+class Props:
+    """Typed read access to an op's properties, falling back to the declared defaults."""
+
+    __slots__ = ("_defaults", "_props")
+
+    def __init__(self, op_type: type[IRDLOperation], props: Mapping[str, Attribute]):
+        self._props = props
+        self._defaults = {
+            name: pdef.default_value
+            for name, pdef in op_type.get_irdl_definition().properties.items()
+        }
+
+    def get(self, name: str) -> Attribute | None:
+        attr = self._props.get(name)
+        return attr if attr is not None else self._defaults.get(name)
+
+    def int(self, name: str) -> int:
+        return cast(IntegerAttr, self._require(name)).value.data
+
+    def opt_int(self, name: str) -> int | None:
+        attr = self.get(name)
+        return None if attr is None else cast(IntegerAttr, attr).value.data
+
+    def ints(self, name: str) -> tuple[int, ...]:
+        return tuple(cast(DenseArrayBase, self._require(name)).get_values())
+
+    def opt_ints(self, name: str) -> tuple[int, ...] | None:
+        attr = self.get(name)
+        return None if attr is None else tuple(cast(DenseArrayBase, attr).get_values())
+
+    def float(self, name: str) -> float:
+        return cast(FloatAttr, self._require(name)).value.data
+
+    def opt_float(self, name: str) -> float | None:
+        attr = self.get(name)
+        return None if attr is None else cast(FloatAttr, attr).value.data
+
+    def flag(self, name: str) -> bool:
+        return self.get(name) is not None
+
+    def str(self, name: str) -> str:
+        return cast(StringAttr, self._require(name)).data
+
+    def enum(self, name: str) -> Any:
+        return cast(EnumAttribute[Any], self._require(name)).data
+
+    def _require(self, name: str) -> Attribute:
+        attr = self.get(name)
+        if attr is None:
+            raise VerifyException(f"missing property '{name}'")
+        return attr
+
+
+# ---------------------------------------------------------------------------------
+# Type-check helpers used inside infer()
+# ---------------------------------------------------------------------------------
+
+
+def as_tensor(t: Attribute, what: str) -> TensorType:
+    if not isinstance(t, TensorType):
+        raise VerifyException(f"{what} must be an !rlx.tensor, got {t}")
+    return t
+
+
+def require_float(t: TensorType, what: str) -> None:
+    if not t.dtype.is_float:
+        raise VerifyException(f"{what} must have a float element type, got {t.dtype.value}")
+
+
+def require_numeric(t: TensorType, what: str) -> None:
+    if t.dtype.is_bool:
+        raise VerifyException(f"{what} must be numeric, got bool")
+
+
+def require_int(t: TensorType, what: str) -> None:
+    if not t.dtype.is_int:
+        raise VerifyException(f"{what} must have an integer element type, got {t.dtype.value}")
+
+
+def require_dtype(t: TensorType, dtype: DType, what: str) -> None:
+    if t.dtype is not dtype:
+        raise VerifyException(f"{what} must be {dtype.value}, got {t.dtype.value}")
+
+
+def require_same_dtype(types: Sequence[TensorType], what: str) -> DType:
+    dtypes = {t.dtype for t in types}
+    if len(dtypes) != 1:
+        raise VerifyException(
+            f"{what} must share one element type, got " + ", ".join(t.dtype.value for t in types)
+        )
+    return types[0].dtype
+
+
+def require_rank(t: TensorType, rank: int, what: str) -> None:
+    if t.rank != rank:
+        raise VerifyException(f"{what} must have rank {rank}, got {fmt_shape(t.shape)}")
+
+
+def require_min_rank(t: TensorType, rank: int, what: str) -> None:
+    if t.rank < rank:
+        raise VerifyException(f"{what} must have rank >= {rank}, got {fmt_shape(t.shape)}")
+
+
+OperandTypes = TensorType | Sequence[TensorType] | None
+
+
+class ShapedOp(IRDLOperation):
+    """Base of every op whose result types follow from operand types and properties.
+
+    Subclasses implement ``infer``. Ops whose result type is free (reshape, cast, leaves)
+    set ``INFER_RESULTS = False`` and check it in ``check_result``.
+    """
+
+    INFER_RESULTS: ClassVar[bool] = True
+
+    @classmethod
+    def infer(cls, props: Props, **operands: Any) -> tuple[TensorType, ...]:
+        raise NotImplementedError(f"{cls.__name__} does not infer its result types")
+
+    def check_result(self, props: Props, **operands: Any) -> None:
+        """Extra checks for ops with free result types (called when INFER_RESULTS is False)."""
+
+    # -- construction -------------------------------------------------------------------
+    def _build(
+        self,
+        operands: Mapping[str, SSAValue | Operation | Sequence[SSAValue] | None],
+        props: Mapping[str, Attribute | None] | None = None,
+        result_types: Sequence[Attribute] | None = None,
+        attributes: Mapping[str, Attribute | None] | None = None,
+        regions: Sequence[Any] | None = None,
+    ) -> None:
+        op_def = type(self).get_irdl_definition()
+        clean_props = {k: v for k, v in (props or {}).items() if v is not None}
+        ordered: list[Any] = []
+        for name, odef in op_def.operands:
+            if name not in operands:
+                if isinstance(odef, VarOperandDef):
+                    ordered.append([])
+                    continue
+                raise ValueError(f"{self.name}: missing operand '{name}'")
+            value = operands[name]
+            if isinstance(odef, OptOperandDef):
+                ordered.append([] if value is None else [value])
+            else:
+                ordered.append(value)
+        unknown = set(operands) - {name for name, _ in op_def.operands}
+        if unknown:
+            raise ValueError(f"{self.name}: unknown operands {sorted(unknown)}")
+        if result_types is None:
+            types = {name: _types_of(v) for name, v in operands.items()}
+            result_types = type(self).infer(Props(type(self), clean_props), **types)
+        IRDLOperation.__init__(
+            self,
+            operands=ordered,
+            result_types=list(result_types),
+            properties=clean_props,
+            attributes=dict(attributes or {}),
+            regions=list(regions or []),
+        )
+
+    # -- verification -------------------------------------------------------------------
+    def named_operand_types(self) -> dict[str, OperandTypes]:
+        out: dict[str, OperandTypes] = {}
+        for name, odef in type(self).get_irdl_definition().operands:
+            value = getattr(self, name)
+            if isinstance(odef, OptOperandDef):
+                out[name] = None if value is None else cast(TensorType, value.type)
+            elif isinstance(odef, VarOperandDef):
+                out[name] = [cast(TensorType, v.type) for v in value]
+            else:
+                out[name] = cast(TensorType, value.type)
+        return out
+
+    def props(self) -> Props:
+        return Props(type(self), self.properties)
+
+    def verify_(self) -> None:
+        operand_types = self.named_operand_types()
+        for name, t in operand_types.items():
+            if isinstance(t, list):
+                for i, ti in enumerate(t):
+                    as_tensor(ti, f"operand '{name}' #{i}")
+            elif t is not None:
+                as_tensor(t, f"operand '{name}'")
+        if not type(self).INFER_RESULTS:
+            self.check_result(self.props(), **operand_types)
+            return
+        expected = type(self).infer(self.props(), **operand_types)
+        actual = tuple(r.type for r in self.results)
+        if len(expected) != len(actual):
+            raise VerifyException(f"expected {len(expected)} results, got {len(actual)}")
+        for i, (e, a) in enumerate(zip(expected, actual, strict=True)):
+            if e != a:
+                which = "result type" if len(actual) == 1 else f"result #{i} type"
+                raise VerifyException(f"{which} {a} does not match the inferred type {e}")
+
+
+def _types_of(v: Any) -> OperandTypes:
+    if v is None:
+        return None
+    if isinstance(v, SSAValue | Operation):
+        return cast(TensorType, SSAValue.get(v).type)
+    return [cast(TensorType, SSAValue.get(x).type) for x in v]

@@ -1,0 +1,2114 @@
+"""The ``mir`` dialect: RLX's primitive tensor vocabulary plus the fused ops fusion emits.
+
+A MIR graph is a ``func.func`` whose body holds ``mir.input`` / ``mir.param`` /
+``mir.constant`` leaves and compute ops in topological order, returning its outputs with
+``func.return``. Every compute op verifies its operand and result types by re-inferring
+them (see ``ShapedOp``); the numeric meaning of every op is defined by the reference
+executor in ``rlx_compile.interpreter``.
+
+Conventions shared by all ops:
+- axis properties are normalised (``0 <= axis < rank``); builders wrap negative axes;
+- elementwise ops broadcast like NumPy and require one element type across operands;
+- spatial ops (conv, pooling) use NCHW layouts with N-d spatial dims; ``pads`` lists the
+  begin pads of every spatial dim, then the end pads (ONNX order).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    FloatAttr,
+    IntegerAttr,
+    StringAttr,
+    UnitAttr,
+)
+from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    VarConstraint,
+    base,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.traits import Commutative, ConstantLike, Pure
+from xdsl.utils.exceptions import VerifyException
+
+from rlx_compile.dialects.common import (
+    F64Attr,
+    I64Array,
+    I64Attr,
+    Activation,
+    ActivationAttr,
+    ComparePredicate,
+    ComparePredicateAttr,
+    GeluApproximation,
+    GeluApproximationAttr,
+    MaskKind,
+    MaskKindAttr,
+    PadMode,
+    PadModeAttr,
+    Props,
+    RawDataAttr,
+    ShapedOp,
+    enum_attr,
+    flag_attr,
+    float_attr,
+    int_attr,
+    ints_attr,
+    require_dtype,
+    require_float,
+    require_int,
+    require_min_rank,
+    require_numeric,
+    require_rank,
+    require_same_dtype,
+    str_attr,
+)
+from rlx_compile.dialects.types import (
+    DType,
+    TensorType,
+    broadcast_dims,
+    broadcast_shapes,
+    check_axis,
+    fmt_shape,
+    same_element_count,
+)
+
+AnyTensor = base(TensorType)
+
+
+def _check_ints_len(values: Sequence[int], n: int, what: str) -> None:
+    if len(values) != n:
+        raise VerifyException(f"{what} must have {n} entries, got {len(values)}")
+
+
+def _check_sorted_axes(axes: Sequence[int], rank: int) -> None:
+    for a in axes:
+        check_axis(a, rank, "reduction axis")
+    if list(axes) != sorted(set(axes)):
+        raise VerifyException(f"axes {list(axes)} must be sorted and unique")
+
+
+# =====================================================================================
+# Leaves
+# =====================================================================================
+
+
+@irdl_op_definition
+class InputOp(ShapedOp):
+    """A named graph input, fed at run time. Not removable: it is the graph's signature."""
+
+    name = "mir.input"
+    tensor_name = prop_def(StringAttr)
+    result = result_def(TensorType)
+    INFER_RESULTS: ClassVar[bool] = False
+    assembly_format = "$tensor_name attr-dict `:` type($result)"
+
+    def __init__(self, tensor_name: str, type: TensorType):
+        self._build({}, {"tensor_name": StringAttr(tensor_name)}, [type])
+
+
+@irdl_op_definition
+class ParamOp(ShapedOp):
+    """A named parameter (weight), bound at run time or baked in by param-specialize."""
+
+    name = "mir.param"
+    tensor_name = prop_def(StringAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    INFER_RESULTS: ClassVar[bool] = False
+    assembly_format = "$tensor_name attr-dict `:` type($result)"
+
+    def __init__(self, tensor_name: str, type: TensorType):
+        self._build({}, {"tensor_name": StringAttr(tensor_name)}, [type])
+
+
+_LIST_FORM_MAX = 16
+
+
+def _format_scalar(x: Any, dtype: DType) -> str:
+    if dtype is DType.BOOL:
+        return "true" if bool(x) else "false"
+    if dtype.is_int:
+        return str(int(x))
+    text = str(dtype.numpy.type(x))  # NumPy's shortest round-trip spelling for the dtype
+    return text if any(c in text for c in ".en") else text + ".0"
+
+
+@irdl_op_definition
+class ConstantOp(ShapedOp):
+    """A literal tensor; ``value`` holds the raw little-endian bytes of the result type.
+
+    Text: ``dense<1.5>`` (splat), ``dense<[1.0, 2.0]>`` (at most 16 elements, flat in
+    row-major order) or ``dense<"0x...">`` (raw bytes, used for larger or non-finite data).
+    """
+
+    name = "mir.constant"
+    value = prop_def(RawDataAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), ConstantLike())
+    INFER_RESULTS: ClassVar[bool] = False
+
+    def __init__(self, array: np.ndarray | float | int | bool, type: TensorType | None = None):
+        if type is None:
+            arr = np.asarray(array)
+            type = TensorType(arr.shape, DType.from_numpy(arr.dtype))
+        else:
+            arr = np.asarray(array, dtype=type.dtype.numpy)
+            if not type.is_static:
+                raise ValueError(f"a constant needs a static type, got {type}")
+            arr = np.broadcast_to(arr, tuple(int(d) for d in type.shape))
+        data = np.ascontiguousarray(arr, dtype=type.dtype.numpy.newbyteorder("<")).tobytes()
+        self._build({}, {"value": RawDataAttr(data)}, [type])
+
+    @property
+    def tensor_type(self) -> TensorType:
+        assert isinstance(self.result.type, TensorType)
+        return self.result.type
+
+    def to_numpy(self) -> np.ndarray:
+        t = self.tensor_type
+        arr = np.frombuffer(self.value.data, dtype=t.dtype.numpy.newbyteorder("<"))
+        return arr.astype(t.dtype.numpy, copy=False).reshape(tuple(int(d) for d in t.shape))
+
+    def check_result(self, props: Props, **operands: Any) -> None:
+        t = self.tensor_type
+        if not t.is_static:
+            raise VerifyException(f"a constant needs a static type, got {t}")
+        expected = (t.num_elements() or 0) * t.dtype.itemsize
+        if len(self.value.data) != expected:
+            raise VerifyException(
+                f"constant holds {len(self.value.data)} bytes, its type {t} needs {expected}"
+            )
+
+    def print(self, printer: Printer) -> None:
+        t = self.tensor_type
+        arr = self.to_numpy().reshape(-1)
+        finite = t.dtype.is_int or t.dtype.is_bool or bool(np.isfinite(arr.astype(np.float64)).all())
+        printer.print_string(" dense<")
+        if finite and arr.size > 0 and bool((arr == arr[0]).all()):
+            printer.print_string(_format_scalar(arr[0], t.dtype))
+        elif finite and arr.size <= _LIST_FORM_MAX:
+            printer.print_string("[" + ", ".join(_format_scalar(x, t.dtype) for x in arr) + "]")
+        else:
+            printer.print_string('"0x' + self.value.data.hex().upper() + '"')
+        printer.print_string(">")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(t)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConstantOp:
+        start = parser.pos
+        parser.parse_keyword("dense")
+        with parser.in_angle_brackets():
+            hex_text = parser.parse_optional_str_literal()
+            values: list[Any] | None = None
+            if hex_text is None:
+                if parser.parse_optional_punctuation("[") is not None:
+                    values = []
+                    if parser.parse_optional_punctuation("]") is None:
+                        values.append(_parse_scalar(parser))
+                        while parser.parse_optional_punctuation(",") is not None:
+                            values.append(_parse_scalar(parser))
+                        parser.parse_punctuation("]")
+                else:
+                    values = [_parse_scalar(parser)]
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        t = parser.parse_type()
+        if not isinstance(t, TensorType) or not t.is_static:
+            parser.raise_error(f"mir.constant needs a static !rlx.tensor type, got {t}", start)
+        n = t.num_elements() or 0
+        if hex_text is not None:
+            if not hex_text.startswith("0x"):
+                parser.raise_error("hex constant data must start with 0x", start)
+            try:
+                data = bytes.fromhex(hex_text[2:])
+            except ValueError:
+                parser.raise_error("malformed hex constant data", start)
+            if len(data) != n * t.dtype.itemsize:
+                parser.raise_error(
+                    f"constant data has {len(data)} bytes, type {t} needs {n * t.dtype.itemsize}",
+                    start,
+                )
+            op = cls.__new__(cls)
+            op._build({}, {"value": RawDataAttr(data)}, [t], attributes=attributes)
+            return op
+        assert values is not None
+        if len(values) not in (1, n):
+            parser.raise_error(f"constant has {len(values)} values, type {t} holds {n}", start)
+        arr = np.array(values, dtype=np.float64 if t.dtype.is_float else object)
+        op = cls(arr.astype(t.dtype.numpy) if len(values) == n else arr[0], t)
+        op.attributes.update(attributes)
+        return op
+
+
+def _parse_scalar(parser: Parser) -> float | int | bool:
+    if parser.parse_optional_keyword("true") is not None:
+        return True
+    if parser.parse_optional_keyword("false") is not None:
+        return False
+    value = parser.parse_optional_number()
+    if value is None:
+        parser.raise_error("expected a number, true or false")
+    return value
+
+
+# =====================================================================================
+# Elementwise
+# =====================================================================================
+
+
+class UnaryOp(ShapedOp):
+    """One operand, result of the same type."""
+
+    T: ClassVar = VarConstraint("T", AnyTensor)
+    input = operand_def(T)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($result)"
+
+    def __init__(self, input: SSAValue):
+        self._build({"input": input})
+
+    @classmethod
+    def check_input(cls, t: TensorType) -> None:
+        require_numeric(t, "operand")
+
+    @classmethod
+    def infer(cls, props: Props, *, input: TensorType) -> tuple[TensorType, ...]:
+        cls.check_input(input)
+        return (input,)
+
+
+class FloatUnaryOp(UnaryOp):
+    @classmethod
+    def check_input(cls, t: TensorType) -> None:
+        require_float(t, "operand")
+
+
+@irdl_op_definition
+class NegOp(UnaryOp):
+    name = "mir.neg"
+
+
+@irdl_op_definition
+class AbsOp(UnaryOp):
+    name = "mir.abs"
+
+
+@irdl_op_definition
+class ReluOp(UnaryOp):
+    name = "mir.relu"
+
+
+@irdl_op_definition
+class SignOp(UnaryOp):
+    name = "mir.sign"
+
+
+@irdl_op_definition
+class NotOp(UnaryOp):
+    """Logical not of a bool tensor."""
+
+    name = "mir.not"
+
+    @classmethod
+    def check_input(cls, t: TensorType) -> None:
+        require_dtype(t, DType.BOOL, "operand")
+
+
+@irdl_op_definition
+class ExpOp(FloatUnaryOp):
+    name = "mir.exp"
+
+
+@irdl_op_definition
+class LogOp(FloatUnaryOp):
+    name = "mir.log"
+
+
+@irdl_op_definition
+class SqrtOp(FloatUnaryOp):
+    name = "mir.sqrt"
+
+
+@irdl_op_definition
+class RsqrtOp(FloatUnaryOp):
+    name = "mir.rsqrt"
+
+
+@irdl_op_definition
+class ReciprocalOp(FloatUnaryOp):
+    name = "mir.reciprocal"
+
+
+@irdl_op_definition
+class TanhOp(FloatUnaryOp):
+    name = "mir.tanh"
+
+
+@irdl_op_definition
+class SigmoidOp(FloatUnaryOp):
+    name = "mir.sigmoid"
+
+
+@irdl_op_definition
+class SiluOp(FloatUnaryOp):
+    """x * sigmoid(x)."""
+
+    name = "mir.silu"
+
+
+@irdl_op_definition
+class ErfOp(FloatUnaryOp):
+    name = "mir.erf"
+
+
+@irdl_op_definition
+class SinOp(FloatUnaryOp):
+    name = "mir.sin"
+
+
+@irdl_op_definition
+class CosOp(FloatUnaryOp):
+    name = "mir.cos"
+
+
+@irdl_op_definition
+class FloorOp(FloatUnaryOp):
+    name = "mir.floor"
+
+
+@irdl_op_definition
+class CeilOp(FloatUnaryOp):
+    name = "mir.ceil"
+
+
+@irdl_op_definition
+class RoundOp(FloatUnaryOp):
+    """Round half to even."""
+
+    name = "mir.round"
+
+
+@irdl_op_definition
+class SoftplusOp(FloatUnaryOp):
+    """log(1 + exp(x)), computed without overflow."""
+
+    name = "mir.softplus"
+
+
+@irdl_op_definition
+class GeluOp(FloatUnaryOp):
+    """0.5·x·(1 + erf(x/√2)); with ``approximate tanh``: 0.5·x·(1 + tanh(√(2/π)(x + 0.044715x³)))."""
+
+    name = "mir.gelu"
+    approximate = prop_def(
+        GeluApproximationAttr, default_value=GeluApproximationAttr(GeluApproximation.NONE)
+    )
+    assembly_format = "$input (`approximate` $approximate^)? attr-dict `:` type($result)"
+
+    def __init__(self, input: SSAValue, approximate: str = "none"):
+        self._build(
+            {"input": input}, {"approximate": enum_attr(GeluApproximation, approximate)}
+        )
+
+
+class BinaryOp(ShapedOp):
+    """Two operands of one element type, broadcast like NumPy."""
+
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue):
+        self._build({"lhs": lhs, "rhs": rhs})
+
+    @classmethod
+    def check_dtype(cls, dtype: DType, t: TensorType) -> None:
+        require_numeric(t, "operands")
+
+    @classmethod
+    def result_dtype(cls, dtype: DType) -> DType:
+        return dtype
+
+    @classmethod
+    def infer(cls, props: Props, *, lhs: TensorType, rhs: TensorType) -> tuple[TensorType, ...]:
+        dtype = require_same_dtype([lhs, rhs], "operands")
+        cls.check_dtype(dtype, lhs)
+        shape = broadcast_shapes(lhs.shape, rhs.shape)
+        return (TensorType(shape, cls.result_dtype(dtype)),)
+
+
+class LogicalBinaryOp(BinaryOp):
+    @classmethod
+    def check_dtype(cls, dtype: DType, t: TensorType) -> None:
+        require_dtype(t, DType.BOOL, "operands")
+
+
+@irdl_op_definition
+class AddOp(BinaryOp):
+    name = "mir.add"
+    traits = traits_def(Pure(), Commutative())
+
+
+@irdl_op_definition
+class SubOp(BinaryOp):
+    name = "mir.sub"
+
+
+@irdl_op_definition
+class MulOp(BinaryOp):
+    name = "mir.mul"
+    traits = traits_def(Pure(), Commutative())
+
+
+@irdl_op_definition
+class DivOp(BinaryOp):
+    """Division; integer division truncates toward zero."""
+
+    name = "mir.div"
+
+
+@irdl_op_definition
+class PowOp(BinaryOp):
+    name = "mir.pow"
+
+
+@irdl_op_definition
+class MaxOp(BinaryOp):
+    """Elementwise maximum; NaN propagates."""
+
+    name = "mir.max"
+    traits = traits_def(Pure(), Commutative())
+
+
+@irdl_op_definition
+class MinOp(BinaryOp):
+    """Elementwise minimum; NaN propagates."""
+
+    name = "mir.min"
+    traits = traits_def(Pure(), Commutative())
+
+
+@irdl_op_definition
+class ModOp(BinaryOp):
+    """Remainder with the sign of the divisor (Python/NumPy ``mod``)."""
+
+    name = "mir.mod"
+
+
+@irdl_op_definition
+class AndOp(LogicalBinaryOp):
+    name = "mir.and"
+    traits = traits_def(Pure(), Commutative())
+
+
+@irdl_op_definition
+class OrOp(LogicalBinaryOp):
+    name = "mir.or"
+    traits = traits_def(Pure(), Commutative())
+
+
+@irdl_op_definition
+class XorOp(LogicalBinaryOp):
+    name = "mir.xor"
+    traits = traits_def(Pure(), Commutative())
+
+
+@irdl_op_definition
+class CompareOp(ShapedOp):
+    """Elementwise comparison with broadcasting; the result is bool."""
+
+    name = "mir.compare"
+    predicate = prop_def(ComparePredicateAttr)
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$predicate `,` $lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+    )
+
+    def __init__(self, predicate: str, lhs: SSAValue, rhs: SSAValue):
+        self._build(
+            {"lhs": lhs, "rhs": rhs}, {"predicate": enum_attr(ComparePredicate, predicate)}
+        )
+
+    @classmethod
+    def infer(cls, props: Props, *, lhs: TensorType, rhs: TensorType) -> tuple[TensorType, ...]:
+        require_same_dtype([lhs, rhs], "operands")
+        return (TensorType(broadcast_shapes(lhs.shape, rhs.shape), DType.BOOL),)
+
+
+@irdl_op_definition
+class WhereOp(ShapedOp):
+    """``cond ? on_true : on_false`` elementwise, the three operands broadcast together."""
+
+    name = "mir.where"
+    condition = operand_def(TensorType)
+    on_true = operand_def(TensorType)
+    on_false = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$condition `,` $on_true `,` $on_false attr-dict `:` functional-type(operands, results)"
+    )
+
+    def __init__(self, condition: SSAValue, on_true: SSAValue, on_false: SSAValue):
+        self._build({"condition": condition, "on_true": on_true, "on_false": on_false})
+
+    @classmethod
+    def infer(
+        cls, props: Props, *, condition: TensorType, on_true: TensorType, on_false: TensorType
+    ) -> tuple[TensorType, ...]:
+        require_dtype(condition, DType.BOOL, "condition")
+        dtype = require_same_dtype([on_true, on_false], "branches")
+        shape = broadcast_shapes(condition.shape, on_true.shape, on_false.shape)
+        return (TensorType(shape, dtype),)
+
+
+@irdl_op_definition
+class CastOp(ShapedOp):
+    """Element type conversion. Float to int truncates toward zero; to bool is ``!= 0``."""
+
+    name = "mir.cast"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    INFER_RESULTS: ClassVar[bool] = False
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, dtype: DType | str):
+        t = SSAValue.get(input).type
+        assert isinstance(t, TensorType)
+        self._build({"input": input}, {}, [t.with_dtype(dtype)])
+
+    def check_result(self, props: Props, *, input: TensorType) -> None:
+        out = self.result.type
+        assert isinstance(out, TensorType)
+        if out.shape != input.shape:
+            raise VerifyException(
+                f"cast must keep the shape: {fmt_shape(input.shape)} -> {fmt_shape(out.shape)}"
+            )
+
+
+# =====================================================================================
+# Linear algebra
+# =====================================================================================
+
+
+def matmul_shape(a: TensorType, b: TensorType) -> tuple[Any, ...]:
+    """NumPy ``matmul`` shape rule: batch dims broadcast, rank-1 operands are promoted."""
+    if a.rank == 0 or b.rank == 0:
+        raise VerifyException("matmul operands must have rank >= 1")
+    sa, sb = list(a.shape), list(b.shape)
+    if len(sa) == 1:
+        sa = [1, *sa]
+    if len(sb) == 1:
+        sb = [*sb, 1]
+    if sa[-1] != sb[-2]:
+        raise VerifyException(
+            f"contraction dims differ: {fmt_shape(a.shape)} x {fmt_shape(b.shape)}"
+        )
+    batch = broadcast_shapes(sa[:-2], sb[:-2])
+    out = [*batch, sa[-2], sb[-1]]
+    if a.rank == 1:
+        out.pop(-2)
+    if b.rank == 1:
+        out.pop(-1)
+    return tuple(out)
+
+
+@irdl_op_definition
+class MatmulOp(ShapedOp):
+    """Batched matrix product with NumPy ``matmul`` semantics (batch dims broadcast)."""
+
+    name = "mir.matmul"
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue):
+        self._build({"lhs": lhs, "rhs": rhs})
+
+    @classmethod
+    def infer(cls, props: Props, *, lhs: TensorType, rhs: TensorType) -> tuple[TensorType, ...]:
+        dtype = require_same_dtype([lhs, rhs], "operands")
+        require_numeric(lhs, "operands")
+        return (TensorType(matmul_shape(lhs, rhs), dtype),)
+
+
+# =====================================================================================
+# Reductions and normalisations
+# =====================================================================================
+
+
+def reduced_shape(shape: Sequence[Any], axes: Sequence[int], keepdims: bool) -> tuple[Any, ...]:
+    if keepdims:
+        return tuple(1 if i in axes else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+class ReduceOp(ShapedOp):
+    """Reduce over ``axes`` (sorted, unique); ``keepdims`` keeps them as size-1 dims."""
+
+    input = operand_def(TensorType)
+    axes = prop_def(I64Array)
+    keepdims = opt_prop_def(UnitAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `axes` $axes (`keepdims` $keepdims^)? attr-dict `:` type($input) `->` type($result)"
+    )
+
+    def __init__(self, input: SSAValue, axes: Sequence[int], keepdims: bool = False):
+        self._build({"input": input}, {"axes": ints_attr(axes), "keepdims": flag_attr(keepdims)})
+
+    @classmethod
+    def infer(cls, props: Props, *, input: TensorType) -> tuple[TensorType, ...]:
+        require_numeric(input, "operand")
+        axes = props.ints("axes")
+        _check_sorted_axes(axes, input.rank)
+        return (TensorType(reduced_shape(input.shape, axes, props.flag("keepdims")), input.dtype),)
+
+
+@irdl_op_definition
+class ReduceSumOp(ReduceOp):
+    name = "mir.reduce_sum"
+
+
+@irdl_op_definition
+class ReduceMeanOp(ReduceOp):
+    name = "mir.reduce_mean"
+
+
+@irdl_op_definition
+class ReduceMaxOp(ReduceOp):
+    name = "mir.reduce_max"
+
+
+@irdl_op_definition
+class ReduceMinOp(ReduceOp):
+    name = "mir.reduce_min"
+
+
+@irdl_op_definition
+class ReduceProdOp(ReduceOp):
+    name = "mir.reduce_prod"
+
+
+class ArgReduceOp(ShapedOp):
+    """Index (i64) of the extreme value along ``axis``; ties go to the first index."""
+
+    input = operand_def(TensorType)
+    axis = prop_def(I64Attr)
+    keepdims = opt_prop_def(UnitAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `axis` $axis (`keepdims` $keepdims^)? attr-dict `:` type($input) `->` type($result)"
+    )
+
+    def __init__(self, input: SSAValue, axis: int, keepdims: bool = False):
+        self._build({"input": input}, {"axis": int_attr(axis), "keepdims": flag_attr(keepdims)})
+
+    @classmethod
+    def infer(cls, props: Props, *, input: TensorType) -> tuple[TensorType, ...]:
+        require_numeric(input, "operand")
+        axis = props.int("axis")
+        check_axis(axis, input.rank)
+        return (TensorType(reduced_shape(input.shape, [axis], props.flag("keepdims")), DType.I64),)
+
+
+@irdl_op_definition
+class ArgMaxOp(ArgReduceOp):
+    name = "mir.argmax"
+
+
+@irdl_op_definition
+class ArgMinOp(ArgReduceOp):
+    name = "mir.argmin"
+
+
+class AxisFloatOp(ShapedOp):
+    """A float op along one axis whose result has the operand's type."""
+
+    T: ClassVar = VarConstraint("T", AnyTensor)
+    input = operand_def(T)
+    axis = prop_def(I64Attr)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = "$input `axis` $axis attr-dict `:` type($result)"
+
+    def __init__(self, input: SSAValue, axis: int):
+        self._build({"input": input}, {"axis": int_attr(axis)})
+
+    @classmethod
+    def infer(cls, props: Props, *, input: TensorType) -> tuple[TensorType, ...]:
+        require_float(input, "operand")
+        check_axis(props.int("axis"), input.rank)
+        return (input,)
+
+
+@irdl_op_definition
+class SoftmaxOp(AxisFloatOp):
+    name = "mir.softmax"
+
+
+@irdl_op_definition
+class LogSoftmaxOp(AxisFloatOp):
+    name = "mir.log_softmax"
+
+
+def _check_affine(x: TensorType, t: TensorType | None, tail: Sequence[Any], what: str) -> None:
+    if t is None:
+        return
+    if t.dtype is not x.dtype:
+        raise VerifyException(f"{what} must have element type {x.dtype.value}, got {t.dtype.value}")
+    try:
+        if broadcast_shapes(tail, t.shape) != tuple(tail):
+            raise VerifyException("")
+    except VerifyException:
+        raise VerifyException(
+            f"{what} {fmt_shape(t.shape)} does not broadcast to the normalised dims "
+            f"{fmt_shape(tail)}"
+        ) from None
+
+
+class NormOp(ShapedOp):
+    """Normalise over the dims ``axis..rank-1``; ``scale``/``bias`` broadcast to those dims."""
+
+    input = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    axis = prop_def(I64Attr)
+    epsilon = prop_def(F64Attr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `,` $scale (`,` $bias^)? `axis` $axis `eps` $epsilon attr-dict `:` "
+        "functional-type(operands, results)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue,
+        scale: SSAValue,
+        bias: SSAValue | None = None,
+        *,
+        axis: int,
+        epsilon: float = 1e-5,
+    ):
+        self._build(
+            {"input": input, "scale": scale, "bias": bias},
+            {"axis": int_attr(axis), "epsilon": float_attr(epsilon)},
+        )
+
+    @classmethod
+    def infer(
+        cls,
+        props: Props,
+        *,
+        input: TensorType,
+        scale: TensorType,
+        bias: TensorType | None = None,
+    ) -> tuple[TensorType, ...]:
+        require_float(input, "input")
+        axis = props.int("axis")
+        check_axis(axis, input.rank)
+        tail = input.shape[axis:]
+        _check_affine(input, scale, tail, "scale")
+        _check_affine(input, bias, tail, "bias")
+        return (input,)
+
+
+@irdl_op_definition
+class LayerNormOp(NormOp):
+    """(x - mean) / sqrt(var + eps) * scale + bias over dims axis..rank-1."""
+
+    name = "mir.layer_norm"
+
+
+@irdl_op_definition
+class RmsNormOp(NormOp):
+    """x / sqrt(mean(x²) + eps) * scale + bias over dims axis..rank-1."""
+
+    name = "mir.rms_norm"
+
+
+@irdl_op_definition
+class GroupNormOp(ShapedOp):
+    """Group normalisation of an ``[N, C, spatial...]`` tensor; ``scale``/``bias`` are [C]."""
+
+    name = "mir.group_norm"
+    input = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    groups = prop_def(I64Attr)
+    epsilon = prop_def(F64Attr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `,` $scale `,` $bias `groups` $groups `eps` $epsilon attr-dict `:` "
+        "functional-type(operands, results)"
+    )
+
+    def __init__(
+        self, input: SSAValue, scale: SSAValue, bias: SSAValue, *, groups: int, epsilon: float
+    ):
+        self._build(
+            {"input": input, "scale": scale, "bias": bias},
+            {"groups": int_attr(groups), "epsilon": float_attr(epsilon)},
+        )
+
+    @classmethod
+    def infer(
+        cls, props: Props, *, input: TensorType, scale: TensorType, bias: TensorType
+    ) -> tuple[TensorType, ...]:
+        require_float(input, "input")
+        require_min_rank(input, 2, "input")
+        groups = props.int("groups")
+        channels = input.shape[1]
+        if groups <= 0 or (isinstance(channels, int) and channels % groups):
+            raise VerifyException(f"{channels} channels do not split into {groups} groups")
+        for t, what in ((scale, "scale"), (bias, "bias")):
+            if t.shape != (channels,) or t.dtype is not input.dtype:
+                raise VerifyException(f"{what} must be [{channels}] of {input.dtype.value}, got {t}")
+        return (input,)
+
+
+@irdl_op_definition
+class BatchNormOp(ShapedOp):
+    """Inference batch norm over axis 1: (x - mean) / sqrt(var + eps) * scale + bias."""
+
+    name = "mir.batch_norm"
+    input = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    mean = operand_def(TensorType)
+    variance = operand_def(TensorType)
+    epsilon = prop_def(F64Attr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `,` $scale `,` $bias `,` $mean `,` $variance `eps` $epsilon attr-dict `:` "
+        "functional-type(operands, results)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue,
+        scale: SSAValue,
+        bias: SSAValue,
+        mean: SSAValue,
+        variance: SSAValue,
+        *,
+        epsilon: float,
+    ):
+        self._build(
+            {"input": input, "scale": scale, "bias": bias, "mean": mean, "variance": variance},
+            {"epsilon": float_attr(epsilon)},
+        )
+
+    @classmethod
+    def infer(
+        cls,
+        props: Props,
+        *,
+        input: TensorType,
+        scale: TensorType,
+        bias: TensorType,
+        mean: TensorType,
+        variance: TensorType,
+    ) -> tuple[TensorType, ...]:
+        require_float(input, "input")
+        require_min_rank(input, 2, "input")
+        channels = input.shape[1]
+        for t, what in ((scale, "scale"), (bias, "bias"), (mean, "mean"), (variance, "variance")):
+            if t.shape != (channels,) or t.dtype is not input.dtype:
+                raise VerifyException(f"{what} must be [{channels}] of {input.dtype.value}, got {t}")
+        return (input,)
+
+
+# =====================================================================================
+# Data movement
+# =====================================================================================
+
+
+@irdl_op_definition
+class ReshapeOp(ShapedOp):
+    """Row-major reshape to the result type (which may hold symbols)."""
+
+    name = "mir.reshape"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    INFER_RESULTS: ClassVar[bool] = False
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, shape: Sequence[Any]):
+        t = SSAValue.get(input).type
+        assert isinstance(t, TensorType)
+        self._build({"input": input}, {}, [t.with_shape(shape)])
+
+    def check_result(self, props: Props, *, input: TensorType) -> None:
+        out = self.result.type
+        assert isinstance(out, TensorType)
+        if out.dtype is not input.dtype:
+            raise VerifyException("reshape must keep the element type")
+        if not same_element_count(input.shape, out.shape):
+            raise VerifyException(
+                f"cannot reshape {fmt_shape(input.shape)} into {fmt_shape(out.shape)}: "
+                "element counts differ"
+            )
+
+
+@irdl_op_definition
+class TransposeOp(ShapedOp):
+    """Permute dims: result dim i is operand dim perm[i]."""
+
+    name = "mir.transpose"
+    input = operand_def(TensorType)
+    perm = prop_def(I64Array)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input `perm` $perm attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, perm: Sequence[int]):
+        self._build({"input": input}, {"perm": ints_attr(perm)})
+
+    @classmethod
+    def infer(cls, props: Props, *, input: TensorType) -> tuple[TensorType, ...]:
+        perm = props.ints("perm")
+        if sorted(perm) != list(range(input.rank)):
+            raise VerifyException(f"perm {list(perm)} is not a permutation of rank {input.rank}")
+        return (input.with_shape(input.shape[p] for p in perm),)
+
+
+@irdl_op_definition
+class NarrowOp(ShapedOp):
+    """Contiguous slice ``[start, start + len)`` of ``axis``; ``len`` is the result's dim."""
+
+    name = "mir.narrow"
+    input = operand_def(TensorType)
+    axis = prop_def(I64Attr)
+    start = prop_def(I64Attr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    INFER_RESULTS: ClassVar[bool] = False
+    assembly_format = (
+        "$input `axis` $axis `start` $start attr-dict `:` type($input) `->` type($result)"
+    )
+
+    def __init__(self, input: SSAValue, axis: int, start: int, length: int | str):
+        t = SSAValue.get(input).type
+        assert isinstance(t, TensorType)
+        shape = list(t.shape)
+        shape[axis] = length
+        self._build(
+            {"input": input}, {"axis": int_attr(axis), "start": int_attr(start)},
+            [t.with_shape(shape)],
+        )
+
+    @property
+    def length(self) -> int | str:
+        out = self.result.type
+        assert isinstance(out, TensorType)
+        return out.shape[self.props().int("axis")]
+
+    def check_result(self, props: Props, *, input: TensorType) -> None:
+        out = self.result.type
+        assert isinstance(out, TensorType)
+        axis, start = props.int("axis"), props.int("start")
+        check_axis(axis, input.rank)
+        if out.dtype is not input.dtype or out.rank != input.rank:
+            raise VerifyException("narrow must keep the rank and element type")
+        for i, (a, b) in enumerate(zip(input.shape, out.shape, strict=True)):
+            if i != axis and a != b:
+                raise VerifyException(f"narrow changes dim {i} ({a} -> {b}), not only axis {axis}")
+        full, length = input.shape[axis], out.shape[axis]
+        if start < 0:
+            raise VerifyException(f"narrow start {start} is negative")
+        if isinstance(full, int) and isinstance(length, int) and start + length > full:
+            raise VerifyException(f"narrow [{start}, {start + length}) exceeds dim size {full}")
+        if isinstance(length, str) and length != full:
+            raise VerifyException(f"a symbolic narrow length must equal the dim ({full})")
+
+
+@irdl_op_definition
+class SliceOp(ShapedOp):
+    """Strided slice: result[i_0, ...] = input[starts[0] + i_0·steps[0], ...] on every axis.
+
+    Steps may be negative (a reversed read); lengths come from the result type.
+    """
+
+    name = "mir.slice"
+    input = operand_def(TensorType)
+    starts = prop_def(I64Array)
+    steps = prop_def(I64Array)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    INFER_RESULTS: ClassVar[bool] = False
+    assembly_format = (
+        "$input `starts` $starts `steps` $steps attr-dict `:` type($input) `->` type($result)"
+    )
+
+    def __init__(
+        self, input: SSAValue, starts: Sequence[int], steps: Sequence[int], lengths: Sequence[int]
+    ):
+        t = SSAValue.get(input).type
+        assert isinstance(t, TensorType)
+        self._build(
+            {"input": input}, {"starts": ints_attr(starts), "steps": ints_attr(steps)},
+            [t.with_shape(lengths)],
+        )
+
+    def check_result(self, props: Props, *, input: TensorType) -> None:
+        out = self.result.type
+        assert isinstance(out, TensorType)
+        starts, steps = props.ints("starts"), props.ints("steps")
+        _check_ints_len(starts, input.rank, "starts")
+        _check_ints_len(steps, input.rank, "steps")
+        if out.dtype is not input.dtype or out.rank != input.rank:
+            raise VerifyException("slice must keep the rank and element type")
+        for i, (dim, n, s, st) in enumerate(zip(input.shape, out.shape, starts, steps, strict=True)):
+            if st == 0:
+                raise VerifyException(f"slice step on axis {i} is 0")
+            if isinstance(dim, str) or isinstance(n, str):
+                if not (dim == n and s == 0 and st == 1):
+                    raise VerifyException(f"a symbolic axis {i} can only be taken whole")
+                continue
+            if n == 0:
+                continue
+            last = s + (n - 1) * st
+            if not (0 <= s < dim and 0 <= last < dim):
+                raise VerifyException(
+                    f"slice on axis {i} reads indices {s}..{last} outside [0, {dim})"
+                )
+
+
+@irdl_op_definition
+class ConcatOp(ShapedOp):
+    """Join operands along ``axis``; other dims must match."""
+
+    name = "mir.concat"
+    inputs = var_operand_def(TensorType)
+    axis = prop_def(I64Attr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$inputs `axis` $axis attr-dict `:` functional-type($inputs, $result)"
+
+    def __init__(self, inputs: Sequence[SSAValue], axis: int):
+        self._build({"inputs": list(inputs)}, {"axis": int_attr(axis)})
+
+    @classmethod
+    def infer(cls, props: Props, *, inputs: Sequence[TensorType]) -> tuple[TensorType, ...]:
+        if not inputs:
+            raise VerifyException("concat needs at least one operand")
+        dtype = require_same_dtype(list(inputs), "operands")
+        axis = props.int("axis")
+        first = inputs[0]
+        check_axis(axis, first.rank)
+        total: Any = 0
+        for t in inputs:
+            if t.rank != first.rank or any(
+                a != b for i, (a, b) in enumerate(zip(t.shape, first.shape, strict=True)) if i != axis
+            ):
+                raise VerifyException(
+                    f"concat operands {fmt_shape(first.shape)} and {fmt_shape(t.shape)} differ "
+                    f"outside axis {axis}"
+                )
+            d = t.shape[axis]
+            if isinstance(d, str) or isinstance(total, str):
+                if len(inputs) != 1:
+                    raise VerifyException("concat along a symbolic dim is not supported")
+                total = d
+            else:
+                total += d
+        shape = list(first.shape)
+        shape[axis] = total
+        return (TensorType(shape, dtype),)
+
+
+@irdl_op_definition
+class ExpandOp(ShapedOp):
+    """Broadcast to the result shape (NumPy ``broadcast_to``; the rank may grow)."""
+
+    name = "mir.expand"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    INFER_RESULTS: ClassVar[bool] = False
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, shape: Sequence[Any]):
+        t = SSAValue.get(input).type
+        assert isinstance(t, TensorType)
+        self._build({"input": input}, {}, [t.with_shape(shape)])
+
+    def check_result(self, props: Props, *, input: TensorType) -> None:
+        out = self.result.type
+        assert isinstance(out, TensorType)
+        if out.dtype is not input.dtype:
+            raise VerifyException("expand must keep the element type")
+        if out.rank < input.rank:
+            raise VerifyException("expand cannot lower the rank")
+        for a, b in zip(reversed(input.shape), reversed(out.shape), strict=False):
+            if a != b and a != 1:
+                raise VerifyException(
+                    f"cannot expand {fmt_shape(input.shape)} to {fmt_shape(out.shape)}"
+                )
+
+
+@irdl_op_definition
+class GatherOp(ShapedOp):
+    """``table`` indexed along ``axis`` by integer ``indices`` (negative ones wrap).
+
+    Result shape: table.shape[:axis] + indices.shape + table.shape[axis+1:].
+    """
+
+    name = "mir.gather"
+    table = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    axis = prop_def(I64Attr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$table `,` $indices `axis` $axis attr-dict `:` functional-type(operands, results)"
+    )
+
+    def __init__(self, table: SSAValue, indices: SSAValue, axis: int = 0):
+        self._build({"table": table, "indices": indices}, {"axis": int_attr(axis)})
+
+    @classmethod
+    def infer(
+        cls, props: Props, *, table: TensorType, indices: TensorType
+    ) -> tuple[TensorType, ...]:
+        require_int(indices, "indices")
+        axis = props.int("axis")
+        check_axis(axis, table.rank)
+        shape = (*table.shape[:axis], *indices.shape, *table.shape[axis + 1 :])
+        return (TensorType(shape, table.dtype),)
+
+
+@irdl_op_definition
+class PadOp(ShapedOp):
+    """Pad every axis: ``pads`` = begins of all axes, then ends (non-negative)."""
+
+    name = "mir.pad"
+    input = operand_def(TensorType)
+    pads = prop_def(I64Array)
+    mode = prop_def(PadModeAttr, default_value=PadModeAttr(PadMode.CONSTANT))
+    value = prop_def(F64Attr, default_value=FloatAttr(0.0, 64))
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `pads` $pads (`mode` $mode^)? (`value` $value^)? attr-dict `:` "
+        "type($input) `->` type($result)"
+    )
+
+    def __init__(
+        self, input: SSAValue, pads: Sequence[int], mode: str = "constant", value: float = 0.0
+    ):
+        self._build(
+            {"input": input},
+            {"pads": ints_attr(pads), "mode": enum_attr(PadMode, mode), "value": float_attr(value)},
+        )
+
+    @classmethod
+    def infer(cls, props: Props, *, input: TensorType) -> tuple[TensorType, ...]:
+        pads = props.ints("pads")
+        r = input.rank
+        _check_ints_len(pads, 2 * r, "pads")
+        if any(p < 0 for p in pads):
+            raise VerifyException(f"pads {list(pads)} must be non-negative")
+        shape = []
+        for i, d in enumerate(input.shape):
+            extra = pads[i] + pads[r + i]
+            if isinstance(d, str) and extra:
+                raise VerifyException(f"cannot pad the symbolic axis {i}")
+            shape.append(d if isinstance(d, str) else d + extra)
+        return (input.with_shape(shape),)
+
+
+# =====================================================================================
+# Convolution and pooling
+# =====================================================================================
+
+
+def _spatial_out(
+    size: Any, kernel: int, stride: int, pad: int, dilation: int, ceil_mode: bool = False
+) -> int:
+    if not isinstance(size, int):
+        raise VerifyException("spatial dims must be static")
+    span = dilation * (kernel - 1) + 1
+    num = size + pad - span
+    if num < 0:
+        raise VerifyException(f"window {span} does not fit a padded size {size + pad}")
+    out = (-(-num // stride) if ceil_mode else num // stride) + 1
+    if ceil_mode and (out - 1) * stride >= size + pad - (pad // 2 if pad else 0):
+        # ONNX/torch rule: the last window must start inside the input or the begin pad.
+        out -= 1
+    return out
+
+
+def conv_output_shape(
+    x: TensorType,
+    w: TensorType,
+    strides: Sequence[int],
+    pads: Sequence[int],
+    dilations: Sequence[int],
+    groups: int,
+) -> tuple[Any, ...]:
+    require_min_rank(x, 3, "input")
+    if w.rank != x.rank:
+        raise VerifyException(f"weight rank {w.rank} differs from input rank {x.rank}")
+    k = x.rank - 2
+    _check_ints_len(strides, k, "strides")
+    _check_ints_len(dilations, k, "dilations")
+    _check_ints_len(pads, 2 * k, "pads")
+    if groups <= 0:
+        raise VerifyException("groups must be positive")
+    c_in, c_out = x.shape[1], w.shape[0]
+    if isinstance(c_out, int) and c_out % groups:
+        raise VerifyException(f"{c_out} output channels do not split into {groups} groups")
+    if isinstance(c_in, int) and w.shape[1] != c_in // groups or (
+        isinstance(c_in, int) and c_in % groups
+    ):
+        raise VerifyException(
+            f"weight {fmt_shape(w.shape)} needs C_in/groups = {c_in}/{groups} in dim 1"
+        )
+    spatial = [
+        _spatial_out(x.shape[2 + i], int(w.shape[2 + i]), strides[i], pads[i] + pads[k + i],
+                     dilations[i])
+        for i in range(k)
+    ]
+    return (x.shape[0], c_out, *spatial)
+
+
+class ConvAttrs:
+    """Properties shared by the convolution ops."""
+
+    strides = prop_def(I64Array)
+    pads = prop_def(I64Array)
+    dilations = prop_def(I64Array)
+    groups = prop_def(I64Attr)
+
+
+def conv_props(
+    rank: int,
+    strides: Sequence[int] | None,
+    pads: Sequence[int] | None,
+    dilations: Sequence[int] | None,
+    groups: int,
+) -> dict[str, Attribute | None]:
+    k = rank - 2
+    return {
+        "strides": ints_attr(strides or [1] * k),
+        "pads": ints_attr(pads or [0] * (2 * k)),
+        "dilations": ints_attr(dilations or [1] * k),
+        "groups": int_attr(groups),
+    }
+
+
+@irdl_op_definition
+class ConvOp(ShapedOp):
+    """N-d convolution (cross-correlation), NCHW input, weight [C_out, C_in/groups, k...]."""
+
+    name = "mir.conv"
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    strides = prop_def(I64Array)
+    pads = prop_def(I64Array)
+    dilations = prop_def(I64Array)
+    groups = prop_def(I64Attr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `,` $weight `strides` $strides `pads` $pads `dilations` $dilations "
+        "`groups` $groups attr-dict `:` functional-type(operands, results)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue,
+        weight: SSAValue,
+        *,
+        strides: Sequence[int] | None = None,
+        pads: Sequence[int] | None = None,
+        dilations: Sequence[int] | None = None,
+        groups: int = 1,
+    ):
+        rank = SSAValue.get(input).type.rank  # type: ignore[attr-defined]
+        self._build(
+            {"input": input, "weight": weight}, conv_props(rank, strides, pads, dilations, groups)
+        )
+
+    @classmethod
+    def infer(cls, props: Props, *, input: TensorType, weight: TensorType) -> tuple[TensorType, ...]:
+        require_float(input, "input")
+        require_same_dtype([input, weight], "input and weight")
+        shape = conv_output_shape(
+            input, weight, props.ints("strides"), props.ints("pads"), props.ints("dilations"),
+            props.int("groups"),
+        )
+        return (TensorType(shape, input.dtype),)
+
+
+class PoolOp(ShapedOp):
+    """Windowed reduction over the spatial dims of an ``[N, C, spatial...]`` tensor."""
+
+    input = operand_def(TensorType)
+    kernel = prop_def(I64Array)
+    strides = prop_def(I64Array)
+    pads = prop_def(I64Array)
+    dilations = prop_def(I64Array)
+    ceil_mode = opt_prop_def(UnitAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+
+    @classmethod
+    def infer(cls, props: Props, *, input: TensorType) -> tuple[TensorType, ...]:
+        require_float(input, "input")
+        require_min_rank(input, 3, "input")
+        k = input.rank - 2
+        kernel, strides = props.ints("kernel"), props.ints("strides")
+        pads, dilations = props.ints("pads"), props.ints("dilations")
+        _check_ints_len(kernel, k, "kernel")
+        _check_ints_len(strides, k, "strides")
+        _check_ints_len(dilations, k, "dilations")
+        _check_ints_len(pads, 2 * k, "pads")
+        for i in range(k):
+            if pads[i] >= kernel[i] * dilations[i] or pads[k + i] >= kernel[i] * dilations[i]:
+                raise VerifyException(f"pad on spatial dim {i} must be smaller than the window")
+        spatial = [
+            _spatial_out(input.shape[2 + i], kernel[i], strides[i], pads[i] + pads[k + i],
+                         dilations[i], props.flag("ceil_mode"))
+            for i in range(k)
+        ]
+        return (input.with_shape((input.shape[0], input.shape[1], *spatial)),)
+
+
+def pool_props(
+    rank: int,
+    kernel: Sequence[int],
+    strides: Sequence[int] | None,
+    pads: Sequence[int] | None,
+    dilations: Sequence[int] | None,
+    ceil_mode: bool,
+) -> dict[str, Attribute | None]:
+    k = rank - 2
+    return {
+        "kernel": ints_attr(kernel),
+        "strides": ints_attr(strides or [1] * k),
+        "pads": ints_attr(pads or [0] * (2 * k)),
+        "dilations": ints_attr(dilations or [1] * k),
+        "ceil_mode": flag_attr(ceil_mode),
+    }
+
+
+@irdl_op_definition
+class MaxPoolOp(PoolOp):
+    """Max over each window; padding never wins."""
+
+    name = "mir.max_pool"
+    assembly_format = (
+        "$input `kernel` $kernel `strides` $strides `pads` $pads `dilations` $dilations "
+        "(`ceil_mode` $ceil_mode^)? attr-dict `:` type($input) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue,
+        kernel: Sequence[int],
+        *,
+        strides: Sequence[int] | None = None,
+        pads: Sequence[int] | None = None,
+        dilations: Sequence[int] | None = None,
+        ceil_mode: bool = False,
+    ):
+        rank = SSAValue.get(input).type.rank  # type: ignore[attr-defined]
+        self._build({"input": input}, pool_props(rank, kernel, strides, pads, dilations, ceil_mode))
+
+
+@irdl_op_definition
+class AvgPoolOp(PoolOp):
+    """Mean over each window; padded cells count only with ``count_include_pad``."""
+
+    name = "mir.avg_pool"
+    count_include_pad = opt_prop_def(UnitAttr)
+    assembly_format = (
+        "$input `kernel` $kernel `strides` $strides `pads` $pads `dilations` $dilations "
+        "(`ceil_mode` $ceil_mode^)? (`count_include_pad` $count_include_pad^)? attr-dict `:` "
+        "type($input) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue,
+        kernel: Sequence[int],
+        *,
+        strides: Sequence[int] | None = None,
+        pads: Sequence[int] | None = None,
+        dilations: Sequence[int] | None = None,
+        ceil_mode: bool = False,
+        count_include_pad: bool = False,
+    ):
+        rank = SSAValue.get(input).type.rank  # type: ignore[attr-defined]
+        props = pool_props(rank, kernel, strides, pads, dilations, ceil_mode)
+        props["count_include_pad"] = flag_attr(count_include_pad)
+        self._build({"input": input}, props)
+
+
+# =====================================================================================
+# Attention and position encodings
+# =====================================================================================
+
+
+def attention_shape(
+    q: TensorType, k: TensorType, v: TensorType, mask: TensorType | None, mask_kind: MaskKind
+) -> TensorType:
+    for t, what in ((q, "query"), (k, "key"), (v, "value")):
+        require_rank(t, 4, what)
+        require_float(t, what)
+    require_same_dtype([q, k, v], "query, key and value")
+    b, h, sq, d = q.shape
+    bk, hk, sk, dk = k.shape
+    bv, hv, sv, dv = v.shape
+    if broadcast_dims(b, bk) != b or bv != bk:
+        raise VerifyException("query, key and value batch dims differ")
+    if dk != d:
+        raise VerifyException(f"query head dim {d} differs from key head dim {dk}")
+    if hv != hk or sv != sk:
+        raise VerifyException("key and value must have the same heads and length")
+    if isinstance(h, int) and isinstance(hk, int) and (hk == 0 or h % hk):
+        raise VerifyException(f"{h} query heads are not a multiple of {hk} key/value heads")
+    if (mask is not None) != (mask_kind is MaskKind.EXPLICIT):
+        raise VerifyException("a mask operand is given iff the mask kind is explicit")
+    if mask is not None:
+        if not (mask.dtype is DType.BOOL or mask.dtype is q.dtype):
+            raise VerifyException("the mask must be bool or of the query's element type")
+        if broadcast_shapes(mask.shape, (b, h, sq, sk)) != (b, h, sq, sk):
+            raise VerifyException(
+                f"mask {fmt_shape(mask.shape)} does not broadcast to {fmt_shape((b, h, sq, sk))}"
+            )
+    return TensorType((b, h, sq, dv), q.dtype)
+
+
+@irdl_op_definition
+class AttentionOp(ShapedOp):
+    """Scaled dot-product attention on ``[B, H, S, D]`` tensors.
+
+    softmax(q·kᵀ·scale [+ mask]) · v with ``scale`` defaulting to 1/√D; key/value may have
+    fewer heads (grouped-query attention: query head h reads key head h // (H / H_kv));
+    ``softcap`` c applies c·tanh(s/c) to the scores first.
+    """
+
+    name = "mir.attention"
+    query = operand_def(TensorType)
+    key = operand_def(TensorType)
+    value = operand_def(TensorType)
+    mask = opt_operand_def(TensorType)
+    mask_kind = prop_def(MaskKindAttr, default_value=MaskKindAttr(MaskKind.NONE))
+    scale = opt_prop_def(F64Attr)
+    softcap = opt_prop_def(F64Attr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$query `,` $key `,` $value (`mask` $mask^)? (`kind` $mask_kind^)? (`scale` $scale^)? "
+        "(`softcap` $softcap^)? attr-dict `:` functional-type(operands, results)"
+    )
+
+    def __init__(
+        self,
+        query: SSAValue,
+        key: SSAValue,
+        value: SSAValue,
+        mask: SSAValue | None = None,
+        *,
+        mask_kind: str = "none",
+        scale: float | None = None,
+        softcap: float | None = None,
+    ):
+        if mask is not None and mask_kind == "none":
+            mask_kind = "explicit"
+        self._build(
+            {"query": query, "key": key, "value": value, "mask": mask},
+            {
+                "mask_kind": enum_attr(MaskKind, mask_kind),
+                "scale": float_attr(scale),
+                "softcap": float_attr(softcap),
+            },
+        )
+
+    @classmethod
+    def infer(
+        cls,
+        props: Props,
+        *,
+        query: TensorType,
+        key: TensorType,
+        value: TensorType,
+        mask: TensorType | None = None,
+    ) -> tuple[TensorType, ...]:
+        return (attention_shape(query, key, value, mask, props.enum("mask_kind")),)
+
+
+def rope_check(x: TensorType, cos: TensorType, sin: TensorType, rotary_dim: int | None) -> None:
+    require_min_rank(x, 2, "input")
+    require_float(x, "input")
+    d = x.shape[-1]
+    if not isinstance(d, int):
+        raise VerifyException("the rotated (last) dim must be static")
+    r = d if rotary_dim is None else rotary_dim
+    if r <= 0 or r > d or r % 2:
+        raise VerifyException(f"rotary dim {r} must be even and in (0, {d}]")
+    target = (*x.shape[:-1], r // 2)
+    for t, what in ((cos, "cos"), (sin, "sin")):
+        if t.dtype is not x.dtype:
+            raise VerifyException(f"{what} must have element type {x.dtype.value}")
+        if broadcast_shapes(t.shape, target) != target:
+            raise VerifyException(
+                f"{what} {fmt_shape(t.shape)} does not broadcast to {fmt_shape(target)}"
+            )
+
+
+@irdl_op_definition
+class RopeOp(ShapedOp):
+    """Rotary position embedding on the last dim of ``x`` (NeoX rotate-half by default).
+
+    The first ``rotary_dim`` (default: all) channels rotate: pairs (i, i + r/2), or
+    (2i, 2i + 1) with ``interleaved``; cos/sin broadcast to ``[..., S, r/2]``; the
+    remaining channels pass through.
+    """
+
+    name = "mir.rope"
+    input = operand_def(TensorType)
+    cos = operand_def(TensorType)
+    sin = operand_def(TensorType)
+    rotary_dim = opt_prop_def(I64Attr)
+    interleaved = opt_prop_def(UnitAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `,` $cos `,` $sin (`rotary_dim` $rotary_dim^)? (`interleaved` $interleaved^)? "
+        "attr-dict `:` functional-type(operands, results)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue,
+        cos: SSAValue,
+        sin: SSAValue,
+        *,
+        rotary_dim: int | None = None,
+        interleaved: bool = False,
+    ):
+        self._build(
+            {"input": input, "cos": cos, "sin": sin},
+            {"rotary_dim": int_attr(rotary_dim), "interleaved": flag_attr(interleaved)},
+        )
+
+    @classmethod
+    def infer(
+        cls, props: Props, *, input: TensorType, cos: TensorType, sin: TensorType
+    ) -> tuple[TensorType, ...]:
+        rope_check(input, cos, sin, props.opt_int("rotary_dim"))
+        return (input,)
+
+
+# =====================================================================================
+# Quantisation
+# =====================================================================================
+
+
+def _check_qparams(
+    x: TensorType, scale: TensorType, zero_point: TensorType | None, axis: int | None
+) -> None:
+    require_float(scale, "scale")
+    if axis is None:
+        if scale.num_elements() != 1:
+            raise VerifyException("a per-tensor scale must hold one element")
+    else:
+        check_axis(axis, x.rank)
+        if scale.shape != (x.shape[axis],):
+            raise VerifyException(
+                f"a per-axis scale must be [{x.shape[axis]}], got {fmt_shape(scale.shape)}"
+            )
+    if zero_point is not None and zero_point.shape != scale.shape:
+        raise VerifyException("zero_point must have the scale's shape")
+
+
+class QuantOpBase(ShapedOp):
+    input = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    zero_point = opt_operand_def(TensorType)
+    axis = opt_prop_def(I64Attr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `,` $scale (`,` $zero_point^)? (`axis` $axis^)? attr-dict `:` "
+        "functional-type(operands, results)"
+    )
+
+
+@irdl_op_definition
+class QuantizeOp(QuantOpBase):
+    """q = saturate(round_half_even(x / scale) + zero_point) into the result's int/f8 type."""
+
+    name = "mir.quantize"
+    INFER_RESULTS: ClassVar[bool] = False
+
+    def __init__(
+        self,
+        input: SSAValue,
+        scale: SSAValue,
+        zero_point: SSAValue | None = None,
+        *,
+        dtype: DType | str = DType.I8,
+        axis: int | None = None,
+    ):
+        t = SSAValue.get(input).type
+        assert isinstance(t, TensorType)
+        self._build(
+            {"input": input, "scale": scale, "zero_point": zero_point},
+            {"axis": int_attr(axis)},
+            [t.with_dtype(dtype)],
+        )
+
+    def check_result(
+        self, props: Props, *, input: TensorType, scale: TensorType,
+        zero_point: TensorType | None = None,
+    ) -> None:
+        out = self.result.type
+        assert isinstance(out, TensorType)
+        require_float(input, "input")
+        if not (out.dtype.is_int or out.dtype in (DType.F8E4M3, DType.F8E5M2)):
+            raise VerifyException(f"quantize produces an int or f8 type, not {out.dtype.value}")
+        if out.shape != input.shape:
+            raise VerifyException("quantize must keep the shape")
+        if zero_point is not None and zero_point.dtype is not out.dtype:
+            raise VerifyException("zero_point must have the result's element type")
+        _check_qparams(input, scale, zero_point, props.opt_int("axis"))
+
+
+@irdl_op_definition
+class DequantizeOp(QuantOpBase):
+    """x = (q - zero_point) · scale, in the scale's float type."""
+
+    name = "mir.dequantize"
+
+    def __init__(
+        self,
+        input: SSAValue,
+        scale: SSAValue,
+        zero_point: SSAValue | None = None,
+        *,
+        axis: int | None = None,
+    ):
+        self._build(
+            {"input": input, "scale": scale, "zero_point": zero_point}, {"axis": int_attr(axis)}
+        )
+
+    @classmethod
+    def infer(
+        cls, props: Props, *, input: TensorType, scale: TensorType,
+        zero_point: TensorType | None = None,
+    ) -> tuple[TensorType, ...]:
+        if not (input.dtype.is_int or input.dtype in (DType.F8E4M3, DType.F8E5M2)):
+            raise VerifyException(f"dequantize reads an int or f8 type, not {input.dtype.value}")
+        if zero_point is not None and zero_point.dtype is not input.dtype:
+            raise VerifyException("zero_point must have the input's element type")
+        _check_qparams(input, scale, zero_point, props.opt_int("axis"))
+        return (input.with_dtype(scale.dtype),)
+
+
+@irdl_op_definition
+class FakeQuantizeOp(ShapedOp):
+    """Quantize to [quant_min, quant_max] and dequantize again, staying in float."""
+
+    name = "mir.fake_quantize"
+    input = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    zero_point = operand_def(TensorType)
+    axis = opt_prop_def(I64Attr)
+    quant_min = prop_def(I64Attr)
+    quant_max = prop_def(I64Attr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `,` $scale `,` $zero_point (`axis` $axis^)? `range` $quant_min `to` $quant_max "
+        "attr-dict `:` functional-type(operands, results)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue,
+        scale: SSAValue,
+        zero_point: SSAValue,
+        *,
+        quant_min: int = -128,
+        quant_max: int = 127,
+        axis: int | None = None,
+    ):
+        self._build(
+            {"input": input, "scale": scale, "zero_point": zero_point},
+            {
+                "axis": int_attr(axis),
+                "quant_min": int_attr(quant_min),
+                "quant_max": int_attr(quant_max),
+            },
+        )
+
+    @classmethod
+    def infer(
+        cls, props: Props, *, input: TensorType, scale: TensorType, zero_point: TensorType
+    ) -> tuple[TensorType, ...]:
+        require_float(input, "input")
+        if props.int("quant_min") >= props.int("quant_max"):
+            raise VerifyException("quant_min must be below quant_max")
+        require_int(zero_point, "zero_point")
+        _check_qparams(input, scale, zero_point, props.opt_int("axis"))
+        return (input,)
+
+
+# =====================================================================================
+# Fused ops (emitted by fusion and by direct HIR lowering)
+# =====================================================================================
+
+
+def _check_bias_vector(bias: TensorType, n: Any, dtype: DType, what: str) -> None:
+    if bias.rank > 1 or (bias.rank == 1 and bias.shape[0] not in (n, 1)):
+        raise VerifyException(f"{what} must be a vector of {n} (or one element), got {bias}")
+    if bias.dtype is not dtype:
+        raise VerifyException(f"{what} must have element type {dtype.value}")
+
+
+@irdl_op_definition
+class FusedMatmulBiasActOp(ShapedOp):
+    """act(x · w + bias), bias a vector over the last dim (rank ≤ 1)."""
+
+    name = "mir.fused_matmul_bias_act"
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    activation = prop_def(ActivationAttr, default_value=ActivationAttr(Activation.NONE))
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `,` $weight `,` $bias (`act` $activation^)? attr-dict `:` "
+        "functional-type(operands, results)"
+    )
+
+    def __init__(
+        self, input: SSAValue, weight: SSAValue, bias: SSAValue, activation: str = "none"
+    ):
+        self._build(
+            {"input": input, "weight": weight, "bias": bias},
+            {"activation": enum_attr(Activation, activation)},
+        )
+
+    @classmethod
+    def infer(
+        cls, props: Props, *, input: TensorType, weight: TensorType, bias: TensorType
+    ) -> tuple[TensorType, ...]:
+        (out,) = MatmulOp.infer(props, lhs=input, rhs=weight)
+        if props.enum("activation") is not Activation.NONE:
+            require_float(out, "a matmul with an activation")
+        _check_bias_vector(bias, out.shape[-1] if out.rank else 1, out.dtype, "bias")
+        return (out,)
+
+
+@irdl_op_definition
+class FusedSwigluOp(ShapedOp):
+    """silu(gate) · up on the two halves of the last dim of ``input`` [..., 2N] -> [..., N].
+
+    By default up = [0, N) and gate = [N, 2N); ``gate_first`` swaps them.
+    """
+
+    name = "mir.fused_swiglu"
+    input = operand_def(TensorType)
+    gate_first = opt_prop_def(UnitAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input (`gate_first` $gate_first^)? attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, gate_first: bool = False):
+        self._build({"input": input}, {"gate_first": flag_attr(gate_first)})
+
+    @classmethod
+    def infer(cls, props: Props, *, input: TensorType) -> tuple[TensorType, ...]:
+        require_float(input, "input")
+        require_min_rank(input, 1, "input")
+        last = input.shape[-1]
+        if not isinstance(last, int) or last % 2:
+            raise VerifyException(f"the last dim ({last}) must be static and even")
+        return (input.with_shape((*input.shape[:-1], last // 2)),)
+
+
+class FusedResidualNormOp(ShapedOp):
+    """(norm(x + residual) · scale + bias, x + residual): the norm and the residual sum."""
+
+    input = operand_def(TensorType)
+    residual = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    axis = prop_def(I64Attr)
+    epsilon = prop_def(F64Attr)
+    result = result_def(TensorType)
+    sum = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `,` $residual `,` $scale (`,` $bias^)? `axis` $axis `eps` $epsilon attr-dict `:` "
+        "functional-type(operands, results)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue,
+        residual: SSAValue,
+        scale: SSAValue,
+        bias: SSAValue | None = None,
+        *,
+        axis: int,
+        epsilon: float = 1e-5,
+    ):
+        self._build(
+            {"input": input, "residual": residual, "scale": scale, "bias": bias},
+            {"axis": int_attr(axis), "epsilon": float_attr(epsilon)},
+        )
+
+    @classmethod
+    def infer(
+        cls,
+        props: Props,
+        *,
+        input: TensorType,
+        residual: TensorType,
+        scale: TensorType,
+        bias: TensorType | None = None,
+    ) -> tuple[TensorType, ...]:
+        (total,) = AddOp.infer(props, lhs=input, rhs=residual)
+        (out,) = NormOp.infer(props, input=total, scale=scale, bias=bias)
+        return (out, total)
+
+
+@irdl_op_definition
+class FusedResidualRmsNormOp(FusedResidualNormOp):
+    name = "mir.fused_residual_rms_norm"
+
+
+@irdl_op_definition
+class FusedResidualLayerNormOp(FusedResidualNormOp):
+    name = "mir.fused_residual_layer_norm"
+
+
+@irdl_op_definition
+class FusedConvBiasActOp(ShapedOp):
+    """act(conv(x, w) + bias[C_out] (+ residual))."""
+
+    name = "mir.fused_conv_bias_act"
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = operand_def(TensorType)
+    residual = opt_operand_def(TensorType)
+    strides = prop_def(I64Array)
+    pads = prop_def(I64Array)
+    dilations = prop_def(I64Array)
+    groups = prop_def(I64Attr)
+    activation = prop_def(ActivationAttr, default_value=ActivationAttr(Activation.NONE))
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `,` $weight `,` $bias (`residual` $residual^)? `strides` $strides `pads` $pads "
+        "`dilations` $dilations `groups` $groups (`act` $activation^)? attr-dict `:` "
+        "functional-type(operands, results)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue,
+        weight: SSAValue,
+        bias: SSAValue,
+        residual: SSAValue | None = None,
+        *,
+        strides: Sequence[int] | None = None,
+        pads: Sequence[int] | None = None,
+        dilations: Sequence[int] | None = None,
+        groups: int = 1,
+        activation: str = "none",
+    ):
+        rank = SSAValue.get(input).type.rank  # type: ignore[attr-defined]
+        props = conv_props(rank, strides, pads, dilations, groups)
+        props["activation"] = enum_attr(Activation, activation)
+        self._build({"input": input, "weight": weight, "bias": bias, "residual": residual}, props)
+
+    @classmethod
+    def infer(
+        cls,
+        props: Props,
+        *,
+        input: TensorType,
+        weight: TensorType,
+        bias: TensorType,
+        residual: TensorType | None = None,
+    ) -> tuple[TensorType, ...]:
+        (out,) = ConvOp.infer(props, input=input, weight=weight)
+        if bias.shape != (out.shape[1],) or bias.dtype is not out.dtype:
+            raise VerifyException(f"bias must be [{out.shape[1]}] of {out.dtype.value}")
+        if residual is not None and residual != out:
+            raise VerifyException(f"residual must have the output type {out}")
+        return (out,)
+
+
+@irdl_op_definition
+class FusedAttentionBlockOp(ShapedOp):
+    """A whole attention block on ``hidden`` [B, S, E]:
+
+    qkv = hidden · qkv_weight (+ qkv_bias), columns [q (H·D) | k (H_kv·D) | v (H_kv·D)];
+    heads split to [B, H, S, D]; rope on q and k when cos/sin are given; attention with
+    ``mask_kind`` (and ``mask``); heads merged to [B, S, H·D]; · out_weight (+ out_bias).
+    """
+
+    name = "mir.fused_attention_block"
+    hidden = operand_def(TensorType)
+    qkv_weight = operand_def(TensorType)
+    out_weight = operand_def(TensorType)
+    qkv_bias = opt_operand_def(TensorType)
+    out_bias = opt_operand_def(TensorType)
+    mask = opt_operand_def(TensorType)
+    cos = opt_operand_def(TensorType)
+    sin = opt_operand_def(TensorType)
+    num_heads = prop_def(I64Attr)
+    num_kv_heads = prop_def(I64Attr)
+    head_dim = prop_def(I64Attr)
+    mask_kind = prop_def(MaskKindAttr, default_value=MaskKindAttr(MaskKind.NONE))
+    scale = opt_prop_def(F64Attr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = (
+        "$hidden `,` $qkv_weight `,` $out_weight "
+        "(`qkv_bias` `(` $qkv_bias^ `:` type($qkv_bias) `)`)? "
+        "(`out_bias` `(` $out_bias^ `:` type($out_bias) `)`)? "
+        "(`mask` `(` $mask^ `:` type($mask) `)`)? "
+        "(`rope` `(` $cos^ `,` $sin `:` type($cos) `,` type($sin) `)`)? "
+        "`heads` $num_heads `kv_heads` $num_kv_heads `head_dim` $head_dim "
+        "(`kind` $mask_kind^)? (`scale` $scale^)? attr-dict `:` "
+        "`(` type($hidden) `,` type($qkv_weight) `,` type($out_weight) `)` `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        hidden: SSAValue,
+        qkv_weight: SSAValue,
+        out_weight: SSAValue,
+        *,
+        num_heads: int,
+        num_kv_heads: int,
+        head_dim: int,
+        qkv_bias: SSAValue | None = None,
+        out_bias: SSAValue | None = None,
+        mask: SSAValue | None = None,
+        cos: SSAValue | None = None,
+        sin: SSAValue | None = None,
+        mask_kind: str = "none",
+        scale: float | None = None,
+    ):
+        if mask is not None and mask_kind == "none":
+            mask_kind = "explicit"
+        self._build(
+            {
+                "hidden": hidden, "qkv_weight": qkv_weight, "out_weight": out_weight,
+                "qkv_bias": qkv_bias, "out_bias": out_bias, "mask": mask, "cos": cos, "sin": sin,
+            },
+            {
+                "num_heads": int_attr(num_heads),
+                "num_kv_heads": int_attr(num_kv_heads),
+                "head_dim": int_attr(head_dim),
+                "mask_kind": enum_attr(MaskKind, mask_kind),
+                "scale": float_attr(scale),
+            },
+        )
+
+    @classmethod
+    def infer(
+        cls,
+        props: Props,
+        *,
+        hidden: TensorType,
+        qkv_weight: TensorType,
+        out_weight: TensorType,
+        qkv_bias: TensorType | None = None,
+        out_bias: TensorType | None = None,
+        mask: TensorType | None = None,
+        cos: TensorType | None = None,
+        sin: TensorType | None = None,
+    ) -> tuple[TensorType, ...]:
+        require_rank(hidden, 3, "hidden")
+        require_float(hidden, "hidden")
+        h, hk, d = props.int("num_heads"), props.int("num_kv_heads"), props.int("head_dim")
+        if min(h, hk, d) <= 0 or h % hk:
+            raise VerifyException(f"heads {h} must be a positive multiple of kv_heads {hk}")
+        b, s, e = hidden.shape
+        qkv_cols = (h + 2 * hk) * d
+        if qkv_weight.shape != (e, qkv_cols) or qkv_weight.dtype is not hidden.dtype:
+            raise VerifyException(f"qkv_weight must be [{e}, {qkv_cols}], got {qkv_weight}")
+        if out_weight.rank != 2 or out_weight.shape[0] != h * d:
+            raise VerifyException(f"out_weight must be [{h * d}, E_out], got {out_weight}")
+        if qkv_bias is not None:
+            _check_bias_vector(qkv_bias, qkv_cols, hidden.dtype, "qkv_bias")
+        e_out = out_weight.shape[1]
+        if out_bias is not None:
+            _check_bias_vector(out_bias, e_out, hidden.dtype, "out_bias")
+        if (cos is None) != (sin is None):
+            raise VerifyException("cos and sin come together")
+        q = TensorType((b, h, s, d), hidden.dtype)
+        kv = TensorType((b, hk, s, d), hidden.dtype)
+        if cos is not None and sin is not None:
+            rope_check(q, cos, sin, None)
+        attention_shape(q, kv, kv, mask, props.enum("mask_kind"))
+        return (TensorType((b, s, e_out), hidden.dtype),)
+
+
+MIR_OPS: list[type[ShapedOp]] = [
+    InputOp, ParamOp, ConstantOp,
+    NegOp, AbsOp, ReluOp, SignOp, NotOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, TanhOp,
+    SigmoidOp, SiluOp, ErfOp, SinOp, CosOp, FloorOp, CeilOp, RoundOp, SoftplusOp, GeluOp,
+    AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ModOp, AndOp, OrOp, XorOp,
+    CompareOp, WhereOp, CastOp,
+    MatmulOp,
+    ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp, ArgMaxOp, ArgMinOp,
+    SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp, GroupNormOp, BatchNormOp,
+    ReshapeOp, TransposeOp, NarrowOp, SliceOp, ConcatOp, ExpandOp, GatherOp, PadOp,
+    ConvOp, MaxPoolOp, AvgPoolOp,
+    AttentionOp, RopeOp,
+    QuantizeOp, DequantizeOp, FakeQuantizeOp,
+    FusedMatmulBiasActOp, FusedSwigluOp, FusedResidualRmsNormOp, FusedResidualLayerNormOp,
+    FusedConvBiasActOp, FusedAttentionBlockOp,
+]  # fmt: skip
+
+LEAF_OPS = (InputOp, ParamOp, ConstantOp)
+
+MIR = Dialect("mir", MIR_OPS, [])
+
+__all__ = [op.__name__ for op in MIR_OPS] + ["MIR", "MIR_OPS", "LEAF_OPS", "matmul_shape"]

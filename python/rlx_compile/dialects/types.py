@@ -1,0 +1,286 @@
+"""The one tensor type shared by HIR, MIR and LIR: ``!rlx.tensor<[dims], dtype>``.
+
+A dim is a non-negative integer or a symbol (an identifier such as ``seq``): the same
+symbol in two types means the same unknown size. Shape rules that several ops share
+(broadcasting, axis normalisation, element counts) live here so that verifiers and
+builders compute result types with one piece of code.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from enum import Enum
+
+import ml_dtypes
+import numpy as np
+from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr
+from xdsl.ir import Attribute, ParametrizedAttribute, TypeAttribute
+from xdsl.irdl import irdl_attr_definition
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+Dim = int | str
+Shape = tuple[Dim, ...]
+
+
+class DType(Enum):
+    """Element types. The value is the spelling in the IR."""
+
+    F32 = "f32"
+    F16 = "f16"
+    BF16 = "bf16"
+    F64 = "f64"
+    F8E4M3 = "f8e4m3"
+    F8E5M2 = "f8e5m2"
+    I8 = "i8"
+    I16 = "i16"
+    I32 = "i32"
+    I64 = "i64"
+    U8 = "u8"
+    U16 = "u16"
+    U32 = "u32"
+    U64 = "u64"
+    BOOL = "bool"
+
+    @property
+    def numpy(self) -> np.dtype:
+        return _NUMPY_DTYPES[self]
+
+    @property
+    def itemsize(self) -> int:
+        return self.numpy.itemsize
+
+    @property
+    def is_float(self) -> bool:
+        return self in _FLOATS
+
+    @property
+    def is_int(self) -> bool:
+        return self in _INTS
+
+    @property
+    def is_signed_int(self) -> bool:
+        return self in (DType.I8, DType.I16, DType.I32, DType.I64)
+
+    @property
+    def is_bool(self) -> bool:
+        return self is DType.BOOL
+
+    @staticmethod
+    def from_numpy(dtype: np.dtype | type) -> DType:
+        dt = np.dtype(dtype)
+        for k, v in _NUMPY_DTYPES.items():
+            if v == dt:
+                return k
+        raise ValueError(f"numpy dtype {dt} has no rlx equivalent")
+
+    @staticmethod
+    def parse(spelling: str | DType) -> DType:
+        if isinstance(spelling, DType):
+            return spelling
+        try:
+            return DType(spelling)
+        except ValueError:
+            known = ", ".join(d.value for d in DType)
+            raise ValueError(f"unknown dtype {spelling!r} (known: {known})") from None
+
+
+_NUMPY_DTYPES: dict[DType, np.dtype] = {
+    DType.F32: np.dtype(np.float32),
+    DType.F16: np.dtype(np.float16),
+    DType.BF16: np.dtype(ml_dtypes.bfloat16),
+    DType.F64: np.dtype(np.float64),
+    DType.F8E4M3: np.dtype(ml_dtypes.float8_e4m3fn),
+    DType.F8E5M2: np.dtype(ml_dtypes.float8_e5m2),
+    DType.I8: np.dtype(np.int8),
+    DType.I16: np.dtype(np.int16),
+    DType.I32: np.dtype(np.int32),
+    DType.I64: np.dtype(np.int64),
+    DType.U8: np.dtype(np.uint8),
+    DType.U16: np.dtype(np.uint16),
+    DType.U32: np.dtype(np.uint32),
+    DType.U64: np.dtype(np.uint64),
+    DType.BOOL: np.dtype(np.bool_),
+}
+_FLOATS = frozenset({DType.F32, DType.F16, DType.BF16, DType.F64, DType.F8E4M3, DType.F8E5M2})
+_INTS = frozenset(
+    {DType.I8, DType.I16, DType.I32, DType.I64, DType.U8, DType.U16, DType.U32, DType.U64}
+)
+_DTYPE_SPELLINGS = frozenset(d.value for d in DType)
+
+
+def _dim_attr(d: Dim) -> IntAttr | StringAttr:
+    if isinstance(d, bool):
+        raise VerifyException(f"invalid dim {d!r}")
+    if isinstance(d, int | np.integer):
+        return IntAttr(int(d))
+    if isinstance(d, str):
+        return StringAttr(d)
+    raise VerifyException(f"invalid dim {d!r}: expected an int or a symbol name")
+
+
+@irdl_attr_definition
+class TensorType(ParametrizedAttribute, TypeAttribute):
+    """``!rlx.tensor<[2, seq, 64], f32>``: static or symbolic dims and an element type."""
+
+    name = "rlx.tensor"
+
+    dims: ArrayAttr[IntAttr | StringAttr]
+    element: StringAttr
+
+    def __init__(self, shape: Iterable[Dim], dtype: DType | str):
+        dims = ArrayAttr(tuple(_dim_attr(d) for d in shape))
+        super().__init__(dims, StringAttr(DType.parse(dtype).value))
+
+    # -- accessors -----------------------------------------------------------------
+    @property
+    def shape(self) -> Shape:
+        return tuple(d.data for d in self.dims.data)
+
+    @property
+    def dtype(self) -> DType:
+        return DType(self.element.data)
+
+    @property
+    def rank(self) -> int:
+        return len(self.dims.data)
+
+    @property
+    def is_static(self) -> bool:
+        return all(isinstance(d, IntAttr) for d in self.dims.data)
+
+    def symbols(self) -> tuple[str, ...]:
+        """The symbolic dims, sorted and without repeats."""
+        return tuple(sorted({d.data for d in self.dims.data if isinstance(d, StringAttr)}))
+
+    def num_elements(self) -> int | None:
+        """Element count, or None when a dim is symbolic."""
+        return num_elements(self.shape)
+
+    def nbytes(self) -> int | None:
+        n = self.num_elements()
+        return None if n is None else n * self.dtype.itemsize
+
+    def with_shape(self, shape: Iterable[Dim]) -> TensorType:
+        return TensorType(shape, self.dtype)
+
+    def with_dtype(self, dtype: DType | str) -> TensorType:
+        return TensorType(self.shape, dtype)
+
+    def bind(self, bindings: dict[str, int]) -> TensorType:
+        """Replace the symbols that ``bindings`` knows; others stay symbolic."""
+        return TensorType(
+            (bindings.get(d, d) if isinstance(d, str) else d for d in self.shape), self.dtype
+        )
+
+    # -- text form -------------------------------------------------------------------
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        def parse_dim() -> IntAttr | StringAttr:
+            pos = parser.pos
+            value = parser.parse_optional_integer(allow_boolean=False, allow_negative=True)
+            if value is not None:
+                if value < 0:
+                    parser.raise_error(f"negative dim {value}", pos, parser.pos)
+                return IntAttr(value)
+            return StringAttr(parser.parse_identifier("expected an integer or a symbolic dim"))
+
+        with parser.in_angle_brackets():
+            dims = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parse_dim)
+            parser.parse_punctuation(",")
+            pos = parser.pos
+            spelling = parser.parse_identifier("expected an element type")
+            if spelling not in _DTYPE_SPELLINGS:
+                known = ", ".join(d.value for d in DType)
+                parser.raise_error(f"unknown element type '{spelling}' (known: {known})", pos)
+        return (ArrayAttr(dims), StringAttr(spelling))
+
+    def print_parameters(self, printer: Printer) -> None:
+        dims = ", ".join(str(d.data) for d in self.dims.data)
+        printer.print_string(f"<[{dims}], {self.element.data}>")
+
+    def verify(self) -> None:
+        for d in self.dims.data:
+            if isinstance(d, IntAttr) and d.data < 0:
+                raise VerifyException(f"negative dim {d.data} in tensor type")
+            if isinstance(d, StringAttr) and not d.data.isidentifier():
+                raise VerifyException(f"symbolic dim {d.data!r} is not an identifier")
+        if self.element.data not in _DTYPE_SPELLINGS:
+            raise VerifyException(f"unknown element type {self.element.data!r}")
+
+    def __str__(self) -> str:
+        dims = ", ".join(str(d) for d in self.shape)
+        return f"!rlx.tensor<[{dims}], {self.element.data}>"
+
+
+
+# ---------------------------------------------------------------------------------
+# Shape rules shared by verifiers and builders. They raise VerifyException so that a
+# verifier can let the message through unchanged.
+# ---------------------------------------------------------------------------------
+
+
+def num_elements(shape: Sequence[Dim]) -> int | None:
+    if any(isinstance(d, str) for d in shape):
+        return None
+    return math.prod(int(d) for d in shape)
+
+
+def fmt_shape(shape: Sequence[Dim]) -> str:
+    return "[" + ", ".join(str(d) for d in shape) + "]"
+
+
+def broadcast_dims(a: Dim, b: Dim) -> Dim:
+    if a == b:
+        return a
+    if a == 1:
+        return b
+    if b == 1:
+        return a
+    raise VerifyException(f"dims {a} and {b} do not broadcast")
+
+
+def broadcast_shapes(*shapes: Sequence[Dim]) -> Shape:
+    """NumPy broadcasting, right-aligned; a symbol only matches itself or 1."""
+    rank = max((len(s) for s in shapes), default=0)
+    out: list[Dim] = [1] * rank
+    for s in shapes:
+        padded = [1] * (rank - len(s)) + list(s)
+        for i, d in enumerate(padded):
+            try:
+                out[i] = broadcast_dims(out[i], d)
+            except VerifyException:
+                raise VerifyException(
+                    "shapes " + ", ".join(fmt_shape(x) for x in shapes) + " do not broadcast"
+                ) from None
+    return tuple(out)
+
+
+def normalize_axis(axis: int, rank: int) -> int:
+    """Wrap a negative axis; raise for one out of range."""
+    if not -rank <= axis < max(rank, 1) or (rank == 0 and axis not in (0, -1)):
+        raise VerifyException(f"axis {axis} is out of range for rank {rank}")
+    return axis % rank if rank else 0
+
+
+def check_axis(axis: int, rank: int, what: str = "axis") -> None:
+    """IR attributes hold normalised axes: 0 <= axis < rank."""
+    if not 0 <= axis < rank:
+        raise VerifyException(f"{what} {axis} must be in [0, {rank}) for a rank-{rank} operand")
+
+
+def same_element_count(a: Sequence[Dim], b: Sequence[Dim]) -> bool:
+    """Whether two shapes surely hold as many elements (symbols must cancel out)."""
+    sa = sorted(d for d in a if isinstance(d, str))
+    sb = sorted(d for d in b if isinstance(d, str))
+    if sa != sb:
+        return False
+    return math.prod(d for d in a if isinstance(d, int)) == math.prod(
+        d for d in b if isinstance(d, int)
+    )
+
+
+def tensor(shape: Iterable[Dim], dtype: DType | str = DType.F32) -> TensorType:
+    return TensorType(shape, dtype)

@@ -1,0 +1,228 @@
+"""Context, text round trip and graph accessors shared by every tool and pass.
+
+A *graph* is a symbol-bearing op with one block: a ``func.func`` at HIR/MIR level or a
+``lir.graph`` at LIR level. ``main_graph(module)`` picks the one to compile or run: the
+only graph, or the one named by ``rlx.main``/``main``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import io
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import cast
+
+from xdsl.context import Context
+from xdsl.dialects import builtin, func
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DictionaryAttr,
+    FileLineColLoc,
+    IntAttr,
+    ModuleOp,
+    StringAttr,
+)
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import ParseError
+
+from rlx_compile.dialects import RLX_DIALECTS
+from rlx_compile.dialects.types import TensorType
+
+OUTPUT_NAME_ATTR = "rlx.name"
+"""Result attribute of a graph function naming each output (``{rlx.name = "y"}``)."""
+
+
+def make_context() -> Context:
+    """A context with builtin, func and the RLX dialects registered (loaded lazily)."""
+    ctx = Context()
+    ctx.load_dialect(builtin.Builtin)
+    ctx.load_dialect(func.Func)
+    for name, factory in RLX_DIALECTS.items():
+        ctx.register_dialect(name, factory)
+    return ctx
+
+
+class LocatingParser(Parser):
+    """A parser that stamps each op with a ``file:line:col`` location when the text
+    gives none, so that verifier errors can point back at the source."""
+
+    def __init__(self, ctx: Context, text: str, filename: str):
+        super().__init__(ctx, text, filename)
+        self._filename = StringAttr(filename)
+        # Line starts, for an O(log n) offset -> line lookup per op.
+        self._line_starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+
+    def parse_operation(self) -> Operation:
+        start = self._current_token.span.start
+        op = super().parse_operation()
+        if isinstance(op.location, builtin.UnknownLoc):
+            line = bisect.bisect_right(self._line_starts, start)
+            col = start - self._line_starts[line - 1] + 1
+            op.location = FileLineColLoc(self._filename, IntAttr(line), IntAttr(col))
+        return op
+
+
+def parse_module(text: str, filename: str = "<string>", ctx: Context | None = None) -> ModuleOp:
+    """Parse IR text; a top-level op other than ``builtin.module`` is wrapped in one."""
+    parser = LocatingParser(ctx or make_context(), text, filename)
+    return parser.parse_module()
+
+
+def print_module(op: Operation, *, generic: bool = False, debuginfo: bool = False) -> str:
+    stream = io.StringIO()
+    Printer(stream=stream, print_generic_format=generic, print_debuginfo=debuginfo).print_op(op)
+    stream.write("\n")
+    return stream.getvalue()
+
+
+def fingerprint(module: Operation) -> str:
+    """A stable 64-bit hex digest of the canonical (generic, location-free) text."""
+    return hashlib.blake2b(print_module(module, generic=True).encode(), digest_size=8).hexdigest()
+
+
+def location_str(op: Operation) -> str | None:
+    """``file:line:col`` of an op parsed from text, or None."""
+    loc = op.location
+    if isinstance(loc, FileLineColLoc):
+        return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
+    return None
+
+
+# ---------------------------------------------------------------------------------
+# Graph accessors
+# ---------------------------------------------------------------------------------
+
+
+def graph_ops(module: ModuleOp) -> list[Operation]:
+    """The graph-holding ops of a module (func.func with a body, lir.graph)."""
+    out: list[Operation] = []
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.body.blocks:
+            out.append(op)
+        elif op.name == "lir.graph":
+            out.append(op)
+    return out
+
+
+class GraphNotFoundError(ValueError):
+    pass
+
+
+def main_graph(module: ModuleOp, name: str | None = None) -> Operation:
+    """The graph to compile or run: by ``name``, else the only one, else the one marked
+    ``rlx.main``, else the one named ``main``."""
+    graphs = graph_ops(module)
+    if name is not None:
+        for g in graphs:
+            if graph_name(g) == name:
+                return g
+        raise GraphNotFoundError(f"no graph named @{name}")
+    if len(graphs) == 1:
+        return graphs[0]
+    if not graphs:
+        raise GraphNotFoundError("the module holds no graph (func.func or lir.graph)")
+    marked = [g for g in graphs if "rlx.main" in g.attributes]
+    if len(marked) == 1:
+        return marked[0]
+    named = [g for g in graphs if graph_name(g) == "main"]
+    if len(named) == 1:
+        return named[0]
+    names = ", ".join("@" + graph_name(g) for g in graphs)
+    raise GraphNotFoundError(f"the module holds several graphs ({names}); mark one rlx.main")
+
+
+def graph_name(graph: Operation) -> str:
+    sym = graph.properties.get("sym_name") or graph.attributes.get("sym_name")
+    return cast(StringAttr, sym).data if sym is not None else "graph"
+
+
+def graph_block(graph: Operation) -> Block:
+    return graph.regions[0].blocks[0]
+
+
+def graph_terminator(graph: Operation) -> Operation:
+    last = graph_block(graph).last_op
+    assert last is not None
+    return last
+
+
+def graph_outputs(graph: Operation) -> list[SSAValue]:
+    return list(graph_terminator(graph).operands)
+
+
+def output_names(graph: Operation) -> list[str]:
+    """Output names: ``rlx.name`` result attributes, or ``output{i}`` where absent."""
+    n = len(graph_outputs(graph))
+    names = [f"output{i}" for i in range(n)]
+    if isinstance(graph, func.FuncOp) and graph.res_attrs is not None:
+        for i, attrs in enumerate(graph.res_attrs.data[:n]):
+            name = attrs.data.get(OUTPUT_NAME_ATTR)
+            if isinstance(name, StringAttr):
+                names[i] = name.data
+    else:
+        declared = graph.properties.get("outputs")
+        if isinstance(declared, ArrayAttr):
+            for i, name in enumerate(declared.data[:n]):
+                names[i] = cast(StringAttr, name).data
+    return names
+
+
+def set_output_names(graph: func.FuncOp, names: list[str]) -> None:
+    graph.res_attrs = ArrayAttr(
+        [DictionaryAttr({OUTPUT_NAME_ATTR: StringAttr(n)}) for n in names]
+    )
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """A named graph input or parameter."""
+
+    name: str
+    type: TensorType
+    value: SSAValue
+
+
+def _leaves(graph: Operation, op_name: str) -> Iterator[Leaf]:
+    for op in graph_block(graph).ops:
+        if op.name == op_name:
+            name = cast(StringAttr, op.properties["tensor_name"]).data
+            yield Leaf(name, cast(TensorType, op.results[0].type), op.results[0])
+
+
+def graph_inputs(graph: Operation) -> list[Leaf]:
+    """The ``mir.input`` leaves (LIR graphs hold the same leaf ops, with slots)."""
+    return list(_leaves(graph, "mir.input"))
+
+
+def graph_params(graph: Operation) -> list[Leaf]:
+    return list(_leaves(graph, "mir.param"))
+
+
+def sync_function_type(graph: func.FuncOp) -> None:
+    """Make a graph function's declared type follow its return and block arguments."""
+    ret = graph_terminator(graph)
+    graph.function_type = builtin.FunctionType.from_lists(
+        [a.type for a in graph_block(graph).args], [v.type for v in ret.operands]
+    )
+
+
+def replace_module_body(module: ModuleOp, other: ModuleOp) -> None:
+    """Replace ``module``'s contents by ``other``'s (used to commit a rewritten clone)."""
+    for op in list(module.ops):
+        op.detach()
+        op.erase(safe_erase=False)
+    for op in list(other.ops):
+        op.detach()
+        module.body.block.add_op(op)
+
+
+def parse_error_line(err: ParseError) -> str:
+    """``file:line:col: error: message`` for a parse error."""
+    loc = err.span.get_location()
+    msg = " ".join(err.msg.split())
+    return f"{loc.file}:{loc.line}:{loc.col}: error: {msg}"
+
