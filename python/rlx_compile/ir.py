@@ -101,9 +101,7 @@ def graph_ops(module: ModuleOp) -> list[Operation]:
     """The graph-holding ops of a module (func.func with a body, lir.graph)."""
     out: list[Operation] = []
     for op in module.ops:
-        if isinstance(op, func.FuncOp) and op.body.blocks:
-            out.append(op)
-        elif op.name == "lir.graph":
+        if (isinstance(op, func.FuncOp) and op.body.blocks) or op.name == "lir.graph":
             out.append(op)
     return out
 
@@ -172,9 +170,7 @@ def output_names(graph: Operation) -> list[str]:
 
 
 def set_output_names(graph: func.FuncOp, names: list[str]) -> None:
-    graph.res_attrs = ArrayAttr(
-        [DictionaryAttr({OUTPUT_NAME_ATTR: StringAttr(n)}) for n in names]
-    )
+    graph.res_attrs = ArrayAttr([DictionaryAttr({OUTPUT_NAME_ATTR: StringAttr(n)}) for n in names])
 
 
 @dataclass(frozen=True)
@@ -225,4 +221,3 @@ def parse_error_line(err: ParseError) -> str:
     loc = err.span.get_location()
     msg = " ".join(err.msg.split())
     return f"{loc.file}:{loc.line}:{loc.col}: error: {msg}"
-

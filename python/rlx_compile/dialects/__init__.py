@@ -23,4 +23,21 @@ def _mir() -> Dialect:
     return MIR
 
 
-RLX_DIALECTS: dict[str, Callable[[], Dialect]] = {"rlx": _rlx, "mir": _mir}
+def _hir() -> Dialect:
+    from rlx_compile.dialects.hir import HIR
+
+    return HIR
+
+
+def _lir() -> Dialect:
+    from rlx_compile.dialects.lir import LIR
+
+    return LIR
+
+
+RLX_DIALECTS: dict[str, Callable[[], Dialect]] = {
+    "rlx": _rlx,
+    "mir": _mir,
+    "hir": _hir,
+    "lir": _lir,
+}

@@ -32,14 +32,14 @@ from xdsl.ir import (
     SpacedOpaqueSyntaxAttribute,
     SSAValue,
 )
-from xdsl.parser import AttrParser
-from xdsl.printer import Printer
 from xdsl.irdl import (
     IRDLOperation,
     OptOperandDef,
     VarOperandDef,
     irdl_attr_definition,
 )
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
@@ -91,7 +91,8 @@ class ComparePredicateAttr(EnumAttribute[ComparePredicate], SpacedOpaqueSyntaxAt
 
 class MaskKind(StrEnum):
     NONE = "none"
-    CAUSAL = "causal"  # upper-left aligned, as torch SDPA and ONNX: key j is seen by query i iff j <= i
+    # Upper-left aligned, as in torch SDPA and ONNX: query i sees key j iff j <= i.
+    CAUSAL = "causal"
     EXPLICIT = "explicit"  # a mask operand: bool (true = attend) or an additive float bias
 
 

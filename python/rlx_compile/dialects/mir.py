@@ -20,9 +20,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from xdsl.dialects.builtin import (
-    DenseArrayBase,
     FloatAttr,
-    IntegerAttr,
     StringAttr,
     UnitAttr,
 )
@@ -46,15 +44,15 @@ from xdsl.traits import Commutative, ConstantLike, Pure
 from xdsl.utils.exceptions import VerifyException
 
 from rlx_compile.dialects.common import (
-    F64Attr,
-    I64Array,
-    I64Attr,
     Activation,
     ActivationAttr,
     ComparePredicate,
     ComparePredicateAttr,
+    F64Attr,
     GeluApproximation,
     GeluApproximationAttr,
+    I64Array,
+    I64Attr,
     MaskKind,
     MaskKindAttr,
     PadMode,
@@ -74,7 +72,6 @@ from rlx_compile.dialects.common import (
     require_numeric,
     require_rank,
     require_same_dtype,
-    str_attr,
 )
 from rlx_compile.dialects.types import (
     DType,
@@ -196,7 +193,8 @@ class ConstantOp(ShapedOp):
     def print(self, printer: Printer) -> None:
         t = self.tensor_type
         arr = self.to_numpy().reshape(-1)
-        finite = t.dtype.is_int or t.dtype.is_bool or bool(np.isfinite(arr.astype(np.float64)).all())
+        exact_kind = t.dtype.is_int or t.dtype.is_bool
+        finite = exact_kind or bool(np.isfinite(arr.astype(np.float64)).all())
         printer.print_string(" dense<")
         if finite and arr.size > 0 and bool((arr == arr[0]).all()):
             printer.print_string(_format_scalar(arr[0], t.dtype))
@@ -414,7 +412,10 @@ class SoftplusOp(FloatUnaryOp):
 
 @irdl_op_definition
 class GeluOp(FloatUnaryOp):
-    """0.5·x·(1 + erf(x/√2)); with ``approximate tanh``: 0.5·x·(1 + tanh(√(2/π)(x + 0.044715x³)))."""
+    """0.5·x·(1 + erf(x/√2)).
+
+    With ``approximate tanh``: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
+    """
 
     name = "mir.gelu"
     approximate = prop_def(
@@ -423,9 +424,7 @@ class GeluOp(FloatUnaryOp):
     assembly_format = "$input (`approximate` $approximate^)? attr-dict `:` type($result)"
 
     def __init__(self, input: SSAValue, approximate: str = "none"):
-        self._build(
-            {"input": input}, {"approximate": enum_attr(GeluApproximation, approximate)}
-        )
+        self._build({"input": input}, {"approximate": enum_attr(GeluApproximation, approximate)})
 
 
 class BinaryOp(ShapedOp):
@@ -547,9 +546,7 @@ class CompareOp(ShapedOp):
     )
 
     def __init__(self, predicate: str, lhs: SSAValue, rhs: SSAValue):
-        self._build(
-            {"lhs": lhs, "rhs": rhs}, {"predicate": enum_attr(ComparePredicate, predicate)}
-        )
+        self._build({"lhs": lhs, "rhs": rhs}, {"predicate": enum_attr(ComparePredicate, predicate)})
 
     @classmethod
     def infer(cls, props: Props, *, lhs: TensorType, rhs: TensorType) -> tuple[TensorType, ...]:
@@ -794,6 +791,17 @@ def _check_affine(x: TensorType, t: TensorType | None, tail: Sequence[Any], what
         ) from None
 
 
+def check_norm_operands(
+    input: TensorType, scale: TensorType, bias: TensorType | None, axis: int
+) -> None:
+    """The rule of every norm over dims ``axis..rank-1`` with an affine scale/bias."""
+    require_float(input, "input")
+    check_axis(axis, input.rank)
+    tail = input.shape[axis:]
+    _check_affine(input, scale, tail, "scale")
+    _check_affine(input, bias, tail, "bias")
+
+
 class NormOp(ShapedOp):
     """Normalise over the dims ``axis..rank-1``; ``scale``/``bias`` broadcast to those dims."""
 
@@ -832,12 +840,7 @@ class NormOp(ShapedOp):
         scale: TensorType,
         bias: TensorType | None = None,
     ) -> tuple[TensorType, ...]:
-        require_float(input, "input")
-        axis = props.int("axis")
-        check_axis(axis, input.rank)
-        tail = input.shape[axis:]
-        _check_affine(input, scale, tail, "scale")
-        _check_affine(input, bias, tail, "bias")
+        check_norm_operands(input, scale, bias, props.int("axis"))
         return (input,)
 
 
@@ -892,7 +895,9 @@ class GroupNormOp(ShapedOp):
             raise VerifyException(f"{channels} channels do not split into {groups} groups")
         for t, what in ((scale, "scale"), (bias, "bias")):
             if t.shape != (channels,) or t.dtype is not input.dtype:
-                raise VerifyException(f"{what} must be [{channels}] of {input.dtype.value}, got {t}")
+                raise VerifyException(
+                    f"{what} must be [{channels}] of {input.dtype.value}, got {t}"
+                )
         return (input,)
 
 
@@ -945,7 +950,9 @@ class BatchNormOp(ShapedOp):
         channels = input.shape[1]
         for t, what in ((scale, "scale"), (bias, "bias"), (mean, "mean"), (variance, "variance")):
             if t.shape != (channels,) or t.dtype is not input.dtype:
-                raise VerifyException(f"{what} must be [{channels}] of {input.dtype.value}, got {t}")
+                raise VerifyException(
+                    f"{what} must be [{channels}] of {input.dtype.value}, got {t}"
+                )
         return (input,)
 
 
@@ -1025,7 +1032,8 @@ class NarrowOp(ShapedOp):
         shape = list(t.shape)
         shape[axis] = length
         self._build(
-            {"input": input}, {"axis": int_attr(axis), "start": int_attr(start)},
+            {"input": input},
+            {"axis": int_attr(axis), "start": int_attr(start)},
             [t.with_shape(shape)],
         )
 
@@ -1078,7 +1086,8 @@ class SliceOp(ShapedOp):
         t = SSAValue.get(input).type
         assert isinstance(t, TensorType)
         self._build(
-            {"input": input}, {"starts": ints_attr(starts), "steps": ints_attr(steps)},
+            {"input": input},
+            {"starts": ints_attr(starts), "steps": ints_attr(steps)},
             [t.with_shape(lengths)],
         )
 
@@ -1090,7 +1099,8 @@ class SliceOp(ShapedOp):
         _check_ints_len(steps, input.rank, "steps")
         if out.dtype is not input.dtype or out.rank != input.rank:
             raise VerifyException("slice must keep the rank and element type")
-        for i, (dim, n, s, st) in enumerate(zip(input.shape, out.shape, starts, steps, strict=True)):
+        dims = zip(input.shape, out.shape, starts, steps, strict=True)
+        for i, (dim, n, s, st) in enumerate(dims):
             if st == 0:
                 raise VerifyException(f"slice step on axis {i} is 0")
             if isinstance(dim, str) or isinstance(n, str):
@@ -1131,7 +1141,9 @@ class ConcatOp(ShapedOp):
         total: Any = 0
         for t in inputs:
             if t.rank != first.rank or any(
-                a != b for i, (a, b) in enumerate(zip(t.shape, first.shape, strict=True)) if i != axis
+                a != b
+                for i, (a, b) in enumerate(zip(t.shape, first.shape, strict=True))
+                if i != axis
             ):
                 raise VerifyException(
                     f"concat operands {fmt_shape(first.shape)} and {fmt_shape(t.shape)} differ "
@@ -1291,15 +1303,16 @@ def conv_output_shape(
     c_in, c_out = x.shape[1], w.shape[0]
     if isinstance(c_out, int) and c_out % groups:
         raise VerifyException(f"{c_out} output channels do not split into {groups} groups")
-    if isinstance(c_in, int) and w.shape[1] != c_in // groups or (
+    if (isinstance(c_in, int) and w.shape[1] != c_in // groups) or (
         isinstance(c_in, int) and c_in % groups
     ):
         raise VerifyException(
             f"weight {fmt_shape(w.shape)} needs C_in/groups = {c_in}/{groups} in dim 1"
         )
     spatial = [
-        _spatial_out(x.shape[2 + i], int(w.shape[2 + i]), strides[i], pads[i] + pads[k + i],
-                     dilations[i])
+        _spatial_out(
+            x.shape[2 + i], int(w.shape[2 + i]), strides[i], pads[i] + pads[k + i], dilations[i]
+        )
         for i in range(k)
     ]
     return (x.shape[0], c_out, *spatial)
@@ -1364,11 +1377,17 @@ class ConvOp(ShapedOp):
         )
 
     @classmethod
-    def infer(cls, props: Props, *, input: TensorType, weight: TensorType) -> tuple[TensorType, ...]:
+    def infer(
+        cls, props: Props, *, input: TensorType, weight: TensorType
+    ) -> tuple[TensorType, ...]:
         require_float(input, "input")
         require_same_dtype([input, weight], "input and weight")
         shape = conv_output_shape(
-            input, weight, props.ints("strides"), props.ints("pads"), props.ints("dilations"),
+            input,
+            weight,
+            props.ints("strides"),
+            props.ints("pads"),
+            props.ints("dilations"),
             props.int("groups"),
         )
         return (TensorType(shape, input.dtype),)
@@ -1401,8 +1420,14 @@ class PoolOp(ShapedOp):
             if pads[i] >= kernel[i] * dilations[i] or pads[k + i] >= kernel[i] * dilations[i]:
                 raise VerifyException(f"pad on spatial dim {i} must be smaller than the window")
         spatial = [
-            _spatial_out(input.shape[2 + i], kernel[i], strides[i], pads[i] + pads[k + i],
-                         dilations[i], props.flag("ceil_mode"))
+            _spatial_out(
+                input.shape[2 + i],
+                kernel[i],
+                strides[i],
+                pads[i] + pads[k + i],
+                dilations[i],
+                props.flag("ceil_mode"),
+            )
             for i in range(k)
         ]
         return (input.with_shape((input.shape[0], input.shape[1], *spatial)),)
@@ -1696,7 +1721,11 @@ class QuantizeOp(QuantOpBase):
         )
 
     def check_result(
-        self, props: Props, *, input: TensorType, scale: TensorType,
+        self,
+        props: Props,
+        *,
+        input: TensorType,
+        scale: TensorType,
         zero_point: TensorType | None = None,
     ) -> None:
         out = self.result.type
@@ -1731,7 +1760,11 @@ class DequantizeOp(QuantOpBase):
 
     @classmethod
     def infer(
-        cls, props: Props, *, input: TensorType, scale: TensorType,
+        cls,
+        props: Props,
+        *,
+        input: TensorType,
+        scale: TensorType,
         zero_point: TensorType | None = None,
     ) -> tuple[TensorType, ...]:
         if not (input.dtype.is_int or input.dtype in (DType.F8E4M3, DType.F8E5M2)):
@@ -1819,9 +1852,7 @@ class FusedMatmulBiasActOp(ShapedOp):
         "functional-type(operands, results)"
     )
 
-    def __init__(
-        self, input: SSAValue, weight: SSAValue, bias: SSAValue, activation: str = "none"
-    ):
+    def __init__(self, input: SSAValue, weight: SSAValue, bias: SSAValue, activation: str = "none"):
         self._build(
             {"input": input, "weight": weight, "bias": bias},
             {"activation": enum_attr(Activation, activation)},
@@ -1850,7 +1881,9 @@ class FusedSwigluOp(ShapedOp):
     gate_first = opt_prop_def(UnitAttr)
     result = result_def(TensorType)
     traits = traits_def(Pure())
-    assembly_format = "$input (`gate_first` $gate_first^)? attr-dict `:` type($input) `->` type($result)"
+    assembly_format = (
+        "$input (`gate_first` $gate_first^)? attr-dict `:` type($input) `->` type($result)"
+    )
 
     def __init__(self, input: SSAValue, gate_first: bool = False):
         self._build({"input": input}, {"gate_first": flag_attr(gate_first)})
@@ -1908,8 +1941,8 @@ class FusedResidualNormOp(ShapedOp):
         bias: TensorType | None = None,
     ) -> tuple[TensorType, ...]:
         (total,) = AddOp.infer(props, lhs=input, rhs=residual)
-        (out,) = NormOp.infer(props, input=total, scale=scale, bias=bias)
-        return (out, total)
+        check_norm_operands(total, scale, bias, props.int("axis"))
+        return (total, total)
 
 
 @irdl_op_definition
@@ -2038,8 +2071,14 @@ class FusedAttentionBlockOp(ShapedOp):
             mask_kind = "explicit"
         self._build(
             {
-                "hidden": hidden, "qkv_weight": qkv_weight, "out_weight": out_weight,
-                "qkv_bias": qkv_bias, "out_bias": out_bias, "mask": mask, "cos": cos, "sin": sin,
+                "hidden": hidden,
+                "qkv_weight": qkv_weight,
+                "out_weight": out_weight,
+                "qkv_bias": qkv_bias,
+                "out_bias": out_bias,
+                "mask": mask,
+                "cos": cos,
+                "sin": sin,
             },
             {
                 "num_heads": int_attr(num_heads),

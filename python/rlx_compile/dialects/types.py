@@ -215,7 +215,6 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
         return f"!rlx.tensor<[{dims}], {self.element.data}>"
 
 
-
 # ---------------------------------------------------------------------------------
 # Shape rules shared by verifiers and builders. They raise VerifyException so that a
 # verifier can let the message through unchanged.

@@ -1,0 +1,303 @@
+"""Textual pass pipelines and the instrumented pass manager behind ``rlx-opt`` and
+``CompilePipeline``.
+
+Pipelines use MLIR's syntax. A top-level ``builtin.module(...)`` anchor is accepted and
+stripped (every pass here runs on the whole module); other op anchors are rejected with a
+clear error. Instrumentation follows ``mlir-opt``: IR printing before/after passes (or
+only after passes that changed it), numbered per-pass dump files that carry the replay
+command, a wall-time table, verification after every pass, and a reproducer on failure.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.transforms import get_all_passes
+from xdsl.utils.arg_spec import parse_pipeline as xdsl_parse_pipeline
+from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
+
+from rlx_compile.diagnostics import PassFailure, PipelineError, first_line, verify_module
+from rlx_compile.ir import make_context, print_module
+from rlx_compile.transforms import RLX_PASSES
+
+PassFactory = Callable[[], type[ModulePass]]
+
+
+def available_passes() -> dict[str, PassFactory]:
+    """Every pass usable by name: xDSL's generic ones, overridden by rlx-compile's."""
+    passes = dict(get_all_passes())
+    passes.update(RLX_PASSES)
+    return passes
+
+
+_ANCHOR = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*\((.*)\)\s*$", re.S)
+
+
+def normalize_pipeline(text: str) -> str:
+    """Strip ``builtin.module(...)`` wrappers; reject other op anchors."""
+    text = text.strip()
+    while (m := _ANCHOR.match(text)) and "." in m.group(1):
+        anchor = m.group(1)
+        if anchor != "builtin.module":
+            raise PipelineError(
+                f"op anchor '{anchor}' is not supported: every pass runs on the whole module, "
+                "so use builtin.module(...) or a flat list"
+            )
+        text = m.group(2).strip()
+    if re.search(r"\b[A-Za-z_]+\.[A-Za-z_]+\s*\(", text):
+        raise PipelineError("nested op anchors are not supported; list the passes flat")
+    return text
+
+
+def pass_spec(p: ModulePass, *, full: bool = False) -> str:
+    """``name{opt=value ...}`` with kebab-case option names (all options when ``full``)."""
+    spec = p.spec(include_default=full)
+    if not spec.parameters:
+        return spec.name
+    parts = []
+    for key, values in spec.parameters.items():
+        rendered = ",".join(_render_value(v) for v in values)
+        parts.append(f"{key.replace('_', '-')}={rendered}" if values else key.replace("_", "-"))
+    return f"{spec.name}{{{' '.join(parts)}}}"
+
+
+def _render_value(v: object) -> str:
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, str):
+        return v if re.fullmatch(r"[A-Za-z0-9_-]+", v) else f'"{v}"'
+    return str(v)
+
+
+def pipeline_spec(passes: Iterable[ModulePass], *, full: bool = False) -> str:
+    return "builtin.module(" + ",".join(pass_spec(p, full=full) for p in passes) + ")"
+
+
+def parse_pipeline(text: str, passes: dict[str, PassFactory] | None = None) -> list[ModulePass]:
+    """Build pass instances from a pipeline string, with errors a user can act on."""
+    registry = passes if passes is not None else available_passes()
+    body = normalize_pipeline(text)
+    if not body:
+        return []
+    try:
+        specs = list(xdsl_parse_pipeline(body))
+    except ArgSpecParseError as err:
+        raise PipelineError(f"malformed pipeline '{text}': {first_line(err)}") from None
+    out: list[ModulePass] = []
+    for spec in specs:
+        if spec.name not in registry:
+            close = difflib.get_close_matches(spec.name, list(registry), n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise PipelineError(f"unknown pass '{spec.name}'{hint}")
+        pass_type = registry[spec.name]()
+        try:
+            out.append(pass_type.from_pass_spec(spec))
+        except Exception as err:  # xDSL reports option problems as ValueError/TypeError
+            raise PipelineError(
+                f"bad options for pass '{spec.name}': {_option_error(err, pass_type)}"
+            ) from None
+    return out
+
+
+def _option_error(err: Exception, pass_type: type[ModulePass]) -> str:
+    from xdsl.passes import get_pass_option_infos
+
+    options = ", ".join(
+        f"{info.name.replace('_', '-')}: {info.expected_type}"
+        for info in get_pass_option_infos(pass_type)
+    )
+    return f"{first_line(err)} (options: {options or 'none'})"
+
+
+def describe_passes(passes: dict[str, PassFactory] | None = None) -> list[str]:
+    """One line per pass: name, options with defaults, and the first docstring line."""
+    from xdsl.passes import get_pass_option_infos
+
+    registry = passes if passes is not None else available_passes()
+    lines = []
+    for name in sorted(registry):
+        try:
+            pass_type = registry[name]()
+        except Exception:  # a pass whose optional dependencies are missing
+            continue
+        opts = " ".join(
+            f"{i.name.replace('_', '-')}={i.default_value}"
+            if i.default_value is not None
+            else i.name.replace("_", "-")
+            for i in get_pass_option_infos(pass_type)
+        )
+        doc = (pass_type.__doc__ or "").strip().splitlines()
+        summary = doc[0] if doc and not doc[0].startswith(pass_type.__name__ + "(") else ""
+        origin = "" if name in RLX_PASSES else " [xdsl]"
+        lines.append(f"{name}{'{' + opts + '}' if opts else ''}{origin}  {summary}".rstrip())
+    return lines
+
+
+# ---------------------------------------------------------------------------------
+# Running
+# ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Instrumentation:
+    """What the pass manager records and prints while it runs (mlir-opt's flags)."""
+
+    verify_each: bool = True
+    print_before_all: bool = False
+    print_after_all: bool = False
+    print_after_change: bool = False
+    print_after_failure: bool = False
+    dump_dir: Path | None = None
+    timing: bool = False
+    reproducer: Path | None = None
+    source: str = "-"
+    stream: TextIO = field(default_factory=lambda: sys.stderr)
+
+
+@dataclass
+class PassRecord:
+    spec: str
+    seconds: float
+    changed: bool | None = None
+
+
+PassCallback = Callable[[ModulePass, ModuleOp], None]
+
+
+class PassManager:
+    def __init__(
+        self,
+        passes: Sequence[ModulePass],
+        instrumentation: Instrumentation | None = None,
+        *,
+        ctx: Context | None = None,
+        callback: PassCallback | None = None,
+    ):
+        self.passes = list(passes)
+        self.inst = instrumentation or Instrumentation()
+        self.ctx = ctx or make_context()
+        self.callback = callback
+        self.records: list[PassRecord] = []
+
+    def run(self, module: ModuleOp) -> ModuleOp:
+        inst = self.inst
+        if inst.verify_each:
+            verify_module(module, "input")
+        track_text = inst.print_after_change or inst.reproducer is not None
+        if inst.dump_dir is not None:
+            inst.dump_dir.mkdir(parents=True, exist_ok=True)
+            self._dump(0, "input", print_module(module), None)
+        text_before = print_module(module) if track_text else None
+        for index, p in enumerate(self.passes, start=1):
+            spec = pass_spec(p, full=True)
+            if inst.print_before_all:
+                self._print(f"// -----// IR Dump Before {spec} //----- //", module)
+            start = time.perf_counter()
+            try:
+                p.apply(self.ctx, module)
+            except DiagnosticException as err:
+                self._fail(p, index, module, text_before, first_line(err))
+            except Exception as err:
+                self._fail(p, index, module, text_before, f"{type(err).__name__}: {err}")
+            seconds = time.perf_counter() - start
+            if inst.verify_each:
+                try:
+                    verify_module(module, f"after pass '{pass_spec(p)}'")
+                except Exception:
+                    if inst.print_after_failure:
+                        self._print(f"// -----// IR Dump After {spec} Failed //----- //", module)
+                    self._write_reproducer(p, index, text_before)
+                    raise
+            text_after = print_module(module) if track_text or inst.dump_dir else None
+            changed = None if text_before is None else text_after != text_before
+            self.records.append(PassRecord(spec, seconds, changed))
+            if inst.print_after_all or (inst.print_after_change and changed):
+                self._print(f"// -----// IR Dump After {spec} //----- //", module)
+            if inst.dump_dir is not None:
+                assert text_after is not None
+                self._dump(index, p.name, text_after, p)
+            if self.callback is not None:
+                self.callback(p, module)
+            text_before = text_after if track_text else None
+        if inst.timing:
+            inst.stream.write(self.timing_report())
+        return module
+
+    # -- reporting ---------------------------------------------------------------------
+    def timing_report(self) -> str:
+        total = sum(r.seconds for r in self.records) or 1e-12
+        bar = "===" + "-" * 73 + "==="
+        lines = [
+            bar,
+            "  ... Execution time report ...".center(79),
+            bar,
+            f"  Total Execution Time: {total:.4f} seconds",
+            "",
+            "  ----Wall Time----  ----Name----",
+        ]
+        for r in self.records:
+            lines.append(f"  {r.seconds:8.4f} ({100 * r.seconds / total:5.1f}%)  {r.spec}")
+        lines.append(f"  {total:8.4f} (100.0%)  Total")
+        return "\n".join(lines) + "\n"
+
+    def _print(self, header: str, module: ModuleOp) -> None:
+        self.inst.stream.write(header + "\n" + print_module(module))
+
+    def _dump(self, index: int, name: str, text: str, p: ModulePass | None) -> None:
+        assert self.inst.dump_dir is not None
+        path = self.inst.dump_dir / f"{index:02d}_{name}.mlir"
+        if p is None:
+            header = f"// -----// IR Dump: input ({self.inst.source}) //----- //\n"
+        else:
+            prev = sorted(self.inst.dump_dir.glob(f"{index - 1:02d}_*.mlir"))
+            prev_name = prev[0].name if prev else "<previous dump>"
+            spec = pass_spec(p, full=True)
+            header = (
+                f"// -----// IR Dump After {spec} //----- //\n"
+                f"// pass {index} of {len(self.passes)}; replay: "
+                f"rlx-opt {prev_name} -p 'builtin.module({spec})'\n"
+            )
+        path.write_text(header + text)
+
+    def _fail(
+        self, p: ModulePass, index: int, module: ModuleOp, text_before: str | None, message: str
+    ) -> None:
+        if self.inst.print_after_failure:
+            self._print(
+                f"// -----// IR Dump After {pass_spec(p, full=True)} Failed //----- //", module
+            )
+        path = self._write_reproducer(p, index, text_before)
+        suffix = f"; reproducer written to {path}" if path else ""
+        raise PassFailure(pass_spec(p), message + suffix) from None
+
+    def _write_reproducer(self, p: ModulePass, index: int, text_before: str | None) -> Path | None:
+        path = self.inst.reproducer
+        if path is None or text_before is None:
+            return None
+        remaining = pipeline_spec(self.passes[index - 1 :], full=True)
+        path.write_text(
+            f"// rlx-opt reproducer: pass {index} ({pass_spec(p)}) failed\n"
+            f"// pipeline: {remaining}\n"
+            f"// replay: rlx-opt {path.name} --run-reproducer\n" + text_before
+        )
+        return path
+
+
+REPRODUCER_PIPELINE = re.compile(r"^// pipeline: (.*)$", re.M)
+
+
+def reproducer_pipeline(text: str) -> str:
+    m = REPRODUCER_PIPELINE.search(text)
+    if m is None:
+        raise PipelineError("not a reproducer: no '// pipeline:' line")
+    return m.group(1).strip()

@@ -1,0 +1,173 @@
+"""``rlx-opt``: the modular optimizer driver, in the manner of ``mlir-opt``.
+
+    rlx-opt model.mlir -p 'builtin.module(lower-hir-to-mir,canonicalize,cse,dce)' -o out.mlir
+
+Every failure prints one ``file:line:col: error: ...`` line and exits with status 1;
+the output file is only written when the whole run succeeded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from xdsl.utils.exceptions import ParseError
+
+from rlx_compile.diagnostics import ParseFailure, RlxError
+from rlx_compile.ir import make_context, parse_module, print_module
+from rlx_compile.passmanager import (
+    Instrumentation,
+    PassManager,
+    describe_passes,
+    parse_pipeline,
+    reproducer_pipeline,
+)
+
+SPLIT_MARKER = "// -----"
+
+
+def build_arg_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="rlx-opt",
+        description="Run a pass pipeline over rlx-compile IR (HIR, MIR or LIR).",
+    )
+    ap.add_argument("input", nargs="?", default="-", help="input .mlir file, or - for stdin")
+    ap.add_argument(
+        "-p",
+        "--passes",
+        "--pass-pipeline",
+        dest="pipeline",
+        default="",
+        help="pass pipeline, e.g. 'builtin.module(lower-hir-to-mir,cse)' or 'cse,dce'",
+    )
+    ap.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
+    ap.add_argument("--list-passes", action="store_true", help="list passes and exit")
+    ap.add_argument("--print-ir-before-all", action="store_true")
+    ap.add_argument("--print-ir-after-all", action="store_true")
+    ap.add_argument(
+        "--print-ir-after-change", action="store_true", help="print IR after passes that changed it"
+    )
+    ap.add_argument("--print-ir-after-failure", action="store_true")
+    ap.add_argument(
+        "--ir-dump-dir",
+        type=Path,
+        help="write the IR after every pass to DIR/NN_<pass>.mlir (with a replay command)",
+    )
+    ap.add_argument("--timing", action="store_true", help="print a per-pass wall-time table")
+    ap.add_argument(
+        "--no-verify-each", action="store_true", help="do not verify the IR after every pass"
+    )
+    ap.add_argument("--print-op-generic", action="store_true", help="print the generic op form")
+    ap.add_argument(
+        "--split-input-file",
+        action="store_true",
+        help=f"process each '{SPLIT_MARKER}'-separated chunk on its own",
+    )
+    ap.add_argument(
+        "--reproducer", type=Path, help="on a pass failure, write the IR and pipeline to FILE"
+    )
+    ap.add_argument(
+        "--run-reproducer",
+        action="store_true",
+        help="take the pipeline from the input's '// pipeline:' line (a reproducer file)",
+    )
+    return ap
+
+
+def _read_input(path: str) -> tuple[str, str]:
+    if path == "-":
+        return sys.stdin.read(), "<stdin>"
+    try:
+        return Path(path).read_text(), path
+    except OSError as err:
+        raise RlxError(f"cannot read '{path}': {err.strerror}") from None
+
+
+def _process(text: str, name: str, args: argparse.Namespace, line_offset: int = 0) -> str:
+    pipeline = reproducer_pipeline(text) if args.run_reproducer else args.pipeline
+    passes = parse_pipeline(pipeline)
+    ctx = make_context()
+    try:
+        # Leading newlines keep line numbers of split chunks true to the file.
+        module = parse_module("\n" * line_offset + text, name, ctx)
+    except ParseError as err:
+        raise ParseFailure(err) from None
+    inst = Instrumentation(
+        verify_each=not args.no_verify_each,
+        print_before_all=args.print_ir_before_all,
+        print_after_all=args.print_ir_after_all,
+        print_after_change=args.print_ir_after_change,
+        print_after_failure=args.print_ir_after_failure,
+        dump_dir=args.ir_dump_dir,
+        timing=args.timing,
+        reproducer=args.reproducer,
+        source=name,
+    )
+    PassManager(passes, inst, ctx=ctx).run(module)
+    return print_module(module, generic=args.print_op_generic)
+
+
+def _write_output(path: str, text: str) -> None:
+    if path == "-":
+        sys.stdout.write(text)
+        return
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Write to a temporary file first so a failure never leaves a half-written output.
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    args = build_arg_parser().parse_args(argv)
+    if args.list_passes:
+        sys.stdout.write("\n".join(describe_passes()) + "\n")
+        return 0
+    text, name = _read_input(args.input)
+    if not args.split_input_file:
+        _write_output(args.output, _process(text, name, args))
+        return 0
+    chunks, outputs, failed, offset = text.split(SPLIT_MARKER), [], False, 0
+    for chunk in chunks:
+        try:
+            outputs.append(_process(chunk, name, args, offset))
+        except RlxError as err:
+            sys.stderr.write(err.line() + "\n")
+            failed = True
+        offset += chunk.count("\n")
+    if failed:
+        return 1
+    _write_output(args.output, f"{SPLIT_MARKER}\n".join(outputs))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    try:
+        code = run(argv)
+    except RlxError as err:
+        sys.stderr.write(err.line() + "\n")
+        code = 1
+    except KeyboardInterrupt:
+        sys.stderr.write("error: interrupted\n")
+        code = 1
+    except Exception as err:
+        if os.environ.get("RLX_DEBUG"):
+            raise
+        msg = " ".join(str(err).split())
+        sys.stderr.write(f"error: internal error: {type(err).__name__}: {msg}\n")
+        code = 1
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    main()
