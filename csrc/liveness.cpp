@@ -43,11 +43,14 @@ py::tuple py_liveness_intervals(const I64Array& producer_step, const I64Array& c
     if (static_cast<std::size_t>(offsets.back()) != consumers.size()) {
         throw py::value_error("consumer_offsets[-1] must equal len(consumer_steps)");
     }
+    // Offsets first: the value checks below index consumer_steps through them.
     for (std::size_t t = 0; t < n; ++t) {
         if (offsets[t + 1] < offsets[t]) {
             throw py::value_error("consumer_offsets is not non-decreasing at index " +
                                   std::to_string(t + 1));
         }
+    }
+    for (std::size_t t = 0; t < n; ++t) {
         if (producer[t] < 0 || producer[t] >= num_steps) {
             throw py::value_error("producer_step[" + std::to_string(t) + "] = " +
                                   std::to_string(producer[t]) + " is outside [0, num_steps)");

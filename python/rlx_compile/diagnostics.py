@@ -7,7 +7,7 @@ before exiting with status 1.
 
 from __future__ import annotations
 
-from xdsl.ir import Operation
+from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
 from rlx_compile.ir import location_str, parse_error_line
@@ -83,3 +83,18 @@ def verify_module(module: Operation, context: str | None = None) -> None:
             op.verify(verify_nested_ops=False)
         except (VerifyException, DiagnosticException) as err:
             raise VerifyFailure(op, first_line(err), context) from None
+        for region in op.regions:
+            for block in region.blocks:
+                _check_defined_before_use(block, context)
+
+
+def _check_defined_before_use(block: Block, context: str | None) -> None:
+    """Within a block, every operand produced in that block comes from an earlier op
+    (xDSL does not check dominance, and graphs are executed in block order)."""
+    seen: set[SSAValue] = set()
+    for op in block.ops:
+        for value in op.operands:
+            if isinstance(value, OpResult) and value.op.parent is block and value not in seen:
+                name = f"%{value.name_hint}" if value.name_hint else "an operand"
+                raise VerifyFailure(op, f"{name} is used before it is defined", context)
+        seen.update(op.results)

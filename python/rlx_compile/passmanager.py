@@ -192,7 +192,7 @@ class PassManager:
     def run(self, module: ModuleOp) -> ModuleOp:
         inst = self.inst
         if inst.verify_each:
-            verify_module(module, "input")
+            verify_module(module)
         track_text = inst.print_after_change or inst.reproducer is not None
         if inst.dump_dir is not None:
             inst.dump_dir.mkdir(parents=True, exist_ok=True)

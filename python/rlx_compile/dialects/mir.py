@@ -15,6 +15,7 @@ Conventions shared by all ops:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -166,7 +167,10 @@ class ConstantOp(ShapedOp):
             arr = np.asarray(array, dtype=type.dtype.numpy)
             if not type.is_static:
                 raise ValueError(f"a constant needs a static type, got {type}")
-            arr = np.broadcast_to(arr, tuple(int(d) for d in type.shape))
+            shape = tuple(int(d) for d in type.shape)
+            if arr.size == math.prod(shape) and arr.shape != shape:
+                arr = arr.reshape(shape)
+            arr = np.broadcast_to(arr, shape)
         data = np.ascontiguousarray(arr, dtype=type.dtype.numpy.newbyteorder("<")).tobytes()
         self._build({}, {"value": RawDataAttr(data)}, [type])
 
@@ -1268,16 +1272,26 @@ class PadOp(ShapedOp):
 
 
 def _spatial_out(
-    size: Any, kernel: int, stride: int, pad: int, dilation: int, ceil_mode: bool = False
+    size: Any,
+    kernel: int,
+    stride: int,
+    pad_begin: int,
+    pad_end: int,
+    dilation: int,
+    ceil_mode: bool = False,
 ) -> int:
     if not isinstance(size, int):
         raise VerifyException("spatial dims must be static")
+    if stride <= 0 or dilation <= 0 or kernel <= 0:
+        raise VerifyException("kernel, strides and dilations must be positive")
     span = dilation * (kernel - 1) + 1
-    num = size + pad - span
+    num = size + pad_begin + pad_end - span
     if num < 0:
-        raise VerifyException(f"window {span} does not fit a padded size {size + pad}")
+        raise VerifyException(
+            f"window {span} does not fit a padded size {size + pad_begin + pad_end}"
+        )
     out = (-(-num // stride) if ceil_mode else num // stride) + 1
-    if ceil_mode and (out - 1) * stride >= size + pad - (pad // 2 if pad else 0):
+    if ceil_mode and (out - 1) * stride >= size + pad_begin:
         # ONNX/torch rule: the last window must start inside the input or the begin pad.
         out -= 1
     return out
@@ -1311,7 +1325,7 @@ def conv_output_shape(
         )
     spatial = [
         _spatial_out(
-            x.shape[2 + i], int(w.shape[2 + i]), strides[i], pads[i] + pads[k + i], dilations[i]
+            x.shape[2 + i], int(w.shape[2 + i]), strides[i], pads[i], pads[k + i], dilations[i]
         )
         for i in range(k)
     ]
@@ -1424,7 +1438,8 @@ class PoolOp(ShapedOp):
                 input.shape[2 + i],
                 kernel[i],
                 strides[i],
-                pads[i] + pads[k + i],
+                pads[i],
+                pads[k + i],
                 dilations[i],
                 props.flag("ceil_mode"),
             )

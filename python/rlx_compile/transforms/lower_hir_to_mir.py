@@ -21,6 +21,7 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
+from xdsl.rewriter import InsertPoint
 
 from rlx_compile.builder import GraphBuilder, type_of
 from rlx_compile.dialects import hir
@@ -229,11 +230,8 @@ class InlineRegion(RewritePattern):
         term = block.last_op
         assert isinstance(term, hir.YieldOp)
         results = list(term.operands)
-        for arg, value in zip(block.args, op.inputs, strict=True):
-            arg.replace_all_uses_with(value)
-        term.detach()
-        term.erase()
-        rewriter.inline_block(block, rewriter.insertion_point)
+        rewriter.erase(term)
+        rewriter.inline_block(block, InsertPoint.before(op), list(op.inputs))
         rewriter.replace(op, [], results)
 
 

@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+import pytest
+from xdsl.utils.exceptions import VerifyException
+
+from rlx_compile.dialects.types import (
+    DType,
+    TensorType,
+    broadcast_shapes,
+    normalize_axis,
+    same_element_count,
+)
+from rlx_compile.ir import parse_module, print_module
+
+
+def test_tensor_type_accessors() -> None:
+    t = TensorType((2, "seq", 64), "bf16")
+    assert t.shape == (2, "seq", 64)
+    assert t.dtype is DType.BF16
+    assert t.rank == 3
+    assert not t.is_static
+    assert t.symbols() == ("seq",)
+    assert t.num_elements() is None
+    bound = t.bind({"seq": 8})
+    assert bound.is_static and bound.num_elements() == 2 * 8 * 64
+    assert bound.nbytes() == 2 * 8 * 64 * 2
+    assert str(t) == "!rlx.tensor<[2, seq, 64], bf16>"
+
+
+@pytest.mark.parametrize("dtype", [d.value for d in DType])
+def test_every_dtype_round_trips(dtype: str) -> None:
+    line = f'  %x = mir.input "x" : !rlx.tensor<[3, n], {dtype}>'
+    text = f"func.func @f() {{\n{line}\n  func.return\n}}\n"
+    module = parse_module(text)
+    assert print_module(parse_module(print_module(module))) == print_module(module)
+    assert f"!rlx.tensor<[3, n], {dtype}>" in print_module(module)
+
+
+def test_dtype_numpy_mapping() -> None:
+    assert DType.F8E4M3.itemsize == 1
+    assert DType.BF16.itemsize == 2
+    assert DType.from_numpy(DType.BF16.numpy) is DType.BF16
+    assert DType.I64.is_int and DType.I64.is_signed_int and not DType.U8.is_signed_int
+    assert DType.F16.is_float and not DType.BOOL.is_float
+    with pytest.raises(ValueError, match="unknown dtype 'f33'"):
+        DType.parse("f33")
+
+
+def test_invalid_types_rejected() -> None:
+    with pytest.raises(VerifyException):
+        TensorType((-1, 4), "f32")
+    with pytest.raises(ValueError):
+        TensorType((4,), "f31")
+
+
+def test_broadcast_rules() -> None:
+    assert broadcast_shapes((2, 1, 4), (3, 1)) == (2, 3, 4)
+    assert broadcast_shapes(("seq", 4), (1, 4)) == ("seq", 4)
+    assert broadcast_shapes(("seq", 4), ("seq", 1)) == ("seq", 4)
+    assert broadcast_shapes((), (5,)) == (5,)
+    with pytest.raises(VerifyException):
+        broadcast_shapes(("seq", 4), (8, 4))
+    with pytest.raises(VerifyException):
+        broadcast_shapes((2, 4), (3,))
+
+
+def test_axes_and_counts() -> None:
+    assert normalize_axis(-1, 3) == 2
+    assert normalize_axis(0, 0) == 0
+    with pytest.raises(VerifyException):
+        normalize_axis(3, 3)
+    assert same_element_count(("b", 4, 2), (8, "b"))
+    assert not same_element_count(("b", 4), ("c", 4))
+    assert not same_element_count((2, 3), (5,))

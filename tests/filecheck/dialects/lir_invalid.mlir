@@ -1,0 +1,51 @@
+// RUN: not rlx-opt %s --split-input-file 2>&1 | filecheck %s
+
+lir.graph @small_slot arena 256 align 64 inputs ["x"] params [] outputs ["x"] {
+  %x = mir.input "x" {slot = #lir.slot<0, 64>} : !rlx.tensor<[8, 4], f32>
+  lir.return %x : !rlx.tensor<[8, 4], f32>
+}
+// CHECK: lir_invalid.mlir:3:1: error: 'lir.graph' op mir.input: slot of 64 bytes holds a 128-byte tensor
+
+// -----
+lir.graph @misaligned arena 256 align 64 inputs ["x"] params [] outputs ["x"] {
+  %x = mir.input "x" {slot = #lir.slot<32, 128>} : !rlx.tensor<[8, 4], f32>
+  lir.return %x : !rlx.tensor<[8, 4], f32>
+}
+// CHECK: error: 'lir.graph' op mir.input: slot offset 32 is not aligned
+
+// -----
+lir.graph @outside arena 256 align 64 inputs ["x"] params [] outputs ["x"] {
+  %x = mir.input "x" {slot = #lir.slot<192, 128>} : !rlx.tensor<[8, 4], f32>
+  lir.return %x : !rlx.tensor<[8, 4], f32>
+}
+// CHECK: error: 'lir.graph' op mir.input: slot [192, 320) exceeds the arena (256 bytes)
+
+// -----
+lir.graph @manifest arena 256 align 64 inputs ["y"] params [] outputs ["x"] {
+  %x = mir.input "x" {slot = #lir.slot<0, 128>} : !rlx.tensor<[8, 4], f32>
+  lir.return %x : !rlx.tensor<[8, 4], f32>
+}
+// CHECK: error: 'lir.graph' op manifest inputs ['y'] != graph inputs ['x']
+
+// -----
+lir.graph @view_range arena 256 align 64 inputs ["x"] params [] outputs ["v"] {
+  %x = mir.input "x" {slot = #lir.slot<0, 128>} : !rlx.tensor<[8, 4], f32>
+  %v = lir.view %x [112] : !rlx.tensor<[8, 4], f32> -> !rlx.tensor<[8], f32>
+  lir.return %v : !rlx.tensor<[8], f32>
+}
+// CHECK: lir_invalid.mlir:[[# @LINE - 3]]:3: error: 'lir.view' op view bytes [112, 144) exceed the root's 128
+
+// -----
+lir.graph @view_of_view arena 256 align 64 inputs ["x"] params [] outputs ["w"] {
+  %x = mir.input "x" {slot = #lir.slot<0, 128>} : !rlx.tensor<[8, 4], f32>
+  %v = lir.view %x [0] : !rlx.tensor<[8, 4], f32> -> !rlx.tensor<[32], f32>
+  %w = lir.view %v [0] : !rlx.tensor<[32], f32> -> !rlx.tensor<[16], f32>
+  lir.return %w : !rlx.tensor<[16], f32>
+}
+// CHECK: error: 'lir.view' op a view's root must not itself be a view
+
+// -----
+lir.graph @alignment arena 256 align 48 inputs [] params [] outputs [] {
+  lir.return
+}
+// CHECK: error: 'lir.graph' op alignment 48 must be a power of two

@@ -1,0 +1,255 @@
+// RUN: not rlx-opt %s --split-input-file 2>&1 | filecheck %s
+// Every chunk holds one op that must be rejected, with the location and op named.
+
+func.func @matmul_contraction() {
+  %a = mir.input "a" : !rlx.tensor<[2, 4], f32>
+  %b = mir.input "b" : !rlx.tensor<[5, 3], f32>
+  %c = mir.matmul %a, %b : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[5, 3], f32>) -> !rlx.tensor<[2, 3], f32>
+  func.return
+}
+// CHECK: mir_invalid.mlir:7:3: error: 'mir.matmul' op contraction dims differ: [2, 4] x [5, 3]
+
+// -----
+func.func @matmul_result() {
+  %a = mir.input "a" : !rlx.tensor<[2, 4], f32>
+  %b = mir.input "b" : !rlx.tensor<[4, 3], f32>
+  %c = mir.matmul %a, %b : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[4, 3], f32>) -> !rlx.tensor<[2, 4], f32>
+  func.return
+}
+// CHECK: mir_invalid.mlir:16:3: error: 'mir.matmul' op result type !rlx.tensor<[2, 4], f32> does not match the inferred type !rlx.tensor<[2, 3], f32>
+
+// -----
+func.func @broadcast() {
+  %a = mir.input "a" : !rlx.tensor<[2, 4], f32>
+  %b = mir.input "b" : !rlx.tensor<[3], f32>
+  %c = mir.add %a, %b : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 4], f32>
+  func.return
+}
+// CHECK: error: 'mir.add' op shapes [2, 4], [3] do not broadcast
+
+// -----
+func.func @symbolic_broadcast() {
+  %a = mir.input "a" : !rlx.tensor<[seq, 4], f32>
+  %b = mir.input "b" : !rlx.tensor<[8, 4], f32>
+  %c = mir.add %a, %b : (!rlx.tensor<[seq, 4], f32>, !rlx.tensor<[8, 4], f32>) -> !rlx.tensor<[seq, 4], f32>
+  func.return
+}
+// CHECK: error: 'mir.add' op shapes [seq, 4], [8, 4] do not broadcast
+
+// -----
+func.func @dtype_mix() {
+  %a = mir.input "a" : !rlx.tensor<[4], f32>
+  %b = mir.input "b" : !rlx.tensor<[4], f16>
+  %c = mir.mul %a, %b : (!rlx.tensor<[4], f32>, !rlx.tensor<[4], f16>) -> !rlx.tensor<[4], f32>
+  func.return
+}
+// CHECK: error: 'mir.mul' op operands must share one element type, got f32, f16
+
+// -----
+func.func @exp_int() {
+  %a = mir.input "a" : !rlx.tensor<[4], i32>
+  %c = mir.exp %a : !rlx.tensor<[4], i32>
+  func.return
+}
+// CHECK: error: 'mir.exp' op operand must have a float element type, got i32
+
+// -----
+func.func @logical_float() {
+  %a = mir.input "a" : !rlx.tensor<[4], f32>
+  %c = mir.and %a, %a : (!rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[4], f32>
+  func.return
+}
+// CHECK: error: 'mir.and' op operands must be bool, got f32
+
+// -----
+func.func @where_cond() {
+  %c = mir.input "c" : !rlx.tensor<[4], f32>
+  %a = mir.input "a" : !rlx.tensor<[4], f32>
+  %w = mir.where %c, %a, %a : (!rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[4], f32>
+  func.return
+}
+// CHECK: error: 'mir.where' op condition must be bool, got f32
+
+// -----
+func.func @compare_result() {
+  %a = mir.input "a" : !rlx.tensor<[4], f32>
+  %c = mir.compare eq, %a, %a : (!rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[4], f32>
+  func.return
+}
+// CHECK: error: 'mir.compare' op result type !rlx.tensor<[4], f32> does not match the inferred type !rlx.tensor<[4], bool>
+
+// -----
+func.func @cast_shape() {
+  %a = mir.input "a" : !rlx.tensor<[4], f32>
+  %c = mir.cast %a : !rlx.tensor<[4], f32> -> !rlx.tensor<[2, 2], f16>
+  func.return
+}
+// CHECK: error: 'mir.cast' op cast must keep the shape: [4] -> [2, 2]
+
+// -----
+func.func @reshape_count() {
+  %a = mir.input "a" : !rlx.tensor<[2, 3], f32>
+  %c = mir.reshape %a : !rlx.tensor<[2, 3], f32> -> !rlx.tensor<[4], f32>
+  func.return
+}
+// CHECK: error: 'mir.reshape' op cannot reshape [2, 3] into [4]: element counts differ
+
+// -----
+func.func @reshape_symbol() {
+  %a = mir.input "a" : !rlx.tensor<[seq, 4], f32>
+  %c = mir.reshape %a : !rlx.tensor<[seq, 4], f32> -> !rlx.tensor<[batch, 4], f32>
+  func.return
+}
+// CHECK: error: 'mir.reshape' op cannot reshape [seq, 4] into [batch, 4]: element counts differ
+
+// -----
+func.func @transpose_perm() {
+  %a = mir.input "a" : !rlx.tensor<[2, 3], f32>
+  %c = mir.transpose %a perm [0, 0] : !rlx.tensor<[2, 3], f32> -> !rlx.tensor<[2, 2], f32>
+  func.return
+}
+// CHECK: error: 'mir.transpose' op perm [0, 0] is not a permutation of rank 2
+
+// -----
+func.func @narrow_range() {
+  %a = mir.input "a" : !rlx.tensor<[2, 8], f32>
+  %c = mir.narrow %a axis 1 start 6 : !rlx.tensor<[2, 8], f32> -> !rlx.tensor<[2, 4], f32>
+  func.return
+}
+// CHECK: error: 'mir.narrow' op narrow [6, 10) exceeds dim size 8
+
+// -----
+func.func @reduce_axes() {
+  %a = mir.input "a" : !rlx.tensor<[2, 8], f32>
+  %c = mir.reduce_sum %a axes [1, 0] : !rlx.tensor<[2, 8], f32> -> !rlx.tensor<[], f32>
+  func.return
+}
+// CHECK: error: 'mir.reduce_sum' op axes [1, 0] must be sorted and unique
+
+// -----
+func.func @reduce_axis_range() {
+  %a = mir.input "a" : !rlx.tensor<[2, 8], f32>
+  %c = mir.reduce_max %a axes [2] : !rlx.tensor<[2, 8], f32> -> !rlx.tensor<[2, 8], f32>
+  func.return
+}
+// CHECK: error: 'mir.reduce_max' op reduction axis 2 must be in [0, 2) for a rank-2 operand
+
+// -----
+func.func @concat_dims() {
+  %a = mir.input "a" : !rlx.tensor<[2, 8], f32>
+  %b = mir.input "b" : !rlx.tensor<[3, 4], f32>
+  %c = mir.concat %a, %b axis 1 : (!rlx.tensor<[2, 8], f32>, !rlx.tensor<[3, 4], f32>) -> !rlx.tensor<[2, 12], f32>
+  func.return
+}
+// CHECK: error: 'mir.concat' op concat operands [2, 8] and [3, 4] differ outside axis 1
+
+// -----
+func.func @expand_bad() {
+  %a = mir.input "a" : !rlx.tensor<[3, 1], f32>
+  %c = mir.expand %a : !rlx.tensor<[3, 1], f32> -> !rlx.tensor<[4, 5], f32>
+  func.return
+}
+// CHECK: error: 'mir.expand' op cannot expand [3, 1] to [4, 5]
+
+// -----
+func.func @gather_float_index() {
+  %t = mir.input "t" : !rlx.tensor<[10, 4], f32>
+  %i = mir.input "i" : !rlx.tensor<[3], f32>
+  %c = mir.gather %t, %i axis 0 : (!rlx.tensor<[10, 4], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[3, 4], f32>
+  func.return
+}
+// CHECK: error: 'mir.gather' op indices must have an integer element type, got f32
+
+// -----
+func.func @conv_groups() {
+  %x = mir.input "x" : !rlx.tensor<[1, 4, 8, 8], f32>
+  %w = mir.input "w" : !rlx.tensor<[6, 4, 3, 3], f32>
+  %c = mir.conv %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 4 : (!rlx.tensor<[1, 4, 8, 8], f32>, !rlx.tensor<[6, 4, 3, 3], f32>) -> !rlx.tensor<[1, 6, 6, 6], f32>
+  func.return
+}
+// CHECK: error: 'mir.conv' op 6 output channels do not split into 4 groups
+
+// -----
+func.func @pool_window() {
+  %x = mir.input "x" : !rlx.tensor<[1, 4, 2, 2], f32>
+  %c = mir.max_pool %x kernel [3, 3] strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] : !rlx.tensor<[1, 4, 2, 2], f32> -> !rlx.tensor<[1, 4, 1, 1], f32>
+  func.return
+}
+// CHECK: error: 'mir.max_pool' op window 3 does not fit a padded size 2
+
+// -----
+func.func @attention_heads() {
+  %q = mir.input "q" : !rlx.tensor<[1, 4, 6, 8], f32>
+  %k = mir.input "k" : !rlx.tensor<[1, 3, 6, 8], f32>
+  %a = mir.attention %q, %k, %k : (!rlx.tensor<[1, 4, 6, 8], f32>, !rlx.tensor<[1, 3, 6, 8], f32>, !rlx.tensor<[1, 3, 6, 8], f32>) -> !rlx.tensor<[1, 4, 6, 8], f32>
+  func.return
+}
+// CHECK: error: 'mir.attention' op 4 query heads are not a multiple of 3 key/value heads
+
+// -----
+func.func @attention_mask_kind() {
+  %q = mir.input "q" : !rlx.tensor<[1, 4, 6, 8], f32>
+  %m = mir.input "m" : !rlx.tensor<[6, 6], bool>
+  %a = mir.attention %q, %q, %q mask %m kind causal : (!rlx.tensor<[1, 4, 6, 8], f32>, !rlx.tensor<[1, 4, 6, 8], f32>, !rlx.tensor<[1, 4, 6, 8], f32>, !rlx.tensor<[6, 6], bool>) -> !rlx.tensor<[1, 4, 6, 8], f32>
+  func.return
+}
+// CHECK: error: 'mir.attention' op a mask operand is given iff the mask kind is explicit
+
+// -----
+func.func @rope_odd() {
+  %x = mir.input "x" : !rlx.tensor<[1, 2, 6, 8], f32>
+  %c = mir.input "c" : !rlx.tensor<[6, 3], f32>
+  %r = mir.rope %x, %c, %c rotary_dim 6 interleaved : (!rlx.tensor<[1, 2, 6, 8], f32>, !rlx.tensor<[6, 3], f32>, !rlx.tensor<[6, 3], f32>) -> !rlx.tensor<[1, 2, 6, 8], f32>
+  %s = mir.rope %x, %c, %c rotary_dim 5 : (!rlx.tensor<[1, 2, 6, 8], f32>, !rlx.tensor<[6, 3], f32>, !rlx.tensor<[6, 3], f32>) -> !rlx.tensor<[1, 2, 6, 8], f32>
+  func.return
+}
+// CHECK: mir_invalid.mlir:[[# @LINE - 3]]:3: error: 'mir.rope' op rotary dim 5 must be even and in (0, 8]
+
+// -----
+func.func @quant_scale() {
+  %x = mir.input "x" : !rlx.tensor<[4, 8], f32>
+  %s = mir.input "s" : !rlx.tensor<[4], f32>
+  %q = mir.quantize %x, %s axis 1 : (!rlx.tensor<[4, 8], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[4, 8], i8>
+  func.return
+}
+// CHECK: error: 'mir.quantize' op a per-axis scale must be [8], got [4]
+
+// -----
+func.func @fused_bias_rank() {
+  %x = mir.input "x" : !rlx.tensor<[2, 8], f32>
+  %w = mir.input "w" : !rlx.tensor<[8, 4], f32>
+  %b = mir.input "b" : !rlx.tensor<[2, 4], f32>
+  %y = mir.fused_matmul_bias_act %x, %w, %b : (!rlx.tensor<[2, 8], f32>, !rlx.tensor<[8, 4], f32>, !rlx.tensor<[2, 4], f32>) -> !rlx.tensor<[2, 4], f32>
+  func.return
+}
+// CHECK: error: 'mir.fused_matmul_bias_act' op bias must be a vector of 4 (or one element), got !rlx.tensor<[2, 4], f32>
+
+// -----
+func.func @swiglu_odd() {
+  %x = mir.input "x" : !rlx.tensor<[2, 7], f32>
+  %y = mir.fused_swiglu %x : !rlx.tensor<[2, 7], f32> -> !rlx.tensor<[2, 3], f32>
+  func.return
+}
+// CHECK: error: 'mir.fused_swiglu' op the last dim (7) must be static and even
+
+// -----
+func.func @constant_bytes() {
+  %c = mir.constant dense<[1.0, 2.0, 3.0]> : !rlx.tensor<[2], f32>
+  func.return
+}
+// CHECK: mir_invalid.mlir:[[# @LINE - 3]]:21: error: constant has 3 values, type !rlx.tensor<[2], f32> holds 2
+
+// -----
+func.func @use_before_def() {
+  %a = mir.neg %b : !rlx.tensor<[2], f32>
+  %b = mir.input "b" : !rlx.tensor<[2], f32>
+  func.return
+}
+// CHECK: mir_invalid.mlir:[[# @LINE - 4]]:3: error: 'mir.neg' op %b is used before it is defined
+
+// -----
+func.func @bad_dtype() {
+  %a = mir.input "a" : !rlx.tensor<[2], f31>
+  func.return
+}
+// CHECK: mir_invalid.mlir:[[# @LINE - 3]]:41: error: unknown element type 'f31'

@@ -1,0 +1,76 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rlx_compile import ModuleBuilder
+from rlx_compile.builder import is_hir
+from rlx_compile.dialects import mir
+from rlx_compile.ir import graph_inputs, graph_params, main_graph, output_names, print_module
+
+
+def test_issue_example_builds_a_verified_hir_module() -> None:
+    with ModuleBuilder("layer") as m:
+        x = m.input("x", (2, 128))
+        w = m.param("w", (128, 128))
+        y = m.linear(x, w, act="gelu")
+        m.output(y)
+    module = m.module
+    module.verify()
+    assert is_hir(module)
+    graph = main_graph(module)
+    assert [leaf.name for leaf in graph_inputs(graph)] == ["x"]
+    assert [leaf.name for leaf in graph_params(graph)] == ["w"]
+    assert output_names(graph) == ["output0"]
+    assert "hir.linear %x, %w act gelu" in print_module(module)
+
+
+def test_mir_builder_infers_types_and_handles_scalars() -> None:
+    with ModuleBuilder("g") as m:
+        x = m.input("x", (2, "seq", 8), "f16")
+        y = m.mul(m.add(x, 1.0), 0.5)
+        z = m.reshape(y, (2, "seq", 2, 4))
+        r = m.sum(z, axes=-1, keepdims=True)
+        m.output(r, names=["r"])
+    text = print_module(m.module)
+    assert "!rlx.tensor<[2, seq, 2, 1], f16>" in text
+    assert not is_hir(m.module)
+    consts = [op for op in m.module.walk() if isinstance(op, mir.ConstantOp)]
+    assert [c.to_numpy().tolist() for c in consts] == [1.0, 0.5]
+    assert all(c.tensor_type.dtype.value == "f16" for c in consts)
+
+
+def test_reshape_infers_minus_one() -> None:
+    with ModuleBuilder() as m:
+        x = m.input("x", (4, 6))
+        m.output(m.reshape(x, (-1, 3)))
+    assert "-> !rlx.tensor<[8, 3], f32>" in print_module(m.module)
+
+
+def test_invalid_builds_raise_clear_errors() -> None:
+    with pytest.raises(Exception, match="contraction dims differ"), ModuleBuilder() as m:
+        m.matmul(m.input("a", (2, 3)), m.input("b", (4, 5)))
+    with pytest.raises(ValueError, match="has no outputs"), ModuleBuilder("empty") as m:
+        m.input("a", (2,))
+
+
+def test_constants_keep_their_bytes() -> None:
+    data = np.arange(24, dtype=np.float32).reshape(2, 3, 4) / 7
+    with ModuleBuilder() as m:
+        m.output(m.constant(data))
+    (const,) = [op for op in m.module.walk() if isinstance(op, mir.ConstantOp)]
+    np.testing.assert_array_equal(const.to_numpy(), data)
+    from rlx_compile.ir import parse_module
+
+    reparsed = parse_module(print_module(m.module))
+    (again,) = [op for op in reparsed.walk() if isinstance(op, mir.ConstantOp)]
+    np.testing.assert_array_equal(again.to_numpy(), data)
+
+
+def test_region_escape_hatch() -> None:
+    with ModuleBuilder() as m:
+        x = m.input("x", (3,))
+        (y,) = m.region([x], lambda b, args: [b.tanh(b.add(args[0], args[0]))])
+        m.output(y)
+    text = print_module(m.module)
+    assert "hir.region" in text and "hir.yield" in text
