@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -23,6 +21,7 @@ from rlx_compile.builder import is_hir
 from rlx_compile.diagnostics import ParseFailure, RlxError, verify_module
 from rlx_compile.ir import graph_block, main_graph, parse_module, print_module
 from rlx_compile.pipeline import TARGETS, CompilePipeline
+from rlx_compile.tools.cli import cli_main, write_atomic
 
 
 def count_ops(module: ModuleOp) -> int:
@@ -75,7 +74,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     out_level = level(result.module)
     args.out.mkdir(parents=True, exist_ok=True)
     module_path = args.out / f"{args.model.stem}.{out_level}.mlir"
-    module_path.write_text(print_module(result.module))
+    write_atomic(module_path, print_module(result.module))
     summary: dict[str, Any] = {
         "model": str(args.model),
         "target": args.target,
@@ -87,7 +86,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         "fingerprint": result.fingerprint,
         "outputs": {"module": str(module_path)},
     }
-    (args.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    write_atomic(args.out / "summary.json", json.dumps(summary, indent=2) + "\n")
     if args.json:
         print(json.dumps(summary))
     else:
@@ -101,18 +100,7 @@ def run(argv: Sequence[str] | None = None) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    try:
-        code = run(argv)
-    except RlxError as err:
-        sys.stderr.write(err.line() + "\n")
-        code = 1
-    except Exception as err:
-        if os.environ.get("RLX_DEBUG"):
-            raise
-        msg = " ".join(str(err).split())
-        sys.stderr.write(f"error: internal error: {type(err).__name__}: {msg}\n")
-        code = 1
-    sys.exit(code)
+    cli_main(run, argv)
 
 
 if __name__ == "__main__":

@@ -9,9 +9,7 @@ the output file is only written when the whole run succeeded.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -26,6 +24,7 @@ from rlx_compile.passmanager import (
     parse_pipeline,
     reproducer_pipeline,
 )
+from rlx_compile.tools.cli import cli_main, write_atomic
 
 SPLIT_MARKER = "// -----"
 
@@ -114,18 +113,8 @@ def _process(text: str, name: str, args: argparse.Namespace, line_offset: int = 
 def _write_output(path: str, text: str) -> None:
     if path == "-":
         sys.stdout.write(text)
-        return
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    # Write to a temporary file first so a failure never leaves a half-written output.
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    else:
+        write_atomic(Path(path), text)
 
 
 def run(argv: Sequence[str] | None = None) -> int:
@@ -152,21 +141,7 @@ def run(argv: Sequence[str] | None = None) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    try:
-        code = run(argv)
-    except RlxError as err:
-        sys.stderr.write(err.line() + "\n")
-        code = 1
-    except KeyboardInterrupt:
-        sys.stderr.write("error: interrupted\n")
-        code = 1
-    except Exception as err:
-        if os.environ.get("RLX_DEBUG"):
-            raise
-        msg = " ".join(str(err).split())
-        sys.stderr.write(f"error: internal error: {type(err).__name__}: {msg}\n")
-        code = 1
-    sys.exit(code)
+    cli_main(run, argv)
 
 
 if __name__ == "__main__":
