@@ -41,3 +41,13 @@ def test_examples_are_up_to_date() -> None:
         check=False,
     )
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_dialect_docs_are_up_to_date() -> None:
+    r = subprocess.run(
+        [sys.executable, "-m", "rlx_compile.tools.dialect_docs", "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr

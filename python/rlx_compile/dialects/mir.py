@@ -304,21 +304,29 @@ class FloatUnaryOp(UnaryOp):
 
 @irdl_op_definition
 class NegOp(UnaryOp):
+    """-x."""
+
     name = "mir.neg"
 
 
 @irdl_op_definition
 class AbsOp(UnaryOp):
+    """|x|."""
+
     name = "mir.abs"
 
 
 @irdl_op_definition
 class ReluOp(UnaryOp):
+    """max(x, 0)."""
+
     name = "mir.relu"
 
 
 @irdl_op_definition
 class SignOp(UnaryOp):
+    """-1, 0 or 1 by the sign of x (0 for ±0; NaN stays NaN)."""
+
     name = "mir.sign"
 
 
@@ -335,36 +343,50 @@ class NotOp(UnaryOp):
 
 @irdl_op_definition
 class ExpOp(FloatUnaryOp):
+    """eˣ."""
+
     name = "mir.exp"
 
 
 @irdl_op_definition
 class LogOp(FloatUnaryOp):
+    """Natural logarithm."""
+
     name = "mir.log"
 
 
 @irdl_op_definition
 class SqrtOp(FloatUnaryOp):
+    """√x."""
+
     name = "mir.sqrt"
 
 
 @irdl_op_definition
 class RsqrtOp(FloatUnaryOp):
+    """1/√x."""
+
     name = "mir.rsqrt"
 
 
 @irdl_op_definition
 class ReciprocalOp(FloatUnaryOp):
+    """1/x."""
+
     name = "mir.reciprocal"
 
 
 @irdl_op_definition
 class TanhOp(FloatUnaryOp):
+    """Hyperbolic tangent."""
+
     name = "mir.tanh"
 
 
 @irdl_op_definition
 class SigmoidOp(FloatUnaryOp):
+    """1 / (1 + e⁻ˣ)."""
+
     name = "mir.sigmoid"
 
 
@@ -377,26 +399,36 @@ class SiluOp(FloatUnaryOp):
 
 @irdl_op_definition
 class ErfOp(FloatUnaryOp):
+    """The error function."""
+
     name = "mir.erf"
 
 
 @irdl_op_definition
 class SinOp(FloatUnaryOp):
+    """Sine."""
+
     name = "mir.sin"
 
 
 @irdl_op_definition
 class CosOp(FloatUnaryOp):
+    """Cosine."""
+
     name = "mir.cos"
 
 
 @irdl_op_definition
 class FloorOp(FloatUnaryOp):
+    """Largest integer ≤ x."""
+
     name = "mir.floor"
 
 
 @irdl_op_definition
 class CeilOp(FloatUnaryOp):
+    """Smallest integer ≥ x."""
+
     name = "mir.ceil"
 
 
@@ -467,17 +499,23 @@ class LogicalBinaryOp(BinaryOp):
 
 @irdl_op_definition
 class AddOp(BinaryOp):
+    """lhs + rhs."""
+
     name = "mir.add"
     traits = traits_def(Pure(), Commutative())
 
 
 @irdl_op_definition
 class SubOp(BinaryOp):
+    """lhs - rhs."""
+
     name = "mir.sub"
 
 
 @irdl_op_definition
 class MulOp(BinaryOp):
+    """lhs · rhs."""
+
     name = "mir.mul"
     traits = traits_def(Pure(), Commutative())
 
@@ -491,6 +529,8 @@ class DivOp(BinaryOp):
 
 @irdl_op_definition
 class PowOp(BinaryOp):
+    """lhs raised to rhs."""
+
     name = "mir.pow"
 
 
@@ -519,18 +559,24 @@ class ModOp(BinaryOp):
 
 @irdl_op_definition
 class AndOp(LogicalBinaryOp):
+    """Logical and of bool tensors."""
+
     name = "mir.and"
     traits = traits_def(Pure(), Commutative())
 
 
 @irdl_op_definition
 class OrOp(LogicalBinaryOp):
+    """Logical or of bool tensors."""
+
     name = "mir.or"
     traits = traits_def(Pure(), Commutative())
 
 
 @irdl_op_definition
 class XorOp(LogicalBinaryOp):
+    """Logical exclusive or of bool tensors."""
+
     name = "mir.xor"
     traits = traits_def(Pure(), Commutative())
 
@@ -694,26 +740,36 @@ class ReduceOp(ShapedOp):
 
 @irdl_op_definition
 class ReduceSumOp(ReduceOp):
+    """Sum over ``axes``."""
+
     name = "mir.reduce_sum"
 
 
 @irdl_op_definition
 class ReduceMeanOp(ReduceOp):
+    """Mean over ``axes``."""
+
     name = "mir.reduce_mean"
 
 
 @irdl_op_definition
 class ReduceMaxOp(ReduceOp):
+    """Maximum over ``axes`` (NaN propagates)."""
+
     name = "mir.reduce_max"
 
 
 @irdl_op_definition
 class ReduceMinOp(ReduceOp):
+    """Minimum over ``axes`` (NaN propagates)."""
+
     name = "mir.reduce_min"
 
 
 @irdl_op_definition
 class ReduceProdOp(ReduceOp):
+    """Product over ``axes``."""
+
     name = "mir.reduce_prod"
 
 
@@ -742,11 +798,15 @@ class ArgReduceOp(ShapedOp):
 
 @irdl_op_definition
 class ArgMaxOp(ArgReduceOp):
+    """Index of the maximum along ``axis`` (first on ties)."""
+
     name = "mir.argmax"
 
 
 @irdl_op_definition
 class ArgMinOp(ArgReduceOp):
+    """Index of the minimum along ``axis`` (first on ties)."""
+
     name = "mir.argmin"
 
 
@@ -772,11 +832,15 @@ class AxisFloatOp(ShapedOp):
 
 @irdl_op_definition
 class SoftmaxOp(AxisFloatOp):
+    """exp(x - max) / sum(exp(x - max)) along ``axis``."""
+
     name = "mir.softmax"
 
 
 @irdl_op_definition
 class LogSoftmaxOp(AxisFloatOp):
+    """log(softmax(x)) along ``axis``, computed stably."""
+
     name = "mir.log_softmax"
 
 
@@ -1962,11 +2026,15 @@ class FusedResidualNormOp(ShapedOp):
 
 @irdl_op_definition
 class FusedResidualRmsNormOp(FusedResidualNormOp):
+    """(rms_norm(x + residual) · scale [+ bias], x + residual)."""
+
     name = "mir.fused_residual_rms_norm"
 
 
 @irdl_op_definition
 class FusedResidualLayerNormOp(FusedResidualNormOp):
+    """(layer_norm(x + residual) · scale [+ bias], x + residual)."""
+
     name = "mir.fused_residual_layer_norm"
 
 

@@ -1,0 +1,17 @@
+// The fused ops that fusion and `direct` HIR lowering emit. Each is defined as the
+// composition of primitives stated in its docstring (dialects/mir.md) and the executor
+// computes it exactly that way.
+func.func @fused() -> (!rlx.tensor<[2, 8], f32> {rlx.name = "y"}, !rlx.tensor<[2, 8], f32> {rlx.name = "residual"}) {
+  %x = mir.input "x" : !rlx.tensor<[2, 8], f32>
+  %w = mir.param "w" : !rlx.tensor<[8, 32], f32>
+  %b = mir.param "b" : !rlx.tensor<[32], f32>
+  %g = mir.param "g" : !rlx.tensor<[8], f32>
+  // act(x · w + b): a bias vector over the last dim and an optional activation.
+  %h = mir.fused_matmul_bias_act %x, %w, %b act silu : (!rlx.tensor<[2, 8], f32>, !rlx.tensor<[8, 32], f32>, !rlx.tensor<[32], f32>) -> !rlx.tensor<[2, 32], f32>
+  // silu(gate) · up on the two halves of the last dim (up first unless gate_first).
+  %s = mir.fused_swiglu %h : !rlx.tensor<[2, 32], f32> -> !rlx.tensor<[2, 16], f32>
+  %sn = mir.narrow %s axis 1 start 0 : !rlx.tensor<[2, 16], f32> -> !rlx.tensor<[2, 8], f32>
+  // Two results: the normalised sum and the sum itself (the next residual stream).
+  %n, %sum = mir.fused_residual_rms_norm %sn, %x, %g axis 1 eps 1.000000e-06 : (!rlx.tensor<[2, 8], f32>, !rlx.tensor<[2, 8], f32>, !rlx.tensor<[8], f32>) -> (!rlx.tensor<[2, 8], f32>, !rlx.tensor<[2, 8], f32>)
+  func.return %n, %sum : !rlx.tensor<[2, 8], f32>, !rlx.tensor<[2, 8], f32>
+}
