@@ -1,0 +1,1 @@
+"""Helpers for tests and benchmarks: random graphs and generated models."""
