@@ -522,7 +522,7 @@ i64 hill_climb(const Problem& p, Packer& pk, std::vector<i32>& order, Fit fit, i
     std::vector<i32> top;
     // Give up after this many moves without a strict improvement: on inputs already
     // at a local optimum the budget would otherwise be burnt on a flat landscape.
-    const i64 patience = 2000 + 200 * static_cast<i64>(n);
+    const i64 patience = 1000 + 50 * static_cast<i64>(n);
     i64 since_improvement = 0;
     while (pk.steps() < step_limit && arena > lower_bound && since_improvement < patience) {
         ++since_improvement;
@@ -691,8 +691,14 @@ Placement place_best(const Problem& p, i64 budget) {
         consider("skyline", skyline_order(p, rest, nullptr, &other_steps), Fit::kFirst);
         Rng rng(0x5C71E000ULL + rest.size());
         const i64 restart_limit = used() + (budget - used()) / 2;
-        while (!done() && used() + skyline_cost <= restart_limit) {
+        // Small inputs would otherwise repeat near-identical restarts for the whole
+        // half budget; stop after a run of restarts that improve nothing.
+        const i64 patience = 64 + static_cast<i64>(rest.size());
+        for (i64 idle = 0; !done() && idle < patience && used() + skyline_cost <= restart_limit;
+             ++idle) {
+            const i64 before = climb_arena;
             consider("skyline-restart", skyline_order(p, rest, &rng, &other_steps), Fit::kFirst);
+            if (climb_arena < before) idle = 0;
         }
     }
 

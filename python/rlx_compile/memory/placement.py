@@ -152,9 +152,7 @@ def plan_intervals_py(
     arena = 0
     for i in buffers:
         psize = size[i]
-        occ = sorted(
-            (o, o + ps) for (o, ps, b, d) in placed if birth[i] <= d and death[i] >= b
-        )
+        occ = sorted((o, o + ps) for (o, ps, b, d) in placed if birth[i] <= d and death[i] >= b)
         cursor = 0
         off = None
         for s, e in occ:
