@@ -18,9 +18,10 @@ Strategies (``STRATEGIES``):
   live block included), ties to the lowest offset.
 * ``greedy-conflicts`` (TVM USMP), ``greedy-breadth`` (TFLite),
   ``greedy-lifetime``: other orders, lowest offset.
-* ``best`` (default): a portfolio of orders x (first fit, best fit), buffers live
-  over the whole span stacked at the bottom, then a deterministic hill climb over
-  the order within ``budget`` steps; the smallest arena wins and RLX's own plan is
+* ``best`` (default): buffers live over the whole span stacked at the bottom, a
+  portfolio of six orders x (first fit, best fit), skyline (lowest-segment-first)
+  constructions with seeded restarts, then a seeded hill climb over the order, all
+  within ``budget`` steps; the smallest arena wins and RLX's own plan is
   a candidate, so ``best`` is never larger than ``rlx`` (unless RLX's plan alone
   would cost more than the budget, which takes many whole-span buffers in a huge
   graph). Above ``PORTFOLIO_LIMIT`` buffers only size order x both fits run.
