@@ -4,9 +4,11 @@
 
 namespace rlx {
 void register_liveness(pybind11::module_& m);
+void register_placement(pybind11::module_& m);
 }  // namespace rlx
 
 PYBIND11_MODULE(_core, m) {
     m.doc() = "rlx-compile C++ core: liveness, arena placement, shard cost search";
     rlx::register_liveness(m);
+    rlx::register_placement(m);
 }
