@@ -5,10 +5,12 @@
 namespace rlx {
 void register_liveness(pybind11::module_& m);
 void register_placement(pybind11::module_& m);
+void register_memplan(pybind11::module_& m);
 }  // namespace rlx
 
 PYBIND11_MODULE(_core, m) {
     m.doc() = "rlx-compile C++ core: liveness, arena placement, shard cost search";
     rlx::register_liveness(m);
     rlx::register_placement(m);
+    rlx::register_memplan(m);
 }

@@ -329,6 +329,15 @@ class ShapedOp(IRDLOperation):
     """
 
     INFER_RESULTS: ClassVar[bool] = True
+    ELEMENTWISE: ClassVar[bool] = False
+    """Result element i depends only on element i of each operand (after broadcasting):
+    the op can write its result over a same-size operand that dies at this op."""
+
+    def contiguous_view_offset(self) -> int | None:
+        """For ops whose result is a contiguous reinterpretation of operand 0's bytes (a
+        reshape, a same-type cast, a narrow of a leading axis...), the byte offset of the
+        result inside the operand; None for ops that compute."""
+        return None
 
     @classmethod
     def infer(cls, props: Props, **operands: Any) -> tuple[TensorType, ...]:

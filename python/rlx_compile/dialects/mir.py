@@ -277,6 +277,8 @@ def _parse_scalar(parser: Parser) -> float | int | bool:
 class UnaryOp(ShapedOp):
     """One operand, result of the same type."""
 
+    ELEMENTWISE: ClassVar[bool] = True
+
     T: ClassVar = VarConstraint("T", AnyTensor)
     input = operand_def(T)
     result = result_def(T)
@@ -466,6 +468,8 @@ class GeluOp(FloatUnaryOp):
 class BinaryOp(ShapedOp):
     """Two operands of one element type, broadcast like NumPy."""
 
+    ELEMENTWISE: ClassVar[bool] = True
+
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     result = result_def(TensorType)
@@ -585,6 +589,8 @@ class XorOp(LogicalBinaryOp):
 class CompareOp(ShapedOp):
     """Elementwise comparison with broadcasting; the result is bool."""
 
+    ELEMENTWISE: ClassVar[bool] = True
+
     name = "mir.compare"
     predicate = prop_def(ComparePredicateAttr)
     lhs = operand_def(TensorType)
@@ -607,6 +613,8 @@ class CompareOp(ShapedOp):
 @irdl_op_definition
 class WhereOp(ShapedOp):
     """``cond ? on_true : on_false`` elementwise, the three operands broadcast together."""
+
+    ELEMENTWISE: ClassVar[bool] = True
 
     name = "mir.where"
     condition = operand_def(TensorType)
@@ -635,6 +643,8 @@ class WhereOp(ShapedOp):
 class CastOp(ShapedOp):
     """Element type conversion. Float to int truncates toward zero; to bool is ``!= 0``."""
 
+    ELEMENTWISE: ClassVar[bool] = True
+
     name = "mir.cast"
     input = operand_def(TensorType)
     result = result_def(TensorType)
@@ -654,6 +664,10 @@ class CastOp(ShapedOp):
             raise VerifyException(
                 f"cast must keep the shape: {fmt_shape(input.shape)} -> {fmt_shape(out.shape)}"
             )
+
+    def contiguous_view_offset(self) -> int | None:
+        same = self.input.type == self.result.type
+        return 0 if same else None
 
 
 # =====================================================================================
@@ -1056,6 +1070,9 @@ class ReshapeOp(ShapedOp):
                 "element counts differ"
             )
 
+    def contiguous_view_offset(self) -> int | None:
+        return 0
+
 
 @irdl_op_definition
 class TransposeOp(ShapedOp):
@@ -1077,6 +1094,13 @@ class TransposeOp(ShapedOp):
         if sorted(perm) != list(range(input.rank)):
             raise VerifyException(f"perm {list(perm)} is not a permutation of rank {input.rank}")
         return (input.with_shape(input.shape[p] for p in perm),)
+
+    def contiguous_view_offset(self) -> int | None:
+        # A permutation that keeps the order of the non-unit dims moves no bytes.
+        src = self.input.type
+        assert isinstance(src, TensorType)
+        moved = [p for p in self.props().ints("perm") if src.shape[p] != 1]
+        return 0 if moved == sorted(moved) else None
 
 
 @irdl_op_definition
@@ -1128,6 +1152,17 @@ class NarrowOp(ShapedOp):
             raise VerifyException(f"narrow [{start}, {start + length}) exceeds dim size {full}")
         if isinstance(length, str) and length != full:
             raise VerifyException(f"a symbolic narrow length must equal the dim ({full})")
+
+    def contiguous_view_offset(self) -> int | None:
+        # Contiguous when every dim before the axis is 1: rows start..start+len of the
+        # flattened tail.
+        src = self.input.type
+        assert isinstance(src, TensorType)
+        axis, start = self.props().int("axis"), self.props().int("start")
+        if not src.is_static or any(d != 1 for d in src.shape[:axis]):
+            return None
+        inner = math.prod(int(d) for d in src.shape[axis + 1 :])
+        return start * inner * src.dtype.itemsize
 
 
 @irdl_op_definition
@@ -1257,6 +1292,12 @@ class ExpandOp(ShapedOp):
                 raise VerifyException(
                     f"cannot expand {fmt_shape(input.shape)} to {fmt_shape(out.shape)}"
                 )
+
+    def contiguous_view_offset(self) -> int | None:
+        # Adding or keeping size-1 dims only: the same bytes in the same order.
+        src, out = self.input.type, self.result.type
+        assert isinstance(src, TensorType) and isinstance(out, TensorType)
+        return 0 if src.is_static and src.num_elements() == out.num_elements() else None
 
 
 @irdl_op_definition

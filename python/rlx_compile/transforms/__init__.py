@@ -13,6 +13,27 @@ def _lower_hir_to_mir() -> type[ModulePass]:
     return LowerHirToMirPass
 
 
+def _plan_memory() -> type[ModulePass]:
+    from rlx_compile.transforms.plan_memory import PlanMemoryPass
+
+    return PlanMemoryPass
+
+
+def _schedule_memory() -> type[ModulePass]:
+    from rlx_compile.transforms.schedule_memory import ScheduleMemoryPass
+
+    return ScheduleMemoryPass
+
+
+def _plan_check() -> type[ModulePass]:
+    from rlx_compile.transforms.plan_check import PlanCheckPass
+
+    return PlanCheckPass
+
+
 RLX_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "lower-hir-to-mir": _lower_hir_to_mir,
+    "plan-memory": _plan_memory,
+    "plan-check": _plan_check,
+    "schedule-memory": _schedule_memory,
 }

@@ -1,0 +1,472 @@
+#include "memplan.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#include "checked_array.hpp"
+
+namespace rlx {
+
+using i64 = std::int64_t;
+
+namespace {
+
+// Tensors in execution order: by step, then by index (results of one op keep their order).
+std::vector<i64> step_order(const TensorGraph& g) {
+    std::vector<i64> order(g.step.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](i64 a, i64 b) { return g.step[a] < g.step[b]; });
+    return order;
+}
+
+}  // namespace
+
+TensorPlan form_buffers(const TensorGraph& g, const PlanOptions& opt) {
+    const std::size_t n = g.step.size();
+    TensorPlan p;
+    p.root.assign(n, -1);
+    p.root_offset.assign(n, 0);
+    p.buffer.assign(n, -1);
+    p.offset.assign(n, -1);
+    const std::vector<i64> order = step_order(g);
+
+    // Storage roots: a view's bytes belong to its parent's root.
+    for (i64 t : order) {
+        const i64 parent = g.view_parent[t];
+        if (parent < 0) {
+            p.root[t] = t;
+        } else {
+            p.root[t] = p.root[parent];
+            p.root_offset[t] = p.root_offset[parent] + g.view_offset[t];
+        }
+    }
+
+    // Closed live intervals of the roots: written at the producer's step, live until the
+    // last step reading the root or any view of it.
+    std::vector<i64> birth(g.step), death(g.step);
+    for (std::size_t t = 0; t < n; ++t) {
+        for (i64 i = g.dep_offsets[t]; i < g.dep_offsets[t + 1]; ++i) {
+            const i64 r = p.root[g.deps[i]];
+            death[r] = std::max(death[r], g.step[t]);
+        }
+    }
+    std::vector<char> pinned(n, 0);
+    for (std::size_t t = 0; t < n; ++t) {
+        if (g.is_output[t] != 0) pinned[p.root[t]] = 1;
+        if (opt.leaves_live_whole && g.kind[t] != kCompute && p.root[t] == static_cast<i64>(t)) {
+            birth[t] = 0;
+            pinned[t] = 1;
+        }
+    }
+    if (opt.pin_output_ancestors) {
+        std::vector<char> seen(n, 0);
+        std::vector<i64> stack;
+        for (std::size_t t = 0; t < n; ++t) {
+            if (g.is_output[t] != 0) stack.push_back(static_cast<i64>(t));
+        }
+        while (!stack.empty()) {
+            const i64 t = stack.back();
+            stack.pop_back();
+            if (seen[t]) continue;
+            seen[t] = 1;
+            pinned[p.root[t]] = 1;
+            for (i64 i = g.dep_offsets[t]; i < g.dep_offsets[t + 1]; ++i) stack.push_back(g.deps[i]);
+        }
+    }
+    for (std::size_t t = 0; t < n; ++t) {
+        if (pinned[t]) death[t] = g.num_steps;
+    }
+
+    // Buffers, formed in execution order. An in-place candidate takes the buffer of an
+    // operand whose storage dies at this very step, when sizes match exactly and the
+    // operand is a compute tensor read from its start.
+    std::vector<i64> claimed_at;  // per buffer: the step whose op last claimed it in place
+    for (i64 t : order) {
+        if (g.view_parent[t] >= 0 || g.alloc[t] == 0) continue;
+        const bool leaf = g.kind[t] != kCompute;
+        if (g.size[t] == 0 && !leaf) continue;
+        bool merged = false;
+        if (opt.inplace && g.inplace_ok[t] != 0 && !leaf) {
+            for (i64 i = g.dep_offsets[t]; i < g.dep_offsets[t + 1] && !merged; ++i) {
+                const i64 d = g.deps[i];
+                const i64 r = p.root[d];
+                const i64 b = p.buffer[r];
+                if (b < 0 || g.kind[r] != kCompute || p.root_offset[d] != 0) continue;
+                if (g.size[d] != g.size[t] || p.buf_size[b] != g.size[t]) continue;
+                if (p.buf_death[b] != g.step[t] || claimed_at[b] == g.step[t]) continue;
+                p.buffer[t] = b;
+                p.buf_death[b] = death[t];
+                claimed_at[b] = g.step[t];
+                ++p.inplace_count;
+                merged = true;
+            }
+        }
+        if (!merged) {
+            p.buffer[t] = static_cast<i64>(p.buf_size.size());
+            p.buf_size.push_back(g.size[t]);
+            p.buf_birth.push_back(birth[t]);
+            p.buf_death.push_back(death[t]);
+            claimed_at.push_back(-1);
+        }
+    }
+    for (std::size_t t = 0; t < n; ++t) p.buffer[t] = p.buffer[p.root[t]];
+    p.peak = peak_live_bytes(p.buf_size, p.buf_birth, p.buf_death);
+    return p;
+}
+
+TensorPlan plan_tensors(const TensorGraph& g, const PlanOptions& opt) {
+    TensorPlan p = form_buffers(g, opt);
+    Placement placed = place_intervals(p.buf_size, p.buf_birth, p.buf_death, opt.alignment,
+                                       opt.strategy, opt.budget);
+    p.buf_offset = std::move(placed.offsets);
+    p.arena_size = placed.arena_size;
+    for (std::size_t t = 0; t < g.step.size(); ++t) {
+        const i64 b = p.buffer[t];
+        if (b >= 0) p.offset[t] = p.buf_offset[b] + p.root_offset[t];
+    }
+    return p;
+}
+
+// ---------------------------------------------------------------------------------
+// Memory-aware scheduling
+// ---------------------------------------------------------------------------------
+
+namespace {
+
+struct OpGraph {
+    std::vector<std::vector<i64>> deps;   // producer ops read by each op, deduplicated
+    std::vector<std::vector<i64>> users;  // ops reading each op
+    std::vector<char> leaf;
+    std::vector<i64> bytes;  // bytes of the op's own (non-view) results
+};
+
+OpGraph build_op_graph(const TensorGraph& g, const std::vector<i64>& op_of, i64 num_ops) {
+    OpGraph o;
+    o.deps.resize(num_ops);
+    o.users.resize(num_ops);
+    o.leaf.assign(num_ops, 1);
+    o.bytes.assign(num_ops, 0);
+    for (std::size_t t = 0; t < g.step.size(); ++t) {
+        const i64 op = op_of[t];
+        if (g.kind[t] == kCompute) o.leaf[op] = 0;
+        if (g.view_parent[t] < 0 && g.alloc[t] != 0) o.bytes[op] += g.size[t];
+        for (i64 i = g.dep_offsets[t]; i < g.dep_offsets[t + 1]; ++i) {
+            const i64 src = op_of[g.deps[i]];
+            if (src != op) o.deps[op].push_back(src);
+        }
+    }
+    for (i64 op = 0; op < num_ops; ++op) {
+        auto& d = o.deps[op];
+        std::sort(d.begin(), d.end());
+        d.erase(std::unique(d.begin(), d.end()), d.end());
+        for (i64 src : d) o.users[src].push_back(op);
+    }
+    return o;
+}
+
+// Depth-first post-order from the output ops: each op right after its operands, one
+// branch finished before the next. `heavy_first` visits the operand whose subgraph holds
+// the most bytes first (Sethi-Ullman's rule for registers, applied to tensors).
+std::vector<i64> dfs_order(const OpGraph& o, const std::vector<i64>& roots, bool heavy_first) {
+    const i64 n = static_cast<i64>(o.deps.size());
+    std::vector<i64> weight(n, 0);
+    if (heavy_first) {
+        for (i64 op = 0; op < n; ++op) {
+            i64 w = o.bytes[op];
+            for (i64 d : o.deps[op]) w = std::max(w, weight[d] + o.bytes[op]);
+            weight[op] = w;
+        }
+    }
+    std::vector<i64> order;
+    order.reserve(n);
+    std::vector<char> state(n, 0);  // 0 new, 1 on stack, 2 emitted
+    for (i64 op = 0; op < n; ++op) {
+        if (o.leaf[op]) {
+            order.push_back(op);
+            state[op] = 2;
+        }
+    }
+    std::vector<std::pair<i64, std::size_t>> stack;
+    auto visit = [&](i64 start) {
+        if (state[start] != 0) return;
+        stack.emplace_back(start, 0);
+        state[start] = 1;
+        while (!stack.empty()) {
+            auto& [op, next] = stack.back();
+            std::vector<i64> deps = o.deps[op];
+            if (heavy_first) {
+                std::stable_sort(deps.begin(), deps.end(),
+                                 [&](i64 a, i64 b) { return weight[a] > weight[b]; });
+            }
+            if (next < deps.size()) {
+                const i64 d = deps[next++];
+                if (state[d] == 0) {
+                    state[d] = 1;
+                    stack.emplace_back(d, 0);
+                }
+                continue;
+            }
+            order.push_back(op);
+            state[op] = 2;
+            stack.pop_back();
+        }
+    };
+    for (i64 r : roots) visit(r);
+    for (i64 op = 0; op < n; ++op) visit(op);  // dead ops, in source order
+    return order;
+}
+
+// Greedy list schedule: among ready ops, run the one that allocates the least net memory
+// (its bytes minus the bytes of operands it reads last); ties to the lowest index.
+std::vector<i64> greedy_order(const OpGraph& o) {
+    const i64 n = static_cast<i64>(o.deps.size());
+    std::vector<i64> pending(n, 0), remaining_users(n, 0), order;
+    order.reserve(n);
+    std::vector<i64> ready;
+    for (i64 op = 0; op < n; ++op) {
+        pending[op] = static_cast<i64>(o.deps[op].size());
+        remaining_users[op] = static_cast<i64>(o.users[op].size());
+    }
+    for (i64 op = 0; op < n; ++op) {
+        if (o.leaf[op]) {
+            order.push_back(op);
+            for (i64 u : o.users[op]) --pending[u];
+        }
+    }
+    for (i64 op = 0; op < n; ++op) {
+        if (!o.leaf[op] && pending[op] == 0) ready.push_back(op);
+    }
+    while (!ready.empty()) {
+        std::size_t best = 0;
+        i64 best_net = 0;
+        for (std::size_t k = 0; k < ready.size(); ++k) {
+            const i64 op = ready[k];
+            i64 net = o.bytes[op];
+            for (i64 d : o.deps[op]) {
+                if (!o.leaf[d] && remaining_users[d] == 1) net -= o.bytes[d];
+            }
+            if (k == 0 || net < best_net || (net == best_net && op < ready[best])) {
+                best = k;
+                best_net = net;
+            }
+        }
+        const i64 op = ready[best];
+        ready.erase(ready.begin() + static_cast<std::ptrdiff_t>(best));
+        order.push_back(op);
+        for (i64 d : o.deps[op]) --remaining_users[d];
+        for (i64 u : o.users[op]) {
+            if (--pending[u] == 0) ready.push_back(u);
+        }
+    }
+    return order;
+}
+
+i64 peak_of(const TensorGraph& g, const std::vector<i64>& op_of, const std::vector<i64>& order,
+            const PlanOptions& opt) {
+    TensorGraph h = g;
+    std::vector<i64> pos(order.size());
+    for (std::size_t k = 0; k < order.size(); ++k) pos[order[k]] = static_cast<i64>(k);
+    for (std::size_t t = 0; t < g.step.size(); ++t) h.step[t] = pos[op_of[t]];
+    h.num_steps = static_cast<i64>(order.size());
+    return form_buffers(h, opt).peak;
+}
+
+}  // namespace
+
+ScheduleResult schedule_memory(const TensorGraph& g, const std::vector<i64>& op_of,
+                               i64 num_ops, const PlanOptions& opt) {
+    const OpGraph o = build_op_graph(g, op_of, num_ops);
+    std::vector<i64> roots;
+    for (std::size_t t = 0; t < g.step.size(); ++t) {
+        if (g.is_output[t] != 0) roots.push_back(op_of[t]);
+    }
+    std::vector<std::vector<i64>> candidates;
+    std::vector<i64> source(num_ops);
+    std::iota(source.begin(), source.end(), 0);
+    // Source order with the leaves first (they are preloaded anyway).
+    std::stable_partition(source.begin(), source.end(), [&](i64 op) { return o.leaf[op] != 0; });
+    candidates.push_back(source);
+    candidates.push_back(dfs_order(o, roots, false));
+    candidates.push_back(dfs_order(o, roots, true));
+    // The list scheduler scans the ready set per step; skip it on very large graphs.
+    if (num_ops <= 50'000) candidates.push_back(greedy_order(o));
+    ScheduleResult r;
+    for (std::size_t c = 0; c < candidates.size(); ++c) {
+        const i64 peak = peak_of(g, op_of, candidates[c], opt);
+        r.candidate_peaks.push_back(peak);
+        if (c == 0 || peak < r.best_peak) {
+            r.best_peak = peak;
+            r.winner = static_cast<int>(c);
+        }
+    }
+    r.source_peak = r.candidate_peaks[0];
+    r.order = candidates[r.winner];
+    return r;
+}
+
+// ---------------------------------------------------------------------------------
+// Bindings
+// ---------------------------------------------------------------------------------
+
+namespace {
+
+std::string at(const char* name, std::size_t i) {
+    return std::string(name) + "[" + std::to_string(i) + "]";
+}
+
+TensorGraph make_graph(const I64Array& step, const I64Array& size, const I64Array& kind,
+                       const I64Array& alloc, const I64Array& view_parent,
+                       const I64Array& view_offset, const I64Array& dep_offsets,
+                       const I64Array& deps, const I64Array& is_output,
+                       const I64Array& inplace_ok, i64 num_steps) {
+    TensorGraph g;
+    g.step = to_vector(step, "step");
+    const std::size_t n = g.step.size();
+    g.size = to_vector(size, "size");
+    g.kind = to_vector(kind, "kind");
+    g.alloc = to_vector(alloc, "alloc");
+    g.view_parent = to_vector(view_parent, "view_parent");
+    g.view_offset = to_vector(view_offset, "view_offset");
+    g.dep_offsets = to_vector(dep_offsets, "dep_offsets");
+    g.deps = to_vector(deps, "deps");
+    g.is_output = to_vector(is_output, "is_output");
+    g.inplace_ok = to_vector(inplace_ok, "inplace_ok");
+    g.num_steps = num_steps;
+    for (auto* v : {&g.size, &g.kind, &g.alloc, &g.view_parent, &g.view_offset, &g.is_output,
+                    &g.inplace_ok}) {
+        require_length(*v, n, "per-tensor array", "len(step)");
+    }
+    require_length(g.dep_offsets, n + 1, "dep_offsets", "len(step) + 1");
+    if (num_steps < 0) throw py::value_error("num_steps must be >= 0");
+    if (g.dep_offsets.front() != 0 ||
+        g.dep_offsets.back() != static_cast<i64>(g.deps.size())) {
+        throw py::value_error("dep_offsets must start at 0 and end at len(deps)");
+    }
+    for (std::size_t t = 0; t < n; ++t) {
+        if (g.dep_offsets[t + 1] < g.dep_offsets[t]) {
+            throw py::value_error(at("dep_offsets", t + 1) + " decreases");
+        }
+    }
+    for (std::size_t t = 0; t < n; ++t) {
+        if (g.step[t] < 0 || g.step[t] >= std::max<i64>(num_steps, 1)) {
+            throw py::value_error(at("step", t) + " is outside [0, num_steps)");
+        }
+        if (g.size[t] < 0) throw py::value_error(at("size", t) + " is negative");
+        if (g.kind[t] < kCompute || g.kind[t] > kConstant) {
+            throw py::value_error(at("kind", t) + " is not 0..3");
+        }
+        const i64 vp = g.view_parent[t];
+        if (vp < -1 || vp >= static_cast<i64>(n) || (vp >= 0 && g.step[vp] >= g.step[t])) {
+            throw py::value_error(at("view_parent", t) + " is not an earlier tensor or -1");
+        }
+        if (vp >= 0 && (g.view_offset[t] < 0 || g.view_offset[t] + g.size[t] > g.size[vp])) {
+            throw py::value_error(at("view_offset", t) + " puts the view outside its parent");
+        }
+        for (i64 i = g.dep_offsets[t]; i < g.dep_offsets[t + 1]; ++i) {
+            const i64 d = g.deps[static_cast<std::size_t>(i)];
+            if (d < 0 || d >= static_cast<i64>(n) || g.step[d] >= g.step[t]) {
+                throw py::value_error(at("deps", static_cast<std::size_t>(i)) +
+                                      " is not a tensor produced before tensor " +
+                                      std::to_string(t));
+            }
+        }
+    }
+    return g;
+}
+
+PlanOptions make_options(bool leaves_live_whole, bool pin_output_ancestors, bool inplace,
+                         i64 alignment, const std::string& strategy, i64 budget) {
+    PlanOptions opt;
+    opt.leaves_live_whole = leaves_live_whole;
+    opt.pin_output_ancestors = pin_output_ancestors;
+    opt.inplace = inplace;
+    if (alignment <= 0 || (alignment & (alignment - 1)) != 0) {
+        throw py::value_error("alignment " + std::to_string(alignment) +
+                              " is not a power of two");
+    }
+    opt.alignment = alignment;
+    if (!parse_strategy(strategy, &opt.strategy)) {
+        throw py::value_error("unknown strategy '" + strategy + "'");
+    }
+    if (budget < 0) throw py::value_error("budget must be >= 0");
+    opt.budget = budget;
+    return opt;
+}
+
+py::dict py_plan_tensors(const I64Array& step, const I64Array& size, const I64Array& kind,
+                         const I64Array& alloc, const I64Array& view_parent,
+                         const I64Array& view_offset, const I64Array& dep_offsets,
+                         const I64Array& deps, const I64Array& is_output,
+                         const I64Array& inplace_ok, i64 num_steps, bool leaves_live_whole,
+                         bool pin_output_ancestors, bool inplace, i64 alignment,
+                         const std::string& strategy, i64 budget) {
+    TensorGraph g = make_graph(step, size, kind, alloc, view_parent, view_offset, dep_offsets,
+                               deps, is_output, inplace_ok, num_steps);
+    PlanOptions opt = make_options(leaves_live_whole, pin_output_ancestors, inplace, alignment,
+                                   strategy, budget);
+    TensorPlan p;
+    {
+        py::gil_scoped_release release;
+        p = plan_tensors(g, opt);
+    }
+    py::dict out;
+    out["root"] = to_array(p.root);
+    out["root_offset"] = to_array(p.root_offset);
+    out["buffer"] = to_array(p.buffer);
+    out["offset"] = to_array(p.offset);
+    out["buf_size"] = to_array(p.buf_size);
+    out["buf_birth"] = to_array(p.buf_birth);
+    out["buf_death"] = to_array(p.buf_death);
+    out["buf_offset"] = to_array(p.buf_offset);
+    out["arena_size"] = p.arena_size;
+    out["peak"] = p.peak;
+    out["inplace_count"] = p.inplace_count;
+    return out;
+}
+
+py::dict py_schedule_memory(const I64Array& step, const I64Array& size, const I64Array& kind,
+                            const I64Array& alloc, const I64Array& view_parent,
+                            const I64Array& view_offset, const I64Array& dep_offsets,
+                            const I64Array& deps, const I64Array& is_output,
+                            const I64Array& inplace_ok, i64 num_steps, bool leaves_live_whole,
+                            bool pin_output_ancestors, bool inplace) {
+    TensorGraph g = make_graph(step, size, kind, alloc, view_parent, view_offset, dep_offsets,
+                               deps, is_output, inplace_ok, num_steps);
+    PlanOptions opt =
+        make_options(leaves_live_whole, pin_output_ancestors, inplace, 1, "rlx", 0);
+    // One op per step: a tensor's producing op is its step in source order.
+    const std::vector<i64> op_of = g.step;
+    ScheduleResult r;
+    {
+        py::gil_scoped_release release;
+        r = schedule_memory(g, op_of, num_steps, opt);
+    }
+    py::dict out;
+    out["order"] = to_array(r.order);
+    out["source_peak"] = r.source_peak;
+    out["best_peak"] = r.best_peak;
+    out["candidate_peaks"] = to_array(r.candidate_peaks);
+    out["winner"] = r.winner;
+    return out;
+}
+
+}  // namespace
+
+void register_memplan(py::module_& m) {
+    m.def("plan_tensors", &py_plan_tensors, py::arg("step"), py::arg("size"), py::arg("kind"),
+          py::arg("alloc"), py::arg("view_parent"), py::arg("view_offset"),
+          py::arg("dep_offsets"), py::arg("deps"), py::arg("is_output"), py::arg("inplace_ok"),
+          py::arg("num_steps"), py::arg("leaves_live_whole"), py::arg("pin_output_ancestors"),
+          py::arg("inplace"), py::arg("alignment"), py::arg("strategy"), py::arg("budget"),
+          "Views, in-place reuse, liveness and arena placement of a scheduled tensor graph.");
+    m.def("schedule_memory", &py_schedule_memory, py::arg("step"), py::arg("size"),
+          py::arg("kind"), py::arg("alloc"), py::arg("view_parent"), py::arg("view_offset"),
+          py::arg("dep_offsets"), py::arg("deps"), py::arg("is_output"), py::arg("inplace_ok"),
+          py::arg("num_steps"), py::arg("leaves_live_whole"),
+          py::arg("pin_output_ancestors"), py::arg("inplace"),
+          "A topological order of the ops with a lower peak of live bytes.");
+}
+
+}  // namespace rlx

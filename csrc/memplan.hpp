@@ -1,0 +1,72 @@
+// Tensor-level memory planning on a scheduled graph given as flat arrays: views that
+// alias their parent, in-place reuse of dying inputs, output-ancestor pinning, then
+// arena placement of the resulting buffers; and memory-aware scheduling.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "placement.hpp"
+
+namespace rlx {
+
+enum TensorKind : std::int64_t { kCompute = 0, kInput = 1, kParam = 2, kConstant = 3 };
+
+// One entry per tensor (op result), indexed in schedule order of their producers.
+struct TensorGraph {
+    std::vector<std::int64_t> step;         // schedule step of the producing op
+    std::vector<std::int64_t> size;         // slot bytes (width policy applied)
+    std::vector<std::int64_t> kind;         // TensorKind
+    std::vector<std::int64_t> alloc;        // nonzero: gets arena storage (or aliases one)
+    std::vector<std::int64_t> view_parent;  // tensor it aliases, or -1
+    std::vector<std::int64_t> view_offset;  // byte offset inside the parent
+    std::vector<std::int64_t> dep_offsets;  // CSR: operands of the producing op
+    std::vector<std::int64_t> deps;
+    std::vector<std::int64_t> is_output;
+    std::vector<std::int64_t> inplace_ok;   // producer may overwrite a dying same-size operand
+    std::int64_t num_steps = 0;
+};
+
+struct PlanOptions {
+    bool leaves_live_whole = true;      // inputs/params/constants span [0, num_steps]
+    bool pin_output_ancestors = false;  // everything an output depends on lives to the end
+    bool inplace = true;
+    std::int64_t alignment = 64;
+    Strategy strategy = Strategy::kBest;
+    std::int64_t budget = kDefaultBudget;
+};
+
+struct TensorPlan {
+    std::vector<std::int64_t> root;         // storage root (itself unless a view)
+    std::vector<std::int64_t> root_offset;  // cumulative byte offset inside the root
+    std::vector<std::int64_t> buffer;       // buffer id of the root, -1 when unallocated
+    std::vector<std::int64_t> offset;       // arena offset of the tensor, -1 when none
+    std::vector<std::int64_t> buf_size, buf_birth, buf_death, buf_offset;
+    std::int64_t arena_size = 0;
+    std::int64_t peak = 0;           // lower bound: peak live bytes of the buffers
+    std::int64_t inplace_count = 0;  // tensors that took a dying operand's buffer
+};
+
+// Liveness, aliasing and buffer formation without placement (buf_offset left empty).
+TensorPlan form_buffers(const TensorGraph& g, const PlanOptions& opt);
+
+// form_buffers + arena placement.
+TensorPlan plan_tensors(const TensorGraph& g, const PlanOptions& opt);
+
+// Memory-aware scheduling. `op_of[t]` is the op producing tensor t; ops are numbered in
+// source order. Leaf ops stay first, in source order. Candidate orders (source order, a
+// depth-first order finishing one branch before the next, the same visiting the most
+// memory-hungry operand first, and a greedy list schedule) are evaluated with
+// form_buffers' peak; the lowest wins, source order on ties.
+struct ScheduleResult {
+    std::vector<std::int64_t> order;  // op indices in execution order
+    std::int64_t source_peak = 0;
+    std::int64_t best_peak = 0;
+    std::vector<std::int64_t> candidate_peaks;  // source, dfs, dfs-heavy, greedy
+    int winner = 0;
+};
+
+ScheduleResult schedule_memory(const TensorGraph& g, const std::vector<std::int64_t>& op_of,
+                               std::int64_t num_ops, const PlanOptions& opt);
+
+}  // namespace rlx

@@ -1,0 +1,240 @@
+"""Memory planning of a MIR graph: export it to flat arrays, plan it in the C++ core,
+and build the ``lir.graph`` that carries the plan.
+
+Views (``contiguous_view_offset``) alias their operand's bytes; elementwise ops
+(``ELEMENTWISE``) may write over a same-size operand that dies at them; leaves are
+preloaded and live for the whole run; graph outputs live to the end. Sizes follow a
+width policy: ``native`` (true bytes), ``f32-uniform`` (every tensor but non-f32 params at
+least 4 bytes per element, as f32-typed GPU arenas need) or ``hybrid`` (f16/bf16
+activations and non-f32 params native, the rest f32-wide).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import cast
+
+import numpy as np
+from xdsl.dialects import func
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from rlx_compile import _core
+from rlx_compile.dialects import lir, mir
+from rlx_compile.dialects.common import ShapedOp
+from rlx_compile.dialects.types import DType, TensorType
+from rlx_compile.ir import graph_block, graph_name, graph_outputs, output_names
+from rlx_compile.memory.placement import DEFAULT_BUDGET, STRATEGIES
+
+WIDTH_POLICIES = ("native", "f32-uniform", "hybrid")
+KIND_COMPUTE, KIND_INPUT, KIND_PARAM, KIND_CONSTANT = 0, 1, 2, 3
+
+
+class PlanningError(ValueError):
+    """The graph cannot be planned (symbolic dims, nested graphs, ...)."""
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    alignment: int = 64
+    strategy: str = "best"
+    budget: int = DEFAULT_BUDGET
+    inplace: bool = True
+    pin_output_ancestors: bool = False
+    allocate_inputs: bool = True
+    allocate_params: bool = True
+    allocate_constants: bool = True
+    width: str = "native"
+
+    def __post_init__(self) -> None:
+        if self.alignment <= 0 or self.alignment & (self.alignment - 1):
+            raise ValueError(f"alignment {self.alignment} is not a power of two")
+        if self.strategy not in STRATEGIES:
+            raise ValueError(f"unknown strategy '{self.strategy}' (known: {', '.join(STRATEGIES)})")
+        if self.width not in WIDTH_POLICIES:
+            raise ValueError(f"unknown width '{self.width}' (known: {', '.join(WIDTH_POLICIES)})")
+
+
+def slot_bytes(t: TensorType, kind: int, width: str, alignment: int) -> int:
+    """Bytes a tensor's slot needs under a width policy."""
+    n = t.num_elements()
+    assert n is not None
+    native = n * t.dtype.itemsize
+    if kind != KIND_COMPUTE and native == 0:
+        return max(alignment, 1)  # an empty leaf (e.g. a [1, 0, 8] past-KV) still gets a slot
+    if width == "native" or (kind == KIND_PARAM and t.dtype is not DType.F32):
+        return native
+    if width == "hybrid" and t.dtype in (DType.F16, DType.BF16):
+        return native
+    return max(native, n * 4)
+
+
+@dataclass
+class TensorGraphArrays:
+    """The flat-array form of a scheduled graph, one entry per op result."""
+
+    ops: list[Operation]
+    tensors: list[SSAValue]
+    arrays: dict[str, np.ndarray]
+    num_steps: int
+    index: dict[SSAValue, int] = field(default_factory=dict)
+
+
+def _kind(op: Operation) -> int:
+    if isinstance(op, mir.InputOp):
+        return KIND_INPUT
+    if isinstance(op, mir.ParamOp):
+        return KIND_PARAM
+    if isinstance(op, mir.ConstantOp):
+        return KIND_CONSTANT
+    return KIND_COMPUTE
+
+
+def export_graph(
+    ops: list[Operation], outputs: list[SSAValue], opts: PlanOptions
+) -> TensorGraphArrays:
+    """Flat arrays for the C++ planner; ``ops`` in execution order (leaves included)."""
+    tensors: list[SSAValue] = []
+    index: dict[SSAValue, int] = {}
+    cols: dict[str, list[int]] = {
+        k: [] for k in ("step", "size", "kind", "alloc", "view_parent", "view_offset",
+                        "is_output", "inplace_ok")
+    }  # fmt: skip
+    dep_offsets, deps = [0], []
+    output_set = set(outputs)
+    allocate = {
+        KIND_COMPUTE: True,
+        KIND_INPUT: opts.allocate_inputs,
+        KIND_PARAM: opts.allocate_params,
+        KIND_CONSTANT: opts.allocate_constants,
+    }
+    for step, op in enumerate(ops):
+        kind = _kind(op)
+        view = op.contiguous_view_offset() if isinstance(op, ShapedOp) else None
+        for result in op.results:
+            t = cast(TensorType, result.type)
+            if not t.is_static:
+                raise PlanningError(
+                    f"{op.name} produces {t}: memory planning needs static shapes "
+                    "(bind the symbolic dims first)"
+                )
+            index[result] = len(tensors)
+            tensors.append(result)
+            cols["step"].append(step)
+            cols["size"].append(slot_bytes(t, kind, opts.width, opts.alignment))
+            cols["kind"].append(kind)
+            cols["alloc"].append(int(allocate[kind]))
+            parent = index[op.operands[0]] if view is not None else -1
+            cols["view_parent"].append(parent)
+            cols["view_offset"].append(view or 0)
+            cols["is_output"].append(int(result in output_set))
+            cols["inplace_ok"].append(int(isinstance(op, ShapedOp) and op.ELEMENTWISE))
+            for operand in op.operands:
+                if operand not in index:
+                    raise PlanningError(f"{op.name} reads a value not produced by this graph")
+                deps.append(index[operand])
+            dep_offsets.append(len(deps))
+    arrays = {k: np.asarray(v, dtype=np.int64) for k, v in cols.items()}
+    # A view's slot size is its own (possibly f32-widened) size; keep it within its parent.
+    for t, parent in enumerate(arrays["view_parent"]):
+        if parent >= 0:
+            arrays["size"][t] = min(
+                arrays["size"][t], arrays["size"][parent] - arrays["view_offset"][t]
+            )
+    arrays["dep_offsets"] = np.asarray(dep_offsets, dtype=np.int64)
+    arrays["deps"] = np.asarray(deps, dtype=np.int64)
+    return TensorGraphArrays(ops, tensors, arrays, len(ops), index)
+
+
+@dataclass
+class TensorPlan:
+    """The C++ planner's answer for an exported graph."""
+
+    graph: TensorGraphArrays
+    offset: np.ndarray
+    root: np.ndarray
+    root_offset: np.ndarray
+    buffer: np.ndarray
+    arena_size: int
+    peak: int
+    inplace_count: int
+
+
+def plan_exported(g: TensorGraphArrays, opts: PlanOptions) -> TensorPlan:
+    a = g.arrays
+    out = _core.plan_tensors(
+        a["step"], a["size"], a["kind"], a["alloc"], a["view_parent"], a["view_offset"],
+        a["dep_offsets"], a["deps"], a["is_output"], a["inplace_ok"], g.num_steps,
+        True, opts.pin_output_ancestors, opts.inplace, opts.alignment, opts.strategy,
+        opts.budget,
+    )  # fmt: skip
+    return TensorPlan(
+        g, out["offset"], out["root"], out["root_offset"], out["buffer"],
+        int(out["arena_size"]), int(out["peak"]), int(out["inplace_count"]),
+    )  # fmt: skip
+
+
+def memory_order(
+    ops: list[Operation], outputs: list[SSAValue], opts: PlanOptions
+) -> tuple[list[Operation], dict[str, int]]:
+    """A reordering of ``ops`` with a lower peak of live bytes (leaves stay first), and
+    the peaks measured for each candidate order."""
+    g = export_graph(ops, outputs, opts)
+    a = g.arrays
+    out = _core.schedule_memory(
+        a["step"], a["size"], a["kind"], a["alloc"], a["view_parent"], a["view_offset"],
+        a["dep_offsets"], a["deps"], a["is_output"], a["inplace_ok"], g.num_steps,
+        True, opts.pin_output_ancestors, opts.inplace,
+    )  # fmt: skip
+    names = ("source", "depth-first", "depth-first-heavy", "greedy")
+    peaks = {names[i]: int(p) for i, p in enumerate(out["candidate_peaks"])}
+    peaks["winner"] = int(out["winner"])
+    return [ops[int(i)] for i in out["order"]], peaks
+
+
+def build_lir(
+    graph: func.FuncOp, ops: list[Operation], plan: TensorPlan, opts: PlanOptions
+) -> lir.GraphOp:
+    """The ``lir.graph`` for ``graph`` with ``ops`` in schedule order and ``plan``'s slots."""
+    g = plan.graph
+    block = Block()
+    mapping: dict[SSAValue, SSAValue] = {}
+    for op in ops:
+        first = g.index[op.results[0]] if op.results else None
+        if first is not None and g.arrays["view_parent"][first] >= 0:
+            root = g.tensors[int(plan.root[first])]
+            view = lir.ViewOp(
+                mapping[root], int(plan.root_offset[first]), cast(TensorType, op.results[0].type)
+            )
+            view.location = op.location
+            view.results[0].name_hint = op.results[0].name_hint
+            block.add_op(view)
+            mapping[op.results[0]] = view.results[0]
+            continue
+        new = op.clone(value_mapper=mapping)
+        for old, fresh in zip(op.results, new.results, strict=True):
+            mapping[old] = fresh
+        slots: list[lir.SlotAttr | None] = []
+        for result in op.results:
+            t = g.index[result]
+            offset = int(plan.offset[t])
+            slots.append(None if offset < 0 else lir.SlotAttr(offset, int(g.arrays["size"][t])))
+        lir.set_result_slots(new, slots)
+        block.add_op(new)
+    outputs = graph_outputs(graph)
+    block.add_op(lir.ReturnOp([mapping[v] for v in outputs]))
+    inputs = [cast(mir.InputOp, op).tensor_name.data for op in ops if isinstance(op, mir.InputOp)]
+    params = [cast(mir.ParamOp, op).tensor_name.data for op in ops if isinstance(op, mir.ParamOp)]
+    return lir.GraphOp(
+        graph_name(graph), Region(block), arena_size=plan.arena_size,
+        alignment=opts.alignment, inputs=inputs, params=params, outputs=output_names(graph),
+    )  # fmt: skip
+
+
+def graph_ops(graph: func.FuncOp) -> list[Operation]:
+    """The ops of a graph function in block order, without the terminator."""
+    block = graph_block(graph)
+    ops = [op for op in block.ops if op is not block.last_op]
+    for op in ops:
+        if op.regions:
+            raise PlanningError(f"{op.name} holds a region: inline or lower it before planning")
+    return ops

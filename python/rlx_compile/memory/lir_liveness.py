@@ -1,0 +1,117 @@
+"""Storage and lifetimes re-derived from a ``lir.graph`` alone (its op order is the
+schedule). The plan checker and the memory report use this, never the planner's own
+liveness, so a liveness bug in the planner cannot cancel itself out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import cast
+
+from xdsl.ir import Operation, SSAValue
+
+from rlx_compile.dialects import lir
+from rlx_compile.dialects.types import TensorType
+from rlx_compile.ir import graph_block
+
+
+@dataclass
+class Storage:
+    """One slot-holding value (a non-view result) and its lifetime."""
+
+    value: SSAValue
+    op: Operation
+    step: int
+    offset: int
+    size: int
+    leaf: bool
+    birth: int
+    death: int
+    output: bool = False
+    read_steps: list[int] = field(default_factory=list)
+
+    @property
+    def end(self) -> int:
+        return self.offset + self.size
+
+    label_text: str = ""
+
+    def label(self) -> str:
+        return self.label_text or value_label(self.value)
+
+
+def value_label(value: SSAValue) -> str:
+    """``%name`` for named values, else ``%<op>`` (see ``printed_labels`` for numbers)."""
+    return f"%{value.name_hint}" if value.name_hint else f"%<{value.owner.name}>"
+
+
+def printed_labels(ops: list[Operation]) -> dict[SSAValue, str]:
+    """The names values print with: their name hint, else ``%N`` numbered in order like the
+    printer numbers unnamed values."""
+    labels: dict[SSAValue, str] = {}
+    counter = 0
+    for op in ops:
+        for r in op.results:
+            if r.name_hint:
+                labels[r] = f"%{r.name_hint}"
+            else:
+                labels[r] = f"%{counter}"
+                counter += 1
+    return labels
+
+
+@dataclass
+class LirLiveness:
+    graph: lir.GraphOp
+    ops: list[Operation]
+    storages: list[Storage]
+    root_of: dict[SSAValue, tuple[SSAValue, int]]  # value -> (storage value, byte offset)
+    storage_of: dict[SSAValue, Storage]
+    num_steps: int
+    labels: dict[SSAValue, str] = field(default_factory=dict)
+
+
+def derive(graph: lir.GraphOp) -> LirLiveness:
+    block = graph_block(graph)
+    ops = [op for op in block.ops if op is not block.last_op]
+    terminator = block.last_op
+    assert terminator is not None
+    root_of: dict[SSAValue, tuple[SSAValue, int]] = {}
+    storage_of: dict[SSAValue, Storage] = {}
+    storages: list[Storage] = []
+    num_steps = len(ops)
+    for step, op in enumerate(ops):
+        if isinstance(op, lir.ViewOp):
+            root, base = root_of.get(op.root, (op.root, 0))
+            root_of[op.result] = (root, base + op.offset)
+        else:
+            leaf = op.name in ("mir.input", "mir.param", "mir.constant")
+            for result, slot in zip(op.results, lir.result_slots(op), strict=True):
+                root_of[result] = (result, 0)
+                if slot is None:
+                    continue
+                s = Storage(
+                    result, op, step, slot.offset, slot.size, leaf,
+                    birth=0 if leaf else step, death=num_steps if leaf else step,
+                )  # fmt: skip
+                storages.append(s)
+                storage_of[result] = s
+        for operand in op.operands:
+            root, _ = root_of.get(operand, (operand, 0))
+            if root in storage_of:
+                s = storage_of[root]
+                s.read_steps.append(step)
+                s.death = max(s.death, step)
+    for value in terminator.operands:
+        root, _ = root_of.get(value, (value, 0))
+        if root in storage_of:
+            storage_of[root].output = True
+            storage_of[root].death = num_steps
+    labels = printed_labels(ops)
+    for s in storages:
+        s.label_text = labels[s.value]
+    return LirLiveness(graph, ops, storages, root_of, storage_of, num_steps, labels)
+
+
+def view_type(value: SSAValue) -> TensorType:
+    return cast(TensorType, value.type)

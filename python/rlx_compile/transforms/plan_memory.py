@@ -1,0 +1,92 @@
+"""``plan-memory``: MIR -> LIR. Liveness, views, in-place reuse and arena placement run in
+the C++ core; the result is a ``lir.graph`` whose ops carry their arena slots.
+
+    plan-memory{alignment=64 strategy=best inplace=true schedule=source width=native}
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from rlx_compile.ir import graph_outputs
+from rlx_compile.memory.graph_plan import (
+    PlanningError,
+    PlanOptions,
+    build_lir,
+    export_graph,
+    graph_ops,
+    memory_order,
+    plan_exported,
+)
+from rlx_compile.memory.placement import DEFAULT_BUDGET
+from rlx_compile.memory.report import memory_report
+
+SCHEDULES = ("source", "memory")
+
+
+@dataclass(frozen=True)
+class PlanMemoryPass(ModulePass):
+    """Plan every graph function's memory into one arena and lower it to a lir.graph."""
+
+    name = "plan-memory"
+
+    alignment: int = 64
+    strategy: str = "best"
+    """Placement: rlx, best-fit, greedy-conflicts, greedy-breadth, greedy-lifetime, best."""
+    inplace: bool = True
+    """Let elementwise ops write over a same-size operand that dies at them."""
+    schedule: str = "source"
+    """``source`` keeps the op order; ``memory`` reorders ops to lower the peak first."""
+    pin_outputs: bool = False
+    """Keep every ancestor of an output alive to the end (for out-of-order executors)."""
+    allocate_inputs: bool = True
+    allocate_params: bool = True
+    allocate_constants: bool = True
+    width: str = "native"
+    """Slot sizes: native, f32-uniform or hybrid."""
+    budget: int = DEFAULT_BUDGET
+    """Work budget of the ``best`` strategy, in steps (deterministic, unlike seconds)."""
+    report: bool = False
+    """Print the memory report of every planned graph to stderr."""
+
+    def __post_init__(self) -> None:
+        if self.schedule not in SCHEDULES:
+            raise ValueError(f"unknown schedule '{self.schedule}' (use source or memory)")
+        self.options()  # validates the remaining options at pipeline-parse time
+
+    def options(self) -> PlanOptions:
+        return PlanOptions(
+            alignment=self.alignment, strategy=self.strategy, budget=self.budget,
+            inplace=self.inplace, pin_output_ancestors=self.pin_outputs,
+            allocate_inputs=self.allocate_inputs, allocate_params=self.allocate_params,
+            allocate_constants=self.allocate_constants, width=self.width,
+        )  # fmt: skip
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        opts = self.options()
+        graphs = [g for g in op.ops if isinstance(g, func.FuncOp) and g.body.blocks]
+        if any(o.name == "func.call" for g in graphs for o in g.walk()):
+            raise PassFailedException("plan-memory: inline called graphs first (func.call found)")
+        for graph in graphs:
+            try:
+                ops = graph_ops(graph)
+                outputs = graph_outputs(graph)
+                if self.schedule == "memory":
+                    ops, _ = memory_order(ops, outputs, opts)
+                plan = plan_exported(export_graph(ops, outputs, opts), opts)
+            except (PlanningError, ValueError) as err:
+                raise PassFailedException(f"plan-memory: @{graph.sym_name.data}: {err}") from None
+            planned = build_lir(graph, ops, plan, opts)
+            planned.location = graph.location
+            op.body.block.insert_op_before(planned, graph)
+            graph.detach()
+            graph.erase(safe_erase=False)
+            if self.report:
+                sys.stderr.write(memory_report(planned).render() + "\n")
