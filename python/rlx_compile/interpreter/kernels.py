@@ -137,9 +137,11 @@ def gelu_c(x: np.ndarray) -> np.ndarray:
 
 
 def gelu_tanh_c(x: np.ndarray) -> np.ndarray:
-    """0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) in the compute type."""
+    """0.5·x·(1 + tanh(u)), u = √(2/π)·(x + 0.044715·x³), in the compute type, evaluated
+    as the identical x·sigmoid(2u): 1 + tanh(u) cancels to 0 for x << 0 (PyTorch's f32
+    kernel returns -0 there), while sigmoid keeps the tail's relative accuracy."""
     inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * (x * x * x))
-    y = 0.5 * x * (1 + np.tanh(inner))
+    y = x * sigmoid_c(2 * inner)
     return np.where(x == -np.inf, -0.0, y).astype(x.dtype)  # limit at -inf is 0
 
 
