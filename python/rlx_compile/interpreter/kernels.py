@@ -317,6 +317,12 @@ def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return round_to(np.matmul(widen(a), widen(b)), a.dtype)
 
 
+def mean_c(x: np.ndarray, axes: tuple[int, ...], keepdims: bool = True) -> np.ndarray:
+    """The mean of every reduction and norm: sum / count in the compute type (0/0 = NaN)."""
+    count = math.prod(x.shape[a] for a in axes)
+    return np.sum(x, axis=axes, keepdims=keepdims) / x.dtype.type(count)
+
+
 def reduce(kind: str, x: np.ndarray, axes: Sequence[int], keepdims: bool) -> np.ndarray:
     """sum, mean, max, min, prod over ``axes``; an empty ``axes`` is the identity."""
     ax = tuple(axes)
@@ -325,7 +331,9 @@ def reduce(kind: str, x: np.ndarray, axes: Sequence[int], keepdims: bool) -> np.
         raise ExecutionError(f"reduce_{kind} over an empty axis has no value")
     if is_float(x.dtype):
         xc = widen(x)
-        fn = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod}
+        if kind == "mean":
+            return round_to(mean_c(xc, ax, keepdims), x.dtype)
+        fn = {"sum": np.sum, "max": np.max, "min": np.min, "prod": np.prod}
         return round_to(fn[kind](xc, axis=ax, keepdims=keepdims), x.dtype)
     if kind in ("max", "min"):
         return (np.max if kind == "max" else np.min)(x, axis=ax, keepdims=keepdims)
@@ -379,8 +387,8 @@ def layer_norm(
     """(x - mean) / sqrt(var + eps) · scale + bias over dims axis..rank-1 (biased var)."""
     xc = widen(x)
     axes = tuple(range(axis, x.ndim))
-    d = xc - np.mean(xc, axis=axes, keepdims=True)
-    var = np.mean(d * d, axis=axes, keepdims=True)  # two-pass: no E[x²] - E[x]² cancellation
+    d = xc - mean_c(xc, axes)
+    var = mean_c(d * d, axes)  # two-pass: no E[x²] - E[x]² cancellation
     return round_to(_affine(d / np.sqrt(var + eps), scale, bias), x.dtype)
 
 
@@ -389,7 +397,7 @@ def rms_norm(
 ) -> np.ndarray:
     """x / sqrt(mean(x²) + eps) · scale + bias over dims axis..rank-1."""
     xc = widen(x)
-    ms = np.mean(xc * xc, axis=tuple(range(axis, x.ndim)), keepdims=True)
+    ms = mean_c(xc * xc, tuple(range(axis, x.ndim)))
     return round_to(_affine(xc / np.sqrt(ms + eps), scale, bias), x.dtype)
 
 
@@ -407,8 +415,8 @@ def group_norm(
     [N, C, ...] tensor, then a per-channel affine."""
     n, c = x.shape[:2]
     grouped = widen(x).reshape(n, groups, (c // groups) * math.prod(x.shape[2:]))
-    d = grouped - np.mean(grouped, axis=2, keepdims=True)
-    var = np.mean(d * d, axis=2, keepdims=True)
+    d = grouped - mean_c(grouped, (2,))
+    var = mean_c(d * d, (2,))
     y = (d / np.sqrt(var + eps)).reshape(x.shape)
     y = y * _per_channel(scale, x.ndim) + _per_channel(bias, x.ndim)
     return round_to(y, x.dtype)
