@@ -365,3 +365,26 @@ def test_run1_helper_round_trip() -> None:
     # The helper every other test uses: one op, inputs named a0, a1, ...
     y = run1(lambda a, b: [mir.SubOp(a, b)], np.array([5, 7], F32), np.array([1, 2], F32))
     np.testing.assert_array_equal(y, [4, 5])
+
+
+def test_results_do_not_depend_on_the_input_memory_layout() -> None:
+    # NumPy's summation order follows memory layout (pairwise only along contiguous
+    # axes); the oracle must give the same bits for the same values whatever the layout.
+    t = TensorType([4, 3000], "f32")
+    m = build(
+        {"x": t},
+        lambda x: [
+            mir.ReduceSumOp(x, [1]),
+            mir.SoftmaxOp(x, 1),
+            mir.LayerNormOp(x, mir.ConstantOp(np.ones(3000, F32)).result, axis=1),
+            mir.ExpOp(x),
+        ],
+    )
+    x = np.random.default_rng(0).normal(size=(4, 3000)).astype(F32)
+    strided = np.zeros((8, 3000), F32)
+    strided[::2] = x
+    layouts = [x, np.asfortranarray(x), strided[::2]]
+    outs = [run(m, {"x": v}) for v in layouts]
+    for other in outs[1:]:
+        for name, value in outs[0].items():
+            assert value.tobytes() == other[name].tobytes(), name
