@@ -60,7 +60,7 @@ class Env:
     bindings: dict[str, int] = field(default_factory=dict)
     call_stack: tuple[str, ...] = ()
     # Which tensor first bound each symbol, for conflict messages.
-    _bound_by: dict[str, str] = field(default_factory=dict, repr=False)
+    _bound_by: dict[str, str] = field(default_factory=dict, init=False, repr=False)
 
     def child(self, callee: str) -> Env:
         """The environment of a called graph: same leaves, fresh symbol scope."""
@@ -377,8 +377,10 @@ def run(
 
     ``module_or_graph`` is a module (its main graph, or the graph named ``graph``, runs)
     or a graph op. Inputs and params are matched by name to the ``mir.input`` and
-    ``mir.param`` leaves of the graph and of the functions it calls; symbolic dims are
-    bound from their shapes. Outputs are fresh C-contiguous arrays the caller may keep.
+    ``mir.param`` leaves of the graph and of the functions it calls (one namespace per
+    kind, so a called function's param is fed like the caller's); symbolic dims of the
+    leaf types are bound from the given shapes and must agree. The graph and its callees
+    are verified first. Outputs are fresh C-contiguous arrays the caller may keep.
     """
     g = _select_graph(module_or_graph, graph)
     reachable = _reachable_graphs(g)
@@ -393,14 +395,14 @@ def run(
             f"@{graph_name(g)} takes {len(block_args)} block arguments; run() feeds graphs "
             "through their mir.input/mir.param leaves (call it from another graph instead)"
         )
+    names = output_names(g)
+    if len(set(names)) != len(names):
+        raise ExecutionError(f"@{graph_name(g)} has duplicate output names {names}")
     leaves = _declared_leaves(reachable)
     env = Env(call_stack=(graph_name(g),))
     env.inputs = _bind_leaves("input", leaves["input"], inputs, env)
     env.params = _bind_leaves("param", leaves["param"], params or {}, env)
     outputs = execute_graph(g, [], env)
-    names = output_names(g)
-    if len(set(names)) != len(names):
-        raise ExecutionError(f"@{graph_name(g)} has duplicate output names {names}")
     return {
         name: np.array(value, copy=True, order="C")
         for name, value in zip(names, outputs, strict=True)

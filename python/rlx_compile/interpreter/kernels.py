@@ -304,7 +304,9 @@ def cast(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
             return _float_to_int(x, dtype)
         return x.astype(dtype)  # int/bool -> int: two's-complement wrap
     if x.dtype.kind in "iub":
-        x = x.astype(F64)  # exact up to 2^53; ml_dtypes has no direct int -> bf16/f8
+        # Through float64: exact up to 2^53 (larger 64-bit ints round twice), and
+        # ml_dtypes has no direct int -> bf16/f8 conversion.
+        x = x.astype(F64)
     return round_to(x, dtype)
 
 
@@ -326,26 +328,31 @@ def mean_c(x: np.ndarray, axes: tuple[int, ...], keepdims: bool = True) -> np.nd
 def reduce(kind: str, x: np.ndarray, axes: Sequence[int], keepdims: bool) -> np.ndarray:
     """sum, mean, max, min, prod over ``axes``; an empty ``axes`` is the identity."""
     ax = tuple(axes)
+    dtype = x.dtype
     count = math.prod(x.shape[a] for a in ax)
     if count == 0 and kind in ("max", "min"):
         raise ExecutionError(f"reduce_{kind} over an empty axis has no value")
     if is_float(x.dtype):
-        xc = widen(x)
+        x = widen(x)
         if kind == "mean":
-            return round_to(mean_c(xc, ax, keepdims), x.dtype)
-        fn = {"sum": np.sum, "max": np.max, "min": np.min, "prod": np.prod}
-        return round_to(fn[kind](xc, axis=ax, keepdims=keepdims), x.dtype)
-    if kind in ("max", "min"):
-        return (np.max if kind == "max" else np.min)(x, axis=ax, keepdims=keepdims)
-    if kind in ("sum", "prod"):
-        fn2 = np.sum if kind == "sum" else np.prod
-        return fn2(x, axis=ax, keepdims=keepdims, dtype=x.dtype)  # wraps like the hardware
-    # Integer mean: the 64-bit sum divided by the count, truncated toward zero.
-    if count == 0:
-        raise ExecutionError("integer reduce_mean over an empty axis")
-    wide = np.dtype(np.int64) if x.dtype.kind == "i" else np.dtype(np.uint64)
-    total = np.sum(x, axis=ax, keepdims=keepdims, dtype=wide)
-    return _int_div(total, np.asarray(count, dtype=wide)).astype(x.dtype)
+            return round_to(mean_c(x, ax, keepdims), dtype)
+    elif kind == "mean":
+        # Integer mean: the 64-bit sum divided by the count, truncated toward zero.
+        if count == 0:
+            raise ExecutionError("integer reduce_mean over an empty axis")
+        wide = np.dtype(np.int64) if x.dtype.kind == "i" else np.dtype(np.uint64)
+        total = np.asarray(np.sum(x, axis=ax, keepdims=keepdims, dtype=wide))
+        return _int_div(total, np.asarray(count, dtype=wide)).astype(dtype)
+    # Accumulate in the compute type: f32 for low-precision floats; integers wrap.
+    if kind == "sum":
+        y = np.sum(x, axis=ax, keepdims=keepdims, dtype=x.dtype)
+    elif kind == "prod":
+        y = np.prod(x, axis=ax, keepdims=keepdims, dtype=x.dtype)
+    elif kind == "max":
+        y = np.max(x, axis=ax, keepdims=keepdims)
+    else:
+        y = np.min(x, axis=ax, keepdims=keepdims)
+    return round_to(y, dtype)
 
 
 def arg_reduce(kind: str, x: np.ndarray, axis: int, keepdims: bool) -> np.ndarray:
@@ -520,8 +527,11 @@ def pad(x: np.ndarray, pads: Sequence[int], mode: PadMode, value: float) -> np.n
             )
         if (before or after) and size == 0:
             raise ExecutionError(f"{mode.value} pad of the empty axis {axis}")
-    numpy_mode = {PadMode.REFLECT: "reflect", PadMode.EDGE: "edge", PadMode.WRAP: "wrap"}[mode]
-    return np.pad(x, width, mode=numpy_mode)
+    if mode is PadMode.REFLECT:
+        return np.pad(x, width, mode="reflect")
+    if mode is PadMode.EDGE:
+        return np.pad(x, width, mode="edge")
+    return np.pad(x, width, mode="wrap")
 
 
 # ---------------------------------------------------------------------------------
@@ -568,7 +578,7 @@ def _windows(
     return w[(slice(None), slice(None), *positions, *taps)]
 
 
-def _pool_geometry(
+def _window_geometry(
     spatial: Sequence[int],
     kernel: Sequence[int],
     strides: Sequence[int],
@@ -604,7 +614,7 @@ def conv(
     n, c_in = x.shape[:2]
     c_out = w.shape[0]
     cg, cog = c_in // groups, c_out // groups
-    outs, widths = _pool_geometry(x.shape[2:], kernel, strides, pads, dilations, False)
+    outs, widths = _window_geometry(x.shape[2:], kernel, strides, pads, dilations, False)
     xp = np.pad(widen(x), [(0, 0), (0, 0), *widths])
     win = _windows(xp, kernel, strides, dilations, outs)  # [N, C, *O, *K]
     win = win.reshape(n, groups, cg, *outs, *kernel)
@@ -628,7 +638,7 @@ def max_pool(
 ) -> np.ndarray:
     """Max over each window; padding (-inf) never wins, NaN propagates."""
     k = len(kernel)
-    outs, widths = _pool_geometry(x.shape[2:], kernel, strides, pads, dilations, ceil_mode)
+    outs, widths = _window_geometry(x.shape[2:], kernel, strides, pads, dilations, ceil_mode)
     xp = np.pad(widen(x), [(0, 0), (0, 0), *widths], constant_values=-np.inf)
     win = _windows(xp, kernel, strides, dilations, outs)
     return round_to(np.max(win, axis=tuple(range(-k, 0))), x.dtype)
@@ -648,7 +658,7 @@ def avg_pool(
     ceil-mode window (PyTorch's and ONNX's divisor)."""
     k = len(kernel)
     spatial = x.shape[2:]
-    outs, widths = _pool_geometry(spatial, kernel, strides, pads, dilations, ceil_mode)
+    outs, widths = _window_geometry(spatial, kernel, strides, pads, dilations, ceil_mode)
     taps_axes = tuple(range(-k, 0))
     xp = np.pad(widen(x), [(0, 0), (0, 0), *widths])
     total = np.sum(contiguous(_windows(xp, kernel, strides, dilations, outs)), taps_axes)
@@ -741,7 +751,7 @@ def _qparam(v: np.ndarray, rank: int, axis: int | None, ct: np.dtype) -> np.ndar
     return v.astype(ct).reshape(shape)
 
 
-def _quant_dtype(x: np.ndarray, scale: np.ndarray) -> np.ndarray:
+def _quant_dtype(x: np.ndarray, scale: np.ndarray) -> np.dtype:
     """Quantisation arithmetic runs in f64 if either float operand is f64, else f32."""
     return F64 if F64 in (x.dtype, scale.dtype) else F32
 

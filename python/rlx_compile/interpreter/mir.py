@@ -141,7 +141,8 @@ def _compare(op: mir.CompareOp, args: Arrays, env: Env) -> Arrays:
 
 @impl(mir.WhereOp)
 def _where(op: mir.WhereOp, args: Arrays, env: Env) -> Arrays:
-    return [K.where(*args)]
+    cond, on_true, on_false = args
+    return [K.where(cond, on_true, on_false)]
 
 
 @impl(mir.CastOp)
@@ -204,12 +205,14 @@ def _norm(op: mir.NormOp, args: Arrays, env: Env) -> Arrays:
 @impl(mir.GroupNormOp)
 def _group_norm(op: mir.GroupNormOp, args: Arrays, env: Env) -> Arrays:
     p = op.props()
-    return [K.group_norm(*args, p.int("groups"), p.float("epsilon"))]
+    x, scale, bias = args
+    return [K.group_norm(x, scale, bias, p.int("groups"), p.float("epsilon"))]
 
 
 @impl(mir.BatchNormOp)
 def _batch_norm(op: mir.BatchNormOp, args: Arrays, env: Env) -> Arrays:
-    return [K.batch_norm(*args, op.props().float("epsilon"))]
+    x, scale, bias, mean, variance = args
+    return [K.batch_norm(x, scale, bias, mean, variance, op.props().float("epsilon"))]
 
 
 # ---------------------------------------------------------------------------------
@@ -324,7 +327,8 @@ def _attention(op: mir.AttentionOp, args: Arrays, env: Env) -> Arrays:
 @impl(mir.RopeOp)
 def _rope(op: mir.RopeOp, args: Arrays, env: Env) -> Arrays:
     p = op.props()
-    return [K.rope(*args, p.opt_int("rotary_dim"), p.flag("interleaved"))]
+    x, cos, sin = args
+    return [K.rope(x, cos, sin, p.opt_int("rotary_dim"), p.flag("interleaved"))]
 
 
 # ---------------------------------------------------------------------------------
