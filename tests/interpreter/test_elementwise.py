@@ -424,3 +424,13 @@ def test_cast_from_f64_rounds_once(dtype, uint) -> None:  # type: ignore[no-unty
 def test_cast_int_to_float() -> None:
     assert bits_equal(cast(np.array([3, -7, 2**24 + 1], np.int64), "f32"), F32([3, -7, 2**24]))
     assert bits_equal(cast(np.array([257, 259], np.uint16), "bf16"), np.array([256, 260], BF16))
+
+
+def test_cast_overflow_to_f8() -> None:
+    # e5m2 has infinities; e4m3 (the "fn" variant) has none, so overflow is NaN there.
+    x = F32([1e6, -1e6, 448, 464, 200.0])
+    e5 = cast(x, "f8e5m2").astype(F32)
+    np.testing.assert_array_equal(e5, [np.inf, -np.inf, 448, 448, 192])
+    e4 = cast(x, "f8e4m3").astype(F32)
+    assert np.isnan(e4[:2]).all()
+    np.testing.assert_array_equal(e4[2:], [448, 448, 192])  # 464 is the tie: to even

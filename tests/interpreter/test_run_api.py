@@ -327,6 +327,31 @@ def test_registry_is_open_and_rejects_duplicates() -> None:
         impl(mir.AddOp)(_twice)
 
 
+@irdl_op_definition
+class _NamedOp(ShapedOp):
+    """A test-only op registered by name rather than by class."""
+
+    name = "test.named_negate"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    @classmethod
+    def infer(cls, props, *, input):  # type: ignore[no-untyped-def]
+        return (input,)
+
+
+def test_registration_by_op_name() -> None:
+    @impl("test.named_negate")
+    def _negate(op, args, env):  # type: ignore[no-untyped-def]
+        return [-args[0]]
+
+    assert has_impl("test.named_negate") and not has_impl(_NamedOp)
+    op = _NamedOp.__new__(_NamedOp)
+    op._build({"input": mir.InputOp("x", TensorType([2], "f32")).result})
+    assert lookup(op) is _negate
+    np.testing.assert_array_equal(evaluate_op(op, [np.array([1, -2], F32)])[0], [-1, 2])
+
+
 def test_a_kernel_returning_the_wrong_type_is_caught() -> None:
     @irdl_op_definition
     class BadOp(ShapedOp):
