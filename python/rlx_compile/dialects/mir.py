@@ -2248,7 +2248,9 @@ class FusedAttentionBlockOp(ShapedOp):
         q = TensorType((b, h, s, d), hidden.dtype)
         kv = TensorType((b, hk, s, d), hidden.dtype)
         if cos is not None and sin is not None:
+            # Rope rotates k too: cos/sin must broadcast to its (possibly fewer) heads.
             rope_check(q, cos, sin, None)
+            rope_check(kv, cos, sin, None)
         attention_shape(q, kv, kv, mask, props.enum("mask_kind"))
         return (TensorType((b, s, e_out), hidden.dtype),)
 

@@ -1,0 +1,812 @@
+"""NumPy kernels: the reference arithmetic behind every MIR op.
+
+Kernels take and return arrays of the op's element type and know nothing of the IR, so
+fused ops can be *defined* as the same kernels called in the order of their primitive
+chain, which makes a fused op bit-identical to its unfused form.
+
+Precision model (what hardware does):
+- f64 and f32 ops compute in their own type;
+- f16, bf16 and the f8 types compute in f32 and round to the op's type once at the end
+  of the op -- for elementwise ops and for accumulating ones (matmul, conv, reductions,
+  norms, softmax, attention) alike;
+- integer arithmetic wraps modulo 2^bits, like NumPy and two's-complement hardware.
+
+Determinism: NumPy's summation order (pairwise only along contiguous axes) and some of
+its SIMD transcendental loops depend on memory layout, so accumulating kernels work on
+C-contiguous copies and elementwise float kernels on contiguous, fully broadcast
+operands. Results then depend only on values and shapes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import ml_dtypes
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from rlx_compile.dialects.common import Activation, ComparePredicate, MaskKind, PadMode
+from rlx_compile.interpreter.core import ExecutionError
+from rlx_compile.interpreter.special import erf_erfc
+
+F32 = np.dtype(np.float32)
+F64 = np.dtype(np.float64)
+BF16 = np.dtype(ml_dtypes.bfloat16)
+F8_TYPES = (np.dtype(ml_dtypes.float8_e4m3fn), np.dtype(ml_dtypes.float8_e5m2))
+LOW_PRECISION = frozenset({np.dtype(np.float16), BF16, *F8_TYPES})
+# ml_dtypes converts float64 to these through float32 (two roundings); round_to fixes it.
+_ROUNDED_VIA_F32 = frozenset({BF16, *F8_TYPES})
+
+
+# ---------------------------------------------------------------------------------
+# Precision helpers
+# ---------------------------------------------------------------------------------
+
+
+def is_float(dtype: np.dtype) -> bool:
+    return dtype in (F32, F64) or dtype in LOW_PRECISION
+
+
+def compute_dtype(dtype: np.dtype) -> np.dtype:
+    """The type an op of element type ``dtype`` computes in."""
+    return F32 if dtype in LOW_PRECISION else dtype
+
+
+def contiguous(x: np.ndarray, dtype: np.dtype | None = None) -> np.ndarray:
+    """A C-contiguous array (the input itself when it already is one); unlike
+    ``np.ascontiguousarray`` it keeps 0-d arrays 0-d."""
+    return np.asarray(x, dtype=dtype, order="C")
+
+
+def widen(x: np.ndarray) -> np.ndarray:
+    """A C-contiguous copy (or the array itself) in its compute type."""
+    return contiguous(x, compute_dtype(x.dtype))
+
+
+def round_to(y: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Round a computed value to the op's type once (round half to even)."""
+    y = np.asarray(y)
+    if y.dtype == dtype:
+        return y
+    if y.dtype == F64 and dtype in _ROUNDED_VIA_F32:
+        y = _f64_to_f32_round_to_odd(y)
+    return y.astype(dtype)
+
+
+def _f64_to_f32_round_to_odd(y: np.ndarray) -> np.ndarray:
+    """float64 -> float32 rounding to odd: truncate, then set the last mantissa bit when
+    inexact. Rounding that to a type with at least two fewer mantissa bits (bf16, f8)
+    equals rounding the float64 value directly, which avoids the double rounding of a
+    plain f64 -> f32 -> bf16 conversion."""
+    y32 = y.astype(F32)
+    back = y32.astype(F64)
+    finite = np.isfinite(y) & np.isfinite(back)
+    # Step back to the value of smaller magnitude when round-to-nearest went past y.
+    overshoot = finite & (np.abs(back) > np.abs(y))
+    y32 = np.where(overshoot, np.nextafter(y32, np.float32(0)), y32)
+    # Past float32's range: the largest float32 (odd) stands in for the overflow.
+    largest = np.copysign(np.finfo(F32).max, y).astype(F32)
+    y32 = np.where(np.isinf(y32) & np.isfinite(y), largest, y32)
+    inexact = np.isfinite(y) & (y32.astype(F64) != y)
+    bits = y32.view(np.uint32) | inexact.astype(np.uint32)
+    return bits.view(F32)
+
+
+def elementwise(fn: Callable[..., np.ndarray], *xs: np.ndarray) -> np.ndarray:
+    """Apply ``fn`` in the compute type of ``xs[0]`` and round to that type once."""
+    dtype = xs[0].dtype
+    ct = compute_dtype(dtype)
+    shape = np.broadcast_shapes(*(x.shape for x in xs))
+    args = [contiguous(np.broadcast_to(x.astype(ct, copy=False), shape)) for x in xs]
+    return round_to(fn(*args), dtype)
+
+
+# ---------------------------------------------------------------------------------
+# Unary elementwise (functions of compute-type arrays)
+# ---------------------------------------------------------------------------------
+
+
+def sigmoid_c(x: np.ndarray) -> np.ndarray:
+    # exp of -|x| only: never overflows, and keeps relative accuracy for x << 0.
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def silu_c(x: np.ndarray) -> np.ndarray:
+    # x * sigmoid(x); at -inf that is -inf * 0 = NaN, the limit is 0.
+    return np.where(x == -np.inf, -0.0, x * sigmoid_c(x)).astype(x.dtype)
+
+
+def softplus_c(x: np.ndarray) -> np.ndarray:
+    # log(1 + e^x) = max(x, 0) + log1p(e^-|x|): no overflow for large x.
+    return np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))
+
+
+def erf_c(x: np.ndarray) -> np.ndarray:
+    # Evaluated in float64 (no NumPy erf in float32) and rounded to the compute type.
+    return erf_erfc(x.astype(F64))[0].astype(x.dtype)
+
+
+def gelu_c(x: np.ndarray) -> np.ndarray:
+    """Exact GELU, 0.5·x·(1 + erf(x/√2)), written as 0.5·x·erfc(-x/√2) so that the
+    negative tail keeps its relative accuracy instead of cancelling to 0."""
+    x64 = x.astype(F64)
+    y = 0.5 * x64 * erf_erfc(-x64 / math.sqrt(2.0))[1]
+    return np.where(x64 == -np.inf, -0.0, y).astype(x.dtype)  # limit at -inf is 0
+
+
+def gelu_tanh_c(x: np.ndarray) -> np.ndarray:
+    """0.5·x·(1 + tanh(u)), u = √(2/π)·(x + 0.044715·x³), in the compute type, evaluated
+    as the identical x·sigmoid(2u): 1 + tanh(u) cancels to 0 for x << 0 (PyTorch's f32
+    kernel returns -0 there), while sigmoid keeps the tail's relative accuracy."""
+    inner = math.sqrt(2.0 / math.pi) * (x + 0.044715 * (x * x * x))
+    y = x * sigmoid_c(2 * inner)
+    return np.where(x == -np.inf, -0.0, y).astype(x.dtype)  # limit at -inf is 0
+
+
+UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "neg": np.negative,
+    "abs": np.abs,
+    "relu": lambda x: np.maximum(x, 0),  # NaN propagates
+    "sign": np.sign,
+    "not": np.logical_not,
+    "exp": np.exp,
+    "log": np.log,
+    "sqrt": np.sqrt,
+    "rsqrt": lambda x: 1 / np.sqrt(x),
+    "reciprocal": lambda x: 1 / x,
+    "tanh": np.tanh,
+    "sigmoid": sigmoid_c,
+    "silu": silu_c,
+    "erf": erf_c,
+    "sin": np.sin,
+    "cos": np.cos,
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "round": np.rint,  # half to even
+    "softplus": softplus_c,
+    "gelu": gelu_c,
+    "gelu_tanh": gelu_tanh_c,
+}
+
+
+def unary(kind: str, x: np.ndarray) -> np.ndarray:
+    return elementwise(UNARY[kind], x)
+
+
+_ACTIVATIONS: dict[Activation, str] = {
+    Activation.RELU: "relu",
+    Activation.GELU: "gelu",
+    Activation.GELU_TANH: "gelu_tanh",
+    Activation.SILU: "silu",
+    Activation.SIGMOID: "sigmoid",
+    Activation.TANH: "tanh",
+}
+
+
+def activation(x: np.ndarray, kind: Activation) -> np.ndarray:
+    """The fused ops' activation: exactly the unary op of the same name (none = identity)."""
+    if kind is Activation.NONE:
+        return x
+    return unary(_ACTIVATIONS[kind], x)
+
+
+# ---------------------------------------------------------------------------------
+# Binary elementwise
+# ---------------------------------------------------------------------------------
+
+
+def _int_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Integer division truncating toward zero (NumPy floors)."""
+    if np.any(b == 0):
+        raise ExecutionError("integer division by zero")
+    q = np.floor_divide(a, b)
+    if a.dtype.kind == "i":
+        q = q + ((np.mod(a, b) != 0) & ((a < 0) != (b < 0))).astype(q.dtype)
+    return q
+
+
+def _int_mod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if np.any(b == 0):
+        raise ExecutionError("integer modulo by zero")
+    return np.mod(a, b)
+
+
+def _int_pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a^b wrapping; a negative exponent gives 1/a^|b| truncated toward zero (only
+    ±1 survive), consistent with integer division."""
+    if b.dtype.kind != "i" or not np.any(b < 0):
+        return np.power(a, b)
+    neg = b < 0
+    if np.any(neg & (a == 0)):
+        raise ExecutionError("integer zero raised to a negative power")
+    p = np.power(a, np.where(neg, 0, b))
+    odd = np.mod(b, 2) == 1
+    neg_val = np.where(a == 1, 1, np.where(a == -1, np.where(odd, -1, 1), 0))
+    return np.where(neg, neg_val, p).astype(a.dtype)
+
+
+def _binary_fn(kind: str, integer: bool) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    if integer:
+        special = {"div": _int_div, "mod": _int_mod, "pow": _int_pow}
+        if kind in special:
+            return special[kind]
+    return {
+        "add": np.add,
+        "sub": np.subtract,
+        "mul": np.multiply,
+        "div": np.divide,
+        "pow": np.power,
+        "max": np.maximum,  # NaN propagates
+        "min": np.minimum,
+        "mod": np.mod,  # sign of the divisor, like Python's %
+        "and": np.logical_and,
+        "or": np.logical_or,
+        "xor": np.logical_xor,
+    }[kind]
+
+
+def binary(kind: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    integer = a.dtype.kind in "iu"
+    return elementwise(_binary_fn(kind, integer), a, b)
+
+
+_COMPARE = {
+    ComparePredicate.EQ: np.equal,
+    ComparePredicate.NE: np.not_equal,
+    ComparePredicate.LT: np.less,
+    ComparePredicate.LE: np.less_equal,
+    ComparePredicate.GT: np.greater,
+    ComparePredicate.GE: np.greater_equal,
+}
+
+
+def compare(predicate: ComparePredicate, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    # Widening to f32 is exact, so low-precision comparisons are unaffected.
+    return _COMPARE[predicate](widen(a), widen(b))
+
+
+def where(cond: np.ndarray, on_true: np.ndarray, on_false: np.ndarray) -> np.ndarray:
+    return np.where(cond, on_true, on_false)
+
+
+# ---------------------------------------------------------------------------------
+# Cast
+# ---------------------------------------------------------------------------------
+
+
+def _float_to_int(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Truncate toward zero and saturate to the target range; NaN becomes 0. (NumPy
+    leaves NaN and out-of-range conversions undefined; these are Rust's ``as``.)"""
+    info = np.iinfo(dtype)
+    y = np.trunc(x.astype(F64))
+    nan = np.isnan(y)
+    # Python ints make the bounds exact: float(2**63) is exact, float(2**63 - 1) is not.
+    too_big = y >= float(info.max + 1)
+    too_small = y < float(info.min)
+    safe = np.where(nan | too_big | too_small, 0.0, y)
+    out = safe.astype(dtype)
+    out = np.where(too_big, dtype.type(info.max), out)
+    out = np.where(too_small, dtype.type(info.min), out)
+    return out.astype(dtype)
+
+
+def cast(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Element type conversion: float -> int truncates (saturating, NaN -> 0), to bool is
+    ``!= 0``, int -> int wraps, to float rounds to nearest even."""
+    if x.dtype == dtype:
+        return x
+    if dtype == np.bool_:
+        return x != 0
+    if dtype.kind in "iu":
+        if is_float(x.dtype):
+            return _float_to_int(x, dtype)
+        return x.astype(dtype)  # int/bool -> int: two's-complement wrap
+    if x.dtype.kind in "iub":
+        # Through float64: exact up to 2^53 (larger 64-bit ints round twice), and
+        # ml_dtypes has no direct int -> bf16/f8 conversion.
+        x = x.astype(F64)
+    return round_to(x, dtype)
+
+
+# ---------------------------------------------------------------------------------
+# Linear algebra, reductions, normalisation
+# ---------------------------------------------------------------------------------
+
+
+def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return round_to(np.matmul(widen(a), widen(b)), a.dtype)
+
+
+def mean_c(x: np.ndarray, axes: tuple[int, ...], keepdims: bool = True) -> np.ndarray:
+    """The mean of every reduction and norm: sum / count in the compute type (0/0 = NaN)."""
+    count = math.prod(x.shape[a] for a in axes)
+    return np.sum(x, axis=axes, keepdims=keepdims) / x.dtype.type(count)
+
+
+def reduce(kind: str, x: np.ndarray, axes: Sequence[int], keepdims: bool) -> np.ndarray:
+    """sum, mean, max, min, prod over ``axes``; an empty ``axes`` is the identity."""
+    ax = tuple(axes)
+    dtype = x.dtype
+    count = math.prod(x.shape[a] for a in ax)
+    if count == 0 and kind in ("max", "min"):
+        raise ExecutionError(f"reduce_{kind} over an empty axis has no value")
+    if is_float(x.dtype):
+        x = widen(x)
+        if kind == "mean":
+            return round_to(mean_c(x, ax, keepdims), dtype)
+    elif kind == "mean":
+        # Integer mean: the 64-bit sum divided by the count, truncated toward zero.
+        if count == 0:
+            raise ExecutionError("integer reduce_mean over an empty axis")
+        wide = np.dtype(np.int64) if x.dtype.kind == "i" else np.dtype(np.uint64)
+        total = np.asarray(np.sum(x, axis=ax, keepdims=keepdims, dtype=wide))
+        return _int_div(total, np.asarray(count, dtype=wide)).astype(dtype)
+    # Accumulate in the compute type: f32 for low-precision floats; integers wrap.
+    if kind == "sum":
+        y = np.sum(x, axis=ax, keepdims=keepdims, dtype=x.dtype)
+    elif kind == "prod":
+        y = np.prod(x, axis=ax, keepdims=keepdims, dtype=x.dtype)
+    elif kind == "max":
+        y = np.max(x, axis=ax, keepdims=keepdims)
+    else:
+        y = np.min(x, axis=ax, keepdims=keepdims)
+    return round_to(y, dtype)
+
+
+def arg_reduce(kind: str, x: np.ndarray, axis: int, keepdims: bool) -> np.ndarray:
+    """Index of the first max/min along ``axis`` (a NaN counts as the extreme)."""
+    if x.shape[axis] == 0:
+        raise ExecutionError(f"arg{kind} over an empty axis has no value")
+    fn = np.argmax if kind == "max" else np.argmin
+    return fn(widen(x), axis=axis, keepdims=keepdims).astype(np.int64)
+
+
+def softmax_c(x: np.ndarray, axis: int) -> np.ndarray:
+    """Softmax in the compute type; a row of -inf only gives NaN (0/0), as in PyTorch."""
+    if x.shape[axis] == 0:
+        return x.copy()
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    return round_to(softmax_c(widen(x), axis), x.dtype)
+
+
+def log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    xc = widen(x)
+    if x.shape[axis] == 0:
+        return x.copy()
+    shifted = xc - np.max(xc, axis=axis, keepdims=True)
+    return round_to(shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True)), x.dtype)
+
+
+def _affine(y: np.ndarray, scale: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+    y = y * widen(scale)
+    return y if bias is None else y + widen(bias)
+
+
+def layer_norm(
+    x: np.ndarray, scale: np.ndarray, bias: np.ndarray | None, axis: int, eps: float
+) -> np.ndarray:
+    """(x - mean) / sqrt(var + eps) · scale + bias over dims axis..rank-1 (biased var)."""
+    xc = widen(x)
+    axes = tuple(range(axis, x.ndim))
+    d = xc - mean_c(xc, axes)
+    var = mean_c(d * d, axes)  # two-pass: no E[x²] - E[x]² cancellation
+    return round_to(_affine(d / np.sqrt(var + eps), scale, bias), x.dtype)
+
+
+def rms_norm(
+    x: np.ndarray, scale: np.ndarray, bias: np.ndarray | None, axis: int, eps: float
+) -> np.ndarray:
+    """x / sqrt(mean(x²) + eps) · scale + bias over dims axis..rank-1."""
+    xc = widen(x)
+    ms = mean_c(xc * xc, tuple(range(axis, x.ndim)))
+    return round_to(_affine(xc / np.sqrt(ms + eps), scale, bias), x.dtype)
+
+
+def _per_channel(v: np.ndarray, rank: int, axis: int = 1) -> np.ndarray:
+    """A [C] vector shaped to broadcast along ``axis`` of a rank-``rank`` tensor."""
+    shape = [1] * rank
+    shape[axis] = v.shape[0]
+    return widen(v).reshape(shape)
+
+
+def group_norm(
+    x: np.ndarray, scale: np.ndarray, bias: np.ndarray, groups: int, eps: float
+) -> np.ndarray:
+    """Layer norm of each of ``groups`` channel groups (with their spatial dims) of an
+    [N, C, ...] tensor, then a per-channel affine."""
+    n, c = x.shape[:2]
+    grouped = widen(x).reshape(n, groups, (c // groups) * math.prod(x.shape[2:]))
+    d = grouped - mean_c(grouped, (2,))
+    var = mean_c(d * d, (2,))
+    y = (d / np.sqrt(var + eps)).reshape(x.shape)
+    y = y * _per_channel(scale, x.ndim) + _per_channel(bias, x.ndim)
+    return round_to(y, x.dtype)
+
+
+def batch_norm(
+    x: np.ndarray,
+    scale: np.ndarray,
+    bias: np.ndarray,
+    mean: np.ndarray,
+    variance: np.ndarray,
+    eps: float,
+) -> np.ndarray:
+    """Inference batch norm over axis 1 with the given running statistics."""
+    r = x.ndim
+    y = (widen(x) - _per_channel(mean, r)) / np.sqrt(_per_channel(variance, r) + eps)
+    y = y * _per_channel(scale, r) + _per_channel(bias, r)
+    return round_to(y, x.dtype)
+
+
+# ---------------------------------------------------------------------------------
+# Data movement
+# ---------------------------------------------------------------------------------
+
+
+def reshape(x: np.ndarray, shape: Sequence[int]) -> np.ndarray:
+    if math.prod(shape) != x.size:
+        raise ExecutionError(f"cannot reshape {list(x.shape)} into {list(shape)}")
+    return x.reshape(tuple(shape))
+
+
+def transpose(x: np.ndarray, perm: Sequence[int]) -> np.ndarray:
+    return np.transpose(x, tuple(perm))
+
+
+def narrow(x: np.ndarray, axis: int, start: int, length: int) -> np.ndarray:
+    if start < 0 or start + length > x.shape[axis]:
+        raise ExecutionError(
+            f"narrow [{start}, {start + length}) exceeds axis {axis} of size {x.shape[axis]}"
+        )
+    index = [slice(None)] * x.ndim
+    index[axis] = slice(start, start + length)
+    return x[tuple(index)]
+
+
+def slice_(
+    x: np.ndarray, starts: Sequence[int], steps: Sequence[int], lengths: Sequence[int]
+) -> np.ndarray:
+    """result[i_0, ...] = x[starts[0] + i_0·steps[0], ...]; steps may be negative."""
+    out = x
+    for axis, (start, step, n) in enumerate(zip(starts, steps, lengths, strict=True)):
+        idx = start + step * np.arange(n, dtype=np.int64)
+        if n and (idx.min() < 0 or idx.max() >= x.shape[axis]):
+            raise ExecutionError(
+                f"slice reads indices {start}..{start + (n - 1) * step} of axis {axis}, "
+                f"outside [0, {x.shape[axis]})"
+            )
+        out = np.take(out, idx, axis=axis)
+    return out
+
+
+def concat(xs: Sequence[np.ndarray], axis: int) -> np.ndarray:
+    return np.concatenate(list(xs), axis=axis)
+
+
+def expand(x: np.ndarray, shape: Sequence[int]) -> np.ndarray:
+    try:
+        return np.broadcast_to(x, tuple(shape))
+    except ValueError:
+        raise ExecutionError(f"cannot expand {list(x.shape)} to {list(shape)}") from None
+
+
+def gather(table: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
+    """``table`` indexed along ``axis``; negative indices count from the end."""
+    n = table.shape[axis]
+    # Compare in the indices' own type: a u64 index >= 2^63 must not wrap negative.
+    bad = indices >= n
+    if indices.dtype.kind == "i":
+        bad |= indices < -n
+    if np.any(bad):
+        raise ExecutionError(
+            f"gather index {indices[bad].flat[0]} is out of range for axis {axis} of size {n}"
+        )
+    idx = indices.astype(np.int64)
+    return np.take(table, np.where(idx < 0, idx + n, idx), axis=axis)
+
+
+def pad(x: np.ndarray, pads: Sequence[int], mode: PadMode, value: float) -> np.ndarray:
+    """Pad every axis by (pads[i], pads[rank + i]). reflect mirrors without repeating the
+    edge (pad < size required), edge repeats it, wrap extends periodically."""
+    r = x.ndim
+    width = [(pads[i], pads[r + i]) for i in range(r)]
+    if mode is PadMode.CONSTANT:
+        fill = cast(np.asarray(value, dtype=F64), x.dtype)
+        return np.pad(x, width, mode="constant", constant_values=fill)
+    for axis, (before, after) in enumerate(width):
+        size = x.shape[axis]
+        if mode is PadMode.REFLECT and max(before, after) > size - 1:
+            raise ExecutionError(
+                f"reflect pad ({before}, {after}) of axis {axis} needs pads < its size {size}"
+            )
+        if (before or after) and size == 0:
+            raise ExecutionError(f"{mode.value} pad of the empty axis {axis}")
+    if mode is PadMode.REFLECT:
+        return np.pad(x, width, mode="reflect")
+    if mode is PadMode.EDGE:
+        return np.pad(x, width, mode="edge")
+    return np.pad(x, width, mode="wrap")
+
+
+# ---------------------------------------------------------------------------------
+# Convolution and pooling
+# ---------------------------------------------------------------------------------
+
+
+def window_out_size(
+    size: int,
+    kernel: int,
+    stride: int,
+    pad_begin: int,
+    pad_end: int,
+    dilation: int,
+    ceil_mode: bool = False,
+) -> int:
+    """Output length of a window sweep, the ONNX/PyTorch rule: with ``ceil_mode`` a last
+    partial window counts only if it starts inside the input or the begin pad."""
+    span = dilation * (kernel - 1) + 1
+    num = size + pad_begin + pad_end - span
+    if num < 0:
+        raise ExecutionError(f"window {span} does not fit the padded size {num + span}")
+    if not ceil_mode:
+        return num // stride + 1
+    out = -(-num // stride) + 1
+    if (out - 1) * stride >= size + pad_begin:
+        out -= 1
+    return out
+
+
+def _windows(
+    xp: np.ndarray,
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    dilations: Sequence[int],
+    out_sizes: Sequence[int],
+) -> np.ndarray:
+    """[N, C, *padded] -> [N, C, *out, *kernel]: the (dilated) taps of every window."""
+    k = len(kernel)
+    spans = [d * (kk - 1) + 1 for kk, d in zip(kernel, dilations, strict=True)]
+    w = sliding_window_view(xp, spans, axis=tuple(range(2, 2 + k)))
+    positions = [slice(0, (o - 1) * s + 1, s) for o, s in zip(out_sizes, strides, strict=True)]
+    taps = [slice(None, None, d) for d in dilations]
+    return w[(slice(None), slice(None), *positions, *taps)]
+
+
+def _window_geometry(
+    spatial: Sequence[int],
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    pads: Sequence[int],
+    dilations: Sequence[int],
+    ceil_mode: bool,
+) -> tuple[list[int], list[tuple[int, int]]]:
+    """Output sizes, and per spatial dim the (begin, end) padding that makes every
+    window fit (explicit pads plus the extra cells a ceil-mode window may read)."""
+    k = len(spatial)
+    outs, widths = [], []
+    for i in range(k):
+        pb, pe = pads[i], pads[k + i]
+        o = window_out_size(spatial[i], kernel[i], strides[i], pb, pe, dilations[i], ceil_mode)
+        needed = (o - 1) * strides[i] + dilations[i] * (kernel[i] - 1) + 1
+        outs.append(o)
+        widths.append((pb, max(pe, needed - spatial[i] - pb)))
+    return outs, widths
+
+
+def conv(
+    x: np.ndarray,
+    w: np.ndarray,
+    strides: Sequence[int],
+    pads: Sequence[int],
+    dilations: Sequence[int],
+    groups: int,
+) -> np.ndarray:
+    """N-d cross-correlation of [N, C_in, ...] with [C_out, C_in/groups, k...], zero
+    padding, as one im2col matrix product per group."""
+    k = x.ndim - 2
+    kernel = w.shape[2:]
+    n, c_in = x.shape[:2]
+    c_out = w.shape[0]
+    cg, cog = c_in // groups, c_out // groups
+    outs, widths = _window_geometry(x.shape[2:], kernel, strides, pads, dilations, False)
+    xp = np.pad(widen(x), [(0, 0), (0, 0), *widths])
+    win = _windows(xp, kernel, strides, dilations, outs)  # [N, C, *O, *K]
+    win = win.reshape(n, groups, cg, *outs, *kernel)
+    # [N, G, *O, Cg, *K] -> rows are output positions, columns (channel, tap) pairs
+    order = (0, 1, *range(3, 3 + k), 2, *range(3 + k, 3 + 2 * k))
+    p, taps = math.prod(outs), cg * math.prod(kernel)
+    cols = contiguous(win.transpose(order)).reshape(n, groups, p, taps)
+    wmat = contiguous(widen(w).reshape(groups, cog, taps).transpose(0, 2, 1))
+    y = np.matmul(cols, wmat)  # [N, G, P, Cog]
+    y = y.transpose(0, 1, 3, 2).reshape(n, c_out, *outs)
+    return round_to(y, x.dtype)
+
+
+def max_pool(
+    x: np.ndarray,
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    pads: Sequence[int],
+    dilations: Sequence[int],
+    ceil_mode: bool,
+) -> np.ndarray:
+    """Max over each window; padding (-inf) never wins, NaN propagates."""
+    k = len(kernel)
+    outs, widths = _window_geometry(x.shape[2:], kernel, strides, pads, dilations, ceil_mode)
+    xp = np.pad(widen(x), [(0, 0), (0, 0), *widths], constant_values=-np.inf)
+    win = _windows(xp, kernel, strides, dilations, outs)
+    return round_to(np.max(win, axis=tuple(range(-k, 0))), x.dtype)
+
+
+def avg_pool(
+    x: np.ndarray,
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    pads: Sequence[int],
+    dilations: Sequence[int],
+    ceil_mode: bool,
+    count_include_pad: bool,
+) -> np.ndarray:
+    """Window sum / window count. The count is the taps inside the input, or with
+    ``count_include_pad`` inside input + explicit pads -- never the extra cells of a
+    ceil-mode window (PyTorch's and ONNX's divisor)."""
+    k = len(kernel)
+    spatial = x.shape[2:]
+    outs, widths = _window_geometry(spatial, kernel, strides, pads, dilations, ceil_mode)
+    taps_axes = tuple(range(-k, 0))
+    xp = np.pad(widen(x), [(0, 0), (0, 0), *widths])
+    total = np.sum(contiguous(_windows(xp, kernel, strides, dilations, outs)), taps_axes)
+    if count_include_pad:
+        inside = np.ones([s + pads[i] + pads[k + i] for i, s in enumerate(spatial)])
+        inside_widths = [(0, wid[1] - pads[k + i]) for i, wid in enumerate(widths)]
+    else:
+        inside = np.ones(spatial)
+        inside_widths = widths
+    mask = np.pad(inside, inside_widths)[None, None]
+    count = np.sum(_windows(mask, kernel, strides, dilations, outs), axis=taps_axes)
+    return round_to(total / count.astype(total.dtype), x.dtype)
+
+
+# ---------------------------------------------------------------------------------
+# Attention and rotary embeddings
+# ---------------------------------------------------------------------------------
+
+
+def attention(
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    mask: np.ndarray | None,
+    mask_kind: MaskKind,
+    scale: float | None,
+    softcap: float | None,
+) -> np.ndarray:
+    """softmax(cap(q·kᵀ·scale) masked)·v on [B, H, S, D]; query head h reads key/value
+    head h // (H / H_kv); causal is upper-left (query i sees keys j <= i)."""
+    heads, kv_heads = q.shape[1], k.shape[1]
+    qc = widen(q)
+    kc = np.repeat(widen(k), heads // kv_heads, axis=1)
+    vc = np.repeat(widen(v), heads // kv_heads, axis=1)
+    if scale is None:
+        scale = 1.0 / math.sqrt(q.shape[-1])
+    scores = np.matmul(qc, contiguous(kc.swapaxes(-1, -2))) * scale
+    if softcap is not None:
+        scores = softcap * np.tanh(scores / softcap)
+    if mask_kind is MaskKind.CAUSAL:
+        sq, sk = scores.shape[-2:]
+        scores = np.where(np.tril(np.ones((sq, sk), dtype=bool)), scores, -np.inf)
+    elif mask_kind is MaskKind.EXPLICIT:
+        assert mask is not None
+        # bool: true = attend; float: an additive bias
+        bool_mask = mask.dtype == np.bool_
+        scores = np.where(mask, scores, -np.inf) if bool_mask else scores + widen(mask)
+    probs = contiguous(softmax_c(scores, -1))
+    return round_to(np.matmul(probs, vc), q.dtype)
+
+
+def rope(
+    x: np.ndarray,
+    cos: np.ndarray,
+    sin: np.ndarray,
+    rotary_dim: int | None,
+    interleaved: bool,
+) -> np.ndarray:
+    """Rotate channel pairs of the last dim by the given angles: (i, i + r/2) NeoX style,
+    (2i, 2i + 1) interleaved; channels from ``rotary_dim`` on pass through."""
+    xc = widen(x)
+    r = x.shape[-1] if rotary_dim is None else rotary_dim
+    half = r // 2
+    c, s = widen(cos), widen(sin)
+    if interleaved:
+        x1, x2 = xc[..., 0:r:2], xc[..., 1:r:2]
+    else:
+        x1, x2 = xc[..., :half], xc[..., half:r]
+    o1 = x1 * c - x2 * s
+    o2 = x2 * c + x1 * s
+    if interleaved:
+        rotated = np.stack([o1, o2], axis=-1).reshape(*o1.shape[:-1], r)
+    else:
+        rotated = np.concatenate([o1, o2], axis=-1)
+    return round_to(np.concatenate([rotated, xc[..., r:]], axis=-1), x.dtype)
+
+
+# ---------------------------------------------------------------------------------
+# Quantisation
+# ---------------------------------------------------------------------------------
+
+
+def _qparam(v: np.ndarray, rank: int, axis: int | None, ct: np.dtype) -> np.ndarray:
+    """A scale or zero point as a compute-type array broadcasting against the input:
+    one element (per tensor) or a vector along ``axis``."""
+    if axis is None:
+        return v.astype(ct).reshape(())
+    shape = [1] * rank
+    shape[axis] = v.shape[0]
+    return v.astype(ct).reshape(shape)
+
+
+def _quant_dtype(x: np.ndarray, scale: np.ndarray) -> np.dtype:
+    """Quantisation arithmetic runs in f64 if either float operand is f64, else f32."""
+    return F64 if F64 in (x.dtype, scale.dtype) else F32
+
+
+def quantize(
+    x: np.ndarray,
+    scale: np.ndarray,
+    zero_point: np.ndarray | None,
+    axis: int | None,
+    dtype: np.dtype,
+) -> np.ndarray:
+    """saturate(round_half_even(x / scale) + zero_point). For f8 results the rounding is
+    to the f8 grid and saturation clamps to ±max finite (also for ±inf); for ints NaN
+    quantises to 0, like a float -> int cast."""
+    ct = _quant_dtype(x, scale)
+    v = x.astype(ct) / _qparam(scale, x.ndim, axis, ct)
+    if dtype in F8_TYPES:
+        if zero_point is not None:
+            v = v + _qparam(zero_point, x.ndim, axis, ct)
+        limit = float(ml_dtypes.finfo(dtype).max)
+        return round_to(np.clip(v, -limit, limit), dtype)
+    v = np.rint(v)
+    if zero_point is not None:
+        v = v + _qparam(zero_point, x.ndim, axis, ct)
+    return _float_to_int(v, dtype)  # saturates to the type's range
+
+
+def dequantize(
+    q: np.ndarray,
+    scale: np.ndarray,
+    zero_point: np.ndarray | None,
+    axis: int | None,
+) -> np.ndarray:
+    """(q - zero_point) · scale in the scale's type; q - zero_point is taken exactly."""
+    ct = compute_dtype(scale.dtype)
+    diff = q.astype(F64)
+    if zero_point is not None:
+        diff = diff - _qparam(zero_point, q.ndim, axis, F64)
+    y = diff.astype(ct) * _qparam(scale, q.ndim, axis, ct)
+    return round_to(y, scale.dtype)
+
+
+def fake_quantize(
+    x: np.ndarray,
+    scale: np.ndarray,
+    zero_point: np.ndarray,
+    axis: int | None,
+    quant_min: int,
+    quant_max: int,
+) -> np.ndarray:
+    """(clamp(round_half_even(x / scale) + zp, quant_min, quant_max) - zp) · scale, in
+    float throughout (NaN stays NaN). Divides by the scale like ``quantize`` (PyTorch
+    multiplies by 1/scale, which can differ at exact ties)."""
+    ct = _quant_dtype(x, scale)
+    sc = _qparam(scale, x.ndim, axis, ct)
+    zp = _qparam(zero_point, x.ndim, axis, ct)
+    q = np.clip(np.rint(x.astype(ct) / sc) + zp, quant_min, quant_max)
+    return round_to((q - zp) * sc, x.dtype)

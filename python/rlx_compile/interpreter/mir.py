@@ -1,0 +1,445 @@
+"""Reference implementations of the MIR ops: thin adapters from an op's properties and
+declared types to the kernels in ``interpreter.kernels``.
+
+Fused ops are *defined by composition*: each calls the kernels of its primitive chain
+in the chain's order, with the same intermediate rounding, so a fused op is
+bit-identical to the unfused ops it replaces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import StringAttr
+
+from rlx_compile.dialects import mir
+from rlx_compile.dialects.common import MaskKind
+from rlx_compile.dialects.types import TensorType
+from rlx_compile.interpreter import kernels as K
+from rlx_compile.interpreter.core import Env, ExecutionError, impl
+
+Arrays = list[np.ndarray]
+
+
+def _result_type(op: Any, index: int = 0) -> TensorType:
+    t = op.results[index].type
+    assert isinstance(t, TensorType)
+    return t
+
+
+def _np_dtype(op: Any, index: int = 0) -> np.dtype:
+    return _result_type(op, index).dtype.numpy
+
+
+def _leaf_name(op: mir.InputOp | mir.ParamOp) -> str:
+    name = op.tensor_name
+    assert isinstance(name, StringAttr)
+    return name.data
+
+
+def _optional_args(op: Any, args: Arrays, names: Sequence[str]) -> dict[str, np.ndarray | None]:
+    """Map args to operand names: an absent optional operand contributes no arg, so the
+    args are matched against the operands the op actually has, in definition order."""
+    out: dict[str, np.ndarray | None] = {}
+    it = iter(args)
+    for name in names:
+        out[name] = None if getattr(op, name) is None else next(it)
+    return out
+
+
+# ---------------------------------------------------------------------------------
+# Leaves
+# ---------------------------------------------------------------------------------
+
+
+@impl(mir.InputOp)
+def _input(op: mir.InputOp, args: Arrays, env: Env) -> Arrays:
+    name = _leaf_name(op)
+    if name not in env.inputs:
+        raise ExecutionError(f"input '{name}' of type {_result_type(op)} is not bound")
+    return [env.inputs[name]]
+
+
+@impl(mir.ParamOp)
+def _param(op: mir.ParamOp, args: Arrays, env: Env) -> Arrays:
+    name = _leaf_name(op)
+    if name not in env.params:
+        raise ExecutionError(f"param '{name}' of type {_result_type(op)} is not bound")
+    return [env.params[name]]
+
+
+@impl(mir.ConstantOp)
+def _constant(op: mir.ConstantOp, args: Arrays, env: Env) -> Arrays:
+    return [op.to_numpy()]
+
+
+# ---------------------------------------------------------------------------------
+# Elementwise
+# ---------------------------------------------------------------------------------
+
+_UNARY: dict[type[mir.UnaryOp], str] = {
+    mir.NegOp: "neg",
+    mir.AbsOp: "abs",
+    mir.ReluOp: "relu",
+    mir.SignOp: "sign",
+    mir.NotOp: "not",
+    mir.ExpOp: "exp",
+    mir.LogOp: "log",
+    mir.SqrtOp: "sqrt",
+    mir.RsqrtOp: "rsqrt",
+    mir.ReciprocalOp: "reciprocal",
+    mir.TanhOp: "tanh",
+    mir.SigmoidOp: "sigmoid",
+    mir.SiluOp: "silu",
+    mir.ErfOp: "erf",
+    mir.SinOp: "sin",
+    mir.CosOp: "cos",
+    mir.FloorOp: "floor",
+    mir.CeilOp: "ceil",
+    mir.RoundOp: "round",
+    mir.SoftplusOp: "softplus",
+}
+
+
+@impl(*_UNARY)
+def _unary(op: mir.UnaryOp, args: Arrays, env: Env) -> Arrays:
+    return [K.unary(_UNARY[type(op)], args[0])]
+
+
+@impl(mir.GeluOp)
+def _gelu(op: mir.GeluOp, args: Arrays, env: Env) -> Arrays:
+    approximate = op.props().enum("approximate").value
+    return [K.unary("gelu" if approximate == "none" else "gelu_tanh", args[0])]
+
+
+_BINARY: dict[type[mir.BinaryOp], str] = {
+    mir.AddOp: "add",
+    mir.SubOp: "sub",
+    mir.MulOp: "mul",
+    mir.DivOp: "div",
+    mir.PowOp: "pow",
+    mir.MaxOp: "max",
+    mir.MinOp: "min",
+    mir.ModOp: "mod",
+    mir.AndOp: "and",
+    mir.OrOp: "or",
+    mir.XorOp: "xor",
+}
+
+
+@impl(*_BINARY)
+def _binary(op: mir.BinaryOp, args: Arrays, env: Env) -> Arrays:
+    return [K.binary(_BINARY[type(op)], args[0], args[1])]
+
+
+@impl(mir.CompareOp)
+def _compare(op: mir.CompareOp, args: Arrays, env: Env) -> Arrays:
+    return [K.compare(op.props().enum("predicate"), args[0], args[1])]
+
+
+@impl(mir.WhereOp)
+def _where(op: mir.WhereOp, args: Arrays, env: Env) -> Arrays:
+    cond, on_true, on_false = args
+    return [K.where(cond, on_true, on_false)]
+
+
+@impl(mir.CastOp)
+def _cast(op: mir.CastOp, args: Arrays, env: Env) -> Arrays:
+    return [K.cast(args[0], _np_dtype(op))]
+
+
+# ---------------------------------------------------------------------------------
+# Linear algebra, reductions, normalisation
+# ---------------------------------------------------------------------------------
+
+
+@impl(mir.MatmulOp)
+def _matmul(op: mir.MatmulOp, args: Arrays, env: Env) -> Arrays:
+    return [K.matmul(args[0], args[1])]
+
+
+_REDUCE: dict[type[mir.ReduceOp], str] = {
+    mir.ReduceSumOp: "sum",
+    mir.ReduceMeanOp: "mean",
+    mir.ReduceMaxOp: "max",
+    mir.ReduceMinOp: "min",
+    mir.ReduceProdOp: "prod",
+}
+
+
+@impl(*_REDUCE)
+def _reduce(op: mir.ReduceOp, args: Arrays, env: Env) -> Arrays:
+    p = op.props()
+    return [K.reduce(_REDUCE[type(op)], args[0], p.ints("axes"), p.flag("keepdims"))]
+
+
+@impl(mir.ArgMaxOp, mir.ArgMinOp)
+def _arg_reduce(op: mir.ArgReduceOp, args: Arrays, env: Env) -> Arrays:
+    p = op.props()
+    kind = "max" if isinstance(op, mir.ArgMaxOp) else "min"
+    return [K.arg_reduce(kind, args[0], p.int("axis"), p.flag("keepdims"))]
+
+
+@impl(mir.SoftmaxOp)
+def _softmax(op: mir.SoftmaxOp, args: Arrays, env: Env) -> Arrays:
+    return [K.softmax(args[0], op.props().int("axis"))]
+
+
+@impl(mir.LogSoftmaxOp)
+def _log_softmax(op: mir.LogSoftmaxOp, args: Arrays, env: Env) -> Arrays:
+    return [K.log_softmax(args[0], op.props().int("axis"))]
+
+
+@impl(mir.LayerNormOp, mir.RmsNormOp)
+def _norm(op: mir.NormOp, args: Arrays, env: Env) -> Arrays:
+    a = _optional_args(op, args, ("input", "scale", "bias"))
+    p = op.props()
+    kernel = K.layer_norm if isinstance(op, mir.LayerNormOp) else K.rms_norm
+    x, scale = a["input"], a["scale"]
+    assert x is not None and scale is not None
+    return [kernel(x, scale, a["bias"], p.int("axis"), p.float("epsilon"))]
+
+
+@impl(mir.GroupNormOp)
+def _group_norm(op: mir.GroupNormOp, args: Arrays, env: Env) -> Arrays:
+    p = op.props()
+    x, scale, bias = args
+    return [K.group_norm(x, scale, bias, p.int("groups"), p.float("epsilon"))]
+
+
+@impl(mir.BatchNormOp)
+def _batch_norm(op: mir.BatchNormOp, args: Arrays, env: Env) -> Arrays:
+    x, scale, bias, mean, variance = args
+    return [K.batch_norm(x, scale, bias, mean, variance, op.props().float("epsilon"))]
+
+
+# ---------------------------------------------------------------------------------
+# Data movement
+# ---------------------------------------------------------------------------------
+
+
+@impl(mir.ReshapeOp)
+def _reshape(op: mir.ReshapeOp, args: Arrays, env: Env) -> Arrays:
+    return [K.reshape(args[0], env.shape(op.result.type))]
+
+
+@impl(mir.TransposeOp)
+def _transpose(op: mir.TransposeOp, args: Arrays, env: Env) -> Arrays:
+    return [K.transpose(args[0], op.props().ints("perm"))]
+
+
+@impl(mir.NarrowOp)
+def _narrow(op: mir.NarrowOp, args: Arrays, env: Env) -> Arrays:
+    p = op.props()
+    axis = p.int("axis")
+    length = env.shape(op.result.type)[axis]
+    return [K.narrow(args[0], axis, p.int("start"), length)]
+
+
+@impl(mir.SliceOp)
+def _slice(op: mir.SliceOp, args: Arrays, env: Env) -> Arrays:
+    p = op.props()
+    return [K.slice_(args[0], p.ints("starts"), p.ints("steps"), env.shape(op.result.type))]
+
+
+@impl(mir.ConcatOp)
+def _concat(op: mir.ConcatOp, args: Arrays, env: Env) -> Arrays:
+    return [K.concat(args, op.props().int("axis"))]
+
+
+@impl(mir.ExpandOp)
+def _expand(op: mir.ExpandOp, args: Arrays, env: Env) -> Arrays:
+    return [K.expand(args[0], env.shape(op.result.type))]
+
+
+@impl(mir.GatherOp)
+def _gather(op: mir.GatherOp, args: Arrays, env: Env) -> Arrays:
+    return [K.gather(args[0], args[1], op.props().int("axis"))]
+
+
+@impl(mir.PadOp)
+def _pad(op: mir.PadOp, args: Arrays, env: Env) -> Arrays:
+    p = op.props()
+    return [K.pad(args[0], p.ints("pads"), p.enum("mode"), p.float("value"))]
+
+
+# ---------------------------------------------------------------------------------
+# Convolution and pooling
+# ---------------------------------------------------------------------------------
+
+
+def _conv_props(op: mir.ConvOp | mir.FusedConvBiasActOp) -> dict[str, Any]:
+    p = op.props()
+    return {
+        "strides": p.ints("strides"),
+        "pads": p.ints("pads"),
+        "dilations": p.ints("dilations"),
+        "groups": p.int("groups"),
+    }
+
+
+@impl(mir.ConvOp)
+def _conv(op: mir.ConvOp, args: Arrays, env: Env) -> Arrays:
+    return [K.conv(args[0], args[1], **_conv_props(op))]
+
+
+def _pool_props(op: mir.PoolOp) -> dict[str, Any]:
+    p = op.props()
+    return {
+        "kernel": p.ints("kernel"),
+        "strides": p.ints("strides"),
+        "pads": p.ints("pads"),
+        "dilations": p.ints("dilations"),
+        "ceil_mode": p.flag("ceil_mode"),
+    }
+
+
+@impl(mir.MaxPoolOp)
+def _max_pool(op: mir.MaxPoolOp, args: Arrays, env: Env) -> Arrays:
+    return [K.max_pool(args[0], **_pool_props(op))]
+
+
+@impl(mir.AvgPoolOp)
+def _avg_pool(op: mir.AvgPoolOp, args: Arrays, env: Env) -> Arrays:
+    count_include_pad = op.props().flag("count_include_pad")
+    return [K.avg_pool(args[0], **_pool_props(op), count_include_pad=count_include_pad)]
+
+
+# ---------------------------------------------------------------------------------
+# Attention, rope
+# ---------------------------------------------------------------------------------
+
+
+@impl(mir.AttentionOp)
+def _attention(op: mir.AttentionOp, args: Arrays, env: Env) -> Arrays:
+    a = _optional_args(op, args, ("query", "key", "value", "mask"))
+    p = op.props()
+    q, k, v = a["query"], a["key"], a["value"]
+    assert q is not None and k is not None and v is not None
+    out = K.attention(
+        q, k, v, a["mask"], p.enum("mask_kind"), p.opt_float("scale"), p.opt_float("softcap")
+    )
+    return [out]
+
+
+@impl(mir.RopeOp)
+def _rope(op: mir.RopeOp, args: Arrays, env: Env) -> Arrays:
+    p = op.props()
+    x, cos, sin = args
+    return [K.rope(x, cos, sin, p.opt_int("rotary_dim"), p.flag("interleaved"))]
+
+
+# ---------------------------------------------------------------------------------
+# Quantisation
+# ---------------------------------------------------------------------------------
+
+
+@impl(mir.QuantizeOp)
+def _quantize(op: mir.QuantizeOp, args: Arrays, env: Env) -> Arrays:
+    a = _optional_args(op, args, ("input", "scale", "zero_point"))
+    x, scale = a["input"], a["scale"]
+    assert x is not None and scale is not None
+    return [K.quantize(x, scale, a["zero_point"], op.props().opt_int("axis"), _np_dtype(op))]
+
+
+@impl(mir.DequantizeOp)
+def _dequantize(op: mir.DequantizeOp, args: Arrays, env: Env) -> Arrays:
+    a = _optional_args(op, args, ("input", "scale", "zero_point"))
+    q, scale = a["input"], a["scale"]
+    assert q is not None and scale is not None
+    return [K.dequantize(q, scale, a["zero_point"], op.props().opt_int("axis"))]
+
+
+@impl(mir.FakeQuantizeOp)
+def _fake_quantize(op: mir.FakeQuantizeOp, args: Arrays, env: Env) -> Arrays:
+    p = op.props()
+    x, scale, zp = args
+    return [
+        K.fake_quantize(x, scale, zp, p.opt_int("axis"), p.int("quant_min"), p.int("quant_max"))
+    ]
+
+
+# ---------------------------------------------------------------------------------
+# Fused ops: the primitive chain, kernel by kernel
+# ---------------------------------------------------------------------------------
+
+
+@impl(mir.FusedMatmulBiasActOp)
+def _fused_matmul_bias_act(op: mir.FusedMatmulBiasActOp, args: Arrays, env: Env) -> Arrays:
+    """matmul -> add bias -> activation."""
+    x, w, bias = args
+    y = K.binary("add", K.matmul(x, w), bias)
+    return [K.activation(y, op.props().enum("activation"))]
+
+
+@impl(mir.FusedSwigluOp)
+def _fused_swiglu(op: mir.FusedSwigluOp, args: Arrays, env: Env) -> Arrays:
+    """narrow the two halves -> silu(gate) -> mul by up."""
+    (x,) = args
+    n = x.shape[-1] // 2
+    first, second = K.narrow(x, x.ndim - 1, 0, n), K.narrow(x, x.ndim - 1, n, n)
+    gate, up = (first, second) if op.props().flag("gate_first") else (second, first)
+    return [K.binary("mul", K.unary("silu", gate), up)]
+
+
+@impl(mir.FusedResidualRmsNormOp, mir.FusedResidualLayerNormOp)
+def _fused_residual_norm(op: mir.FusedResidualNormOp, args: Arrays, env: Env) -> Arrays:
+    """add -> norm; both the norm and the sum are results."""
+    a = _optional_args(op, args, ("input", "residual", "scale", "bias"))
+    x, residual, scale = a["input"], a["residual"], a["scale"]
+    assert x is not None and residual is not None and scale is not None
+    p = op.props()
+    total = K.binary("add", x, residual)
+    kernel = K.rms_norm if isinstance(op, mir.FusedResidualRmsNormOp) else K.layer_norm
+    return [kernel(total, scale, a["bias"], p.int("axis"), p.float("epsilon")), total]
+
+
+@impl(mir.FusedConvBiasActOp)
+def _fused_conv_bias_act(op: mir.FusedConvBiasActOp, args: Arrays, env: Env) -> Arrays:
+    """conv -> add bias reshaped to [C_out, 1, ...] -> add residual -> activation."""
+    a = _optional_args(op, args, ("input", "weight", "bias", "residual"))
+    x, w, bias = a["input"], a["weight"], a["bias"]
+    assert x is not None and w is not None and bias is not None
+    y = K.conv(x, w, **_conv_props(op))
+    y = K.binary("add", y, K.reshape(bias, (bias.shape[0], *([1] * (y.ndim - 2)))))
+    if a["residual"] is not None:
+        y = K.binary("add", y, a["residual"])
+    return [K.activation(y, op.props().enum("activation"))]
+
+
+def _split_heads(x: np.ndarray, heads: int, head_dim: int) -> np.ndarray:
+    """[B, S, heads·D] -> reshape [B, S, heads, D] -> transpose [B, heads, S, D]."""
+    b, s = x.shape[:2]
+    return K.transpose(K.reshape(x, (b, s, heads, head_dim)), (0, 2, 1, 3))
+
+
+@impl(mir.FusedAttentionBlockOp)
+def _fused_attention_block(op: mir.FusedAttentionBlockOp, args: Arrays, env: Env) -> Arrays:
+    """qkv matmul -> add qkv_bias -> narrow q|k|v -> reshape/transpose to heads -> rope on
+    q and k -> attention -> transpose/reshape back -> out matmul -> add out_bias."""
+    names = ("hidden", "qkv_weight", "out_weight", "qkv_bias", "out_bias", "mask", "cos", "sin")
+    a = _optional_args(op, args, names)
+    hidden, qkv_w, out_w = a["hidden"], a["qkv_weight"], a["out_weight"]
+    assert hidden is not None and qkv_w is not None and out_w is not None
+    p = op.props()
+    h, hk, d = p.int("num_heads"), p.int("num_kv_heads"), p.int("head_dim")
+    qkv = K.matmul(hidden, qkv_w)
+    if a["qkv_bias"] is not None:
+        qkv = K.binary("add", qkv, a["qkv_bias"])
+    q = _split_heads(K.narrow(qkv, 2, 0, h * d), h, d)
+    k = _split_heads(K.narrow(qkv, 2, h * d, hk * d), hk, d)
+    v = _split_heads(K.narrow(qkv, 2, (h + hk) * d, hk * d), hk, d)
+    cos, sin = a["cos"], a["sin"]
+    if cos is not None and sin is not None:
+        q = K.rope(q, cos, sin, None, False)
+        k = K.rope(k, cos, sin, None, False)
+    mask_kind: MaskKind = p.enum("mask_kind")
+    attn = K.attention(q, k, v, a["mask"], mask_kind, p.opt_float("scale"), None)
+    b, s = hidden.shape[:2]
+    merged = K.reshape(K.transpose(attn, (0, 2, 1, 3)), (b, s, h * d))
+    out = K.matmul(merged, out_w)
+    if a["out_bias"] is not None:
+        out = K.binary("add", out, a["out_bias"])
+    return [out]
