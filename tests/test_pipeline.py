@@ -44,3 +44,37 @@ def test_bad_options_are_clear_errors() -> None:
         CompilePipeline(fast=True)
     with pytest.raises(PipelineError, match="unknown pass 'nope'"):
         CompilePipeline(pipeline="builtin.module(nope)")
+
+
+def test_default_compile_plans_memory_and_runs_in_the_arena() -> None:
+    import numpy as np
+
+    from rlx_compile.interpreter import run
+    from tests.transforms.test_lowering_numeric import random_feeds
+
+    module = decoder_block()
+    result = CompilePipeline().compile(module)
+    assert result.lir is not None
+    assert result.pipeline.endswith("plan-check)")
+    report = result.memory_report
+    assert report is not None and report.lower_bound <= report.arena < report.naive
+    inputs, params = random_feeds(module)
+    want = run(module, inputs, params)["y"]
+    got = result.run(inputs, params)["y"]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
+
+def test_symbolic_dims_need_bindings_to_plan() -> None:
+    from rlx_compile import ModuleBuilder
+
+    with ModuleBuilder("dyn") as m:
+        x = m.input("x", ("batch", "seq", 16))
+        m.output(m.relu(m.matmul(x, m.param("w", (16, 8)))), names=["y"])
+    with pytest.raises(CompileError, match=r"symbolic dims \['batch', 'seq'\]"):
+        CompilePipeline().compile(m.module)
+    assert CompilePipeline(plan_memory=False).compile(m.module).lir is None
+    small = CompilePipeline(dim_bindings={"batch": 1, "seq": 8}).compile(m.module)
+    large = CompilePipeline(dim_bindings={"batch": 1, "seq": 128}).compile(m.module)
+    assert small.lir is not None and large.lir is not None
+    assert small.lir.arena_bytes < large.lir.arena_bytes
+    assert "!rlx.tensor<[1, 128, 8], f32>" in large.text()

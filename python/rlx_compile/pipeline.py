@@ -19,7 +19,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from rlx_compile.diagnostics import RlxError
+from rlx_compile.dialects import lir
+from rlx_compile.dialects.types import TensorType
 from rlx_compile.ir import fingerprint, print_module
+from rlx_compile.memory.report import MemoryReport, memory_report
 from rlx_compile.passmanager import (
     Instrumentation,
     PassManager,
@@ -45,6 +48,17 @@ class CompileOptions:
     """Override every HIR block's fusion policy (``direct``/``fusable``); ``keep`` keeps them."""
     cleanup: bool = True
     """Run the generic cleanup (canonicalize, cse, dce)."""
+    dim_bindings: Mapping[str, int] | None = None
+    """Sizes for symbolic dims (``{"seq": 128}``), bound before memory planning."""
+    plan_memory: bool = True
+    """Lower to LIR with an arena plan (needs static shapes), then prove it with plan-check."""
+    alignment: int = 64
+    strategy: str = "best"
+    inplace: bool = True
+    schedule: str = "memory"
+    """``memory`` reorders ops when that lowers the peak; ``source`` keeps the order."""
+    width: str | None = None
+    """Slot width policy; by default native, f32-uniform for wgpu (f32-typed arenas)."""
     verify_each: bool = True
     keep_stages: bool = True
     """Keep a copy of the module after every pass in ``CompileResult.stages``."""
@@ -53,19 +67,35 @@ class CompileOptions:
         if self.target not in TARGETS:
             raise CompileError(f"unknown target '{self.target}' (known: {', '.join(TARGETS)})")
 
+    @property
+    def width_policy(self) -> str:
+        if self.width is not None:
+            return self.width
+        return "f32-uniform" if self.target == "wgpu" else "native"
+
 
 def default_pipeline(options: CompileOptions) -> str:
     """The default pass list for ``options`` as a pipeline string.
 
-    Stage order: lower HIR -> cleanup -> (fusion -> cleanup -> legalize -> plan, as those
-    passes land).
+    Stage order: lower HIR -> cleanup -> (fusion -> cleanup -> legalize, as those passes
+    land) -> bind dims -> plan memory -> check the plan.
     """
-    lower = "lower-hir-to-mir" + (
-        f"{{policy={options.lower_policy}}}" if options.lower_policy else ""
-    )
+    lower = "lower-hir-to-mir"
+    if options.lower_policy != "keep":
+        lower += f"{{policy={options.lower_policy}}}"
     passes = [lower]
     if options.cleanup:
         passes += ["canonicalize", "cse", "dce"]
+    if options.dim_bindings:
+        spec = ",".join(f"{k}={v}" for k, v in options.dim_bindings.items())
+        passes.append(f'specialize-dims{{bindings="{spec}"}}')
+    if options.plan_memory:
+        passes.append(
+            f"plan-memory{{alignment={options.alignment} strategy={options.strategy} "
+            f"inplace={str(options.inplace).lower()} schedule={options.schedule} "
+            f"width={options.width_policy}}}"
+        )
+        passes.append("plan-check")
     return "builtin.module(" + ",".join(passes) + ")"
 
 
@@ -110,14 +140,26 @@ class CompileResult:
     def text(self) -> str:
         return print_module(self.module)
 
+    @property
+    def lir(self) -> lir.GraphOp | None:
+        """The planned graph, when the pipeline planned memory."""
+        graphs = [op for op in self.module.ops if isinstance(op, lir.GraphOp)]
+        return graphs[0] if len(graphs) == 1 else None
+
+    @property
+    def memory_report(self) -> MemoryReport | None:
+        return memory_report(self.lir) if self.lir is not None else None
+
     def run(
         self,
         inputs: Mapping[str, Any],
         params: Mapping[str, Any] | None = None,
     ) -> dict[str, np.ndarray]:
-        """Execute the final module on the reference executor."""
-        from rlx_compile.interpreter import run
+        """Execute the final module: LIR inside its arena, MIR on the reference executor."""
+        from rlx_compile.interpreter import run, run_arena
 
+        if self.lir is not None:
+            return run_arena(self.module, inputs, params)
         return run(self.module, inputs, params)
 
 
@@ -167,6 +209,16 @@ class CompilePipeline:
 
     def compile(self, module: ModuleOp) -> CompileResult:
         """Compile a copy of ``module``; the caller's module is left untouched."""
+        if self.options.plan_memory and "specialize-dims" not in self.pipeline:
+            symbols = sorted(
+                {s for op in module.walk() for r in op.results
+                 if isinstance(r.type, TensorType) for s in r.type.symbols()}
+            )  # fmt: skip
+            if symbols:
+                raise CompileError(
+                    f"symbolic dims {symbols} need sizes to plan memory: pass "
+                    "dim_bindings={...} (or plan_memory=False to stop at MIR)"
+                )
         work = module.clone()
         result = CompileResult(
             input=module, module=work, pipeline=self.pipeline, options=self.options

@@ -9,7 +9,9 @@ API:
   ``f(op, args, env) -> results``; ``interpreter.mir`` registers the MIR ops, later levels
   add ``interpreter.hir`` / ``interpreter.lir`` and import them below;
 - ``execute_graph(graph_op, args, env)`` runs any op with one block whose last op returns
-  the outputs (``func.func``, ``lir.graph``); ``func.call`` is implemented with it.
+  the outputs (``func.func``, ``lir.graph``); ``func.call`` is implemented with it;
+- ``run_arena(module, inputs, params)`` executes a ``lir.graph`` inside its arena (one
+  ``uint8`` buffer, every tensor at its planned offset), see ``interpreter.lir``.
 
 Semantic decisions that hold across ops (the op docstrings in ``dialects/mir.py`` give
 each op's formula):
@@ -34,6 +36,7 @@ Fused ops are defined as their primitive chain (same kernels, same order, same
 roundings), so they are bit-identical to the unfused graph.
 """
 
+from rlx_compile.interpreter import hir as _hir  # noqa: F401  (registers the HIR ops)
 from rlx_compile.interpreter import mir as _mir  # noqa: F401  (registers the MIR ops)
 from rlx_compile.interpreter.core import (
     Env,
@@ -44,8 +47,10 @@ from rlx_compile.interpreter.core import (
     has_impl,
     impl,
     lookup,
+    prepare,
     run,
 )
+from rlx_compile.interpreter.lir import run_arena
 
 __all__ = [
     "Env",
@@ -56,5 +61,7 @@ __all__ = [
     "has_impl",
     "impl",
     "lookup",
+    "prepare",
     "run",
+    "run_arena",
 ]

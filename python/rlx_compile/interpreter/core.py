@@ -382,6 +382,24 @@ def run(
     leaf types are bound from the given shapes and must agree. The graph and its callees
     are verified first. Outputs are fresh C-contiguous arrays the caller may keep.
     """
+    g, env = prepare(module_or_graph, inputs, params, graph=graph)
+    names = output_names(g)
+    outputs = execute_graph(g, [], env)
+    return {
+        name: np.array(value, copy=True, order="C")
+        for name, value in zip(names, outputs, strict=True)
+    }
+
+
+def prepare(
+    module_or_graph: Operation,
+    inputs: Mapping[str, ArrayLike],
+    params: Mapping[str, ArrayLike] | None = None,
+    *,
+    graph: str | None = None,
+) -> tuple[Operation, Env]:
+    """Select and verify the graph to run and bind its inputs and params (see ``run``);
+    executors other than ``execute_graph`` (the arena executor) start from here."""
     g = _select_graph(module_or_graph, graph)
     reachable = _reachable_graphs(g)
     for each in reachable:
@@ -402,11 +420,7 @@ def run(
     env = Env(call_stack=(graph_name(g),))
     env.inputs = _bind_leaves("input", leaves["input"], inputs, env)
     env.params = _bind_leaves("param", leaves["param"], params or {}, env)
-    outputs = execute_graph(g, [], env)
-    return {
-        name: np.array(value, copy=True, order="C")
-        for name, value in zip(names, outputs, strict=True)
-    }
+    return g, env
 
 
 __all__ = [
@@ -420,5 +434,6 @@ __all__ = [
     "has_impl",
     "impl",
     "lookup",
+    "prepare",
     "run",
 ]

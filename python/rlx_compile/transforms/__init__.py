@@ -31,9 +31,16 @@ def _plan_check() -> type[ModulePass]:
     return PlanCheckPass
 
 
+def _specialize_dims() -> type[ModulePass]:
+    from rlx_compile.transforms.specialize_dims import SpecializeDimsPass
+
+    return SpecializeDimsPass
+
+
 RLX_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "lower-hir-to-mir": _lower_hir_to_mir,
     "plan-memory": _plan_memory,
     "plan-check": _plan_check,
     "schedule-memory": _schedule_memory,
+    "specialize-dims": _specialize_dims,
 }

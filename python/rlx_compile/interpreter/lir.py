@@ -1,0 +1,123 @@
+"""LIR execution.
+
+``lir.view`` has value semantics here (the root's bytes from an offset, read as the view
+type), so ``run`` executes a ``lir.graph`` like any graph. ``run_arena`` executes it the
+way a device would: every slotted tensor lives at its planned offset inside one ``uint8``
+arena, kernels read their operands from the arena and their results are written back to
+their slots, views are windows onto their root's bytes. A wrong offset or an unsafe reuse
+of bytes therefore shows up as a wrong answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import cast
+
+import numpy as np
+from numpy.typing import ArrayLike
+from xdsl.ir import Operation, SSAValue
+
+from rlx_compile.dialects import lir
+from rlx_compile.dialects.types import TensorType
+from rlx_compile.interpreter.core import (
+    Env,
+    ExecutionError,
+    describe,
+    evaluate_op,
+    impl,
+    prepare,
+)
+from rlx_compile.ir import graph_block, output_names
+
+# Fill value of a fresh arena: reading bytes nothing wrote gives NaN-like garbage.
+POISON = 0xFF
+
+
+def _reinterpret(root: np.ndarray, offset: int, t: TensorType) -> np.ndarray:
+    raw = np.ascontiguousarray(root).reshape(-1).view(np.uint8)
+    nbytes = t.nbytes()
+    assert nbytes is not None
+    if offset < 0 or offset + nbytes > raw.size:
+        raise ExecutionError(
+            f"view bytes [{offset}, {offset + nbytes}) outside a {raw.size}-byte root"
+        )
+    return raw[offset : offset + nbytes].view(t.dtype.numpy).reshape(tuple(int(d) for d in t.shape))
+
+
+@impl(lir.ViewOp)
+def _view(op: lir.ViewOp, args: list[np.ndarray], env: Env) -> list[np.ndarray]:
+    return [_reinterpret(args[0], op.offset, cast(TensorType, op.result.type)).copy()]
+
+
+class Arena:
+    """One byte buffer and typed windows onto it."""
+
+    def __init__(self, size: int):
+        self.bytes = np.full(size, POISON, dtype=np.uint8)
+
+    def window(self, offset: int, t: TensorType) -> np.ndarray:
+        nbytes = t.nbytes()
+        assert nbytes is not None
+        if offset < 0 or offset + nbytes > self.bytes.size:
+            raise ExecutionError(
+                f"slot [{offset}, {offset + nbytes}) is outside the {self.bytes.size}-byte arena"
+            )
+        raw = self.bytes[offset : offset + nbytes]
+        return raw.view(t.dtype.numpy).reshape(tuple(int(d) for d in t.shape))
+
+
+def run_arena(
+    module_or_graph: Operation,
+    inputs: Mapping[str, ArrayLike],
+    params: Mapping[str, ArrayLike] | None = None,
+    *,
+    graph: str | None = None,
+) -> dict[str, np.ndarray]:
+    """Execute a ``lir.graph`` inside its arena (see the module docstring); inputs, params
+    and outputs as in ``interpreter.run``."""
+    g, env = prepare(module_or_graph, inputs, params, graph=graph)
+    if not isinstance(g, lir.GraphOp):
+        raise ExecutionError(f"run_arena executes lir.graph ops, not {g.name}")
+    arena = Arena(g.arena_bytes)
+    values: dict[SSAValue, np.ndarray] = {}
+    # Where each value's bytes live: (root value, byte offset), for views.
+    root_of: dict[SSAValue, tuple[SSAValue, int]] = {}
+    slot_of: dict[SSAValue, lir.SlotAttr] = {}
+    block = graph_block(g)
+    terminator = block.last_op
+    for op in block.ops:
+        if op is terminator:
+            break
+        if isinstance(op, lir.ViewOp):
+            root, base = root_of.get(op.root, (op.root, 0))
+            offset = base + op.offset
+            t = cast(TensorType, op.result.type)
+            root_of[op.result] = (root, offset)
+            slot = slot_of.get(root)
+            values[op.result] = (
+                arena.window(slot.offset + offset, t)
+                if slot is not None
+                else _reinterpret(values[root], offset, t)
+            )
+            continue
+        try:
+            args = [values[v] for v in op.operands]
+        except KeyError:
+            raise ExecutionError(f"{describe(op)} reads a value not defined before it") from None
+        results = evaluate_op(op, args, env)
+        for result, value, slot in zip(op.results, results, lir.result_slots(op), strict=True):
+            root_of[result] = (result, 0)
+            if slot is None:
+                values[result] = value
+                continue
+            t = cast(TensorType, result.type)
+            window = arena.window(slot.offset, t)
+            window[...] = value
+            slot_of[result] = slot
+            values[result] = window
+    assert terminator is not None
+    outs = [values[v] for v in terminator.operands]
+    return {
+        name: np.array(v, copy=True, order="C")
+        for name, v in zip(output_names(g), outs, strict=True)
+    }
