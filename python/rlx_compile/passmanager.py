@@ -26,7 +26,14 @@ from xdsl.transforms import get_all_passes
 from xdsl.utils.arg_spec import parse_pipeline as xdsl_parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 
-from rlx_compile.diagnostics import PassFailure, PipelineError, first_line, verify_module
+from rlx_compile.diagnostics import (
+    PassFailure,
+    PassWarning,
+    PipelineError,
+    first_line,
+    handle_warnings,
+    verify_module,
+)
 from rlx_compile.ir import make_context, print_module
 from rlx_compile.transforms import RLX_PASSES
 
@@ -188,6 +195,7 @@ class PassManager:
         self.ctx = ctx or make_context()
         self.callback = callback
         self.records: list[PassRecord] = []
+        self.warnings: list[PassWarning] = []
 
     def run(self, module: ModuleOp) -> ModuleOp:
         inst = self.inst
@@ -204,7 +212,8 @@ class PassManager:
                 self._print(f"// -----// IR Dump Before {spec} //----- //", module)
             start = time.perf_counter()
             try:
-                p.apply(self.ctx, module)
+                with handle_warnings(self._warn):
+                    p.apply(self.ctx, module)
             except DiagnosticException as err:
                 self._fail(p, index, module, text_before, first_line(err))
             except Exception as err:
@@ -234,6 +243,10 @@ class PassManager:
         return module
 
     # -- reporting ---------------------------------------------------------------------
+    def _warn(self, finding: PassWarning) -> None:
+        self.warnings.append(finding)
+        self.inst.stream.write(finding.line() + "\n")
+
     def timing_report(self) -> str:
         total = sum(r.seconds for r in self.records) or 1e-12
         bar = "===" + "-" * 73 + "==="
