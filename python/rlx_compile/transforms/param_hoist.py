@@ -27,7 +27,7 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, SymbolRefAttr, UnitAttr
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue, Use
 from xdsl.passes import ModulePass
 from xdsl.traits import IsTerminator, Pure
 
@@ -58,25 +58,23 @@ def _dynamic_values(block: Block) -> set[SSAValue]:
     return dynamic
 
 
-def boundary_values(block: Block) -> list[SSAValue]:
-    """Static computed values read by a dynamic op or returned, in op order; empty when the
-    block has no dynamic value at all (then the whole graph is static)."""
-    dynamic = _dynamic_values(block)
-    if not dynamic:
-        return []
+def _reads_dynamically(use: Use, dynamic: set[SSAValue]) -> bool:
+    """The use is by the graph's return or by an op whose results are dynamic."""
+    user = use.operation
+    return user.has_trait(IsTerminator) or any(r in dynamic for r in user.results)
+
+
+def boundary_values(block: Block, dynamic: set[SSAValue]) -> list[SSAValue]:
+    """Static computed values read by a dynamic op or returned, in op order."""
     out: list[SSAValue] = []
     for op in block.ops:
         if isinstance(op, mir.LEAF_OPS) or op.has_trait(IsTerminator):
             continue
-        for value in op.results:
-            if value in dynamic:
-                continue
-            if any(
-                u.operation.has_trait(IsTerminator)
-                or any(r in dynamic for r in u.operation.results)
-                for u in value.uses
-            ):
-                out.append(value)
+        out += [
+            value
+            for value in op.results
+            if value not in dynamic and any(_reads_dynamically(u, dynamic) for u in value.uses)
+        ]
     return out
 
 
@@ -108,7 +106,8 @@ def hoist_graph(module: ModuleOp, graph: func.FuncOp) -> func.FuncOp | None:
     block = graph.body.block
     if block.args:
         return None
-    boundary = boundary_values(block)
+    dynamic = _dynamic_values(block)
+    boundary = boundary_values(block, dynamic) if dynamic else []
     if not boundary:
         return None
     names = [f"{PREP_PREFIX}{i}" for i in range(len(boundary))]
@@ -128,7 +127,8 @@ def hoist_graph(module: ModuleOp, graph: func.FuncOp) -> func.FuncOp | None:
     sync_function_type(prepare)
     set_output_names(prepare, names)
 
-    # main: each boundary value becomes an input; the static ops die.
+    # main: dynamic readers of a boundary value read an input instead; the static ops die
+    # (static readers keep the static value: they feed other boundaries or nothing).
     before = unused_ops(block)
     for i, (value, name) in enumerate(zip(boundary, names, strict=True)):
         assert isinstance(value.type, TensorType) and isinstance(value.owner, Operation)
@@ -136,7 +136,7 @@ def hoist_graph(module: ModuleOp, graph: func.FuncOp) -> func.FuncOp | None:
         leaf.result.name_hint = f"prep{i}"  # xDSL drops a "_<digits>" suffix from hints
         leaf.location = value.owner.location
         block.insert_op_before(leaf, value.owner)
-        value.replace_all_uses_with(leaf.result)
+        value.replace_uses_with_if(leaf.result, lambda u: _reads_dynamically(u, dynamic))
     erase_newly_dead(block, before)
     graph.attributes["rlx.main"] = UnitAttr()
     graph.attributes[PREPARE_ATTR] = SymbolRefAttr(prepare.sym_name.data)
