@@ -135,13 +135,15 @@ def op_where(op: Operation) -> str:
 
 @dataclass(frozen=True)
 class PassWarning:
-    """A non-fatal finding about an op."""
+    """A non-fatal finding about an op, with where the op was when it was reported (a
+    later pass may erase the op)."""
 
-    op: Operation
+    where: str
+    op_name: str
     message: str
 
     def line(self) -> str:
-        return f"{op_where(self.op)}: warning: '{self.op.name}' op {self.message}"
+        return f"{self.where}: warning: '{self.op_name}' op {self.message}"
 
 
 WarningHandler = Callable[[PassWarning], None]
@@ -150,7 +152,7 @@ _HANDLER: ContextVar[WarningHandler | None] = ContextVar("rlx_warning_handler", 
 
 def warn(op: Operation, message: str) -> None:
     """Report a finding about ``op`` to the active handler (stderr when none is set)."""
-    finding = PassWarning(op, " ".join(message.split()))
+    finding = PassWarning(op_where(op), op.name, " ".join(message.split()))
     handler = _HANDLER.get()
     if handler is None:
         sys.stderr.write(finding.line() + "\n")
