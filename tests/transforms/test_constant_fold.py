@@ -1,7 +1,7 @@
 """constant-fold on graphs whose every leaf is a constant: every output becomes a
 constant (once dce drops the dead code) holding exactly the reference result, for every
-op family in the examples and
-random graphs (fused ops, attention, rope, conv, pooling, norms, multi-result ops)."""
+op family in the examples and random graphs (fused ops, attention, rope, conv, pooling,
+norms, multi-result ops)."""
 
 from __future__ import annotations
 
