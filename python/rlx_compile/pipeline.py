@@ -57,6 +57,9 @@ class CompileOptions:
     inplace: bool = True
     schedule: str = "memory"
     """``memory`` reorders ops when that lowers the peak; ``source`` keeps the order."""
+    weights_in_arena: bool = True
+    """Give params and constants arena slots (a self-contained LIR); False keeps them
+    outside the arena, as runtimes that hold initializers apart do."""
     width: str | None = None
     """Slot width policy; by default native, f32-uniform for wgpu (f32-typed arenas)."""
     verify_each: bool = True
@@ -93,7 +96,13 @@ def default_pipeline(options: CompileOptions) -> str:
         passes.append(
             f"plan-memory{{alignment={options.alignment} strategy={options.strategy} "
             f"inplace={str(options.inplace).lower()} schedule={options.schedule} "
-            f"width={options.width_policy}}}"
+            f"width={options.width_policy}"
+            + (
+                ""
+                if options.weights_in_arena
+                else " allocate-params=false allocate-constants=false"
+            )
+            + "}"
         )
         passes.append("plan-check")
     return "builtin.module(" + ",".join(passes) + ")"
