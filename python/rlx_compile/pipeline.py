@@ -77,6 +77,25 @@ class CompileOptions:
         return "f32-uniform" if self.target == "wgpu" else "native"
 
 
+def planning_passes(options: CompileOptions) -> list[str]:
+    """Bind symbolic dims, plan memory, prove the plan (the MIR -> LIR stage)."""
+    passes = []
+    if options.dim_bindings:
+        spec = ",".join(f"{k}={v}" for k, v in options.dim_bindings.items())
+        passes.append(f'specialize-dims{{bindings="{spec}"}}')
+    if options.plan_memory:
+        weights = (
+            "" if options.weights_in_arena else " allocate-params=false allocate-constants=false"
+        )
+        passes.append(
+            f"plan-memory{{alignment={options.alignment} strategy={options.strategy} "
+            f"inplace={str(options.inplace).lower()} schedule={options.schedule} "
+            f"width={options.width_policy}{weights}}}"
+        )
+        passes.append("plan-check")
+    return passes
+
+
 def default_pipeline(options: CompileOptions) -> str:
     """The default pass list for ``options`` as a pipeline string.
 
@@ -89,22 +108,7 @@ def default_pipeline(options: CompileOptions) -> str:
     passes = [lower]
     if options.cleanup:
         passes += ["canonicalize", "cse", "dce"]
-    if options.dim_bindings:
-        spec = ",".join(f"{k}={v}" for k, v in options.dim_bindings.items())
-        passes.append(f'specialize-dims{{bindings="{spec}"}}')
-    if options.plan_memory:
-        passes.append(
-            f"plan-memory{{alignment={options.alignment} strategy={options.strategy} "
-            f"inplace={str(options.inplace).lower()} schedule={options.schedule} "
-            f"width={options.width_policy}"
-            + (
-                ""
-                if options.weights_in_arena
-                else " allocate-params=false allocate-constants=false"
-            )
-            + "}"
-        )
-        passes.append("plan-check")
+    passes += planning_passes(options)
     return "builtin.module(" + ",".join(passes) + ")"
 
 
@@ -158,6 +162,15 @@ class CompileResult:
     @property
     def memory_report(self) -> MemoryReport | None:
         return memory_report(self.lir) if self.lir is not None else None
+
+    def specialize(self, bindings: Mapping[str, int]) -> CompileResult:
+        """Bind symbolic dims of a MIR result (compiled with ``plan_memory=False``) and plan
+        its memory: one compile of a dynamic model, one cheap specialization per shape."""
+        if self.lir is not None:
+            raise CompileError("this result is already planned; compile with plan_memory=False")
+        options = replace(self.options, dim_bindings=dict(bindings), plan_memory=True)
+        pipeline = "builtin.module(" + ",".join(planning_passes(options)) + ")"
+        return CompilePipeline(pipeline=pipeline, options=options).compile(self.module)
 
     def run(
         self,
