@@ -52,6 +52,8 @@ def emit_qdq(value: SSAValue, qp: QParams, q_dtype: DType) -> SSAValue:
     def build(b: GraphBuilder) -> SSAValue:
         scale, zp = qparam_constants(b, qp, t.dtype, q_dtype)
         named(scale, f"{hint}_scale")
+        if zp is not None:
+            named(zp, f"{hint}_zero_point")
         q = named(b.quantize(value, scale, zp, dtype=q_dtype, axis=qp.axis), f"{hint}_q")
         return named(b.dequantize(q, scale, zp, axis=qp.axis), f"{hint}_dq")
 

@@ -153,6 +153,7 @@ class _Rewriter:
             and _dtype(value) is DType.F32
         ):
             self.casts[key] = producer.input
+            self.bypassed.append(producer)
             return producer.input
         new = mir.CastOp(value, dtype)
         new.location = before.location

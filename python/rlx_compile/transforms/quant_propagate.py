@@ -363,15 +363,15 @@ class QuantPropagatePass(ModulePass):
     """Replace quantized constants by int8/f8 constants."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        patterns: list[RewritePattern] = [
+        # Weight folding first: a quantized weight behind data movement folds in one go.
+        patterns: list[RewritePattern] = [FoldQuantizedWeight()] if self.fold_weights else []
+        patterns += [
             EliminateRedundantPair(),
             EliminateRedundantFakeQuant(),
             FoldDequantizeQuantize(),
             SinkDequantize(),
             HoistQuantize(),
         ]
-        if self.fold_weights:
-            patterns.append(FoldQuantizedWeight())
         for graph in mir_graphs(op, self.name):
             block = graph_block(graph)
             keep = [o for o in block.ops if o.results and _unused(o)]
