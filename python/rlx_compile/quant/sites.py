@@ -118,7 +118,9 @@ def quant_sites(block: Block, *, gemm_only: bool = False) -> list[Site]:
                 axis = 0 if lhs is None else _gemm_axis(value, lhs)
                 if name in ("qkv_weight", "out_weight"):
                     axis = 1
-            index = next(i for i, o in enumerate(op.operands) if getattr(op, name) is o)
+            # Site operands are required and precede any optional one, so the
+            # definition order gives the index (x·x has the same value twice).
+            index = [n for n, _ in type(op).get_irdl_definition().operands].index(name)
             sites.append(Site(op, index, value, weight, axis))
     return sites
 

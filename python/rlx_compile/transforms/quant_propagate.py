@@ -15,9 +15,8 @@ select or clamp values):
   the integers and the dequantize moves after them (per-axis parameters follow a
   transpose; relu needs a zero-free positive scale). Data movement then runs on int8 and
   each dequantize sits next to the compute op reading it;
-- **hoist quantize**: ``quantize(reshape/transpose/narrow/concat(x))`` becomes the op on
-  ``quantize(x)`` when that leads to a dequantize with the same parameters (then folded)
-  or to a weight (then folded below);
+- **hoist quantize**: ``quantize(reshape/transpose/narrow(w))`` of a weight becomes the
+  op on ``quantize(w)``, so the quantize sits on the param;
 - **weight fold**: a quantize of a value computed from constants only becomes an int8
   (or f8) constant; its dequantize keeps the scale. Params are not folded: bake them
   into constants first (param-specialize) to store weights as int8.
@@ -261,37 +260,22 @@ class SinkDequantize(RewritePattern):
         rewriter.replace(op, [moved, dq], [dq.results[0]])
 
 
-def _leads_to_source(value: SSAValue, q: mir.QuantizeOp) -> bool:
-    """Whether quantising ``value`` can fold: it is a weight, or data movement leads up
-    to a dequantize with ``q``'s parameters."""
-    if is_weight(value):
-        return True
-    op = _producer(value)
-    while isinstance(op, _MOVES) and _axis(q) is None:
-        op = _producer(op.operands[0])
-    return (
-        isinstance(op, mir.DequantizeOp) and same_params(op, q) and _int_dtype(op) == _int_dtype(q)
-    )
-
-
 class HoistQuantize(RewritePattern):
-    """Q(op(x)) -> op(Q(x)) for data movement, when the quantize can then fold."""
+    """Q(op(w)) -> op(Q(w)) for data movement of a weight: the quantize moves next to the
+    param (constants fold outright). Activations need no hoisting: a quantize that data
+    movement separates from an equal dequantize is removed by the redundant-pair rule."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, q: mir.QuantizeOp, rewriter: PatternRewriter) -> None:
         op = _producer(q.input)
-        if _unused(q) or op is None or not q.input.has_one_use():
-            return
-        if not isinstance(op, (*_MOVES, mir.ConcatOp)):
-            return
-        if isinstance(op, mir.ConcatOp) and _axis(q) is not None:
+        if _unused(q) or not isinstance(op, _MOVES) or not q.input.has_one_use():
             return
         ok, axis = _moved_axis(op, _axis(q), down=False)
-        if not ok or not all(_leads_to_source(v, q) for v in op.operands):
+        if not ok or not is_weight(op.operands[0]):
             return
-        quantized = [_requantizer(q, v, axis, quantize=True) for v in op.operands]
-        moved = _clone_on(op, [qq.results[0] for qq in quantized], _int_dtype(q))
-        rewriter.replace(q, [*quantized, moved], [moved.results[0]])
+        quantized = _requantizer(q, op.operands[0], axis, quantize=True)
+        moved = _clone_on(op, [quantized.results[0]], _int_dtype(q))
+        rewriter.replace(q, [quantized, moved], [moved.results[0]])
 
 
 # ---------------------------------------------------------------------------------
