@@ -19,7 +19,7 @@ from rlx_compile import CompilePipeline, ModuleBuilder
 from rlx_compile.diagnostics import PassFailure
 from rlx_compile.dialects import mir
 from rlx_compile.interpreter import run
-from rlx_compile.ir import graph_block, main_graph, parse_module, print_module
+from rlx_compile.ir import parse_module, print_module
 from rlx_compile.passmanager import PassManager, parse_pipeline
 from rlx_compile.pipeline import CompileError
 from rlx_compile.quant import (
@@ -31,6 +31,7 @@ from rlx_compile.quant import (
     use_calibration,
     weight_qparams,
 )
+from rlx_compile.testing.ptq_peer import bake_params
 from rlx_compile.testing.random_graphs import random_mir_graph
 from tests.transforms.test_lowering_numeric import random_feeds
 
@@ -89,7 +90,13 @@ def test_stats_file_round_trip(tmp_path: Path) -> None:
     assert again.fingerprint == stats.fingerprint and again.batches == 2
     for key, e in stats.entries.items():
         f = again[key]
-        assert (f.min, f.max, f.count, f.producer, f.type) == (e.min, e.max, e.count, e.producer, e.type)
+        assert (f.min, f.max, f.count, f.producer, f.type) == (
+            e.min,
+            e.max,
+            e.count,
+            e.producer,
+            e.type,
+        )
         np.testing.assert_array_equal(f.hist, e.hist)
         for axis in e.channel_min:
             np.testing.assert_array_equal(f.channel_amax(axis), e.channel_amax(axis))
@@ -136,10 +143,7 @@ def test_round_trip_error_at_most_half_a_step(
 ) -> None:
     stats = TensorStats("k", "mir.input", "t")
     stats.observe(x, [0])
-    if per_channel:
-        qp = weight_qparams(stats, 0)
-    else:
-        qp = activation_qparams(stats, symmetric=symmetric)
+    qp = weight_qparams(stats, 0) if per_channel else activation_qparams(stats, symmetric=symmetric)
     scale = qp.scale.astype(np.float32)
     y = _qdq(x, scale, qp.zero_point, qp.axis)
     step = scale if qp.axis is None else scale.reshape(-1, *([1] * (x.ndim - 1)))
@@ -346,13 +350,7 @@ def test_propagate_folds_constant_weights_to_int8() -> None:
     module = lowered(small_cnn(policy="fusable"))
     params = random_feeds(module, 7)[1]
     # Weights as constants (what param-specialize produces): they fold to int8 constants.
-    baked = module.clone()
-    for op in list(graph_block(main_graph(baked)).ops):
-        if isinstance(op, mir.ParamOp):
-            const = mir.ConstantOp(params[op.tensor_name.data], op.result.type)
-            graph_block(main_graph(baked)).insert_op_before(const, op)
-            op.result.replace_all_uses_with(const.result)
-            graph_block(main_graph(baked)).erase_op(op)
+    baked = bake_params(module, params)
     quant = quantize_module(baked, {}, "quant-insert", n=4)
     folded = apply(quant, "quant-propagate")
     int8_constants = [
