@@ -440,3 +440,21 @@ def test_compile_pipeline_option_errors() -> None:
         CompilePipeline(target="cpu", calibration=[{}])
     pipe = CompilePipeline(target="cpu", quantize="fp8", calibration=[{}])
     assert "amax=calibrated" in pipe.pipeline
+
+
+def test_progress_bar_draws_only_when_enabled_and_slow() -> None:
+    import io
+
+    from rlx_compile.progress import Progress
+
+    shown, hidden, quick = io.StringIO(), io.StringIO(), io.StringIO()
+    with Progress("calibrating", 3, enabled=True, delay=0.0, stream=shown) as bar:
+        for _ in range(3):
+            bar.advance()
+    with Progress("calibrating", 3, enabled=False, delay=0.0, stream=hidden) as bar:
+        bar.advance()
+    with Progress("calibrating", 3, enabled=True, delay=60.0, stream=quick) as bar:
+        bar.advance()
+    assert "calibrating [" in shown.getvalue() and "3/3" in shown.getvalue()
+    assert shown.getvalue().endswith("\n")
+    assert hidden.getvalue() == "" and quick.getvalue() == ""

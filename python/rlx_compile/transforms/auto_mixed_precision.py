@@ -49,6 +49,7 @@ from rlx_compile.builder import named
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.types import DType, TensorType
 from rlx_compile.ir import graph_block
+from rlx_compile.quant.qdq import set_operand
 from rlx_compile.quant.sites import is_weight
 from rlx_compile.transforms._mir import erase_dead, mir_graphs
 
@@ -169,13 +170,7 @@ class _Rewriter:
         for i, v in enumerate(op.operands):
             want = self.original.get(v)
             if isinstance(want, TensorType) and v.type != want:
-                self._set_operand(op, i, self.cast_to(v, want.dtype, op))
-
-    @staticmethod
-    def _set_operand(op: Operation, index: int, value: SSAValue) -> None:
-        operands = list(op.operands)
-        operands[index] = value
-        op.operands = operands
+                set_operand(op, i, self.cast_to(v, want.dtype, op))
 
     # -- decisions -------------------------------------------------------------------
     def _is_weight(self, v: SSAValue) -> bool:
