@@ -142,7 +142,10 @@ def _format_scalar(x: Any, dtype: DType) -> str:
     if dtype.is_int:
         return str(int(x))
     text = str(dtype.numpy.type(x))  # NumPy's shortest round-trip spelling for the dtype
-    return text if any(c in text for c in ".en") else text + ".0"
+    mantissa, e, exponent = text.partition("e")
+    if "." not in mantissa and "n" not in mantissa:  # the lexer reads "1e-40" as an int
+        mantissa += ".0"
+    return mantissa + e + exponent
 
 
 @irdl_op_definition
