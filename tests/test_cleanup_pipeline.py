@@ -110,3 +110,16 @@ def test_lint_numerics_reports_warnings_with_locations() -> None:
         "[pos-inf]; fix: guard the denominator against 0"
     )
     assert CompilePipeline(plan_memory=False).compile(m.module).warnings == []
+
+
+def test_param_bindings_survive_a_later_specialization() -> None:
+    with ModuleBuilder("dyn") as m:
+        x = m.input("x", ("seq", 4))
+        w, b = m.param("w", (4, 4)), m.param("b", (4,))
+        m.output(m.add(m.matmul(x, w), b), names=["y"])
+    w_value = np.eye(4, dtype=np.float32) * 2
+    result = CompilePipeline(param_bindings={"w": w_value}, plan_memory=False).compile(m.module)
+    planned = result.specialize({"seq": 3})
+    assert planned.lir is not None
+    x, b = np.ones((3, 4), np.float32), np.arange(4, dtype=np.float32)
+    np.testing.assert_array_equal(planned.run({"x": x}, {"w": w_value, "b": b})["y"], 2 + b + 0 * x)
