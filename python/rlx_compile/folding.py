@@ -16,10 +16,14 @@ was there before (that is dce's job).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
+from xdsl.context import Context
 from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
 from xdsl.traits import IsTerminator, Pure
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
@@ -30,12 +34,6 @@ from rlx_compile.interpreter import ExecutionError, evaluate_op, lookup
 DEFAULT_MAX_ELEMENTS = 1 << 20
 """Largest result (in elements) the passes evaluate or materialise by default: 4 MiB of
 f32. Bigger values (a transposed weight, say) would duplicate weights in the module."""
-
-
-def check_max_elements(value: int) -> None:
-    """Validation shared by the passes' ``max-elements`` option."""
-    if value < 1:
-        raise ValueError(f"max-elements must be >= 1, got {value}")
 
 
 def func_graphs(module: Operation) -> list[func.FuncOp]:
@@ -153,3 +151,24 @@ def erase_newly_dead(block: Block, already_unused: Iterable[Operation]) -> int:
         block.erase_op(op)
         erased += 1
     return erased
+
+
+@dataclass(frozen=True)
+class KnownValuesPass(ModulePass):
+    """Base of the passes that evaluate compile-time values: the ``max-elements`` option
+    and a walk over every block of every graph (``run_block``)."""
+
+    max_elements: int = DEFAULT_MAX_ELEMENTS
+    """Largest value (in elements) evaluated, and materialised as a constant."""
+
+    def __post_init__(self) -> None:
+        if self.max_elements < 1:
+            raise ValueError(f"max-elements must be >= 1, got {self.max_elements}")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for graph in func_graphs(op):
+            for block in graph_blocks(graph):
+                self.run_block(block)
+
+    def run_block(self, block: Block) -> None:
+        raise NotImplementedError

@@ -30,6 +30,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 
 from rlx_compile.builder import ModuleBuilder, type_of
 from rlx_compile.dialects import hir, mir
+from rlx_compile.dialects.types import DType
 from rlx_compile.ir import main_graph
 
 _DIMS = (1, 2, 3, 4, 6, 8)
@@ -60,15 +61,19 @@ class _Gen:
     def data(self, shape: tuple[int, ...]) -> np.ndarray:
         return self.rng.uniform(-2, 2, size=shape).astype(np.float32)
 
-    def new_input(self, shape: tuple[int, ...]) -> SSAValue:
-        name = f"x{len(self.inputs)}"
-        self.inputs[name] = self.data(shape)
-        return self.m.input(name, shape)
+    def new_input(
+        self, shape: tuple[int, ...], data: np.ndarray | None = None, prefix: str = "x"
+    ) -> SSAValue:
+        """An input fed ``data`` (by default f32 values drawn in [-2, 2))."""
+        name = f"{prefix}{len(self.inputs)}"
+        self.inputs[name] = self.data(shape) if data is None else data
+        return self.m.input(name, shape, DType.from_numpy(self.inputs[name].dtype))
 
-    def new_param(self, shape: tuple[int, ...]) -> SSAValue:
+    def new_param(self, shape: tuple[int, ...], data: np.ndarray | None = None) -> SSAValue:
+        """A param bound to ``data`` (by default f32 values drawn in [-2, 2))."""
         name = f"p{len(self.params)}"
-        self.params[name] = self.data(shape)
-        return self.m.param(name, shape)
+        self.params[name] = self.data(shape) if data is None else data
+        return self.m.param(name, shape, DType.from_numpy(self.params[name].dtype))
 
     def new_constant(self, shape: tuple[int, ...]) -> SSAValue:
         kind = self.rng.integers(0, 4)
@@ -224,14 +229,9 @@ class _Gen:
         choice = self.choose(4)
         if self.ints and choice == 0:
             return self.ints[len(self.ints) - 1 - self.choose(min(3, len(self.ints)))]
-        if choice == 1:
-            name = f"k{len(self.inputs)}"
-            self.inputs[name] = self.rng.integers(-50, 50, size=shape).astype(np.int32)
-            return self.m.input(name, shape, "i32")
-        if choice == 2:
-            name = f"p{len(self.params)}"
-            self.params[name] = self.rng.integers(-50, 50, size=shape).astype(np.int32)
-            return self.m.param(name, shape, "i32")
+        if choice in (1, 2):
+            data = self.rng.integers(-50, 50, size=shape).astype(np.int32)
+            return self.new_input(shape, data, "k") if choice == 1 else self.new_param(shape, data)
         return self.m.cast(self.m.mul(x, 16.0), "i32")
 
     def int_chain(self, x: SSAValue) -> SSAValue:

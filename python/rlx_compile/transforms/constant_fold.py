@@ -17,39 +17,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block
-from xdsl.passes import ModulePass
 
 from rlx_compile.folding import (
-    DEFAULT_MAX_ELEMENTS,
     KnownValues,
-    check_max_elements,
+    KnownValuesPass,
     erase_newly_dead,
-    func_graphs,
-    graph_blocks,
     materialize,
     unused_ops,
 )
 
 
 @dataclass(frozen=True)
-class ConstantFoldPass(ModulePass):
+class ConstantFoldPass(KnownValuesPass):
     """Evaluate all-constant subgraphs at compile time (reference semantics)."""
 
     name = "constant-fold"
 
-    max_elements: int = DEFAULT_MAX_ELEMENTS
-    """Largest folded result, in elements; bigger results stay computed at run time."""
-
-    def __post_init__(self) -> None:
-        check_max_elements(self.max_elements)
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for graph in func_graphs(op):
-            for block in graph_blocks(graph):
-                fold_block(block, self.max_elements)
+    def run_block(self, block: Block) -> None:
+        fold_block(block, self.max_elements)
 
 
 def fold_block(block: Block, max_elements: int) -> int:

@@ -23,7 +23,6 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
-from xdsl.passes import ModulePass
 
 from rlx_compile.diagnostics import warn
 from rlx_compile.dialects import mir
@@ -31,7 +30,7 @@ from rlx_compile.dialects.types import DType, TensorType
 from rlx_compile.folding import (
     DEFAULT_MAX_ELEMENTS,
     KnownValues,
-    check_max_elements,
+    KnownValuesPass,
     func_graphs,
     graph_blocks,
 )
@@ -135,16 +134,10 @@ def lint_numerics(module: ModuleOp, max_elements: int = DEFAULT_MAX_ELEMENTS) ->
 
 
 @dataclass(frozen=True)
-class NumericLintPass(ModulePass):
+class NumericLintPass(KnownValuesPass):
     """Warn about NaN/Inf, f16/bf16 overflow and denormals in compile-time values."""
 
     name = "numeric-lint"
-
-    max_elements: int = DEFAULT_MAX_ELEMENTS
-    """Largest folded value (in elements) evaluated to look for problems."""
-
-    def __post_init__(self) -> None:
-        check_max_elements(self.max_elements)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for lint in lint_numerics(op, self.max_elements):

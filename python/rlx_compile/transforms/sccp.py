@@ -22,20 +22,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, SSAValue
-from xdsl.passes import ModulePass
 
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.folding import (
-    DEFAULT_MAX_ELEMENTS,
     KnownValues,
-    check_max_elements,
+    KnownValuesPass,
     erase_newly_dead,
-    func_graphs,
-    graph_blocks,
     materialize,
     result_elements,
     unused_ops,
@@ -43,21 +37,13 @@ from rlx_compile.folding import (
 
 
 @dataclass(frozen=True)
-class SCCPPass(ModulePass):
+class SCCPPass(KnownValuesPass):
     """Decide mir.where ops whose condition is known; fold and prune what follows."""
 
     name = "sccp"
 
-    max_elements: int = DEFAULT_MAX_ELEMENTS
-    """Largest value (in elements) evaluated and materialised as a constant."""
-
-    def __post_init__(self) -> None:
-        check_max_elements(self.max_elements)
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for graph in func_graphs(op):
-            for block in graph_blocks(graph):
-                propagate_block(block, self.max_elements)
+    def run_block(self, block: Block) -> None:
+        propagate_block(block, self.max_elements)
 
 
 def _taken_arm(condition: np.ndarray) -> int | None:
