@@ -35,6 +35,7 @@ from rlx_compile.dialects import mir
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.folding import erase_newly_dead, func_graphs, unused_ops
 from rlx_compile.ir import (
+    graph_inputs,
     graph_name,
     graph_params,
     main_graph,
@@ -78,8 +79,8 @@ def boundary_values(block: Block, dynamic: set[SSAValue]) -> list[SSAValue]:
     return out
 
 
-def _static_closure(boundary: list[SSAValue]) -> list[Operation]:
-    """The ops computing ``boundary``, in block order."""
+def _static_closure(block: Block, boundary: list[SSAValue]) -> list[Operation]:
+    """The ops of ``block`` computing ``boundary``, in block order."""
     needed: set[Operation] = set()
     todo = [v.owner for v in boundary]
     while todo:
@@ -88,9 +89,19 @@ def _static_closure(boundary: list[SSAValue]) -> list[Operation]:
             continue
         needed.add(op)
         todo.extend(v.owner for v in op.operands)
-    block = boundary[0].owner.parent_block() if isinstance(boundary[0].owner, Operation) else None
-    assert block is not None
     return [op for op in block.ops if op in needed]
+
+
+def _boundary_names(graph: func.FuncOp, count: int) -> list[str]:
+    """``__rlx_prep_<i>`` names no leaf of the graph uses yet."""
+    taken = {leaf.name for leaf in (*graph_inputs(graph), *graph_params(graph))}
+    names: list[str] = []
+    i = 0
+    while len(names) < count:
+        if f"{PREP_PREFIX}{i}" not in taken:
+            names.append(f"{PREP_PREFIX}{i}")
+        i += 1
+    return names
 
 
 def _unique_symbol(module: ModuleOp, base: str) -> str:
@@ -110,12 +121,12 @@ def hoist_graph(module: ModuleOp, graph: func.FuncOp) -> func.FuncOp | None:
     boundary = boundary_values(block, dynamic) if dynamic else []
     if not boundary:
         return None
-    names = [f"{PREP_PREFIX}{i}" for i in range(len(boundary))]
+    names = _boundary_names(graph, len(boundary))
 
     # prepare: a copy of the static ops the boundary needs.
     mapping: dict[SSAValue, SSAValue] = {}
     body = Block()
-    for op in _static_closure(boundary):
+    for op in _static_closure(block, boundary):
         body.add_op(op.clone(value_mapper=mapping))
     body.add_op(func.ReturnOp(*(mapping[v] for v in boundary)))
     prepare = func.FuncOp(
