@@ -360,6 +360,16 @@ class GraphBuilder:
     def rope(self, x: SSAValue, cos: SSAValue, sin: SSAValue, rotary_dim: int | None = None):
         return self._one(mir.RopeOp(x, cos, sin, rotary_dim=rotary_dim))
 
+    def split_heads(self, x: SSAValue, heads: int, head_dim: int) -> SSAValue:
+        """[B, S, heads·D] -> reshape [B, S, heads, D] -> transpose [B, heads, S, D]."""
+        bsz, seq, _ = type_of(x).shape
+        return self.transpose(self.reshape(x, (bsz, seq, heads, head_dim)), (0, 2, 1, 3))
+
+    def merge_heads(self, x: SSAValue) -> SSAValue:
+        """[B, H, S, D] -> transpose [B, S, H, D] -> reshape [B, S, H·D]."""
+        bsz, heads, seq, head_dim = type_of(x).shape
+        return self.reshape(self.transpose(x, (0, 2, 1, 3)), (bsz, seq, heads * head_dim))
+
     # -- fused MIR ops -----------------------------------------------------------------------
     def fused_matmul_bias_act(
         self, x: SSAValue, w: SSAValue, bias: SSAValue, act: str = "none"

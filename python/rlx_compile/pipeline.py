@@ -10,6 +10,7 @@ timings and a stable fingerprint, and runs the final module on the reference exe
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
@@ -18,9 +19,12 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from rlx_compile import env
+from rlx_compile.conversion.dispatch import DispatchPolicy, KernelDispatchReport, resolve_policy
 from rlx_compile.diagnostics import RlxError
 from rlx_compile.dialects import lir
 from rlx_compile.dialects.types import TensorType
+from rlx_compile.fusion.report import FusionReport
 from rlx_compile.ir import fingerprint, print_module
 from rlx_compile.memory.report import MemoryReport, memory_report
 from rlx_compile.passmanager import (
@@ -31,8 +35,11 @@ from rlx_compile.passmanager import (
     pass_spec,
     pipeline_spec,
 )
+from rlx_compile.reports import collect_reports
+from rlx_compile.targets import TARGET_NAMES, get_target
 
-TARGETS = ("cpu", "cuda", "rocm", "metal", "mlx", "wgpu", "tpu", "cortex-m")
+TARGETS = TARGET_NAMES
+"""Target names (``rlx_compile.targets`` defines each one)."""
 
 
 class CompileError(RlxError):
@@ -48,6 +55,12 @@ class CompileOptions:
     """Override every HIR block's fusion policy (``direct``/``fusable``); ``keep`` keeps them."""
     cleanup: bool = True
     """Run the generic cleanup (canonicalize, cse, dce)."""
+    fuse: bool = True
+    """Run the target's fusion stages (``fuse{target=...}``)."""
+    legalize: bool = True
+    """Rewrite what the target does not claim (``legalize``, ``legalize-broadcast``)."""
+    kernel_dispatch: str | None = None
+    """``prefer-native`` / ``common-ir`` / ``native-only``; None reads RLX_KERNEL_DISPATCH."""
     dim_bindings: Mapping[str, int] | None = None
     """Sizes for symbolic dims (``{"seq": 128}``), bound before memory planning."""
     plan_memory: bool = True
@@ -69,12 +82,16 @@ class CompileOptions:
     def __post_init__(self) -> None:
         if self.target not in TARGETS:
             raise CompileError(f"unknown target '{self.target}' (known: {', '.join(TARGETS)})")
+        try:
+            resolve_policy(self.kernel_dispatch)
+        except ValueError as err:
+            raise CompileError(str(err)) from None
 
     @property
     def width_policy(self) -> str:
         if self.width is not None:
             return self.width
-        return "f32-uniform" if self.target == "wgpu" else "native"
+        return get_target(self.target).width
 
 
 def planning_passes(options: CompileOptions) -> list[str]:
@@ -96,18 +113,33 @@ def planning_passes(options: CompileOptions) -> list[str]:
     return passes
 
 
+def target_passes(options: CompileOptions, cleanup: list[str]) -> list[str]:
+    """Fuse for the target, clean up, legalize (and make broadcasts explicit)."""
+    t = options.target
+    passes = []
+    if options.fuse:
+        passes += [f"fuse{{target={t}}}", *cleanup]
+    if options.legalize:
+        policy = resolve_policy(options.kernel_dispatch)
+        dispatch = "" if policy is DispatchPolicy.PREFER_NATIVE else f" dispatch={policy.value}"
+        passes.append(f"legalize{{target={t}{dispatch}}}")
+        if get_target(t).broadcast != "native":
+            passes.append(f"legalize-broadcast{{target={t}}}")
+    return passes
+
+
 def default_pipeline(options: CompileOptions) -> str:
     """The default pass list for ``options`` as a pipeline string.
 
-    Stage order: lower HIR -> cleanup -> (fusion -> cleanup -> legalize, as those passes
-    land) -> bind dims -> plan memory -> check the plan.
+    Stage order: lower HIR -> cleanup -> fusion -> cleanup -> legalize -> bind dims ->
+    plan memory -> check the plan.
     """
     lower = "lower-hir-to-mir"
     if options.lower_policy != "keep":
         lower += f"{{policy={options.lower_policy}}}"
-    passes = [lower]
-    if options.cleanup:
-        passes += ["canonicalize", "cse", "dce"]
+    cleanup = ["canonicalize", "cse", "dce"] if options.cleanup else []
+    passes = [lower, *cleanup]
+    passes += target_passes(options, cleanup)
     passes += planning_passes(options)
     return "builtin.module(" + ",".join(passes) + ")"
 
@@ -133,6 +165,10 @@ class CompileResult:
     options: CompileOptions
     stages: list[Stage] = field(default_factory=list)
     records: list[PassRecord] = field(default_factory=list)
+    fusion_report: FusionReport | None = None
+    """What ``fuse`` fused and what nearly fused (None without a fuse pass)."""
+    dispatch_report: KernelDispatchReport | None = None
+    """How each op kind reaches a kernel after ``legalize`` (None without legalize)."""
 
     @property
     def fingerprint(self) -> str:
@@ -255,6 +291,28 @@ class CompilePipeline:
 
         inst = Instrumentation(verify_each=self.options.verify_each)
         pm = PassManager(self._passes, inst, callback=after_pass)
-        pm.run(work)
+        with collect_reports() as reports:
+            try:
+                pm.run(work)
+            finally:
+                # The last report of each kind describes the module as compiled.
+                for report in reports:
+                    if isinstance(report, FusionReport):
+                        result.fusion_report = report
+                    elif isinstance(report, KernelDispatchReport):
+                        result.dispatch_report = report
+                print_requested_reports(result.fusion_report, result.dispatch_report)
         result.records = pm.records
         return result
+
+
+def print_requested_reports(
+    fusion: FusionReport | None, dispatch: KernelDispatchReport | None
+) -> None:
+    """``RLX_FUSION_REPORT=1`` / ``RLX_DISPATCH_REPORT=1`` (or ``RLX_VERBOSE=1``): print
+    the reports of a compile to stderr."""
+    verbose = env.flag("VERBOSE")
+    if fusion is not None and (verbose or env.flag("FUSION_REPORT")):
+        sys.stderr.write(fusion.render() + "\n")
+    if dispatch is not None and (verbose or env.flag("DISPATCH_REPORT")):
+        sys.stderr.write(dispatch.render() + "\n")

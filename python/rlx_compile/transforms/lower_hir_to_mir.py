@@ -63,18 +63,6 @@ def emit_swiglu(
     return b.matmul(b.mul(u, b.silu(g)), down)
 
 
-def split_heads(b: GraphBuilder, x: SSAValue, heads: int, head_dim: int) -> SSAValue:
-    """[B, S, H·D] -> [B, H, S, D]."""
-    bsz, seq, _ = type_of(x).shape
-    return b.transpose(b.reshape(x, (bsz, seq, heads, head_dim)), (0, 2, 1, 3))
-
-
-def merge_heads(b: GraphBuilder, x: SSAValue) -> SSAValue:
-    """[B, H, S, D] -> [B, S, H·D]."""
-    bsz, heads, seq, head_dim = type_of(x).shape
-    return b.reshape(b.transpose(x, (0, 2, 1, 3)), (bsz, seq, heads * head_dim))
-
-
 def emit_attention(
     b: GraphBuilder,
     x: SSAValue,
@@ -98,14 +86,14 @@ def emit_attention(
             x, wqkv, wo, num_heads=heads, num_kv_heads=kv_heads, head_dim=head_dim,
             mask_kind=kind.value, mask=mask, cos=cos, sin=sin,
         )  # fmt: skip
-    q = split_heads(b, b.matmul(x, wq), heads, head_dim)
-    k = split_heads(b, b.matmul(x, wk), kv_heads, head_dim)
-    v = split_heads(b, b.matmul(x, wv), kv_heads, head_dim)
+    q = b.split_heads(b.matmul(x, wq), heads, head_dim)
+    k = b.split_heads(b.matmul(x, wk), kv_heads, head_dim)
+    v = b.split_heads(b.matmul(x, wv), kv_heads, head_dim)
     if cos is not None and sin is not None:
         q = b.rope(q, cos, sin)
         k = b.rope(k, cos, sin)
     attn = b.attention(q, k, v, mask, causal=kind is MaskKind.CAUSAL)
-    return b.matmul(merge_heads(b, attn), wo)
+    return b.matmul(b.merge_heads(attn), wo)
 
 
 # -- patterns ------------------------------------------------------------------------------

@@ -1,0 +1,47 @@
+"""``fuse{target=T}``: every fusion stage the target claims, in order, as one pass, and
+the FusionReport of the whole run (what fused, and every near miss with its reason).
+
+Options: ``target``; ``claims`` (MIR op names) replaces the target's claim set, as
+``fusion_passes_for_supported`` does; ``regions`` = ``target`` (the target's policy),
+``keep`` (mark elementwise regions) or ``unfuse``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from rlx_compile.fusion import _select, fusion_pattern_types
+from rlx_compile.fusion.base import fusion_context, scan
+from rlx_compile.targets import resolve_target
+from rlx_compile.targets.base import Target
+
+
+@dataclass(frozen=True)
+class FusePass(ModulePass):
+    """Run the target's fusion stages and report what fused and what nearly did."""
+
+    name = "fuse"
+
+    target: str = "cpu"
+    claims: tuple[str, ...] = ()
+    regions: str = "target"
+
+    def __post_init__(self) -> None:
+        self.passes()  # bad targets, op names and modes fail when the pipeline is parsed
+
+    def resolved(self) -> Target:
+        return resolve_target(self.target, self.claims)
+
+    def passes(self) -> list[ModulePass]:
+        return _select(self.resolved(), self.target, tuple(self.claims), self.regions)
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        with fusion_context(self.resolved(), op) as (fctx, owner):
+            for p in self.passes():
+                p.apply(ctx, op)
+            if owner:
+                scan(op, fctx, fusion_pattern_types())
