@@ -159,6 +159,10 @@ class KernelDispatchReport:
             by_kind.setdefault(o.kind, []).append(o)
         return [(k, len(v), v[0]) for k, v in sorted(by_kind.items())]
 
+    def first_offender(self) -> Offender:
+        """The first op of the first illegal kind (by name): where the error points."""
+        return self._offender_kinds()[0][2]
+
     def error_message(self) -> str:
         """The one-line legalization failure: each illegal kind, how many, one location."""
         parts = []

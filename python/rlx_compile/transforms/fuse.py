@@ -18,6 +18,13 @@ from rlx_compile.fusion import _select, fusion_pattern_types
 from rlx_compile.fusion.base import fusion_context, scan
 from rlx_compile.targets import resolve_target
 from rlx_compile.targets.base import Target
+from rlx_compile.transforms.mark_elementwise_regions import (
+    MarkElementwiseRegion,
+    MarkElementwiseRegionsPass,
+)
+from rlx_compile.transforms.unfuse_elementwise_regions import UnfuseElementwiseRegionsPass
+
+REGION_STAGES = (MarkElementwiseRegionsPass, UnfuseElementwiseRegionsPass)
 
 
 @dataclass(frozen=True)
@@ -40,8 +47,18 @@ class FusePass(ModulePass):
         return _select(self.resolved(), self.target, tuple(self.claims), self.regions)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        kinds = fusion_pattern_types()
+        chains = [k for k in kinds if k is not MarkElementwiseRegion]
         with fusion_context(self.resolved(), op) as (fctx, owner):
+            scanned = False
             for p in self.passes():
+                if owner and not scanned and isinstance(p, REGION_STAGES):
+                    # Near misses are looked for before regions absorb elementwise ops
+                    # (a region would hide the silu * up of an unfused SwiGLU, say).
+                    scan(op, fctx, chains)
+                    scanned = True
                 p.apply(ctx, op)
             if owner:
-                scan(op, fctx, fusion_pattern_types())
+                if not scanned:
+                    scan(op, fctx, chains)
+                scan(op, fctx, [MarkElementwiseRegion])

@@ -51,4 +51,4 @@ class LegalizePass(ModulePass):
         report = convert(op, self.resolved(), policy)
         publish(report)
         if not report.compile_ready:
-            raise OpPassFailure(report.error_message(), report.offenders[0].op)
+            raise OpPassFailure(report.error_message(), report.first_offender().op)
