@@ -4,10 +4,11 @@ WGSL has no erf, no 64-bit types and no 8-bit arithmetic, and the kernels reduce
 softmax and normalise along the last axis only; there are no group or batch norm
 kernels. ``legalize`` rewrites the rest (erf as a polynomial, exact GELU through it,
 reductions as a transpose plus a last-axis reduction, group norm as a layer norm of the
-regrouped tensor, batch norm as a multiply-add). Fused matmul (any activation but exact GELU), SwiGLU, residual norms and the
-attention block. Regions are unfused (the region kernel only broadcasts trailing
-operands). Kernels index operands modulo their size (trailing broadcast), and the arena
-is f32-typed, so every activation slot is 4 bytes per element.
+regrouped tensor, batch norm as a multiply-add). Fused matmul (any activation but exact
+GELU), SwiGLU, residual norms and the attention block. Regions are unfused (the region
+kernel only broadcasts trailing operands). Kernels index operands modulo their size
+(trailing broadcast), and the arena is f32-typed, so every activation slot is 4 bytes
+per element.
 """
 
 from rlx_compile.conversion.patterns import (
