@@ -48,5 +48,5 @@ TARGET = Target(
     restrictions=(last_axis_only,),
     dtypes=frozenset({DType.F32, DType.I8, DType.I16, DType.I32, DType.BOOL}),
     broadcast="none",
-    patterns=UNFUSE_PATTERNS + LOGICAL_KERNEL_PATTERNS + NARROW_KERNEL_PATTERNS,
+    patterns=UNFUSE_PATTERNS + NARROW_KERNEL_PATTERNS + LOGICAL_KERNEL_PATTERNS,
 )

@@ -50,5 +50,5 @@ TARGET = Target(
     dtypes=frozenset({DType.F32, DType.F16, DType.I32, DType.U32, DType.BOOL}),
     broadcast="trailing",
     width="f32-uniform",
-    patterns=UNFUSE_PATTERNS + LOGICAL_KERNEL_PATTERNS + NARROW_KERNEL_PATTERNS,
+    patterns=UNFUSE_PATTERNS + NARROW_KERNEL_PATTERNS + LOGICAL_KERNEL_PATTERNS,
 )
