@@ -9,6 +9,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from rlx_compile.conversion.driver import dispatched_ops
 from rlx_compile.interpreter import run
+from rlx_compile.ir import graph_inputs, graph_params, main_graph
 from rlx_compile.passmanager import PassManager, parse_pipeline
 from rlx_compile.reports import collect_reports
 from rlx_compile.targets import get_target
@@ -56,6 +57,20 @@ def assert_exact(got: Mapping[str, np.ndarray], want: Mapping[str, np.ndarray]) 
     assert got.keys() == want.keys()
     for name, w in want.items():
         np.testing.assert_array_equal(got[name], w, err_msg=name)
+
+
+def run_pruned(
+    module: ModuleOp, inputs: Mapping[str, np.ndarray], params: Mapping[str, np.ndarray]
+) -> dict[str, np.ndarray]:
+    """Run with the leaves the module still declares (dce drops unused params)."""
+    g = main_graph(module)
+    keep_in = {x.name for x in graph_inputs(g)}
+    keep_p = {p.name for p in graph_params(g)}
+    return run(
+        module,
+        {k: v for k, v in inputs.items() if k in keep_in},
+        {k: v for k, v in params.items() if k in keep_p},
+    )
 
 
 def same_outputs(
