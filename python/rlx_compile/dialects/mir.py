@@ -1,4 +1,5 @@
-"""The ``mir`` dialect: RLX's primitive tensor vocabulary plus the fused ops fusion emits.
+"""The ``mir`` dialect: RLX's primitive tensor vocabulary plus the fused ops and elementwise
+regions fusion emits.
 
 A MIR graph is a ``func.func`` whose body holds ``mir.input`` / ``mir.param`` /
 ``mir.constant`` leaves and compute ops in topological order, returning its outputs with
