@@ -24,6 +24,7 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.utils.exceptions import VerifyException
 
 from rlx_compile.dialects import hir, mir
@@ -648,9 +649,25 @@ class ModuleBuilder(GraphBuilder):
         return self.finish()
 
 
+class ReplacingPattern(RewritePattern):
+    """Rewrite-pattern plumbing: build the replacement ops of ``op`` with the builder
+    users use (located at ``op``), then replace ``op`` by them."""
+
+    @staticmethod
+    def builder(op: Operation) -> tuple[GraphBuilder, list[Operation]]:
+        ops: list[Operation] = []
+        return GraphBuilder(ops.append, location=op.location), ops
+
+    @staticmethod
+    def commit(
+        rewriter: PatternRewriter, op: Operation, ops: list[Operation], results: Sequence[SSAValue]
+    ) -> None:
+        rewriter.replace(op, ops, list(results))
+
+
 def is_hir(module: ModuleOp) -> bool:
     """Whether a module still holds HIR block ops."""
     return any(op.dialect_name() == "hir" for op in module.walk())
 
 
-__all__ = ["GraphBuilder", "ModuleBuilder", "is_hir", "type_of"]
+__all__ = ["GraphBuilder", "ModuleBuilder", "ReplacingPattern", "is_hir", "type_of"]

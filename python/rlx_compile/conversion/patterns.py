@@ -22,11 +22,11 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
-from xdsl.ir import Operation, SSAValue
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.ir import SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
 
-from rlx_compile.builder import GraphBuilder, type_of
+from rlx_compile.builder import GraphBuilder, ReplacingPattern, type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import MaskKind
 
@@ -34,23 +34,12 @@ COMMON_IR = "common-ir"
 REWRITTEN = "rewritten"
 
 
-class ConversionPattern(RewritePattern):
-    """Base of the conversion patterns: a dispatch path and the builder plumbing."""
+class ConversionPattern(ReplacingPattern):
+    """Base of the conversion patterns: the dispatch path of what they rewrite."""
 
     path: ClassVar[str] = REWRITTEN
     summary: ClassVar[str] = ""
-    """What the rewrite does, in a few words (shown by the dispatch report)."""
-
-    @staticmethod
-    def builder(op: Operation) -> tuple[GraphBuilder, list[Operation]]:
-        ops: list[Operation] = []
-        return GraphBuilder(ops.append, location=op.location), ops
-
-    @staticmethod
-    def commit(
-        rewriter: PatternRewriter, op: Operation, ops: list[Operation], results: Sequence[SSAValue]
-    ) -> None:
-        rewriter.replace(op, ops, list(results))
+    """What the rewrite does, in a few words."""
 
 
 def _static(shape: Sequence[object]) -> bool:

@@ -27,7 +27,6 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, OpResult, SSAValue
-from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
@@ -36,14 +35,14 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.traits import IsTerminator
 
-from rlx_compile.builder import GraphBuilder
+from rlx_compile.builder import ReplacingPattern
 from rlx_compile.conversion.driver import dispatched_ops
-from rlx_compile.dialects.common import Activation
+from rlx_compile.dialects.common import Activation, ActivationAttr
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.fusion.report import FusionReport, MissedFusion
 from rlx_compile.ir import location_str
 from rlx_compile.reports import publish
-from rlx_compile.targets import resolve_target
+from rlx_compile.targets import TargetPass
 from rlx_compile.targets.base import ACTIVATION_LABELS, Target, activation_of
 
 T = TypeVar("T", bound=Operation)
@@ -164,6 +163,23 @@ def epilogue(
     return op, act
 
 
+@dataclass
+class FoldActivation(Match):
+    """An activation folding into a fused op (``absorbed[0]``) that has none."""
+
+    act: Activation
+
+
+def fold_activation(op: Operation, target: Target, conv: bool = False) -> Match | Miss | None:
+    """The epilogue rule applied to an existing fused matmul/conv without activation."""
+    if op.properties.get("activation") not in (None, ActivationAttr(Activation.NONE)):
+        return None
+    ep = epilogue(op.results[0], target, conv)
+    if not isinstance(ep, tuple):
+        return ep
+    return FoldActivation(ep[0], [op, ep[0]], ep[1])
+
+
 # ---------------------------------------------------------------------------------
 # Context: target, report
 # ---------------------------------------------------------------------------------
@@ -219,7 +235,7 @@ def fusion_context(target: Target, module: ModuleOp) -> Iterator[tuple[FusionCon
 # ---------------------------------------------------------------------------------
 
 
-class FusionPattern(RewritePattern):
+class FusionPattern(ReplacingPattern):
     name: ClassVar[str]
     """The pattern's name in the FusionReport."""
     roots: ClassVar[tuple[type[Operation], ...]]
@@ -245,12 +261,6 @@ class FusionPattern(RewritePattern):
         if isinstance(m, Match):
             self.rewrite(m, rewriter)
             self.ctx.report.record(self.name, len(m.absorbed))
-
-    # -- rewrite helpers -------------------------------------------------------------
-    @staticmethod
-    def builder(root: Operation) -> tuple[GraphBuilder, list[Operation]]:
-        ops: list[Operation] = []
-        return GraphBuilder(ops.append, location=root.location), ops
 
     @staticmethod
     def replace(
@@ -301,21 +311,12 @@ def scan(module: ModuleOp, ctx: FusionContext, kinds: Sequence[type[FusionPatter
 
 
 @dataclass(frozen=True)
-class FusionPass(ModulePass):
+class FusionPass(TargetPass):
     """One fusion stage. ``target`` picks the claim set and fused-kernel limits;
     ``claims`` (MIR op names) replaces the claim set."""
 
-    target: str = "cpu"
-    claims: tuple[str, ...] = ()
-
     PATTERNS: ClassVar[tuple[type[FusionPattern], ...]] = ()
     WALK_REVERSE: ClassVar[bool] = False
-
-    def __post_init__(self) -> None:
-        self.resolved()  # unknown targets and op names fail when the pipeline is parsed
-
-    def resolved(self) -> Target:
-        return resolve_target(self.target, self.claims)
 
     def patterns(self, ctx: FusionContext) -> list[FusionPattern]:
         return [p(ctx) for p in self.PATTERNS]

@@ -8,6 +8,9 @@ wgpu.is_legal(op), wgpu.claims, wgpu.limits, wgpu.patterns
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
+
+from xdsl.passes import ModulePass
 
 from rlx_compile.targets import cortex_m, cpu, cuda, metal, mlx, rocm, tpu, wgpu
 from rlx_compile.targets.base import Target
@@ -49,10 +52,26 @@ def resolve_target(target: str | Target, claims: Iterable[str] | None = None) ->
     return t.with_claims(claim_list) if claim_list else t
 
 
+@dataclass(frozen=True)
+class TargetPass(ModulePass):
+    """Options of the passes that work for a target: ``target`` names it; ``claims`` (MIR
+    op names) replaces its claim set. Bad names fail when the pipeline is parsed."""
+
+    target: str = "cpu"
+    claims: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        self.resolved()
+
+    def resolved(self) -> Target:
+        return resolve_target(self.target, self.claims)
+
+
 __all__ = [
     "TARGETS",
     "TARGET_NAMES",
     "Target",
+    "TargetPass",
     "UnknownTargetError",
     "get_target",
     "resolve_target",

@@ -45,6 +45,11 @@ FUSED = frozenset(
         mir.FusedAttentionBlockOp,
     )
 )
+MATMUL_AND_RESIDUAL_NORMS = frozenset(
+    op.name
+    for op in (mir.FusedMatmulBiasActOp, mir.FusedResidualRmsNormOp, mir.FusedResidualLayerNormOp)
+)
+"""The fused ops every GPU-class target of RLX claims."""
 STRUCTURAL = frozenset({mir.YieldOp.name})
 """Terminators and the like: part of another op, never dispatched on their own."""
 PRIMITIVES = frozenset(

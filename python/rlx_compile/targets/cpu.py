@@ -10,17 +10,22 @@ explicit by ``legalize-broadcast``.
 
 from rlx_compile.conversion.patterns import LOGICAL_KERNEL_PATTERNS, UNFUSE_PATTERNS
 from rlx_compile.dialects import mir
-from rlx_compile.targets.base import PRIMITIVES, REGION, UNBOUNDED, FusionLimits, Target
+from rlx_compile.targets.base import (
+    MATMUL_AND_RESIDUAL_NORMS,
+    PRIMITIVES,
+    REGION,
+    UNBOUNDED,
+    FusionLimits,
+    Target,
+)
 
 TARGET = Target(
     name="cpu",
     description="CPU reference kernels",
     claims=PRIMITIVES
+    | MATMUL_AND_RESIDUAL_NORMS
     | {
-        mir.FusedMatmulBiasActOp.name,
         mir.FusedSwigluOp.name,
-        mir.FusedResidualRmsNormOp.name,
-        mir.FusedResidualLayerNormOp.name,
         mir.FusedAttentionBlockOp.name,
         REGION,
     },

@@ -9,17 +9,21 @@ block (as in RLX). Elementwise regions run as fused kernels (32 ops, 16 inputs).
 from rlx_compile.conversion.patterns import LOGICAL_KERNEL_PATTERNS, UNFUSE_PATTERNS
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import Activation
-from rlx_compile.targets.base import PRIMITIVES, REGION, FusionLimits, Target
+from rlx_compile.targets.base import (
+    MATMUL_AND_RESIDUAL_NORMS,
+    PRIMITIVES,
+    REGION,
+    FusionLimits,
+    Target,
+)
 
 TARGET = Target(
     name="cuda",
     description="NVIDIA GPUs (cuBLASLt, cuDNN)",
     claims=PRIMITIVES
+    | MATMUL_AND_RESIDUAL_NORMS
     | {
-        mir.FusedMatmulBiasActOp.name,
         mir.FusedConvBiasActOp.name,
-        mir.FusedResidualRmsNormOp.name,
-        mir.FusedResidualLayerNormOp.name,
         REGION,
     },
     limits=FusionLimits(

@@ -7,17 +7,21 @@ kernel mis-lowered long chains (NaNs past ~14 blocks); ``fuse{regions=keep}`` ke
 
 from rlx_compile.conversion.patterns import LOGICAL_KERNEL_PATTERNS, UNFUSE_PATTERNS
 from rlx_compile.dialects import mir
-from rlx_compile.targets.base import PRIMITIVES, REGION, FusionLimits, Target
+from rlx_compile.targets.base import (
+    MATMUL_AND_RESIDUAL_NORMS,
+    PRIMITIVES,
+    REGION,
+    FusionLimits,
+    Target,
+)
 
 TARGET = Target(
     name="metal",
     description="Apple GPUs (MPS, MSL)",
     claims=PRIMITIVES
+    | MATMUL_AND_RESIDUAL_NORMS
     | {
-        mir.FusedMatmulBiasActOp.name,
         mir.FusedSwigluOp.name,
-        mir.FusedResidualRmsNormOp.name,
-        mir.FusedResidualLayerNormOp.name,
         REGION,
     },
     limits=FusionLimits(keep_regions=False),

@@ -5,18 +5,21 @@ activation as separate ops (elementwise regions pick them up).
 """
 
 from rlx_compile.conversion.patterns import LOGICAL_KERNEL_PATTERNS, UNFUSE_PATTERNS
-from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import Activation
-from rlx_compile.targets.base import PRIMITIVES, REGION, FusionLimits, Target
+from rlx_compile.targets.base import (
+    MATMUL_AND_RESIDUAL_NORMS,
+    PRIMITIVES,
+    REGION,
+    FusionLimits,
+    Target,
+)
 
 TARGET = Target(
     name="rocm",
     description="AMD GPUs (hipBLASLt, MIOpen)",
     claims=PRIMITIVES
+    | MATMUL_AND_RESIDUAL_NORMS
     | {
-        mir.FusedMatmulBiasActOp.name,
-        mir.FusedResidualRmsNormOp.name,
-        mir.FusedResidualLayerNormOp.name,
         REGION,
     },
     limits=FusionLimits(

@@ -21,6 +21,7 @@ from rlx_compile.dialects.common import Activation
 from rlx_compile.dialects.types import DType
 from rlx_compile.targets.base import (
     ALL_ACTIVATIONS,
+    MATMUL_AND_RESIDUAL_NORMS,
     PRIMITIVES,
     REGION,
     FusionLimits,
@@ -33,11 +34,9 @@ TARGET = Target(
     name="wgpu",
     description="WebGPU (WGSL compute shaders)",
     claims=(PRIMITIVES - {mir.ErfOp.name, mir.GroupNormOp.name, mir.BatchNormOp.name})
+    | MATMUL_AND_RESIDUAL_NORMS
     | {
-        mir.FusedMatmulBiasActOp.name,
         mir.FusedSwigluOp.name,
-        mir.FusedResidualRmsNormOp.name,
-        mir.FusedResidualLayerNormOp.name,
         mir.FusedAttentionBlockOp.name,
         REGION,
     },

@@ -16,8 +16,7 @@ from xdsl.passes import ModulePass
 
 from rlx_compile.fusion import _select, fusion_pattern_types
 from rlx_compile.fusion.base import fusion_context, scan
-from rlx_compile.targets import resolve_target
-from rlx_compile.targets.base import Target
+from rlx_compile.targets import TargetPass
 from rlx_compile.transforms.mark_elementwise_regions import (
     MarkElementwiseRegion,
     MarkElementwiseRegionsPass,
@@ -28,20 +27,15 @@ REGION_STAGES = (MarkElementwiseRegionsPass, UnfuseElementwiseRegionsPass)
 
 
 @dataclass(frozen=True)
-class FusePass(ModulePass):
+class FusePass(TargetPass):
     """Run the target's fusion stages and report what fused and what nearly did."""
 
     name = "fuse"
 
-    target: str = "cpu"
-    claims: tuple[str, ...] = ()
     regions: str = "target"
 
     def __post_init__(self) -> None:
         self.passes()  # bad targets, op names and modes fail when the pipeline is parsed
-
-    def resolved(self) -> Target:
-        return resolve_target(self.target, self.claims)
 
     def passes(self) -> list[ModulePass]:
         return _select(self.resolved(), self.target, tuple(self.claims), self.regions)

@@ -19,6 +19,7 @@ from rlx_compile.builder import GraphBuilder, type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import Activation
 from rlx_compile.fusion.base import (
+    FoldActivation,
     FusionPass,
     FusionPattern,
     Match,
@@ -26,6 +27,7 @@ from rlx_compile.fusion.base import (
     channel_bias,
     describe_uses,
     epilogue,
+    fold_activation,
     operand_from,
     producer,
     sole_user,
@@ -72,13 +74,6 @@ def conv_rule_miss(conv: mir.ConvOp, target: Target) -> Miss | None:
 
 
 @dataclass
-class FoldActivation(Match):
-    """An activation folding into a fused conv that has none."""
-
-    act: Activation
-
-
-@dataclass
 class ConvBiasAct(Match):
     conv: mir.ConvOp
     bias: SSAValue
@@ -92,7 +87,7 @@ class FuseConvBiasAct(FusionPattern):
 
     def match(self, op: Operation) -> Match | Miss | None:
         if isinstance(op, mir.FusedConvBiasActOp):
-            return self._fold_activation(op)
+            return fold_activation(op, self.target, conv=True)
         assert isinstance(op, mir.AddOp)
         found = operand_from(op, mir.ConvOp)
         if found is None:
@@ -126,15 +121,6 @@ class FuseConvBiasAct(FusionPattern):
             absorbed.append(ep[0])
             act = ep[1]
         return ConvBiasAct(absorbed[-1], absorbed, conv, bias, residual, act)
-
-    def _fold_activation(self, op: mir.FusedConvBiasActOp) -> Match | Miss | None:
-        if op.props().enum("activation") is not Activation.NONE:
-            return None
-        ep = epilogue(op.result, self.target, conv=True)
-        if not isinstance(ep, tuple):
-            return ep
-        act_op, act = ep
-        return FoldActivation(act_op, [op, act_op], act)
 
     def rewrite(self, m: Match, rewriter: PatternRewriter) -> None:
         b, ops = self.builder(m.root)

@@ -19,12 +19,14 @@ from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import Activation
 from rlx_compile.fusion.base import (
+    FoldActivation,
     FusionPass,
     FusionPattern,
     Match,
     Miss,
     describe_uses,
     epilogue,
+    fold_activation,
     operand_from,
     sole_user,
 )
@@ -46,7 +48,7 @@ class FuseMatmulBiasAct(FusionPattern):
 
     def match(self, op: Operation) -> Match | Miss | None:
         if isinstance(op, mir.FusedMatmulBiasActOp):
-            return self._fold_activation(op)
+            return fold_activation(op, self.target)
         assert isinstance(op, mir.AddOp)
         found = operand_from(op, mir.MatmulOp)
         if found is None:
@@ -78,18 +80,13 @@ class FuseMatmulBiasAct(FusionPattern):
             act = ep[1]
         return MatmulBiasAct(absorbed[-1], absorbed, mm.lhs, mm.rhs, bias, act)
 
-    def _fold_activation(self, op: mir.FusedMatmulBiasActOp) -> Match | Miss | None:
-        if op.props().enum("activation") is not Activation.NONE:
-            return None
-        ep = epilogue(op.result, self.target)
-        if not isinstance(ep, tuple):
-            return ep
-        act_op, act = ep
-        return MatmulBiasAct(act_op, [op, act_op], op.input, op.weight, op.bias, act)
-
     def rewrite(self, m: Match, rewriter: PatternRewriter) -> None:
-        assert isinstance(m, MatmulBiasAct)
         b, ops = self.builder(m.root)
+        if isinstance(m, FoldActivation):
+            fused = m.absorbed[0]
+            assert isinstance(fused, mir.FusedMatmulBiasActOp)
+            m = MatmulBiasAct(m.root, m.absorbed, fused.input, fused.weight, fused.bias, m.act)
+        assert isinstance(m, MatmulBiasAct)
         y = b.fused_matmul_bias_act(m.x, m.w, m.bias, m.act.value)
         self.replace(rewriter, m, ops, [y])
 

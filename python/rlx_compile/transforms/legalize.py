@@ -14,34 +14,27 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from rlx_compile.conversion.dispatch import parse_policy, resolve_policy
 from rlx_compile.conversion.driver import convert
 from rlx_compile.diagnostics import OpPassFailure
 from rlx_compile.reports import publish
-from rlx_compile.targets import resolve_target
-from rlx_compile.targets.base import Target
+from rlx_compile.targets import TargetPass
 
 
 @dataclass(frozen=True)
-class LegalizePass(ModulePass):
+class LegalizePass(TargetPass):
     """Rewrite ops the target does not claim into ops it does (or fail, listing them)."""
 
     name = "legalize"
 
-    target: str = "cpu"
-    claims: tuple[str, ...] = ()
     dispatch: str = ""
 
     def __post_init__(self) -> None:
-        self.resolved()
+        super().__post_init__()
         if self.dispatch:
             parse_policy(self.dispatch)
-
-    def resolved(self) -> Target:
-        return resolve_target(self.target, self.claims)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         try:

@@ -7,12 +7,11 @@ policy (``lower-hir-to-mir{policy=fusable}``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -23,30 +22,19 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
-from rlx_compile.builder import GraphBuilder, type_of
+from rlx_compile.builder import GraphBuilder, ReplacingPattern, type_of
 from rlx_compile.dialects import hir
 from rlx_compile.dialects.common import FusionPolicy, MaskKind
 
 
-class _HirPattern(RewritePattern):
-    """Shared plumbing: a builder collecting the replacement ops and the policy rule."""
+class _HirPattern(ReplacingPattern):
+    """The policy rule shared by the block lowerings."""
 
     def __init__(self, policy: FusionPolicy | None):
         self.policy = policy
 
     def is_direct(self, op: hir.BlockOp) -> bool:
         return (self.policy or op.policy_value) is FusionPolicy.DIRECT
-
-    @staticmethod
-    def builder(op: Operation) -> tuple[GraphBuilder, list[Operation]]:
-        ops: list[Operation] = []
-        return GraphBuilder(ops.append, location=op.location), ops
-
-    @staticmethod
-    def commit(
-        rewriter: PatternRewriter, op: Operation, ops: list[Operation], results: Sequence[SSAValue]
-    ) -> None:
-        rewriter.replace(op, ops, list(results))
 
 
 # -- shared emitters (the decoder block reuses the attention and MLP ones) ------------------
