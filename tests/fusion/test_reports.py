@@ -140,3 +140,20 @@ def test_fusion_report_text() -> None:
     got = result.run(inputs, params)["y"]
     want = run(decoder_block(), inputs, params)["y"]
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
+
+def test_rlx_compile_summary_lists_fusions_and_dispatch(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from rlx_compile.tools import compile as rlx_compile_tool
+    from tests.conftest import REPO
+
+    model = str(REPO / "examples" / "decoder_block.mlir")
+    argv = [model, "--target", "cortex-m", "--policy", "fusable"]
+    assert rlx_compile_tool.run([*argv, "--out", str(tmp_path)]) == 0
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["fused"] == {"shared_input_matmul": 2}
+    assert len(summary["missed_fusions"]) == 3
+    assert summary["dispatch"]["common-ir"] == [
+        "mir.attention", "mir.rms_norm", "mir.rope", "mir.silu"
+    ]  # fmt: skip

@@ -42,7 +42,13 @@ def test_fuse_then_legalize_keeps_outputs(example: str, policy: str, target: str
     inputs, params = random_feeds(before, seed=3)
     after, reports = apply(before, target_pipeline(target))
     assert illegal_ops(after, target) == []
-    assert_close(run(after, inputs, params), run(before, inputs, params))
+    got, want = run(after, inputs, params), run(before, inputs, params)
+    if example == "small_cnn":
+        # Conv/matmul fusions and regions compose the same kernels; the pooled mean over
+        # [2, 3] becomes a mean over the merged trailing axis: no arithmetic changes.
+        assert_exact(got, want)
+    else:
+        assert_close(got, want)
     fusion = [r for r in reports if isinstance(r, FusionReport)]
     dispatch = [r for r in reports if isinstance(r, KernelDispatchReport)]
     assert len(fusion) == 1 and len(dispatch) == 1
