@@ -146,8 +146,9 @@ def epilogue(
     an activation reads ``value`` but cannot fold, None when no activation reads it."""
     readers = users(value)
     acts = [(u, a) for u in readers if (a := activation_of(u)) is not None]
-    if not acts:
-        return None
+    t = value.type
+    if not acts or not (isinstance(t, TensorType) and t.dtype.is_float):
+        return None  # fused epilogues are float-only; integer relu stays an op
     op, act = acts[0]
     label = ACTIVATION_LABELS[act]
     if len(readers) > 1:

@@ -82,8 +82,8 @@ class FuseSwigluDualMatmul(FusionPattern):
                 "feed both projections the same tensor (hir.swiglu does)",
             )
         wu, wg = type_of(up.rhs), type_of(gate.rhs)
-        if wu.rank != 2 or wg.rank != 2:
-            return None
+        if wu.rank != 2 or wg.rank != 2 or not isinstance(wu.shape[1], int):
+            return None  # the fused gate splits a static last dim
         if wu != wg:
             return Miss(
                 f"the up and gate weights differ: {fmt_shape(wu.shape)} vs {fmt_shape(wg.shape)}",
