@@ -76,3 +76,35 @@ def test_square_of_a_value_stays_in_one_region() -> None:
         m.output(m.exp(m.mul(t, t)))
     fused, _ = apply(m.module, "mark-elementwise-regions{target=cuda}")
     assert op_names(fused) == ["mir.input", "mir.elementwise_region"]
+
+
+def test_stage_order_lets_the_attention_block_claim_its_projections() -> None:
+    """q/k/v projections with biases: run alone first, the matmul+bias fusion would take
+    them and the attention block could no longer match; ``fuse`` stages the block first."""
+    b, s, e, h, d = 1, 4, 16, 2, 8
+    with ModuleBuilder("attn") as m:
+        x = m.input("x", (b, s, e))
+
+        def proj(name: str) -> object:
+            y = m.add(m.matmul(x, m.param(f"w{name}", (e, h * d))), m.param(f"b{name}", (h * d,)))
+            return m.split_heads(y, h, d)
+
+        q, k, v = proj("q"), proj("k"), proj("v")
+        a = m.merge_heads(m.attention(q, k, v, causal=True))  # type: ignore[arg-type]
+        m.output(m.matmul(a, m.param("wo", (h * d, e))))
+    greedy, _ = apply(m.module, "fuse-matmul-bias-act,fuse-attention-block")
+    assert "mir.fused_attention_block" not in op_names(greedy)
+    assert op_names(greedy).count("mir.fused_matmul_bias_act") == 3
+    staged, _ = apply(m.module, "fuse{target=cpu}")
+    assert "mir.fused_attention_block" in op_names(staged)
+    assert "mir.fused_matmul_bias_act" not in op_names(staged)
+    rng = np.random.default_rng(3)
+    feeds = {"x": rng.standard_normal((b, s, e)).astype(np.float32)}
+    params = {
+        op.tensor_name.data: rng.standard_normal(tuple(op.result.type.shape)).astype(np.float32)
+        for op in m.module.walk()
+        if op.name == "mir.param"
+    }
+    want = run(m.module, feeds, params)["output0"]
+    got = run(staged, feeds, params)["output0"]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
