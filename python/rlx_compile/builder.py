@@ -371,6 +371,28 @@ class GraphBuilder:
         bsz, heads, seq, head_dim = type_of(x).shape
         return self.reshape(self.transpose(x, (0, 2, 1, 3)), (bsz, seq, heads * head_dim))
 
+    # -- quantisation ------------------------------------------------------------------------
+    def quantize(
+        self,
+        x: SSAValue,
+        scale: SSAValue,
+        zero_point: SSAValue | None = None,
+        *,
+        dtype: DType | str = DType.I8,
+        axis: int | None = None,
+    ) -> SSAValue:
+        return self._one(mir.QuantizeOp(x, scale, zero_point, dtype=dtype, axis=axis))
+
+    def dequantize(
+        self,
+        q: SSAValue,
+        scale: SSAValue,
+        zero_point: SSAValue | None = None,
+        *,
+        axis: int | None = None,
+    ) -> SSAValue:
+        return self._one(mir.DequantizeOp(q, scale, zero_point, axis=axis))
+
     # -- fused MIR ops -----------------------------------------------------------------------
     def fused_matmul_bias_act(
         self, x: SSAValue, w: SSAValue, bias: SSAValue, act: str = "none"

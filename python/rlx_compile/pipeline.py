@@ -11,7 +11,8 @@ timings and a stable fingerprint, and runs the final module on the reference exe
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -40,6 +41,8 @@ from rlx_compile.targets import TARGET_NAMES, get_target
 
 TARGETS = TARGET_NAMES
 """Target names (``rlx_compile.targets`` defines each one)."""
+PRECISIONS = ("f32", "f16", "bf16")
+QUANTIZE_SCHEMES = (None, "int8", "fp8")
 
 
 class CompileError(RlxError):
@@ -78,6 +81,17 @@ class CompileOptions:
     verify_each: bool = True
     keep_stages: bool = True
     """Keep a copy of the module after every pass in ``CompileResult.stages``."""
+    precision: str = "f32"
+    """``f16``/``bf16`` runs the ops of ``precision_policy`` in low precision
+    (auto-mixed-precision); ``f32`` changes nothing."""
+    precision_policy: str = "compute"
+    quantize: str | None = None
+    """``int8``: post-training Q/DQ quantisation calibrated on ``calibration`` batches;
+    ``fp8``: per-tensor scaled f8e4m3 GEMM inputs."""
+    quant_granularity: str = "per-channel"
+    quant_calibration: str = "minmax"
+    fp8_amax: str = "dynamic"
+    """fp8 scales from each tensor's own max |x| (``dynamic``) or calibration stats."""
 
     def __post_init__(self) -> None:
         if self.target not in TARGETS:
@@ -86,6 +100,13 @@ class CompileOptions:
             resolve_policy(self.kernel_dispatch)
         except ValueError as err:
             raise CompileError(str(err)) from None
+        if self.precision not in PRECISIONS:
+            raise CompileError(
+                f"unknown precision '{self.precision}' (known: {', '.join(PRECISIONS)})"
+            )
+        if self.quantize not in QUANTIZE_SCHEMES:
+            known = ", ".join(str(q) for q in QUANTIZE_SCHEMES if q)
+            raise CompileError(f"unknown quantize scheme '{self.quantize}' (known: {known})")
 
     @property
     def width_policy(self) -> str:
@@ -113,18 +134,39 @@ def planning_passes(options: CompileOptions) -> list[str]:
     return passes
 
 
-def target_passes(options: CompileOptions, cleanup: list[str]) -> list[str]:
-    """Fuse for the target, clean up, legalize (and make broadcasts explicit)."""
-    t = options.target
+def precision_passes(options: CompileOptions) -> list[str]:
+    """Quantisation, then mixed precision (which leaves quantised compute in f32)."""
     passes = []
-    if options.fuse:
-        passes += [f"fuse{{target={t}}}", *cleanup]
-    if options.legalize:
-        policy = resolve_policy(options.kernel_dispatch)
-        dispatch = "" if policy is DispatchPolicy.PREFER_NATIVE else f" dispatch={policy.value}"
-        passes.append(f"legalize{{target={t}{dispatch}}}")
-        if get_target(t).broadcast != "native":
-            passes.append(f"legalize-broadcast{{target={t}}}")
+    if options.quantize == "int8":
+        passes += [
+            f"quant-insert{{granularity={options.quant_granularity} "
+            f"calibration={options.quant_calibration}}}",
+            "quant-propagate",
+        ]
+    elif options.quantize == "fp8":
+        passes.append(f"scaled-quant-insert{{dtype=f8e4m3 amax={options.fp8_amax}}}")
+    if options.precision != "f32":
+        passes.append(
+            f"auto-mixed-precision{{dtype={options.precision} policy={options.precision_policy}}}"
+        )
+    return passes
+
+
+def fusion_passes_of(options: CompileOptions, cleanup: list[str]) -> list[str]:
+    """Fuse for the target, then clean up."""
+    return [f"fuse{{target={options.target}}}", *cleanup] if options.fuse else []
+
+
+def legalize_passes(options: CompileOptions) -> list[str]:
+    """Legalize for the target (and make broadcasts explicit where it needs that)."""
+    if not options.legalize:
+        return []
+    t = options.target
+    policy = resolve_policy(options.kernel_dispatch)
+    dispatch = "" if policy is DispatchPolicy.PREFER_NATIVE else f" dispatch={policy.value}"
+    passes = [f"legalize{{target={t}{dispatch}}}"]
+    if get_target(t).broadcast != "native":
+        passes.append(f"legalize-broadcast{{target={t}}}")
     return passes
 
 
@@ -139,7 +181,11 @@ def default_pipeline(options: CompileOptions) -> str:
         lower += f"{{policy={options.lower_policy}}}"
     cleanup = ["canonicalize", "cse", "dce"] if options.cleanup else []
     passes = [lower, *cleanup]
-    passes += target_passes(options, cleanup)
+    passes += fusion_passes_of(options, cleanup)
+    # Precision after fusion (casts between a matmul and its bias would block it) and
+    # before legalization (which must see the element types the target will run).
+    passes += precision_passes(options)
+    passes += legalize_passes(options)
     passes += planning_passes(options)
     return "builtin.module(" + ",".join(passes) + ")"
 
@@ -169,6 +215,8 @@ class CompileResult:
     """What ``fuse`` fused and what nearly fused (None without a fuse pass)."""
     dispatch_report: KernelDispatchReport | None = None
     """How each op kind reaches a kernel after ``legalize`` (None without legalize)."""
+    calibration: Any = None
+    """The ``CalibrationStats`` a quantising compile collected."""
 
     @property
     def fingerprint(self) -> str:
@@ -239,6 +287,8 @@ class CompilePipeline:
         pipeline: str | None = None,
         options: CompileOptions | None = None,
         inspect: InspectHook | Sequence[InspectHook] | None = None,
+        calibration: Iterable[Mapping[str, Any]] | None = None,
+        calibration_params: Mapping[str, Any] | None = None,
         **option_values: Any,
     ):
         known = {f.name for f in fields(CompileOptions)}
@@ -248,7 +298,14 @@ class CompilePipeline:
                 f"unknown compile option(s) {sorted(unknown)} (known: {sorted(known)})"
             )
         base = options or CompileOptions()
+        if calibration is not None and option_values.get("quantize") == "fp8":
+            option_values.setdefault("fp8_amax", "calibrated")
         self.options = replace(base, target=target, **option_values)
+        # Batches are kept (a generator is read once) and calibrated at compile time, on
+        # the module as the quantisation pass receives it.
+        self.calibration = list(calibration) if calibration is not None else None
+        self.calibration_params = dict(calibration_params or {})
+        self._check_calibration()
         self.pipeline = pipeline if pipeline is not None else default_pipeline(self.options)
         self._passes: list[ModulePass] = parse_pipeline(self.pipeline)
         if inspect is None:
@@ -257,6 +314,17 @@ class CompilePipeline:
             self.hooks = [inspect]
         else:
             self.hooks = list(inspect)
+
+    def _check_calibration(self) -> None:
+        scheme = self.options.quantize
+        needs = scheme == "int8" or (scheme == "fp8" and self.options.fp8_amax == "calibrated")
+        if needs and not self.calibration:
+            raise CompileError(
+                f"quantize='{scheme}' needs calibration data: pass calibration=batches, an "
+                "iterable of {input name: array} dicts (32 representative batches is typical)"
+            )
+        if self.calibration is not None and scheme is None:
+            raise CompileError("calibration= is only used with quantize='int8' or 'fp8'")
 
     @property
     def passes(self) -> list[ModulePass]:
@@ -291,7 +359,7 @@ class CompilePipeline:
 
         inst = Instrumentation(verify_each=self.options.verify_each)
         pm = PassManager(self._passes, inst, callback=after_pass)
-        with collect_reports() as reports:
+        with collect_reports() as reports, self._calibration_scope(result):
             try:
                 pm.run(work)
             finally:
@@ -304,6 +372,20 @@ class CompilePipeline:
                 print_requested_reports(result.fusion_report, result.dispatch_report)
         result.records = pm.records
         return result
+
+    def _calibration_scope(self, result: CompileResult) -> AbstractContextManager[None]:
+        """Quantisation passes calibrate the module they are given on our batches."""
+        if self.calibration is None:
+            return nullcontext()
+        from rlx_compile.quant import CalibrationStats, calibrate, use_calibration
+
+        batches, params = self.calibration, self.calibration_params
+
+        def provide(module: ModuleOp) -> CalibrationStats:
+            result.calibration = calibrate(module, batches, params)
+            return result.calibration
+
+        return use_calibration(provide)
 
 
 def print_requested_reports(
