@@ -108,3 +108,19 @@ def test_stage_order_lets_the_attention_block_claim_its_projections() -> None:
     want = run(m.module, feeds, params)["output0"]
     got = run(staged, feeds, params)["output0"]
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * np.abs(want).max())
+
+
+def test_mixed_precision_keeps_regions_as_they_are() -> None:
+    """AMP runs after fusion: fused ops take the low precision, a region keeps its body's
+    types (its operands are cast back), and the compile still runs."""
+    from examples.build_examples import small_cnn
+    from tests.transforms.test_lowering_numeric import random_feeds
+
+    module = small_cnn(policy="fusable")
+    result = CompilePipeline(target="tpu", precision="bf16").compile(module)
+    text = result.text()
+    assert "mir.elementwise_region" in text and "bf16" in text
+    inputs, params = random_feeds(module)
+    got = result.run(inputs, params)["logits"]
+    want = run(module, inputs, params)["logits"]
+    assert float(np.abs(got - want).max()) < 0.02 * float(np.abs(want).max())
