@@ -26,7 +26,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     UnitAttr,
 )
-from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     VarConstraint,
@@ -2333,11 +2333,6 @@ class YieldOp(ShapedOp):
         self._build({"values": list(values)}, {}, [])
 
 
-def region_body(input_types: Sequence[TensorType]) -> Block:
-    """An empty region body block taking one argument per input type."""
-    return Block(arg_types=list(input_types))
-
-
 MIR_OPS: list[type[ShapedOp]] = [
     InputOp, ParamOp, ConstantOp,
     NegOp, AbsOp, ReluOp, SignOp, NotOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, TanhOp,
@@ -2365,5 +2360,4 @@ __all__ = [op.__name__ for op in MIR_OPS] + [
     "MIR",
     "MIR_OPS",
     "matmul_shape",
-    "region_body",
 ]
