@@ -29,13 +29,16 @@ def names(pipe: CompilePipeline) -> list[str]:
     return [p.name for p in pipe.passes]
 
 
-def test_default_pipeline_runs_the_rlx_cleanup_sequence_before_planning() -> None:
+def test_default_pipeline_runs_the_rlx_cleanup_sequence_before_and_after_fusion() -> None:
     got = names(CompilePipeline())
-    assert got[:2] == ["lower-hir-to-mir", "inline"]
-    assert got[2:7] == list(CLEANUP_SEQUENCE)
-    assert got[7:] == ["plan-memory", "plan-check"]
     assert CLEANUP_SEQUENCE == ("algebraic-simplify", "sccp", "cse", "dce", "constant-fold")
+    assert got[:7] == ["lower-hir-to-mir", "inline", *CLEANUP_SEQUENCE]
+    fuse = got.index("fuse")
+    assert got[fuse + 1 : fuse + 6] == list(CLEANUP_SEQUENCE)
+    assert fuse + 6 <= got.index("plan-memory")
     assert "algebraic-simplify" not in names(CompilePipeline(cleanup=False))
+    # Without fusion, one cleanup run.
+    assert names(CompilePipeline(fuse=False)).count("sccp") == 1
 
 
 def test_cleanup_passes_after_fusion_is_the_sequence_alone() -> None:
