@@ -43,10 +43,12 @@ from xdsl.irdl import (
     var_operand_def,
 )
 from xdsl.parser import Parser
+from xdsl.pattern_rewriter import RewritePattern
 from xdsl.printer import Printer
 from xdsl.traits import (
     Commutative,
     ConstantLike,
+    HasCanonicalizationPatternsTrait,
     HasParent,
     IsolatedFromAbove,
     IsTerminator,
@@ -107,6 +109,16 @@ def _check_sorted_axes(axes: Sequence[int], rank: int) -> None:
         check_axis(a, rank, "reduction axis")
     if list(axes) != sorted(set(axes)):
         raise VerifyException(f"axes {list(axes)} must be sorted and unique")
+
+
+class SimplifyCanonicalization(HasCanonicalizationPatternsTrait):
+    """``canonicalize`` applies the algebraic-simplify rewrites (IEEE-exact ones only)."""
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from rlx_compile.transforms.algebraic_simplify import simplify_patterns
+
+        return tuple(simplify_patterns(assume_finite=False))
 
 
 # =====================================================================================
@@ -322,6 +334,7 @@ class NegOp(UnaryOp):
     """-x."""
 
     name = "mir.neg"
+    traits = traits_def(Pure(), SimplifyCanonicalization())
 
 
 @irdl_op_definition
@@ -519,7 +532,7 @@ class AddOp(BinaryOp):
     """lhs + rhs."""
 
     name = "mir.add"
-    traits = traits_def(Pure(), Commutative())
+    traits = traits_def(Pure(), Commutative(), SimplifyCanonicalization())
 
 
 @irdl_op_definition
@@ -527,6 +540,7 @@ class SubOp(BinaryOp):
     """lhs - rhs."""
 
     name = "mir.sub"
+    traits = traits_def(Pure(), SimplifyCanonicalization())
 
 
 @irdl_op_definition
@@ -534,7 +548,7 @@ class MulOp(BinaryOp):
     """lhs · rhs."""
 
     name = "mir.mul"
-    traits = traits_def(Pure(), Commutative())
+    traits = traits_def(Pure(), Commutative(), SimplifyCanonicalization())
 
 
 @irdl_op_definition
@@ -542,6 +556,7 @@ class DivOp(BinaryOp):
     """Division; integer division truncates toward zero."""
 
     name = "mir.div"
+    traits = traits_def(Pure(), SimplifyCanonicalization())
 
 
 @irdl_op_definition
@@ -661,7 +676,7 @@ class CastOp(ShapedOp):
     name = "mir.cast"
     input = operand_def(TensorType)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), SimplifyCanonicalization())
     INFER_RESULTS: ClassVar[bool] = False
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
@@ -1063,7 +1078,7 @@ class ReshapeOp(ShapedOp):
     name = "mir.reshape"
     input = operand_def(TensorType)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), SimplifyCanonicalization())
     INFER_RESULTS: ClassVar[bool] = False
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
@@ -1095,7 +1110,7 @@ class TransposeOp(ShapedOp):
     input = operand_def(TensorType)
     perm = prop_def(I64Array)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), SimplifyCanonicalization())
     assembly_format = "$input `perm` $perm attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue, perm: Sequence[int]):
@@ -1125,7 +1140,7 @@ class NarrowOp(ShapedOp):
     axis = prop_def(I64Attr)
     start = prop_def(I64Attr)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), SimplifyCanonicalization())
     INFER_RESULTS: ClassVar[bool] = False
     assembly_format = (
         "$input `axis` $axis `start` $start attr-dict `:` type($input) `->` type($result)"
@@ -1240,7 +1255,7 @@ class ConcatOp(ShapedOp):
     inputs = var_operand_def(TensorType)
     axis = prop_def(I64Attr)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), SimplifyCanonicalization())
     assembly_format = "$inputs `axis` $axis attr-dict `:` functional-type($inputs, $result)"
 
     def __init__(self, inputs: Sequence[SSAValue], axis: int):
