@@ -449,6 +449,82 @@ class SoftplusOp(FloatUnaryOp):
 
 
 @irdl_op_definition
+class TanOp(FloatUnaryOp):
+    """Tangent."""
+
+    name = "mir.tan"
+
+
+@irdl_op_definition
+class AsinOp(FloatUnaryOp):
+    """Inverse sine, in [-π/2, π/2]; NaN outside [-1, 1]."""
+
+    name = "mir.asin"
+
+
+@irdl_op_definition
+class AcosOp(FloatUnaryOp):
+    """Inverse cosine, in [0, π]; NaN outside [-1, 1]."""
+
+    name = "mir.acos"
+
+
+@irdl_op_definition
+class AtanOp(FloatUnaryOp):
+    """Inverse tangent, in (-π/2, π/2)."""
+
+    name = "mir.atan"
+
+
+@irdl_op_definition
+class SinhOp(FloatUnaryOp):
+    """Hyperbolic sine, (eˣ - e⁻ˣ) / 2."""
+
+    name = "mir.sinh"
+
+
+@irdl_op_definition
+class CoshOp(FloatUnaryOp):
+    """Hyperbolic cosine, (eˣ + e⁻ˣ) / 2."""
+
+    name = "mir.cosh"
+
+
+@irdl_op_definition
+class AsinhOp(FloatUnaryOp):
+    """Inverse hyperbolic sine."""
+
+    name = "mir.asinh"
+
+
+@irdl_op_definition
+class AcoshOp(FloatUnaryOp):
+    """Inverse hyperbolic cosine; NaN below 1."""
+
+    name = "mir.acosh"
+
+
+@irdl_op_definition
+class AtanhOp(FloatUnaryOp):
+    """Inverse hyperbolic tangent; ±inf at ±1, NaN outside [-1, 1]."""
+
+    name = "mir.atanh"
+
+
+class IntUnaryOp(UnaryOp):
+    @classmethod
+    def check_input(cls, t: TensorType) -> None:
+        require_int(t, "operand")
+
+
+@irdl_op_definition
+class BitwiseNotOp(IntUnaryOp):
+    """Bitwise complement of an integer tensor (two's complement for signed types)."""
+
+    name = "mir.bitwise_not"
+
+
+@irdl_op_definition
 class GeluOp(FloatUnaryOp):
     """0.5·x·(1 + erf(x/√2)).
 
@@ -582,6 +658,59 @@ class XorOp(LogicalBinaryOp):
     """Logical exclusive or of bool tensors."""
 
     name = "mir.xor"
+    traits = traits_def(Pure(), Commutative())
+
+
+@irdl_op_definition
+class FmodOp(BinaryOp):
+    """Remainder with the sign of the dividend (C ``fmod``): lhs - trunc(lhs / rhs)·rhs,
+    computed exactly."""
+
+    name = "mir.fmod"
+
+
+class IntBinaryOp(BinaryOp):
+    @classmethod
+    def check_dtype(cls, dtype: DType, t: TensorType) -> None:
+        require_int(t, "operands")
+
+
+@irdl_op_definition
+class ShiftLeftOp(IntBinaryOp):
+    """lhs shifted left by rhs bits (wrapping); 0 for a shift < 0 or >= the bit width."""
+
+    name = "mir.shift_left"
+
+
+@irdl_op_definition
+class ShiftRightOp(IntBinaryOp):
+    """lhs shifted right by rhs bits: arithmetic (sign-filling) for signed types, logical
+    for unsigned; a shift < 0 or >= the bit width gives 0, or -1 for a negative signed lhs."""
+
+    name = "mir.shift_right"
+
+
+@irdl_op_definition
+class BitwiseAndOp(IntBinaryOp):
+    """Bitwise and of integer tensors."""
+
+    name = "mir.bitwise_and"
+    traits = traits_def(Pure(), Commutative())
+
+
+@irdl_op_definition
+class BitwiseOrOp(IntBinaryOp):
+    """Bitwise or of integer tensors."""
+
+    name = "mir.bitwise_or"
+    traits = traits_def(Pure(), Commutative())
+
+
+@irdl_op_definition
+class BitwiseXorOp(IntBinaryOp):
+    """Bitwise exclusive or of integer tensors."""
+
+    name = "mir.bitwise_xor"
     traits = traits_def(Pure(), Commutative())
 
 
@@ -785,6 +914,45 @@ class ReduceProdOp(ReduceOp):
     """Product over ``axes``."""
 
     name = "mir.reduce_prod"
+
+
+@irdl_op_definition
+class CumsumOp(ShapedOp):
+    """Running sum along ``axis``: y[i] = Σ_{j ≤ i} x[j].
+
+    ``exclusive`` leaves x[i] out of y[i] (y[0] = 0); ``reverse`` sums from the end
+    (y[i] = Σ_{j ≥ i} x[j]). Integers wrap; floats accumulate in the compute type in
+    index order.
+    """
+
+    name = "mir.cumsum"
+    T: ClassVar = VarConstraint("T", AnyTensor)
+    input = operand_def(T)
+    axis = prop_def(I64Attr)
+    exclusive = opt_prop_def(UnitAttr)
+    reverse = opt_prop_def(UnitAttr)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `axis` $axis (`exclusive` $exclusive^)? (`reverse` $reverse^)? attr-dict `:` "
+        "type($result)"
+    )
+
+    def __init__(self, input: SSAValue, axis: int, exclusive: bool = False, reverse: bool = False):
+        self._build(
+            {"input": input},
+            {
+                "axis": int_attr(axis),
+                "exclusive": flag_attr(exclusive),
+                "reverse": flag_attr(reverse),
+            },
+        )
+
+    @classmethod
+    def infer(cls, props: Props, *, input: TensorType) -> tuple[TensorType, ...]:
+        require_numeric(input, "operand")
+        check_axis(props.int("axis"), input.rank)
+        return (input,)
 
 
 class ArgReduceOp(ShapedOp):
@@ -2259,10 +2427,13 @@ MIR_OPS: list[type[ShapedOp]] = [
     InputOp, ParamOp, ConstantOp,
     NegOp, AbsOp, ReluOp, SignOp, NotOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, TanhOp,
     SigmoidOp, SiluOp, ErfOp, SinOp, CosOp, FloorOp, CeilOp, RoundOp, SoftplusOp, GeluOp,
+    TanOp, AsinOp, AcosOp, AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, BitwiseNotOp,
     AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ModOp, AndOp, OrOp, XorOp,
+    FmodOp, BitwiseAndOp, BitwiseOrOp, BitwiseXorOp, ShiftLeftOp, ShiftRightOp,
     CompareOp, WhereOp, CastOp,
     MatmulOp,
     ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp, ArgMaxOp, ArgMinOp,
+    CumsumOp,
     SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp, GroupNormOp, BatchNormOp,
     ReshapeOp, TransposeOp, NarrowOp, SliceOp, ConcatOp, ExpandOp, GatherOp, PadOp,
     ConvOp, MaxPoolOp, AvgPoolOp,

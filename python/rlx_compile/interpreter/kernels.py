@@ -168,6 +168,16 @@ UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "softplus": softplus_c,
     "gelu": gelu_c,
     "gelu_tanh": gelu_tanh_c,
+    "tan": np.tan,
+    "asin": np.arcsin,
+    "acos": np.arccos,
+    "atan": np.arctan,
+    "sinh": np.sinh,
+    "cosh": np.cosh,
+    "asinh": np.arcsinh,
+    "acosh": np.arccosh,
+    "atanh": np.arctanh,
+    "bitwise_not": np.invert,
 }
 
 
@@ -227,9 +237,38 @@ def _int_pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(neg, neg_val, p).astype(a.dtype)
 
 
+def _int_fmod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if np.any(b == 0):
+        raise ExecutionError("integer modulo by zero")
+    return np.fmod(a, b)
+
+
+def _shift(a: np.ndarray, s: np.ndarray, left: bool) -> np.ndarray:
+    """Shifts with a defined result for every amount: out of [0, bits) gives 0 (-1 for a
+    right shift of a negative signed value); left shifts wrap, right shifts of signed
+    types fill with the sign."""
+    bits = a.dtype.itemsize * 8
+    inside = (s >= 0) & (s < bits)
+    amount = np.where(inside, s, 0).astype(np.uint64)
+    unsigned = a.view(np.dtype(f"u{a.dtype.itemsize}"))
+    if left:
+        shifted = np.left_shift(unsigned, amount.astype(unsigned.dtype)).view(a.dtype)
+        return np.where(inside, shifted, a.dtype.type(0))
+    shifted = np.right_shift(a, amount.astype(a.dtype))
+    outside = np.where(a < 0, a.dtype.type(-1), a.dtype.type(0)) if a.dtype.kind == "i" else 0
+    return np.where(inside, shifted, outside).astype(a.dtype)
+
+
 def _binary_fn(kind: str, integer: bool) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     if integer:
-        special = {"div": _int_div, "mod": _int_mod, "pow": _int_pow}
+        special = {
+            "div": _int_div,
+            "mod": _int_mod,
+            "pow": _int_pow,
+            "fmod": _int_fmod,
+            "shift_left": lambda a, s: _shift(a, s, True),
+            "shift_right": lambda a, s: _shift(a, s, False),
+        }
         if kind in special:
             return special[kind]
     return {
@@ -244,6 +283,10 @@ def _binary_fn(kind: str, integer: bool) -> Callable[[np.ndarray, np.ndarray], n
         "and": np.logical_and,
         "or": np.logical_or,
         "xor": np.logical_xor,
+        "fmod": np.fmod,  # sign of the dividend, exact
+        "bitwise_and": np.bitwise_and,
+        "bitwise_or": np.bitwise_or,
+        "bitwise_xor": np.bitwise_xor,
     }[kind]
 
 
@@ -353,6 +396,23 @@ def reduce(kind: str, x: np.ndarray, axes: Sequence[int], keepdims: bool) -> np.
     else:
         y = np.min(x, axis=ax, keepdims=keepdims)
     return round_to(y, dtype)
+
+
+def cumsum(x: np.ndarray, axis: int, exclusive: bool, reverse: bool) -> np.ndarray:
+    """Running sum along ``axis`` in index order (from the end with ``reverse``), in the
+    compute type; ``exclusive`` shifts by one so that y[0] is 0."""
+    dtype = x.dtype
+    xc = widen(x) if is_float(dtype) else contiguous(x)
+    if reverse:
+        xc = np.flip(xc, axis)
+    if exclusive:
+        # Sum of the elements strictly before: prepend a zero, drop the last element.
+        zero = np.zeros_like(np.take(xc, [0], axis=axis)) if xc.shape[axis] else xc
+        xc = np.concatenate([zero, np.take(xc, range(xc.shape[axis] - 1), axis=axis)], axis)
+    y = np.cumsum(xc, axis=axis, dtype=xc.dtype)
+    if reverse:
+        y = np.flip(y, axis)
+    return round_to(contiguous(y), dtype)
 
 
 def arg_reduce(kind: str, x: np.ndarray, axis: int, keepdims: bool) -> np.ndarray:

@@ -100,6 +100,16 @@ _UNARY: dict[type[mir.UnaryOp], str] = {
     mir.CeilOp: "ceil",
     mir.RoundOp: "round",
     mir.SoftplusOp: "softplus",
+    mir.TanOp: "tan",
+    mir.AsinOp: "asin",
+    mir.AcosOp: "acos",
+    mir.AtanOp: "atan",
+    mir.SinhOp: "sinh",
+    mir.CoshOp: "cosh",
+    mir.AsinhOp: "asinh",
+    mir.AcoshOp: "acosh",
+    mir.AtanhOp: "atanh",
+    mir.BitwiseNotOp: "bitwise_not",
 }
 
 
@@ -126,6 +136,12 @@ _BINARY: dict[type[mir.BinaryOp], str] = {
     mir.AndOp: "and",
     mir.OrOp: "or",
     mir.XorOp: "xor",
+    mir.FmodOp: "fmod",
+    mir.BitwiseAndOp: "bitwise_and",
+    mir.BitwiseOrOp: "bitwise_or",
+    mir.BitwiseXorOp: "bitwise_xor",
+    mir.ShiftLeftOp: "shift_left",
+    mir.ShiftRightOp: "shift_right",
 }
 
 
@@ -173,6 +189,12 @@ _REDUCE: dict[type[mir.ReduceOp], str] = {
 def _reduce(op: mir.ReduceOp, args: Arrays, env: Env) -> Arrays:
     p = op.props()
     return [K.reduce(_REDUCE[type(op)], args[0], p.ints("axes"), p.flag("keepdims"))]
+
+
+@impl(mir.CumsumOp)
+def _cumsum(op: mir.CumsumOp, args: Arrays, env: Env) -> Arrays:
+    p = op.props()
+    return [K.cumsum(args[0], p.int("axis"), p.flag("exclusive"), p.flag("reverse"))]
 
 
 @impl(mir.ArgMaxOp, mir.ArgMinOp)
