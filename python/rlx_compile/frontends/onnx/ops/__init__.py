@@ -1,5 +1,14 @@
 """ONNX op converters, one module per family; importing this package registers them."""
 
-from rlx_compile.frontends.onnx.ops import attention, elementwise, nn, reduce, resize, shape
+from rlx_compile.frontends.onnx.ops import (
+    attention,
+    elementwise,
+    loss,
+    nn,
+    quant,
+    reduce,
+    resize,
+    shape,
+)
 
-__all__ = ["attention", "elementwise", "nn", "reduce", "resize", "shape"]
+__all__ = ["attention", "elementwise", "loss", "nn", "quant", "reduce", "resize", "shape"]

@@ -290,13 +290,12 @@ def _wrap_index(ctx: NodeContext, idx: SSAValue, size: SSAValue | int) -> SSAVal
     return ctx.b.where(ctx.b.compare("lt", idx, 0), ctx.b.add(idx, size), idx)
 
 
-@converter("GatherElements")
-def gather_elements(ctx: NodeContext) -> ConverterResult:
-    # out[i..] = data[i.. with i_axis replaced by idx[i..]]: one gather from the
-    # flattened data at idx·stride_axis + the offset of the other coordinates.
-    data, idx = ctx.x(0), ctx.x(1)
-    dshape, ishape = ctx.static_shape(0), ctx.static_shape(1)
-    axis = axis_of(ctx.attr("axis", 0), len(dshape))
+def take_along_axis(ctx: NodeContext, data: SSAValue, idx: SSAValue, axis: int) -> SSAValue:
+    """out[i..] = data[i.. with i_axis replaced by idx[i..]] (negative indices wrap): one
+    gather from the flattened data at idx·stride_axis + the offset of the other
+    coordinates (static shapes)."""
+    dshape = [int(d) for d in type_of(data).shape]
+    ishape = [int(d) for d in type_of(idx).shape]
     strides = _strides(dshape)
     grids = np.meshgrid(*[np.arange(n, dtype=np.int64) for n in ishape], indexing="ij")
     offsets = sum(
@@ -306,6 +305,14 @@ def gather_elements(ctx: NodeContext) -> ConverterResult:
     flat_idx = ctx.b.add(ctx.b.mul(_wrap_index(ctx, idx, dshape[axis]), strides[axis]),
                          ctx.constant(np.asarray(offsets, np.int64)))  # fmt: skip
     return ctx.b.gather(reshape(ctx, data, [numel(dshape)]), flat_idx, 0)
+
+
+@converter("GatherElements")
+def gather_elements(ctx: NodeContext) -> ConverterResult:
+    ctx.static_shape(0)
+    ctx.static_shape(1)
+    axis = axis_of(ctx.attr("axis", 0), ctx.type(0).rank)
+    return take_along_axis(ctx, ctx.x(0), ctx.x(1), axis)
 
 
 @converter("GatherND")
