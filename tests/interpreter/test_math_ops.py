@@ -1,6 +1,7 @@
-"""The math ops the ONNX frontend needs beyond the RLX vocabulary (trigonometric and
-hyperbolic functions, fmod, bitwise ops, shifts, cumsum) against independent
-references: Python's ``math`` per element, Python integers, and explicit loops."""
+"""The ops the ONNX frontend needs beyond the RLX vocabulary (trigonometric and
+hyperbolic functions, fmod, bitwise ops, shifts, cumsum/cumprod, topk, scatter_nd,
+bitcast) against independent references: Python's ``math`` per element, Python
+integers, sorting in Python, and explicit loops."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import math
 
 import numpy as np
 import pytest
-from interp_testlib import bits_equal, run1
+from interp_testlib import bits_equal, run1, run_op
 
 from rlx_compile.dialects import mir
 from rlx_compile.interpreter import ExecutionError
@@ -131,21 +132,21 @@ def test_shifts_every_amount(dtype) -> None:  # type: ignore[no-untyped-def]
     assert bits_equal(run1(lambda x, y: [mir.ShiftRightOp(x, y)], a, s), np.array(right, dtype))
 
 
-def _cumsum_loop(x: np.ndarray, axis: int, exclusive: bool, reverse: bool) -> np.ndarray:
+def _cumsum_loop(
+    x: np.ndarray, axis: int, exclusive: bool, reverse: bool, prod: bool = False
+) -> np.ndarray:
     out = np.zeros_like(x)
     moved = np.moveaxis(x, axis, -1)
     res = np.moveaxis(out, axis, -1)
     n = moved.shape[-1]
     for idx in np.ndindex(moved.shape[:-1]):
         order = range(n - 1, -1, -1) if reverse else range(n)
-        acc = x.dtype.type(0)
+        acc = x.dtype.type(1 if prod else 0)
         for i in order:
-            if exclusive:
-                res[(*idx, i)] = acc
-                acc = x.dtype.type(acc + moved[(*idx, i)])
-            else:
-                acc = x.dtype.type(acc + moved[(*idx, i)])
-                res[(*idx, i)] = acc
+            v = moved[(*idx, i)]
+            nxt = x.dtype.type(acc * v if prod else acc + v)
+            res[(*idx, i)] = acc if exclusive else nxt
+            acc = nxt
     return out
 
 
@@ -176,3 +177,96 @@ def test_cumsum_of_an_empty_axis() -> None:
     x = np.zeros((2, 0), F32)
     got = run1(lambda a: [mir.CumsumOp(a, 1, exclusive=True)], x)
     assert got.shape == (2, 0)
+
+
+@pytest.mark.parametrize("exclusive", [False, True])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_cumprod_matches_a_loop(exclusive: bool, reverse: bool) -> None:
+    x = np.random.default_rng(4).integers(-3, 4, size=(3, 6)).astype(np.int64)
+    for axis in (0, 1):
+        got = run1(lambda a, axis=axis: [mir.CumprodOp(a, axis, exclusive, reverse)], x)
+        assert bits_equal(got, _cumsum_loop(x, axis, exclusive, reverse, prod=True))
+
+
+def _topk_reference(row: list[float], k: int, smallest: bool) -> list[int]:
+    """Indices by (value, index) in Python: NaN above every number, ties by index."""
+
+    def key(i: int) -> tuple[int, float, int]:
+        v = row[i]
+        nan = math.isnan(v)
+        if smallest:
+            return (1 if nan else 0, 0.0 if nan else v, i)
+        return (0 if nan else 1, 0.0 if nan else -v, i)
+
+    return sorted(range(len(row)), key=key)[:k]
+
+
+@pytest.mark.parametrize("smallest", [False, True])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_topk_orders_values_and_breaks_ties_by_index(smallest: bool, axis: int) -> None:
+    rng = np.random.default_rng(5)
+    x = rng.integers(-3, 4, size=(6, 7)).astype(F32)  # many ties
+    x[2, 3] = np.nan
+    x[4, 1] = np.inf
+    k = 4
+    values, indices = run_op(lambda a: [*mir.TopKOp(a, k, axis, smallest).results], x)
+    moved = np.moveaxis(x, axis, -1)
+    want_idx = np.array([_topk_reference(r.tolist(), k, smallest) for r in moved])
+    np.testing.assert_array_equal(np.moveaxis(indices, axis, -1), want_idx)
+    np.testing.assert_array_equal(values, np.take_along_axis(x, indices, axis))
+    assert indices.dtype == np.int64
+
+
+def test_topk_of_integers_at_the_type_limits() -> None:
+    x = np.array([[-128, 127, 0, -128, 127]], np.int8)
+    values, indices = run_op(lambda a: [*mir.TopKOp(a, 3, 1).results], x)
+    np.testing.assert_array_equal(indices, [[1, 4, 2]])
+    np.testing.assert_array_equal(values, [[127, 127, 0]])
+
+
+def _scatter_loop(data, idx, upd, reduction):  # type: ignore[no-untyped-def]
+    out = data.copy()
+    q = idx.shape[-1]
+    flat_idx = idx.reshape(-1, q)
+    flat_upd = upd.reshape(len(flat_idx), *data.shape[q:])
+    for i, at in enumerate(flat_idx):
+        at = tuple(int(a) % data.shape[d] for d, a in enumerate(at))
+        if reduction == "none":
+            out[at] = flat_upd[i]
+        elif reduction == "add":
+            out[at] = out[at] + flat_upd[i]
+        elif reduction == "mul":
+            out[at] = out[at] * flat_upd[i]
+        elif reduction == "max":
+            out[at] = np.maximum(out[at], flat_upd[i])
+        else:
+            out[at] = np.minimum(out[at], flat_upd[i])
+    return out
+
+
+@pytest.mark.parametrize("reduction", ["none", "add", "mul", "max", "min"])
+def test_scatter_nd_applies_updates_in_order(reduction: str) -> None:
+    rng = np.random.default_rng(6)
+    data = rng.integers(-5, 5, size=(4, 3, 2)).astype(np.int32)
+    idx = np.array([[[1, 0], [-1, 2]], [[1, 0], [0, 1]]], np.int64)  # a repeated target
+    upd = rng.integers(-5, 5, size=(2, 2, 2)).astype(np.int32)
+    got = run1(lambda d, i, u: [mir.ScatterNdOp(d, i, u, reduction)], data, idx, upd)
+    assert bits_equal(got, _scatter_loop(data, idx, upd, reduction))
+
+
+def test_scatter_nd_whole_slices_and_range_errors() -> None:
+    data = np.zeros((3, 4), F32)
+    idx = np.array([[2], [0]], np.int32)
+    upd = np.arange(8, dtype=F32).reshape(2, 4)
+    got = run1(lambda d, i, u: [mir.ScatterNdOp(d, i, u)], data, idx, upd)
+    np.testing.assert_array_equal(got, [[4, 5, 6, 7], [0, 0, 0, 0], [0, 1, 2, 3]])
+    with pytest.raises(ExecutionError, match="out of range"):
+        run1(lambda d, i, u: [mir.ScatterNdOp(d, i, u)], data, np.array([[3], [0]], np.int32), upd)
+
+
+def test_bitcast_reinterprets_bytes() -> None:
+    x = np.array([1.0, -2.5, np.inf], F32)
+    got = run1(lambda a: [mir.BitcastOp(a, "i32")], x)
+    assert bits_equal(got, x.view(np.int32))
+    back = run1(lambda a: [mir.BitcastOp(a, "f32")], got)
+    assert bits_equal(back, x)

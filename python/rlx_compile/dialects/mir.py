@@ -60,6 +60,8 @@ from rlx_compile.dialects.common import (
     PadModeAttr,
     Props,
     RawDataAttr,
+    ScatterReduction,
+    ScatterReductionAttr,
     ShapedOp,
     enum_attr,
     flag_attr,
@@ -916,16 +918,11 @@ class ReduceProdOp(ReduceOp):
     name = "mir.reduce_prod"
 
 
-@irdl_op_definition
-class CumsumOp(ShapedOp):
-    """Running sum along ``axis``: y[i] = Σ_{j ≤ i} x[j].
+class ScanOp(ShapedOp):
+    """A running reduction along ``axis``; ``exclusive`` leaves x[i] out of y[i] (y[0]
+    is the identity), ``reverse`` runs from the end. Integers wrap; floats accumulate in
+    the compute type in index order."""
 
-    ``exclusive`` leaves x[i] out of y[i] (y[0] = 0); ``reverse`` sums from the end
-    (y[i] = Σ_{j ≥ i} x[j]). Integers wrap; floats accumulate in the compute type in
-    index order.
-    """
-
-    name = "mir.cumsum"
     T: ClassVar = VarConstraint("T", AnyTensor)
     input = operand_def(T)
     axis = prop_def(I64Attr)
@@ -953,6 +950,138 @@ class CumsumOp(ShapedOp):
         require_numeric(input, "operand")
         check_axis(props.int("axis"), input.rank)
         return (input,)
+
+
+@irdl_op_definition
+class CumsumOp(ScanOp):
+    """Running sum along ``axis``: y[i] = Σ_{j ≤ i} x[j] (Σ_{j ≥ i} with ``reverse``)."""
+
+    name = "mir.cumsum"
+
+
+@irdl_op_definition
+class CumprodOp(ScanOp):
+    """Running product along ``axis``: y[i] = Π_{j ≤ i} x[j] (Π_{j ≥ i} with ``reverse``)."""
+
+    name = "mir.cumprod"
+
+
+@irdl_op_definition
+class TopKOp(ShapedOp):
+    """The ``k`` largest (or, with ``smallest``, smallest) elements along ``axis``, in
+    order, and their indices (i64). Equal values keep their index order; NaN counts as
+    larger than every number."""
+
+    name = "mir.topk"
+    input = operand_def(TensorType)
+    k = prop_def(I64Attr)
+    axis = prop_def(I64Attr)
+    smallest = opt_prop_def(UnitAttr)
+    values = result_def(TensorType)
+    indices = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `k` $k `axis` $axis (`smallest` $smallest^)? attr-dict `:` type($input) `->` "
+        "`(` type($values) `,` type($indices) `)`"
+    )
+
+    def __init__(self, input: SSAValue, k: int, axis: int, smallest: bool = False):
+        self._build(
+            {"input": input},
+            {"k": int_attr(k), "axis": int_attr(axis), "smallest": flag_attr(smallest)},
+        )
+
+    @classmethod
+    def infer(cls, props: Props, *, input: TensorType) -> tuple[TensorType, ...]:
+        require_numeric(input, "operand")
+        axis, k = props.int("axis"), props.int("k")
+        check_axis(axis, input.rank)
+        n = input.shape[axis]
+        if k < 0 or (isinstance(n, int) and k > n):
+            raise VerifyException(f"k = {k} is outside [0, {n}]")
+        shape = list(input.shape)
+        shape[axis] = k
+        return (input.with_shape(shape), TensorType(shape, DType.I64))
+
+
+@irdl_op_definition
+class ScatterNdOp(ShapedOp):
+    """A copy of ``data`` with slices replaced or combined by ``updates``.
+
+    ``indices`` [..., q] address the first q dims of data (negative entries wrap); slice
+    ``indices[i...]`` takes ``updates[i...]`` (shape indices.shape[:-1] +
+    data.shape[q:]). Updates apply in row-major order: with ``reduction none`` the last
+    one to an element wins, otherwise each combines (add, mul, max, min) with the value
+    so far.
+    """
+
+    name = "mir.scatter_nd"
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    updates = operand_def(TensorType)
+    reduction = prop_def(
+        ScatterReductionAttr, default_value=ScatterReductionAttr(ScatterReduction.NONE)
+    )
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$data `,` $indices `,` $updates (`reduction` $reduction^)? attr-dict `:` "
+        "functional-type(operands, results)"
+    )
+
+    def __init__(
+        self, data: SSAValue, indices: SSAValue, updates: SSAValue, reduction: str = "none"
+    ):
+        self._build(
+            {"data": data, "indices": indices, "updates": updates},
+            {"reduction": enum_attr(ScatterReduction, reduction)},
+        )
+
+    @classmethod
+    def infer(
+        cls, props: Props, *, data: TensorType, indices: TensorType, updates: TensorType
+    ) -> tuple[TensorType, ...]:
+        require_int(indices, "indices")
+        require_min_rank(indices, 1, "indices")
+        q = indices.shape[-1]
+        if not isinstance(q, int) or q > data.rank:
+            raise VerifyException(f"index depth {q} exceeds the data rank {data.rank}")
+        want = (*indices.shape[:-1], *data.shape[q:])
+        if updates.shape != want or updates.dtype is not data.dtype:
+            raise VerifyException(
+                f"updates must be {fmt_shape(want)} of {data.dtype.value}, got {updates}"
+            )
+        if data.dtype.is_bool and props.enum("reduction") is not ScatterReduction.NONE:
+            raise VerifyException("bool data only takes reduction none")
+        return (data,)
+
+
+@irdl_op_definition
+class BitcastOp(ShapedOp):
+    """The bytes of ``input`` read as the result's element type (same width and shape)."""
+
+    name = "mir.bitcast"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    INFER_RESULTS: ClassVar[bool] = False
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, dtype: DType | str):
+        t = SSAValue.get(input).type
+        assert isinstance(t, TensorType)
+        self._build({"input": input}, {}, [t.with_dtype(dtype)])
+
+    def check_result(self, props: Props, *, input: TensorType) -> None:
+        out = self.result.type
+        assert isinstance(out, TensorType)
+        if out.shape != input.shape or out.dtype.itemsize != input.dtype.itemsize:
+            raise VerifyException(
+                f"bitcast needs the same shape and element width: {input} -> {out}"
+            )
+
+    def contiguous_view_offset(self) -> int | None:
+        return 0
 
 
 class ArgReduceOp(ShapedOp):
@@ -2433,7 +2562,7 @@ MIR_OPS: list[type[ShapedOp]] = [
     CompareOp, WhereOp, CastOp,
     MatmulOp,
     ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp, ArgMaxOp, ArgMinOp,
-    CumsumOp,
+    CumsumOp, CumprodOp, TopKOp, ScatterNdOp, BitcastOp,
     SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp, GroupNormOp, BatchNormOp,
     ReshapeOp, TransposeOp, NarrowOp, SliceOp, ConcatOp, ExpandOp, GatherOp, PadOp,
     ConvOp, MaxPoolOp, AvgPoolOp,

@@ -191,10 +191,29 @@ def _reduce(op: mir.ReduceOp, args: Arrays, env: Env) -> Arrays:
     return [K.reduce(_REDUCE[type(op)], args[0], p.ints("axes"), p.flag("keepdims"))]
 
 
-@impl(mir.CumsumOp)
-def _cumsum(op: mir.CumsumOp, args: Arrays, env: Env) -> Arrays:
+@impl(mir.CumsumOp, mir.CumprodOp)
+def _cumulative(op: mir.ScanOp, args: Arrays, env: Env) -> Arrays:
     p = op.props()
-    return [K.cumsum(args[0], p.int("axis"), p.flag("exclusive"), p.flag("reverse"))]
+    kind = "sum" if isinstance(op, mir.CumsumOp) else "prod"
+    return [K.cumulative(kind, args[0], p.int("axis"), p.flag("exclusive"), p.flag("reverse"))]
+
+
+@impl(mir.TopKOp)
+def _topk(op: mir.TopKOp, args: Arrays, env: Env) -> Arrays:
+    p = op.props()
+    return list(K.topk(args[0], p.int("k"), p.int("axis"), p.flag("smallest")))
+
+
+@impl(mir.ScatterNdOp)
+def _scatter_nd(op: mir.ScatterNdOp, args: Arrays, env: Env) -> Arrays:
+    data, indices, updates = args
+    return [K.scatter_nd(data, indices, updates, op.props().enum("reduction").value)]
+
+
+@impl(mir.BitcastOp)
+def _bitcast(op: mir.BitcastOp, args: Arrays, env: Env) -> Arrays:
+    (x,) = args
+    return [np.ascontiguousarray(x).view(_np_dtype(op))]
 
 
 @impl(mir.ArgMaxOp, mir.ArgMinOp)

@@ -48,3 +48,39 @@ func.func @cumsum_bool() {
   func.return
 }
 // CHECK: error: 'mir.cumsum' op operand must be numeric, got bool
+
+// -----
+func.func @topk_k_too_large() {
+  %a = mir.input "a" : !rlx.tensor<[2, 4], f32>
+  %v, %i = mir.topk %a k 5 axis 1 : !rlx.tensor<[2, 4], f32> -> (!rlx.tensor<[2, 5], f32>, !rlx.tensor<[2, 5], i64>)
+  func.return
+}
+// CHECK: error: 'mir.topk' op k = 5 is outside [0, 4]
+
+// -----
+func.func @scatter_updates_shape() {
+  %d = mir.input "d" : !rlx.tensor<[4, 3], f32>
+  %i = mir.input "i" : !rlx.tensor<[2, 1], i64>
+  %u = mir.input "u" : !rlx.tensor<[2, 4], f32>
+  %s = mir.scatter_nd %d, %i, %u : (!rlx.tensor<[4, 3], f32>, !rlx.tensor<[2, 1], i64>, !rlx.tensor<[2, 4], f32>) -> !rlx.tensor<[4, 3], f32>
+  func.return
+}
+// CHECK: error: 'mir.scatter_nd' op updates must be [2, 3] of f32, got !rlx.tensor<[2, 4], f32>
+
+// -----
+func.func @scatter_bool_reduction() {
+  %d = mir.input "d" : !rlx.tensor<[4], bool>
+  %i = mir.input "i" : !rlx.tensor<[1, 1], i64>
+  %u = mir.input "u" : !rlx.tensor<[1], bool>
+  %s = mir.scatter_nd %d, %i, %u reduction max : (!rlx.tensor<[4], bool>, !rlx.tensor<[1, 1], i64>, !rlx.tensor<[1], bool>) -> !rlx.tensor<[4], bool>
+  func.return
+}
+// CHECK: error: 'mir.scatter_nd' op bool data only takes reduction none
+
+// -----
+func.func @bitcast_width() {
+  %a = mir.input "a" : !rlx.tensor<[4], f32>
+  %b = mir.bitcast %a : !rlx.tensor<[4], f32> -> !rlx.tensor<[4], f16>
+  func.return
+}
+// CHECK: error: 'mir.bitcast' op bitcast needs the same shape and element width: !rlx.tensor<[4], f32> -> !rlx.tensor<[4], f16>

@@ -1,6 +1,7 @@
 // RUN: %roundtrip
 // RUN: %generic_roundtrip
-// The trigonometric, hyperbolic, bitwise, shift, fmod and cumsum ops.
+// The trigonometric, hyperbolic, bitwise, shift, fmod, cumsum/cumprod, topk, scatter_nd and
+// bitcast ops.
 
 // CHECK-LABEL: func.func @math
 func.func @math() -> (!rlx.tensor<[2, 4], f32> {rlx.name = "y"}, !rlx.tensor<[4], i32> {rlx.name = "k"}) {
@@ -43,4 +44,23 @@ func.func @math() -> (!rlx.tensor<[2, 4], f32> {rlx.name = "y"}, !rlx.tensor<[4]
   // CHECK-NEXT: mir.shift_right
   %shr = mir.shift_right %shl, %i : (!rlx.tensor<[4], i32>, !rlx.tensor<[4], i32>) -> !rlx.tensor<[4], i32>
   func.return %cs2, %shr : !rlx.tensor<[2, 4], f32>, !rlx.tensor<[4], i32>
+}
+
+// CHECK-LABEL: func.func @select
+func.func @select() -> (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], i64>, !rlx.tensor<[4, 3], f32>, !rlx.tensor<[4, 3], i32>) {
+  %x = mir.input "x" : !rlx.tensor<[2, 5], f32>
+  %d = mir.input "d" : !rlx.tensor<[4, 3], f32>
+  %i = mir.input "i" : !rlx.tensor<[2, 1], i64>
+  %u = mir.input "u" : !rlx.tensor<[2, 3], f32>
+  // CHECK: %{{.*}}, %{{.*}} = mir.topk %x k 3 axis 1 smallest : !rlx.tensor<[2, 5], f32> -> (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], i64>)
+  %v, %k = mir.topk %x k 3 axis 1 smallest : !rlx.tensor<[2, 5], f32> -> (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], i64>)
+  // CHECK-NEXT: mir.scatter_nd %d, %i, %u reduction add : (!rlx.tensor<[4, 3], f32>, !rlx.tensor<[2, 1], i64>, !rlx.tensor<[2, 3], f32>) -> !rlx.tensor<[4, 3], f32>
+  %s = mir.scatter_nd %d, %i, %u reduction add : (!rlx.tensor<[4, 3], f32>, !rlx.tensor<[2, 1], i64>, !rlx.tensor<[2, 3], f32>) -> !rlx.tensor<[4, 3], f32>
+  // CHECK-NEXT: mir.scatter_nd %s, %i, %u : (
+  %s2 = mir.scatter_nd %s, %i, %u : (!rlx.tensor<[4, 3], f32>, !rlx.tensor<[2, 1], i64>, !rlx.tensor<[2, 3], f32>) -> !rlx.tensor<[4, 3], f32>
+  // CHECK-NEXT: mir.cumprod %s2 axis 0 reverse : !rlx.tensor<[4, 3], f32>
+  %c = mir.cumprod %s2 axis 0 reverse : !rlx.tensor<[4, 3], f32>
+  // CHECK-NEXT: mir.bitcast %c : !rlx.tensor<[4, 3], f32> -> !rlx.tensor<[4, 3], i32>
+  %b = mir.bitcast %c : !rlx.tensor<[4, 3], f32> -> !rlx.tensor<[4, 3], i32>
+  func.return %v, %k, %c, %b : !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], i64>, !rlx.tensor<[4, 3], f32>, !rlx.tensor<[4, 3], i32>
 }

@@ -139,3 +139,23 @@ def cumsum(ctx: NodeContext) -> ConverterResult:
     exclusive = bool(ctx.attr("exclusive", 0))
     reverse = bool(ctx.attr("reverse", 0))
     return ctx.b.emit(mir.CumsumOp(x, axis, exclusive, reverse)).results[0]
+
+
+@converter("CumProd")
+def cumprod(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    axis = axis_of(int(ctx.const(1, "CumProd's axis").reshape(-1)[0]), type_of(x).rank)
+    exclusive = bool(ctx.attr("exclusive", 0))
+    reverse = bool(ctx.attr("reverse", 0))
+    return ctx.b.emit(mir.CumprodOp(x, axis, exclusive, reverse)).results[0]
+
+
+@converter("TopK")
+def topk(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    axis = axis_of(ctx.attr("axis", -1), type_of(x).rank)
+    k = int(ctx.const(1, "TopK's K").reshape(-1)[0])
+    smallest = not ctx.attr("largest", 1)
+    ctx.attr("sorted", 1)  # always sorted: a valid order for sorted=0 as well
+    op = ctx.b.emit(mir.TopKOp(x, k, axis, smallest))
+    return list(op.results)

@@ -561,3 +561,50 @@ def dropout(ctx: NodeContext) -> ConverterResult:
     if ctx.output_used(1):
         mask = ctx.b.expand(ctx.constant(np.array(True)), type_of(x).shape)
     return [x, mask]
+
+
+_REDUCTIONS = ("none", "add", "mul", "max", "min")
+
+
+@converter("ScatterND")
+def scatter_nd(ctx: NodeContext) -> ConverterResult:
+    reduction = ctx.check_attr("reduction", _REDUCTIONS, "none")
+    op = mir.ScatterNdOp(ctx.x(0), ctx.x(1), ctx.x(2), reduction)
+    return ctx.b.emit(op).results[0]
+
+
+@converter("ScatterElements")
+def scatter_elements(ctx: NodeContext) -> ConverterResult:
+    # Element (i..) of the updates goes to data[i.. with i_axis = idx[i..]]: the full
+    # index tuples are the coordinate grids with the axis taken from idx.
+    data, idx, upd = ctx.x(0), ctx.x(1), ctx.x(2)
+    rank = type_of(data).rank
+    axis = axis_of(ctx.attr("axis", 0), rank)
+    reduction = ctx.check_attr("reduction", _REDUCTIONS, "none")
+    ishape = ctx.static_shape(1)
+    idx64 = ctx.b.cast(idx, DType.I64) if type_of(idx).dtype is not DType.I64 else idx
+    parts = []
+    for d in range(rank):
+        if d == axis:
+            parts.append(reshape(ctx, idx64, [*ishape, 1]))
+        else:
+            grid = np.broadcast_to(
+                np.arange(ishape[d], dtype=np.int64).reshape(
+                    [ishape[d] if i == d else 1 for i in range(rank)]
+                ),
+                ishape,
+            )
+            parts.append(ctx.constant(np.ascontiguousarray(grid).reshape(*ishape, 1)))
+    full = ctx.b.concat(parts, rank) if len(parts) > 1 else parts[0]
+    return ctx.b.emit(mir.ScatterNdOp(data, full, upd, reduction)).results[0]
+
+
+@converter("BitCast")
+def bitcast(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    to = dtype_of(ctx.attr("to"))
+    if to is type_of(x).dtype:
+        return x
+    if to.itemsize != type_of(x).dtype.itemsize:
+        raise Unsupported(f"BitCast between widths {type_of(x).dtype.value} -> {to.value}")
+    return ctx.b.emit(mir.BitcastOp(x, to)).results[0]
