@@ -43,6 +43,10 @@ EXPECTED_FAILURES: dict[str, dict[str, str]] = {
     },
     "Equal": {r"test_equal_string": "string tensors"},
     "Identity": {r"test_identity_(opt|sequence)$": "optional and sequence values"},
+    "If": {
+        r"test_if$": "definition older than opset 13",
+        r"test_if_(seq|opt)$": "sequence and optional values",
+    },
     "MaxPool": {r"test_maxpool_with_argmax": "the Indices output"},
     "QuantizeLinear": {r"test_quantizelinear_(u?int[24]|float4e2m1)$": _NO_DTYPE},
     "Range": {r"test_range_.*_expanded$": "the expanded form is a Loop"},

@@ -153,6 +153,7 @@ class Importer:
         self.poisoned: set[str] = set()
         self.producer: dict[str, onnx.NodeProto] = {}
         self.graph_inputs: set[str] = set()
+        self.opset = MIN_OPSET
 
     # -- entry -------------------------------------------------------------------------
     def run(self) -> ModuleOp:
@@ -173,9 +174,8 @@ class Importer:
             raise OnnxImportError(f"input_values names unknown graph inputs {sorted(unknown)}")
         input_shapes = self._add_inputs(graph)
         self._infer_shapes(model, input_shapes)
-        self._precheck(graph, opset)
-        for index, node in enumerate(graph.node):
-            self._convert(node, index, opset)
+        self.opset = opset
+        self.convert_graph(graph)
         if self.problems or self.needs_values:
             raise self._error()
         return self._finish(graph)
@@ -381,11 +381,22 @@ class Importer:
         return sorted(found)
 
     # -- conversion ---------------------------------------------------------------------------
-    def _precheck(self, graph: onnx.GraphProto, opset: int) -> None:
+    def convert_graph(self, graph: onnx.GraphProto, prefix: str = "") -> None:
+        """Convert a graph's nodes in order (the main graph, or a subgraph inlined into
+        it, whose node names get ``prefix``)."""
+        if prefix:
+            for node in graph.node:
+                for out in node.output:
+                    self.producer[out] = node
+        self._precheck(graph, self.opset, prefix)
+        for index, node in enumerate(graph.node):
+            self._convert(node, index, self.opset, prefix)
+
+    def _precheck(self, graph: onnx.GraphProto, opset: int, prefix: str) -> None:
         """Op types without a converter and definitions older than MIN_OPSET, for the
         whole graph up front (a failing node hides nothing downstream of it)."""
         for index, node in enumerate(graph.node):
-            name = node_name(node, index)
+            name = prefix + node_name(node, index)
             if node.domain not in DEFAULT_DOMAINS:
                 self.problems.append(Problem(f"{node.domain}.{node.op_type}", name, ""))
             elif node.op_type not in CONVERTERS:
@@ -401,8 +412,8 @@ class Importer:
                         )
                     )
 
-    def _convert(self, node: onnx.NodeProto, index: int, opset: int) -> None:
-        name = node_name(node, index)
+    def _convert(self, node: onnx.NodeProto, index: int, opset: int, prefix: str) -> None:
+        name = prefix + node_name(node, index)
         if any(i in self.poisoned for i in node.input) or node.op_type not in CONVERTERS:
             self.poisoned.update(node.output)
             return
@@ -442,6 +453,10 @@ class Importer:
         except (VerifyException, ValueError) as err:
             self.poisoned.update(node.output)
             self.problems.append(Problem(node.op_type, name, first_line(err)))
+        except Exception as err:  # a converter bug must still give one error, not a module
+            self.poisoned.update(node.output)
+            message = f"internal error: {type(err).__name__}: {first_line(err)}"
+            self.problems.append(Problem(node.op_type, name, message))
 
     def _check_inferred(self, name: str, value: SSAValue) -> None:
         """Our result type against ONNX shape inference, where that knows every dim: a

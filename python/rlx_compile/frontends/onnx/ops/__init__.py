@@ -4,6 +4,7 @@ from rlx_compile.frontends.onnx.ops import (
     attention,
     elementwise,
     loss,
+    misc,
     nn,
     quant,
     reduce,
@@ -11,4 +12,4 @@ from rlx_compile.frontends.onnx.ops import (
     shape,
 )
 
-__all__ = ["attention", "elementwise", "loss", "nn", "quant", "reduce", "resize", "shape"]
+__all__ = ["attention", "elementwise", "loss", "misc", "nn", "quant", "reduce", "resize", "shape"]

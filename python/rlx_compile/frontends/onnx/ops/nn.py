@@ -351,3 +351,87 @@ def hardmax(ctx: NodeContext) -> ConverterResult:
     )
     hot = ctx.b.compare("eq", index, ctx.constant(positions))
     return ctx.b.cast(hot, type_of(x).dtype)
+
+
+def _insert_zeros(ctx: NodeContext, x: SSAValue, strides: list[int]) -> SSAValue:
+    """Put s - 1 zeros between neighbours along every spatial dim (stride s)."""
+    if all(s == 1 for s in strides):
+        return x
+    shape = [int(d) for d in type_of(x).shape]
+    n, c, spatial = shape[0], shape[1], shape[2:]
+    k = len(spatial)
+    # [N, C, H, W] -> [N, C, H, 1, W, 1] -> pad to [N, C, H, s, W, s] -> [N, C, H·s, W·s]
+    y = reshape(ctx, x, [n, c, *[v for d in spatial for v in (d, 1)]])
+    pads = [0] * (2 * (2 + 2 * k))
+    for i, s in enumerate(strides):
+        pads[len(pads) // 2 + 2 + 2 * i + 1] = s - 1
+    y = reshape(
+        ctx, ctx.b.pad(y, pads), [n, c, *[d * s for d, s in zip(spatial, strides, strict=True)]]
+    )
+    lengths = [(d - 1) * s + 1 for d, s in zip(spatial, strides, strict=True)]
+    return ctx.b.emit(mir.SliceOp(y, [0] * (2 + k), [1] * (2 + k), [n, c, *lengths])).results[0]
+
+
+@converter("ConvTranspose")
+def conv_transpose(ctx: NodeContext) -> ConverterResult:
+    # The transposed convolution as a direct one: zeros between input elements (stride),
+    # padding (K-1)·d minus the transposed pads, and the kernel flipped with its
+    # input/output channels swapped within each group.
+    x, w = ctx.x(0), ctx.x(1)
+    spatial = _spatial(ctx, 0)
+    k = len(spatial)
+    wshape = [int(d) for d in type_of(w).shape]
+    kernel = wshape[2:]
+    declared = ctx.attr("kernel_shape")
+    if declared is not None and list(declared) != kernel:
+        raise Unsupported(f"kernel_shape {declared} differs from the weight's {kernel}")
+    group = ctx.attr("group", 1)
+    strides = ctx.attr("strides", [1] * k)
+    dilations = ctx.attr("dilations", [1] * k)
+    out_pad = ctx.attr("output_padding", [0] * k)
+    output_shape = ctx.attr("output_shape")
+    auto_pad = ctx.check_attr("auto_pad", ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"), "NOTSET")
+    pads = ctx.attr("pads")
+    full = [(spatial[i] - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 for i in range(k)]
+    if pads is None and auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        want = list(output_shape) if output_shape else [spatial[i] * strides[i] for i in range(k)]
+        total = [full[i] + out_pad[i] - want[i] for i in range(k)]
+        small = [t // 2 for t in total]
+        begin = (
+            small
+            if auto_pad == "SAME_UPPER"
+            else [t - s for t, s in zip(total, small, strict=True)]
+        )
+        out_len = want
+    else:
+        pads = list(pads) if pads is not None else [0] * (2 * k)
+        begin = pads[:k]
+        if output_shape:
+            out_len = list(output_shape)[-k:]
+        else:
+            out_len = [full[i] + out_pad[i] - pads[i] - pads[k + i] for i in range(k)]
+    c_in, c_out_g = wshape[0], wshape[1]
+    cin_g = c_in // group
+    # W [C_in, C_out/g, K] -> [g, C_in/g, C_out/g, K] -> [g, C_out/g, C_in/g, K]
+    # -> [C_out, C_in/g, K], then flipped along K
+    wt = reshape(ctx, w, [group, cin_g, c_out_g, *kernel])
+    wt = ctx.b.transpose(wt, [0, 2, 1, *range(3, 3 + k)])
+    wt = reshape(ctx, wt, [group * c_out_g, cin_g, *kernel])
+    flip = mir.SliceOp(
+        wt, [0, 0, *[d - 1 for d in kernel]], [1, 1, *([-1] * k)], [group * c_out_g, cin_g, *kernel]
+    )
+    wt = ctx.b.emit(flip).results[0]
+    y = _insert_zeros(ctx, x, strides)
+    lo = [(kernel[i] - 1) * dilations[i] - begin[i] for i in range(k)]
+    hi = [(kernel[i] - 1) * dilations[i] + begin[i] + out_len[i] - full[i] for i in range(k)]
+    pos = [0, 0, *[max(v, 0) for v in lo], 0, 0, *[max(v, 0) for v in hi]]
+    if any(pos):
+        y = ctx.b.pad(y, pos)
+    if any(v < 0 for v in lo + hi):
+        ys = [int(d) for d in type_of(y).shape]
+        starts = [0, 0, *[max(-v, 0) for v in lo]]
+        lengths = [ys[0], ys[1], *[ys[2 + i] - max(-lo[i], 0) - max(-hi[i], 0) for i in range(k)]]
+        y = ctx.b.emit(mir.SliceOp(y, starts, [1] * (2 + k), lengths)).results[0]
+    y = ctx.b.conv(y, wt, [1] * k, [0] * (2 * k), dilations, group)
+    bias = ctx.opt(2)
+    return bias_per_channel(ctx, y, bias) if bias is not None else y

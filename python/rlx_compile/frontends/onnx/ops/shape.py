@@ -495,7 +495,7 @@ def eye_like(ctx: NodeContext) -> ConverterResult:
 
 @converter("Range")
 def range_op(ctx: NodeContext) -> ConverterResult:
-    start, limit, delta = (ctx.const(i, "Range's operand") for i in range(3))
+    start, limit, delta = (ctx.const(i, "Range's operand").reshape(-1)[0] for i in range(3))
     n = max(int(np.ceil((limit - start) / delta)), 0)
     values = start + np.arange(n, dtype=start.dtype) * delta
     return ctx.constant(np.asarray(values, start.dtype))
