@@ -30,6 +30,18 @@ from rlx_compile.pipeline import CompilePipeline, CompileResult
 DEVICES = ("CPU",)
 
 
+_PIPELINE: list[CompilePipeline] = []
+
+
+def _pipeline() -> CompilePipeline:
+    """The cpu pipeline, parsed once. The importer verifies the module it builds and the
+    executor verifies the compiled one before every run; verifying after each pass as
+    well costs more than compiling a one-node model, so that is off here."""
+    if not _PIPELINE:
+        _PIPELINE.append(CompilePipeline(target="cpu", keep_stages=False, verify_each=False))
+    return _PIPELINE[0]
+
+
 class Compiled:
     """One compiled specialisation of a model: the compile result and its param values."""
 
@@ -38,9 +50,7 @@ class Compiled:
         self.baked = frozenset(input_values)
         names = {leaf.name for leaf in graph_params(main_graph(module))}
         self.params = initializer_arrays(model, names)
-        self.result: CompileResult = CompilePipeline(target="cpu", keep_stages=False).compile(
-            module
-        )
+        self.result: CompileResult = _pipeline().compile(module)
 
     def run(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         inputs = {k: v for k, v in feeds.items() if k not in self.baked}
