@@ -45,6 +45,7 @@ from rlx_compile.frontends.onnx.context import (
     symbol_name,
     tensor_to_array,
 )
+from rlx_compile.frontends.onnx.symbolic import evaluate_shape_node, symbolic_shape_node
 from rlx_compile.ir import set_output_names, sync_function_type
 
 MIN_OPSET = 13
@@ -153,6 +154,9 @@ class Importer:
         self.poisoned: set[str] = set()
         self.producer: dict[str, onnx.NodeProto] = {}
         self.graph_inputs: set[str] = set()
+        # Shape tensors holding symbolic dims (object arrays of ints and symbol names):
+        # they exist at import time only, for shape operands such as Reshape targets.
+        self.shape_values: dict[str, np.ndarray] = {}
         self.opset = MIN_OPSET
 
     # -- entry -------------------------------------------------------------------------
@@ -351,11 +355,16 @@ class Importer:
             return v
         if name in self.initializers:
             return self._initializer_value(name, b)
+        if name in self.shape_values:
+            dims = self.shape_values[name].tolist()
+            raise Unsupported(f"'{name}' holds the symbolic dims {dims} and is used as data")
         raise Unsupported(f"value '{name}' is used before it is defined")
 
     def static(self, name: str, what: str) -> np.ndarray:
         if name in self.initializers and name not in self.values:
             return self.static_initializer(name)
+        if name in self.shape_values:
+            return self.shape_values[name]
         v = self.values.get(name)
         if v is not None:
             arr = constant_value(v)
@@ -424,6 +433,9 @@ class Importer:
         b = FoldingBuilder(self.block.add_op, location=loc)
         ctx = NodeContext(self, node, name, schema_since(node.op_type, opset), b)
         try:
+            if symbolic_shape_node(self, node):
+                self._convert_shape_value(ctx)
+                return
             result = CONVERTERS[node.op_type](ctx)
             outs = normalize_outputs(result, len(node.output))
             unread = [a.name for a in node.attribute if a.name not in ctx.used_attrs]
@@ -457,6 +469,20 @@ class Importer:
             self.poisoned.update(node.output)
             message = f"internal error: {type(err).__name__}: {first_line(err)}"
             self.problems.append(Problem(node.op_type, name, message))
+
+    def _convert_shape_value(self, ctx: NodeContext) -> None:
+        """Evaluate a node of symbolic shape arithmetic at import time. A result whose
+        dims all turned out static becomes a constant again."""
+        out = evaluate_shape_node(ctx)
+        name = ctx.node.output[0]
+        if any(isinstance(v, str) for v in out.reshape(-1).tolist()):
+            self.shape_values[name] = out
+        else:
+            value = ctx.constant(np.asarray(out.tolist(), np.int64).reshape(out.shape))
+            self.values[name] = named(value, name)
+        unread = [a.name for a in ctx.node.attribute if a.name not in ctx.used_attrs]
+        if unread:
+            raise Unsupported(f"unsupported attributes {unread}")
 
     def _check_inferred(self, name: str, value: SSAValue) -> None:
         """Our result type against ONNX shape inference, where that knows every dim: a

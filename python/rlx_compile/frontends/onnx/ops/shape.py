@@ -50,14 +50,16 @@ def dims_product(dims: Sequence[Dim]) -> Dim:
 
 
 def reshape_target(
-    shape: Sequence[Dim], target: Sequence[int], allowzero: bool = False
+    shape: Sequence[Dim], target: Sequence[Dim], allowzero: bool = False
 ) -> list[Dim]:
     """ONNX Reshape's target: 0 copies the input dim (unless ``allowzero``), -1 takes the
     remaining element count."""
     out: list[Dim] = []
     infer = None
     for i, t in enumerate(target):
-        if t == 0 and not allowzero:
+        if isinstance(t, str):  # a symbolic dim from shape arithmetic
+            out.append(t)
+        elif t == 0 and not allowzero:
             if i >= len(shape):
                 raise Unsupported(f"reshape target {list(target)} copies a missing dim {i}")
             out.append(shape[i])
