@@ -303,22 +303,25 @@ def _image(n: int) -> Callable[[], Tensor]:
 
 
 def specs(full: bool) -> list[Spec]:
+    image, classes, width = (224, 1000, 64) if full else (32, 10, 8)
     if full:
-        return [
-            Spec("resnet18", lambda: ResNet(BasicBlock, [2, 2, 2, 2], 64, 1000), _image(224), "image"),
-            Spec("resnet50", lambda: ResNet(Bottleneck, [3, 4, 6, 3], 64, 1000), _image(224), "image"),
-            Spec("mobilenetv2", lambda: MobileNetV2(1.0, 1000), _image(224), "image"),
-            Spec("vit", lambda: ViT(224, 16, 192, 12, 3, 1000), _image(224), "image"),
-            Spec("llama", lambda: Llama(32000, 512, 2, 8, 2, 1408, 128),
-                 lambda: torch.randint(0, 32000, (1, 128)), "tokens"),
-        ]  # fmt: skip
+        mobilenet = lambda: MobileNetV2(1.0, classes)  # noqa: E731
+        vit = lambda: ViT(image, 16, 192, 12, 3, classes)  # noqa: E731 (ViT-Tiny)
+        vocab, dim, ffn, seq = 32000, 512, 1408, 128
+    else:
+        mobilenet = lambda: MobileNetV2(0.25, classes, last=128)  # noqa: E731
+        vit = lambda: ViT(image, 8, 32, 2, 2, classes)  # noqa: E731
+        vocab, dim, ffn, seq = 256, 64, 128, 16
+    r50_width = width if full else 4
     return [
-        Spec("resnet18", lambda: ResNet(BasicBlock, [2, 2, 2, 2], 8, 10), _image(32), "image"),
-        Spec("resnet50", lambda: ResNet(Bottleneck, [3, 4, 6, 3], 4, 10), _image(32), "image"),
-        Spec("mobilenetv2", lambda: MobileNetV2(0.25, 10, last=128), _image(32), "image"),
-        Spec("vit", lambda: ViT(32, 8, 32, 2, 2, 10), _image(32), "image"),
-        Spec("llama", lambda: Llama(256, 64, 2, 4, 2, 128, 16),
-             lambda: torch.randint(0, 256, (1, 16)), "tokens"),
+        Spec("resnet18", lambda: ResNet(BasicBlock, [2, 2, 2, 2], width, classes), _image(image),
+             "image"),
+        Spec("resnet50", lambda: ResNet(Bottleneck, [3, 4, 6, 3], r50_width, classes),
+             _image(image), "image"),
+        Spec("mobilenetv2", mobilenet, _image(image), "image"),
+        Spec("vit", vit, _image(image), "image"),
+        Spec("llama", lambda: Llama(vocab, dim, 2, 8 if full else 4, 2, ffn, seq),
+             lambda: torch.randint(0, vocab, (1, seq)), "tokens"),
     ]  # fmt: skip
 
 
