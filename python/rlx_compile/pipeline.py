@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
@@ -112,6 +112,26 @@ class Stage:
         return print_module(self.module)
 
 
+class FusionReportLike(Protocol):
+    """What the fusion passes report (issue 4): fused count per pattern, and a text form
+    (which patterns fired, what nearly fused and why not)."""
+
+    @property
+    def counts(self) -> Mapping[str, int]: ...
+
+    def render(self) -> str: ...
+
+
+class DispatchReportLike(Protocol):
+    """How every op of the compiled module reaches the target (issue 4): op counts per
+    ``native`` / ``common_ir`` / ``rewritten`` / ``unsupported``, and a text form."""
+
+    @property
+    def counts(self) -> Mapping[str, int]: ...
+
+    def render(self) -> str: ...
+
+
 @dataclass
 class CompileResult:
     input: ModuleOp
@@ -120,6 +140,10 @@ class CompileResult:
     options: CompileOptions
     stages: list[Stage] = field(default_factory=list)
     records: list[PassRecord] = field(default_factory=list)
+    fusion_report: FusionReportLike | None = None
+    """Set by the fusion passes; None while the pipeline runs none."""
+    dispatch_report: DispatchReportLike | None = None
+    """Set by target legalization; None while the pipeline legalizes for no target."""
 
     @property
     def fingerprint(self) -> str:
