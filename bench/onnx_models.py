@@ -31,8 +31,8 @@ import onnx
 import onnxruntime as ort
 
 from rlx_compile import CompilePipeline
-from rlx_compile.frontends.onnx import import_model, initializer_arrays
-from rlx_compile.ir import graph_params, main_graph
+from rlx_compile.frontends.onnx import import_model, param_values
+from rlx_compile.ir import main_graph
 from rlx_compile.memory.report import memory_report, mir_peak_live_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -83,7 +83,7 @@ def bench_model(path: Path, repeats: int) -> dict[str, Any]:
     report = memory_report(result.lir)
     mir_peak = mir_peak_live_bytes(main_graph(module))
     name, x = model_input(model)
-    params = initializer_arrays(model, {p.name for p in graph_params(main_graph(module))})
+    params = param_values(model, module)
     got = result.run({name: x}, params)["logits"]
     want = session.run(None, {name: x})[0]
     return {

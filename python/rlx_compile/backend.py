@@ -23,8 +23,7 @@ import numpy as np
 import onnx
 from onnx.backend.base import Backend, BackendRep, namedtupledict
 
-from rlx_compile.frontends.onnx import OnnxImportError, import_model, initializer_arrays
-from rlx_compile.ir import graph_params, main_graph
+from rlx_compile.frontends.onnx import OnnxImportError, import_model, param_values
 from rlx_compile.pipeline import CompilePipeline, CompileResult
 
 DEVICES = ("CPU",)
@@ -48,8 +47,7 @@ class Compiled:
     def __init__(self, model: onnx.ModelProto, input_values: Mapping[str, np.ndarray]):
         module = import_model(model, input_values=input_values)
         self.baked = frozenset(input_values)
-        names = {leaf.name for leaf in graph_params(main_graph(module))}
-        self.params = initializer_arrays(model, names)
+        self.params = param_values(model, module)
         self.result: CompileResult = _pipeline().compile(module)
 
     def run(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:

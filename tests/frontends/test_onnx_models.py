@@ -13,9 +13,8 @@ import onnxruntime as ort
 import pytest
 
 from rlx_compile import CompilePipeline
-from rlx_compile.frontends.onnx import import_model, initializer_arrays
+from rlx_compile.frontends.onnx import import_model, param_values
 from rlx_compile.interpreter import run
-from rlx_compile.ir import graph_params, main_graph
 
 MODELS = Path(__file__).resolve().parents[2] / "examples" / "models"
 NAMES = ["resnet18", "resnet50", "mobilenetv2", "vit", "llama"]
@@ -35,7 +34,7 @@ def test_model_matches_onnxruntime_and_the_reference(name: str) -> None:
     path = MODELS / f"{name}.onnx"
     model = onnx.load(str(path))
     module = import_model(model)
-    params = initializer_arrays(model, {p.name for p in graph_params(main_graph(module))})
+    params = param_values(model, module)
     result = CompilePipeline(target="cpu").compile(module)
     assert result.lir is not None  # planned: the run below is the arena executor's
 

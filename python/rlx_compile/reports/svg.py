@@ -177,13 +177,13 @@ def graph_svg(graph: Operation, title: str | None = None) -> str:
     min_x = min(n.x - n.width / 2 for n in nodes)
     max_x = max(n.x + n.width / 2 for n in nodes)
     shift = MARGIN - min_x
-    width = max(max_x - min_x + 2 * MARGIN, 420)
-    top = MARGIN + 30
-    height = top + len(layers) * (NODE_H + LAYER_GAP) + MARGIN
     caption = title or f"@{graph_name(graph)}"
     fused = sum(n.kind == "fused" for n in nodes)
     ops = sum(n.kind in ("op", "fused") for n in nodes)
     caption += f" — {ops} ops ({fused} fused), {skipped} params/constants not drawn"
+    width = max(max_x - min_x + 2 * MARGIN, len(caption) * 8.6 + 2 * MARGIN)
+    top = MARGIN + 30
+    height = top + len(layers) * (NODE_H + LAYER_GAP) + MARGIN
     out = [
         f"<svg xmlns='http://www.w3.org/2000/svg' width='{width:.0f}' height='{height:.0f}' "
         f"viewBox='0 0 {width:.0f} {height:.0f}' {FONT} font-size='12'>",

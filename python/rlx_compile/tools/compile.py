@@ -35,6 +35,7 @@ from xdsl.utils.exceptions import ParseError
 
 from rlx_compile.diagnostics import ParseFailure, RlxError, verify_module
 from rlx_compile.dialects import lir
+from rlx_compile.dialects.types import TensorType
 from rlx_compile.ir import graph_block, main_graph, parse_module, print_module
 from rlx_compile.memory.placement import STRATEGIES
 from rlx_compile.memory.report import memory_report, mir_peak_live_bytes
@@ -99,6 +100,17 @@ def parse_dims(specs: Sequence[str]) -> dict[str, int]:
             raise RlxError(f"--dim expects NAME=SIZE, got '{spec}'")
         dims[name] = int(value)
     return dims
+
+
+def check_dims(module: ModuleOp, dims: Mapping[str, int]) -> None:
+    """Memory planning needs every dim: name the symbolic ones left without a size."""
+    symbols = sorted(
+        {s for op in module.walk() for r in op.results
+         if isinstance(r.type, TensorType) for s in r.type.symbols()} - set(dims)
+    )  # fmt: skip
+    if symbols:
+        hint = " ".join(f"--dim {s}=N" for s in symbols)
+        raise RlxError(f"the model has symbolic dims {symbols}: give their sizes ({hint})")
 
 
 # ---------------------------------------------------------------------------------
@@ -276,6 +288,8 @@ def run(argv: Sequence[str] | None = None) -> int:
     with Progress(sys.stderr, 1 + len(pipeline.passes)) as progress:
         module, nodes_in = load_model(args.model, dims if is_onnx else {})
         progress.advance("import")
+        if "plan-memory" in pipeline.pipeline:
+            check_dims(module, dims)
         pipeline.hooks.append(lambda spec, _m: progress.advance(spec))
         result = pipeline.compile(module)
     seconds = time.perf_counter() - start

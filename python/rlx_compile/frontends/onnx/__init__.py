@@ -15,6 +15,7 @@ from rlx_compile.frontends.onnx.importer import (
     initializer_arrays,
     load,
     max_opset,
+    param_values,
 )
 
 SUPPORTED_OPS: tuple[str, ...] = tuple(sorted(CONVERTERS))
@@ -27,4 +28,5 @@ __all__ = [
     "initializer_arrays",
     "load",
     "max_opset",
+    "param_values",
 ]

@@ -46,7 +46,7 @@ from rlx_compile.frontends.onnx.context import (
     tensor_to_array,
 )
 from rlx_compile.frontends.onnx.symbolic import evaluate_shape_node, symbolic_shape_node
-from rlx_compile.ir import set_output_names, sync_function_type
+from rlx_compile.ir import graph_params, main_graph, set_output_names, sync_function_type
 
 MIN_OPSET = 13
 DEFAULT_DOMAINS = ("", "ai.onnx")
@@ -128,6 +128,12 @@ def initializer_arrays(
             except Unsupported as err:
                 raise OnnxImportError(str(err)) from None
     return out
+
+
+def param_values(model: onnx.ModelProto, module: ModuleOp) -> dict[str, np.ndarray]:
+    """The arrays to bind to an imported module's ``mir.param`` leaves (its initializers
+    by name), for ``run(module, inputs, params)`` or ``CompileResult.run``."""
+    return initializer_arrays(model, {leaf.name for leaf in graph_params(main_graph(module))})
 
 
 class Importer:
