@@ -23,7 +23,12 @@ from typing import Any
 
 from onnx.backend.test.loader import load_model_tests
 
-from rlx_compile.frontends.onnx.conformance import expected_failure, op_types_of_tests, run_case
+from rlx_compile.frontends.onnx.conformance import (
+    case_model,
+    expected_failure,
+    op_types_of_tests,
+    run_case,
+)
 from rlx_compile.frontends.onnx.context import CONVERTERS
 
 
@@ -34,6 +39,11 @@ def main() -> None:
     ap.add_argument("-v", "--verbose", action="store_true", help="print each failure")
     ap.add_argument("--ort", action="store_true", help="run onnxruntime's backend instead")
     ap.add_argument("--json", help="write per-test results to this file")
+    ap.add_argument(
+        "--kind", default="node",
+        choices=("node", "simple", "pytorch-converted", "pytorch-operator", "real"),
+        help="which test kind (real: the light CNN models shipped with onnx)",
+    )  # fmt: skip
     args = ap.parse_args()
     if args.ort:
         import onnxruntime.backend as backend
@@ -41,8 +51,9 @@ def main() -> None:
         import rlx_compile.backend as backend
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        cases = load_model_tests(kind="node")
-    op_of = op_types_of_tests((c.name, c.model) for c in cases)
+        cases = load_model_tests(kind=args.kind)
+    models = {c.name: case_model(c) for c in cases}
+    op_of = op_types_of_tests(models.items())
     results: dict[str, dict[str, Any]] = {}
     start = time.perf_counter()
     for case in cases:
@@ -56,7 +67,7 @@ def main() -> None:
         results[case.name] = {
             "op": op,
             "error": error,
-            "expected": expected_failure(op, case.name, case.model),
+            "expected": expected_failure(op, case.name, models[case.name]),
             "seconds": time.perf_counter() - t0,
         }
         if args.verbose and error:
@@ -79,7 +90,7 @@ def main() -> None:
         unexpected += surprise
         print(f"{op:<34} {ok:>5} {bad:>5}  {'yes' if claim else 'no':<8} {surprise or ''}")
     print(
-        f"\n{passed} passed, {failed} failed of {len(results)} node tests in {total:.1f} s; "
+        f"\n{passed} passed, {failed} failed of {len(results)} {args.kind} tests in {total:.1f} s; "
         f"{claimed_ops} op types claimed; {unexpected} results differ from the expectation"
     )
     if args.json:

@@ -11,6 +11,8 @@ reason. Op types without a converter fail as a whole with the importer's
 
 from __future__ import annotations
 
+import glob
+import os
 import re
 import warnings
 from collections.abc import Iterable, Mapping
@@ -22,6 +24,7 @@ from onnx import numpy_helper
 from onnx.backend.test.runner import Runner
 
 from rlx_compile.frontends.onnx.context import CONVERTERS
+from rlx_compile.frontends.onnx.importer import MIN_OPSET, schema_since
 
 _NO_DTYPE = "element type without an rlx equivalent (float8 fnuz, 4/2-bit ints, float4, e8m0)"
 
@@ -98,6 +101,23 @@ def unclaimed_ops(model: onnx.ModelProto) -> list[str]:
     )
 
 
+def old_definitions(model: onnx.ModelProto) -> list[str]:
+    """Ops whose definition at the model's opset predates MIN_OPSET (and differs from the
+    one the importer implements)."""
+    opset = next(
+        (o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), MIN_OPSET
+    )
+    if opset >= MIN_OPSET:
+        return []
+    return sorted(
+        {
+            f"{n.op_type}-{schema_since(n.op_type, opset)}"
+            for n in model.graph.node
+            if schema_since(n.op_type, opset) != schema_since(n.op_type, MIN_OPSET)
+        }
+    )
+
+
 def expected_failure(op_type: str, test_name: str, model: onnx.ModelProto) -> str | None:
     """Why a node test is expected to fail, or None if it must pass: it uses an op type
     without a converter, or it is a variant listed in ``EXPECTED_FAILURES``. (The
@@ -106,6 +126,9 @@ def expected_failure(op_type: str, test_name: str, model: onnx.ModelProto) -> st
     missing = unclaimed_ops(model)
     if missing:
         return "unclaimed op types: " + ", ".join(missing)
+    old = old_definitions(model)
+    if old:
+        return "definitions older than opset 13: " + ", ".join(old)
     for pattern, reason in EXPECTED_FAILURES.get(op_type, {}).items():
         if re.match(pattern, test_name):
             return reason
@@ -120,6 +143,50 @@ def _array(v: Any) -> Any:
     return numpy_helper.to_array(v) if isinstance(v, onnx.TensorProto) else v
 
 
+def case_model(case: Any) -> onnx.ModelProto:
+    """The model of a test case: generated (node tests), in its directory (simple and
+    pytorch-* tests) or a shipped light model (the ``real`` kind)."""
+    if case.model is not None:
+        return case.model
+    if case.model_dir is not None:
+        return onnx.load(os.path.join(case.model_dir, "model.onnx"))
+    return onnx.load(os.path.join(_ONNX_ROOT, case.url))
+
+
+def case_data(case: Any, model: onnx.ModelProto) -> list[tuple[list[Any], list[Any]]]:
+    """(inputs, expected outputs) of every data set of a test case, as the runner loads
+    them: generated, ``test_data_set_*`` protobufs, or (light models) the runner's dummy
+    input and the shipped expected output."""
+    if case.data_sets is not None:
+        return list(case.data_sets)
+    if case.model_dir is not None:
+        sets = []
+        for d in sorted(glob.glob(os.path.join(case.model_dir, "test_data_set*"))):
+            ins = [_load_pb(f) for f in sorted(glob.glob(os.path.join(d, "input_*.pb")))]
+            outs = [_load_pb(f) for f in sorted(glob.glob(os.path.join(d, "output_*.pb")))]
+            sets.append((ins, outs))
+        return sets
+    inits = {t.name for t in model.graph.initializer}
+    feeds = [
+        Runner.generate_dummy_data(x, seed=0, name=case.model_name, random=False)
+        for x in model.graph.input
+        if x.name not in inits
+    ]
+    prefix = os.path.splitext(os.path.join(_ONNX_ROOT, case.url))[0]
+    outs = [_load_pb(f"{prefix}_output_{i}.pb") for i in range(len(model.graph.output))]
+    return [(feeds, outs)]
+
+
+def _load_pb(path: str) -> np.ndarray:
+    t = onnx.TensorProto()
+    with open(path, "rb") as f:
+        t.ParseFromString(f.read())
+    return numpy_helper.to_array(t)
+
+
+_ONNX_ROOT = os.path.dirname(os.path.dirname(onnx.__file__))
+
+
 def run_case(backend: Any, case: Any) -> str | None:
     """Run one ``onnx.backend.test`` model test case as its runner does (prepare, run
     every data set, compare at the case's tolerances): None when it passes, else the
@@ -127,8 +194,9 @@ def run_case(backend: Any, case: Any) -> str | None:
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            rep = backend.prepare(case.model, "CPU")
-            for inputs, outputs in case.data_sets:
+            model = case_model(case)
+            rep = backend.prepare(model, "CPU")
+            for inputs, outputs in case_data(case, model):
                 got = rep.run([_array(v) for v in inputs])
                 Runner.assert_similar_outputs(
                     [_array(v) for v in outputs], list(got), rtol=case.rtol, atol=case.atol
