@@ -104,9 +104,7 @@ def unclaimed_ops(model: onnx.ModelProto) -> list[str]:
 def old_definitions(model: onnx.ModelProto) -> list[str]:
     """Ops whose definition at the model's opset predates MIN_OPSET (and differs from the
     one the importer implements)."""
-    opset = next(
-        (o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), MIN_OPSET
-    )
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), MIN_OPSET)
     if opset >= MIN_OPSET:
         return []
     return sorted(
