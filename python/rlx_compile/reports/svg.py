@@ -260,7 +260,7 @@ def _fmt_tick(value: float, unit: str, size: int) -> str:
 def memory_svg(graph: lir.GraphOp, title: str | None = None) -> str:
     """The arena plan of a ``lir.graph`` as SVG text. When params and constants (alive
     for the whole run) fill most of the arena, a second panel zooms on the offsets the
-    computed tensors use."""
+    inputs and computed tensors use."""
     live = derive(graph)
     report = memory_report(graph)
     # Leaves (inputs, params, constants) are ops of the schedule but not steps of the
@@ -273,13 +273,13 @@ def memory_svg(graph: lir.GraphOp, title: str | None = None) -> str:
     kernel_step[live.num_steps] = count
     steps = max(count, 1)
     arena = max(graph.arena_bytes, 1)
-    compute = [st for st in live.storages if not st.leaf]
+    compute = [st for st in live.storages if st.op.name not in LEAVES]  # inputs included
     lo = min((st.offset for st in compute), default=0)
     hi = max((st.end for st in compute), default=arena)
     zoom = bool(compute) and (hi - lo) < 0.5 * arena
     panels = [(0, arena, "whole arena")]
     if zoom:
-        panels.append((lo, hi, f"zoom: offsets {lo:,}..{hi:,} (the computed tensors)"))
+        panels.append((lo, hi, f"zoom: offsets {lo:,}..{hi:,} (inputs and computed tensors)"))
     top = MARGIN + 40
     height = top + len(panels) * (PANEL_H + BOTTOM + 20) + MARGIN
     width = LEFT + PLOT_W + MARGIN
