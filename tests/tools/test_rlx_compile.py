@@ -1,14 +1,12 @@
 """rlx-compile as users run it: the files it writes (and that they are right: the LIR
-runs, the pictures are well-formed SVG naming every buffer), the summary and JSON, one-line
-errors with status 1, and the progress bar."""
+runs, the pictures are well-formed SVG naming every buffer), the summary and JSON,
+precision and quantisation options, and one-line errors with status 1."""
 
 from __future__ import annotations
 
-import io
 import json
 import subprocess
 import sys
-import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -21,7 +19,6 @@ from rlx_compile.frontends.onnx import import_model, param_values
 from rlx_compile.interpreter import run_arena
 from rlx_compile.ir import parse_module
 from rlx_compile.memory.lir_liveness import derive
-from rlx_compile.tools.compile import Progress
 
 REPO = Path(__file__).resolve().parents[2]
 RLX_COMPILE = str(Path(sys.executable).parent / "rlx-compile")
@@ -103,10 +100,10 @@ def test_errors_are_one_line_and_write_nothing(tmp_path: Path) -> None:
                     "unknown target 'gpu9'")  # fmt: skip
     _one_line_error(rlx_compile(str(RESNET), "--strategy", "magic", "--out", str(out)),
                     "unknown strategy 'magic'")  # fmt: skip
-    _one_line_error(rlx_compile(str(RESNET), "--precision", "f16", "--out", str(out)),
-                    "not supported yet")  # fmt: skip
+    _one_line_error(rlx_compile(str(RESNET), "--precision", "f8", "--out", str(out)),
+                    "--precision f8 is not a choice")  # fmt: skip
     _one_line_error(rlx_compile(str(RESNET), "--quantize", "int8", "--out", str(out)),
-                    "not supported yet")  # fmt: skip
+                    "--quantize int8 needs calibration batches")  # fmt: skip
     _one_line_error(rlx_compile(str(RESNET), "--dim", "batch", "--out", str(out)),
                     "--dim expects NAME=SIZE")  # fmt: skip
     text = tmp_path / "model.txt"
@@ -138,21 +135,16 @@ def test_symbolic_dims_need_sizes(tmp_path: Path) -> None:
     assert json.loads(r.stdout)["arena_bytes"] > 0
 
 
-def test_progress_bar_appears_only_after_the_delay() -> None:
-    quick = io.StringIO()
-    with Progress(quick, 4, delay=10.0, enabled=True) as p:
-        p.advance("import")
-        time.sleep(0.25)
-    assert quick.getvalue() == ""
-    slow = io.StringIO()
-    with Progress(slow, 4, delay=0.0, enabled=True) as p:
-        p.advance("import")
-        p.advance("plan-memory{alignment=64}")
-        time.sleep(0.25)
-    text = slow.getvalue()
-    assert "[" + "#" * 15 + "-" * 15 + "] 2/4 plan-memory" in text
-    assert text.endswith("\r")  # the bar is cleared when the compile ends
-    off = io.StringIO()
-    with Progress(off, 4, delay=0.0, enabled=False) as p:
-        time.sleep(0.15)
-    assert off.getvalue() == ""
+def test_precision_and_quantize_reach_the_pipeline(tmp_path: Path) -> None:
+    r = rlx_compile(str(RESNET), "--precision", "bf16", "--out", str(tmp_path / "a"), "--json")
+    assert r.returncode == 0, r.stderr
+    assert "auto-mixed-precision{dtype=bf16" in json.loads(r.stdout)["pipeline"]
+    assert "bf16" in (tmp_path / "a" / "model.lir.mlir").read_text()
+    data = tmp_path / "batches.npz"
+    rng = np.random.default_rng(0)
+    np.savez(data, image=rng.standard_normal((3, 1, 3, 32, 32)).astype(np.float32))
+    r = rlx_compile(str(RESNET), "--quantize", "int8", "--calibration", str(data),
+                    "--out", str(tmp_path / "b"), "--json")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "quant-insert" in json.loads(r.stdout)["pipeline"]
+    assert "mir.quantize" in (tmp_path / "b" / "model.lir.mlir").read_text()

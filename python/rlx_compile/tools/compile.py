@@ -20,15 +20,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-import threading
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
+import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import ParseError
@@ -40,6 +39,7 @@ from rlx_compile.ir import graph_block, main_graph, parse_module, print_module
 from rlx_compile.memory.placement import STRATEGIES
 from rlx_compile.memory.report import memory_report, mir_peak_live_bytes
 from rlx_compile.pipeline import TARGETS, CompileOptions, CompilePipeline, CompileResult
+from rlx_compile.progress import Progress
 from rlx_compile.tools.cli import cli_main, write_atomic
 
 LEAVES = ("mir.input", "mir.param", "mir.constant")
@@ -69,27 +69,60 @@ def level(module: ModuleOp) -> str:
 # ---------------------------------------------------------------------------------
 
 
-def load_model(path: Path, dims: Mapping[str, int]) -> tuple[ModuleOp, int]:
-    """The module to compile and the node count of the model as given."""
+@dataclass
+class Loaded:
+    module: ModuleOp
+    nodes_in: int
+    """Nodes of the model as given: ONNX nodes, or the compute ops of a .mlir graph."""
+    params: dict[str, np.ndarray]
+    """Values of the module's params where the file holds them (ONNX initializers)."""
+
+
+def load(path: Path, dims: Mapping[str, int] | None = None) -> Loaded:
+    """Read an ONNX (imported with ``dims`` fixing its open dims) or .mlir model."""
     if not path.exists():
         raise RlxError(f"cannot read '{path}': No such file or directory")
     if path.is_dir():
         raise RlxError(f"cannot read '{path}': Is a directory")
     if path.suffix == ".onnx":
-        from rlx_compile.frontends.onnx import import_model, load
+        from rlx_compile.frontends.onnx import import_model, param_values
+        from rlx_compile.frontends.onnx import load as load_onnx
 
-        model = load(path)
-        return import_model(model, dynamic_dims=dict(dims)), len(model.graph.node)
+        model = load_onnx(path)
+        module = import_model(model, dynamic_dims=dict(dims or {}))
+        return Loaded(module, len(model.graph.node), param_values(model, module))
     if path.suffix == ".mlir":
         try:
             module = parse_module(path.read_text(), str(path))
         except ParseError as err:
             raise ParseFailure(err) from None
         verify_module(module)
-        return module, len(kernel_ops(main_graph(module)))
+        return Loaded(module, len(kernel_ops(main_graph(module))), {})
     raise RlxError(
         f"unsupported model format '{path.suffix}' for '{path}' (expected .onnx or .mlir)"
     )
+
+
+def load_model(path: Path) -> ModuleOp:
+    """The module of an ONNX or .mlir model file (for tools that take either)."""
+    return load(path).module
+
+
+def load_npz(path: Path, what: str) -> dict[str, np.ndarray]:
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {k: np.array(data[k]) for k in data.files}
+    except (OSError, ValueError) as err:
+        raise RlxError(f"cannot read {what} '{path}': {err}") from None
+
+
+def batches_of(data: Mapping[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
+    """Split arrays with a leading batch axis into one feed dict per batch."""
+    counts = {k: len(v) for k, v in data.items()}
+    if len(set(counts.values())) > 1:
+        raise RlxError(f"inputs hold different batch counts: {counts}")
+    n = next(iter(counts.values()), 0)
+    return [{k: v[i] for k, v in data.items()} for i in range(n)]
 
 
 def parse_dims(specs: Sequence[str]) -> dict[str, int]:
@@ -111,65 +144,6 @@ def check_dims(module: ModuleOp, dims: Mapping[str, int]) -> None:
     if symbols:
         hint = " ".join(f"--dim {s}=N" for s in symbols)
         raise RlxError(f"the model has symbolic dims {symbols}: give their sizes ({hint})")
-
-
-# ---------------------------------------------------------------------------------
-# Progress
-# ---------------------------------------------------------------------------------
-
-
-class Progress:
-    """A one-line progress bar on a terminal, drawn only once a compile has run for
-    ``delay`` seconds (a background thread redraws it, so a long pass shows too)."""
-
-    WIDTH = 30
-
-    def __init__(
-        self, stream: TextIO, total: int, *, delay: float = 1.0, enabled: bool | None = None
-    ):
-        self.stream = stream
-        self.total = max(total, 1)
-        self.delay = delay
-        self.enabled = stream.isatty() if enabled is None else enabled
-        self.done = 0
-        self.label = "import"
-        self.start = time.perf_counter()
-        self.drawn = False
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def __enter__(self) -> Progress:
-        if self.enabled:
-            self._thread = threading.Thread(target=self._loop, daemon=True)
-            self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
-        if self.drawn:
-            self.stream.write("\r" + " " * (self.WIDTH + 60) + "\r")
-            self.stream.flush()
-
-    def advance(self, label: str) -> None:
-        self.done = min(self.done + 1, self.total)
-        self.label = label
-
-    def _loop(self) -> None:
-        while not self._stop.wait(0.1):
-            self.draw()
-
-    def draw(self) -> None:
-        elapsed = time.perf_counter() - self.start
-        if elapsed < self.delay:
-            return
-        filled = self.WIDTH * self.done // self.total
-        bar = "#" * filled + "-" * (self.WIDTH - filled)
-        name = self.label.split("{")[0][:40]
-        self.stream.write(f"\r[{bar}] {self.done}/{self.total} {name:<40} {elapsed:5.1f}s")
-        self.stream.flush()
-        self.drawn = True
 
 
 # ---------------------------------------------------------------------------------
@@ -248,6 +222,12 @@ def build_arg_parser() -> argparse.ArgumentParser:
         "--dim", action="append", default=[], metavar="NAME=SIZE",
         help="size of a symbolic dim (an ONNX dim_param, or a symbol of the .mlir)",
     )  # fmt: skip
+    ap.add_argument(
+        "--calibration", type=Path, metavar="DATA.npz",
+        help="--quantize int8: batches, one array per graph input with the batch axis first",
+    )  # fmt: skip
+    ap.add_argument("--params", type=Path, metavar="WEIGHTS.npz",
+                    help="param values of a .mlir model (for calibration)")  # fmt: skip
     ap.add_argument("--pipeline", help="replace the default pass pipeline")
     ap.add_argument("--policy", default="keep", choices=("keep", "direct", "fusable"),
                     help="HIR lowering policy")  # fmt: skip
@@ -269,31 +249,48 @@ def check_options(args: argparse.Namespace) -> None:
             raise RlxError(f"{flag} {value} is not a choice (choose {' or '.join(allowed)})")
         if option not in known:
             raise RlxError(f"{flag} {value} is not supported yet by this compiler")
+    if args.quantize == "int8" and args.calibration is None:
+        raise RlxError(
+            "--quantize int8 needs calibration batches: --calibration DATA.npz (one array "
+            "per graph input, batch axis first)"
+        )
+    if args.calibration is not None and args.quantize is None:
+        raise RlxError("--calibration is only used with --quantize int8")
 
 
 def run(argv: Sequence[str] | None = None) -> int:
     args = build_arg_parser().parse_args(argv)
     check_options(args)
     dims = parse_dims(args.dim)
-    extra: dict[str, Any] = {
-        k: getattr(args, k) for k in ("precision", "quantize") if getattr(args, k) is not None
-    }
     is_onnx = args.model.suffix == ".onnx"
     start = time.perf_counter()
-    pipeline = CompilePipeline(
-        target=args.target, pipeline=args.pipeline, lower_policy=args.policy,
-        strategy=args.strategy, keep_stages=False,
-        dim_bindings=dims if dims and not is_onnx else None, **extra,
-    )  # fmt: skip
-    with Progress(sys.stderr, 1 + len(pipeline.passes)) as progress:
-        module, nodes_in = load_model(args.model, dims if is_onnx else {})
-        progress.advance("import")
+    with Progress("rlx-compile: import") as progress:
+        loaded = load(args.model, dims if is_onnx else None)
+        extra: dict[str, Any] = {
+            k: getattr(args, k) for k in ("precision", "quantize") if getattr(args, k) is not None
+        }
+        if args.calibration is not None:
+            extra["calibration"] = batches_of(load_npz(args.calibration, "calibration batches"))
+            params = load_npz(args.params, "params") if args.params else loaded.params
+            extra["calibration_params"] = params
+        pipeline = CompilePipeline(
+            target=args.target, pipeline=args.pipeline, lower_policy=args.policy,
+            strategy=args.strategy, keep_stages=False,
+            dim_bindings=dims if dims and not is_onnx else None, **extra,
+        )  # fmt: skip
         if "plan-memory" in pipeline.pipeline:
-            check_dims(module, dims)
-        pipeline.hooks.append(lambda spec, _m: progress.advance(spec))
-        result = pipeline.compile(module)
+            check_dims(loaded.module, dims)
+        progress.total = 1 + len(pipeline.passes)
+        progress.advance()
+
+        def step(spec: str, _module: ModuleOp) -> None:
+            progress.label = f"rlx-compile: {spec.split('{')[0]}"
+            progress.advance()
+
+        pipeline.hooks.append(step)
+        result = pipeline.compile(loaded.module)
     seconds = time.perf_counter() - start
-    summary = write_outputs(args, module, result, nodes_in, seconds)
+    summary = write_outputs(args, loaded.module, result, loaded.nodes_in, seconds)
     if args.json:
         print(json.dumps(summary))
     else:
