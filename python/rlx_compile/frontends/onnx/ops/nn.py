@@ -92,10 +92,10 @@ def bias_per_channel(ctx: NodeContext, y: SSAValue, bias: SSAValue) -> SSAValue:
     return ctx.b.add(y, reshape(ctx, bias, [type_of(bias).shape[0], *([1] * (rank - 2))]))
 
 
-@converter("Conv")
-def conv(ctx: NodeContext) -> ConverterResult:
-    x, w = ctx.x(0), ctx.x(1)
-    spatial = _spatial(ctx, 0)
+def conv_geometry(ctx: NodeContext, w: SSAValue) -> tuple[list[int], list[int], list[int], int]:
+    """A convolution node's strides, explicit pads, dilations and group; its
+    ``kernel_shape``, when given, must be the weight's."""
+    spatial = _spatial(ctx, 0)  # x is input 0 or computed from it
     k = len(spatial)
     kernel = [int(d) for d in type_of(w).shape[2:]]
     declared = ctx.attr("kernel_shape")
@@ -104,7 +104,13 @@ def conv(ctx: NodeContext) -> ConverterResult:
     strides = ctx.attr("strides", [1] * k)
     dilations = ctx.attr("dilations", [1] * k)
     pads = window_pads(ctx, spatial, kernel, strides, dilations)
-    y = ctx.b.conv(x, w, strides, pads, dilations, ctx.attr("group", 1))
+    return strides, pads, dilations, ctx.attr("group", 1)
+
+
+@converter("Conv")
+def conv(ctx: NodeContext) -> ConverterResult:
+    x, w = ctx.x(0), ctx.x(1)
+    y = ctx.b.conv(x, w, *conv_geometry(ctx, w))
     bias = ctx.opt(2)
     return bias_per_channel(ctx, y, bias) if bias is not None else y
 

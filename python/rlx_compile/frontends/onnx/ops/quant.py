@@ -18,7 +18,7 @@ from rlx_compile.frontends.onnx.context import (
     converter,
     dtype_of,
 )
-from rlx_compile.frontends.onnx.ops.nn import window_pads
+from rlx_compile.frontends.onnx.ops.nn import conv_geometry
 from rlx_compile.frontends.onnx.ops.shape import reshape
 
 _F8 = (DType.F8E4M3, DType.F8E5M2)
@@ -48,8 +48,18 @@ def _full(ctx: NodeContext, p: SSAValue, axis: int, index: SSAValue) -> SSAValue
     return ctx.b.gather(p, index, axis)
 
 
-def _scalar(ctx: NodeContext, p: SSAValue) -> SSAValue:
-    return p if type_of(p).rank == 0 else reshape(ctx, p, [])
+def _per_tensor(
+    ctx: NodeContext, axis: int | None, scale: SSAValue, zp: SSAValue | None
+) -> tuple[SSAValue, SSAValue | None]:
+    """Per-tensor parameters as the rank-0 values mir's (de)quantize take; per-axis ones
+    unchanged."""
+    if axis is not None:
+        return scale, zp
+
+    def scalar(p: SSAValue) -> SSAValue:
+        return p if type_of(p).rank == 0 else reshape(ctx, p, [])
+
+    return scalar(scale), None if zp is None else scalar(zp)
 
 
 @converter("QuantizeLinear")
@@ -69,9 +79,7 @@ def quantize_linear(ctx: NodeContext) -> ConverterResult:
     axis, index = _param_layout(ctx, x, scale, block)
     b = ctx.b
     if index is None:
-        if axis is None:
-            scale = _scalar(ctx, scale)
-            zp = None if zp is None else _scalar(ctx, zp)
+        scale, zp = _per_tensor(ctx, axis, scale, zp)
         return b.emit(mir.QuantizeOp(x, scale, zp, dtype=out, axis=axis)).results[0]
     # Blocked: the quantize formula elementwise with the repeated parameters.
     assert axis is not None
@@ -95,9 +103,7 @@ def dequantize_linear(ctx: NodeContext) -> ConverterResult:
     axis, index = _param_layout(ctx, x, scale, block)
     b = ctx.b
     if index is None:
-        if axis is None:
-            scale = _scalar(ctx, scale)
-            zp = None if zp is None else _scalar(ctx, zp)
+        scale, zp = _per_tensor(ctx, axis, scale, zp)
         y = b.emit(mir.DequantizeOp(x, scale, zp, axis=axis)).results[0]
     else:
         assert axis is not None
@@ -151,17 +157,8 @@ def matmul_integer(ctx: NodeContext) -> ConverterResult:
 def _integer_conv(ctx: NodeContext, x: SSAValue, w: SSAValue) -> SSAValue:
     """Convolution of int32 tensors, computed exactly in float64 (every partial sum of
     8-bit products is far below 2^53) and converted back."""
-    spatial = [int(d) for d in type_of(x).shape[2:]]
-    k = len(spatial)
-    kernel = [int(d) for d in type_of(w).shape[2:]]
-    declared = ctx.attr("kernel_shape")
-    if declared is not None and list(declared) != kernel:
-        raise Unsupported(f"kernel_shape {declared} differs from the weight's {kernel}")
-    strides = ctx.attr("strides", [1] * k)
-    dilations = ctx.attr("dilations", [1] * k)
-    pads = window_pads(ctx, spatial, kernel, strides, dilations)
-    y = ctx.b.conv(ctx.b.cast(x, DType.F64), ctx.b.cast(w, DType.F64), strides, pads, dilations,
-                   ctx.attr("group", 1))  # fmt: skip
+    geometry = conv_geometry(ctx, w)
+    y = ctx.b.conv(ctx.b.cast(x, DType.F64), ctx.b.cast(w, DType.F64), *geometry)
     return ctx.b.cast(y, DType.I32)
 
 

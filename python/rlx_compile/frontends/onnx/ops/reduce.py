@@ -132,22 +132,14 @@ def arg_reduce(ctx: NodeContext) -> ConverterResult:
     return ctx.b.sub(n - 1, index)
 
 
-@converter("CumSum")
-def cumsum(ctx: NodeContext) -> ConverterResult:
+@converter("CumSum", "CumProd")
+def cumulative(ctx: NodeContext) -> ConverterResult:
     x = ctx.x(0)
-    axis = axis_of(int(ctx.const(1, "CumSum's axis").reshape(-1)[0]), type_of(x).rank)
+    axis = axis_of(int(ctx.const(1, f"{ctx.op_type}'s axis").reshape(-1)[0]), type_of(x).rank)
     exclusive = bool(ctx.attr("exclusive", 0))
     reverse = bool(ctx.attr("reverse", 0))
-    return ctx.b.emit(mir.CumsumOp(x, axis, exclusive, reverse)).results[0]
-
-
-@converter("CumProd")
-def cumprod(ctx: NodeContext) -> ConverterResult:
-    x = ctx.x(0)
-    axis = axis_of(int(ctx.const(1, "CumProd's axis").reshape(-1)[0]), type_of(x).rank)
-    exclusive = bool(ctx.attr("exclusive", 0))
-    reverse = bool(ctx.attr("reverse", 0))
-    return ctx.b.emit(mir.CumprodOp(x, axis, exclusive, reverse)).results[0]
+    op = mir.CumsumOp if ctx.op_type == "CumSum" else mir.CumprodOp
+    return ctx.b.emit(op(x, axis, exclusive, reverse)).results[0]
 
 
 @converter("TopK")
