@@ -55,3 +55,13 @@ def test_models_are_small_enough_to_commit() -> None:
     sizes = {p.name: p.stat().st_size for p in MODELS.glob("*.onnx")}
     assert sorted(sizes) == sorted(f"{n}.onnx" for n in NAMES)
     assert sum(sizes.values()) < 4_000_000
+
+
+def test_readme_onnx_example_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(MODELS.parents[1])  # the example's paths are relative to the repo
+    readme = (MODELS.parents[1] / "README.md").read_text()
+    section = readme[readme.index("## ONNX models") :]
+    code = section[section.index("```python") + len("```python") : section.index("```\n\n")]
+    scope: dict[str, object] = {}
+    exec(compile(code, "README.md", "exec"), scope)
+    assert scope["logits"].shape == (1, 10)  # type: ignore[attr-defined]
