@@ -280,7 +280,7 @@ def memory_svg(graph: lir.GraphOp, title: str | None = None) -> str:
     panels = [(0, arena, "whole arena")]
     if zoom:
         panels.append((lo, hi, f"zoom: offsets {lo:,}..{hi:,} (inputs and computed tensors)"))
-    top = MARGIN + 40
+    top = MARGIN + 54
     height = top + len(panels) * (PANEL_H + BOTTOM + 20) + MARGIN
     width = LEFT + PLOT_W + MARGIN
     caption = title or f"@{graph_name(graph)} memory plan"
@@ -291,8 +291,11 @@ def memory_svg(graph: lir.GraphOp, title: str | None = None) -> str:
         f"<text x='{LEFT}' y='{MARGIN}' font-size='14' font-weight='bold'>{esc(caption)}</text>",
         f"<text x='{LEFT}' y='{MARGIN + 18}' fill='#444'>arena {report.arena:,} B, "
         f"lower bound {report.lower_bound:,} B (arena/LB {report.ratio:.3f}), "
-        f"no reuse {report.naive:,} B, {len(live.storages)} buffers, {count} kernel steps; "
-        "grey: params/constants, green: inputs</text>",
+        f"no reuse {report.naive:,} B, {len(live.storages)} buffers, {count} kernel steps"
+        "</text>",
+        f"<text x='{LEFT}' y='{MARGIN + 32}' fill='#444'>one rectangle per buffer, from its "
+        "write to its last read (hover for the tensor); grey: params and constants, green: "
+        "inputs</text>",
     ]
     for i, (p_lo, p_hi, label) in enumerate(panels):
         y_top = top + i * (PANEL_H + BOTTOM + 20)
