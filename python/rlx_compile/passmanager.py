@@ -21,12 +21,21 @@ from typing import TextIO
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.transforms import get_all_passes
 from xdsl.utils.arg_spec import parse_pipeline as xdsl_parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 
-from rlx_compile.diagnostics import PassFailure, PipelineError, first_line, verify_module
+from rlx_compile.diagnostics import (
+    OpPassFailure,
+    PassFailure,
+    PassWarning,
+    PipelineError,
+    first_line,
+    handle_warnings,
+    verify_module,
+)
 from rlx_compile.ir import make_context, print_module
 from rlx_compile.transforms import RLX_PASSES
 
@@ -188,6 +197,7 @@ class PassManager:
         self.ctx = ctx or make_context()
         self.callback = callback
         self.records: list[PassRecord] = []
+        self.warnings: list[PassWarning] = []
 
     def run(self, module: ModuleOp) -> ModuleOp:
         inst = self.inst
@@ -204,9 +214,11 @@ class PassManager:
                 self._print(f"// -----// IR Dump Before {spec} //----- //", module)
             start = time.perf_counter()
             try:
-                p.apply(self.ctx, module)
+                with handle_warnings(self._warn):
+                    p.apply(self.ctx, module)
             except DiagnosticException as err:
-                self._fail(p, index, module, text_before, first_line(err))
+                at = err.op if isinstance(err, OpPassFailure) else None
+                self._fail(p, index, module, text_before, first_line(err), at)
             except Exception as err:
                 self._fail(p, index, module, text_before, f"{type(err).__name__}: {err}")
             seconds = time.perf_counter() - start
@@ -234,6 +246,10 @@ class PassManager:
         return module
 
     # -- reporting ---------------------------------------------------------------------
+    def _warn(self, finding: PassWarning) -> None:
+        self.warnings.append(finding)
+        self.inst.stream.write(finding.line() + "\n")
+
     def timing_report(self) -> str:
         total = sum(r.seconds for r in self.records) or 1e-12
         bar = "===" + "-" * 73 + "==="
@@ -270,7 +286,13 @@ class PassManager:
         path.write_text(header + text)
 
     def _fail(
-        self, p: ModulePass, index: int, module: ModuleOp, text_before: str | None, message: str
+        self,
+        p: ModulePass,
+        index: int,
+        module: ModuleOp,
+        text_before: str | None,
+        message: str,
+        op: Operation | None = None,
     ) -> None:
         if self.inst.print_after_failure:
             self._print(
@@ -278,7 +300,7 @@ class PassManager:
             )
         path = self._write_reproducer(p, index, text_before)
         suffix = f"; reproducer written to {path}" if path else ""
-        raise PassFailure(pass_spec(p), message + suffix) from None
+        raise PassFailure(pass_spec(p), message + suffix, op) from None
 
     def _write_reproducer(self, p: ModulePass, index: int, text_before: str | None) -> Path | None:
         path = self.inst.reproducer

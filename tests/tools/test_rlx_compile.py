@@ -46,7 +46,9 @@ def test_onnx_model_outputs_are_complete_and_right(tmp_path: Path) -> None:
     assert set(summary) >= KEYS
     assert summary["nodes_in"] == 49
     assert summary["lower_bound_bytes"] <= summary["arena_bytes"] <= summary["naive_bytes"]
-    assert summary["dispatch"]["native"] == summary["nodes_out"]
+    assert summary["dispatch"]["unsupported"] == 0 and summary["dispatch"]["native"] > 0
+    assert "fusion report" in (out / "fusion.txt").read_text()
+    assert "dispatch report" in (out / "dispatch.txt").read_text()
 
     # The written LIR is the compiled model: it runs and matches onnxruntime.
     model = onnx.load(str(RESNET))
@@ -76,13 +78,16 @@ def test_hir_model_json_reports_fused_ops(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     summary = json.loads(r.stdout)
     assert set(summary) >= KEYS
-    assert summary["fusion"] == {
+    # The HIR blocks lower straight to fused ops (policy direct), so fuse finds nothing
+    # more to do: the graph's fused ops and the fuse pass's own count are both reported.
+    assert summary["fused_ops"] == {
         "fused_attention_block": 1,
         "fused_residual_rms_norm": 1,
         "fused_swiglu": 1,
     }
+    assert summary["fused"] == 3
+    assert isinstance(summary["fusion"], dict)
     assert "strategy=rlx" in summary["pipeline"]
-    assert "fused_swiglu\t1" in (tmp_path / "fusion.txt").read_text()
     assert set(summary["dispatch"]) == {"native", "common_ir", "rewritten", "unsupported"}
 
 

@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import ParseError
 
+from rlx_compile.conversion.dispatch import PATHS
 from rlx_compile.diagnostics import ParseFailure, RlxError, verify_module
 from rlx_compile.dialects import lir
 from rlx_compile.dialects.types import TensorType
@@ -44,6 +45,7 @@ from rlx_compile.tools.cli import cli_main, write_atomic
 
 LEAVES = ("mir.input", "mir.param", "mir.constant")
 DISPATCH_KINDS = ("native", "common_ir", "rewritten", "unsupported")
+"""The JSON keys of the dispatch paths (``conversion.dispatch.PATHS``, in order)."""
 
 
 def kernel_ops(graph: Operation) -> list[Operation]:
@@ -151,24 +153,32 @@ def check_dims(module: ModuleOp, dims: Mapping[str, int]) -> None:
 # ---------------------------------------------------------------------------------
 
 
-def fusion_counts(result: CompileResult, graph: Operation) -> dict[str, int]:
-    """Fused ops per pattern: the fusion report's, else the fused ops the compiled graph
-    holds (HIR blocks lowered ``direct`` are fused ops too)."""
-    if result.fusion_report is not None:
-        return dict(sorted(result.fusion_report.counts.items()))
+def fused_ops(graph: Operation) -> dict[str, int]:
+    """The fused ops of a compiled graph, per kind."""
     counts = Counter(
         op.name.removeprefix("mir.") for op in kernel_ops(graph) if op.name.startswith("mir.fused_")
     )
     return dict(sorted(counts.items()))
 
 
+def fusion_counts(result: CompileResult, graph: Operation) -> dict[str, int]:
+    """What fused, per pattern: the fusion report's counts; without a ``fuse`` pass, the
+    fused ops the compiled graph holds (HIR blocks lowered ``direct``)."""
+    if result.fusion_report is not None:
+        return {k: v.count for k, v in sorted(result.fusion_report.fused.items())}
+    return fused_ops(graph)
+
+
 def dispatch_counts(result: CompileResult, graph: Operation) -> dict[str, int] | None:
-    """Op counts per dispatch kind: the legalization report's; for cpu without one, the
-    cpu executor's kernels decide (an op it has a kernel for is native); None for other
-    targets, which have nothing to dispatch to until they are legalized."""
-    if result.dispatch_report is not None:
-        counts = result.dispatch_report.counts
-        return {k: int(counts.get(k, 0)) for k in DISPATCH_KINDS}
+    """Op counts per dispatch path: the legalization report's; without one (a pipeline
+    without ``legalize``) for cpu the cpu executor's kernels decide (an op it has a kernel
+    for is native); None for other targets."""
+    report = result.dispatch_report
+    if report is not None:
+        return {
+            key: sum(c[path] for c in report.counts.values())
+            for key, path in zip(DISPATCH_KINDS, PATHS, strict=True)
+        }
     if result.options.target != "cpu":
         return None
     from rlx_compile.interpreter import lookup
@@ -181,7 +191,7 @@ def dispatch_counts(result: CompileResult, graph: Operation) -> dict[str, int] |
 def fusion_text(result: CompileResult, counts: Mapping[str, int]) -> str:
     if result.fusion_report is not None:
         return result.fusion_report.render().rstrip() + "\n"
-    lines = ["# fusion: no fusion passes in this pipeline; fused ops in the compiled graph:"]
+    lines = ["# fusion: no fuse pass in this pipeline; fused ops in the compiled graph:"]
     lines += [f"{name}\t{n}" for name, n in counts.items()] or ["(none)"]
     return "\n".join(lines) + "\n"
 
@@ -191,11 +201,11 @@ def dispatch_text(result: CompileResult, graph: Operation) -> str:
         return result.dispatch_report.render().rstrip() + "\n"
     target = result.options.target
     if target != "cpu":
-        return f"# dispatch: no legalization for target {target} in this pipeline\n"
+        return f"# dispatch: no legalize pass for target {target} in this pipeline\n"
     from rlx_compile.interpreter import lookup
 
     per_op = Counter((op.name, lookup(op) is not None) for op in kernel_ops(graph))
-    lines = ["# dispatch for cpu: the cpu executor's kernels (no legalization pass yet)",
+    lines = ["# dispatch for cpu: no legalize pass in this pipeline; the cpu executor's kernels",
              "# op\tcount\tkind"]  # fmt: skip
     lines += [
         f"{name}\t{n}\t{'native' if ok else 'unsupported'}"
@@ -301,7 +311,7 @@ def run(argv: Sequence[str] | None = None) -> int:
 def write_outputs(
     args: argparse.Namespace, module: ModuleOp, result: CompileResult, nodes_in: int, seconds: float
 ) -> dict[str, Any]:
-    from rlx_compile.reports import graph_svg, memory_svg
+    from rlx_compile.pictures import graph_svg, memory_svg
 
     out: Path = args.out
     graph = main_graph(result.module)
@@ -321,7 +331,8 @@ def write_outputs(
         "level": out_level,
         "nodes_in": nodes_in,
         "nodes_out": len(kernel_ops(graph)),
-        "fused": sum(fusion.values()),
+        "fused": sum(fused_ops(graph).values()),
+        "fused_ops": fused_ops(graph),
         "arena_bytes": None,
         "lower_bound_bytes": None,
         "naive_bytes": None,
@@ -329,6 +340,9 @@ def write_outputs(
         "compile_seconds": round(seconds, 6),
         "dispatch": dispatch_counts(result, graph),
         "fusion": fusion,
+        "missed_fusions": (
+            [m.render() for m in result.fusion_report.missed] if result.fusion_report else []
+        ),
         "pipeline": result.pipeline,
         "fingerprint": result.fingerprint,
     }

@@ -37,6 +37,138 @@ def _specialize_dims() -> type[ModulePass]:
     return SpecializeDimsPass
 
 
+def _constant_fold() -> type[ModulePass]:
+    from rlx_compile.transforms.constant_fold import ConstantFoldPass
+
+    return ConstantFoldPass
+
+
+def _algebraic_simplify() -> type[ModulePass]:
+    from rlx_compile.transforms.algebraic_simplify import AlgebraicSimplifyPass
+
+    return AlgebraicSimplifyPass
+
+
+def _sccp() -> type[ModulePass]:
+    from rlx_compile.transforms.sccp import SCCPPass
+
+    return SCCPPass
+
+
+def _cse() -> type[ModulePass]:
+    from rlx_compile.transforms.cse import CSEPass
+
+    return CSEPass
+
+
+def _dce() -> type[ModulePass]:
+    from rlx_compile.transforms.dce import DCEPass
+
+    return DCEPass
+
+
+def _inline() -> type[ModulePass]:
+    from rlx_compile.transforms.inline import InlinePass
+
+    return InlinePass
+
+
+def _promote_params() -> type[ModulePass]:
+    from rlx_compile.transforms.promote_params import PromoteParamsPass
+
+    return PromoteParamsPass
+
+
+def _param_specialize() -> type[ModulePass]:
+    from rlx_compile.transforms.param_specialize import ParamSpecializePass
+
+    return ParamSpecializePass
+
+
+def _param_hoist() -> type[ModulePass]:
+    from rlx_compile.transforms.param_hoist import ParamHoistPass
+
+    return ParamHoistPass
+
+
+def _numeric_lint() -> type[ModulePass]:
+    from rlx_compile.transforms.numeric_lint import NumericLintPass
+
+    return NumericLintPass
+
+
+def _fuse() -> type[ModulePass]:
+    from rlx_compile.transforms.fuse import FusePass
+
+    return FusePass
+
+
+def _fuse_attention_block() -> type[ModulePass]:
+    from rlx_compile.transforms.fuse_attention_block import FuseAttentionBlockPass
+
+    return FuseAttentionBlockPass
+
+
+def _fuse_swiglu() -> type[ModulePass]:
+    from rlx_compile.transforms.fuse_swiglu import FuseSwigluPass
+
+    return FuseSwigluPass
+
+
+def _fold_conv_batch_norm() -> type[ModulePass]:
+    from rlx_compile.transforms.fold_conv_batch_norm import FoldConvBatchNormPass
+
+    return FoldConvBatchNormPass
+
+
+def _fuse_conv_bias_act() -> type[ModulePass]:
+    from rlx_compile.transforms.fuse_conv_bias_act import FuseConvBiasActPass
+
+    return FuseConvBiasActPass
+
+
+def _fuse_matmul_bias_act() -> type[ModulePass]:
+    from rlx_compile.transforms.fuse_matmul_bias_act import FuseMatmulBiasActPass
+
+    return FuseMatmulBiasActPass
+
+
+def _fuse_residual_norm() -> type[ModulePass]:
+    from rlx_compile.transforms.fuse_residual_norm import FuseResidualNormPass
+
+    return FuseResidualNormPass
+
+
+def _fuse_shared_input_matmul() -> type[ModulePass]:
+    from rlx_compile.transforms.fuse_shared_input_matmul import FuseSharedInputMatmulPass
+
+    return FuseSharedInputMatmulPass
+
+
+def _mark_elementwise_regions() -> type[ModulePass]:
+    from rlx_compile.transforms.mark_elementwise_regions import MarkElementwiseRegionsPass
+
+    return MarkElementwiseRegionsPass
+
+
+def _unfuse_elementwise_regions() -> type[ModulePass]:
+    from rlx_compile.transforms.unfuse_elementwise_regions import UnfuseElementwiseRegionsPass
+
+    return UnfuseElementwiseRegionsPass
+
+
+def _legalize() -> type[ModulePass]:
+    from rlx_compile.transforms.legalize import LegalizePass
+
+    return LegalizePass
+
+
+def _legalize_broadcast() -> type[ModulePass]:
+    from rlx_compile.transforms.legalize_broadcast import LegalizeBroadcastPass
+
+    return LegalizeBroadcastPass
+
+
 def _quant_insert() -> type[ModulePass]:
     from rlx_compile.transforms.quant_insert import QuantInsertPass
 
@@ -67,8 +199,31 @@ RLX_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "plan-check": _plan_check,
     "schedule-memory": _schedule_memory,
     "specialize-dims": _specialize_dims,
+    "fuse": _fuse,
+    "fuse-attention-block": _fuse_attention_block,
+    "fuse-swiglu": _fuse_swiglu,
+    "fold-conv-batch-norm": _fold_conv_batch_norm,
+    "fuse-conv-bias-act": _fuse_conv_bias_act,
+    "fuse-matmul-bias-act": _fuse_matmul_bias_act,
+    "fuse-residual-norm": _fuse_residual_norm,
+    "fuse-shared-input-matmul": _fuse_shared_input_matmul,
+    "mark-elementwise-regions": _mark_elementwise_regions,
+    "unfuse-elementwise-regions": _unfuse_elementwise_regions,
+    "legalize": _legalize,
+    "legalize-broadcast": _legalize_broadcast,
     "auto-mixed-precision": _auto_mixed_precision,
     "quant-insert": _quant_insert,
     "quant-propagate": _quant_propagate,
     "scaled-quant-insert": _scaled_quant_insert,
+    # MIR cleanup; cse and dce replace xDSL's passes of the same name.
+    "constant-fold": _constant_fold,
+    "algebraic-simplify": _algebraic_simplify,
+    "sccp": _sccp,
+    "cse": _cse,
+    "dce": _dce,
+    "inline": _inline,
+    "promote-params": _promote_params,
+    "param-specialize": _param_specialize,
+    "param-hoist": _param_hoist,
+    "numeric-lint": _numeric_lint,
 }

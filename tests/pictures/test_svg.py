@@ -14,8 +14,8 @@ from examples.build_examples import decoder_block
 from rlx_compile import CompilePipeline, ModuleBuilder
 from rlx_compile.frontends.onnx import import_model
 from rlx_compile.memory.lir_liveness import derive
-from rlx_compile.reports import graph_svg, memory_svg
-from rlx_compile.reports.svg import PANEL_H, PLOT_W, nice_ticks
+from rlx_compile.pictures import graph_svg, memory_svg
+from rlx_compile.pictures.svg import PANEL_H, PLOT_W, nice_ticks
 
 SVG = "{http://www.w3.org/2000/svg}"
 RESNET = Path(__file__).resolve().parents[2] / "examples" / "models" / "resnet18.onnx"
