@@ -339,6 +339,11 @@ def write_outputs(
         "mir_peak_bytes": None,
         "compile_seconds": round(seconds, 6),
         "dispatch": dispatch_counts(result, graph),
+        "dispatch_kinds": (
+            {path: kinds for path in PATHS if (kinds := result.dispatch_report.kinds_on(path))}
+            if result.dispatch_report is not None
+            else None
+        ),
         "fusion": fusion,
         "missed_fusions": (
             [m.render() for m in result.fusion_report.missed] if result.fusion_report else []
