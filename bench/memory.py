@@ -191,9 +191,10 @@ def bench_models() -> None:
     from rlx_compile.passmanager import PassManager, parse_pipeline
 
     configs = {
-        "plain": {"inplace": False, "schedule": "source"},
-        "+inplace": {"inplace": True, "schedule": "source"},
-        "+schedule": {"inplace": True, "schedule": "memory"},
+        "plain": {"inplace": False, "schedule": "source", "reuse_inputs": False},
+        "+inplace": {"inplace": True, "schedule": "source", "reuse_inputs": False},
+        "+schedule": {"inplace": True, "schedule": "memory", "reuse_inputs": False},
+        "+reuse inputs": {"inplace": True, "schedule": "memory", "reuse_inputs": True},
     }
     print("\n(d) models: arena / bounds (alignment 64)")
     header = f"{'model':<16}{'bound(unopt)':>14}"

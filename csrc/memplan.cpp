@@ -55,9 +55,10 @@ TensorPlan form_buffers(const TensorGraph& g, const PlanOptions& opt) {
     std::vector<char> pinned(n, 0);
     for (std::size_t t = 0; t < n; ++t) {
         if (g.is_output[t] != 0) pinned[p.root[t]] = 1;
-        if (opt.leaves_live_whole && g.kind[t] != kCompute && p.root[t] == static_cast<i64>(t)) {
-            birth[t] = 0;
-            pinned[t] = 1;
+        if (g.kind[t] != kCompute && p.root[t] == static_cast<i64>(t)) {
+            birth[t] = 0;  // leaves are loaded before the first step
+            const bool whole = g.kind[t] == kInput ? opt.inputs_live_whole : opt.leaves_live_whole;
+            if (whole) pinned[t] = 1;
         }
     }
     if (opt.pin_output_ancestors) {
@@ -93,7 +94,10 @@ TensorPlan form_buffers(const TensorGraph& g, const PlanOptions& opt) {
                 const i64 d = g.deps[i];
                 const i64 r = p.root[d];
                 const i64 b = p.buffer[r];
-                if (b < 0 || g.kind[r] != kCompute || p.root_offset[d] != 0) continue;
+                // An input loaded afresh every run may be overwritten once it is dead.
+                const bool writable = g.kind[r] == kCompute ||
+                                      (g.kind[r] == kInput && !opt.inputs_live_whole);
+                if (b < 0 || !writable || p.root_offset[d] != 0) continue;
                 if (g.size[d] != g.size[t] || p.buf_size[b] != g.size[t]) continue;
                 if (p.buf_death[b] != g.step[t] || claimed_at[b] == g.step[t]) continue;
                 p.buffer[t] = b;
@@ -376,10 +380,12 @@ TensorGraph make_graph(const I64Array& step, const I64Array& size, const I64Arra
     return g;
 }
 
-PlanOptions make_options(bool leaves_live_whole, bool pin_output_ancestors, bool inplace,
+PlanOptions make_options(bool leaves_live_whole, bool inputs_live_whole,
+                         bool pin_output_ancestors, bool inplace,
                          i64 alignment, const std::string& strategy, i64 budget) {
     PlanOptions opt;
     opt.leaves_live_whole = leaves_live_whole;
+    opt.inputs_live_whole = inputs_live_whole;
     opt.pin_output_ancestors = pin_output_ancestors;
     opt.inplace = inplace;
     if (alignment <= 0 || (alignment & (alignment - 1)) != 0) {
@@ -400,12 +406,13 @@ py::dict py_plan_tensors(const I64Array& step, const I64Array& size, const I64Ar
                          const I64Array& view_offset, const I64Array& dep_offsets,
                          const I64Array& deps, const I64Array& is_output,
                          const I64Array& inplace_ok, i64 num_steps, bool leaves_live_whole,
-                         bool pin_output_ancestors, bool inplace, i64 alignment,
+                         bool inputs_live_whole, bool pin_output_ancestors, bool inplace,
+                         i64 alignment,
                          const std::string& strategy, i64 budget) {
     TensorGraph g = make_graph(step, size, kind, alloc, view_parent, view_offset, dep_offsets,
                                deps, is_output, inplace_ok, num_steps);
-    PlanOptions opt = make_options(leaves_live_whole, pin_output_ancestors, inplace, alignment,
-                                   strategy, budget);
+    PlanOptions opt = make_options(leaves_live_whole, inputs_live_whole, pin_output_ancestors,
+                                   inplace, alignment, strategy, budget);
     TensorPlan p;
     {
         py::gil_scoped_release release;
@@ -431,11 +438,12 @@ py::dict py_schedule_memory(const I64Array& step, const I64Array& size, const I6
                             const I64Array& view_offset, const I64Array& dep_offsets,
                             const I64Array& deps, const I64Array& is_output,
                             const I64Array& inplace_ok, i64 num_steps, bool leaves_live_whole,
-                            bool pin_output_ancestors, bool inplace) {
+                            bool inputs_live_whole, bool pin_output_ancestors, bool inplace) {
     TensorGraph g = make_graph(step, size, kind, alloc, view_parent, view_offset, dep_offsets,
                                deps, is_output, inplace_ok, num_steps);
     PlanOptions opt =
-        make_options(leaves_live_whole, pin_output_ancestors, inplace, 1, "rlx", 0);
+        make_options(leaves_live_whole, inputs_live_whole, pin_output_ancestors, inplace, 1,
+                     "rlx", 0);
     // One op per step: a tensor's producing op is its step in source order.
     const std::vector<i64> op_of = g.step;
     ScheduleResult r;
@@ -458,13 +466,14 @@ void register_memplan(py::module_& m) {
     m.def("plan_tensors", &py_plan_tensors, py::arg("step"), py::arg("size"), py::arg("kind"),
           py::arg("alloc"), py::arg("view_parent"), py::arg("view_offset"),
           py::arg("dep_offsets"), py::arg("deps"), py::arg("is_output"), py::arg("inplace_ok"),
-          py::arg("num_steps"), py::arg("leaves_live_whole"), py::arg("pin_output_ancestors"),
+          py::arg("num_steps"), py::arg("leaves_live_whole"), py::arg("inputs_live_whole"),
+          py::arg("pin_output_ancestors"),
           py::arg("inplace"), py::arg("alignment"), py::arg("strategy"), py::arg("budget"),
           "Views, in-place reuse, liveness and arena placement of a scheduled tensor graph.");
     m.def("schedule_memory", &py_schedule_memory, py::arg("step"), py::arg("size"),
           py::arg("kind"), py::arg("alloc"), py::arg("view_parent"), py::arg("view_offset"),
           py::arg("dep_offsets"), py::arg("deps"), py::arg("is_output"), py::arg("inplace_ok"),
-          py::arg("num_steps"), py::arg("leaves_live_whole"),
+          py::arg("num_steps"), py::arg("leaves_live_whole"), py::arg("inputs_live_whole"),
           py::arg("pin_output_ancestors"), py::arg("inplace"),
           "A topological order of the ops with a lower peak of live bytes.");
 }

@@ -28,7 +28,8 @@ struct TensorGraph {
 };
 
 struct PlanOptions {
-    bool leaves_live_whole = true;      // inputs/params/constants span [0, num_steps]
+    bool leaves_live_whole = true;      // params/constants span [0, num_steps]
+    bool inputs_live_whole = true;      // inputs too; else they die after their last read
     bool pin_output_ancestors = false;  // everything an output depends on lives to the end
     bool inplace = true;
     std::int64_t alignment = 64;

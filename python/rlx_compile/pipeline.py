@@ -84,6 +84,10 @@ class CompileOptions:
     inplace: bool = True
     schedule: str = "memory"
     """``memory`` reorders ops when that lowers the peak; ``source`` keeps the order."""
+    reuse_inputs: bool = True
+    """Reuse input slots after their last read: sound because every run loads the inputs
+    afresh (the arena executor does); False keeps RLX's rule, inputs live for the whole
+    run (for runtimes that load inputs once and run the arena repeatedly)."""
     weights_in_arena: bool = True
     """Give params and constants arena slots (a self-contained LIR); False keeps them
     outside the arena, as runtimes that hold initializers apart do."""
@@ -159,13 +163,15 @@ def planning_passes(options: CompileOptions) -> list[str]:
         spec = ",".join(f"{k}={v}" for k, v in options.dim_bindings.items())
         passes.append(f'specialize-dims{{bindings="{spec}"}}')
     if options.plan_memory:
-        weights = (
-            "" if options.weights_in_arena else " allocate-params=false allocate-constants=false"
-        )
+        extra = ""
+        if not options.weights_in_arena:
+            extra += " allocate-params=false allocate-constants=false"
+        if options.reuse_inputs:
+            extra += " reuse-inputs=true"
         passes.append(
             f"plan-memory{{alignment={options.alignment} strategy={options.strategy} "
             f"inplace={str(options.inplace).lower()} schedule={options.schedule} "
-            f"width={options.width_policy}{weights}}}"
+            f"width={options.width_policy}{extra}}}"
         )
         passes.append("plan-check")
     return passes

@@ -153,7 +153,7 @@ def test_c1_cpu_pass_list() -> None:
     cpu = names(fusion_passes("cpu"))
     # RLX's CPU list plus the conv fusion our reference kernels implement.
     assert cpu == [
-        "fuse-attention-block", "fuse-swiglu", "fold-conv-batch-norm", "fuse-conv-bias-act",
+        "fuse-gelu", "fuse-attention-block", "fuse-swiglu", "fold-conv-batch-norm", "fuse-conv-bias-act",
         "fuse-matmul-bias-act", "fuse-residual-norm", "fuse-shared-input-matmul",
         "unfuse-elementwise-regions", "dce",
     ]  # fmt: skip

@@ -176,7 +176,9 @@ def test_random_graphs_plan_safely_and_run_identically(seed: int) -> None:
     g = random_mir_graph(seed, num_ops=5 + seed % 60)
     want = run(g.module, g.inputs, g.params)
     arenas, bounds = {}, {}
-    for options in ("strategy=rlx inplace=false", "strategy=rlx", "", "schedule=memory"):
+    for options in (
+        "strategy=rlx inplace=false", "strategy=rlx", "", "schedule=memory", "reuse-inputs=true",
+    ):  # fmt: skip
         graph = plan(g.module, options)
         arenas[options] = graph.arena_bytes
         bounds[options] = memory_report(graph).lower_bound
@@ -189,6 +191,7 @@ def test_random_graphs_plan_safely_and_run_identically(seed: int) -> None:
     assert arenas[""] <= arenas["strategy=rlx"]
     assert bounds["strategy=rlx"] <= bounds["strategy=rlx inplace=false"]
     assert bounds["schedule=memory"] <= bounds[""]
+    assert bounds["reuse-inputs=true"] <= bounds[""]
 
 
 def test_a_corrupted_plan_is_caught_by_checker_and_executor() -> None:
@@ -274,3 +277,27 @@ def test_an_lir_file_alone_is_enough_to_run() -> None:
     want = run(module, inputs, params)["logits"]
     got = run_arena(reparsed, inputs, params)["logits"]
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_reused_input_slots_are_checked_and_run() -> None:
+    with ModuleBuilder("reuse") as m:
+        x = m.input("x", (256,))
+        y = m.tanh(m.exp(x))
+        m.output(m.add(y, 1.0), names=["y"])
+    keep = plan(m.module, "allocate-constants=false")
+    reuse = plan(m.module, "allocate-constants=false reuse-inputs=true")
+    # exp writes over x (dead after it) and tanh/add over exp: one slot instead of two.
+    assert (keep.arena_bytes, reuse.arena_bytes) == (2048, 1024)
+    assert "reuse_inputs" in print_module_(reuse)
+    inputs = {"x": np.linspace(-1, 1, 256, dtype=np.float32)}
+    np.testing.assert_array_equal(run_arena(reuse, inputs)["y"], run(m.module, inputs)["y"])
+    # Without the flag, the same sharing is an overwritten input.
+    bad = reuse.clone()
+    bad.properties.pop("reuse_inputs")
+    assert check_plan(bad).kinds() == {"read-after-overwrite", "live-overlap", "output-clobbered"}
+
+
+def print_module_(op) -> str:  # type: ignore[no-untyped-def]
+    from rlx_compile.ir import print_module
+
+    return print_module(op)

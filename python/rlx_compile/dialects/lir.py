@@ -27,13 +27,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar, cast
 
-from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr, SymbolNameConstraint
+from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr, SymbolNameConstraint, UnitAttr
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import (
     irdl_attr_definition,
     irdl_op_definition,
     lazy_traits_def,
     operand_def,
+    opt_prop_def,
     prop_def,
     region_def,
     result_def,
@@ -172,12 +173,16 @@ class GraphOp(ShapedOp):
     inputs = prop_def(ArrayAttr[StringAttr])
     params = prop_def(ArrayAttr[StringAttr])
     outputs = prop_def(ArrayAttr[StringAttr])
+    reuse_inputs = opt_prop_def(UnitAttr)
+    """Inputs are loaded afresh every run and their slots may be reused after their last
+    read; without it, inputs keep their slots for the whole run."""
     body = region_def("single_block")
     traits = traits_def(SymbolOpInterface(), IsolatedFromAbove())
     INFER_RESULTS: ClassVar[bool] = False
     assembly_format = (
-        "$sym_name `arena` $arena_size `align` $alignment `inputs` $inputs `params` $params "
-        "`outputs` $outputs attr-dict-with-keyword $body"
+        "$sym_name `arena` $arena_size `align` $alignment `inputs` $inputs "
+        "(`reuse_inputs` $reuse_inputs^)? `params` $params `outputs` $outputs "
+        "attr-dict-with-keyword $body"
     )
 
     def __init__(
@@ -190,10 +195,12 @@ class GraphOp(ShapedOp):
         inputs: Sequence[str],
         params: Sequence[str],
         outputs: Sequence[str],
+        reuse_inputs: bool = False,
     ):
         self._build(
             {},
             {
+                "reuse_inputs": UnitAttr() if reuse_inputs else None,
                 "sym_name": StringAttr(name),
                 "arena_size": int_attr(arena_size),
                 "alignment": int_attr(alignment),

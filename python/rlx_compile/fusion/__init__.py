@@ -4,7 +4,8 @@
     passes = fusion_passes_for_supported({"mir.matmul", "mir.fused_matmul_bias_act", ...})
 
 Stage order (each a pass; the list keeps the passes whose fused ops are claimed):
-attention blocks, SwiGLU, conv + batch norm folding, conv + bias + activation,
+GELU recognition (the erf decomposition exporters write), attention blocks, SwiGLU,
+conv + batch norm folding, conv + bias + activation,
 matmul + bias + activation, residual norms, shared-input matmuls, then elementwise
 regions (marked for targets that keep them, unfused otherwise), then dead-code
 elimination. Patterns rooted at a consumer come before those that would consume its
@@ -31,6 +32,7 @@ def fusion_pattern_types() -> list[type]:
     from rlx_compile.transforms.fold_conv_batch_norm import FoldConvBatchNorm
     from rlx_compile.transforms.fuse_attention_block import FuseAttentionBlock
     from rlx_compile.transforms.fuse_conv_bias_act import FuseConvBiasAct
+    from rlx_compile.transforms.fuse_gelu import FuseGelu
     from rlx_compile.transforms.fuse_matmul_bias_act import FuseMatmulBiasAct
     from rlx_compile.transforms.fuse_residual_norm import FuseResidualLayerNorm, FuseResidualRmsNorm
     from rlx_compile.transforms.fuse_shared_input_matmul import FuseSharedInputMatmul
@@ -38,7 +40,7 @@ def fusion_pattern_types() -> list[type]:
     from rlx_compile.transforms.mark_elementwise_regions import MarkElementwiseRegion
 
     return [
-        FuseAttentionBlock, FuseSwigluDualMatmul, FuseSwigluNarrow, FoldConvBatchNorm,
+        FuseGelu, FuseAttentionBlock, FuseSwigluDualMatmul, FuseSwigluNarrow, FoldConvBatchNorm,
         FuseConvBiasAct, FuseMatmulBiasAct, FuseResidualRmsNorm, FuseResidualLayerNorm,
         FuseSharedInputMatmul, MarkElementwiseRegion,
     ]  # fmt: skip
@@ -50,6 +52,7 @@ def _select(t: Target, target_name: str, claims: tuple[str, ...], regions: str) 
     from rlx_compile.transforms.fold_conv_batch_norm import FoldConvBatchNormPass
     from rlx_compile.transforms.fuse_attention_block import FuseAttentionBlockPass
     from rlx_compile.transforms.fuse_conv_bias_act import FuseConvBiasActPass
+    from rlx_compile.transforms.fuse_gelu import FuseGeluPass
     from rlx_compile.transforms.fuse_matmul_bias_act import FuseMatmulBiasActPass
     from rlx_compile.transforms.fuse_residual_norm import FuseResidualNormPass
     from rlx_compile.transforms.fuse_shared_input_matmul import FuseSharedInputMatmulPass
@@ -62,6 +65,8 @@ def _select(t: Target, target_name: str, claims: tuple[str, ...], regions: str) 
     c = t.claims_op
     kw = {"target": target_name, "claims": claims}
     stages: list[tuple[bool, type[ModulePass]]] = [
+        # Activation recognition first: the epilogue fusions below then see a gelu.
+        (c(mir.GeluOp.name), FuseGeluPass),
         (c(mir.FusedAttentionBlockOp.name), FuseAttentionBlockPass),
         (c(mir.FusedSwigluOp.name), FuseSwigluPass),
         (c(mir.ConvOp.name) and c(mir.BatchNormOp.name), FoldConvBatchNormPass),

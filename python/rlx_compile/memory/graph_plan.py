@@ -41,6 +41,9 @@ class PlanOptions:
     budget: int = DEFAULT_BUDGET
     inplace: bool = True
     pin_output_ancestors: bool = False
+    reuse_inputs: bool = False
+    """Inputs die after their last read (their slots reused): sound when every run loads
+    the inputs afresh, as the arena executor does; False keeps them for the whole run."""
     allocate_inputs: bool = True
     allocate_params: bool = True
     allocate_constants: bool = True
@@ -175,8 +178,8 @@ def plan_exported(g: TensorGraphArrays, opts: PlanOptions) -> TensorPlan:
     out = _core.plan_tensors(
         a["step"], a["size"], a["kind"], a["alloc"], a["view_parent"], a["view_offset"],
         a["dep_offsets"], a["deps"], a["is_output"], a["inplace_ok"], g.num_steps,
-        True, opts.pin_output_ancestors, opts.inplace, opts.alignment, opts.strategy,
-        opts.budget,
+        True, not opts.reuse_inputs, opts.pin_output_ancestors, opts.inplace, opts.alignment,
+        opts.strategy, opts.budget,
     )  # fmt: skip
     return TensorPlan(
         g, out["offset"], out["root"], out["root_offset"], out["buffer"],
@@ -194,7 +197,7 @@ def memory_order(
     out = _core.schedule_memory(
         a["step"], a["size"], a["kind"], a["alloc"], a["view_parent"], a["view_offset"],
         a["dep_offsets"], a["deps"], a["is_output"], a["inplace_ok"], g.num_steps,
-        True, opts.pin_output_ancestors, opts.inplace,
+        True, not opts.reuse_inputs, opts.pin_output_ancestors, opts.inplace,
     )  # fmt: skip
     names = ("source", "depth-first", "depth-first-heavy", "greedy")
     peaks = {names[i]: int(p) for i, p in enumerate(out["candidate_peaks"])}
@@ -238,6 +241,7 @@ def build_lir(
     return lir.GraphOp(
         graph_name(graph), Region(block), arena_size=plan.arena_size,
         alignment=opts.alignment, inputs=inputs, params=params, outputs=output_names(graph),
+        reuse_inputs=opts.reuse_inputs,
     )  # fmt: skip
 
 

@@ -27,6 +27,8 @@ class Storage:
     leaf: bool
     birth: int
     death: int
+    writable: bool = True
+    """May be overwritten once dead (compute tensors; inputs of a reuse_inputs graph)."""
     output: bool = False
     read_steps: list[int] = field(default_factory=list)
 
@@ -84,19 +86,23 @@ def derive(graph: lir.GraphOp) -> LirLiveness:
     storage_of: dict[SSAValue, Storage] = {}
     storages: list[Storage] = []
     num_steps = len(ops)
+    reuse_inputs = "reuse_inputs" in graph.properties
     for step, op in enumerate(ops):
         if isinstance(op, lir.ViewOp):
             root, base = root_of.get(op.root, (op.root, 0))
             root_of[op.result] = (root, base + op.offset)
         else:
             leaf = op.name in ("mir.input", "mir.param", "mir.constant")
+            # A reusable input is loaded before step 0 and dies at its last read.
+            whole = leaf and not (reuse_inputs and op.name == "mir.input")
             for result, slot in zip(op.results, lir.result_slots(op), strict=True):
                 root_of[result] = (result, 0)
                 if slot is None:
                     continue
                 s = Storage(
                     result, op, step, slot.offset, slot.size, leaf,
-                    birth=0 if leaf else step, death=num_steps if leaf else step,
+                    birth=0 if leaf else step, death=num_steps if whole else (0 if leaf else step),
+                    writable=not leaf or not whole,
                 )  # fmt: skip
                 storages.append(s)
                 storage_of[result] = s

@@ -86,7 +86,7 @@ def _in_place(live: LirLiveness, p: Storage, q: Storage) -> bool:
         and isinstance(op, ShapedOp)
         and op.ELEMENTWISE
         and (p.offset, p.size) == (q.offset, q.size)
-        and not p.leaf
+        and p.writable
         and not p.output
     )
 

@@ -109,6 +109,12 @@ def _fuse_attention_block() -> type[ModulePass]:
     return FuseAttentionBlockPass
 
 
+def _fuse_gelu() -> type[ModulePass]:
+    from rlx_compile.transforms.fuse_gelu import FuseGeluPass
+
+    return FuseGeluPass
+
+
 def _fuse_swiglu() -> type[ModulePass]:
     from rlx_compile.transforms.fuse_swiglu import FuseSwigluPass
 
@@ -201,6 +207,7 @@ RLX_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "specialize-dims": _specialize_dims,
     "fuse": _fuse,
     "fuse-attention-block": _fuse_attention_block,
+    "fuse-gelu": _fuse_gelu,
     "fuse-swiglu": _fuse_swiglu,
     "fold-conv-batch-norm": _fold_conv_batch_norm,
     "fuse-conv-bias-act": _fuse_conv_bias_act,

@@ -135,6 +135,26 @@ class DoubleNegation(RewritePattern):
             _forward(op, rewriter, inner.input)
 
 
+class SigmoidGateToSilu(RewritePattern):
+    """``x · sigmoid(x) -> silu(x)`` (either operand order), as exporters spell SiLU.
+
+    Bit-exact for finite f32/f64 values (the reference silu is that very product); at
+    x = -inf the product is NaN and silu gives its limit, -0. Lower-precision types are
+    left alone: the product rounds twice there, silu once. Recognising silu lets the
+    SwiGLU fusion see exported MLPs.
+    """
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.MulOp, rewriter: PatternRewriter) -> None:
+        if _tensor(op.result).dtype not in (DType.F32, DType.F64):
+            return
+        for x, s in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+            gate = s.owner
+            if isinstance(gate, mir.SigmoidOp) and gate.input == x and x.type == op.result.type:
+                _rebuild(op, rewriter, mir.SiluOp(x))
+                return
+
+
 class ComposeTransposes(RewritePattern):
     """transpose(transpose(x, p), q)[i] = x[p[q[i]]]: one transpose by p∘q."""
 
@@ -228,6 +248,7 @@ class FullNarrow(RewritePattern):
 def simplify_patterns(assume_finite: bool = False) -> list[RewritePattern]:
     return [
         AddZero(), SubZero(), MulOne(), DivOne(), MulZero(assume_finite), DoubleNegation(),
+        SigmoidGateToSilu(),
         IdentityTranspose(), ComposeTransposes(), IdentityReshape(), ComposeReshapes(),
         SameTypeCast(), ExactCastChain(), SingleOperandConcat(), FullNarrow(),
     ]  # fmt: skip

@@ -46,6 +46,8 @@ class PlanMemoryPass(ModulePass):
     """``source`` keeps the op order; ``memory`` reorders ops to lower the peak first."""
     pin_outputs: bool = False
     """Keep every ancestor of an output alive to the end (for out-of-order executors)."""
+    reuse_inputs: bool = False
+    """Reuse an input's slot after its last read (every run loads the inputs afresh)."""
     allocate_inputs: bool = True
     allocate_params: bool = True
     allocate_constants: bool = True
@@ -65,6 +67,7 @@ class PlanMemoryPass(ModulePass):
         return PlanOptions(
             alignment=self.alignment, strategy=self.strategy, budget=self.budget,
             inplace=self.inplace, pin_output_ancestors=self.pin_outputs,
+            reuse_inputs=self.reuse_inputs,
             allocate_inputs=self.allocate_inputs, allocate_params=self.allocate_params,
             allocate_constants=self.allocate_constants, width=self.width,
         )  # fmt: skip
