@@ -37,10 +37,17 @@ def _specialize_dims() -> type[ModulePass]:
     return SpecializeDimsPass
 
 
+def _shard() -> type[ModulePass]:
+    from rlx_compile.transforms.shard import ShardPass
+
+    return ShardPass
+
+
 RLX_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "lower-hir-to-mir": _lower_hir_to_mir,
     "plan-memory": _plan_memory,
     "plan-check": _plan_check,
     "schedule-memory": _schedule_memory,
+    "shard": _shard,
     "specialize-dims": _specialize_dims,
 }
