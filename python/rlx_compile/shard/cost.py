@@ -132,9 +132,14 @@ class WorkerConfig:
     residency: Residency = field(default_factory=Residency)
     local_rate: float = 1.0
 
+    excluded: tuple[int, ...] = field(init=False, repr=False, compare=False)
+    """Workers whose calibration is not rankable (derived)."""
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "workers", tuple(self.workers))
         _positive(self.local_rate, "local_rate")
+        excluded = tuple(i for i, w in enumerate(self.workers) if not w.calibration.is_rankable())
+        object.__setattr__(self, "excluded", excluded)
 
 
 # ---------------------------------------------------------------------------------
@@ -174,7 +179,7 @@ def _finish(
     """Build the Decision (and its reason) from a search result; shared by the C++ path
     and the twin so that both report identically."""
     workers = config.workers
-    excluded = tuple(i for i, w in enumerate(workers) if not w.calibration.is_rankable())
+    excluded = config.excluded
     rankable = len(workers) - len(excluded)
     if not options:
         return Decision(None, None, excluded, "no way to cut this op")
@@ -183,8 +188,7 @@ def _finish(
     if rankable == 0:
         return Decision(None, local, excluded, "no worker has a rankable cost model")
     if best < 0:
-        fits = [o for o in options if o.n <= rankable]
-        if not fits:
+        if min(o.n for o in options) > rankable:
             reason = f"{rankable} rankable worker(s), fewer than any option's pieces"
         else:
             reason = "running whole is fastest"
@@ -210,7 +214,7 @@ def _finish(
 # ---------------------------------------------------------------------------------
 
 
-def _search_py(
+def search_py(
     options: Sequence[ShardOption], config: WorkerConfig, op_cost: float
 ) -> tuple[int, list[int], float, float, float, float | None]:
     """(best option or -1, assignment, compute, transfer, total, local): the same
@@ -262,7 +266,7 @@ def decide_py(
     against, and the benchmark's baseline)."""
     _check_options(options)
     config = WorkerConfig(tuple(workers), link, residency, local_rate)
-    return _finish(options, config, *_search_py(options, config, op_cost), op_cost)
+    return _finish(options, config, *search_py(options, config, op_cost), op_cost)
 
 
 def choose_py(
@@ -285,7 +289,7 @@ def decide_many_py(
     for options in ops:
         _check_options(options)
     return [
-        [_finish(options, c, *_search_py(options, c, cost), cost) for c in configs]
+        [_finish(options, c, *search_py(options, c, cost), cost) for c in configs]
         for options, cost in zip(ops, costs, strict=True)
     ]
 
@@ -413,19 +417,21 @@ def decide_many(
     packed = pack_options(ops, op_costs)
     raw = search(packed, pack_configs(configs))
     out: list[list[Decision]] = []
+    # Python lists: indexing NumPy arrays element by element is several times slower.
+    offsets, costs = packed.op_offsets.tolist(), packed.op_costs.tolist()
+    bests, locals_ = raw.best.tolist(), raw.local.tolist()
     for j, options in enumerate(ops):
-        first = int(packed.op_offsets[j])
-        cost = float(packed.op_costs[j])
+        first, cost = offsets[j], costs[j]
         row = []
         for c, config in enumerate(configs):
             k = j * len(configs) + c
-            best = int(raw.best[k])
-            local = float(raw.local[k]) if options else None
+            best = bests[k]
+            local = locals_[k] if options else None
             if best < 0:
                 row.append(_finish(options, config, -1, [], 0.0, 0.0, math.nan, local, cost))
                 continue
             n = options[best - first].n
-            assignment = [int(w) for w in raw.assign[k, :n]]
+            assignment = raw.assign[k, :n].tolist()
             row.append(
                 _finish(
                     options,

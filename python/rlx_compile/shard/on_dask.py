@@ -71,8 +71,8 @@ def _worker_piece(text: str, *args: np.ndarray) -> tuple[np.ndarray, float]:
     return timed_run(text, args)
 
 
-def _worker_touch(*arrays: np.ndarray) -> int:
-    return sum(int(a.nbytes) for a in arrays)
+def _worker_echo(array: np.ndarray) -> np.ndarray:
+    return array.copy()
 
 
 # ---------------------------------------------------------------------------------
@@ -159,34 +159,44 @@ def calibrate_workers(
 
 def calibrate_link(
     client: Client,
-    worker: str | None = None,
+    workers: Sequence[str] | None = None,
     *,
     small: int = 1 << 10,
     large: int = 8 << 20,
     repeats: int = 5,
 ) -> LinkCost:
-    """alpha-beta link model to one worker (default: the first by address), from the best
-    round trip (scatter, a task touching the data, its tiny result back) of a ``small``
-    and a ``large`` byte buffer, each the median of ``repeats``: latency = t_small,
-    bandwidth = (large - small) / (t_large - t_small). A round trip is what a sharded
-    run pays once on top of its bytes (its scatters and tasks overlap)."""
+    """The alpha-beta link as a sharded run sees it, timed the way ``run_on_dask`` moves
+    data: ``nbytes`` split over ``workers`` (default: all), one scatter per worker, a
+    pinned task per worker that returns what it got, gathered and concatenated here, so
+    ``2 * nbytes`` cross (in and out, like slices and outputs). Each size is the median
+    of ``repeats``: latency = t(small), bandwidth = 2 * (large - small) / (t(large) -
+    t(small))."""
     if not 0 < small < large:
         raise ShardError(f"calibrate_link needs 0 < small < large, got {small}, {large}")
-    addr = worker or sorted(client.scheduler_info()["workers"])[0]
+    addrs = list(workers) if workers is not None else sorted(_alive(client))
+    if not addrs:
+        raise ShardError("calibrate_link needs at least one worker")
 
     def round_trip(nbytes: int) -> float:
-        data = np.zeros(nbytes, dtype=np.uint8)
+        parts = np.array_split(np.zeros(nbytes, dtype=np.uint8), len(addrs))
         times = []
         for _ in range(max(1, repeats)):
             start = time.perf_counter()
-            [fut] = client.scatter([data], workers=[addr], hash=False)
-            client.submit(_worker_touch, fut, workers=[addr], pure=False).result()
+            futures = [
+                client.scatter([p], workers=[a], hash=False, direct=True)[0]
+                for p, a in zip(parts, addrs, strict=True)
+            ]
+            echoes = [
+                client.submit(_worker_echo, f, workers=[a], pure=False)
+                for f, a in zip(futures, addrs, strict=True)
+            ]
+            np.concatenate(client.gather(echoes))
             times.append(time.perf_counter() - start)
-            client.cancel([fut])
+            client.cancel(futures + echoes)
         return float(np.median(times))
 
     t_small, t_large = round_trip(small), round_trip(large)
-    per_byte = max(t_large - t_small, 1e-12) / (large - small)
+    per_byte = max(t_large - t_small, 1e-12) / (2 * (large - small))
     return LinkCost(1.0 / per_byte, t_small)
 
 
@@ -267,7 +277,9 @@ def _shared_futures(
             )
         else:
             # One scatter to all the chosen workers: each holds one copy, sent once.
-            [fut] = client.scatter([args[s.index]], workers=workers, broadcast=True, hash=False)
+            [fut] = client.scatter(
+                [args[s.index]], workers=workers, broadcast=True, hash=False, direct=True
+            )
             owned.append(fut)
             out[s.index] = fut
     return out
@@ -362,7 +374,7 @@ def _run_op(
         for i, addr in enumerate(choice.worker_names):
             pieces = piece_args(option, args, i)
             slice_futs = client.scatter(
-                [pieces[s.index] for s in option.sliced], workers=[addr], hash=False
+                [pieces[s.index] for s in option.sliced], workers=[addr], hash=False, direct=True
             )
             owned.extend(slice_futs)
             by_index: dict[int, Any] = dict(shared)
