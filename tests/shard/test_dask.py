@@ -38,7 +38,9 @@ from rlx_compile.shard import (
     shardings,
 )
 
-SHORT_TIMEOUTS = {
+CLUSTER_CONFIG = {
+    # Keep broadcast replicas: the memory manager would drop "extra" resident copies.
+    "distributed.scheduler.active-memory-manager.start": False,
     "distributed.comm.timeouts.connect": "5s",
     "distributed.comm.timeouts.tcp": "15s",
     "distributed.scheduler.worker-ttl": "10s",
@@ -55,7 +57,7 @@ def start_cluster() -> tuple[LocalCluster, Client]:
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[Client]:
-    with dask.config.set(SHORT_TIMEOUTS):
+    with dask.config.set(CLUSTER_CONFIG):
         cluster, c = start_cluster()
         try:
             yield c
@@ -207,7 +209,7 @@ def test_a_piece_that_raises_on_its_worker_is_an_error(client: Client) -> None:
 
 
 def test_a_worker_dying_mid_run_is_an_error() -> None:
-    with dask.config.set(SHORT_TIMEOUTS):
+    with dask.config.set(CLUSTER_CONFIG):
         cluster, client = start_cluster()
         try:
             case = matmul_case((8, 16), (16, 8))

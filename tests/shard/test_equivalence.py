@@ -126,3 +126,10 @@ def test_random_graphs_every_cuttable_op(seed: int) -> None:
                     assert (np.abs(got - want) <= bound).all(), f"{opt.label} {opt.describe()}"
                 checked += 1
     assert checked > 0
+
+
+def test_an_option_for_another_op_is_rejected() -> None:
+    a = matmul_case((8, 16), (16, 32))
+    b = matmul_case((8, 24), (24, 32))  # same output, another K
+    with pytest.raises(ValueError, match="does not describe"):
+        run_option(b.op, shardings(a.module, a.op, 2)[0], b.args)

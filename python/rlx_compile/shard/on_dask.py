@@ -6,7 +6,10 @@
   there (``client.scatter(slice, workers=[address])``), so no worker ever sees another
   piece's data;
 - a shared operand is scattered once to the chosen workers (``broadcast=True``), or
-  taken from ``resident`` (a future the workers already hold, checked with ``who_has``);
+  taken from ``resident`` (a future every chosen worker already holds, checked with
+  ``who_has``: a missing copy is an error, not a silent transfer). Dask's active memory
+  manager drops "extra" replicas of a broadcast within seconds, so a cluster that keeps
+  weights resident runs with ``distributed.scheduler.active-memory-manager.start: false``;
 - each piece is submitted pinned to its worker (``allow_other_workers=False``, no
   retries) with the text of its one-op module; the worker parses it and runs it with
   the reference executor, timing the run;
@@ -266,7 +269,9 @@ def _shared_futures(
             if missing:
                 raise ShardError(
                     f"{option.label}: operand {s.name} ({s.value}) is given as resident but "
-                    f"{', '.join(missing)} does not hold it"
+                    f"{', '.join(missing)} does not hold it (Dask's active memory manager "
+                    "drops extra replicas unless distributed.scheduler.active-memory-manager"
+                    ".start is false)"
                 )
             out[s.index] = fut
         elif choice.resident:

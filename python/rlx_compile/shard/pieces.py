@@ -40,15 +40,21 @@ PIECE_OUTPUT = "piece"
 
 
 def check_option_for(op: Operation, option: ShardOption) -> None:
-    """``option`` must describe ``op`` (same kind, operands and output shape)."""
+    """``option`` must describe ``op``: same kind, operand count, output shape and shapes
+    of the operands it slices."""
     block = op.parent_block()
     index = block.get_operation_index(op) if block is not None else option.index
     out = op.results[0].type if len(op.results) == 1 else None
+    sliced_shapes_match = all(
+        s.index < len(op.operands) and cast(TensorType, op.operands[s.index].type).shape == s.shape
+        for s in option.sliced
+    )
     if (
         op.name != option.op
         or not isinstance(out, TensorType)
         or out.shape != option.out_shape
         or len(op.operands) != len(option.sliced) + len(option.shared)
+        or not sliced_shapes_match
     ):
         raise ShardError(
             f"the option for {option.label} ({option.op}) does not describe "
