@@ -1,5 +1,7 @@
-"""Arena placement benchmark: speed against the Python twin, scaling, and quality on
-MiniMalloc's public "challenging" instances.
+"""Memory planning benchmark: (a) placement speed against the Python twin, (b) scaling,
+(c) quality on MiniMalloc's public "challenging" instances, (d) arena against bounds on
+models: the example models, a generated 12-layer decoder and, when the ONNX frontend is
+installed, the ONNX models under examples/models.
 
     python bench/memory.py            # full run (a few minutes; 1e6 buffers included)
     python bench/memory.py --quick    # small sizes only
@@ -13,6 +15,7 @@ from __future__ import annotations
 import argparse
 import csv
 import math
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -133,13 +136,102 @@ def bench_minimalloc(directory: Path, limit: int | None) -> None:
     print("    target: best <= 1.15 within 1 s each (simple greedy: 1.29-1.41)\n")
 
 
+def decoder_stack(layers: int = 12) -> object:
+    """A Llama-style decoder stack in HIR (fusable blocks)."""
+    from rlx_compile import ModuleBuilder
+
+    b, s, e, h, kv, d, f = 1, 64, 256, 8, 4, 32, 512
+    with ModuleBuilder("decoder_stack", policy="fusable") as m:
+        x = m.input("x", (b, s, e))
+        cos, sin = m.param("cos", (s, d // 2)), m.param("sin", (s, d // 2))
+        for i in range(layers):
+
+            def p(n: str, shape: tuple[int, ...], i: int = i) -> object:
+                return m.param(f"l{i}.{n}", shape)
+
+            x = m.decoder_block(
+                x, ln1=p("ln1", (e,)), wq=p("wq", (e, h * d)), wk=p("wk", (e, kv * d)),
+                wv=p("wv", (e, kv * d)), wo=p("wo", (h * d, e)), ln2=p("ln2", (e,)),
+                gate=p("gate", (e, f)), up=p("up", (e, f)), down=p("down", (f, e)),
+                cos=cos, sin=sin, num_heads=h, num_kv_heads=kv, head_dim=d,
+            )  # fmt: skip
+        m.output(x, names=["y"])
+    return m.module
+
+
+def model_cases() -> list[tuple[str, object]]:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the examples package
+    from examples.build_examples import decoder_block, small_cnn
+
+    cases: list[tuple[str, object]] = [
+        ("decoder_block", decoder_block()),
+        ("small_cnn", small_cnn()),
+        ("decoder_x12", decoder_stack(12)),
+    ]
+    models = Path(__file__).resolve().parents[1] / "examples" / "models"
+    try:
+        from rlx_compile.frontends.onnx import import_model  # type: ignore[import-not-found]
+    except ImportError:
+        return cases
+    for path in sorted(models.glob("*.onnx")):
+        cases.append((path.stem, import_model(path)))
+    return cases
+
+
+def bench_models() -> None:
+    """Activation arena against bounds per model (weights -- params and constants -- are
+    kept outside the arena here, as runtimes keep initializers apart). `/LB` = arena /
+    the peak of the plan's own buffers (what placement alone leaves on the table);
+    `/bound` = arena / the source-order peak of the unoptimized graph, every tensor in
+    its own buffer (what the whole compile -- cleanup, views, in-place, scheduling,
+    placement -- achieved)."""
+    from rlx_compile import CompilePipeline
+    from rlx_compile.ir import main_graph
+    from rlx_compile.memory.report import mir_peak_live_bytes
+    from rlx_compile.passmanager import PassManager, parse_pipeline
+
+    configs = {
+        "plain": {"inplace": False, "schedule": "source"},
+        "+inplace": {"inplace": True, "schedule": "source"},
+        "+schedule": {"inplace": True, "schedule": "memory"},
+    }
+    print("\n(d) models: arena / bounds (alignment 64)")
+    header = f"{'model':<16}{'bound(unopt)':>14}"
+    for name in configs:
+        header += f"{name + ' arena':>18}{'/LB':>7}{'/bound':>8}"
+    print(header + f"{'compile s':>11}")
+    ratios: dict[str, list[float]] = {name: [] for name in configs}
+    for name, module in model_cases():
+        unopt = module.clone()  # type: ignore[attr-defined]
+        PassManager(parse_pipeline("lower-hir-to-mir")).run(unopt)
+        bound = mir_peak_live_bytes(main_graph(unopt), static_leaves=False)
+        row = f"{name:<16}{bound:>14,}"
+        seconds = 0.0
+        for cfg_name, cfg in configs.items():
+            pipeline = CompilePipeline(keep_stages=False, weights_in_arena=False, **cfg)
+            result, t = timed(lambda p=pipeline, m=module: p.compile(m))
+            seconds = t
+            report = result.memory_report
+            assert report is not None
+            ratios[cfg_name].append(report.arena / bound)
+            row += f"{report.arena:>18,}{report.ratio:>7.3f}{report.arena / bound:>8.3f}"
+        print(row + f"{seconds:>11.2f}")
+    for cfg_name, values in ratios.items():
+        gm = math.exp(sum(math.log(v) for v in values) / len(values))
+        print(f"geometric mean arena/bound, {cfg_name}: {gm:.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes only")
     parser.add_argument(
         "--minimalloc-dir", type=Path, default=MINIMALLOC_DIR, help="MiniMalloc CSV folder"
     )
+    parser.add_argument("--models-only", action="store_true", help="only section (d)")
     args = parser.parse_args()
+    if args.models_only:
+        bench_models()
+        return
     if args.quick:
         bench_twin(2_000)
         bench_scaling([1_000, 10_000, 100_000], check_up_to=100_000)
@@ -148,6 +240,7 @@ def main() -> None:
         bench_twin(10_000)
         bench_scaling([1_000, 10_000, 100_000, 1_000_000], check_up_to=100_000)
         bench_minimalloc(args.minimalloc_dir, limit=None)
+    bench_models()
 
 
 if __name__ == "__main__":

@@ -78,3 +78,23 @@ def test_symbolic_dims_need_bindings_to_plan() -> None:
     assert small.lir is not None and large.lir is not None
     assert small.lir.arena_bytes < large.lir.arena_bytes
     assert "!rlx.tensor<[1, 128, 8], f32>" in large.text()
+
+
+def test_specialize_a_dynamic_compile() -> None:
+    import numpy as np
+
+    from rlx_compile import ModuleBuilder
+
+    with ModuleBuilder("dyn") as m:
+        x = m.input("x", ("batch", "seq", 16))
+        m.output(m.relu(m.matmul(x, m.param("w", (16, 8)))), names=["y"])
+    dynamic = CompilePipeline(plan_memory=False).compile(m.module)
+    small = dynamic.specialize({"batch": 1, "seq": 8})
+    large = dynamic.specialize({"batch": 2, "seq": 64})
+    assert small.lir is not None and large.lir is not None
+    assert small.lir.arena_bytes < large.lir.arena_bytes
+    x = np.random.default_rng(0).standard_normal((2, 64, 16)).astype(np.float32)
+    w = np.random.default_rng(1).standard_normal((16, 8)).astype(np.float32)
+    np.testing.assert_allclose(large.run({"x": x}, {"w": w})["y"], np.maximum(x @ w, 0), rtol=1e-6)
+    with pytest.raises(CompileError, match="already planned"):
+        small.specialize({"seq": 4})

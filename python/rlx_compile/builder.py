@@ -360,6 +360,28 @@ class GraphBuilder:
     def rope(self, x: SSAValue, cos: SSAValue, sin: SSAValue, rotary_dim: int | None = None):
         return self._one(mir.RopeOp(x, cos, sin, rotary_dim=rotary_dim))
 
+    # -- quantisation ------------------------------------------------------------------------
+    def quantize(
+        self,
+        x: SSAValue,
+        scale: SSAValue,
+        zero_point: SSAValue | None = None,
+        *,
+        dtype: DType | str = DType.I8,
+        axis: int | None = None,
+    ) -> SSAValue:
+        return self._one(mir.QuantizeOp(x, scale, zero_point, dtype=dtype, axis=axis))
+
+    def dequantize(
+        self,
+        q: SSAValue,
+        scale: SSAValue,
+        zero_point: SSAValue | None = None,
+        *,
+        axis: int | None = None,
+    ) -> SSAValue:
+        return self._one(mir.DequantizeOp(q, scale, zero_point, axis=axis))
+
     # -- fused MIR ops -----------------------------------------------------------------------
     def fused_matmul_bias_act(
         self, x: SSAValue, w: SSAValue, bias: SSAValue, act: str = "none"

@@ -10,7 +10,8 @@ timings and a stable fingerprint, and runs the final module on the reference exe
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -33,6 +34,8 @@ from rlx_compile.passmanager import (
 )
 
 TARGETS = ("cpu", "cuda", "rocm", "metal", "mlx", "wgpu", "tpu", "cortex-m")
+PRECISIONS = ("f32", "f16", "bf16")
+QUANTIZE_SCHEMES = (None, "int8", "fp8")
 
 
 class CompileError(RlxError):
@@ -57,21 +60,79 @@ class CompileOptions:
     inplace: bool = True
     schedule: str = "memory"
     """``memory`` reorders ops when that lowers the peak; ``source`` keeps the order."""
+    weights_in_arena: bool = True
+    """Give params and constants arena slots (a self-contained LIR); False keeps them
+    outside the arena, as runtimes that hold initializers apart do."""
     width: str | None = None
     """Slot width policy; by default native, f32-uniform for wgpu (f32-typed arenas)."""
     verify_each: bool = True
     keep_stages: bool = True
     """Keep a copy of the module after every pass in ``CompileResult.stages``."""
+    precision: str = "f32"
+    """``f16``/``bf16`` runs the ops of ``precision_policy`` in low precision
+    (auto-mixed-precision); ``f32`` changes nothing."""
+    precision_policy: str = "compute"
+    quantize: str | None = None
+    """``int8``: post-training Q/DQ quantisation calibrated on ``calibration`` batches;
+    ``fp8``: per-tensor scaled f8e4m3 GEMM inputs."""
+    quant_granularity: str = "per-channel"
+    quant_calibration: str = "minmax"
+    fp8_amax: str = "dynamic"
+    """fp8 scales from each tensor's own max |x| (``dynamic``) or calibration stats."""
 
     def __post_init__(self) -> None:
         if self.target not in TARGETS:
             raise CompileError(f"unknown target '{self.target}' (known: {', '.join(TARGETS)})")
+        if self.precision not in PRECISIONS:
+            raise CompileError(
+                f"unknown precision '{self.precision}' (known: {', '.join(PRECISIONS)})"
+            )
+        if self.quantize not in QUANTIZE_SCHEMES:
+            known = ", ".join(str(q) for q in QUANTIZE_SCHEMES if q)
+            raise CompileError(f"unknown quantize scheme '{self.quantize}' (known: {known})")
 
     @property
     def width_policy(self) -> str:
         if self.width is not None:
             return self.width
         return "f32-uniform" if self.target == "wgpu" else "native"
+
+
+def planning_passes(options: CompileOptions) -> list[str]:
+    """Bind symbolic dims, plan memory, prove the plan (the MIR -> LIR stage)."""
+    passes = []
+    if options.dim_bindings:
+        spec = ",".join(f"{k}={v}" for k, v in options.dim_bindings.items())
+        passes.append(f'specialize-dims{{bindings="{spec}"}}')
+    if options.plan_memory:
+        weights = (
+            "" if options.weights_in_arena else " allocate-params=false allocate-constants=false"
+        )
+        passes.append(
+            f"plan-memory{{alignment={options.alignment} strategy={options.strategy} "
+            f"inplace={str(options.inplace).lower()} schedule={options.schedule} "
+            f"width={options.width_policy}{weights}}}"
+        )
+        passes.append("plan-check")
+    return passes
+
+
+def precision_passes(options: CompileOptions) -> list[str]:
+    """Quantisation, then mixed precision (which leaves quantised compute in f32)."""
+    passes = []
+    if options.quantize == "int8":
+        passes += [
+            f"quant-insert{{granularity={options.quant_granularity} "
+            f"calibration={options.quant_calibration}}}",
+            "quant-propagate",
+        ]
+    elif options.quantize == "fp8":
+        passes.append(f"scaled-quant-insert{{dtype=f8e4m3 amax={options.fp8_amax}}}")
+    if options.precision != "f32":
+        passes.append(
+            f"auto-mixed-precision{{dtype={options.precision} policy={options.precision_policy}}}"
+        )
+    return passes
 
 
 def default_pipeline(options: CompileOptions) -> str:
@@ -86,16 +147,8 @@ def default_pipeline(options: CompileOptions) -> str:
     passes = [lower]
     if options.cleanup:
         passes += ["canonicalize", "cse", "dce"]
-    if options.dim_bindings:
-        spec = ",".join(f"{k}={v}" for k, v in options.dim_bindings.items())
-        passes.append(f'specialize-dims{{bindings="{spec}"}}')
-    if options.plan_memory:
-        passes.append(
-            f"plan-memory{{alignment={options.alignment} strategy={options.strategy} "
-            f"inplace={str(options.inplace).lower()} schedule={options.schedule} "
-            f"width={options.width_policy}}}"
-        )
-        passes.append("plan-check")
+    passes += precision_passes(options)
+    passes += planning_passes(options)
     return "builtin.module(" + ",".join(passes) + ")"
 
 
@@ -120,6 +173,8 @@ class CompileResult:
     options: CompileOptions
     stages: list[Stage] = field(default_factory=list)
     records: list[PassRecord] = field(default_factory=list)
+    calibration: Any = None
+    """The ``CalibrationStats`` a quantising compile collected."""
 
     @property
     def fingerprint(self) -> str:
@@ -149,6 +204,15 @@ class CompileResult:
     @property
     def memory_report(self) -> MemoryReport | None:
         return memory_report(self.lir) if self.lir is not None else None
+
+    def specialize(self, bindings: Mapping[str, int]) -> CompileResult:
+        """Bind symbolic dims of a MIR result (compiled with ``plan_memory=False``) and plan
+        its memory: one compile of a dynamic model, one cheap specialization per shape."""
+        if self.lir is not None:
+            raise CompileError("this result is already planned; compile with plan_memory=False")
+        options = replace(self.options, dim_bindings=dict(bindings), plan_memory=True)
+        pipeline = "builtin.module(" + ",".join(planning_passes(options)) + ")"
+        return CompilePipeline(pipeline=pipeline, options=options).compile(self.module)
 
     def run(
         self,
@@ -181,6 +245,8 @@ class CompilePipeline:
         pipeline: str | None = None,
         options: CompileOptions | None = None,
         inspect: InspectHook | Sequence[InspectHook] | None = None,
+        calibration: Iterable[Mapping[str, Any]] | None = None,
+        calibration_params: Mapping[str, Any] | None = None,
         **option_values: Any,
     ):
         known = {f.name for f in fields(CompileOptions)}
@@ -190,7 +256,14 @@ class CompilePipeline:
                 f"unknown compile option(s) {sorted(unknown)} (known: {sorted(known)})"
             )
         base = options or CompileOptions()
+        if calibration is not None and option_values.get("quantize") == "fp8":
+            option_values.setdefault("fp8_amax", "calibrated")
         self.options = replace(base, target=target, **option_values)
+        # Batches are kept (a generator is read once) and calibrated at compile time, on
+        # the module as the quantisation pass receives it.
+        self.calibration = list(calibration) if calibration is not None else None
+        self.calibration_params = dict(calibration_params or {})
+        self._check_calibration()
         self.pipeline = pipeline if pipeline is not None else default_pipeline(self.options)
         self._passes: list[ModulePass] = parse_pipeline(self.pipeline)
         if inspect is None:
@@ -199,6 +272,17 @@ class CompilePipeline:
             self.hooks = [inspect]
         else:
             self.hooks = list(inspect)
+
+    def _check_calibration(self) -> None:
+        scheme = self.options.quantize
+        needs = scheme == "int8" or (scheme == "fp8" and self.options.fp8_amax == "calibrated")
+        if needs and not self.calibration:
+            raise CompileError(
+                f"quantize='{scheme}' needs calibration data: pass calibration=batches, an "
+                "iterable of {input name: array} dicts (32 representative batches is typical)"
+            )
+        if self.calibration is not None and scheme is None:
+            raise CompileError("calibration= is only used with quantize='int8' or 'fp8'")
 
     @property
     def passes(self) -> list[ModulePass]:
@@ -233,6 +317,21 @@ class CompilePipeline:
 
         inst = Instrumentation(verify_each=self.options.verify_each)
         pm = PassManager(self._passes, inst, callback=after_pass)
-        pm.run(work)
+        with self._calibration_scope(result):
+            pm.run(work)
         result.records = pm.records
         return result
+
+    def _calibration_scope(self, result: CompileResult) -> AbstractContextManager[None]:
+        """Quantisation passes calibrate the module they are given on our batches."""
+        if self.calibration is None:
+            return nullcontext()
+        from rlx_compile.quant import CalibrationStats, calibrate, use_calibration
+
+        batches, params = self.calibration, self.calibration_params
+
+        def provide(module: ModuleOp) -> CalibrationStats:
+            result.calibration = calibrate(module, batches, params)
+            return result.calibration
+
+        return use_calibration(provide)

@@ -259,3 +259,18 @@ def test_schedule_memory_lowers_the_peak() -> None:
     src = plan(module, "schedule=source")
     mem = plan(module, "schedule=memory")
     assert mem.arena_bytes < src.arena_bytes
+
+
+def test_an_lir_file_alone_is_enough_to_run() -> None:
+    from examples.build_examples import small_cnn
+    from rlx_compile import CompilePipeline, parse_module, print_module
+
+    module = small_cnn()
+    result = CompilePipeline().compile(module)
+    text = print_module(result.module)
+    reparsed = parse_module(text, "cnn.lir.mlir")
+    assert print_module(reparsed) == text
+    inputs, params = feeds(module)
+    want = run(module, inputs, params)["logits"]
+    got = run_arena(reparsed, inputs, params)["logits"]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

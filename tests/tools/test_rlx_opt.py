@@ -171,3 +171,20 @@ def test_reproducer_on_pass_failure(tmp_path: Path) -> None:
     # so rlx-opt stops with the pipeline error rather than silently doing something else.
     r = rlx_opt(str(repro), "--run-reproducer")
     assert r.returncode == 1 and "unknown pass 'give-up'" in r.stderr
+
+
+def test_output_is_byte_identical_across_hash_seeds() -> None:
+    import os
+
+    pipeline = "lower-hir-to-mir{policy=fusable},cse,schedule-memory,plan-memory"
+    outputs = set()
+    for seed in ("0", "1", "12345"):
+        r = subprocess.run(
+            [RLX_OPT, str(EXAMPLE), "-p", pipeline],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            check=True,
+        )
+        outputs.add(r.stdout)
+    assert len(outputs) == 1

@@ -78,10 +78,11 @@ def memory_report(graph: lir.GraphOp) -> MemoryReport:
     )  # fmt: skip
 
 
-def mir_peak_live_bytes(graph: func.FuncOp) -> int:
+def mir_peak_live_bytes(graph: func.FuncOp, *, static_leaves: bool = True) -> int:
     """Source-order peak of live bytes of an unplanned graph: every op result in its own
     buffer (native sizes), live from its producer to its last reader, outputs to the end,
-    leaves for the whole run."""
+    leaves for the whole run. ``static_leaves=False`` leaves params and constants out (the
+    activation bound, for plans that keep weights outside the arena)."""
     block = graph_block(graph)
     ops = [op for op in block.ops if op is not block.last_op]
     n = len(ops)
@@ -94,9 +95,12 @@ def mir_peak_live_bytes(graph: func.FuncOp) -> int:
             if operand in index:
                 deaths[index[operand]] = max(deaths[index[operand]], step)
         leaf = op.name in ("mir.input", "mir.param", "mir.constant")
+        static = op.name in ("mir.param", "mir.constant")
         for r in op.results:
             index[r] = len(sizes)
-            sizes.append(cast(TensorType, r.type).nbytes() or 0)
+            sizes.append(
+                0 if static and not static_leaves else cast(TensorType, r.type).nbytes() or 0
+            )
             births.append(0 if leaf else step)
             deaths.append(n if leaf else step)
     for v in graph_outputs(graph):

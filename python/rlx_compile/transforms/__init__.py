@@ -43,6 +43,30 @@ def _shard() -> type[ModulePass]:
     return ShardPass
 
 
+def _quant_insert() -> type[ModulePass]:
+    from rlx_compile.transforms.quant_insert import QuantInsertPass
+
+    return QuantInsertPass
+
+
+def _quant_propagate() -> type[ModulePass]:
+    from rlx_compile.transforms.quant_propagate import QuantPropagatePass
+
+    return QuantPropagatePass
+
+
+def _scaled_quant_insert() -> type[ModulePass]:
+    from rlx_compile.transforms.scaled_quant_insert import ScaledQuantInsertPass
+
+    return ScaledQuantInsertPass
+
+
+def _auto_mixed_precision() -> type[ModulePass]:
+    from rlx_compile.transforms.auto_mixed_precision import AutoMixedPrecisionPass
+
+    return AutoMixedPrecisionPass
+
+
 RLX_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "lower-hir-to-mir": _lower_hir_to_mir,
     "plan-memory": _plan_memory,
@@ -50,4 +74,8 @@ RLX_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "schedule-memory": _schedule_memory,
     "shard": _shard,
     "specialize-dims": _specialize_dims,
+    "auto-mixed-precision": _auto_mixed_precision,
+    "quant-insert": _quant_insert,
+    "quant-propagate": _quant_propagate,
+    "scaled-quant-insert": _scaled_quant_insert,
 }
