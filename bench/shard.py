@@ -180,13 +180,12 @@ def regime(
 ) -> None:
     held = " (shared operands resident on the workers)" if residency.shared_resident else ""
     print(f"  {title}: {op.name} {[list(a.shape) for a in args]}{held}")
-    team = calibrate_workers(client, op, repeats=2)
-    local_rate = measure_local_rate(op, repeats=2)
+    team = calibrate_workers(client, op, repeats=3)
+    local_rate = measure_local_rate(op, repeats=3)
     decision = decide(options, team, link, residency, local_rate)
     # Timed like a worker times its piece: the parsed one-op module on the executor.
     text = print_module(op_module(op))
     whole = evaluate_op(op, args)[0]
-    local_s = statistics.median(timed_run(text, args)[1] for _ in range(reps))
     rates = ", ".join(f"{w.rate:.3g}" for w in team)
     print(f"    worker rates {rates} out/s; local {local_rate:.3g} out/s")
     print(f"    chooser: {decision.reason}", end="")
@@ -206,7 +205,12 @@ def regime(
         for s in choice.option.shared:
             [resident[s.name]] = client.scatter([args[s.index]], broadcast=True, hash=False)
     run_on_dask(op, choice, client, args, resident=resident)  # warm-up: imports, parsing
-    runs = [run_on_dask(op, choice, client, args, resident=resident) for _ in range(reps)]
+    # Alternate whole and split runs so that both see the same background load.
+    runs, local_times = [], []
+    for _ in range(reps):
+        local_times.append(timed_run(text, args)[1])
+        runs.append(run_on_dask(op, choice, client, args, resident=resident))
+    local_s = statistics.median(local_times)
     middle = sorted(runs, key=lambda r: r.runs[0].wall_s)[len(runs) // 2]
     got = middle.value
     same = (

@@ -84,8 +84,9 @@ def _worker_echo(array: np.ndarray) -> np.ndarray:
 
 
 def probe_seconds(text: str, seed: int, repeats: int) -> float:
-    """Best-of-``repeats`` time of one run of a one-op module on random operands drawn
-    from ``seed`` (made where it runs, so only the text travels)."""
+    """Median time of ``repeats`` runs of a one-op module on random operands drawn from
+    ``seed`` (made where it runs, so only the text travels). The median, not the best:
+    a prediction is for a run under the machine's usual load."""
     module = parse_module(text, "<probe>")
     rng = np.random.default_rng(seed)
     args = []
@@ -98,11 +99,7 @@ def probe_seconds(text: str, seed: int, repeats: int) -> float:
             args.append(rng.integers(1, 8, size=shape).astype(dtype.numpy))
         else:
             args.append((rng.standard_normal(shape) * 0.5).astype(dtype.numpy))
-    best = float("inf")
-    for _ in range(max(1, repeats)):
-        _, seconds = timed_run(text, args)
-        best = min(best, seconds)
-    return best
+    return float(np.median([timed_run(text, args)[1] for _ in range(max(1, repeats))]))
 
 
 def _default_probe() -> Operation:
