@@ -24,6 +24,7 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.utils.exceptions import VerifyException
 
 from rlx_compile.dialects import hir, mir
@@ -360,6 +361,16 @@ class GraphBuilder:
     def rope(self, x: SSAValue, cos: SSAValue, sin: SSAValue, rotary_dim: int | None = None):
         return self._one(mir.RopeOp(x, cos, sin, rotary_dim=rotary_dim))
 
+    def split_heads(self, x: SSAValue, heads: int, head_dim: int) -> SSAValue:
+        """[B, S, heads·D] -> reshape [B, S, heads, D] -> transpose [B, heads, S, D]."""
+        bsz, seq, _ = type_of(x).shape
+        return self.transpose(self.reshape(x, (bsz, seq, heads, head_dim)), (0, 2, 1, 3))
+
+    def merge_heads(self, x: SSAValue) -> SSAValue:
+        """[B, H, S, D] -> transpose [B, S, H, D] -> reshape [B, S, H·D]."""
+        bsz, heads, seq, head_dim = type_of(x).shape
+        return self.reshape(self.transpose(x, (0, 2, 1, 3)), (bsz, seq, heads * head_dim))
+
     # -- quantisation ------------------------------------------------------------------------
     def quantize(
         self,
@@ -660,9 +671,25 @@ class ModuleBuilder(GraphBuilder):
         return self.finish()
 
 
+class ReplacingPattern(RewritePattern):
+    """Rewrite-pattern plumbing: build the replacement ops of ``op`` with the builder
+    users use (located at ``op``), then replace ``op`` by them."""
+
+    @staticmethod
+    def builder(op: Operation) -> tuple[GraphBuilder, list[Operation]]:
+        ops: list[Operation] = []
+        return GraphBuilder(ops.append, location=op.location), ops
+
+    @staticmethod
+    def commit(
+        rewriter: PatternRewriter, op: Operation, ops: list[Operation], results: Sequence[SSAValue]
+    ) -> None:
+        rewriter.replace(op, ops, list(results))
+
+
 def is_hir(module: ModuleOp) -> bool:
     """Whether a module still holds HIR block ops."""
     return any(op.dialect_name() == "hir" for op in module.walk())
 
 
-__all__ = ["GraphBuilder", "ModuleBuilder", "is_hir", "type_of"]
+__all__ = ["GraphBuilder", "ModuleBuilder", "ReplacingPattern", "is_hir", "type_of"]

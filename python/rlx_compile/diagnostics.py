@@ -8,7 +8,12 @@ before exiting with status 1.
 from __future__ import annotations
 
 from xdsl.ir import Block, Operation, OpResult, SSAValue
-from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+from xdsl.utils.exceptions import (
+    DiagnosticException,
+    ParseError,
+    PassFailedException,
+    VerifyException,
+)
 
 from rlx_compile.ir import location_str, parse_error_line
 
@@ -59,6 +64,14 @@ class PassFailure(RlxError):
         where = location_str(self.op) if self.op is not None else None
         prefix = f"{where}: " if where else ""
         return f"{prefix}error: pass '{self.pass_spec}' failed: {self.message}"
+
+
+class OpPassFailure(PassFailedException):
+    """A pass failure caused by one op: the one-line error starts at its location."""
+
+    def __init__(self, message: str, op: Operation):
+        super().__init__(message)
+        self.op = op
 
 
 _VERIFY_PREFIX = "Operation does not verify: "

@@ -21,12 +21,19 @@ from typing import TextIO
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.transforms import get_all_passes
 from xdsl.utils.arg_spec import parse_pipeline as xdsl_parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 
-from rlx_compile.diagnostics import PassFailure, PipelineError, first_line, verify_module
+from rlx_compile.diagnostics import (
+    OpPassFailure,
+    PassFailure,
+    PipelineError,
+    first_line,
+    verify_module,
+)
 from rlx_compile.ir import make_context, print_module
 from rlx_compile.transforms import RLX_PASSES
 
@@ -206,7 +213,8 @@ class PassManager:
             try:
                 p.apply(self.ctx, module)
             except DiagnosticException as err:
-                self._fail(p, index, module, text_before, first_line(err))
+                at = err.op if isinstance(err, OpPassFailure) else None
+                self._fail(p, index, module, text_before, first_line(err), at)
             except Exception as err:
                 self._fail(p, index, module, text_before, f"{type(err).__name__}: {err}")
             seconds = time.perf_counter() - start
@@ -270,7 +278,13 @@ class PassManager:
         path.write_text(header + text)
 
     def _fail(
-        self, p: ModulePass, index: int, module: ModuleOp, text_before: str | None, message: str
+        self,
+        p: ModulePass,
+        index: int,
+        module: ModuleOp,
+        text_before: str | None,
+        message: str,
+        op: Operation | None = None,
     ) -> None:
         if self.inst.print_after_failure:
             self._print(
@@ -278,7 +292,7 @@ class PassManager:
             )
         path = self._write_reproducer(p, index, text_before)
         suffix = f"; reproducer written to {path}" if path else ""
-        raise PassFailure(pass_spec(p), message + suffix) from None
+        raise PassFailure(pass_spec(p), message + suffix, op) from None
 
     def _write_reproducer(self, p: ModulePass, index: int, text_before: str | None) -> Path | None:
         path = self.inst.reproducer

@@ -10,6 +10,7 @@ timings and a stable fingerprint, and runs the final module on the reference exe
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, fields, replace
@@ -19,9 +20,12 @@ import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from rlx_compile import env
+from rlx_compile.conversion.dispatch import DispatchPolicy, KernelDispatchReport, resolve_policy
 from rlx_compile.diagnostics import RlxError
 from rlx_compile.dialects import lir
 from rlx_compile.dialects.types import TensorType
+from rlx_compile.fusion.report import FusionReport
 from rlx_compile.ir import fingerprint, print_module
 from rlx_compile.memory.report import MemoryReport, memory_report
 from rlx_compile.passmanager import (
@@ -32,8 +36,11 @@ from rlx_compile.passmanager import (
     pass_spec,
     pipeline_spec,
 )
+from rlx_compile.reports import collect_reports
+from rlx_compile.targets import TARGET_NAMES, get_target
 
-TARGETS = ("cpu", "cuda", "rocm", "metal", "mlx", "wgpu", "tpu", "cortex-m")
+TARGETS = TARGET_NAMES
+"""Target names (``rlx_compile.targets`` defines each one)."""
 PRECISIONS = ("f32", "f16", "bf16")
 QUANTIZE_SCHEMES = (None, "int8", "fp8")
 
@@ -51,6 +58,12 @@ class CompileOptions:
     """Override every HIR block's fusion policy (``direct``/``fusable``); ``keep`` keeps them."""
     cleanup: bool = True
     """Run the generic cleanup (canonicalize, cse, dce)."""
+    fuse: bool = True
+    """Run the target's fusion stages (``fuse{target=...}``)."""
+    legalize: bool = True
+    """Rewrite what the target does not claim (``legalize``, ``legalize-broadcast``)."""
+    kernel_dispatch: str | None = None
+    """``prefer-native`` / ``common-ir`` / ``native-only``; None reads RLX_KERNEL_DISPATCH."""
     dim_bindings: Mapping[str, int] | None = None
     """Sizes for symbolic dims (``{"seq": 128}``), bound before memory planning."""
     plan_memory: bool = True
@@ -83,6 +96,10 @@ class CompileOptions:
     def __post_init__(self) -> None:
         if self.target not in TARGETS:
             raise CompileError(f"unknown target '{self.target}' (known: {', '.join(TARGETS)})")
+        try:
+            resolve_policy(self.kernel_dispatch)
+        except ValueError as err:
+            raise CompileError(str(err)) from None
         if self.precision not in PRECISIONS:
             raise CompileError(
                 f"unknown precision '{self.precision}' (known: {', '.join(PRECISIONS)})"
@@ -95,7 +112,7 @@ class CompileOptions:
     def width_policy(self) -> str:
         if self.width is not None:
             return self.width
-        return "f32-uniform" if self.target == "wgpu" else "native"
+        return get_target(self.target).width
 
 
 def planning_passes(options: CompileOptions) -> list[str]:
@@ -135,19 +152,40 @@ def precision_passes(options: CompileOptions) -> list[str]:
     return passes
 
 
+def fusion_passes_of(options: CompileOptions, cleanup: list[str]) -> list[str]:
+    """Fuse for the target, then clean up."""
+    return [f"fuse{{target={options.target}}}", *cleanup] if options.fuse else []
+
+
+def legalize_passes(options: CompileOptions) -> list[str]:
+    """Legalize for the target (and make broadcasts explicit where it needs that)."""
+    if not options.legalize:
+        return []
+    t = options.target
+    policy = resolve_policy(options.kernel_dispatch)
+    dispatch = "" if policy is DispatchPolicy.PREFER_NATIVE else f" dispatch={policy.value}"
+    passes = [f"legalize{{target={t}{dispatch}}}"]
+    if get_target(t).broadcast != "native":
+        passes.append(f"legalize-broadcast{{target={t}}}")
+    return passes
+
+
 def default_pipeline(options: CompileOptions) -> str:
     """The default pass list for ``options`` as a pipeline string.
 
-    Stage order: lower HIR -> cleanup -> (fusion -> cleanup -> legalize, as those passes
-    land) -> bind dims -> plan memory -> check the plan.
+    Stage order: lower HIR -> cleanup -> fusion -> cleanup -> legalize -> bind dims ->
+    plan memory -> check the plan.
     """
     lower = "lower-hir-to-mir"
     if options.lower_policy != "keep":
         lower += f"{{policy={options.lower_policy}}}"
-    passes = [lower]
-    if options.cleanup:
-        passes += ["canonicalize", "cse", "dce"]
+    cleanup = ["canonicalize", "cse", "dce"] if options.cleanup else []
+    passes = [lower, *cleanup]
+    passes += fusion_passes_of(options, cleanup)
+    # Precision after fusion (casts between a matmul and its bias would block it) and
+    # before legalization (which must see the element types the target will run).
     passes += precision_passes(options)
+    passes += legalize_passes(options)
     passes += planning_passes(options)
     return "builtin.module(" + ",".join(passes) + ")"
 
@@ -173,6 +211,10 @@ class CompileResult:
     options: CompileOptions
     stages: list[Stage] = field(default_factory=list)
     records: list[PassRecord] = field(default_factory=list)
+    fusion_report: FusionReport | None = None
+    """What ``fuse`` fused and what nearly fused (None without a fuse pass)."""
+    dispatch_report: KernelDispatchReport | None = None
+    """How each op kind reaches a kernel after ``legalize`` (None without legalize)."""
     calibration: Any = None
     """The ``CalibrationStats`` a quantising compile collected."""
 
@@ -317,8 +359,17 @@ class CompilePipeline:
 
         inst = Instrumentation(verify_each=self.options.verify_each)
         pm = PassManager(self._passes, inst, callback=after_pass)
-        with self._calibration_scope(result):
-            pm.run(work)
+        with collect_reports() as reports, self._calibration_scope(result):
+            try:
+                pm.run(work)
+            finally:
+                # The last report of each kind describes the module as compiled.
+                for report in reports:
+                    if isinstance(report, FusionReport):
+                        result.fusion_report = report
+                    elif isinstance(report, KernelDispatchReport):
+                        result.dispatch_report = report
+                print_requested_reports(result.fusion_report, result.dispatch_report)
         result.records = pm.records
         return result
 
@@ -335,3 +386,15 @@ class CompilePipeline:
             return result.calibration
 
         return use_calibration(provide)
+
+
+def print_requested_reports(
+    fusion: FusionReport | None, dispatch: KernelDispatchReport | None
+) -> None:
+    """``RLX_FUSION_REPORT=1`` / ``RLX_DISPATCH_REPORT=1`` (or ``RLX_VERBOSE=1``): print
+    the reports of a compile to stderr."""
+    verbose = env.flag("VERBOSE")
+    if fusion is not None and (verbose or env.flag("FUSION_REPORT")):
+        sys.stderr.write(fusion.render() + "\n")
+    if dispatch is not None and (verbose or env.flag("DISPATCH_REPORT")):
+        sys.stderr.write(dispatch.render() + "\n")

@@ -12,6 +12,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Region
 from xdsl.irdl import irdl_op_definition, operand_def, result_def
+from xdsl.traits import IsTerminator
 
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import ShapedOp
@@ -290,7 +291,9 @@ def test_evaluate_op_leaf_without_a_binding() -> None:
 
 
 def test_every_mir_op_has_an_implementation() -> None:
-    assert [op.name for op in mir.MIR_OPS if not has_impl(op)] == []
+    # Terminators (mir.yield) are not executed: the graph walker reads their operands.
+    kernels = [op for op in mir.MIR_OPS if not op.has_trait(IsTerminator)]
+    assert [op.name for op in kernels if not has_impl(op)] == []
     assert has_impl(func.CallOp)
 
 

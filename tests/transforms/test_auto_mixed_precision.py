@@ -40,7 +40,11 @@ def relative_error(got: np.ndarray, want: np.ndarray) -> float:
 
 
 def test_every_mir_op_has_one_category() -> None:
+    # An elementwise region (and its terminator) is a kernel whose types are its body's:
+    # it has no category and keeps its operand types, like ops of other dialects.
     for op_type in mir.MIR_OPS:
+        if op_type in (mir.ElementwiseRegionOp, mir.YieldOp):
+            continue
         op = op_type.__new__(op_type)
         cats = [c for c, types in _categories().items() if isinstance(op, types)]
         assert len(cats) == 1, f"{op_type.name}: {cats}"

@@ -1,4 +1,5 @@
-"""The ``mir`` dialect: RLX's primitive tensor vocabulary plus the fused ops fusion emits.
+"""The ``mir`` dialect: RLX's primitive tensor vocabulary plus the fused ops and elementwise
+regions fusion emits.
 
 A MIR graph is a ``func.func`` whose body holds ``mir.input`` / ``mir.param`` /
 ``mir.constant`` leaves and compute ops in topological order, returning its outputs with
@@ -25,23 +26,32 @@ from xdsl.dialects.builtin import (
     StringAttr,
     UnitAttr,
 )
-from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.ir import Attribute, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     VarConstraint,
     base,
     irdl_op_definition,
+    lazy_traits_def,
     operand_def,
     opt_operand_def,
     opt_prop_def,
     prop_def,
+    region_def,
     result_def,
     traits_def,
     var_operand_def,
 )
 from xdsl.parser import Parser
 from xdsl.printer import Printer
-from xdsl.traits import Commutative, ConstantLike, Pure
+from xdsl.traits import (
+    Commutative,
+    ConstantLike,
+    HasParent,
+    IsolatedFromAbove,
+    IsTerminator,
+    Pure,
+)
 from xdsl.utils.exceptions import VerifyException
 
 from rlx_compile.dialects.common import (
@@ -2255,6 +2265,74 @@ class FusedAttentionBlockOp(ShapedOp):
         return (TensorType((b, s, e_out), hidden.dtype),)
 
 
+# =====================================================================================
+# Elementwise regions (made by mark-elementwise-regions)
+# =====================================================================================
+
+
+@irdl_op_definition
+class ElementwiseRegionOp(ShapedOp):
+    """A fused chain of elementwise ops, run as one kernel: the result is the body
+    evaluated on the inputs (block argument i is input i; ``mir.yield`` gives the result).
+
+    The body holds only elementwise MIR ops (unary, binary, compare, where, cast), so
+    result element i depends only on element i of each (broadcast) input, like the ops
+    it fuses; it reads nothing but its block arguments.
+    """
+
+    name = "mir.elementwise_region"
+    inputs = var_operand_def(TensorType)
+    result = result_def(TensorType)
+    body = region_def("single_block")
+    traits = traits_def(Pure(), IsolatedFromAbove())
+    INFER_RESULTS: ClassVar[bool] = False
+    # Sound because the verifier admits only elementwise ops in the body.
+    ELEMENTWISE: ClassVar[bool] = True
+    assembly_format = "`(` $inputs `)` attr-dict `:` functional-type($inputs, $result) $body"
+
+    def __init__(self, inputs: Sequence[SSAValue], body: Region, result_type: TensorType):
+        self._build({"inputs": list(inputs)}, {}, [result_type], regions=[body])
+
+    @property
+    def steps(self) -> list[Operation]:
+        """The body's ops in order, without the terminator."""
+        block = self.body.block
+        return [op for op in block.ops if op is not block.last_op]
+
+    def check_result(self, props: Props, *, inputs: Sequence[TensorType]) -> None:
+        block = self.body.block
+        arg_types = [a.type for a in block.args]
+        if arg_types != list(inputs):
+            raise VerifyException(
+                f"the body takes ({', '.join(map(str, arg_types))}), the inputs are "
+                f"({', '.join(map(str, inputs))})"
+            )
+        term = block.last_op
+        if not isinstance(term, YieldOp) or len(term.values) != 1:
+            raise VerifyException("the body must end with a mir.yield of one value")
+        if term.values[0].type != self.result.type:
+            raise VerifyException(
+                f"the body yields {term.values[0].type}, the result is {self.result.type}"
+            )
+        for op in self.steps:
+            if not (isinstance(op, ShapedOp) and op.ELEMENTWISE) or op.regions:
+                raise VerifyException(f"{op.name} is not an elementwise op: it cannot be fused")
+
+
+@irdl_op_definition
+class YieldOp(ShapedOp):
+    """Terminator of an elementwise region: the value it yields is the region's result."""
+
+    name = "mir.yield"
+    values = var_operand_def(TensorType)
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(ElementwiseRegionOp), Pure()))
+    INFER_RESULTS: ClassVar[bool] = False
+    assembly_format = "$values attr-dict `:` type($values)"
+
+    def __init__(self, values: Sequence[SSAValue]):
+        self._build({"values": list(values)}, {}, [])
+
+
 MIR_OPS: list[type[ShapedOp]] = [
     InputOp, ParamOp, ConstantOp,
     NegOp, AbsOp, ReluOp, SignOp, NotOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, TanhOp,
@@ -2270,10 +2348,16 @@ MIR_OPS: list[type[ShapedOp]] = [
     QuantizeOp, DequantizeOp, FakeQuantizeOp,
     FusedMatmulBiasActOp, FusedSwigluOp, FusedResidualRmsNormOp, FusedResidualLayerNormOp,
     FusedConvBiasActOp, FusedAttentionBlockOp,
+    ElementwiseRegionOp, YieldOp,
 ]  # fmt: skip
 
 LEAF_OPS = (InputOp, ParamOp, ConstantOp)
 
 MIR = Dialect("mir", MIR_OPS, [])
 
-__all__ = [op.__name__ for op in MIR_OPS] + ["MIR", "MIR_OPS", "LEAF_OPS", "matmul_shape"]
+__all__ = [op.__name__ for op in MIR_OPS] + [
+    "LEAF_OPS",
+    "MIR",
+    "MIR_OPS",
+    "matmul_shape",
+]

@@ -18,7 +18,7 @@ from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import MaskKind
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.interpreter import kernels as K
-from rlx_compile.interpreter.core import Env, ExecutionError, impl
+from rlx_compile.interpreter.core import Env, ExecutionError, execute_graph, impl
 
 Arrays = list[np.ndarray]
 
@@ -443,3 +443,15 @@ def _fused_attention_block(op: mir.FusedAttentionBlockOp, args: Arrays, env: Env
     if a["out_bias"] is not None:
         out = K.binary("add", out, a["out_bias"])
     return [out]
+
+
+# ---------------------------------------------------------------------------------
+# Elementwise regions: the body, op by op
+# ---------------------------------------------------------------------------------
+
+
+@impl(mir.ElementwiseRegionOp)
+def _elementwise_region(op: mir.ElementwiseRegionOp, args: Arrays, env: Env) -> Arrays:
+    """A region means its body: the same kernels in the same order, so marking a chain
+    as a region (and unfusing it again) never changes a value."""
+    return execute_graph(op, args, env)

@@ -17,6 +17,7 @@ from typing import cast
 import numpy as np
 from xdsl.dialects import func
 from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.traits import IsolatedFromAbove
 
 from rlx_compile import _core
 from rlx_compile.dialects import lir, mir
@@ -235,6 +236,8 @@ def graph_ops(graph: func.FuncOp) -> list[Operation]:
     block = graph_block(graph)
     ops = [op for op in block.ops if op is not block.last_op]
     for op in ops:
-        if op.regions:
+        # An op whose region reads only its own arguments (an elementwise region) is one
+        # kernel: its body's values live in registers, not in the arena.
+        if op.regions and not op.has_trait(IsolatedFromAbove):
             raise PlanningError(f"{op.name} holds a region: inline or lower it before planning")
     return ops

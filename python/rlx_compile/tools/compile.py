@@ -86,6 +86,15 @@ def run(argv: Sequence[str] | None = None) -> int:
         "fingerprint": result.fingerprint,
         "outputs": {"module": str(module_path)},
     }
+    if result.fusion_report is not None:
+        fr = result.fusion_report
+        summary["fused"] = {k: v.count for k, v in sorted(fr.fused.items())}
+        summary["missed_fusions"] = [m.render() for m in fr.missed]
+    if result.dispatch_report is not None:
+        dr = result.dispatch_report
+        summary["dispatch"] = {
+            p: dr.kinds_on(p) for p in ("common-ir", "rewritten") if dr.kinds_on(p)
+        }
     write_atomic(args.out / "summary.json", json.dumps(summary, indent=2) + "\n")
     if args.json:
         print(json.dumps(summary))

@@ -15,7 +15,10 @@ from pathlib import Path
 
 from xdsl.utils.exceptions import ParseError
 
+from rlx_compile import env
+from rlx_compile.conversion.dispatch import KernelDispatchReport, parse_policy
 from rlx_compile.diagnostics import ParseFailure, RlxError
+from rlx_compile.fusion.report import FusionReport
 from rlx_compile.ir import make_context, parse_module, print_module
 from rlx_compile.passmanager import (
     Instrumentation,
@@ -24,6 +27,8 @@ from rlx_compile.passmanager import (
     parse_pipeline,
     reproducer_pipeline,
 )
+from rlx_compile.pipeline import print_requested_reports
+from rlx_compile.reports import collect_reports
 from rlx_compile.tools.cli import cli_main, write_atomic
 
 SPLIT_MARKER = "// -----"
@@ -70,6 +75,22 @@ def build_arg_parser() -> argparse.ArgumentParser:
         "--reproducer", type=Path, help="on a pass failure, write the IR and pipeline to FILE"
     )
     ap.add_argument(
+        "--kernel-dispatch",
+        metavar="POLICY",
+        help="logical-kernel dispatch for legalize: prefer-native, common-ir or native-only "
+        "(default: RLX_KERNEL_DISPATCH, else prefer-native)",
+    )
+    ap.add_argument(
+        "--dispatch-report",
+        action="store_true",
+        help="print each legalize pass's kernel dispatch report to stderr (RLX_DISPATCH_REPORT=1)",
+    )
+    ap.add_argument(
+        "--fusion-report",
+        action="store_true",
+        help="print each fusion pass's report to stderr (RLX_FUSION_REPORT=1)",
+    )
+    ap.add_argument(
         "--run-reproducer",
         action="store_true",
         help="take the pipeline from the input's '// pipeline:' line (a reproducer file)",
@@ -106,7 +127,20 @@ def _process(text: str, name: str, args: argparse.Namespace, line_offset: int = 
         reproducer=args.reproducer,
         source=name,
     )
-    PassManager(passes, inst, ctx=ctx).run(module)
+    overrides = {
+        "KERNEL_DISPATCH": args.kernel_dispatch,
+        "DISPATCH_REPORT": "1" if args.dispatch_report else None,
+        "FUSION_REPORT": "1" if args.fusion_report else None,
+    }
+    with env.overridden(**overrides), collect_reports() as reports:
+        try:
+            PassManager(passes, inst, ctx=ctx).run(module)
+        finally:
+            for report in reports:
+                if isinstance(report, FusionReport):
+                    print_requested_reports(report, None)
+                elif isinstance(report, KernelDispatchReport):
+                    print_requested_reports(None, report)
     return print_module(module, generic=args.print_op_generic)
 
 
@@ -119,6 +153,11 @@ def _write_output(path: str, text: str) -> None:
 
 def run(argv: Sequence[str] | None = None) -> int:
     args = build_arg_parser().parse_args(argv)
+    if args.kernel_dispatch is not None:
+        try:
+            parse_policy(args.kernel_dispatch, "--kernel-dispatch")
+        except ValueError as err:
+            raise RlxError(str(err)) from None
     if args.list_passes:
         sys.stdout.write("\n".join(describe_passes()) + "\n")
         return 0

@@ -43,6 +43,78 @@ def _shard() -> type[ModulePass]:
     return ShardPass
 
 
+def _fuse() -> type[ModulePass]:
+    from rlx_compile.transforms.fuse import FusePass
+
+    return FusePass
+
+
+def _fuse_attention_block() -> type[ModulePass]:
+    from rlx_compile.transforms.fuse_attention_block import FuseAttentionBlockPass
+
+    return FuseAttentionBlockPass
+
+
+def _fuse_swiglu() -> type[ModulePass]:
+    from rlx_compile.transforms.fuse_swiglu import FuseSwigluPass
+
+    return FuseSwigluPass
+
+
+def _fold_conv_batch_norm() -> type[ModulePass]:
+    from rlx_compile.transforms.fold_conv_batch_norm import FoldConvBatchNormPass
+
+    return FoldConvBatchNormPass
+
+
+def _fuse_conv_bias_act() -> type[ModulePass]:
+    from rlx_compile.transforms.fuse_conv_bias_act import FuseConvBiasActPass
+
+    return FuseConvBiasActPass
+
+
+def _fuse_matmul_bias_act() -> type[ModulePass]:
+    from rlx_compile.transforms.fuse_matmul_bias_act import FuseMatmulBiasActPass
+
+    return FuseMatmulBiasActPass
+
+
+def _fuse_residual_norm() -> type[ModulePass]:
+    from rlx_compile.transforms.fuse_residual_norm import FuseResidualNormPass
+
+    return FuseResidualNormPass
+
+
+def _fuse_shared_input_matmul() -> type[ModulePass]:
+    from rlx_compile.transforms.fuse_shared_input_matmul import FuseSharedInputMatmulPass
+
+    return FuseSharedInputMatmulPass
+
+
+def _mark_elementwise_regions() -> type[ModulePass]:
+    from rlx_compile.transforms.mark_elementwise_regions import MarkElementwiseRegionsPass
+
+    return MarkElementwiseRegionsPass
+
+
+def _unfuse_elementwise_regions() -> type[ModulePass]:
+    from rlx_compile.transforms.unfuse_elementwise_regions import UnfuseElementwiseRegionsPass
+
+    return UnfuseElementwiseRegionsPass
+
+
+def _legalize() -> type[ModulePass]:
+    from rlx_compile.transforms.legalize import LegalizePass
+
+    return LegalizePass
+
+
+def _legalize_broadcast() -> type[ModulePass]:
+    from rlx_compile.transforms.legalize_broadcast import LegalizeBroadcastPass
+
+    return LegalizeBroadcastPass
+
+
 def _quant_insert() -> type[ModulePass]:
     from rlx_compile.transforms.quant_insert import QuantInsertPass
 
@@ -74,6 +146,18 @@ RLX_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "schedule-memory": _schedule_memory,
     "shard": _shard,
     "specialize-dims": _specialize_dims,
+    "fuse": _fuse,
+    "fuse-attention-block": _fuse_attention_block,
+    "fuse-swiglu": _fuse_swiglu,
+    "fold-conv-batch-norm": _fold_conv_batch_norm,
+    "fuse-conv-bias-act": _fuse_conv_bias_act,
+    "fuse-matmul-bias-act": _fuse_matmul_bias_act,
+    "fuse-residual-norm": _fuse_residual_norm,
+    "fuse-shared-input-matmul": _fuse_shared_input_matmul,
+    "mark-elementwise-regions": _mark_elementwise_regions,
+    "unfuse-elementwise-regions": _unfuse_elementwise_regions,
+    "legalize": _legalize,
+    "legalize-broadcast": _legalize_broadcast,
     "auto-mixed-precision": _auto_mixed_precision,
     "quant-insert": _quant_insert,
     "quant-propagate": _quant_propagate,

@@ -7,12 +7,11 @@ policy (``lower-hir-to-mir{policy=fusable}``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -23,30 +22,19 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 
-from rlx_compile.builder import GraphBuilder, type_of
+from rlx_compile.builder import GraphBuilder, ReplacingPattern, type_of
 from rlx_compile.dialects import hir
 from rlx_compile.dialects.common import FusionPolicy, MaskKind
 
 
-class _HirPattern(RewritePattern):
-    """Shared plumbing: a builder collecting the replacement ops and the policy rule."""
+class _HirPattern(ReplacingPattern):
+    """The policy rule shared by the block lowerings."""
 
     def __init__(self, policy: FusionPolicy | None):
         self.policy = policy
 
     def is_direct(self, op: hir.BlockOp) -> bool:
         return (self.policy or op.policy_value) is FusionPolicy.DIRECT
-
-    @staticmethod
-    def builder(op: Operation) -> tuple[GraphBuilder, list[Operation]]:
-        ops: list[Operation] = []
-        return GraphBuilder(ops.append, location=op.location), ops
-
-    @staticmethod
-    def commit(
-        rewriter: PatternRewriter, op: Operation, ops: list[Operation], results: Sequence[SSAValue]
-    ) -> None:
-        rewriter.replace(op, ops, list(results))
 
 
 # -- shared emitters (the decoder block reuses the attention and MLP ones) ------------------
@@ -61,18 +49,6 @@ def emit_swiglu(
     u = b.matmul(x, up)
     g = b.matmul(x, gate)
     return b.matmul(b.mul(u, b.silu(g)), down)
-
-
-def split_heads(b: GraphBuilder, x: SSAValue, heads: int, head_dim: int) -> SSAValue:
-    """[B, S, H·D] -> [B, H, S, D]."""
-    bsz, seq, _ = type_of(x).shape
-    return b.transpose(b.reshape(x, (bsz, seq, heads, head_dim)), (0, 2, 1, 3))
-
-
-def merge_heads(b: GraphBuilder, x: SSAValue) -> SSAValue:
-    """[B, H, S, D] -> [B, S, H·D]."""
-    bsz, heads, seq, head_dim = type_of(x).shape
-    return b.reshape(b.transpose(x, (0, 2, 1, 3)), (bsz, seq, heads * head_dim))
 
 
 def emit_attention(
@@ -98,14 +74,14 @@ def emit_attention(
             x, wqkv, wo, num_heads=heads, num_kv_heads=kv_heads, head_dim=head_dim,
             mask_kind=kind.value, mask=mask, cos=cos, sin=sin,
         )  # fmt: skip
-    q = split_heads(b, b.matmul(x, wq), heads, head_dim)
-    k = split_heads(b, b.matmul(x, wk), kv_heads, head_dim)
-    v = split_heads(b, b.matmul(x, wv), kv_heads, head_dim)
+    q = b.split_heads(b.matmul(x, wq), heads, head_dim)
+    k = b.split_heads(b.matmul(x, wk), kv_heads, head_dim)
+    v = b.split_heads(b.matmul(x, wv), kv_heads, head_dim)
     if cos is not None and sin is not None:
         q = b.rope(q, cos, sin)
         k = b.rope(k, cos, sin)
     attn = b.attention(q, k, v, mask, causal=kind is MaskKind.CAUSAL)
-    return b.matmul(merge_heads(b, attn), wo)
+    return b.matmul(b.merge_heads(attn), wo)
 
 
 # -- patterns ------------------------------------------------------------------------------

@@ -253,3 +253,58 @@ func.func @bad_dtype() {
   func.return
 }
 // CHECK: mir_invalid.mlir:[[# @LINE - 3]]:41: error: unknown element type 'f31'
+
+// -----
+func.func @region_not_elementwise() {
+  %x = mir.input "x" : !rlx.tensor<[2, 2], f32>
+  %r = mir.elementwise_region(%x) : (!rlx.tensor<[2, 2], f32>) -> !rlx.tensor<[2, 2], f32> {
+  ^bb0(%a: !rlx.tensor<[2, 2], f32>):
+    %m = mir.matmul %a, %a : (!rlx.tensor<[2, 2], f32>, !rlx.tensor<[2, 2], f32>) -> !rlx.tensor<[2, 2], f32>
+    mir.yield %m : !rlx.tensor<[2, 2], f32>
+  }
+  func.return
+}
+// CHECK: mir_invalid.mlir:[[# @LINE - 7]]:3: error: 'mir.elementwise_region' op mir.matmul is not an elementwise op: it cannot be fused
+
+// -----
+func.func @region_yield_type() {
+  %x = mir.input "x" : !rlx.tensor<[2], f32>
+  %r = mir.elementwise_region(%x) : (!rlx.tensor<[2], f32>) -> !rlx.tensor<[2], f16> {
+  ^bb0(%a: !rlx.tensor<[2], f32>):
+    %n = mir.neg %a : !rlx.tensor<[2], f32>
+    mir.yield %n : !rlx.tensor<[2], f32>
+  }
+  func.return
+}
+// CHECK: mir_invalid.mlir:[[# @LINE - 7]]:3: error: 'mir.elementwise_region' op the body yields !rlx.tensor<[2], f32>, the result is !rlx.tensor<[2], f16>
+
+// -----
+func.func @region_arguments() {
+  %x = mir.input "x" : !rlx.tensor<[2], f32>
+  %r = mir.elementwise_region(%x) : (!rlx.tensor<[2], f32>) -> !rlx.tensor<[2], f32> {
+  ^bb0(%a: !rlx.tensor<[3], f32>):
+    %n = mir.neg %a : !rlx.tensor<[3], f32>
+    mir.yield %n : !rlx.tensor<[3], f32>
+  }
+  func.return
+}
+// CHECK: mir_invalid.mlir:[[# @LINE - 7]]:3: error: 'mir.elementwise_region' op the body takes (!rlx.tensor<[3], f32>), the inputs are (!rlx.tensor<[2], f32>)
+
+// -----
+func.func @region_reads_outside() {
+  %x = mir.input "x" : !rlx.tensor<[2], f32>
+  %r = mir.elementwise_region(%x) : (!rlx.tensor<[2], f32>) -> !rlx.tensor<[2], f32> {
+  ^bb0(%a: !rlx.tensor<[2], f32>):
+    %n = mir.add %a, %x : (!rlx.tensor<[2], f32>, !rlx.tensor<[2], f32>) -> !rlx.tensor<[2], f32>
+    mir.yield %n : !rlx.tensor<[2], f32>
+  }
+  func.return
+}
+// CHECK: mir_invalid.mlir:[[# @LINE - 7]]:3: error: 'mir.elementwise_region' op Operation using value defined out of its IsolatedFromAbove parent: {{.*}}mir.add
+
+// -----
+func.func @yield_outside_region() {
+  %x = mir.input "x" : !rlx.tensor<[2], f32>
+  mir.yield %x : !rlx.tensor<[2], f32>
+}
+// CHECK: mir_invalid.mlir:[[# @LINE - 2]]:3: error: 'mir.yield' op 'mir.yield' expects parent op 'mir.elementwise_region'

@@ -229,3 +229,27 @@ func.func @quant() -> !rlx.tensor<[4, 8], f32> {
 // CHECK-NEXT: %q8 = mir.quantize %x, %s : (!rlx.tensor<[4, 8], f32>, !rlx.tensor<[], f32>) -> !rlx.tensor<[4, 8], f8e4m3>
 // CHECK-NEXT: %fq = mir.fake_quantize %dq, %s, %zp range -128 to 127 : (!rlx.tensor<[4, 8], f32>, !rlx.tensor<[], f32>, !rlx.tensor<[], i8>) -> !rlx.tensor<[4, 8], f32>
 // CHECK-NEXT: func.return %fq : !rlx.tensor<[4, 8], f32>
+
+func.func @region() -> !rlx.tensor<[2, 4], f32> {
+  %x = mir.input "x" : !rlx.tensor<[2, 4], f32>
+  %b = mir.param "b" : !rlx.tensor<[4], f32>
+  %r = mir.elementwise_region(%x, %b) : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[2, 4], f32> {
+  ^bb0(%a: !rlx.tensor<[2, 4], f32>, %c: !rlx.tensor<[4], f32>):
+    %s = mir.add %a, %c : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[2, 4], f32>
+    %t = mir.compare gt, %s, %a : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[2, 4], f32>) -> !rlx.tensor<[2, 4], bool>
+    %u = mir.where %t, %s, %a : (!rlx.tensor<[2, 4], bool>, !rlx.tensor<[2, 4], f32>, !rlx.tensor<[2, 4], f32>) -> !rlx.tensor<[2, 4], f32>
+    mir.yield %u : !rlx.tensor<[2, 4], f32>
+  }
+  func.return %r : !rlx.tensor<[2, 4], f32>
+}
+// CHECK-LABEL: func.func @region() -> !rlx.tensor<[2, 4], f32> {
+// CHECK-NEXT: %x = mir.input "x" : !rlx.tensor<[2, 4], f32>
+// CHECK-NEXT: %b = mir.param "b" : !rlx.tensor<[4], f32>
+// CHECK-NEXT: %r = mir.elementwise_region(%x, %b) : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[2, 4], f32> {
+// CHECK-NEXT: ^bb0(%a: !rlx.tensor<[2, 4], f32>, %c: !rlx.tensor<[4], f32>):
+// CHECK-NEXT:   %s = mir.add %a, %c : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[2, 4], f32>
+// CHECK-NEXT:   %t = mir.compare gt, %s, %a : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[2, 4], f32>) -> !rlx.tensor<[2, 4], bool>
+// CHECK-NEXT:   %u = mir.where %t, %s, %a : (!rlx.tensor<[2, 4], bool>, !rlx.tensor<[2, 4], f32>, !rlx.tensor<[2, 4], f32>) -> !rlx.tensor<[2, 4], f32>
+// CHECK-NEXT:   mir.yield %u : !rlx.tensor<[2, 4], f32>
+// CHECK-NEXT: }
+// CHECK-NEXT: func.return %r : !rlx.tensor<[2, 4], f32>

@@ -1,0 +1,91 @@
+"""The conversion driver (xDSL has no ``ConversionTarget``): rewrite every op a target
+cannot run with the target's conversion patterns until the module is legal.
+
+Legal = claimed by the target and allowed in that form (``Target.illegal_reason``).
+Each round visits the ops of every graph in order and applies the first pattern that
+acts on each illegal op (under the ``common-ir`` policy, logical kernels are lowered
+even when legal). Rewrites may produce ops that are illegal in turn, so rounds repeat,
+at most ``MAX_ROUNDS`` times, until nothing is illegal or nothing changes. The caller
+decides what to do with what is left (``legalize`` fails with one line listing it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.pattern_rewriter import PatternRewriter
+
+from rlx_compile.conversion.dispatch import (
+    NATIVE,
+    UNSUPPORTED,
+    DispatchPolicy,
+    KernelDispatchReport,
+    Offender,
+)
+from rlx_compile.conversion.patterns import COMMON_IR, ConversionPattern
+from rlx_compile.targets.base import Target
+
+MAX_ROUNDS = 16
+
+
+def dispatched_ops(module: ModuleOp) -> Iterator[Operation]:
+    """The ops that dispatch to kernels: the body ops of every graph function (a legal
+    region op is one kernel; its body is not dispatched on its own)."""
+    for graph in module.ops:
+        if isinstance(graph, func.FuncOp) and graph.body.blocks:
+            block = graph.body.block
+            for op in block.ops:
+                if op is not block.last_op:
+                    yield op
+
+
+def _apply_first(op: Operation, patterns: list[ConversionPattern]) -> ConversionPattern | None:
+    for pattern in patterns:
+        rewriter = PatternRewriter(op)
+        pattern.match_and_rewrite(op, rewriter)
+        if rewriter.has_done_action:
+            return pattern
+    return None
+
+
+def convert(
+    module: ModuleOp, target: Target, policy: DispatchPolicy = DispatchPolicy.PREFER_NATIVE
+) -> KernelDispatchReport:
+    """Legalize ``module`` for ``target`` in place; the report says what happened and
+    lists what is still illegal (never raises for illegal ops)."""
+    report = KernelDispatchReport(target.name, policy, len(target.claims))
+    patterns = [
+        p()
+        for p in target.patterns
+        if not (policy is DispatchPolicy.NATIVE_ONLY and p.path == COMMON_IR)
+    ]
+    forced = [p for p in patterns if p.path == COMMON_IR]
+    for _ in range(MAX_ROUNDS):
+        changed = False
+        for op in list(dispatched_ops(module)):
+            if target.is_legal(op):
+                # common-ir: logical kernels take their common-IR body even when claimed.
+                candidates = forced if policy is DispatchPolicy.COMMON_IR else []
+            else:
+                candidates = patterns
+            if not candidates:
+                continue
+            kind = op.name
+            applied = _apply_first(op, candidates)
+            if applied is not None:
+                report.add(kind, applied.path)
+                changed = True
+        if not changed:
+            break
+        report.rounds += 1
+    for op in dispatched_ops(module):
+        reason = target.illegal_reason(op)
+        if reason is None:
+            report.add(op.name, NATIVE)
+        else:
+            report.offenders.append(Offender(op, reason))
+            report.add(op.name, UNSUPPORTED)
+    return report

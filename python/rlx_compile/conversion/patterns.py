@@ -1,0 +1,518 @@
+"""Conversion patterns: rewrites that turn an op a target cannot run into ops it can.
+
+Each pattern is an xDSL rewrite pattern on one op kind with a dispatch ``path``:
+- ``common-ir``: a *logical kernel* lowered to its definition in primitive ops (layer
+  norm as mean/sub/mul/rsqrt, attention as matmul/softmax/matmul, ...). The kernel
+  dispatch policy controls these (``native-only`` forbids them, ``common-ir`` applies
+  them even to claimed ops);
+- ``rewritten``: everything else: fused ops decomposed back into their primitive chain
+  (exactly the chain the reference executor defines them by), elementwise regions
+  unfused, and ops rewritten into equivalent forms a target supports (a reduction over
+  any axes as a transpose plus a last-axis reduction, erf as a polynomial).
+
+Targets list the patterns they use (``Target.patterns``); ``legalize`` applies them to
+illegal ops only. A pattern that cannot handle a particular op (say, symbolic dims
+where it needs sizes) leaves it alone, and the op is reported as unsupported.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import ClassVar
+
+import numpy as np
+from xdsl.ir import SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
+from xdsl.rewriter import InsertPoint
+
+from rlx_compile.builder import GraphBuilder, ReplacingPattern, type_of
+from rlx_compile.dialects import mir
+from rlx_compile.dialects.common import MaskKind
+
+COMMON_IR = "common-ir"
+REWRITTEN = "rewritten"
+
+
+class ConversionPattern(ReplacingPattern):
+    """Base of the conversion patterns: the dispatch path of what they rewrite."""
+
+    path: ClassVar[str] = REWRITTEN
+    summary: ClassVar[str] = ""
+    """What the rewrite does, in a few words."""
+
+
+def _static(shape: Sequence[object]) -> bool:
+    return all(isinstance(d, int) for d in shape)
+
+
+def _channel_view(b: GraphBuilder, v: SSAValue, rank: int) -> SSAValue:
+    """A [C] vector reshaped to [C, 1, ...] so it broadcasts along axis 1 of a rank-``rank``
+    tensor."""
+    return b.reshape(v, (type_of(v).shape[0], *([1] * (rank - 2))))
+
+
+def _scalar(b: GraphBuilder, value: float, like: SSAValue) -> SSAValue:
+    return b.scalar_like(value, like)
+
+
+# =====================================================================================
+# Fused ops back to their primitive chains (the executor's definition of each)
+# =====================================================================================
+
+
+class UnfuseMatmulBiasAct(ConversionPattern):
+    summary = "matmul, add bias, activation"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.FusedMatmulBiasActOp, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(op)
+        y = b.add(b.matmul(op.input, op.weight), op.bias)
+        self.commit(rewriter, op, ops, [b.activation(y, op.props().enum("activation"))])
+
+
+class UnfuseSwiglu(ConversionPattern):
+    summary = "narrow the halves, silu(gate) * up"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.FusedSwigluOp, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(op)
+        n = type_of(op.result).shape[-1]
+        assert isinstance(n, int)
+        first, second = b.narrow(op.input, -1, 0, n), b.narrow(op.input, -1, n, n)
+        gate, up = (first, second) if op.props().flag("gate_first") else (second, first)
+        self.commit(rewriter, op, ops, [b.mul(b.silu(gate), up)])
+
+
+class UnfuseResidualNorm(ConversionPattern):
+    summary = "add, then the norm"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.FusedResidualNormOp, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(op)
+        p = op.props()
+        total = b.add(op.input, op.residual)
+        norm_type = mir.RmsNormOp if isinstance(op, mir.FusedResidualRmsNormOp) else mir.LayerNormOp
+        norm = b.emit(
+            norm_type(total, op.scale, op.bias, axis=p.int("axis"), epsilon=p.float("epsilon"))
+        )
+        self.commit(rewriter, op, ops, [norm.results[0], total])
+
+
+class UnfuseConvBiasAct(ConversionPattern):
+    summary = "conv, add per-channel bias (and residual), activation"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.FusedConvBiasActOp, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(op)
+        p = op.props()
+        y = b.conv(
+            op.input, op.weight, strides=p.ints("strides"), pads=p.ints("pads"),
+            dilations=p.ints("dilations"), groups=p.int("groups"),
+        )  # fmt: skip
+        y = b.add(y, _channel_view(b, op.bias, type_of(y).rank))
+        if op.residual is not None:
+            y = b.add(y, op.residual)
+        self.commit(rewriter, op, ops, [b.activation(y, p.enum("activation"))])
+
+
+class UnfuseAttentionBlock(ConversionPattern):
+    summary = "qkv matmul, narrows, heads, rope, attention, out matmul"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.FusedAttentionBlockOp, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(op)
+        p = op.props()
+        h, hk, d = p.int("num_heads"), p.int("num_kv_heads"), p.int("head_dim")
+        qkv = b.matmul(op.hidden, op.qkv_weight)
+        if op.qkv_bias is not None:
+            qkv = b.add(qkv, op.qkv_bias)
+        q = b.split_heads(b.narrow(qkv, 2, 0, h * d), h, d)
+        k = b.split_heads(b.narrow(qkv, 2, h * d, hk * d), hk, d)
+        v = b.split_heads(b.narrow(qkv, 2, (h + hk) * d, hk * d), hk, d)
+        if op.cos is not None and op.sin is not None:
+            q, k = b.rope(q, op.cos, op.sin), b.rope(k, op.cos, op.sin)
+        attn = b.emit(
+            mir.AttentionOp(
+                q, k, v, op.mask, mask_kind=p.enum("mask_kind").value, scale=p.opt_float("scale")
+            )
+        ).results[0]
+        out = b.matmul(b.merge_heads(attn), op.out_weight)
+        if op.out_bias is not None:
+            out = b.add(out, op.out_bias)
+        self.commit(rewriter, op, ops, [out])
+
+
+class UnfuseElementwiseRegion(ConversionPattern):
+    summary = "the region's body, op by op"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.ElementwiseRegionOp, rewriter: PatternRewriter) -> None:
+        block = op.body.block
+        term = block.last_op
+        assert isinstance(term, mir.YieldOp)
+        result = term.values[0]
+        rewriter.erase(term)
+        rewriter.inline_block(block, InsertPoint.before(op), list(op.inputs))
+        rewriter.replace(op, [], [result])
+
+
+UNFUSE_PATTERNS: tuple[type[ConversionPattern], ...] = (
+    UnfuseMatmulBiasAct,
+    UnfuseSwiglu,
+    UnfuseResidualNorm,
+    UnfuseConvBiasAct,
+    UnfuseAttentionBlock,
+    UnfuseElementwiseRegion,
+)
+
+
+# =====================================================================================
+# Logical kernels lowered to common IR
+# =====================================================================================
+
+
+def _merge_tail(b: GraphBuilder, x: SSAValue, axis: int) -> tuple[SSAValue, bool] | None:
+    """``x`` with dims ``axis..`` merged into one last dim (None if they are symbolic)."""
+    shape = type_of(x).shape
+    tail = shape[axis:]
+    if len(tail) == 1:
+        return x, False
+    if not _static(tail):
+        return None
+    return b.reshape(x, (*shape[:axis], math.prod(int(d) for d in tail))), True
+
+
+def _normalise(
+    b: GraphBuilder, x: SSAValue, axis: int, eps: float, centred: bool
+) -> SSAValue | None:
+    """(x - mean) · rsqrt(var + eps) (layer norm) or x · rsqrt(mean(x²) + eps) (RMS norm)
+    over dims ``axis..``, without the affine part."""
+    merged = _merge_tail(b, x, axis)
+    if merged is None:
+        return None
+    xr, reshaped = merged
+    last = type_of(xr).rank - 1
+    if centred:
+        xr = b.sub(xr, b.mean(xr, last, keepdims=True))
+    ms = b.mean(b.mul(xr, xr), last, keepdims=True)
+    y = b.mul(xr, b.rsqrt(b.add(ms, _scalar(b, eps, xr))))
+    return b.reshape(y, type_of(x).shape) if reshaped else y
+
+
+class _LowerNorm(ConversionPattern):
+    path = COMMON_IR
+    centred: ClassVar[bool]
+
+    def lower(self, op: mir.NormOp, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(op)
+        p = op.props()
+        y = _normalise(b, op.input, p.int("axis"), p.float("epsilon"), self.centred)
+        if y is None:
+            return
+        y = b.mul(y, op.scale)
+        if op.bias is not None:
+            y = b.add(y, op.bias)
+        self.commit(rewriter, op, ops, [y])
+
+
+class LowerLayerNorm(_LowerNorm):
+    summary = "mean, sub, mul, rsqrt chain"
+    centred = True
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.LayerNormOp, rewriter: PatternRewriter) -> None:
+        self.lower(op, rewriter)
+
+
+class LowerRmsNorm(_LowerNorm):
+    summary = "mul, mean, rsqrt chain"
+    centred = False
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.RmsNormOp, rewriter: PatternRewriter) -> None:
+        self.lower(op, rewriter)
+
+
+class LowerGroupNorm(ConversionPattern):
+    path = COMMON_IR
+    summary = "reshape to groups, layer norm, per-channel affine"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.GroupNormOp, rewriter: PatternRewriter) -> None:
+        shape = type_of(op.input).shape
+        if not _static(shape[1:]):
+            return
+        p = op.props()
+        groups = p.int("groups")
+        b, ops = self.builder(op)
+        per_group = math.prod(int(d) for d in shape[1:]) // groups
+        grouped = b.reshape(op.input, (shape[0], groups, per_group))
+        one = _scalar(b, 1.0, grouped)
+        normed = b.layer_norm(grouped, one, axis=2, eps=p.float("epsilon"))
+        y = b.reshape(normed, shape)
+        y = b.add(b.mul(y, _channel_view(b, op.scale, len(shape))),
+                  _channel_view(b, op.bias, len(shape)))  # fmt: skip
+        self.commit(rewriter, op, ops, [y])
+
+
+class LowerBatchNorm(ConversionPattern):
+    path = COMMON_IR
+    summary = "x * scale' + shift' with per-channel vectors"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.BatchNormOp, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(op)
+        rank = type_of(op.input).rank
+        eps = _scalar(b, op.props().float("epsilon"), op.variance)
+        s = b.mul(op.scale, b.rsqrt(b.add(op.variance, eps)))
+        shift = b.sub(op.bias, b.mul(op.mean, s))
+        y = b.add(b.mul(op.input, _channel_view(b, s, rank)), _channel_view(b, shift, rank))
+        self.commit(rewriter, op, ops, [y])
+
+
+def _repeat_heads(b: GraphBuilder, x: SSAValue, heads: int) -> SSAValue:
+    """[B, H_kv, S, D] -> [B, heads, S, D], query head h reading kv head h // (heads/H_kv)."""
+    bsz, kv, seq, d = type_of(x).shape
+    assert isinstance(kv, int)
+    if kv == heads:
+        return x
+    group = heads // kv
+    x = b.expand(b.reshape(x, (bsz, kv, 1, seq, d)), (bsz, kv, group, seq, d))
+    return b.reshape(x, (bsz, heads, seq, d))
+
+
+class LowerAttention(ConversionPattern):
+    path = COMMON_IR
+    summary = "q·kᵀ·scale, mask, softmax, ·v"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.AttentionOp, rewriter: PatternRewriter) -> None:
+        q_t, k_t = type_of(op.query), type_of(op.key)
+        sq, sk = q_t.shape[2], k_t.shape[2]
+        p = op.props()
+        kind: MaskKind = p.enum("mask_kind")
+        if not isinstance(q_t.shape[1], int) or (
+            kind is MaskKind.CAUSAL and not (isinstance(sq, int) and isinstance(sk, int))
+        ):
+            return
+        b, ops = self.builder(op)
+        heads = q_t.shape[1]
+        k = _repeat_heads(b, op.key, heads)
+        v = _repeat_heads(b, op.value, heads)
+        d = q_t.shape[-1]
+        assert isinstance(d, int)
+        scale = p.opt_float("scale")
+        scores = b.matmul(op.query, b.transpose(k, (0, 1, 3, 2)))
+        scores = b.mul(scores, _scalar(b, 1.0 / math.sqrt(d) if scale is None else scale, scores))
+        softcap = p.opt_float("softcap")
+        if softcap is not None:
+            cap = _scalar(b, softcap, scores)
+            scores = b.mul(b.tanh(b.div(scores, cap)), cap)
+        if kind is MaskKind.CAUSAL:
+            assert isinstance(sq, int) and isinstance(sk, int)
+            allowed = b.constant(np.tril(np.ones((sq, sk), dtype=bool)), "bool")
+            scores = b.where(allowed, scores, _scalar(b, -np.inf, scores))
+        elif op.mask is not None:
+            if type_of(op.mask).dtype.is_bool:
+                scores = b.where(op.mask, scores, _scalar(b, -np.inf, scores))
+            else:
+                scores = b.add(scores, op.mask)
+        probs = b.softmax(scores, -1)
+        self.commit(rewriter, op, ops, [b.matmul(probs, v)])
+
+
+class LowerRope(ConversionPattern):
+    path = COMMON_IR
+    summary = "narrow pairs, x1·cos - x2·sin | x2·cos + x1·sin, concat"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.RopeOp, rewriter: PatternRewriter) -> None:
+        shape = type_of(op.input).shape
+        d = shape[-1]
+        assert isinstance(d, int)
+        p = op.props()
+        r = p.opt_int("rotary_dim") or d
+        half = r // 2
+        b, ops = self.builder(op)
+        x = op.input
+        if p.flag("interleaved"):
+            pairs = b.reshape(b.narrow(x, -1, 0, r) if r < d else x, (*shape[:-1], half, 2))
+            x1 = b.reshape(b.narrow(pairs, -1, 0, 1), (*shape[:-1], half))
+            x2 = b.reshape(b.narrow(pairs, -1, 1, 1), (*shape[:-1], half))
+        else:
+            x1, x2 = b.narrow(x, -1, 0, half), b.narrow(x, -1, half, half)
+        o1 = b.sub(b.mul(x1, op.cos), b.mul(x2, op.sin))
+        o2 = b.add(b.mul(x2, op.cos), b.mul(x1, op.sin))
+        if p.flag("interleaved"):
+            column = (*shape[:-1], half, 1)
+            both = b.concat([b.reshape(o1, column), b.reshape(o2, column)], -1)
+            rotated = b.reshape(both, (*shape[:-1], r))
+        else:
+            rotated = b.concat([o1, o2], -1)
+        if r < d:
+            rotated = b.concat([rotated, b.narrow(x, -1, r, d - r)], -1)
+        self.commit(rewriter, op, ops, [rotated])
+
+
+class LowerGelu(ConversionPattern):
+    path = COMMON_IR
+    summary = "0.5·x·(1 + erf(x/√2)), or x·sigmoid(2u) for the tanh form"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.GeluOp, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(op)
+        x = op.input
+        if op.props().enum("approximate").value == "tanh":
+            cube = b.mul(b.mul(x, x), x)
+            inner = b.mul(b.add(x, b.mul(cube, _scalar(b, 0.044715, x))),
+                          _scalar(b, math.sqrt(2.0 / math.pi), x))  # fmt: skip
+            y = b.mul(x, b.sigmoid(b.mul(inner, _scalar(b, 2.0, x))))
+        else:
+            erf = b.erf(b.mul(x, _scalar(b, 1.0 / math.sqrt(2.0), x)))
+            y = b.mul(b.mul(x, _scalar(b, 0.5, x)), b.add(erf, _scalar(b, 1.0, x)))
+        self.commit(rewriter, op, ops, [y])
+
+
+class LowerSilu(ConversionPattern):
+    path = COMMON_IR
+    summary = "x · sigmoid(x)"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.SiluOp, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(op)
+        self.commit(rewriter, op, ops, [b.mul(op.input, b.sigmoid(op.input))])
+
+
+LOGICAL_KERNEL_PATTERNS: tuple[type[ConversionPattern], ...] = (
+    LowerLayerNorm,
+    LowerRmsNorm,
+    LowerGroupNorm,
+    LowerBatchNorm,
+    LowerAttention,
+    LowerRope,
+    LowerGelu,
+    LowerSilu,
+)
+
+
+# =====================================================================================
+# Equivalent forms for targets with narrower kernels
+# =====================================================================================
+
+
+class ReduceToLastAxis(ConversionPattern):
+    summary = "transpose the reduced axes last, merge them, reduce the last axis"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.ReduceOp, rewriter: PatternRewriter) -> None:
+        x_t, out_t = type_of(op.input), type_of(op.result)
+        axes = list(op.props().ints("axes"))
+        rank = x_t.rank
+        if axes == [rank - 1] or (rank == 0 and not axes):
+            return
+        b, ops = self.builder(op)
+        if not axes:  # reducing over no axis is the identity
+            self.commit(rewriter, op, ops, [op.input])
+            return
+        reduced = [x_t.shape[a] for a in axes]
+        if len(axes) > 1 and not _static(reduced):
+            return
+        kept = [a for a in range(rank) if a not in axes]
+        x = op.input
+        if kept + axes != list(range(rank)):
+            x = b.transpose(x, kept + axes)
+        if len(axes) > 1:
+            x = b.reshape(x, (*(x_t.shape[a] for a in kept), math.prod(int(d) for d in reduced)))
+        y = b.emit(type(op)(x, [type_of(x).rank - 1])).results[0]
+        if type_of(y).shape != out_t.shape:
+            y = b.reshape(y, out_t.shape)
+        self.commit(rewriter, op, ops, [y])
+
+
+class AxisToLast(ConversionPattern):
+    summary = "transpose the axis last, apply, transpose back"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: mir.SoftmaxOp | mir.LogSoftmaxOp | mir.ArgMaxOp | mir.ArgMinOp,
+        rewriter: PatternRewriter,
+    ) -> None:  # fmt: skip
+        rank = type_of(op.input).rank
+        axis = op.props().int("axis")
+        if axis == rank - 1:
+            return
+        b, ops = self.builder(op)
+        perm = [a for a in range(rank) if a != axis] + [axis]
+        moved = b.transpose(op.input, perm)
+        if isinstance(op, mir.ArgReduceOp):
+            keep = op.props().flag("keepdims")
+            y = b.emit(type(op)(moved, rank - 1, keep)).results[0]
+        else:
+            y = b.emit(type(op)(moved, rank - 1)).results[0]
+            keep = True
+        if keep:
+            y = b.transpose(y, [perm.index(a) for a in range(rank)])
+        self.commit(rewriter, op, ops, [y])
+
+
+class NormToLastAxis(ConversionPattern):
+    summary = "merge the normalised dims into the last one"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.NormOp, rewriter: PatternRewriter) -> None:
+        shape = type_of(op.input).shape
+        axis = op.props().int("axis")
+        tail = shape[axis:]
+        if len(tail) == 1 or not _static(tail):
+            return
+        b, ops = self.builder(op)
+        n = math.prod(int(d) for d in tail)
+
+        def flat(v: SSAValue | None) -> SSAValue | None:
+            if v is None:
+                return None
+            if type_of(v).shape != tail:
+                v = b.expand(v, tail)
+            return b.reshape(v, (n,))
+
+        x = b.reshape(op.input, (*shape[:axis], n))
+        eps = op.props().float("epsilon")
+        norm = b.emit(type(op)(x, flat(op.scale), flat(op.bias), axis=axis, epsilon=eps))
+        self.commit(rewriter, op, ops, [b.reshape(norm.results[0], shape)])
+
+
+# Abramowitz & Stegun 7.1.26: |error| <= 1.5e-7 over the whole real line.
+_ERF_P = 0.3275911
+_ERF_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+
+
+class ErfPolynomial(ConversionPattern):
+    summary = "Abramowitz-Stegun 7.1.26 polynomial (|error| <= 1.5e-7)"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.ErfOp, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(op)
+        x = op.input
+        ax = b.abs(x)
+        t = b.unary(mir.ReciprocalOp, b.add(b.mul(ax, _scalar(b, _ERF_P, x)), _scalar(b, 1.0, x)))
+        poly = _scalar(b, _ERF_A[-1], x)
+        for a in reversed(_ERF_A[:-1]):
+            poly = b.add(b.mul(poly, t), _scalar(b, a, x))
+        tail = b.mul(b.mul(poly, t), b.exp(b.neg(b.mul(x, x))))
+        y = b.mul(b.unary(mir.SignOp, x), b.sub(_scalar(b, 1.0, x), tail))
+        self.commit(rewriter, op, ops, [y])
+
+
+NARROW_KERNEL_PATTERNS: tuple[type[ConversionPattern], ...] = (
+    ReduceToLastAxis,
+    AxisToLast,
+    NormToLastAxis,
+    ErfPolynomial,
+)
+
+ALL_PATTERNS: tuple[type[ConversionPattern], ...] = (
+    *UNFUSE_PATTERNS,
+    *LOGICAL_KERNEL_PATTERNS,
+    *NARROW_KERNEL_PATTERNS,
+)

@@ -1,0 +1,111 @@
+"""Fusion: the pass list per target, the one-call ``fuse`` stage, and the FusionReport.
+
+    passes = fusion_passes("cuda")                  # [fuse-attention-block?, ...] by claim
+    passes = fusion_passes_for_supported({"mir.matmul", "mir.fused_matmul_bias_act", ...})
+
+Stage order (each a pass; the list keeps the passes whose fused ops are claimed):
+attention blocks, SwiGLU, conv + batch norm folding, conv + bias + activation,
+matmul + bias + activation, residual norms, shared-input matmuls, then elementwise
+regions (marked for targets that keep them, unfused otherwise), then dead-code
+elimination. Patterns rooted at a consumer come before those that would consume its
+producers (the attention block before the matmul fusions, SwiGLU before shared-input
+matmuls, regions last).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from xdsl.passes import ModulePass
+
+from rlx_compile.dialects import mir
+from rlx_compile.fusion.report import FusedCount, FusionReport, MissedFusion
+from rlx_compile.targets import resolve_target
+from rlx_compile.targets.base import REGION, Target
+
+REGION_MODES = ("target", "keep", "unfuse")
+
+
+def fusion_pattern_types() -> list[type]:
+    """Every fusion pattern, in stage order (the near-miss scan runs all of them)."""
+    from rlx_compile.transforms.fold_conv_batch_norm import FoldConvBatchNorm
+    from rlx_compile.transforms.fuse_attention_block import FuseAttentionBlock
+    from rlx_compile.transforms.fuse_conv_bias_act import FuseConvBiasAct
+    from rlx_compile.transforms.fuse_matmul_bias_act import FuseMatmulBiasAct
+    from rlx_compile.transforms.fuse_residual_norm import FuseResidualLayerNorm, FuseResidualRmsNorm
+    from rlx_compile.transforms.fuse_shared_input_matmul import FuseSharedInputMatmul
+    from rlx_compile.transforms.fuse_swiglu import FuseSwigluDualMatmul, FuseSwigluNarrow
+    from rlx_compile.transforms.mark_elementwise_regions import MarkElementwiseRegion
+
+    return [
+        FuseAttentionBlock, FuseSwigluDualMatmul, FuseSwigluNarrow, FoldConvBatchNorm,
+        FuseConvBiasAct, FuseMatmulBiasAct, FuseResidualRmsNorm, FuseResidualLayerNorm,
+        FuseSharedInputMatmul, MarkElementwiseRegion,
+    ]  # fmt: skip
+
+
+def _select(t: Target, target_name: str, claims: tuple[str, ...], regions: str) -> list[ModulePass]:
+    from xdsl.transforms.dead_code_elimination import DeadCodeElimination
+
+    from rlx_compile.transforms.fold_conv_batch_norm import FoldConvBatchNormPass
+    from rlx_compile.transforms.fuse_attention_block import FuseAttentionBlockPass
+    from rlx_compile.transforms.fuse_conv_bias_act import FuseConvBiasActPass
+    from rlx_compile.transforms.fuse_matmul_bias_act import FuseMatmulBiasActPass
+    from rlx_compile.transforms.fuse_residual_norm import FuseResidualNormPass
+    from rlx_compile.transforms.fuse_shared_input_matmul import FuseSharedInputMatmulPass
+    from rlx_compile.transforms.fuse_swiglu import FuseSwigluPass
+    from rlx_compile.transforms.mark_elementwise_regions import MarkElementwiseRegionsPass
+    from rlx_compile.transforms.unfuse_elementwise_regions import UnfuseElementwiseRegionsPass
+
+    if regions not in REGION_MODES:
+        raise ValueError(f"unknown regions mode '{regions}' (use {', '.join(REGION_MODES)})")
+    c = t.claims_op
+    kw = {"target": target_name, "claims": claims}
+    stages: list[tuple[bool, type[ModulePass]]] = [
+        (c(mir.FusedAttentionBlockOp.name), FuseAttentionBlockPass),
+        (c(mir.FusedSwigluOp.name), FuseSwigluPass),
+        (c(mir.ConvOp.name) and c(mir.BatchNormOp.name), FoldConvBatchNormPass),
+        (c(mir.FusedConvBiasActOp.name), FuseConvBiasActPass),
+        (c(mir.FusedMatmulBiasActOp.name), FuseMatmulBiasActPass),
+        (
+            c(mir.FusedResidualRmsNormOp.name) or c(mir.FusedResidualLayerNormOp.name),
+            FuseResidualNormPass,
+        ),
+        (c(mir.MatmulOp.name) and c(mir.ConcatOp.name) and c(mir.NarrowOp.name),
+         FuseSharedInputMatmulPass),
+    ]  # fmt: skip
+    passes: list[ModulePass] = [kind(**kw) for on, kind in stages if on]
+    keep = c(REGION) and (regions == "keep" or (regions == "target" and t.limits.keep_regions))
+    if keep:
+        passes.append(MarkElementwiseRegionsPass(**kw))
+    else:
+        passes.append(UnfuseElementwiseRegionsPass())
+    passes.append(DeadCodeElimination())
+    return passes
+
+
+def fusion_passes(target: str | Target = "cpu", *, regions: str = "target") -> list[ModulePass]:
+    """The fusion pass list for a target (``regions``: ``target`` follows the target's
+    policy; ``keep``/``unfuse`` override it)."""
+    t = resolve_target(target)
+    return _select(t, t.name, (), regions)
+
+
+def fusion_passes_for_supported(
+    claims: Iterable[str], *, target: str = "cpu", regions: str = "target"
+) -> list[ModulePass]:
+    """The fusion pass list for an explicit claim set (MIR op names); ``target`` still
+    gives the fused-kernel limits."""
+    claim_tuple = tuple(sorted(set(claims)))
+    t = resolve_target(target, claim_tuple)
+    return _select(t, target, claim_tuple, regions)
+
+
+__all__ = [
+    "FusedCount",
+    "FusionReport",
+    "MissedFusion",
+    "fusion_passes",
+    "fusion_passes_for_supported",
+    "fusion_pattern_types",
+]

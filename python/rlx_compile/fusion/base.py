@@ -1,0 +1,329 @@
+"""Machinery shared by the fusion passes.
+
+A fusion is a ``FusionPattern``: an xDSL rewrite pattern rooted at the *last* op of the
+chain it replaces, split into ``match`` (which returns a ``Match`` to apply, a ``Miss``
+saying why a chain of the right shape cannot fuse, or None when the op is not the root
+of such a chain) and ``rewrite``. The rewrite walker uses both; the FusionReport's
+near-miss scan calls ``match`` alone on the fused module.
+
+Each fusion pass runs its patterns as one stage (a walker to a fixpoint over the whole
+module), and ``fuse`` runs the stages in order, so a producer is never claimed by one
+fusion before a fusion rooted at its consumer has had its chance.
+
+Fusions only fire for what the target claims and its fused kernels support
+(``FusionContext``); every op a fusion consumes must be read by the chain alone (an
+op whose result has another user, a graph output included, stays unfused).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import ClassVar, TypeVar
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+)
+from xdsl.traits import IsTerminator
+
+from rlx_compile.builder import ReplacingPattern
+from rlx_compile.conversion.driver import dispatched_ops
+from rlx_compile.dialects.common import Activation, ActivationAttr
+from rlx_compile.dialects.types import TensorType
+from rlx_compile.fusion.report import FusionReport, MissedFusion
+from rlx_compile.ir import location_str
+from rlx_compile.reports import publish
+from rlx_compile.targets import TargetPass
+from rlx_compile.targets.base import ACTIVATION_LABELS, Target, activation_of
+
+T = TypeVar("T", bound=Operation)
+
+
+# ---------------------------------------------------------------------------------
+# Matching helpers
+# ---------------------------------------------------------------------------------
+
+
+def producer(v: SSAValue, kind: type[T]) -> T | None:
+    """The op of kind ``kind`` that produces ``v``, if that is what produces it."""
+    if isinstance(v, OpResult) and isinstance(v.op, kind):
+        return v.op
+    return None
+
+
+def users(v: SSAValue) -> list[Operation]:
+    """Distinct ops reading ``v`` (the graph's return counts: an output is read)."""
+    out: list[Operation] = []
+    for use in v.uses:
+        if not any(use.operation is u for u in out):
+            out.append(use.operation)
+    return out
+
+
+def sole_user(v: SSAValue) -> Operation | None:
+    """The one op reading ``v``, unless several do or ``v`` is a graph output."""
+    readers = users(v)
+    if len(readers) != 1 or readers[0].has_trait(IsTerminator):
+        return None
+    return readers[0]
+
+
+def is_output(v: SSAValue) -> bool:
+    return any(u.has_trait(IsTerminator) for u in users(v))
+
+
+def describe_uses(v: SSAValue, what: str) -> str:
+    """Why ``v`` cannot be absorbed: it has other readers or is a graph output."""
+    readers = users(v)
+    if is_output(v):
+        return f"{what} is also a graph output"
+    return f"{what} has {len(readers)} users"
+
+
+def defined_before(v: SSAValue, op: Operation) -> bool:
+    """Whether ``v`` is available right before ``op`` (same block)."""
+    if not isinstance(v, OpResult):
+        return True
+    return v.op.parent is op.parent and v.op.is_before_in_block(op)
+
+
+def in_block_order(ops: Sequence[T]) -> list[T]:
+    """``ops`` (all in one block) sorted by their position in it."""
+    if len(ops) < 2:
+        return list(ops)
+    block = ops[0].parent_block()
+    assert block is not None
+    index = {id(o): i for i, o in enumerate(block.ops)}
+    return sorted(ops, key=lambda o: index[id(o)])
+
+
+def operand_from(op: Operation, kind: type[T]) -> tuple[T, SSAValue] | None:
+    """For a two-operand op: (producer, other operand) when one operand comes from an op
+    of ``kind`` (the first such operand)."""
+    a, b = op.operands
+    for x, y in ((a, b), (b, a)):
+        p = producer(x, kind)
+        if p is not None:
+            return p, y
+    return None
+
+
+def channel_bias(bias: TensorType, out: TensorType) -> bool:
+    """Whether ``bias`` broadcasts onto ``out`` [N, C, ...] along the channel axis only."""
+    if bias.rank > out.rank or out.rank < 3:
+        return False
+    padded = (1,) * (out.rank - bias.rank) + tuple(bias.shape)
+    return padded[1] == out.shape[1] and all(d == 1 for i, d in enumerate(padded) if i != 1)
+
+
+@dataclass(frozen=True)
+class Miss:
+    reason: str
+    hint: str
+
+
+@dataclass
+class Match:
+    """A fusion to apply; ``absorbed`` lists the replaced ops, producers first."""
+
+    root: Operation
+    absorbed: list[Operation]
+
+
+def epilogue(
+    value: SSAValue, target: Target, conv: bool = False
+) -> tuple[Operation, Activation] | Miss | None:
+    """The activation op that can fold into a fused op producing ``value``: a Miss when
+    an activation reads ``value`` but cannot fold, None when no activation reads it."""
+    readers = users(value)
+    acts = [(u, a) for u in readers if (a := activation_of(u)) is not None]
+    t = value.type
+    if not acts or not (isinstance(t, TensorType) and t.dtype.is_float):
+        return None  # fused epilogues are float-only; integer relu stays an op
+    op, act = acts[0]
+    label = ACTIVATION_LABELS[act]
+    if len(readers) > 1:
+        return Miss(
+            f"{describe_uses(value, 'the biased sum')}, so the {label} cannot fold",
+            "the pre-activation value must be read by the activation alone",
+        )
+    if not target.fuses_activation(act, conv):
+        return Miss(
+            f"activation {label} not claimed by target {target.name}",
+            "the target's fused kernel does not apply it; it runs as its own op",
+        )
+    return op, act
+
+
+@dataclass
+class FoldActivation(Match):
+    """An activation folding into a fused op (``absorbed[0]``) that has none."""
+
+    act: Activation
+
+
+def fold_activation(op: Operation, target: Target, conv: bool = False) -> Match | Miss | None:
+    """The epilogue rule applied to an existing fused matmul/conv without activation."""
+    if op.properties.get("activation") not in (None, ActivationAttr(Activation.NONE)):
+        return None
+    ep = epilogue(op.results[0], target, conv)
+    if not isinstance(ep, tuple):
+        return ep
+    return FoldActivation(ep[0], [op, ep[0]], ep[1])
+
+
+# ---------------------------------------------------------------------------------
+# Context: target, report
+# ---------------------------------------------------------------------------------
+
+
+@dataclass
+class FusionContext:
+    target: Target
+    report: FusionReport = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.report = FusionReport(self.target.name)
+
+    def unclaimed(self, *names: str) -> Miss | None:
+        """A miss for the first of ``names`` the target does not claim."""
+        for name in names:
+            if not self.target.claims_op(name):
+                return Miss(
+                    f"{name} not claimed by target {self.target.name}",
+                    f"the target has no kernel for {name}; its primitives run instead",
+                )
+        return None
+
+
+_ACTIVE: ContextVar[FusionContext | None] = ContextVar("rlx_fusion_context", default=None)
+
+
+def count_ops(module: ModuleOp) -> int:
+    return sum(1 for _ in dispatched_ops(module))
+
+
+@contextmanager
+def fusion_context(target: Target, module: ModuleOp) -> Iterator[tuple[FusionContext, bool]]:
+    """The active fusion context, or a new one (then ``owner`` is True: on exit the
+    report is completed and published)."""
+    active = _ACTIVE.get()
+    if active is not None:
+        yield active, False
+        return
+    ctx = FusionContext(target)
+    ctx.report.ops_before = count_ops(module)
+    token = _ACTIVE.set(ctx)
+    try:
+        yield ctx, True
+    finally:
+        _ACTIVE.reset(token)
+    ctx.report.ops_after = count_ops(module)
+    publish(ctx.report)
+
+
+# ---------------------------------------------------------------------------------
+# Patterns and passes
+# ---------------------------------------------------------------------------------
+
+
+class FusionPattern(ReplacingPattern):
+    name: ClassVar[str]
+    """The pattern's name in the FusionReport."""
+    roots: ClassVar[tuple[type[Operation], ...]]
+
+    def __init__(self, ctx: FusionContext):
+        self.ctx = ctx
+
+    @property
+    def target(self) -> Target:
+        return self.ctx.target
+
+    def match(self, op: Operation) -> Match | Miss | None:
+        raise NotImplementedError
+
+    def rewrite(self, m: Match, rewriter: PatternRewriter) -> None:
+        raise NotImplementedError
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        # Only graph-level ops: a region body belongs to its (already fused) kernel.
+        if not isinstance(op, self.roots) or not isinstance(op.parent_op(), func.FuncOp):
+            return
+        m = self.match(op)
+        if isinstance(m, Match):
+            self.rewrite(m, rewriter)
+            self.ctx.report.record(self.name, len(m.absorbed))
+
+    @staticmethod
+    def replace(
+        rewriter: PatternRewriter,
+        m: Match,
+        ops: list[Operation],
+        results: Sequence[SSAValue],
+    ) -> None:
+        """Insert ``ops`` before the root, let ``results`` replace the root's results and
+        erase the absorbed ops (dead now), consumers first."""
+        rewriter.replace(m.root, ops, list(results))
+        erase_dead(rewriter, [op for op in m.absorbed if op is not m.root])
+
+
+def erase_dead(rewriter: PatternRewriter, ops: Sequence[Operation]) -> None:
+    """Erase ``ops``, which must all be dead once they no longer read each other."""
+    left = list(ops)
+    while left:
+        dead = [op for op in left if all(not r.uses for r in op.results)]
+        if not dead:
+            names = ", ".join(op.name for op in left)
+            raise AssertionError(f"fused ops still in use: {names}")
+        for op in dead:
+            rewriter.erase(op)
+        left = [op for op in left if not any(op is d for d in dead)]
+
+
+def run_patterns(module: ModuleOp, patterns: Sequence[RewritePattern], reverse: bool) -> None:
+    PatternRewriteWalker(
+        GreedyRewritePatternApplier(list(patterns), dce_enabled=False),
+        walk_reverse=reverse,
+        apply_recursively=True,
+    ).rewrite_module(module)
+
+
+def scan(module: ModuleOp, ctx: FusionContext, kinds: Sequence[type[FusionPattern]]) -> None:
+    """Record every near miss of the given patterns in the module as it is now."""
+    patterns = [k(ctx) for k in kinds]
+    for op in dispatched_ops(module):
+        for p in patterns:
+            if not isinstance(op, p.roots):
+                continue
+            m = p.match(op)
+            if isinstance(m, Miss):
+                ctx.report.missed.append(
+                    MissedFusion(p.name, op.name, location_str(op), m.reason, m.hint)
+                )
+
+
+@dataclass(frozen=True)
+class FusionPass(TargetPass):
+    """One fusion stage. ``target`` picks the claim set and fused-kernel limits;
+    ``claims`` (MIR op names) replaces the claim set."""
+
+    PATTERNS: ClassVar[tuple[type[FusionPattern], ...]] = ()
+    WALK_REVERSE: ClassVar[bool] = False
+
+    def patterns(self, ctx: FusionContext) -> list[FusionPattern]:
+        return [p(ctx) for p in self.PATTERNS]
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        with fusion_context(self.resolved(), op) as (fctx, owner):
+            run_patterns(op, self.patterns(fctx), self.WALK_REVERSE)
+            if owner:
+                scan(op, fctx, self.PATTERNS)

@@ -1,0 +1,103 @@
+"""``fold-conv-batch-norm``: an inference batch norm after a conv folds into the conv's
+weight and bias.
+
+    s  = scale · rsqrt(variance + eps)                   per output channel
+    w' = w · s                                           (s over the weight's dim 0)
+    b' = bias - mean · s  (+ conv_bias · s)
+    y  = conv(x, w') + b'                                (b' as [C, 1, ...])
+
+The chain conv [→ add(channel bias)] → batch_norm must have one reader per link. The
+new weight and bias are computed by ops on the parameters, which run once per call and
+fold away when the parameters are constants. The result (conv + channel bias add) is
+what ``fuse-conv-bias-act`` fuses next. Rounding differs from the unfolded graph (w·s is
+rounded before the conv), so results agree to float tolerance, not bit for bit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.ir import Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter
+
+from rlx_compile.builder import type_of
+from rlx_compile.dialects import mir
+from rlx_compile.fusion.base import (
+    FusionPass,
+    FusionPattern,
+    Match,
+    Miss,
+    channel_bias,
+    describe_uses,
+    operand_from,
+    producer,
+    sole_user,
+)
+
+NEEDED = tuple(op.name for op in (mir.ConvOp, mir.RsqrtOp, mir.MulOp, mir.SubOp, mir.ReshapeOp))
+
+
+@dataclass
+class ConvBatchNorm(Match):
+    conv: mir.ConvOp
+    conv_bias: SSAValue | None
+    bn: mir.BatchNormOp
+
+
+class FoldConvBatchNorm(FusionPattern):
+    name = "conv_batch_norm"
+    roots = (mir.BatchNormOp,)
+
+    def match(self, op: Operation) -> Match | Miss | None:
+        assert isinstance(op, mir.BatchNormOp)
+        chain: list[Operation] = []
+        conv_bias = None
+        conv = producer(op.input, mir.ConvOp)
+        if conv is None:
+            add = producer(op.input, mir.AddOp)
+            found = operand_from(add, mir.ConvOp) if add is not None else None
+            if add is None or found is None:
+                return None
+            conv, conv_bias = found
+            out = type_of(conv.result)
+            if type_of(add.result) != out or not channel_bias(type_of(conv_bias), out):
+                return None
+            chain.append(add)
+        links = [conv, *chain]
+        for link, reader in zip(links, [*chain, op], strict=True):
+            if sole_user(link.results[0]) is not reader:
+                return Miss(
+                    describe_uses(link.results[0], f"the {link.name} result"),
+                    "folding rewrites the conv's weights: nothing else may read its output",
+                )
+        if (miss := self.ctx.unclaimed(*NEEDED)) is not None:
+            return miss
+        return ConvBatchNorm(op, [conv, *chain, op], conv, conv_bias, op)
+
+    def rewrite(self, m: Match, rewriter: PatternRewriter) -> None:
+        assert isinstance(m, ConvBatchNorm)
+        b, ops = self.builder(m.root)
+        bn, conv = m.bn, m.conv
+        channels = type_of(bn.scale).shape[0]
+        eps = b.scalar_like(bn.props().float("epsilon"), bn.variance)
+        s = b.mul(bn.scale, b.rsqrt(b.add(bn.variance, eps)))
+        w_rank = type_of(conv.weight).rank
+        weight = b.mul(conv.weight, b.reshape(s, (channels, *([1] * (w_rank - 1)))))
+        shift = b.sub(bn.bias, b.mul(bn.mean, s))
+        if m.conv_bias is not None:
+            shift = b.add(shift, b.mul(b.reshape(m.conv_bias, (channels,)), s))
+        p = conv.props()
+        y = b.conv(
+            conv.input, weight, strides=p.ints("strides"), pads=p.ints("pads"),
+            dilations=p.ints("dilations"), groups=p.int("groups"),
+        )  # fmt: skip
+        y = b.add(y, b.reshape(shift, (channels, *([1] * (type_of(y).rank - 2)))))
+        self.replace(rewriter, m, ops, [y])
+
+
+@dataclass(frozen=True)
+class FoldConvBatchNormPass(FusionPass):
+    """Fold conv -> [add(channel bias)] -> batch_norm into the conv's weight and bias."""
+
+    name = "fold-conv-batch-norm"
+    PATTERNS = (FoldConvBatchNorm,)

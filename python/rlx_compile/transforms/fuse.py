@@ -1,0 +1,58 @@
+"""``fuse{target=T}``: every fusion stage the target claims, in order, as one pass, and
+the FusionReport of the whole run (what fused, and every near miss with its reason).
+
+Options: ``target``; ``claims`` (MIR op names) replaces the target's claim set, as
+``fusion_passes_for_supported`` does; ``regions`` = ``target`` (the target's policy),
+``keep`` (mark elementwise regions) or ``unfuse``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+
+from rlx_compile.fusion import _select, fusion_pattern_types
+from rlx_compile.fusion.base import fusion_context, scan
+from rlx_compile.targets import TargetPass
+from rlx_compile.transforms.mark_elementwise_regions import (
+    MarkElementwiseRegion,
+    MarkElementwiseRegionsPass,
+)
+from rlx_compile.transforms.unfuse_elementwise_regions import UnfuseElementwiseRegionsPass
+
+REGION_STAGES = (MarkElementwiseRegionsPass, UnfuseElementwiseRegionsPass)
+
+
+@dataclass(frozen=True)
+class FusePass(TargetPass):
+    """Run the target's fusion stages and report what fused and what nearly did."""
+
+    name = "fuse"
+
+    regions: str = "target"
+
+    def __post_init__(self) -> None:
+        self.passes()  # bad targets, op names and modes fail when the pipeline is parsed
+
+    def passes(self) -> list[ModulePass]:
+        return _select(self.resolved(), self.target, tuple(self.claims), self.regions)
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        kinds = fusion_pattern_types()
+        chains = [k for k in kinds if k is not MarkElementwiseRegion]
+        with fusion_context(self.resolved(), op) as (fctx, owner):
+            scanned = False
+            for p in self.passes():
+                if owner and not scanned and isinstance(p, REGION_STAGES):
+                    # Near misses are looked for before regions absorb elementwise ops
+                    # (a region would hide the silu * up of an unfused SwiGLU, say).
+                    scan(op, fctx, chains)
+                    scanned = True
+                p.apply(ctx, op)
+            if owner:
+                if not scanned:
+                    scan(op, fctx, chains)
+                scan(op, fctx, [MarkElementwiseRegion])
