@@ -36,6 +36,7 @@ from rlx_compile.shard import (
     plan_module,
     run_on_dask,
     shardings,
+    worker_addresses,
 )
 
 CLUSTER_CONFIG = {
@@ -67,7 +68,7 @@ def client() -> Iterator[Client]:
 
 
 def addresses(client: Client) -> list[str]:
-    return sorted(client.scheduler_info()["workers"])
+    return worker_addresses(client)
 
 
 def force(option: ShardOption, client: Client, resident: bool = False) -> ShardChoice:
@@ -231,3 +232,15 @@ def test_a_worker_dying_mid_run_is_an_error() -> None:
         finally:
             client.close()
             cluster.close()
+
+
+def test_a_stale_scheduler_info_is_not_read_as_dead_workers(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The client's periodic refresh leaves a worker-less summary in scheduler_info();
+    # liveness must come from the scheduler itself or a run fails for no reason.
+    monkeypatch.setattr(client, "scheduler_info", lambda *a, **k: {"workers": {}})
+    case = matmul_case((8, 16), (16, 8))
+    choice = force(shardings(case.module, case.op, 2)[0], client)
+    got = run_on_dask(case.op, choice, client, case.args).value
+    assert got.tobytes() == evaluate_op(case.op, case.args)[0].tobytes()

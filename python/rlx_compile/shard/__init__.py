@@ -66,6 +66,7 @@ _DASK_NAMES = (
     "calibrate_workers",
     "measure_local_rate",
     "run_on_dask",
+    "worker_addresses",
 )
 
 __all__ = [
@@ -107,4 +108,5 @@ __all__ = [
     "run_on_dask",
     "run_option",
     "shardings",
+    "worker_addresses",
 ]

@@ -138,7 +138,7 @@ def calibrate_workers(
     from distributed import wait
 
     text, elems = _probe_text(probe)
-    addrs = sorted(_alive(client))
+    addrs = worker_addresses(client)
     # A pinned task per worker: the probe runs in the worker's task threads, as pieces do.
     futures = [
         client.submit(probe_seconds, text, seed, repeats, workers=[a], pure=False) for a in addrs
@@ -173,7 +173,7 @@ def calibrate_link(
     t(small))."""
     if not 0 < small < large:
         raise ShardError(f"calibrate_link needs 0 < small < large, got {small}, {large}")
-    addrs = list(workers) if workers is not None else sorted(_alive(client))
+    addrs = list(workers) if workers is not None else worker_addresses(client)
     if not addrs:
         raise ShardError("calibrate_link needs at least one worker")
 
@@ -226,8 +226,16 @@ class DaskRun:
 _RUN_IDS = itertools.count()
 
 
+def worker_addresses(client: Client) -> list[str]:
+    """The addresses of the workers the scheduler knows now, sorted. Asked directly:
+    ``client.scheduler_info()`` returns a cache that the client's periodic refresh
+    overwrites with a worker-less summary, which would read as every worker gone."""
+    identity = client.sync(client.scheduler.identity, n_workers=-1)
+    return sorted(identity["workers"])
+
+
 def _alive(client: Client) -> set[str]:
-    return set(client.scheduler_info()["workers"])
+    return set(worker_addresses(client))
 
 
 def _check_workers(client: Client, choice: ShardChoice) -> None:
@@ -487,4 +495,5 @@ __all__ = [
     "measure_local_rate",
     "probe_seconds",
     "run_on_dask",
+    "worker_addresses",
 ]
