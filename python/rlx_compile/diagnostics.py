@@ -3,9 +3,20 @@
 Every user-facing failure (a parse error, an op that does not verify, an unknown pass or
 option, a pass that gives up) is an ``RlxError`` whose ``line()`` is what a CLI prints
 before exiting with status 1.
+
+Passes report non-fatal findings with ``warn(op, message)``: one
+``file:line:col: warning: ...`` line per finding. The pass manager routes them to its
+stream (stderr for ``rlx-opt``) and records them (``CompileResult.warnings``); outside a
+pass manager they go to stderr. ``collect_warnings`` captures them instead.
 """
 
 from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 
 from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.utils.exceptions import (
@@ -111,3 +122,70 @@ def _check_defined_before_use(block: Block, context: str | None) -> None:
                 name = f"%{value.name_hint}" if value.name_hint else "an operand"
                 raise VerifyFailure(op, f"{name} is used before it is defined", context)
         seen.update(op.results)
+
+
+# ---------------------------------------------------------------------------------
+# Warnings
+# ---------------------------------------------------------------------------------
+
+
+def op_where(op: Operation) -> str:
+    """``file:line:col`` of an op parsed from text, else ``@graph %name`` for built IR."""
+    loc = location_str(op)
+    if loc is not None:
+        return loc
+    graph = op.parent_op()
+    while graph is not None and "sym_name" not in graph.properties:
+        graph = graph.parent_op()
+    parts = []
+    if graph is not None:
+        sym = graph.properties["sym_name"]
+        parts.append("@" + getattr(sym, "data", str(sym)))
+    if op.results and op.results[0].name_hint:
+        parts.append("%" + op.results[0].name_hint)
+    return " ".join(parts) or "<unknown>"
+
+
+@dataclass(frozen=True)
+class PassWarning:
+    """A non-fatal finding about an op, with where the op was when it was reported (a
+    later pass may erase the op)."""
+
+    where: str
+    op_name: str
+    message: str
+
+    def line(self) -> str:
+        return f"{self.where}: warning: '{self.op_name}' op {self.message}"
+
+
+WarningHandler = Callable[[PassWarning], None]
+_HANDLER: ContextVar[WarningHandler | None] = ContextVar("rlx_warning_handler", default=None)
+
+
+def warn(op: Operation, message: str) -> None:
+    """Report a finding about ``op`` to the active handler (stderr when none is set)."""
+    finding = PassWarning(op_where(op), op.name, " ".join(message.split()))
+    handler = _HANDLER.get()
+    if handler is None:
+        sys.stderr.write(finding.line() + "\n")
+    else:
+        handler(finding)
+
+
+@contextmanager
+def handle_warnings(handler: WarningHandler) -> Iterator[None]:
+    """Route ``warn`` calls made inside the block to ``handler``."""
+    token = _HANDLER.set(handler)
+    try:
+        yield
+    finally:
+        _HANDLER.reset(token)
+
+
+@contextmanager
+def collect_warnings() -> Iterator[list[PassWarning]]:
+    """Capture the warnings of the block in a list instead of printing them."""
+    found: list[PassWarning] = []
+    with handle_warnings(found.append):
+        yield found

@@ -22,6 +22,7 @@ from xdsl.dialects.builtin import (
     FileLineColLoc,
     IntAttr,
     ModuleOp,
+    NameLoc,
     StringAttr,
 )
 from xdsl.ir import Block, Operation, SSAValue
@@ -85,10 +86,17 @@ def fingerprint(module: Operation) -> str:
 
 
 def location_str(op: Operation) -> str | None:
-    """``file:line:col`` of an op parsed from text, or None."""
-    loc = op.location
+    """``file:line:col`` of an op parsed from text, the name of a named location (an
+    imported model's node), or None."""
+    return _loc_str(op.location)
+
+
+def _loc_str(loc: object) -> str | None:
     if isinstance(loc, FileLineColLoc):
         return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
+    if isinstance(loc, NameLoc):
+        inner = _loc_str(loc.location)
+        return f"{loc.desc.data} ({inner})" if inner else loc.desc.data
     return None
 
 

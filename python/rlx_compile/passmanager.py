@@ -30,8 +30,10 @@ from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 from rlx_compile.diagnostics import (
     OpPassFailure,
     PassFailure,
+    PassWarning,
     PipelineError,
     first_line,
+    handle_warnings,
     verify_module,
 )
 from rlx_compile.ir import make_context, print_module
@@ -195,6 +197,7 @@ class PassManager:
         self.ctx = ctx or make_context()
         self.callback = callback
         self.records: list[PassRecord] = []
+        self.warnings: list[PassWarning] = []
 
     def run(self, module: ModuleOp) -> ModuleOp:
         inst = self.inst
@@ -211,7 +214,8 @@ class PassManager:
                 self._print(f"// -----// IR Dump Before {spec} //----- //", module)
             start = time.perf_counter()
             try:
-                p.apply(self.ctx, module)
+                with handle_warnings(self._warn):
+                    p.apply(self.ctx, module)
             except DiagnosticException as err:
                 at = err.op if isinstance(err, OpPassFailure) else None
                 self._fail(p, index, module, text_before, first_line(err), at)
@@ -242,6 +246,10 @@ class PassManager:
         return module
 
     # -- reporting ---------------------------------------------------------------------
+    def _warn(self, finding: PassWarning) -> None:
+        self.warnings.append(finding)
+        self.inst.stream.write(finding.line() + "\n")
+
     def timing_report(self) -> str:
         total = sum(r.seconds for r in self.records) or 1e-12
         bar = "===" + "-" * 73 + "==="

@@ -10,24 +10,30 @@ timings and a stable fingerprint, and runs the final module on the reference exe
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
+import tempfile
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from rlx_compile import env
 from rlx_compile.conversion.dispatch import DispatchPolicy, KernelDispatchReport, resolve_policy
-from rlx_compile.diagnostics import RlxError
+from rlx_compile.diagnostics import PassWarning, RlxError
 from rlx_compile.dialects import lir
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.fusion.report import FusionReport
-from rlx_compile.ir import fingerprint, print_module
+from rlx_compile.ir import fingerprint, graph_ops, graph_params, print_module
 from rlx_compile.memory.report import MemoryReport, memory_report
+from rlx_compile.params import save_bindings
 from rlx_compile.passmanager import (
     Instrumentation,
     PassManager,
@@ -57,7 +63,12 @@ class CompileOptions:
     lower_policy: str = "keep"
     """Override every HIR block's fusion policy (``direct``/``fusable``); ``keep`` keeps them."""
     cleanup: bool = True
-    """Run the generic cleanup (canonicalize, cse, dce)."""
+    """Run RLX's cleanup sequence (``cleanup_passes``), before and after fusion."""
+    param_bindings: Mapping[str, ArrayLike] | str | None = None
+    """Params fixed at compile time, baked in as constants before cleanup by the default
+    pipeline (``param-specialize``): arrays by name, or the path of an ``.npz`` file."""
+    lint_numerics: bool = False
+    """Warn about NaN/Inf, f16/bf16 overflow and denormals in compile-time values."""
     fuse: bool = True
     """Run the target's fusion stages (``fuse{target=...}``)."""
     legalize: bool = True
@@ -115,6 +126,32 @@ class CompileOptions:
         return get_target(self.target).width
 
 
+CLEANUP_SEQUENCE = ("algebraic-simplify", "sccp", "cse", "dce", "constant-fold")
+"""RLX's cleanup, in RLX's order (rlx-runtime ``precompile_cleanup``)."""
+
+
+def cleanup_passes(
+    options: CompileOptions, *, first: bool = True, bindings_file: str | None = None
+) -> list[str]:
+    """The cleanup run's pipeline elements. The ``first`` run (before fusion) starts by
+    baking ``param_bindings`` in and linting when asked; the run after fusion is the
+    sequence alone. ``bindings_file`` is where arrays given by name were saved."""
+    passes: list[str] = []
+    if first and options.param_bindings is not None:
+        path = options.param_bindings if isinstance(options.param_bindings, str) else bindings_file
+        if path is None:
+            raise CompileError(
+                "param_bindings given as arrays need a file for the pipeline string: "
+                "use CompilePipeline, or save them with np.savez and pass the path"
+            )
+        passes.append(f'param-specialize{{bindings="{path}"}}')
+    if first and options.lint_numerics:
+        passes.append("numeric-lint")
+    if options.cleanup:
+        passes += CLEANUP_SEQUENCE
+    return passes
+
+
 def planning_passes(options: CompileOptions) -> list[str]:
     """Bind symbolic dims, plan memory, prove the plan (the MIR -> LIR stage)."""
     passes = []
@@ -170,18 +207,18 @@ def legalize_passes(options: CompileOptions) -> list[str]:
     return passes
 
 
-def default_pipeline(options: CompileOptions) -> str:
+def default_pipeline(options: CompileOptions, *, bindings_file: str | None = None) -> str:
     """The default pass list for ``options`` as a pipeline string.
 
-    Stage order: lower HIR -> cleanup -> fusion -> cleanup -> legalize -> bind dims ->
-    plan memory -> check the plan.
+    Stage order: lower HIR -> inline calls -> cleanup -> fusion -> cleanup -> legalize ->
+    bind dims -> plan memory -> check the plan.
     """
     lower = "lower-hir-to-mir"
     if options.lower_policy != "keep":
         lower += f"{{policy={options.lower_policy}}}"
-    cleanup = ["canonicalize", "cse", "dce"] if options.cleanup else []
-    passes = [lower, *cleanup]
-    passes += fusion_passes_of(options, cleanup)
+    passes = [lower, "inline"]
+    passes += cleanup_passes(options, bindings_file=bindings_file)
+    passes += fusion_passes_of(options, cleanup_passes(options, first=False))
     # Precision after fusion (casts between a matmul and its bias would block it) and
     # before legalization (which must see the element types the target will run).
     passes += precision_passes(options)
@@ -211,6 +248,8 @@ class CompileResult:
     options: CompileOptions
     stages: list[Stage] = field(default_factory=list)
     records: list[PassRecord] = field(default_factory=list)
+    warnings: list[PassWarning] = field(default_factory=list)
+    """What passes reported without failing (``numeric-lint`` findings...)."""
     fusion_report: FusionReport | None = None
     """What ``fuse`` fused and what nearly fused (None without a fuse pass)."""
     dispatch_report: KernelDispatchReport | None = None
@@ -261,12 +300,25 @@ class CompileResult:
         inputs: Mapping[str, Any],
         params: Mapping[str, Any] | None = None,
     ) -> dict[str, np.ndarray]:
-        """Execute the final module: LIR inside its arena, MIR on the reference executor."""
+        """Execute the final module: LIR inside its arena, MIR on the reference executor.
+
+        ``params`` may hold every param of the input module: those the compile removed
+        (baked in by ``param_bindings``, or unused) are dropped."""
         from rlx_compile.interpreter import run, run_arena
 
+        if params is not None:
+            kept = _param_names(self.module)
+            removed = _param_names(self.input) - kept
+            if isinstance(self.options.param_bindings, Mapping):  # baked in before `input`
+                removed |= set(self.options.param_bindings) - kept
+            params = {k: v for k, v in params.items() if k not in removed}
         if self.lir is not None:
             return run_arena(self.module, inputs, params)
         return run(self.module, inputs, params)
+
+
+def _param_names(module: ModuleOp) -> set[str]:
+    return {p.name for g in graph_ops(module) for p in graph_params(g)}
 
 
 InspectHook = Callable[[str, ModuleOp], None]
@@ -306,7 +358,11 @@ class CompilePipeline:
         self.calibration = list(calibration) if calibration is not None else None
         self.calibration_params = dict(calibration_params or {})
         self._check_calibration()
-        self.pipeline = pipeline if pipeline is not None else default_pipeline(self.options)
+        if pipeline is not None:
+            self.pipeline = pipeline
+        else:
+            bindings_file = self._save_bindings(self.options.param_bindings)
+            self.pipeline = default_pipeline(self.options, bindings_file=bindings_file)
         self._passes: list[ModulePass] = parse_pipeline(self.pipeline)
         if inspect is None:
             self.hooks: list[InspectHook] = []
@@ -314,6 +370,17 @@ class CompilePipeline:
             self.hooks = [inspect]
         else:
             self.hooks = list(inspect)
+
+    def _save_bindings(self, bindings: Mapping[str, ArrayLike] | str | None) -> str | None:
+        """Arrays given by name go to an .npz file that lives as long as this pipeline,
+        so that the pipeline string names them (and ``rlx-opt`` can replay it)."""
+        if bindings is None or isinstance(bindings, str):
+            return None
+        directory = tempfile.mkdtemp(prefix="rlx-params-")
+        weakref.finalize(self, shutil.rmtree, directory, True)
+        path = os.path.join(directory, "params.npz")
+        save_bindings(path, bindings)
+        return path
 
     def _check_calibration(self) -> None:
         scheme = self.options.quantize
@@ -371,6 +438,7 @@ class CompilePipeline:
                         result.dispatch_report = report
                 print_requested_reports(result.fusion_report, result.dispatch_report)
         result.records = pm.records
+        result.warnings = pm.warnings
         return result
 
     def _calibration_scope(self, result: CompileResult) -> AbstractContextManager[None]:

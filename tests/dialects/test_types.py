@@ -72,3 +72,17 @@ def test_axes_and_counts() -> None:
     assert same_element_count(("b", 4, 2), (8, "b"))
     assert not same_element_count(("b", 4), ("c", 4))
     assert not same_element_count((2, 3), (5,))
+
+
+def test_constant_values_in_exponent_form_round_trip() -> None:
+    # NumPy spells 1e-40 without a dot, which the lexer would read as the integer 1.
+    from rlx_compile.ir import parse_module, print_module
+
+    text = (
+        "func.func @g() -> !rlx.tensor<[3], f32> {\n"
+        "  %c = mir.constant dense<[1.0e-40, 3.0e+38, 0.5]> : !rlx.tensor<[3], f32>\n"
+        "  func.return %c : !rlx.tensor<[3], f32>\n}\n"
+    )
+    once = print_module(parse_module(text))
+    assert "dense<[1.0e-40, 3.0e+38, 0.5]>" in once
+    assert print_module(parse_module(once)) == once

@@ -113,6 +113,19 @@ class PadModeAttr(EnumAttribute[PadMode], SpacedOpaqueSyntaxAttribute):
     name = "rlx.pad_mode"
 
 
+class ScatterReduction(StrEnum):
+    NONE = "none"  # the update replaces the element (the last update wins)
+    ADD = "add"
+    MUL = "mul"
+    MAX = "max"
+    MIN = "min"
+
+
+@irdl_attr_definition
+class ScatterReductionAttr(EnumAttribute[ScatterReduction], SpacedOpaqueSyntaxAttribute):
+    name = "rlx.scatter_reduction"
+
+
 class FusionPolicy(StrEnum):
     DIRECT = "direct"  # lower to the fused MIR op
     FUSABLE = "fusable"  # lower to the primitive chain that fusion recognises later
@@ -155,6 +168,7 @@ ENUM_ATTRS: tuple[type[Attribute], ...] = (
     ComparePredicateAttr,
     MaskKindAttr,
     PadModeAttr,
+    ScatterReductionAttr,
     FusionPolicyAttr,
 )
 
@@ -167,6 +181,7 @@ _ENUM_ATTR_OF: dict[type[StrEnum], type[EnumAttribute[Any]]] = {
     ComparePredicate: ComparePredicateAttr,
     MaskKind: MaskKindAttr,
     PadMode: PadModeAttr,
+    ScatterReduction: ScatterReductionAttr,
     FusionPolicy: FusionPolicyAttr,
 }
 

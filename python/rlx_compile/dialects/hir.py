@@ -548,7 +548,8 @@ class RegionOp(ShapedOp):
     INFER_RESULTS: ClassVar[bool] = False
 
     def __init__(self, inputs: Sequence[SSAValue], body: Region, result_types: Sequence[Any]):
-        self._build({"inputs": list(inputs)}, {}, list(result_types), regions=[body])
+        # One entry per result definition: the variadic ``outputs`` takes the whole list.
+        self._build({"inputs": list(inputs)}, {}, [list(result_types)], regions=[body])
 
     def check_result(self, props: Props, **operands: Any) -> None:
         block = self.body.block

@@ -43,10 +43,12 @@ from xdsl.irdl import (
     var_operand_def,
 )
 from xdsl.parser import Parser
+from xdsl.pattern_rewriter import RewritePattern
 from xdsl.printer import Printer
 from xdsl.traits import (
     Commutative,
     ConstantLike,
+    HasCanonicalizationPatternsTrait,
     HasParent,
     IsolatedFromAbove,
     IsTerminator,
@@ -70,6 +72,8 @@ from rlx_compile.dialects.common import (
     PadModeAttr,
     Props,
     RawDataAttr,
+    ScatterReduction,
+    ScatterReductionAttr,
     ShapedOp,
     enum_attr,
     flag_attr,
@@ -107,6 +111,16 @@ def _check_sorted_axes(axes: Sequence[int], rank: int) -> None:
         check_axis(a, rank, "reduction axis")
     if list(axes) != sorted(set(axes)):
         raise VerifyException(f"axes {list(axes)} must be sorted and unique")
+
+
+class SimplifyCanonicalization(HasCanonicalizationPatternsTrait):
+    """``canonicalize`` applies the algebraic-simplify rewrites (IEEE-exact ones only)."""
+
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from rlx_compile.transforms.algebraic_simplify import simplify_patterns
+
+        return tuple(simplify_patterns(assume_finite=False))
 
 
 # =====================================================================================
@@ -152,7 +166,10 @@ def _format_scalar(x: Any, dtype: DType) -> str:
     if dtype.is_int:
         return str(int(x))
     text = str(dtype.numpy.type(x))  # NumPy's shortest round-trip spelling for the dtype
-    return text if any(c in text for c in ".en") else text + ".0"
+    mantissa, e, exponent = text.partition("e")
+    if "." not in mantissa and "n" not in mantissa:  # the lexer reads "1e-40" as an int
+        mantissa += ".0"
+    return mantissa + e + exponent
 
 
 @irdl_op_definition
@@ -319,6 +336,7 @@ class NegOp(UnaryOp):
     """-x."""
 
     name = "mir.neg"
+    traits = traits_def(Pure(), SimplifyCanonicalization())
 
 
 @irdl_op_definition
@@ -459,6 +477,82 @@ class SoftplusOp(FloatUnaryOp):
 
 
 @irdl_op_definition
+class TanOp(FloatUnaryOp):
+    """Tangent."""
+
+    name = "mir.tan"
+
+
+@irdl_op_definition
+class AsinOp(FloatUnaryOp):
+    """Inverse sine, in [-π/2, π/2]; NaN outside [-1, 1]."""
+
+    name = "mir.asin"
+
+
+@irdl_op_definition
+class AcosOp(FloatUnaryOp):
+    """Inverse cosine, in [0, π]; NaN outside [-1, 1]."""
+
+    name = "mir.acos"
+
+
+@irdl_op_definition
+class AtanOp(FloatUnaryOp):
+    """Inverse tangent, in (-π/2, π/2)."""
+
+    name = "mir.atan"
+
+
+@irdl_op_definition
+class SinhOp(FloatUnaryOp):
+    """Hyperbolic sine, (eˣ - e⁻ˣ) / 2."""
+
+    name = "mir.sinh"
+
+
+@irdl_op_definition
+class CoshOp(FloatUnaryOp):
+    """Hyperbolic cosine, (eˣ + e⁻ˣ) / 2."""
+
+    name = "mir.cosh"
+
+
+@irdl_op_definition
+class AsinhOp(FloatUnaryOp):
+    """Inverse hyperbolic sine."""
+
+    name = "mir.asinh"
+
+
+@irdl_op_definition
+class AcoshOp(FloatUnaryOp):
+    """Inverse hyperbolic cosine; NaN below 1."""
+
+    name = "mir.acosh"
+
+
+@irdl_op_definition
+class AtanhOp(FloatUnaryOp):
+    """Inverse hyperbolic tangent; ±inf at ±1, NaN outside [-1, 1]."""
+
+    name = "mir.atanh"
+
+
+class IntUnaryOp(UnaryOp):
+    @classmethod
+    def check_input(cls, t: TensorType) -> None:
+        require_int(t, "operand")
+
+
+@irdl_op_definition
+class BitwiseNotOp(IntUnaryOp):
+    """Bitwise complement of an integer tensor (two's complement for signed types)."""
+
+    name = "mir.bitwise_not"
+
+
+@irdl_op_definition
 class GeluOp(FloatUnaryOp):
     """0.5·x·(1 + erf(x/√2)).
 
@@ -516,7 +610,7 @@ class AddOp(BinaryOp):
     """lhs + rhs."""
 
     name = "mir.add"
-    traits = traits_def(Pure(), Commutative())
+    traits = traits_def(Pure(), Commutative(), SimplifyCanonicalization())
 
 
 @irdl_op_definition
@@ -524,6 +618,7 @@ class SubOp(BinaryOp):
     """lhs - rhs."""
 
     name = "mir.sub"
+    traits = traits_def(Pure(), SimplifyCanonicalization())
 
 
 @irdl_op_definition
@@ -531,7 +626,7 @@ class MulOp(BinaryOp):
     """lhs · rhs."""
 
     name = "mir.mul"
-    traits = traits_def(Pure(), Commutative())
+    traits = traits_def(Pure(), Commutative(), SimplifyCanonicalization())
 
 
 @irdl_op_definition
@@ -539,6 +634,7 @@ class DivOp(BinaryOp):
     """Division; integer division truncates toward zero."""
 
     name = "mir.div"
+    traits = traits_def(Pure(), SimplifyCanonicalization())
 
 
 @irdl_op_definition
@@ -592,6 +688,59 @@ class XorOp(LogicalBinaryOp):
     """Logical exclusive or of bool tensors."""
 
     name = "mir.xor"
+    traits = traits_def(Pure(), Commutative())
+
+
+@irdl_op_definition
+class FmodOp(BinaryOp):
+    """Remainder with the sign of the dividend (C ``fmod``): lhs - trunc(lhs / rhs)·rhs,
+    computed exactly."""
+
+    name = "mir.fmod"
+
+
+class IntBinaryOp(BinaryOp):
+    @classmethod
+    def check_dtype(cls, dtype: DType, t: TensorType) -> None:
+        require_int(t, "operands")
+
+
+@irdl_op_definition
+class ShiftLeftOp(IntBinaryOp):
+    """lhs shifted left by rhs bits (wrapping); 0 for a shift < 0 or >= the bit width."""
+
+    name = "mir.shift_left"
+
+
+@irdl_op_definition
+class ShiftRightOp(IntBinaryOp):
+    """lhs shifted right by rhs bits: arithmetic (sign-filling) for signed types, logical
+    for unsigned; a shift < 0 or >= the bit width gives 0, or -1 for a negative signed lhs."""
+
+    name = "mir.shift_right"
+
+
+@irdl_op_definition
+class BitwiseAndOp(IntBinaryOp):
+    """Bitwise and of integer tensors."""
+
+    name = "mir.bitwise_and"
+    traits = traits_def(Pure(), Commutative())
+
+
+@irdl_op_definition
+class BitwiseOrOp(IntBinaryOp):
+    """Bitwise or of integer tensors."""
+
+    name = "mir.bitwise_or"
+    traits = traits_def(Pure(), Commutative())
+
+
+@irdl_op_definition
+class BitwiseXorOp(IntBinaryOp):
+    """Bitwise exclusive or of integer tensors."""
+
+    name = "mir.bitwise_xor"
     traits = traits_def(Pure(), Commutative())
 
 
@@ -658,7 +807,7 @@ class CastOp(ShapedOp):
     name = "mir.cast"
     input = operand_def(TensorType)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), SimplifyCanonicalization())
     INFER_RESULTS: ClassVar[bool] = False
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
@@ -795,6 +944,172 @@ class ReduceProdOp(ReduceOp):
     """Product over ``axes``."""
 
     name = "mir.reduce_prod"
+
+
+class ScanOp(ShapedOp):
+    """A running reduction along ``axis``; ``exclusive`` leaves x[i] out of y[i] (y[0]
+    is the identity), ``reverse`` runs from the end. Integers wrap; floats accumulate in
+    the compute type in index order."""
+
+    T: ClassVar = VarConstraint("T", AnyTensor)
+    input = operand_def(T)
+    axis = prop_def(I64Attr)
+    exclusive = opt_prop_def(UnitAttr)
+    reverse = opt_prop_def(UnitAttr)
+    result = result_def(T)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `axis` $axis (`exclusive` $exclusive^)? (`reverse` $reverse^)? attr-dict `:` "
+        "type($result)"
+    )
+
+    def __init__(self, input: SSAValue, axis: int, exclusive: bool = False, reverse: bool = False):
+        self._build(
+            {"input": input},
+            {
+                "axis": int_attr(axis),
+                "exclusive": flag_attr(exclusive),
+                "reverse": flag_attr(reverse),
+            },
+        )
+
+    @classmethod
+    def infer(cls, props: Props, *, input: TensorType) -> tuple[TensorType, ...]:
+        require_numeric(input, "operand")
+        check_axis(props.int("axis"), input.rank)
+        return (input,)
+
+
+@irdl_op_definition
+class CumsumOp(ScanOp):
+    """Running sum along ``axis``: y[i] = Σ_{j ≤ i} x[j] (Σ_{j ≥ i} with ``reverse``)."""
+
+    name = "mir.cumsum"
+
+
+@irdl_op_definition
+class CumprodOp(ScanOp):
+    """Running product along ``axis``: y[i] = Π_{j ≤ i} x[j] (Π_{j ≥ i} with ``reverse``)."""
+
+    name = "mir.cumprod"
+
+
+@irdl_op_definition
+class TopKOp(ShapedOp):
+    """The ``k`` largest (or, with ``smallest``, smallest) elements along ``axis``, in
+    order, and their indices (i64). Equal values keep their index order; NaN counts as
+    larger than every number."""
+
+    name = "mir.topk"
+    input = operand_def(TensorType)
+    k = prop_def(I64Attr)
+    axis = prop_def(I64Attr)
+    smallest = opt_prop_def(UnitAttr)
+    values = result_def(TensorType)
+    indices = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `k` $k `axis` $axis (`smallest` $smallest^)? attr-dict `:` type($input) `->` "
+        "`(` type($values) `,` type($indices) `)`"
+    )
+
+    def __init__(self, input: SSAValue, k: int, axis: int, smallest: bool = False):
+        self._build(
+            {"input": input},
+            {"k": int_attr(k), "axis": int_attr(axis), "smallest": flag_attr(smallest)},
+        )
+
+    @classmethod
+    def infer(cls, props: Props, *, input: TensorType) -> tuple[TensorType, ...]:
+        require_numeric(input, "operand")
+        axis, k = props.int("axis"), props.int("k")
+        check_axis(axis, input.rank)
+        n = input.shape[axis]
+        if k < 0 or (isinstance(n, int) and k > n):
+            raise VerifyException(f"k = {k} is outside [0, {n}]")
+        shape = list(input.shape)
+        shape[axis] = k
+        return (input.with_shape(shape), TensorType(shape, DType.I64))
+
+
+@irdl_op_definition
+class ScatterNdOp(ShapedOp):
+    """A copy of ``data`` with slices replaced or combined by ``updates``.
+
+    ``indices`` [..., q] address the first q dims of data (negative entries wrap); slice
+    ``indices[i...]`` takes ``updates[i...]`` (shape indices.shape[:-1] +
+    data.shape[q:]). Updates apply in row-major order: with ``reduction none`` the last
+    one to an element wins, otherwise each combines (add, mul, max, min) with the value
+    so far.
+    """
+
+    name = "mir.scatter_nd"
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    updates = operand_def(TensorType)
+    reduction = prop_def(
+        ScatterReductionAttr, default_value=ScatterReductionAttr(ScatterReduction.NONE)
+    )
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$data `,` $indices `,` $updates (`reduction` $reduction^)? attr-dict `:` "
+        "functional-type(operands, results)"
+    )
+
+    def __init__(
+        self, data: SSAValue, indices: SSAValue, updates: SSAValue, reduction: str = "none"
+    ):
+        self._build(
+            {"data": data, "indices": indices, "updates": updates},
+            {"reduction": enum_attr(ScatterReduction, reduction)},
+        )
+
+    @classmethod
+    def infer(
+        cls, props: Props, *, data: TensorType, indices: TensorType, updates: TensorType
+    ) -> tuple[TensorType, ...]:
+        require_int(indices, "indices")
+        require_min_rank(indices, 1, "indices")
+        q = indices.shape[-1]
+        if not isinstance(q, int) or q > data.rank:
+            raise VerifyException(f"index depth {q} exceeds the data rank {data.rank}")
+        want = (*indices.shape[:-1], *data.shape[q:])
+        if updates.shape != want or updates.dtype is not data.dtype:
+            raise VerifyException(
+                f"updates must be {fmt_shape(want)} of {data.dtype.value}, got {updates}"
+            )
+        if data.dtype.is_bool and props.enum("reduction") is not ScatterReduction.NONE:
+            raise VerifyException("bool data only takes reduction none")
+        return (data,)
+
+
+@irdl_op_definition
+class BitcastOp(ShapedOp):
+    """The bytes of ``input`` read as the result's element type (same width and shape)."""
+
+    name = "mir.bitcast"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    INFER_RESULTS: ClassVar[bool] = False
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, dtype: DType | str):
+        t = SSAValue.get(input).type
+        assert isinstance(t, TensorType)
+        self._build({"input": input}, {}, [t.with_dtype(dtype)])
+
+    def check_result(self, props: Props, *, input: TensorType) -> None:
+        out = self.result.type
+        assert isinstance(out, TensorType)
+        if out.shape != input.shape or out.dtype.itemsize != input.dtype.itemsize:
+            raise VerifyException(
+                f"bitcast needs the same shape and element width: {input} -> {out}"
+            )
+
+    def contiguous_view_offset(self) -> int | None:
+        return 0
 
 
 class ArgReduceOp(ShapedOp):
@@ -1060,7 +1375,7 @@ class ReshapeOp(ShapedOp):
     name = "mir.reshape"
     input = operand_def(TensorType)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), SimplifyCanonicalization())
     INFER_RESULTS: ClassVar[bool] = False
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
@@ -1092,7 +1407,7 @@ class TransposeOp(ShapedOp):
     input = operand_def(TensorType)
     perm = prop_def(I64Array)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), SimplifyCanonicalization())
     assembly_format = "$input `perm` $perm attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue, perm: Sequence[int]):
@@ -1122,7 +1437,7 @@ class NarrowOp(ShapedOp):
     axis = prop_def(I64Attr)
     start = prop_def(I64Attr)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), SimplifyCanonicalization())
     INFER_RESULTS: ClassVar[bool] = False
     assembly_format = (
         "$input `axis` $axis `start` $start attr-dict `:` type($input) `->` type($result)"
@@ -1237,7 +1552,7 @@ class ConcatOp(ShapedOp):
     inputs = var_operand_def(TensorType)
     axis = prop_def(I64Attr)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), SimplifyCanonicalization())
     assembly_format = "$inputs `axis` $axis attr-dict `:` functional-type($inputs, $result)"
 
     def __init__(self, inputs: Sequence[SSAValue], axis: int):
@@ -2337,10 +2652,13 @@ MIR_OPS: list[type[ShapedOp]] = [
     InputOp, ParamOp, ConstantOp,
     NegOp, AbsOp, ReluOp, SignOp, NotOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, TanhOp,
     SigmoidOp, SiluOp, ErfOp, SinOp, CosOp, FloorOp, CeilOp, RoundOp, SoftplusOp, GeluOp,
+    TanOp, AsinOp, AcosOp, AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, BitwiseNotOp,
     AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ModOp, AndOp, OrOp, XorOp,
+    FmodOp, BitwiseAndOp, BitwiseOrOp, BitwiseXorOp, ShiftLeftOp, ShiftRightOp,
     CompareOp, WhereOp, CastOp,
     MatmulOp,
     ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp, ArgMaxOp, ArgMinOp,
+    CumsumOp, CumprodOp, TopKOp, ScatterNdOp, BitcastOp,
     SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp, GroupNormOp, BatchNormOp,
     ReshapeOp, TransposeOp, NarrowOp, SliceOp, ConcatOp, ExpandOp, GatherOp, PadOp,
     ConvOp, MaxPoolOp, AvgPoolOp,

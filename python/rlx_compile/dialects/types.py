@@ -109,6 +109,35 @@ _INTS = frozenset(
     {DType.I8, DType.I16, DType.I32, DType.I64, DType.U8, DType.U16, DType.U32, DType.U64}
 )
 _DTYPE_SPELLINGS = frozenset(d.value for d in DType)
+_NO_INFINITY = frozenset({DType.F8E4M3})
+
+
+def exactly_representable(src: DType, dst: DType) -> bool:
+    """Whether every value of ``src`` (infinities and NaN included) is a value of ``dst``,
+    so that a cast ``src -> dst`` loses nothing."""
+    if src is dst or src.is_bool:
+        return True
+    if dst.is_bool or (src.is_float and not dst.is_float):
+        return False
+    if src.is_int:
+        lo, hi = int(np.iinfo(src.numpy).min), int(np.iinfo(src.numpy).max)
+        if dst.is_int:
+            info = np.iinfo(dst.numpy)
+            return int(info.min) <= lo and hi <= int(info.max)
+        # Every integer of magnitude <= 2^(mantissa bits + 1) is a float of dst.
+        fd = ml_dtypes.finfo(dst.numpy)
+        bound = max(-lo, hi)
+        return bound <= 2 ** (fd.nmant + 1) and bound <= float(fd.max)
+    fs, fd = ml_dtypes.finfo(src.numpy), ml_dtypes.finfo(dst.numpy)
+    if src not in _NO_INFINITY and dst in _NO_INFINITY:
+        return False
+    # No fewer mantissa bits, no narrower exponent range, no coarser subnormal grid.
+    return (
+        fd.nmant >= fs.nmant
+        and float(fd.max) >= float(fs.max)
+        and float(fd.smallest_normal) <= float(fs.smallest_normal)
+        and float(fd.smallest_subnormal) <= float(fs.smallest_subnormal)
+    )
 
 
 def _dim_attr(d: Dim) -> IntAttr | StringAttr:

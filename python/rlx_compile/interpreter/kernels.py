@@ -168,6 +168,16 @@ UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "softplus": softplus_c,
     "gelu": gelu_c,
     "gelu_tanh": gelu_tanh_c,
+    "tan": np.tan,
+    "asin": np.arcsin,
+    "acos": np.arccos,
+    "atan": np.arctan,
+    "sinh": np.sinh,
+    "cosh": np.cosh,
+    "asinh": np.arcsinh,
+    "acosh": np.arccosh,
+    "atanh": np.arctanh,
+    "bitwise_not": np.invert,
 }
 
 
@@ -227,9 +237,38 @@ def _int_pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(neg, neg_val, p).astype(a.dtype)
 
 
+def _int_fmod(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if np.any(b == 0):
+        raise ExecutionError("integer modulo by zero")
+    return np.fmod(a, b)
+
+
+def _shift(a: np.ndarray, s: np.ndarray, left: bool) -> np.ndarray:
+    """Shifts with a defined result for every amount: out of [0, bits) gives 0 (-1 for a
+    right shift of a negative signed value); left shifts wrap, right shifts of signed
+    types fill with the sign."""
+    bits = a.dtype.itemsize * 8
+    inside = (s >= 0) & (s < bits)
+    amount = np.where(inside, s, 0).astype(np.uint64)
+    unsigned = a.view(np.dtype(f"u{a.dtype.itemsize}"))
+    if left:
+        shifted = np.left_shift(unsigned, amount.astype(unsigned.dtype)).view(a.dtype)
+        return np.where(inside, shifted, a.dtype.type(0))
+    shifted = np.right_shift(a, amount.astype(a.dtype))
+    outside = np.where(a < 0, a.dtype.type(-1), a.dtype.type(0)) if a.dtype.kind == "i" else 0
+    return np.where(inside, shifted, outside).astype(a.dtype)
+
+
 def _binary_fn(kind: str, integer: bool) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     if integer:
-        special = {"div": _int_div, "mod": _int_mod, "pow": _int_pow}
+        special = {
+            "div": _int_div,
+            "mod": _int_mod,
+            "pow": _int_pow,
+            "fmod": _int_fmod,
+            "shift_left": lambda a, s: _shift(a, s, True),
+            "shift_right": lambda a, s: _shift(a, s, False),
+        }
         if kind in special:
             return special[kind]
     return {
@@ -244,6 +283,10 @@ def _binary_fn(kind: str, integer: bool) -> Callable[[np.ndarray, np.ndarray], n
         "and": np.logical_and,
         "or": np.logical_or,
         "xor": np.logical_xor,
+        "fmod": np.fmod,  # sign of the dividend, exact
+        "bitwise_and": np.bitwise_and,
+        "bitwise_or": np.bitwise_or,
+        "bitwise_xor": np.bitwise_xor,
     }[kind]
 
 
@@ -369,6 +412,74 @@ def reduce(kind: str, x: np.ndarray, axes: Sequence[int], keepdims: bool) -> np.
     else:
         y = np.min(x, axis=ax, keepdims=keepdims)
     return round_to(y, dtype)
+
+
+def cumulative(kind: str, x: np.ndarray, axis: int, exclusive: bool, reverse: bool) -> np.ndarray:
+    """Running sum or product along ``axis`` in index order (from the end with
+    ``reverse``), in the compute type; ``exclusive`` shifts by one so that y[0] is the
+    identity."""
+    dtype = x.dtype
+    xc = widen(x) if is_float(dtype) else contiguous(x)
+    if reverse:
+        xc = np.flip(xc, axis)
+    if exclusive:
+        # Sum of the elements strictly before: prepend a zero, drop the last element.
+        first = np.take(xc, [0], axis=axis) if xc.shape[axis] else xc
+        identity = np.zeros_like(first) if kind == "sum" else np.ones_like(first)
+        xc = np.concatenate([identity, np.take(xc, range(xc.shape[axis] - 1), axis=axis)], axis)
+    scan = np.cumsum if kind == "sum" else np.cumprod
+    y = scan(xc, axis=axis, dtype=xc.dtype)
+    if reverse:
+        y = np.flip(y, axis)
+    return round_to(contiguous(y), dtype)
+
+
+def topk(x: np.ndarray, k: int, axis: int, smallest: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The k largest (smallest) along ``axis`` in order; equal values in index order;
+    NaN sorts above every number."""
+    xc = widen(x) if is_float(x.dtype) else x
+    if smallest:
+        order = np.argsort(xc, axis=axis, kind="stable")
+    else:
+        # A stable ascending sort of the reversed axis, read backwards: values descend
+        # and equal values come in ascending original index.
+        n = x.shape[axis]
+        rev = np.argsort(np.flip(xc, axis), axis=axis, kind="stable")
+        order = (n - 1) - np.flip(rev, axis)
+    idx = np.take(order, np.arange(k), axis=axis)
+    return np.take_along_axis(x, idx, axis), idx.astype(np.int64)
+
+
+def scatter_nd(
+    data: np.ndarray, indices: np.ndarray, updates: np.ndarray, reduction: str
+) -> np.ndarray:
+    """A copy of ``data`` with ``updates`` written (or combined) at ``indices``, in
+    row-major order of the updates."""
+    out = data.copy()
+    q = indices.shape[-1]
+    dims = np.asarray(data.shape[:q], dtype=np.int64)
+    idx = indices.reshape(-1, q).astype(np.int64)
+    bad = (idx >= dims) | (idx < -dims)
+    if bad.any():
+        first = idx[bad.any(axis=1)][0].tolist()
+        raise ExecutionError(f"scatter index {first} is out of range for {list(data.shape[:q])}")
+    idx = np.where(idx < 0, idx + dims, idx)
+    upd = updates.reshape(idx.shape[0], *data.shape[q:])
+    combine = {
+        "add": np.add,
+        "mul": np.multiply,
+        "max": np.maximum,
+        "min": np.minimum,
+    }.get(reduction)
+    for i in range(idx.shape[0]):
+        at = tuple(idx[i])
+        if combine is None:
+            out[at] = upd[i]
+        elif is_float(out.dtype):  # combine in the compute type, round once per update
+            out[at] = round_to(combine(widen(np.asarray(out[at])), widen(upd[i])), out.dtype)
+        else:
+            out[at] = combine(out[at], upd[i])
+    return out
 
 
 def arg_reduce(kind: str, x: np.ndarray, axis: int, keepdims: bool) -> np.ndarray:

@@ -100,6 +100,16 @@ _UNARY: dict[type[mir.UnaryOp], str] = {
     mir.CeilOp: "ceil",
     mir.RoundOp: "round",
     mir.SoftplusOp: "softplus",
+    mir.TanOp: "tan",
+    mir.AsinOp: "asin",
+    mir.AcosOp: "acos",
+    mir.AtanOp: "atan",
+    mir.SinhOp: "sinh",
+    mir.CoshOp: "cosh",
+    mir.AsinhOp: "asinh",
+    mir.AcoshOp: "acosh",
+    mir.AtanhOp: "atanh",
+    mir.BitwiseNotOp: "bitwise_not",
 }
 
 
@@ -126,6 +136,12 @@ _BINARY: dict[type[mir.BinaryOp], str] = {
     mir.AndOp: "and",
     mir.OrOp: "or",
     mir.XorOp: "xor",
+    mir.FmodOp: "fmod",
+    mir.BitwiseAndOp: "bitwise_and",
+    mir.BitwiseOrOp: "bitwise_or",
+    mir.BitwiseXorOp: "bitwise_xor",
+    mir.ShiftLeftOp: "shift_left",
+    mir.ShiftRightOp: "shift_right",
 }
 
 
@@ -173,6 +189,31 @@ _REDUCE: dict[type[mir.ReduceOp], str] = {
 def _reduce(op: mir.ReduceOp, args: Arrays, env: Env) -> Arrays:
     p = op.props()
     return [K.reduce(_REDUCE[type(op)], args[0], p.ints("axes"), p.flag("keepdims"))]
+
+
+@impl(mir.CumsumOp, mir.CumprodOp)
+def _cumulative(op: mir.ScanOp, args: Arrays, env: Env) -> Arrays:
+    p = op.props()
+    kind = "sum" if isinstance(op, mir.CumsumOp) else "prod"
+    return [K.cumulative(kind, args[0], p.int("axis"), p.flag("exclusive"), p.flag("reverse"))]
+
+
+@impl(mir.TopKOp)
+def _topk(op: mir.TopKOp, args: Arrays, env: Env) -> Arrays:
+    p = op.props()
+    return list(K.topk(args[0], p.int("k"), p.int("axis"), p.flag("smallest")))
+
+
+@impl(mir.ScatterNdOp)
+def _scatter_nd(op: mir.ScatterNdOp, args: Arrays, env: Env) -> Arrays:
+    data, indices, updates = args
+    return [K.scatter_nd(data, indices, updates, op.props().enum("reduction").value)]
+
+
+@impl(mir.BitcastOp)
+def _bitcast(op: mir.BitcastOp, args: Arrays, env: Env) -> Arrays:
+    (x,) = args
+    return [np.ascontiguousarray(x).view(_np_dtype(op))]
 
 
 @impl(mir.ArgMaxOp, mir.ArgMinOp)

@@ -108,9 +108,18 @@ def export_graph(
         KIND_PARAM: opts.allocate_params,
         KIND_CONSTANT: opts.allocate_constants,
     }
+    # Weight packs -- values computed from params and constants only (a fused op's
+    # concatenated weights, a transposed weight) -- are weights too: they live where the
+    # params live, so with params outside the arena they stay outside it as well.
+    static: set[SSAValue] = set()
     for step, op in enumerate(ops):
         kind = _kind(op)
         view = op.contiguous_view_offset() if isinstance(op, ShapedOp) else None
+        is_static = kind in (KIND_PARAM, KIND_CONSTANT) or (
+            kind == KIND_COMPUTE and bool(op.operands) and all(v in static for v in op.operands)
+        )
+        if is_static:
+            static.update(op.results)
         for result in op.results:
             t = cast(TensorType, result.type)
             if not t.is_static:
@@ -123,7 +132,8 @@ def export_graph(
             cols["step"].append(step)
             cols["size"].append(slot_bytes(t, kind, opts.width, opts.alignment))
             cols["kind"].append(kind)
-            cols["alloc"].append(int(allocate[kind]))
+            weight_pack = is_static and kind == KIND_COMPUTE
+            cols["alloc"].append(int(opts.allocate_params if weight_pack else allocate[kind]))
             parent = index[op.operands[0]] if view is not None else -1
             cols["view_parent"].append(parent)
             cols["view_offset"].append(view or 0)

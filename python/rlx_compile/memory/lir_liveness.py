@@ -46,14 +46,18 @@ def value_label(value: SSAValue) -> str:
 
 
 def printed_labels(ops: list[Operation]) -> dict[SSAValue, str]:
-    """The names values print with: their name hint, else ``%N`` numbered in order like the
-    printer numbers unnamed values."""
+    """The names values print with, assigned as xDSL's printer does: a name hint, with
+    ``_1``, ``_2``... on its later repeats (xDSL drops such suffixes from hints, so
+    imported names like ``relu_1`` repeat as ``relu``), else ``%N`` numbered in order."""
     labels: dict[SSAValue, str] = {}
     counter = 0
+    seen: dict[str, int] = {}
     for op in ops:
         for r in op.results:
             if r.name_hint:
-                labels[r] = f"%{r.name_hint}"
+                n = seen.get(r.name_hint, 0)
+                seen[r.name_hint] = n + 1
+                labels[r] = f"%{r.name_hint}_{n}" if n else f"%{r.name_hint}"
             else:
                 labels[r] = f"%{counter}"
                 counter += 1

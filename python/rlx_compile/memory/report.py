@@ -81,12 +81,14 @@ def memory_report(graph: lir.GraphOp) -> MemoryReport:
 def mir_peak_live_bytes(graph: func.FuncOp, *, static_leaves: bool = True) -> int:
     """Source-order peak of live bytes of an unplanned graph: every op result in its own
     buffer (native sizes), live from its producer to its last reader, outputs to the end,
-    leaves for the whole run. ``static_leaves=False`` leaves params and constants out (the
-    activation bound, for plans that keep weights outside the arena)."""
+    leaves for the whole run. ``static_leaves=False`` leaves weights out -- params,
+    constants and values computed from them only -- (the activation bound, for plans that
+    keep weights outside the arena)."""
     block = graph_block(graph)
     ops = [op for op in block.ops if op is not block.last_op]
     n = len(ops)
     index: dict[object, int] = {}
+    weights: set[object] = set()
     sizes: list[int] = []
     births: list[int] = []
     deaths: list[int] = []
@@ -95,7 +97,12 @@ def mir_peak_live_bytes(graph: func.FuncOp, *, static_leaves: bool = True) -> in
             if operand in index:
                 deaths[index[operand]] = max(deaths[index[operand]], step)
         leaf = op.name in ("mir.input", "mir.param", "mir.constant")
-        static = op.name in ("mir.param", "mir.constant")
+        # Params, constants and values computed from them only (weight packs) are weights.
+        static = op.name in ("mir.param", "mir.constant") or (
+            not leaf and bool(op.operands) and all(v in weights for v in op.operands)
+        )
+        if static:
+            weights.update(op.results)
         for r in op.results:
             index[r] = len(sizes)
             sizes.append(

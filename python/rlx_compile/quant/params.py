@@ -43,9 +43,14 @@ class QParams:
     axis: int | None
 
 
+# The smallest scale used: below the f32 normal range a scale would flush to zero (or
+# lose all precision) when the quantize op reads it as f32.
+MIN_SCALE = float(np.finfo(np.float32).tiny)
+
+
 def _safe_scale(amax: np.ndarray, qmax: float) -> np.ndarray:
     amax = np.asarray(amax, np.float64)
-    return np.where(amax > 0, amax / qmax, 1.0)
+    return np.where(amax > 0, np.maximum(amax / qmax, MIN_SCALE), 1.0)
 
 
 def weight_qparams(stats: TensorStats, axis: int | None, dtype: DType = DType.I8) -> QParams:
@@ -75,7 +80,7 @@ def activation_qparams(
         return QParams(_safe_scale(np.array(max(-lo, hi)), qmax), None, None)
     if hi == lo:
         return QParams(np.array(1.0), np.array(0, np.int64), None)
-    scale = (hi - lo) / (qmax - qmin)
+    scale = max((hi - lo) / (qmax - qmin), MIN_SCALE)
     zero_point = int(np.clip(np.rint(qmin - lo / scale), qmin, qmax))
     return QParams(np.array(scale), np.array(zero_point, np.int64), None)
 

@@ -1,11 +1,12 @@
-"""cpu: the reference kernels.
+"""cpu: the reference kernels (``rlx_compile.interpreter``, run in the arena).
 
-Claims every primitive plus the fused matmul, SwiGLU, residual norms and the attention
-block (not the fused conv: RLX's CPU backend has none, so a conv's bias and activation
-stay separate ops). Elementwise regions are unfused: a CPU runs op by op, and fusing
-bought nothing there in RLX. No fusion size limits. Its elementwise kernels index each
-operand modulo its size, so broadcasts other than a trailing suffix or a scalar are made
-explicit by ``legalize-broadcast``.
+Claims every primitive and every fused op the reference kernels implement: the fused
+matmul, conv, SwiGLU, residual norms and the attention block (RLX's own CPU backend has
+no fused conv; ours does, and fusing it saves the conv's full-size intermediate).
+Elementwise regions are unfused: a CPU runs op by op. No fusion size limits. The kernels
+broadcast like NumPy, so no broadcast is materialised (RLX's CPU kernels index operands
+modulo their size and need ``legalize-broadcast``; an explicit expand costs a full-size
+buffer per broadcast operand).
 """
 
 from rlx_compile.conversion.patterns import LOGICAL_KERNEL_PATTERNS, UNFUSE_PATTERNS
@@ -27,9 +28,10 @@ TARGET = Target(
     | {
         mir.FusedSwigluOp.name,
         mir.FusedAttentionBlockOp.name,
+        mir.FusedConvBiasActOp.name,
         REGION,
     },
     limits=FusionLimits(max_region_steps=UNBOUNDED, max_region_inputs=UNBOUNDED),
-    broadcast="trailing",
+    broadcast="native",
     patterns=UNFUSE_PATTERNS + LOGICAL_KERNEL_PATTERNS,
 )

@@ -7,6 +7,15 @@ subexpressions and algebraic identities (x·1, x+0, double negation) so that cle
 passes have something to do. Values stay bounded (no overflow to inf, no NaN), so
 "before" and "after" executions can be compared with a tight tolerance.
 Everything derives from ``seed``: the same seed gives the same graph and data.
+
+``cleanup=True`` adds families aimed at the cleanup passes (the default mix, and so the
+graph of every seed, is unchanged without it): i32 chains whose results are exact
+(wrapping arithmetic, x·0, exact cast chains, ``mod``) and also reach the outputs,
+all-constant subexpressions, ``where`` on constant conditions (uniform or mixed, with
+constant or broadcast arms), identity views (reshape chains, full narrows, one-operand
+concats, same-type casts), look-alikes of identities that must not be rewritten (0 - x,
+1 / x, broadcasting zeros, lossy casts) and param-only subexpressions feeding the
+computation.
 """
 
 from __future__ import annotations
@@ -15,10 +24,14 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import SSAValue
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, UnitAttr
+from xdsl.ir import Block, Operation, Region, SSAValue
 
 from rlx_compile.builder import ModuleBuilder, type_of
+from rlx_compile.dialects import hir, mir
+from rlx_compile.dialects.types import DType
+from rlx_compile.ir import main_graph
 
 _DIMS = (1, 2, 3, 4, 6, 8)
 
@@ -36,6 +49,7 @@ class _Gen:
         self.rng = np.random.default_rng(seed)
         self.m = ModuleBuilder("random")
         self.values: list[SSAValue] = []
+        self.ints: list[SSAValue] = []  # i32 values (cleanup families only)
         self.inputs: dict[str, np.ndarray] = {}
         self.params: dict[str, np.ndarray] = {}
 
@@ -47,15 +61,19 @@ class _Gen:
     def data(self, shape: tuple[int, ...]) -> np.ndarray:
         return self.rng.uniform(-2, 2, size=shape).astype(np.float32)
 
-    def new_input(self, shape: tuple[int, ...]) -> SSAValue:
-        name = f"x{len(self.inputs)}"
-        self.inputs[name] = self.data(shape)
-        return self.m.input(name, shape)
+    def new_input(
+        self, shape: tuple[int, ...], data: np.ndarray | None = None, prefix: str = "x"
+    ) -> SSAValue:
+        """An input fed ``data`` (by default f32 values drawn in [-2, 2))."""
+        name = f"{prefix}{len(self.inputs)}"
+        self.inputs[name] = self.data(shape) if data is None else data
+        return self.m.input(name, shape, DType.from_numpy(self.inputs[name].dtype))
 
-    def new_param(self, shape: tuple[int, ...]) -> SSAValue:
+    def new_param(self, shape: tuple[int, ...], data: np.ndarray | None = None) -> SSAValue:
+        """A param bound to ``data`` (by default f32 values drawn in [-2, 2))."""
         name = f"p{len(self.params)}"
-        self.params[name] = self.data(shape)
-        return self.m.param(name, shape)
+        self.params[name] = self.data(shape) if data is None else data
+        return self.m.param(name, shape, DType.from_numpy(self.params[name].dtype))
 
     def new_constant(self, shape: tuple[int, ...]) -> SSAValue:
         kind = self.rng.integers(0, 4)
@@ -198,10 +216,157 @@ class _Gen:
         b = self.m.tanh(x)
         return self.m.add(a, b)
 
+    # -- cleanup families ------------------------------------------------------------------
+    def choose(self, n: int) -> int:
+        return int(self.rng.integers(0, n))
 
-def random_mir_graph(seed: int, num_ops: int = 30) -> RandomGraph:
+    def int_constant(self, shape: tuple[int, ...], low: int = -20, high: int = 20) -> SSAValue:
+        return self.m.constant(self.rng.integers(low, high, size=shape).astype(np.int32), "i32")
+
+    def int_source(self, x: SSAValue) -> SSAValue:
+        """An i32 value: a recent one, a new i32 input or param, or x truncated to i32."""
+        shape = self.shape_of(x)
+        choice = self.choose(4)
+        if self.ints and choice == 0:
+            return self.ints[len(self.ints) - 1 - self.choose(min(3, len(self.ints)))]
+        if choice in (1, 2):
+            data = self.rng.integers(-50, 50, size=shape).astype(np.int32)
+            return self.new_input(shape, data, "k") if choice == 1 else self.new_param(shape, data)
+        return self.m.cast(self.m.mul(x, 16.0), "i32")
+
+    def int_chain(self, x: SSAValue) -> SSAValue:
+        """A few exact i32 steps; the chain's value rejoins the float graph through a
+        bounded ``mod`` and a cast."""
+        m = self.m
+        v = self.int_source(x)
+        shape = self.shape_of(v)
+        for _ in range(1 + self.choose(4)):
+            k = self.choose(10)
+            if k == 0:
+                v = m.add(v, self.int_constant(shape))
+            elif k == 1:
+                v = m.sub(self.int_constant(shape), v)
+            elif k == 2:
+                v = m.mul(v, self.int_constant(shape, -3, 4))
+            elif k == 3:
+                v = m.neg(m.neg(v)) if self.choose(2) else m.abs(v)
+            elif k == 4:
+                v = m.maximum(v, self.int_constant(shape))
+            elif k == 5:
+                zero = m.constant(np.zeros(shape, np.int32))
+                v = m.add(m.mul(v, zero), v) if self.choose(2) else m.mul(zero, v)
+            elif k == 6:
+                v = m.cast(m.cast(v, ("i64", "f64")[self.choose(2)]), "i32")
+                if self.choose(2):
+                    # i16 -> f32 is exact, but f32 -> i8 saturates where i16 -> i8 wraps
+                    # (the scaling makes values leave i8's range).
+                    wide = m.cast(m.mul(v, m.constant(np.full(shape, 37, np.int32))), "i16")
+                    v = m.cast(m.cast(m.cast(wide, "f32"), "i8"), "i32")
+            elif k == 7:
+                v = m.where(m.compare("lt", v, self.int_constant(shape)), v, m.neg(v))
+            elif k == 8:
+                v = m.mul(v, m.constant(np.ones(shape, np.int32)))
+            else:
+                v = m.transpose(v, self.rng.permutation(len(shape)).tolist())
+                shape = self.shape_of(v)
+        self.ints.append(v)
+        bounded = m.binary(mir.ModOp, v, m.constant(np.full(shape, 7, np.int32)))
+        return m.cast(bounded, "f32")
+
+    def const_expr(self, x: SSAValue) -> SSAValue:
+        """x combined with a subexpression over constants only (a folding target)."""
+        m = self.m
+        shape = self.shape_of(x)
+        c = self.new_constant(shape)
+        for _ in range(1 + self.choose(3)):
+            k = self.choose(5)
+            if k == 0:
+                c = m.tanh(c)
+            elif k == 1:
+                c = m.add(c, self.new_constant(shape[self.choose(len(shape) + 1) :]))
+            elif k == 2:
+                c = m.mul(c, self.new_constant(shape))
+            elif k == 3:
+                c = m.exp(m.neg(m.abs(c)))
+            else:
+                c = m.reshape(m.transpose(c, list(range(len(shape)))[::-1]), shape)
+        return m.add(x, c)
+
+    def const_select(self, x: SSAValue) -> SSAValue:
+        """where(condition known at compile time, ...): uniform or mixed, through a compare
+        of constants or a bool literal, with runtime, constant or broadcast arms."""
+        m = self.m
+        shape = self.shape_of(x)
+        cond_shape = shape if self.choose(3) else tuple(1 for _ in shape)
+        kind = self.choose(3)
+        if kind == 0:
+            mask = np.full(cond_shape, bool(self.choose(2)))
+        else:
+            mask = self.rng.random(cond_shape) < 0.5
+        if self.choose(2):
+            cond = m.constant(mask)
+        else:
+            lhs = self.rng.uniform(-1, 1, cond_shape).astype(np.float32)
+            cond = m.compare("lt", m.constant(lhs), m.constant(np.where(mask, lhs + 1, lhs - 1)))
+        arm_shape = shape if self.choose(2) else shape[len(shape) - 1 :]
+        other = self.new_constant(arm_shape) if self.choose(2) else self.operand_like(shape)
+        if self.choose(2):
+            return m.where(cond, x, other)
+        return m.where(cond, other, x)
+
+    def view_chain(self, x: SSAValue) -> SSAValue:
+        """Identity views: a reshape chain, full narrow, one-operand concat, same-type cast,
+        identity transpose."""
+        m = self.m
+        shape = self.shape_of(x)
+        k = self.choose(5)
+        if k == 0:
+            return m.reshape(self.reshape(x), shape if self.choose(2) else (math.prod(shape),))
+        if k == 1:
+            axis = self.choose(len(shape))
+            return m.narrow(x, axis, 0, shape[axis])
+        if k == 2:
+            return m.concat([x], self.choose(len(shape)))
+        if k == 3:
+            return m.cast(x, "f32")
+        return m.transpose(x, list(range(len(shape))))
+
+    def near_identity(self, x: SSAValue) -> SSAValue:
+        """Look-alikes of the identities and duplicates that must stay: 0 - x, 1 / x,
+        constants mixing 0 and 1, zeros that broadcast x, lossy cast round trips,
+        x - y next to y - x."""
+        m = self.m
+        shape = self.shape_of(x)
+        k = self.choose(6)
+        if k == 5:
+            y = self.operand_like(shape)
+            return m.mul(m.sub(x, y), m.sub(y, x))
+        if k == 0:
+            return m.sub(m.constant(np.zeros(shape, np.float32)), x)
+        if k == 1:
+            return m.div(m.constant(np.ones(shape, np.float32)), m.add(m.abs(x), 1.0))
+        if k == 2:
+            mixed = self.rng.integers(0, 2, size=shape).astype(np.float32)
+            return m.mul(x, m.constant(mixed)) if self.choose(2) else m.add(m.constant(mixed), x)
+        if k == 3:
+            wider = (2, *shape)
+            return m.add(x, m.constant(np.zeros(wider, np.float32)))
+        return m.cast(m.cast(x, ("f16", "bf16")[self.choose(2)]), "f32")
+
+    def param_expr(self, x: SSAValue) -> SSAValue:
+        """A value computed from params only, used by the runtime computation (what
+        param-hoist moves out)."""
+        m = self.m
+        shape = self.shape_of(x)
+        w = m.mul(self.new_param(shape), self.new_param(shape[len(shape) - 1 :]))
+        if self.choose(2):
+            w = m.tanh(w)
+        return m.add(x, w)
+
+
+def random_mir_graph(seed: int, num_ops: int = 30, *, cleanup: bool = False) -> RandomGraph:
     """A random verified MIR graph with about ``num_ops`` compute steps, its input data and
-    its parameter values."""
+    its parameter values; ``cleanup`` adds the families aimed at the cleanup passes."""
     g = _Gen(seed)
     for _ in range(int(g.rng.integers(1, 3))):
         g.values.append(g.new_input(g.shape()))
@@ -210,6 +375,11 @@ def random_mir_graph(seed: int, num_ops: int = 30) -> RandomGraph:
         (g.transpose, 2), (g.reduce, 1), (g.softmax, 1), (g.narrow, 1), (g.concat, 1),
         (g.cast_round_trip, 1), (g.duplicate, 1),
     ]  # fmt: skip
+    if cleanup:
+        families += [
+            (g.int_chain, 2), (g.const_expr, 2), (g.const_select, 2), (g.view_chain, 2),
+            (g.near_identity, 2), (g.param_expr, 1),
+        ]  # fmt: skip
     weights = np.array([w for _, w in families], dtype=np.float64)
     weights /= weights.sum()
     for _ in range(num_ops):
@@ -222,6 +392,58 @@ def random_mir_graph(seed: int, num_ops: int = 30) -> RandomGraph:
         g.values.append(family(x))
     n_out = int(g.rng.integers(1, 4))
     outs = [g.values[-1]] + [g.pick() for _ in range(n_out - 1)]
+    if g.ints:  # exact i32 results among the outputs
+        outs.append(g.ints[-1])
     names = [f"out{i}" for i in range(len(outs))]
     g.m.output(*outs, names=names)
     return RandomGraph(g.m.module, g.inputs, g.params, names)
+
+
+def outline(module: ModuleOp, seed: int, kind: str = "call") -> ModuleOp:
+    """A copy of ``module`` whose main graph runs a random contiguous run of its ops
+    through a sub-graph: a ``func.call`` of a new function (``kind="call"``) or a
+    ``hir.region`` (``kind="region"``). The values the run reads from earlier ops become
+    the sub-graph's arguments and the values read after it its results, so the copy
+    computes exactly what ``module`` does -- the input the ``inline`` pass undoes."""
+    if kind not in ("call", "region"):
+        raise ValueError(f"unknown outline kind '{kind}' (use call or region)")
+    rng = np.random.default_rng(seed)
+    out = module.clone()
+    graph = main_graph(out)
+    assert isinstance(graph, func.FuncOp)
+    block = graph.body.block
+    ops = list(block.ops)[:-1]
+    start = int(rng.integers(0, len(ops)))
+    stop = int(rng.integers(start + 1, len(ops) + 1))
+    run_ops = ops[start:stop]
+    inside = {r for op in run_ops for r in op.results}
+    args: list[SSAValue] = []
+    for op in run_ops:
+        for v in op.operands:
+            if v not in inside and v not in args:
+                args.append(v)
+    results = [r for op in run_ops for r in op.results
+               if any(u.operation not in run_ops for u in r.uses)]  # fmt: skip
+    body = Block(arg_types=[v.type for v in args])
+    mapping: dict[SSAValue, SSAValue] = dict(zip(args, body.args, strict=True))
+    for op in run_ops:
+        body.add_op(op.clone(value_mapper=mapping))
+    anchor = run_ops[-1].next_op
+    assert anchor is not None
+    if kind == "call":
+        body.add_op(func.ReturnOp(*(mapping[r] for r in results)))
+        name = f"{graph.sym_name.data}_part"
+        callee = func.FuncOp(name, ([v.type for v in args], [r.type for r in results]),
+                             Region(body))  # fmt: skip
+        out.body.block.add_op(callee)
+        sub: Operation = func.CallOp(name, args, [r.type for r in results])
+    else:
+        body.add_op(hir.YieldOp([mapping[r] for r in results]))
+        sub = hir.RegionOp(args, Region(body), [r.type for r in results])
+    block.insert_op_before(sub, anchor)
+    for old, new in zip(results, sub.results, strict=True):
+        old.replace_all_uses_with(new)
+    for op in reversed(run_ops):
+        block.erase_op(op)
+    graph.attributes["rlx.main"] = UnitAttr()
+    return out

@@ -23,15 +23,7 @@ from rlx_compile.diagnostics import RlxError, verify_module
 from rlx_compile.ir import graph_inputs, graph_params, main_graph
 from rlx_compile.quant import calibrate
 from rlx_compile.tools.cli import cli_main
-from rlx_compile.tools.compile import load_model
-
-
-def _load_npz(path: Path, what: str) -> dict[str, np.ndarray]:
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            return {k: np.array(data[k]) for k in data.files}
-    except (OSError, ValueError) as err:
-        raise RlxError(f"cannot read {what} '{path}': {err}") from None
+from rlx_compile.tools.compile import batches_of, load_model, load_npz
 
 
 def _random_feeds(
@@ -75,17 +67,12 @@ def run(argv: Sequence[str] | None = None) -> int:
         raise RlxError("give exactly one of --batches FILE and --random N")
     module = load_model(args.model)
     verify_module(module)
-    params = _load_npz(args.params, "params") if args.params else {}
+    params = load_npz(args.params, "params") if args.params else {}
     if args.random is not None:
         batches, drawn = _random_feeds(module, args.random, args.seed, args.params is None)
         params = params or drawn
     else:
-        data = _load_npz(args.batches, "batches")
-        counts = {k: len(v) for k, v in data.items()}
-        if len(set(counts.values())) > 1:
-            raise RlxError(f"inputs hold different batch counts: {counts}")
-        n = next(iter(counts.values()), 0)
-        batches = [{k: v[i] for k, v in data.items()} for i in range(n)]
+        batches = batches_of(load_npz(args.batches, "batches"))
     stats = calibrate(module, batches, params, progress=True if args.progress else None)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     stats.save(args.output)

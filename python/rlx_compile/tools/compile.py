@@ -1,111 +1,385 @@
-"""``rlx-compile``: one command from a model file to the compiled module and a summary.
+"""``rlx-compile``: one command from a model file to the compiled module, its reports and
+two pictures.
 
-    rlx-compile examples/decoder_block.mlir --target cpu --out rlx-out
+    rlx-compile examples/models/resnet18.onnx --target cpu --out rlx-out
 
-Writes ``<out>/<model>.<level>.mlir`` (the final module) and ``<out>/summary.json``, and
-prints a short summary. Failures print one line and exit with status 1.
+The model is an ONNX file or our ``.mlir`` (HIR or MIR). Written into ``--out``:
+
+- ``model.lir.mlir``: the compiled module (``model.mir.mlir`` for a pipeline that stops
+  before memory planning);
+- ``fusion.txt`` and ``dispatch.txt``: what fused, and how each op reaches the target;
+- ``graph.svg``: the compiled dataflow graph (fused ops are one box each);
+- ``memory.svg``: the arena plan (schedule step x arena offset, one rectangle per buffer);
+- ``summary.json``: the numbers of the summary (``--json`` prints the same object).
+
+Failures (a missing file, an unknown target, a model the importer does not support)
+print one line and exit with status 1.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Sequence
+import time
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 from xdsl.utils.exceptions import ParseError
 
-from rlx_compile.builder import is_hir
+from rlx_compile.conversion.dispatch import PATHS
 from rlx_compile.diagnostics import ParseFailure, RlxError, verify_module
+from rlx_compile.dialects import lir
+from rlx_compile.dialects.types import TensorType
 from rlx_compile.ir import graph_block, main_graph, parse_module, print_module
-from rlx_compile.pipeline import TARGETS, CompilePipeline
+from rlx_compile.memory.placement import STRATEGIES
+from rlx_compile.memory.report import memory_report, mir_peak_live_bytes
+from rlx_compile.pipeline import TARGETS, CompileOptions, CompilePipeline, CompileResult
+from rlx_compile.progress import Progress
 from rlx_compile.tools.cli import cli_main, write_atomic
 
+LEAVES = ("mir.input", "mir.param", "mir.constant")
+DISPATCH_KINDS = ("native", "common_ir", "rewritten", "unsupported")
+"""The JSON keys of the dispatch paths (``conversion.dispatch.PATHS``, in order)."""
 
-def count_ops(module: ModuleOp) -> int:
-    """Ops in the main graph, terminator excluded."""
-    block = graph_block(main_graph(module))
-    return sum(1 for op in block.ops if op is not block.last_op)
+
+def kernel_ops(graph: Operation) -> list[Operation]:
+    """The ops that compute: not leaves, views or the terminator."""
+    block = graph_block(graph)
+    return [
+        op
+        for op in block.ops
+        if op is not block.last_op and op.name not in LEAVES and not isinstance(op, lir.ViewOp)
+    ]
 
 
 def level(module: ModuleOp) -> str:
+    from rlx_compile.builder import is_hir
+
     if any(op.name == "lir.graph" for op in module.ops):
         return "lir"
     return "hir" if is_hir(module) else "mir"
 
 
-def load_model(path: Path) -> ModuleOp:
+# ---------------------------------------------------------------------------------
+# Loading
+# ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Loaded:
+    module: ModuleOp
+    nodes_in: int
+    """Nodes of the model as given: ONNX nodes, or the compute ops of a .mlir graph."""
+    params: dict[str, np.ndarray]
+    """Values of the module's params where the file holds them (ONNX initializers)."""
+
+
+def load(path: Path, dims: Mapping[str, int] | None = None) -> Loaded:
+    """Read an ONNX (imported with ``dims`` fixing its open dims) or .mlir model."""
     if not path.exists():
         raise RlxError(f"cannot read '{path}': No such file or directory")
-    if path.suffix != ".mlir":
-        raise RlxError(f"unsupported model format '{path.suffix}' (expected .mlir)")
+    if path.is_dir():
+        raise RlxError(f"cannot read '{path}': Is a directory")
+    if path.suffix == ".onnx":
+        from rlx_compile.frontends.onnx import import_model, param_values
+        from rlx_compile.frontends.onnx import load as load_onnx
+
+        model = load_onnx(path)
+        module = import_model(model, dynamic_dims=dict(dims or {}))
+        return Loaded(module, len(model.graph.node), param_values(model, module))
+    if path.suffix == ".mlir":
+        try:
+            module = parse_module(path.read_text(), str(path))
+        except ParseError as err:
+            raise ParseFailure(err) from None
+        verify_module(module)
+        return Loaded(module, len(kernel_ops(main_graph(module))), {})
+    raise RlxError(
+        f"unsupported model format '{path.suffix}' for '{path}' (expected .onnx or .mlir)"
+    )
+
+
+def load_model(path: Path) -> ModuleOp:
+    """The module of an ONNX or .mlir model file (for tools that take either)."""
+    return load(path).module
+
+
+def load_npz(path: Path, what: str) -> dict[str, np.ndarray]:
     try:
-        return parse_module(path.read_text(), str(path))
-    except ParseError as err:
-        raise ParseFailure(err) from None
+        with np.load(path, allow_pickle=False) as data:
+            return {k: np.array(data[k]) for k in data.files}
+    except (OSError, ValueError) as err:
+        raise RlxError(f"cannot read {what} '{path}': {err}") from None
+
+
+def batches_of(data: Mapping[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
+    """Split arrays with a leading batch axis into one feed dict per batch."""
+    counts = {k: len(v) for k, v in data.items()}
+    if len(set(counts.values())) > 1:
+        raise RlxError(f"inputs hold different batch counts: {counts}")
+    n = next(iter(counts.values()), 0)
+    return [{k: v[i] for k, v in data.items()} for i in range(n)]
+
+
+def parse_dims(specs: Sequence[str]) -> dict[str, int]:
+    dims: dict[str, int] = {}
+    for spec in specs:
+        name, eq, value = spec.partition("=")
+        if not eq or not name or not value.isdigit():
+            raise RlxError(f"--dim expects NAME=SIZE, got '{spec}'")
+        dims[name] = int(value)
+    return dims
+
+
+def check_dims(module: ModuleOp, dims: Mapping[str, int]) -> None:
+    """Memory planning needs every dim: name the symbolic ones left without a size."""
+    symbols = sorted(
+        {s for op in module.walk() for r in op.results
+         if isinstance(r.type, TensorType) for s in r.type.symbols()} - set(dims)
+    )  # fmt: skip
+    if symbols:
+        hint = " ".join(f"--dim {s}=N" for s in symbols)
+        raise RlxError(f"the model has symbolic dims {symbols}: give their sizes ({hint})")
+
+
+# ---------------------------------------------------------------------------------
+# Reports
+# ---------------------------------------------------------------------------------
+
+
+def fused_ops(graph: Operation) -> dict[str, int]:
+    """The fused ops of a compiled graph, per kind."""
+    counts = Counter(
+        op.name.removeprefix("mir.") for op in kernel_ops(graph) if op.name.startswith("mir.fused_")
+    )
+    return dict(sorted(counts.items()))
+
+
+def fusion_counts(result: CompileResult, graph: Operation) -> dict[str, int]:
+    """What fused, per pattern: the fusion report's counts; without a ``fuse`` pass, the
+    fused ops the compiled graph holds (HIR blocks lowered ``direct``)."""
+    if result.fusion_report is not None:
+        return {k: v.count for k, v in sorted(result.fusion_report.fused.items())}
+    return fused_ops(graph)
+
+
+def dispatch_counts(result: CompileResult, graph: Operation) -> dict[str, int] | None:
+    """Op counts per dispatch path: the legalization report's; without one (a pipeline
+    without ``legalize``) for cpu the cpu executor's kernels decide (an op it has a kernel
+    for is native); None for other targets."""
+    report = result.dispatch_report
+    if report is not None:
+        return {
+            key: sum(c[path] for c in report.counts.values())
+            for key, path in zip(DISPATCH_KINDS, PATHS, strict=True)
+        }
+    if result.options.target != "cpu":
+        return None
+    from rlx_compile.interpreter import lookup
+
+    ops = kernel_ops(graph)
+    native = sum(lookup(op) is not None for op in ops)
+    return {"native": native, "common_ir": 0, "rewritten": 0, "unsupported": len(ops) - native}
+
+
+def fusion_text(result: CompileResult, counts: Mapping[str, int]) -> str:
+    if result.fusion_report is not None:
+        return result.fusion_report.render().rstrip() + "\n"
+    lines = ["# fusion: no fuse pass in this pipeline; fused ops in the compiled graph:"]
+    lines += [f"{name}\t{n}" for name, n in counts.items()] or ["(none)"]
+    return "\n".join(lines) + "\n"
+
+
+def dispatch_text(result: CompileResult, graph: Operation) -> str:
+    if result.dispatch_report is not None:
+        return result.dispatch_report.render().rstrip() + "\n"
+    target = result.options.target
+    if target != "cpu":
+        return f"# dispatch: no legalize pass for target {target} in this pipeline\n"
+    from rlx_compile.interpreter import lookup
+
+    per_op = Counter((op.name, lookup(op) is not None) for op in kernel_ops(graph))
+    lines = ["# dispatch for cpu: no legalize pass in this pipeline; the cpu executor's kernels",
+             "# op\tcount\tkind"]  # fmt: skip
+    lines += [
+        f"{name}\t{n}\t{'native' if ok else 'unsupported'}"
+        for (name, ok), n in sorted(per_op.items())
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------------------------
+# Command
+# ---------------------------------------------------------------------------------
 
 
 def build_arg_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="rlx-compile", description=__doc__.splitlines()[0])
-    ap.add_argument("model", type=Path, help="model file (.mlir holding HIR or MIR)")
-    ap.add_argument("--target", default="cpu", choices=TARGETS)
+    ap.add_argument("model", type=Path, help="model file: .onnx, or .mlir holding HIR or MIR")
+    ap.add_argument("--target", default="cpu", help=f"one of {', '.join(TARGETS)}")
+    ap.add_argument("--precision", help="f16 or bf16 (mixed precision)")
+    ap.add_argument("--quantize", help="int8 (post-training quantization)")
     ap.add_argument("--out", type=Path, default=Path("rlx-out"), help="output directory")
-    ap.add_argument("--pipeline", help="replace the default pass pipeline")
-    ap.add_argument(
-        "--policy",
-        default="keep",
-        choices=("keep", "direct", "fusable"),
-        help="HIR lowering policy",
-    )
     ap.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    ap.add_argument("--strategy", default="best", help=f"arena placement: {', '.join(STRATEGIES)}")
+    ap.add_argument(
+        "--dim", action="append", default=[], metavar="NAME=SIZE",
+        help="size of a symbolic dim (an ONNX dim_param, or a symbol of the .mlir)",
+    )  # fmt: skip
+    ap.add_argument(
+        "--calibration", type=Path, metavar="DATA.npz",
+        help="--quantize int8: batches, one array per graph input with the batch axis first",
+    )  # fmt: skip
+    ap.add_argument("--params", type=Path, metavar="WEIGHTS.npz",
+                    help="param values of a .mlir model (for calibration)")  # fmt: skip
+    ap.add_argument("--pipeline", help="replace the default pass pipeline")
+    ap.add_argument("--policy", default="keep", choices=("keep", "direct", "fusable"),
+                    help="HIR lowering policy")  # fmt: skip
     return ap
+
+
+def check_options(args: argparse.Namespace) -> None:
+    if args.target not in TARGETS:
+        raise RlxError(f"unknown target '{args.target}' (known: {', '.join(TARGETS)})")
+    if args.strategy not in STRATEGIES:
+        raise RlxError(f"unknown strategy '{args.strategy}' (known: {', '.join(STRATEGIES)})")
+    known = {f.name for f in fields(CompileOptions)}
+    for flag, option, allowed in (("--precision", "precision", ("f16", "bf16")),
+                                  ("--quantize", "quantize", ("int8",))):  # fmt: skip
+        value = getattr(args, option)
+        if value is None:
+            continue
+        if value not in allowed:
+            raise RlxError(f"{flag} {value} is not a choice (choose {' or '.join(allowed)})")
+        if option not in known:
+            raise RlxError(f"{flag} {value} is not supported yet by this compiler")
+    if args.quantize == "int8" and args.calibration is None:
+        raise RlxError(
+            "--quantize int8 needs calibration batches: --calibration DATA.npz (one array "
+            "per graph input, batch axis first)"
+        )
+    if args.calibration is not None and args.quantize is None:
+        raise RlxError("--calibration is only used with --quantize int8")
 
 
 def run(argv: Sequence[str] | None = None) -> int:
     args = build_arg_parser().parse_args(argv)
-    module = load_model(args.model)
-    verify_module(module)
-    pipeline = CompilePipeline(
-        target=args.target, pipeline=args.pipeline, lower_policy=args.policy, keep_stages=False
-    )
-    result = pipeline.compile(module)
-    out_level = level(result.module)
-    args.out.mkdir(parents=True, exist_ok=True)
-    module_path = args.out / f"{args.model.stem}.{out_level}.mlir"
-    write_atomic(module_path, print_module(result.module))
-    summary: dict[str, Any] = {
-        "model": str(args.model),
-        "target": args.target,
-        "pipeline": pipeline.pipeline_string(),
-        "nodes_in": count_ops(module),
-        "nodes_out": count_ops(result.module),
-        "level": out_level,
-        "compile_seconds": round(result.compile_seconds, 6),
-        "fingerprint": result.fingerprint,
-        "outputs": {"module": str(module_path)},
-    }
-    if result.fusion_report is not None:
-        fr = result.fusion_report
-        summary["fused"] = {k: v.count for k, v in sorted(fr.fused.items())}
-        summary["missed_fusions"] = [m.render() for m in fr.missed]
-    if result.dispatch_report is not None:
-        dr = result.dispatch_report
-        summary["dispatch"] = {
-            p: dr.kinds_on(p) for p in ("common-ir", "rewritten") if dr.kinds_on(p)
+    check_options(args)
+    dims = parse_dims(args.dim)
+    is_onnx = args.model.suffix == ".onnx"
+    start = time.perf_counter()
+    with Progress("rlx-compile: import") as progress:
+        loaded = load(args.model, dims if is_onnx else None)
+        extra: dict[str, Any] = {
+            k: getattr(args, k) for k in ("precision", "quantize") if getattr(args, k) is not None
         }
-    write_atomic(args.out / "summary.json", json.dumps(summary, indent=2) + "\n")
+        if args.calibration is not None:
+            extra["calibration"] = batches_of(load_npz(args.calibration, "calibration batches"))
+            params = load_npz(args.params, "params") if args.params else loaded.params
+            extra["calibration_params"] = params
+        pipeline = CompilePipeline(
+            target=args.target, pipeline=args.pipeline, lower_policy=args.policy,
+            strategy=args.strategy, keep_stages=False,
+            dim_bindings=dims if dims and not is_onnx else None, **extra,
+        )  # fmt: skip
+        if "plan-memory" in pipeline.pipeline:
+            check_dims(loaded.module, dims)
+        progress.total = 1 + len(pipeline.passes)
+        progress.advance()
+
+        def step(spec: str, _module: ModuleOp) -> None:
+            progress.label = f"rlx-compile: {spec.split('{')[0]}"
+            progress.advance()
+
+        pipeline.hooks.append(step)
+        result = pipeline.compile(loaded.module)
+    seconds = time.perf_counter() - start
+    summary = write_outputs(args, loaded.module, result, loaded.nodes_in, seconds)
     if args.json:
         print(json.dumps(summary))
     else:
-        print(
-            f"{args.model.name}: {summary['nodes_in']} ops in -> {summary['nodes_out']} "
-            f"{out_level} ops out for {args.target} in {summary['compile_seconds']:.3f} s "
-            f"(fingerprint {summary['fingerprint']})"
-        )
-        print(f"wrote {module_path} and {args.out / 'summary.json'}")
+        print_summary(args, summary)
     return 0
+
+
+def write_outputs(
+    args: argparse.Namespace, module: ModuleOp, result: CompileResult, nodes_in: int, seconds: float
+) -> dict[str, Any]:
+    from rlx_compile.pictures import graph_svg, memory_svg
+
+    out: Path = args.out
+    graph = main_graph(result.module)
+    out_level = level(result.module)
+    files = {"module": out / f"model.{out_level}.mlir"}
+    write_atomic(files["module"], print_module(result.module))
+    fusion = fusion_counts(result, graph)
+    files["fusion_report"] = out / "fusion.txt"
+    write_atomic(files["fusion_report"], fusion_text(result, fusion))
+    files["dispatch_report"] = out / "dispatch.txt"
+    write_atomic(files["dispatch_report"], dispatch_text(result, graph))
+    files["graph_svg"] = out / "graph.svg"
+    write_atomic(files["graph_svg"], graph_svg(graph, title=f"{args.model.name} for {args.target}"))
+    summary: dict[str, Any] = {
+        "model": str(args.model),
+        "target": args.target,
+        "level": out_level,
+        "nodes_in": nodes_in,
+        "nodes_out": len(kernel_ops(graph)),
+        "fused": sum(fused_ops(graph).values()),
+        "fused_ops": fused_ops(graph),
+        "arena_bytes": None,
+        "lower_bound_bytes": None,
+        "naive_bytes": None,
+        "mir_peak_bytes": None,
+        "compile_seconds": round(seconds, 6),
+        "dispatch": dispatch_counts(result, graph),
+        "dispatch_kinds": (
+            {path: kinds for path in PATHS if (kinds := result.dispatch_report.kinds_on(path))}
+            if result.dispatch_report is not None
+            else None
+        ),
+        "fusion": fusion,
+        "missed_fusions": (
+            [m.render() for m in result.fusion_report.missed] if result.fusion_report else []
+        ),
+        "pipeline": result.pipeline,
+        "fingerprint": result.fingerprint,
+    }
+    if result.lir is not None:
+        report = memory_report(result.lir)
+        summary.update(
+            arena_bytes=report.arena, lower_bound_bytes=report.lower_bound, naive_bytes=report.naive
+        )
+        files["memory_svg"] = out / "memory.svg"
+        write_atomic(
+            files["memory_svg"], memory_svg(result.lir, title=f"{args.model.name} arena plan")
+        )
+        summary["mir_peak_bytes"] = mir_peak_live_bytes(main_graph(module))
+    files["summary"] = out / "summary.json"
+    summary["outputs"] = {k: str(v) for k, v in files.items()}
+    write_atomic(files["summary"], json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+def print_summary(args: argparse.Namespace, s: dict[str, Any]) -> None:
+    line = (
+        f"{args.model.name}: {s['nodes_in']} nodes in -> {s['nodes_out']} {s['level']} ops out "
+        f"({s['fused']} fused) for {args.target} in {s['compile_seconds']:.2f} s"
+    )
+    if s["arena_bytes"] is not None:
+        ratio = s["arena_bytes"] / s["lower_bound_bytes"] if s["lower_bound_bytes"] else 1.0
+        line += (
+            f"; arena {s['arena_bytes']:,} B, lower bound {s['lower_bound_bytes']:,} B "
+            f"({ratio:.3f}x), no reuse {s['naive_bytes']:,} B"
+        )
+    print(line)
+    print(f"wrote {', '.join(Path(p).name for p in s['outputs'].values())} to {args.out}/")
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -43,6 +43,66 @@ def _shard() -> type[ModulePass]:
     return ShardPass
 
 
+def _constant_fold() -> type[ModulePass]:
+    from rlx_compile.transforms.constant_fold import ConstantFoldPass
+
+    return ConstantFoldPass
+
+
+def _algebraic_simplify() -> type[ModulePass]:
+    from rlx_compile.transforms.algebraic_simplify import AlgebraicSimplifyPass
+
+    return AlgebraicSimplifyPass
+
+
+def _sccp() -> type[ModulePass]:
+    from rlx_compile.transforms.sccp import SCCPPass
+
+    return SCCPPass
+
+
+def _cse() -> type[ModulePass]:
+    from rlx_compile.transforms.cse import CSEPass
+
+    return CSEPass
+
+
+def _dce() -> type[ModulePass]:
+    from rlx_compile.transforms.dce import DCEPass
+
+    return DCEPass
+
+
+def _inline() -> type[ModulePass]:
+    from rlx_compile.transforms.inline import InlinePass
+
+    return InlinePass
+
+
+def _promote_params() -> type[ModulePass]:
+    from rlx_compile.transforms.promote_params import PromoteParamsPass
+
+    return PromoteParamsPass
+
+
+def _param_specialize() -> type[ModulePass]:
+    from rlx_compile.transforms.param_specialize import ParamSpecializePass
+
+    return ParamSpecializePass
+
+
+def _param_hoist() -> type[ModulePass]:
+    from rlx_compile.transforms.param_hoist import ParamHoistPass
+
+    return ParamHoistPass
+
+
+def _numeric_lint() -> type[ModulePass]:
+    from rlx_compile.transforms.numeric_lint import NumericLintPass
+
+    return NumericLintPass
+
+
 def _fuse() -> type[ModulePass]:
     from rlx_compile.transforms.fuse import FusePass
 
@@ -162,4 +222,15 @@ RLX_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "quant-insert": _quant_insert,
     "quant-propagate": _quant_propagate,
     "scaled-quant-insert": _scaled_quant_insert,
+    # MIR cleanup; cse and dce replace xDSL's passes of the same name.
+    "constant-fold": _constant_fold,
+    "algebraic-simplify": _algebraic_simplify,
+    "sccp": _sccp,
+    "cse": _cse,
+    "dce": _dce,
+    "inline": _inline,
+    "promote-params": _promote_params,
+    "param-specialize": _param_specialize,
+    "param-hoist": _param_hoist,
+    "numeric-lint": _numeric_lint,
 }

@@ -72,13 +72,15 @@ _BY_CATEGORY: dict[Category, tuple[type[Operation], ...]] = {
     Category.REDUCTION: (
         mir.ReduceOp, mir.ArgReduceOp, mir.SoftmaxOp, mir.LogSoftmaxOp, mir.NormOp,
         mir.GroupNormOp, mir.BatchNormOp, mir.FusedResidualNormOp, mir.AvgPoolOp,
+        mir.ScanOp,
     ),
     Category.ELEMENTWISE: (
         mir.UnaryOp, mir.BinaryOp, mir.CompareOp, mir.WhereOp, mir.RopeOp, mir.FusedSwigluOp,
     ),
     Category.DATA_MOVEMENT: (
         mir.ReshapeOp, mir.TransposeOp, mir.NarrowOp, mir.SliceOp, mir.ConcatOp,
-        mir.ExpandOp, mir.GatherOp, mir.PadOp, mir.MaxPoolOp,
+        mir.ExpandOp, mir.GatherOp, mir.PadOp, mir.MaxPoolOp, mir.TopKOp, mir.ScatterNdOp,
+        mir.BitcastOp,  # a bitcast only lowers where the widths still match: never
     ),
     Category.QUANT: (mir.QuantizeOp, mir.DequantizeOp, mir.FakeQuantizeOp),
     Category.BOUNDARY: mir.LEAF_OPS,

@@ -20,11 +20,11 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from xdsl.rewriter import InsertPoint
 
 from rlx_compile.builder import GraphBuilder, ReplacingPattern, type_of
 from rlx_compile.dialects import hir
 from rlx_compile.dialects.common import FusionPolicy, MaskKind
+from rlx_compile.inlining import InlineRegion
 
 
 class _HirPattern(ReplacingPattern):
@@ -195,20 +195,6 @@ class LowerConvBlock(_HirPattern):
                 y = b.add(y, b.reshape(op.bias, (channels, *([1] * (rank - 2)))))
             y = b.activation(y, act)
         self.commit(rewriter, op, ops, [y])
-
-
-class InlineRegion(RewritePattern):
-    """The escape hatch: splice the region's MIR ops in place of the ``hir.region``."""
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: hir.RegionOp, rewriter: PatternRewriter) -> None:
-        block = op.body.block
-        term = block.last_op
-        assert isinstance(term, hir.YieldOp)
-        results = list(term.operands)
-        rewriter.erase(term)
-        rewriter.inline_block(block, InsertPoint.before(op), list(op.inputs))
-        rewriter.replace(op, [], results)
 
 
 @dataclass(frozen=True)

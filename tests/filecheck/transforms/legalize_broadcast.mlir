@@ -1,9 +1,9 @@
-// RUN: rlx-opt %s -p 'legalize-broadcast{target=cpu}' | filecheck %s --check-prefix=TRAILING
+// RUN: rlx-opt %s -p 'legalize-broadcast{target=wgpu}' | filecheck %s --check-prefix=TRAILING
 // RUN: rlx-opt %s -p 'legalize-broadcast{target=cortex-m}' | filecheck %s --check-prefix=NONE
 // RUN: rlx-opt %s -p 'legalize-broadcast{target=cuda}' | filecheck %s --check-prefix=NATIVE
 
 // Same shapes, a trailing suffix and a scalar need nothing on a trailing-broadcast
-// target (cpu, wgpu: kernels index operands modulo their size); [1, 2, 1, 1] into
+// target (wgpu: kernels index operands modulo their size); [1, 2, 1, 1] into
 // [1, 2, 3, 3] needs an explicit expand. Targets without broadcasting (cortex-m) expand
 // every operand not of the result's shape; native targets (cuda) change nothing.
 func.func @broadcasts(%a: !rlx.tensor<[4, 8], f32>, %b: !rlx.tensor<[4, 8], f32>, %v: !rlx.tensor<[8], f32>, %s: !rlx.tensor<[], f32>, %p: !rlx.tensor<[1, 2, 3, 3], f32>, %q: !rlx.tensor<[1, 2, 1, 1], f32>, %c: !rlx.tensor<[4, 1], bool>) -> (!rlx.tensor<[4, 8], f32>, !rlx.tensor<[4, 8], f32>, !rlx.tensor<[4, 8], f32>, !rlx.tensor<[1, 2, 3, 3], f32>, !rlx.tensor<[4, 8], f32>) {

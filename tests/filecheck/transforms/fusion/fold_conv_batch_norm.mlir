@@ -17,7 +17,7 @@ func.func @fold() -> !rlx.tensor<[1, 4, 6, 6], f32> {
   func.return %r : !rlx.tensor<[1, 4, 6, 6], f32>
 }
 // CHECK-LABEL: func.func @fold
-// CHECK:         %[[EPS:.*]] = mir.constant dense<1e-05> : !rlx.tensor<[], f32>
+// CHECK:         %[[EPS:.*]] = mir.constant dense<1.0e-05> : !rlx.tensor<[], f32>
 // CHECK-NEXT:    %[[VE:.*]] = mir.add %var, %[[EPS]]
 // CHECK-NEXT:    %[[INV:.*]] = mir.rsqrt %[[VE]]
 // CHECK-NEXT:    %[[S:.*]] = mir.mul %g, %[[INV]]

@@ -1,6 +1,6 @@
 // RUN: rlx-opt %s --split-input-file -p 'fuse-conv-bias-act{target=cuda}' | filecheck %s
 // RUN: rlx-opt %s --split-input-file -p 'fuse-conv-bias-act{target=cortex-m}' | filecheck %s --check-prefix=CM
-// RUN: rlx-opt %s --split-input-file -p 'fuse-conv-bias-act{target=cpu}' | filecheck %s --check-prefix=CPU
+// RUN: rlx-opt %s --split-input-file -p 'fuse-conv-bias-act{target=rocm}' | filecheck %s --check-prefix=ROCM
 // RUN: rlx-opt %s --split-input-file -p 'fuse-conv-bias-act{target=cuda}' --fusion-report 2>&1 >/dev/null | filecheck %s --check-prefix=REPORT
 
 // conv -> add(reshape(bias) to [C, 1, 1]) -> add(residual) -> relu, as hir.conv_block
@@ -22,9 +22,9 @@ func.func @conv_bias_residual_relu() -> !rlx.tensor<[1, 4, 6, 6], f32> {
 // CHECK-NEXT:    func.return %[[F]]
 // CM-LABEL: func.func @conv_bias_residual_relu
 // CM:           mir.fused_conv_bias_act %x, %w, %b residual %r {{.*}} act relu
-// CPU-LABEL: func.func @conv_bias_residual_relu
-// CPU-NOT:      mir.fused_conv_bias_act
-// CPU:          mir.conv
+// ROCM-LABEL: func.func @conv_bias_residual_relu
+// ROCM-NOT:      mir.fused_conv_bias_act
+// ROCM:          mir.conv
 // REPORT:       - conv_bias_act x1 (4 ops absorbed)
 
 // -----

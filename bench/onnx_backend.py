@@ -1,0 +1,103 @@
+"""The ONNX backend node tests through ``rlx_compile.backend``: pass/fail per op type.
+
+    python bench/onnx_backend.py                  # table of every op type
+    python bench/onnx_backend.py --op Resize -v   # one op type, with failure messages
+    python bench/onnx_backend.py --ort            # onnxruntime's backend on the same tests
+
+Each test runs as ``onnx.backend.test`` runs it: prepare the model, run every data set,
+compare with the expected outputs at the test's tolerances. A test counts as passed when
+that succeeds; "expected" marks failures listed in
+``rlx_compile.frontends.onnx.conformance`` (op types without a converter included).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+import warnings
+from collections import defaultdict
+from typing import Any
+
+from onnx.backend.test.loader import load_model_tests
+
+from rlx_compile.frontends.onnx.conformance import (
+    case_model,
+    expected_failure,
+    op_types_of_tests,
+    run_case,
+)
+from rlx_compile.frontends.onnx.context import CONVERTERS
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--op", action="append", help="only these op types")
+    ap.add_argument("--test", help="only tests whose name matches this regex")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print each failure")
+    ap.add_argument("--ort", action="store_true", help="run onnxruntime's backend instead")
+    ap.add_argument("--json", help="write per-test results to this file")
+    ap.add_argument(
+        "--kind", default="node",
+        choices=("node", "simple", "pytorch-converted", "pytorch-operator", "real"),
+        help="which test kind (real: the light CNN models shipped with onnx)",
+    )  # fmt: skip
+    args = ap.parse_args()
+    if args.ort:
+        import onnxruntime.backend as backend
+    else:
+        import rlx_compile.backend as backend
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cases = load_model_tests(kind=args.kind)
+    models = {c.name: case_model(c) for c in cases}
+    op_of = op_types_of_tests(models.items())
+    results: dict[str, dict[str, Any]] = {}
+    start = time.perf_counter()
+    for case in cases:
+        op = op_of[case.name]
+        if args.op and op not in args.op:
+            continue
+        if args.test and not re.search(args.test, case.name):
+            continue
+        t0 = time.perf_counter()
+        error = run_case(backend, case)
+        results[case.name] = {
+            "op": op,
+            "error": error,
+            "expected": expected_failure(op, case.name, models[case.name]),
+            "seconds": time.perf_counter() - t0,
+        }
+        if args.verbose and error:
+            print(f"FAIL {case.name} [{op}]: {error}")
+    total = time.perf_counter() - start
+    by_op: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in results.values():
+        by_op[r["op"]].append(r)
+    print(f"{'op type':<34} {'pass':>5} {'fail':>5}  {'claimed':<8} unexpected")
+    claimed_ops = passed = failed = unexpected = 0
+    for op in sorted(by_op):
+        rs = by_op[op]
+        ok = sum(r["error"] is None for r in rs)
+        bad = len(rs) - ok
+        claim = op in CONVERTERS
+        surprise = sum((r["error"] is None) == (r["expected"] is not None) for r in rs)
+        claimed_ops += claim
+        passed += ok
+        failed += bad
+        unexpected += surprise
+        print(f"{op:<34} {ok:>5} {bad:>5}  {'yes' if claim else 'no':<8} {surprise or ''}")
+    print(
+        f"\n{passed} passed, {failed} failed of {len(results)} {args.kind} tests in {total:.1f} s; "
+        f"{claimed_ops} op types claimed; {unexpected} results differ from the expectation"
+    )
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1, sort_keys=True)
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,174 @@
+"""Compile-time values: what the cleanup passes know about a value before run time.
+
+An op *folds* when it is pure, holds no region, is not a leaf, has a reference
+implementation and static result types. Its value on known operands is then computed
+by the reference executor itself (``interpreter.evaluate_op``), so replacing the op by a
+constant changes no bit of any result -- broadcasting, low-precision rounding and
+integer wrapping included. Ops without the ``Pure`` trait (calls, anything with side
+effects or randomness) never fold, and neither do ops whose evaluation has no defined
+result (integer division by zero, an out-of-range gather): those stay for run time.
+
+``KnownValues`` is the forward sweep shared by constant-fold, sccp and numeric-lint;
+``erase_newly_dead`` removes what a rewrite left unused without touching dead code that
+was there before (that is dce's job).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.traits import IsTerminator, Pure
+from xdsl.transforms.dead_code_elimination import is_trivially_dead
+
+from rlx_compile.dialects import mir
+from rlx_compile.dialects.types import TensorType
+from rlx_compile.interpreter import ExecutionError, evaluate_op, lookup
+
+DEFAULT_MAX_ELEMENTS = 1 << 20
+"""Largest result (in elements) the passes evaluate or materialise by default: 4 MiB of
+f32. Bigger values (a transposed weight, say) would duplicate weights in the module."""
+
+
+def func_graphs(module: Operation) -> list[func.FuncOp]:
+    """The ``func.func`` graphs of a module (HIR or MIR); planned ``lir.graph``s are not
+    cleaned up: their ops carry arena slots."""
+    ops = module.regions[0].block.ops
+    return [op for op in ops if isinstance(op, func.FuncOp) and op.body.blocks]
+
+
+def graph_blocks(graph: Operation) -> list[Block]:
+    """Every block of a graph, nested ones (``hir.region`` bodies) included."""
+    return [b for op in graph.walk() for region in op.regions for b in region.blocks]
+
+
+def constant_value(value: SSAValue) -> np.ndarray | None:
+    """The array of a value defined by ``mir.constant``, else None."""
+    owner = value.owner
+    return owner.to_numpy() if isinstance(owner, mir.ConstantOp) else None
+
+
+def is_foldable(op: Operation) -> bool:
+    if isinstance(op, mir.LEAF_OPS) or op.regions or not op.results:
+        return False
+    if not op.has_trait(Pure) or lookup(op) is None:
+        return False
+    return all(isinstance(r.type, TensorType) and r.type.is_static for r in op.results)
+
+
+def result_elements(op: Operation) -> int:
+    total = 0
+    for r in op.results:
+        assert isinstance(r.type, TensorType)
+        total += r.type.num_elements() or 0
+    return total
+
+
+def evaluate(op: Operation, args: Sequence[np.ndarray]) -> list[np.ndarray] | None:
+    """The op's results on ``args`` under the reference semantics; None when the op has no
+    defined result for them (it then fails at run time, as it would unfolded)."""
+    try:
+        return evaluate_op(op, args)
+    except ExecutionError:
+        return None
+
+
+def materialize(array: np.ndarray, replaced: SSAValue) -> mir.ConstantOp:
+    """A constant holding ``array`` in place of ``replaced``: same type, name and location."""
+    t = replaced.type
+    assert isinstance(t, TensorType)
+    const = mir.ConstantOp(array, t)
+    const.result.name_hint = replaced.name_hint
+    if isinstance(replaced.owner, Operation):
+        const.location = replaced.owner.location
+    return const
+
+
+class KnownValues:
+    """Values known at compile time, filled by a forward sweep over a block.
+
+    ``mir.constant`` results are known; ``evaluate(op)`` adds the results of a foldable op
+    whose operands are all known and whose results hold at most ``max_elements``.
+    """
+
+    def __init__(self, max_elements: int = DEFAULT_MAX_ELEMENTS):
+        self.max_elements = max_elements
+        self._values: dict[SSAValue, np.ndarray] = {}
+
+    def get(self, value: SSAValue) -> np.ndarray | None:
+        known = self._values.get(value)
+        if known is None:
+            known = constant_value(value)
+            if known is not None:
+                self._values[value] = known
+        return known
+
+    def set(self, value: SSAValue, array: np.ndarray) -> None:
+        self._values[value] = array
+
+    def operands(self, op: Operation) -> list[np.ndarray] | None:
+        args: list[np.ndarray] = []
+        for v in op.operands:
+            known = self.get(v)
+            if known is None:
+                return None
+            args.append(known)
+        return args
+
+    def evaluate(self, op: Operation) -> list[np.ndarray] | None:
+        """Fold ``op`` if it folds and all its operands are known; remember its results."""
+        if not is_foldable(op) or result_elements(op) > self.max_elements:
+            return None
+        args = self.operands(op)
+        if args is None:
+            return None
+        results = evaluate(op, args)
+        if results is not None:
+            for r, arr in zip(op.results, results, strict=True):
+                self._values[r] = arr
+        return results
+
+
+def unused_ops(block: Block) -> set[Operation]:
+    """Ops of ``block`` whose results nobody uses (snapshot before a rewrite)."""
+    return {op for op in block.ops if op.results and all(not r.uses for r in op.results)}
+
+
+def erase_newly_dead(block: Block, already_unused: Iterable[Operation]) -> int:
+    """Erase the ops a rewrite left without users -- transitively, leaves included
+    (``mir.input`` has effects, so it stays) -- but not those in ``already_unused``."""
+    keep = set(already_unused)
+    erased = 0
+    for op in reversed(list(block.ops)):
+        if op in keep or op.has_trait(IsTerminator) or not is_trivially_dead(op):
+            continue
+        block.erase_op(op)
+        erased += 1
+    return erased
+
+
+@dataclass(frozen=True)
+class KnownValuesPass(ModulePass):
+    """Base of the passes that evaluate compile-time values: the ``max-elements`` option
+    and a walk over every block of every graph (``run_block``)."""
+
+    max_elements: int = DEFAULT_MAX_ELEMENTS
+    """Largest value (in elements) evaluated, and materialised as a constant."""
+
+    def __post_init__(self) -> None:
+        if self.max_elements < 1:
+            raise ValueError(f"max-elements must be >= 1, got {self.max_elements}")
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for graph in func_graphs(op):
+            for block in graph_blocks(graph):
+                self.run_block(block)
+
+    def run_block(self, block: Block) -> None:
+        raise NotImplementedError

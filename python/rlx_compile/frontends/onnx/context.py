@@ -1,0 +1,278 @@
+"""What an ONNX op converter sees: the node, its operands as MIR values or as static
+arrays, its attributes, and a builder that folds constant subgraphs as it emits.
+
+A converter is ``f(ctx) -> value | sequence of values (None for an output it does not
+produce)``, registered for one or more op types with ``@converter("Relu", ...)``. It
+reads every attribute it honours through ``ctx.attr``; an attribute present on the node
+that the converter never read is reported as unsupported, so nothing is ignored silently.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import onnx
+from onnx import helper
+from xdsl.ir import Operation, SSAValue
+from xdsl.traits import Pure
+
+from rlx_compile.builder import GraphBuilder, type_of
+from rlx_compile.dialects import mir
+from rlx_compile.dialects.types import Dim, DType, TensorType
+from rlx_compile.interpreter import ExecutionError, evaluate_op
+
+if TYPE_CHECKING:
+    from rlx_compile.frontends.onnx.importer import Importer
+
+ConverterResult = SSAValue | Sequence[SSAValue | None] | None
+Converter = Callable[["NodeContext"], ConverterResult]
+
+CONVERTERS: dict[str, Converter] = {}
+"""ONNX op type (default domain) -> converter."""
+
+FOLD_LIMIT = 1 << 16
+"""Constant subgraphs fold at import while their results hold at most this many elements
+(shape arithmetic, index tables); larger ones stay ops, so weights are not duplicated."""
+
+
+def converter(*op_types: str) -> Callable[[Converter], Converter]:
+    def register(fn: Converter) -> Converter:
+        for op_type in op_types:
+            if op_type in CONVERTERS:
+                raise ValueError(f"a converter for ONNX op {op_type} exists")
+            CONVERTERS[op_type] = fn
+        return fn
+
+    return register
+
+
+class Unsupported(Exception):
+    """A node uses a feature the importer does not implement (raised by converters)."""
+
+
+class NotStatic(Exception):
+    """A converter needs the value of an operand at import time and it is computed at
+    run time (a shape, axes or pads operand fed by a graph input)."""
+
+    def __init__(self, tensor: str, what: str):
+        super().__init__(f"{what} '{tensor}' must be known at compile time")
+        self.tensor = tensor
+
+
+# ---------------------------------------------------------------------------------
+# Element types
+# ---------------------------------------------------------------------------------
+
+_TP = onnx.TensorProto
+ONNX_DTYPES: dict[int, DType] = {
+    _TP.FLOAT: DType.F32,
+    _TP.DOUBLE: DType.F64,
+    _TP.FLOAT16: DType.F16,
+    _TP.BFLOAT16: DType.BF16,
+    _TP.FLOAT8E4M3FN: DType.F8E4M3,
+    _TP.FLOAT8E5M2: DType.F8E5M2,
+    _TP.INT8: DType.I8,
+    _TP.INT16: DType.I16,
+    _TP.INT32: DType.I32,
+    _TP.INT64: DType.I64,
+    _TP.UINT8: DType.U8,
+    _TP.UINT16: DType.U16,
+    _TP.UINT32: DType.U32,
+    _TP.UINT64: DType.U64,
+    _TP.BOOL: DType.BOOL,
+}
+
+
+def dtype_of(elem_type: int, what: str = "element type") -> DType:
+    dtype = ONNX_DTYPES.get(elem_type)
+    if dtype is None:
+        name = _TP.DataType.Name(elem_type) if elem_type in _TP.DataType.values() else elem_type
+        raise Unsupported(f"{what} {name} is not supported")
+    return dtype
+
+
+def symbol_name(text: str) -> str:
+    """A valid symbolic-dim identifier for an ONNX dim_param or value name."""
+    out = re.sub(r"\W", "_", text)
+    return out if out and not out[0].isdigit() else f"d_{out}"
+
+
+# ---------------------------------------------------------------------------------
+# Folding builder
+# ---------------------------------------------------------------------------------
+
+
+def constant_value(v: SSAValue) -> np.ndarray | None:
+    """The array of a value produced by ``mir.constant``, else None."""
+    owner = v.owner
+    return owner.to_numpy() if isinstance(owner, mir.ConstantOp) else None
+
+
+class FoldingBuilder(GraphBuilder):
+    """A ``GraphBuilder`` that evaluates an op whose operands are all constants with the
+    reference executor and emits the result as one ``mir.constant`` instead: the same
+    kernels at compile time, so folding never changes a number."""
+
+    def emit(self, op: Operation) -> Operation:
+        folded = self._fold(op)
+        return super().emit(folded if folded is not None else op)
+
+    def _fold(self, op: Operation) -> Operation | None:
+        if isinstance(op, mir.LEAF_OPS) or not op.operands or len(op.results) != 1:
+            return None
+        if not op.has_trait(Pure):
+            return None
+        t = op.results[0].type
+        if not isinstance(t, TensorType) or not t.is_static or (t.num_elements() or 0) > FOLD_LIMIT:
+            return None
+        args = [constant_value(v) for v in op.operands]
+        if any(a is None for a in args):
+            return None
+        try:
+            (value,) = evaluate_op(op, args)
+        except ExecutionError:
+            return None  # no value at compile time: keep the op, it raises when run
+        op.drop_all_references()
+        return mir.ConstantOp(value, t)
+
+
+# ---------------------------------------------------------------------------------
+# Node context
+# ---------------------------------------------------------------------------------
+
+
+@dataclass
+class NodeContext:
+    imp: Importer
+    node: onnx.NodeProto
+    name: str
+    since: int
+    """The opset version that introduced the definition of this op in effect."""
+    b: FoldingBuilder
+    used_attrs: set[str] = field(default_factory=set)
+
+    @property
+    def op_type(self) -> str:
+        return self.node.op_type
+
+    # -- operands -------------------------------------------------------------------
+    @property
+    def num_inputs(self) -> int:
+        return len(self.node.input)
+
+    def has(self, i: int) -> bool:
+        """Whether optional input ``i`` is given."""
+        return i < len(self.node.input) and self.node.input[i] != ""
+
+    def x(self, i: int) -> SSAValue:
+        """Input ``i`` as a MIR value."""
+        if not self.has(i):
+            raise Unsupported(f"input #{i} is required")
+        return self.imp.value(self.node.input[i], self.b)
+
+    def opt(self, i: int) -> SSAValue | None:
+        return self.x(i) if self.has(i) else None
+
+    def inputs(self) -> list[SSAValue]:
+        return [self.x(i) for i in range(self.num_inputs) if self.has(i)]
+
+    def const(self, i: int, what: str | None = None) -> np.ndarray:
+        """Input ``i`` as an array known at import time (raises NotStatic otherwise)."""
+        if not self.has(i):
+            raise Unsupported(f"input #{i} is required")
+        return self.imp.static(self.node.input[i], what or f"input #{i} of {self.op_type}")
+
+    def opt_const(self, i: int, what: str | None = None) -> np.ndarray | None:
+        return self.const(i, what) if self.has(i) else None
+
+    def ints(self, i: int, what: str | None = None) -> list[int]:
+        """A static integer operand as a flat list (shapes, axes, pads)."""
+        arr = self.const(i, what)
+        if arr.dtype.kind not in "iu" and arr.dtype != object:
+            raise Unsupported(f"input #{i} must hold integers, got {arr.dtype}")
+        return [v if isinstance(v, str) else int(v) for v in arr.reshape(-1).tolist()]
+
+    def type(self, i: int) -> TensorType:
+        return type_of(self.x(i))
+
+    def shape(self, i: int) -> tuple[Dim, ...]:
+        return self.type(i).shape
+
+    def static_shape(self, i: int) -> tuple[int, ...]:
+        shape = self.shape(i)
+        if any(isinstance(d, str) for d in shape):
+            raise Unsupported(f"input #{i} needs a static shape, got {list(shape)}")
+        return tuple(int(d) for d in shape)
+
+    # -- attributes -----------------------------------------------------------------------
+    def attr(self, name: str, default: Any = None) -> Any:
+        """An attribute's value (strings decoded, tensors as arrays), or ``default``."""
+        self.used_attrs.add(name)
+        for a in self.node.attribute:
+            if a.name == name:
+                if a.ref_attr_name:
+                    raise Unsupported(f"attribute '{name}' refers to a function attribute")
+                if a.type == onnx.AttributeProto.TENSOR:
+                    return tensor_to_array(a.t)
+                if a.type == onnx.AttributeProto.SPARSE_TENSOR:
+                    raise Unsupported(f"sparse tensor attribute '{name}'")
+                if a.type == onnx.AttributeProto.GRAPH:
+                    raise Unsupported(f"subgraph attribute '{name}'")
+                value = helper.get_attribute_value(a)
+                if isinstance(value, bytes):
+                    return value.decode()
+                if isinstance(value, list) and value and isinstance(value[0], bytes):
+                    return [v.decode() for v in value]
+                return list(value) if isinstance(value, list) else value
+        return default
+
+    def has_attr(self, name: str) -> bool:
+        return any(a.name == name for a in self.node.attribute)
+
+    def check_attr(self, name: str, allowed: Sequence[Any], default: Any) -> Any:
+        value = self.attr(name, default)
+        if value not in allowed:
+            raise Unsupported(f"attribute {name}={value!r} is not supported")
+        return value
+
+    # -- outputs ----------------------------------------------------------------------------
+    @property
+    def num_outputs(self) -> int:
+        return len(self.node.output)
+
+    def output_used(self, i: int) -> bool:
+        return i < len(self.node.output) and self.node.output[i] != ""
+
+    def inferred_shape(self, i: int = 0) -> tuple[Dim, ...] | None:
+        """Output ``i``'s shape from ONNX shape inference when every dim is known."""
+        return self.imp.inferred_shape(self.node.output[i]) if self.output_used(i) else None
+
+    # -- helpers ----------------------------------------------------------------------------
+    def const_like(self, value: Any, like: SSAValue) -> SSAValue:
+        return self.b.constant(np.asarray(value), type_of(like).dtype, np.shape(value))
+
+    def constant(self, value: np.ndarray) -> SSAValue:
+        arr = np.asarray(value)
+        return self.b.constant(arr, DType.from_numpy(arr.dtype), arr.shape)
+
+
+def tensor_to_array(t: onnx.TensorProto) -> np.ndarray:
+    dtype_of(t.data_type, f"tensor '{t.name}' element type")
+    if t.data_location == onnx.TensorProto.EXTERNAL and not t.raw_data:
+        raise Unsupported(f"tensor '{t.name}' holds external data that was not loaded")
+    return np.asarray(onnx.numpy_helper.to_array(t))
+
+
+def axis_of(axis: int, rank: int) -> int:
+    if not -rank <= axis < max(rank, 1):
+        raise Unsupported(f"axis {axis} is out of range for rank {rank}")
+    return axis % rank if rank else 0
+
+
+def numel(shape: Sequence[Dim]) -> int:
+    return math.prod(int(d) for d in shape)

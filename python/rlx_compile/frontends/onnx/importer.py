@@ -1,0 +1,606 @@
+"""ONNX model -> MIR module.
+
+The importer walks the graph in node order. Every node becomes one or more MIR ops,
+located at the node (``NameLoc``: the node's name, or ``<OpType>_<index>`` when it has
+none), so that verifier errors and reports name ONNX nodes. Constant subgraphs -- the
+shape arithmetic exporters emit (Shape -> Gather -> Concat -> Reshape) -- fold while the
+graph is built, and operands that must be known at compile time (shapes, axes, pads)
+are read from initializers, Constant nodes or folded values.
+
+Failures are collected over the whole graph and reported as one ``OnnxImportError``:
+every op type without a converter (with its node names), every unsupported attribute or
+element type. A module is returned only when every node converted.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import cast
+
+import numpy as np
+import onnx
+import onnx.defs
+import onnx.inliner
+import onnx.shape_inference
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, NameLoc, StringAttr, UnknownLoc
+from xdsl.ir import Block, Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+from rlx_compile.builder import named, type_of
+from rlx_compile.diagnostics import RlxError, first_line
+from rlx_compile.dialects import mir
+from rlx_compile.dialects.types import Dim, DType
+from rlx_compile.frontends.onnx import ops as _ops  # noqa: F401  (registers the converters)
+from rlx_compile.frontends.onnx.context import (
+    CONVERTERS,
+    FoldingBuilder,
+    NodeContext,
+    NotStatic,
+    Unsupported,
+    constant_value,
+    dtype_of,
+    symbol_name,
+    tensor_to_array,
+)
+from rlx_compile.frontends.onnx.symbolic import evaluate_shape_node, symbolic_shape_node
+from rlx_compile.ir import graph_params, main_graph, set_output_names, sync_function_type
+
+MIN_OPSET = 13
+DEFAULT_DOMAINS = ("", "ai.onnx")
+INITIALIZER_MODES = ("params", "constants")
+
+
+class OnnxImportError(RlxError):
+    """A model the importer cannot convert; ``needs_values`` lists graph inputs whose
+    values are needed at compile time (shape operands fed from inputs)."""
+
+    def __init__(self, message: str, needs_values: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.needs_values = needs_values
+
+
+@dataclass(frozen=True)
+class Problem:
+    op_type: str
+    node: str
+    message: str  # empty: the op type has no converter
+
+
+def max_opset() -> int:
+    return onnx.defs.onnx_opset_version()
+
+
+def load(model: str | os.PathLike[str] | onnx.ModelProto | bytes) -> onnx.ModelProto:
+    if isinstance(model, onnx.ModelProto):
+        return model
+    if isinstance(model, bytes):
+        return onnx.load_from_string(model)
+    path = os.fspath(model)
+    if not os.path.exists(path):
+        raise OnnxImportError(f"cannot read '{path}': No such file or directory")
+    try:
+        return onnx.load(path)
+    except Exception as err:  # protobuf raises its own DecodeError
+        raise OnnxImportError(f"'{path}' is not a readable ONNX model: {first_line(err)}") from None
+
+
+def import_model(
+    model: str | os.PathLike[str] | onnx.ModelProto | bytes,
+    *,
+    dynamic_dims: Mapping[str, int | str] | None = None,
+    initializers: str = "params",
+    input_values: Mapping[str, np.ndarray] | None = None,
+    graph_name: str = "main",
+) -> ModuleOp:
+    """Import an ONNX model (a path, serialized bytes or a ``ModelProto``) as a MIR module.
+
+    - ``dynamic_dims``: what becomes of dims the model leaves open. Keys are ONNX
+      ``dim_param`` names or ``"input:axis"``; an int value fixes the dim to that size, a
+      string renames its symbol. Open dims not named here become symbolic dims named
+      after their ``dim_param`` (or ``<input>_<axis>`` for unnamed ones).
+    - ``initializers``: ``"params"`` makes float initializers of more than one element
+      ``mir.param`` leaves (bound at run time, by name); the rest, and every initializer
+      with ``"constants"``, become ``mir.constant``.
+    - ``input_values``: graph inputs to bake in as constants (for inputs that feed shape
+      operands, e.g. a Reshape's target shape).
+    """
+    if initializers not in INITIALIZER_MODES:
+        raise OnnxImportError(
+            f"unknown initializers mode '{initializers}' (use {' or '.join(INITIALIZER_MODES)})"
+        )
+    proto = load(model)
+    return Importer(proto, dynamic_dims or {}, initializers, input_values or {}, graph_name).run()
+
+
+def initializer_arrays(
+    model: onnx.ModelProto, names: Collection[str] | None = None
+) -> dict[str, np.ndarray]:
+    """The model's initializers as arrays (those in ``names``, or all): the values to
+    bind to the ``mir.param`` leaves of an imported module."""
+    out: dict[str, np.ndarray] = {}
+    for t in model.graph.initializer:
+        if names is None or t.name in names:
+            try:
+                out[t.name] = tensor_to_array(t)
+            except Unsupported as err:
+                raise OnnxImportError(str(err)) from None
+    return out
+
+
+def param_values(model: onnx.ModelProto, module: ModuleOp) -> dict[str, np.ndarray]:
+    """The arrays to bind to an imported module's ``mir.param`` leaves (its initializers
+    by name), for ``run(module, inputs, params)`` or ``CompileResult.run``."""
+    return initializer_arrays(model, {leaf.name for leaf in graph_params(main_graph(module))})
+
+
+class Importer:
+    def __init__(
+        self,
+        model: onnx.ModelProto,
+        dynamic_dims: Mapping[str, int | str],
+        initializers: str,
+        input_values: Mapping[str, np.ndarray],
+        graph_name: str,
+    ):
+        self.model = model
+        self.dynamic_dims = dict(dynamic_dims)
+        self.initializer_mode = initializers
+        self.input_values = dict(input_values)
+        self.graph_name = graph_name
+        self.block = Block()
+        self.values: dict[str, SSAValue] = {}
+        self.initializers: dict[str, onnx.TensorProto] = {}
+        self.init_arrays: dict[str, np.ndarray] = {}
+        self.inferred: dict[str, tuple[Dim | None, ...] | None] = {}
+        self.problems: list[Problem] = []
+        self.needs_values: list[str] = []
+        self.poisoned: set[str] = set()
+        self.producer: dict[str, onnx.NodeProto] = {}
+        self.graph_inputs: set[str] = set()
+        # Shape tensors holding symbolic dims (object arrays of ints and symbol names):
+        # they exist at import time only, for shape operands such as Reshape targets.
+        self.shape_values: dict[str, np.ndarray] = {}
+        self.opset = MIN_OPSET
+
+    # -- entry -------------------------------------------------------------------------
+    def run(self) -> ModuleOp:
+        model = self.model
+        opset = self._check_opsets(model)
+        if model.functions:
+            model = onnx.inliner.inline_local_functions(model)
+        graph = model.graph
+        if graph.sparse_initializer:
+            raise OnnxImportError("sparse initializers are not supported")
+        for t in graph.initializer:
+            self.initializers[t.name] = t
+        for node in graph.node:
+            for out in node.output:
+                self.producer[out] = node
+        unknown = set(self.input_values) - {i.name for i in graph.input}
+        if unknown:
+            raise OnnxImportError(f"input_values names unknown graph inputs {sorted(unknown)}")
+        input_shapes = self._add_inputs(graph)
+        self._infer_shapes(model, input_shapes)
+        self.opset = opset
+        self.convert_graph(graph)
+        if self.problems or self.needs_values:
+            raise self._error()
+        return self._finish(graph)
+
+    def _check_opsets(self, model: onnx.ModelProto) -> int:
+        opset = None
+        for imp in model.opset_import:
+            if imp.domain in DEFAULT_DOMAINS:
+                opset = imp.version
+        if opset is None:
+            raise OnnxImportError("the model imports no version of the default ONNX domain")
+        if opset > max_opset():
+            raise OnnxImportError(
+                f"opset {opset} is newer than the newest this onnx package knows ({max_opset()})"
+            )
+        return opset
+
+    def _infer_shapes(self, model: onnx.ModelProto, input_shapes: dict[str, list[Dim]]) -> None:
+        """ONNX shape inference, run with the input shapes as imported (fixed dims set,
+        open dims named by their symbols), fills the shapes that converters and the
+        cross-check of every result type read. A model it cannot process is imported
+        without it."""
+        rewrite = model
+        changed = False
+        for vi in model.graph.input:
+            shape = input_shapes.get(vi.name)
+            if shape is None:
+                continue
+            for d, want in zip(vi.type.tensor_type.shape.dim, shape, strict=True):
+                have = d.dim_value if d.HasField("dim_value") else d.dim_param
+                changed |= have != want
+        if changed:
+            rewrite = onnx.ModelProto()
+            rewrite.CopyFrom(model)
+            for vi in rewrite.graph.input:
+                shape = input_shapes.get(vi.name)
+                for d, want in zip(vi.type.tensor_type.shape.dim, shape or [], strict=True):
+                    if isinstance(want, int):
+                        d.dim_value = want
+                    else:
+                        d.dim_param = want
+        try:
+            inferred = onnx.shape_inference.infer_shapes(rewrite, strict_mode=False, data_prop=True)
+        except Exception:
+            inferred = rewrite
+        symbols = {d for shape in input_shapes.values() for d in shape if isinstance(d, str)}
+        g = inferred.graph
+        for vi in [*g.value_info, *g.output]:
+            if not vi.type.HasField("tensor_type"):
+                continue
+            tt = vi.type.tensor_type
+            if not tt.HasField("shape"):
+                self.inferred[vi.name] = None
+                continue
+            dims: list[Dim | None] = []
+            for d in tt.shape.dim:
+                if d.HasField("dim_value"):
+                    dims.append(int(d.dim_value))
+                elif d.HasField("dim_param") and d.dim_param in symbols:
+                    dims.append(d.dim_param)
+                else:
+                    dims.append(None)
+            self.inferred[vi.name] = tuple(dims)
+
+    def inferred_shape(self, name: str) -> tuple[Dim, ...] | None:
+        shape = self.inferred.get(name)
+        if shape is None or any(d is None for d in shape):
+            return None
+        return cast(tuple[Dim, ...], shape)
+
+    # -- inputs and initializers ------------------------------------------------------------
+    def _dim(self, input_name: str, axis: int, d: onnx.TensorShapeProto.Dimension) -> Dim:
+        key = f"{input_name}:{axis}"
+        if key in self.dynamic_dims:
+            return self._dim_value(self.dynamic_dims[key], key)
+        if d.HasField("dim_value"):
+            return int(d.dim_value)
+        if d.HasField("dim_param") and d.dim_param:
+            if d.dim_param in self.dynamic_dims:
+                return self._dim_value(self.dynamic_dims[d.dim_param], d.dim_param)
+            return symbol_name(d.dim_param)
+        return symbol_name(f"{input_name}_{axis}")
+
+    @staticmethod
+    def _dim_value(v: int | str, key: str) -> Dim:
+        if isinstance(v, bool) or not isinstance(v, int | str):
+            raise OnnxImportError(f"dynamic_dims['{key}'] must be an int or a symbol name")
+        if isinstance(v, int):
+            if v < 0:
+                raise OnnxImportError(f"dynamic_dims['{key}'] = {v} is negative")
+            return v
+        return symbol_name(v)
+
+    def _add_inputs(self, graph: onnx.GraphProto) -> dict[str, list[Dim]]:
+        b = FoldingBuilder(self.block.add_op)
+        shapes: dict[str, list[Dim]] = {}
+        for vi in graph.input:
+            if vi.name in self.initializers:
+                continue  # an initializer with a default: a weight, not a run-time input
+            tt = vi.type.tensor_type
+            if not vi.type.HasField("tensor_type"):
+                raise OnnxImportError(f"graph input '{vi.name}' is not a tensor")
+            try:
+                dtype = dtype_of(tt.elem_type, f"graph input '{vi.name}' element type")
+            except Unsupported as err:
+                raise OnnxImportError(str(err)) from None
+            if not tt.HasField("shape"):
+                raise OnnxImportError(f"graph input '{vi.name}' has no shape (not even a rank)")
+            shape = [self._dim(vi.name, i, d) for i, d in enumerate(tt.shape.dim)]
+            shapes[vi.name] = shape
+            self.graph_inputs.add(vi.name)
+            if vi.name in self.input_values:
+                arr = np.asarray(self.input_values[vi.name])
+                if arr.dtype != dtype.numpy:
+                    raise OnnxImportError(
+                        f"input_values['{vi.name}'] has dtype {arr.dtype}, the input is "
+                        f"{dtype.value}"
+                    )
+                if arr.ndim != len(shape) or any(
+                    isinstance(d, int) and d != n for d, n in zip(shape, arr.shape, strict=True)
+                ):
+                    raise OnnxImportError(
+                        f"input_values['{vi.name}'] has shape {list(arr.shape)}, the input is "
+                        f"{shape}"
+                    )
+                shapes[vi.name] = list(arr.shape)
+                value = b.constant(arr, dtype, arr.shape)
+            else:
+                value = b.input(vi.name, shape, dtype)
+            self.values[vi.name] = named(value, vi.name)
+        return shapes
+
+    def _initializer_value(self, name: str, b: FoldingBuilder) -> SSAValue:
+        arr = self.init_arrays.get(name)
+        if arr is None:
+            arr = self.static_initializer(name)
+        dtype = DType.from_numpy(arr.dtype)
+        as_param = self.initializer_mode == "params" and dtype.is_float and arr.size > 1
+        # Leaves go at the top of the graph, whichever node first reads them.
+        top = FoldingBuilder(self._insert_leaf)
+        if as_param:
+            value = top.param(name, arr.shape, dtype)
+        else:
+            value = top.constant(arr, dtype, arr.shape)
+        value = named(value, name)
+        self.values[name] = value
+        return value
+
+    def _insert_leaf(self, op: mir.ParamOp | mir.ConstantOp) -> None:
+        first_compute = next(
+            (o for o in self.block.ops if not isinstance(o, mir.InputOp | mir.ParamOp)), None
+        )
+        if first_compute is None:
+            self.block.add_op(op)
+        else:
+            self.block.insert_op_before(op, first_compute)
+
+    def static_initializer(self, name: str) -> np.ndarray:
+        arr = self.init_arrays.get(name)
+        if arr is None:
+            arr = tensor_to_array(self.initializers[name])
+            self.init_arrays[name] = arr
+        return arr
+
+    def params(self) -> dict[str, np.ndarray]:
+        """The arrays of the initializers that became ``mir.param``, by name."""
+        return {n: a for n, a in self.init_arrays.items() if n in self.values}
+
+    # -- values ----------------------------------------------------------------------------
+    def value(self, name: str, b: FoldingBuilder) -> SSAValue:
+        v = self.values.get(name)
+        if v is not None:
+            return v
+        if name in self.initializers:
+            return self._initializer_value(name, b)
+        if name in self.shape_values:
+            dims = self.shape_values[name].tolist()
+            raise Unsupported(f"'{name}' holds the symbolic dims {dims} and is used as data")
+        raise Unsupported(f"value '{name}' is used before it is defined")
+
+    def static(self, name: str, what: str) -> np.ndarray:
+        if name in self.initializers and name not in self.values:
+            return self.static_initializer(name)
+        if name in self.shape_values:
+            return self.shape_values[name]
+        v = self.values.get(name)
+        if v is not None:
+            arr = constant_value(v)
+            if arr is not None:
+                return arr
+        raise NotStatic(name, what)
+
+    def graph_inputs_behind(self, name: str) -> list[str]:
+        """The graph inputs a value is computed from."""
+        seen: set[str] = set()
+        found: list[str] = []
+        stack = [name]
+        while stack:
+            n = stack.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            if n in self.graph_inputs and n not in self.input_values:
+                found.append(n)
+            node = self.producer.get(n)
+            if node is not None:
+                stack.extend(i for i in node.input if i)
+        return sorted(found)
+
+    # -- conversion ---------------------------------------------------------------------------
+    def convert_graph(self, graph: onnx.GraphProto, prefix: str = "") -> None:
+        """Convert a graph's nodes in order (the main graph, or a subgraph inlined into
+        it, whose node names get ``prefix``)."""
+        if prefix:
+            for node in graph.node:
+                for out in node.output:
+                    self.producer[out] = node
+        self._precheck(graph, self.opset, prefix)
+        for index, node in enumerate(graph.node):
+            self._convert(node, index, self.opset, prefix)
+
+    def _precheck(self, graph: onnx.GraphProto, opset: int, prefix: str) -> None:
+        """Op types without a converter and definitions older than MIN_OPSET, for the
+        whole graph up front (a failing node hides nothing downstream of it)."""
+        for index, node in enumerate(graph.node):
+            name = prefix + node_name(node, index)
+            if node.domain not in DEFAULT_DOMAINS:
+                self.problems.append(Problem(f"{node.domain}.{node.op_type}", name, ""))
+            elif node.op_type not in CONVERTERS:
+                self.problems.append(Problem(node.op_type, name, ""))
+            elif opset < MIN_OPSET:
+                since = schema_since(node.op_type, opset)
+                if since != schema_since(node.op_type, MIN_OPSET):
+                    self.problems.append(
+                        Problem(
+                            node.op_type,
+                            name,
+                            f"the definition of opset {since} predates opset {MIN_OPSET}",
+                        )
+                    )
+
+    def _convert(self, node: onnx.NodeProto, index: int, opset: int, prefix: str) -> None:
+        name = prefix + node_name(node, index)
+        if any(i in self.poisoned for i in node.input) or node.op_type not in CONVERTERS:
+            self.poisoned.update(node.output)
+            return
+        if any(p.node == name for p in self.problems):
+            self.poisoned.update(node.output)
+            return
+        loc = NameLoc(StringAttr(name), UnknownLoc())
+        b = FoldingBuilder(self.block.add_op, location=loc)
+        ctx = NodeContext(self, node, name, schema_since(node.op_type, opset), b)
+        try:
+            if symbolic_shape_node(self, node):
+                self._convert_shape_value(ctx)
+                return
+            result = CONVERTERS[node.op_type](ctx)
+            outs = normalize_outputs(result, len(node.output))
+            unread = [a.name for a in node.attribute if a.name not in ctx.used_attrs]
+            if unread:
+                raise Unsupported(
+                    "unsupported attribute"
+                    + ("s " if len(unread) > 1 else " ")
+                    + ", ".join(f"'{a}'" for a in unread)
+                )
+            for i, out_name in enumerate(node.output):
+                if not out_name:
+                    continue
+                value = outs[i]
+                if value is None:
+                    raise Unsupported(f"output #{i} ('{out_name}') is not supported")
+                self._check_inferred(out_name, value)
+                self.values[out_name] = named(value, out_name) if not value.name_hint else value
+        except NotStatic as err:
+            self.poisoned.update(node.output)
+            behind = self.graph_inputs_behind(err.tensor)
+            if behind:
+                self.needs_values.extend(i for i in behind if i not in self.needs_values)
+            self.problems.append(Problem(node.op_type, name, str(err)))
+        except Unsupported as err:
+            self.poisoned.update(node.output)
+            self.problems.append(Problem(node.op_type, name, str(err)))
+        except (VerifyException, ValueError) as err:
+            self.poisoned.update(node.output)
+            self.problems.append(Problem(node.op_type, name, first_line(err)))
+        except Exception as err:  # a converter bug must still give one error, not a module
+            self.poisoned.update(node.output)
+            message = f"internal error: {type(err).__name__}: {first_line(err)}"
+            self.problems.append(Problem(node.op_type, name, message))
+
+    def _convert_shape_value(self, ctx: NodeContext) -> None:
+        """Evaluate a node of symbolic shape arithmetic at import time. A result whose
+        dims all turned out static becomes a constant again."""
+        out = evaluate_shape_node(ctx)
+        name = ctx.node.output[0]
+        if any(isinstance(v, str) for v in out.reshape(-1).tolist()):
+            self.shape_values[name] = out
+        else:
+            value = ctx.constant(np.asarray(out.tolist(), np.int64).reshape(out.shape))
+            self.values[name] = named(value, name)
+        unread = [a.name for a in ctx.node.attribute if a.name not in ctx.used_attrs]
+        if unread:
+            raise Unsupported(f"unsupported attributes {unread}")
+
+    def _check_inferred(self, name: str, value: SSAValue) -> None:
+        """Our result type against ONNX shape inference, where that knows every dim: a
+        mismatch is a converter bug and must not produce a module."""
+        t = type_of(value)
+        inferred = self.inferred_shape(name)
+        if inferred is None or not t.is_static:
+            return
+        if any(isinstance(d, str) for d in inferred):
+            return
+        if tuple(inferred) != t.shape:
+            raise Unsupported(
+                f"converted to shape {list(t.shape)} but ONNX infers {list(inferred)} for '{name}'"
+            )
+
+    def _error(self) -> OnnxImportError:
+        missing: dict[str, list[str]] = {}
+        others: list[str] = []
+        for p in self.problems:
+            if p.message:
+                others.append(f"{p.op_type} node '{p.node}': {p.message}")
+            else:
+                missing.setdefault(p.op_type, []).append(p.node)
+        parts: list[str] = []
+        if missing:
+            parts.append(
+                "unsupported ops: "
+                + ", ".join(f"{op} ({_node_list(nodes)})" for op, nodes in sorted(missing.items()))
+            )
+        parts += others
+        msg = "cannot import the ONNX model: " + "; ".join(parts)
+        if self.needs_values:
+            msg += f" (bind graph inputs {self.needs_values} with input_values)"
+        return OnnxImportError(msg, tuple(self.needs_values))
+
+    # -- outputs -------------------------------------------------------------------------------
+    def _finish(self, graph: onnx.GraphProto) -> ModuleOp:
+        outs: list[SSAValue] = []
+        names: list[str] = []
+        for vi in graph.output:
+            try:
+                v = self.value(vi.name, FoldingBuilder(self.block.add_op))
+            except Unsupported as err:
+                raise OnnxImportError(f"graph output '{vi.name}': {err}") from None
+            tt = vi.type.tensor_type
+            if vi.type.HasField("tensor_type") and tt.elem_type:
+                try:
+                    declared = dtype_of(tt.elem_type, f"graph output '{vi.name}' element type")
+                except Unsupported as err:
+                    raise OnnxImportError(str(err)) from None
+                if declared is not type_of(v).dtype:
+                    raise OnnxImportError(
+                        f"graph output '{vi.name}' is declared {declared.value} but computes "
+                        f"{type_of(v).dtype.value}"
+                    )
+            outs.append(v)
+            names.append(vi.name)
+        self.block.add_op(func.ReturnOp(*outs))
+        remove_dead_ops(self.block)
+        graph_op = func.FuncOp(self.graph_name, ([], [v.type for v in outs]), Region(self.block))
+        sync_function_type(graph_op)
+        set_output_names(graph_op, names)
+        module = ModuleOp([graph_op])
+        try:
+            module.verify()
+        except VerifyException as err:
+            raise OnnxImportError(
+                f"the imported module does not verify: {first_line(err)}"
+            ) from None
+        return module
+
+
+def remove_dead_ops(block: Block) -> None:
+    """Erase ops no one reads (folded shape arithmetic, unused initializers); graph inputs
+    stay, they are the signature."""
+    for op in reversed(list(block.ops)):
+        if op is block.last_op or isinstance(op, mir.InputOp):
+            continue
+        if all(not r.uses for r in op.results):
+            block.erase_op(op)
+
+
+def normalize_outputs(result: object, n: int) -> list[SSAValue | None]:
+    if result is None:
+        outs: list[SSAValue | None] = []
+    elif isinstance(result, SSAValue):
+        outs = [result]
+    else:
+        outs = list(cast(list[SSAValue | None], result))
+    return outs + [None] * (n - len(outs))
+
+
+def node_name(node: onnx.NodeProto, index: int) -> str:
+    return node.name or f"{node.op_type}_{index}"
+
+
+def _node_list(nodes: list[str]) -> str:
+    shown = ", ".join(f"'{n}'" for n in nodes[:3])
+    more = f" and {len(nodes) - 3} more" if len(nodes) > 3 else ""
+    return ("node " if len(nodes) == 1 else "nodes ") + shown + more
+
+
+_SINCE: dict[tuple[str, int], int] = {}
+
+
+def schema_since(op_type: str, opset: int) -> int:
+    """The opset that introduced the definition of ``op_type`` in effect at ``opset``
+    (0 when the op does not exist there)."""
+    key = (op_type, opset)
+    if key not in _SINCE:
+        try:
+            _SINCE[key] = onnx.defs.get_schema(op_type, opset).since_version
+        except onnx.defs.SchemaError:
+            _SINCE[key] = 0
+    return _SINCE[key]

@@ -1,0 +1,15 @@
+"""ONNX op converters, one module per family; importing this package registers them."""
+
+from rlx_compile.frontends.onnx.ops import (
+    attention,
+    elementwise,
+    loss,
+    misc,
+    nn,
+    quant,
+    reduce,
+    resize,
+    shape,
+)
+
+__all__ = ["attention", "elementwise", "loss", "misc", "nn", "quant", "reduce", "resize", "shape"]

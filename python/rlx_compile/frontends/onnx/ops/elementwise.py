@@ -1,0 +1,324 @@
+"""Elementwise ONNX ops: one MIR op each where MIR has it, short chains otherwise."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from rlx_compile.builder import type_of
+from rlx_compile.dialects import mir
+from rlx_compile.dialects.types import DType
+from rlx_compile.frontends.onnx.context import (
+    ConverterResult,
+    NodeContext,
+    Unsupported,
+    converter,
+    dtype_of,
+)
+
+_UNARY: dict[str, type[mir.UnaryOp]] = {
+    "Abs": mir.AbsOp,
+    "Neg": mir.NegOp,
+    "Relu": mir.ReluOp,
+    "Sign": mir.SignOp,
+    "Not": mir.NotOp,
+    "Exp": mir.ExpOp,
+    "Log": mir.LogOp,
+    "Sqrt": mir.SqrtOp,
+    "Reciprocal": mir.ReciprocalOp,
+    "Tanh": mir.TanhOp,
+    "Sigmoid": mir.SigmoidOp,
+    "Erf": mir.ErfOp,
+    "Sin": mir.SinOp,
+    "Cos": mir.CosOp,
+    "Tan": mir.TanOp,
+    "Asin": mir.AsinOp,
+    "Acos": mir.AcosOp,
+    "Atan": mir.AtanOp,
+    "Sinh": mir.SinhOp,
+    "Cosh": mir.CoshOp,
+    "Asinh": mir.AsinhOp,
+    "Acosh": mir.AcoshOp,
+    "Atanh": mir.AtanhOp,
+    "Floor": mir.FloorOp,
+    "Ceil": mir.CeilOp,
+    "Round": mir.RoundOp,
+    "Softplus": mir.SoftplusOp,
+    "BitwiseNot": mir.BitwiseNotOp,
+}
+
+
+@converter(*_UNARY)
+def unary(ctx: NodeContext) -> ConverterResult:
+    return ctx.b.unary(_UNARY[ctx.op_type], ctx.x(0))
+
+
+@converter("Identity")
+def identity(ctx: NodeContext) -> ConverterResult:
+    return ctx.x(0)
+
+
+_BINARY: dict[str, type[mir.BinaryOp]] = {
+    "Add": mir.AddOp,
+    "Sub": mir.SubOp,
+    "Mul": mir.MulOp,
+    "Div": mir.DivOp,
+    "And": mir.AndOp,
+    "Or": mir.OrOp,
+    "Xor": mir.XorOp,
+    "BitwiseAnd": mir.BitwiseAndOp,
+    "BitwiseOr": mir.BitwiseOrOp,
+    "BitwiseXor": mir.BitwiseXorOp,
+}
+
+
+@converter(*_BINARY)
+def binary(ctx: NodeContext) -> ConverterResult:
+    return ctx.b.binary(_BINARY[ctx.op_type], ctx.x(0), ctx.x(1))
+
+
+_COMPARE = {
+    "Equal": "eq",
+    "Greater": "gt",
+    "GreaterOrEqual": "ge",
+    "Less": "lt",
+    "LessOrEqual": "le",
+}
+
+
+@converter(*_COMPARE)
+def compare(ctx: NodeContext) -> ConverterResult:
+    return ctx.b.compare(_COMPARE[ctx.op_type], ctx.x(0), ctx.x(1))
+
+
+@converter("Where")
+def where(ctx: NodeContext) -> ConverterResult:
+    return ctx.b.where(ctx.x(0), ctx.x(1), ctx.x(2))
+
+
+@converter("Pow")
+def pow_(ctx: NodeContext) -> ConverterResult:
+    x, y = ctx.x(0), ctx.x(1)
+    tx, ty = type_of(x).dtype, type_of(y).dtype
+    if tx is ty:
+        return ctx.b.pow(x, y)
+    if not tx.is_float and ty.is_float:
+        # An integer raised to a float power: computed in float64 and truncated back,
+        # as the ONNX reference does.
+        wide = ctx.b.pow(ctx.b.cast(x, DType.F64), ctx.b.cast(y, DType.F64))
+        return ctx.b.cast(wide, tx)
+    return ctx.b.pow(x, ctx.b.cast(y, tx))
+
+
+@converter("Mod")
+def mod(ctx: NodeContext) -> ConverterResult:
+    x, y = ctx.x(0), ctx.x(1)
+    fmod = ctx.attr("fmod", 0)
+    return ctx.b.binary(mir.FmodOp if fmod else mir.ModOp, x, y)
+
+
+@converter("BitShift")
+def bit_shift(ctx: NodeContext) -> ConverterResult:
+    direction = ctx.check_attr("direction", ("LEFT", "RIGHT"), None)
+    op = mir.ShiftLeftOp if direction == "LEFT" else mir.ShiftRightOp
+    return ctx.b.binary(op, ctx.x(0), ctx.x(1))
+
+
+def _fold(ctx: NodeContext, op_type: type[mir.BinaryOp], values: Sequence[SSAValue]) -> SSAValue:
+    acc = values[0]
+    for v in values[1:]:
+        acc = ctx.b.binary(op_type, acc, v)
+    return acc
+
+
+@converter("Sum")
+def sum_(ctx: NodeContext) -> ConverterResult:
+    return _fold(ctx, mir.AddOp, ctx.inputs())
+
+
+@converter("Mean")
+def mean(ctx: NodeContext) -> ConverterResult:
+    values = ctx.inputs()
+    return ctx.b.div(_fold(ctx, mir.AddOp, values), len(values))
+
+
+@converter("Max")
+def max_(ctx: NodeContext) -> ConverterResult:
+    return _fold(ctx, mir.MaxOp, ctx.inputs())
+
+
+@converter("Min")
+def min_(ctx: NodeContext) -> ConverterResult:
+    return _fold(ctx, mir.MinOp, ctx.inputs())
+
+
+# ---------------------------------------------------------------------------------
+# Cast
+# ---------------------------------------------------------------------------------
+
+_F8_MAX = {DType.F8E4M3: 448.0, DType.F8E5M2: 57344.0}
+
+
+def cast_to(ctx: NodeContext, x: SSAValue, to: DType) -> SSAValue:
+    """ONNX Cast: like mir.cast, except that float8 targets saturate by default."""
+    saturate = ctx.attr("saturate", 1)
+    src = type_of(x).dtype
+    if to in _F8_MAX and saturate and src.is_float:
+        limit = _F8_MAX[to]
+        x = ctx.b.minimum(ctx.b.maximum(x, -limit), limit)
+    return ctx.b.cast(x, to)
+
+
+@converter("Cast")
+def cast(ctx: NodeContext) -> ConverterResult:
+    ctx.check_attr("round_mode", ("up",), "up")
+    return cast_to(ctx, ctx.x(0), dtype_of(ctx.attr("to")))
+
+
+@converter("CastLike")
+def cast_like(ctx: NodeContext) -> ConverterResult:
+    ctx.check_attr("round_mode", ("up",), "up")
+    return cast_to(ctx, ctx.x(0), type_of(ctx.x(1)).dtype)
+
+
+# ---------------------------------------------------------------------------------
+# Activations
+# ---------------------------------------------------------------------------------
+
+
+@converter("LeakyRelu")
+def leaky_relu(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    alpha = ctx.attr("alpha", 0.01)
+    return ctx.b.where(ctx.b.compare("lt", x, 0), ctx.b.mul(x, alpha), x)
+
+
+@converter("PRelu")
+def prelu(ctx: NodeContext) -> ConverterResult:
+    x, slope = ctx.x(0), ctx.x(1)
+    return ctx.b.where(ctx.b.compare("lt", x, 0), ctx.b.mul(x, slope), x)
+
+
+def _exp_minus_one(ctx: NodeContext, x: SSAValue) -> SSAValue:
+    return ctx.b.sub(ctx.b.exp(x), 1)
+
+
+@converter("Elu")
+def elu(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    alpha = ctx.attr("alpha", 1.0)
+    neg = ctx.b.mul(_exp_minus_one(ctx, x), alpha)
+    return ctx.b.where(ctx.b.compare("lt", x, 0), neg, x)
+
+
+@converter("Selu")
+def selu(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    alpha = ctx.attr("alpha", 1.67326319217681884765625)
+    gamma = ctx.attr("gamma", 1.05070102214813232421875)
+    neg = ctx.b.sub(ctx.b.mul(ctx.b.exp(x), alpha), alpha)
+    return ctx.b.mul(ctx.b.where(ctx.b.compare("le", x, 0), neg, x), gamma)
+
+
+@converter("Celu")
+def celu(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    alpha = ctx.attr("alpha", 1.0)
+    neg = ctx.b.mul(_exp_minus_one(ctx, ctx.b.div(x, alpha)), alpha)
+    return ctx.b.add(ctx.b.maximum(x, 0), ctx.b.minimum(neg, 0))
+
+
+@converter("HardSigmoid")
+def hard_sigmoid(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    alpha, beta = ctx.attr("alpha", 0.2), ctx.attr("beta", 0.5)
+    return ctx.b.maximum(ctx.b.minimum(ctx.b.add(ctx.b.mul(x, alpha), beta), 1), 0)
+
+
+@converter("HardSwish")
+def hard_swish(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    gate = ctx.b.maximum(ctx.b.minimum(ctx.b.add(ctx.b.mul(x, 1 / 6), 0.5), 1), 0)
+    return ctx.b.mul(x, gate)
+
+
+@converter("ThresholdedRelu")
+def thresholded_relu(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    alpha = ctx.attr("alpha", 1.0)
+    return ctx.b.where(ctx.b.compare("gt", x, alpha), x, 0)
+
+
+@converter("Softsign")
+def softsign(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    return ctx.b.div(x, ctx.b.add(ctx.b.abs(x), 1))
+
+
+@converter("Mish")
+def mish(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    return ctx.b.mul(x, ctx.b.tanh(ctx.b.unary(mir.SoftplusOp, x)))
+
+
+@converter("Swish")
+def swish(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    alpha = ctx.attr("alpha", 1.0)
+    if alpha == 1.0:
+        return ctx.b.silu(x)
+    return ctx.b.mul(x, ctx.b.sigmoid(ctx.b.mul(x, alpha)))
+
+
+@converter("Gelu")
+def gelu(ctx: NodeContext) -> ConverterResult:
+    approximate = ctx.check_attr("approximate", ("none", "tanh"), "none")
+    return ctx.b.gelu(ctx.x(0), approximate)
+
+
+@converter("Shrink")
+def shrink(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    bias, lambd = ctx.attr("bias", 0.0), ctx.attr("lambd", 0.5)
+    dtype = type_of(x).dtype
+    if not dtype.is_float and (bias != int(bias) or lambd != int(lambd)):
+        raise Unsupported("non-integral bias/lambd on an integer tensor")
+    if not dtype.is_float:
+        bias, lambd = int(bias), int(lambd)
+    low = ctx.b.where(ctx.b.compare("lt", x, -lambd), ctx.b.add(x, bias), 0)
+    return ctx.b.where(ctx.b.compare("gt", x, lambd), ctx.b.sub(x, bias), low)
+
+
+@converter("Clip")
+def clip(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    lo, hi = ctx.opt(1), ctx.opt(2)
+    if lo is not None:
+        x = ctx.b.maximum(x, lo)
+    if hi is not None:
+        x = ctx.b.minimum(x, hi)
+    return x
+
+
+@converter("IsNaN")
+def is_nan(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    return ctx.b.compare("ne", x, x)
+
+
+@converter("IsInf")
+def is_inf(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    neg, pos = ctx.attr("detect_negative", 1), ctx.attr("detect_positive", 1)
+    if not type_of(x).dtype.is_float:
+        raise Unsupported("IsInf of a non-float tensor")
+    terms = []
+    if pos:
+        terms.append(ctx.b.compare("eq", x, float("inf")))
+    if neg:
+        terms.append(ctx.b.compare("eq", x, float("-inf")))
+    if not terms:
+        return ctx.b.expand(ctx.constant(np.array(False)), type_of(x).shape)
+    return _fold(ctx, mir.OrOp, terms)

@@ -1,0 +1,266 @@
+"""Einsum (as transposes, reshapes, reductions and batched matmuls), signal windows,
+ReverseSequence and AffineGrid."""
+
+from __future__ import annotations
+
+import math
+import string
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from rlx_compile.builder import type_of
+from rlx_compile.dialects import mir
+from rlx_compile.dialects.types import Dim, DType
+from rlx_compile.frontends.onnx.context import (
+    ConverterResult,
+    NodeContext,
+    Unsupported,
+    axis_of,
+    converter,
+    dtype_of,
+    numel,
+)
+from rlx_compile.frontends.onnx.ops.shape import reshape, take_along_axis
+
+# ---------------------------------------------------------------------------------
+# Einsum
+# ---------------------------------------------------------------------------------
+
+_ELLIPSIS_LETTERS = string.ascii_uppercase[::-1]  # stand-ins for "..." dims
+
+
+def _parse_einsum(equation: str, ranks: list[int]) -> tuple[list[str], str]:
+    """Operand subscripts and output subscripts, with "..." spelled as letters
+    (right-aligned across operands, as broadcasting aligns them)."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(ranks):
+        raise Unsupported(f"equation '{equation}' has {len(terms)} operands, not {len(ranks)}")
+    n_ell = max(
+        (r - len(t.replace("...", "")) for t, r in zip(terms, ranks, strict=True) if "..." in t),
+        default=0,
+    )
+    ell = _ELLIPSIS_LETTERS[:n_ell][::-1]
+    out_terms = []
+    for t, r in zip(terms, ranks, strict=True):
+        if "..." in t:
+            k = r - len(t.replace("...", ""))
+            t = t.replace("...", ell[n_ell - k :])
+        if len(t) != r or not all(c.isalpha() for c in t):
+            raise Unsupported(f"subscripts '{t}' do not fit a rank-{r} operand")
+        out_terms.append(t)
+    if arrow:
+        out = rhs.replace("...", ell)
+    else:
+        counts = {c: sum(t.count(c) for t in out_terms) for c in set("".join(out_terms))}
+        out = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
+    return out_terms, out
+
+
+def _diagonal(ctx: NodeContext, x: SSAValue, term: str) -> tuple[SSAValue, str]:
+    """Take the diagonal of every letter repeated within one operand's subscripts."""
+    while True:
+        repeated = next((c for c in term if term.count(c) > 1), None)
+        if repeated is None:
+            return x, term
+        i = term.index(repeated)
+        j = term.index(repeated, i + 1)
+        shape = list(type_of(x).shape)
+        n = shape[i]
+        if not isinstance(n, int) or shape[j] != n:
+            raise Unsupported(f"diagonal of unequal or symbolic dims in '{term}'")
+        rest = [a for a in range(len(term)) if a not in (i, j)]
+        x = ctx.b.transpose(x, [*rest, i, j])
+        lead = [shape[a] for a in rest]
+        flat = reshape(ctx, x, [*lead, n * n])  # the diagonal is every (n+1)-th element
+        starts = [0] * (len(lead) + 1)
+        steps = [1] * len(lead) + [n + 1]
+        x = ctx.b.emit(mir.SliceOp(flat, starts, steps, [*lead, n])).results[0]
+        term = "".join(term[a] for a in rest) + repeated
+
+
+def _sum_out(ctx: NodeContext, x: SSAValue, term: str, keep: set[str]) -> tuple[SSAValue, str]:
+    axes = [i for i, c in enumerate(term) if c not in keep]
+    if not axes:
+        return x, term
+    return ctx.b.sum(x, axes), "".join(c for c in term if c in keep)
+
+
+def _permute(ctx: NodeContext, x: SSAValue, term: str, order: str) -> SSAValue:
+    perm = [term.index(c) for c in order]
+    return x if perm == sorted(perm) else ctx.b.transpose(x, perm)
+
+
+def _contract(
+    ctx: NodeContext, a: SSAValue, ta: str, b: SSAValue, tb: str, keep: set[str]
+) -> tuple[SSAValue, str]:
+    """Two operands -> one: batch letters (both, kept), contracted (both, not kept),
+    and each side's own letters, as one batched matmul."""
+    dims: dict[str, Dim] = {}
+    for t, v in ((ta, a), (tb, b)):
+        for c, d in zip(t, type_of(v).shape, strict=True):
+            if dims.get(c, 1) == 1:
+                dims[c] = d
+    batch = "".join(c for c in ta if c in tb and c in keep)
+    contract = "".join(c for c in ta if c in tb and c not in keep)
+    left = "".join(c for c in ta if c not in tb)
+    right = "".join(c for c in tb if c not in ta)
+
+    def size(letters: str) -> int:
+        return math.prod(int(dims[c]) for c in letters)
+
+    a3 = reshape(
+        ctx,
+        _expand_to(
+            ctx, _permute(ctx, a, ta, batch + left + contract), batch + left + contract, dims
+        ),
+        [size(batch), size(left), size(contract)],
+    )
+    b3 = reshape(
+        ctx,
+        _expand_to(
+            ctx, _permute(ctx, b, tb, batch + contract + right), batch + contract + right, dims
+        ),
+        [size(batch), size(contract), size(right)],
+    )
+    y = ctx.b.matmul(a3, b3)
+    term = batch + left + right
+    return reshape(ctx, y, [dims[c] for c in term]), term
+
+
+def _expand_to(ctx: NodeContext, x: SSAValue, term: str, dims: dict[str, Dim]) -> SSAValue:
+    """Broadcast size-1 dims of an operand to the size the other operand has."""
+    want = [dims[c] for c in term]
+    return x if list(type_of(x).shape) == want else ctx.b.expand(x, want)
+
+
+@converter("Einsum")
+def einsum(ctx: NodeContext) -> ConverterResult:
+    xs = ctx.inputs()
+    terms, out = _parse_einsum(ctx.attr("equation"), [type_of(x).rank for x in xs])
+    values = []
+    for i, (x, t) in enumerate(zip(xs, terms, strict=True)):
+        x, t = _diagonal(ctx, x, t)
+        later = set(out).union(*terms[i + 1 :], *terms[:i])
+        x, t = _sum_out(ctx, x, t, later)
+        values.append((x, t))
+    acc, term = values[0]
+    for i, (x, t) in enumerate(values[1:], start=1):
+        keep = set(out).union(*(tt for _, tt in values[i + 1 :]))
+        acc, term = _contract(ctx, acc, term, x, t, keep)
+        acc, term = _sum_out(ctx, acc, term, keep)
+    acc, term = _sum_out(ctx, acc, term, set(out))
+    if sorted(term) != sorted(out):
+        raise Unsupported(f"output subscripts '{out}' are not produced")
+    return _permute(ctx, acc, term, out)
+
+
+# ---------------------------------------------------------------------------------
+# Windows
+# ---------------------------------------------------------------------------------
+
+
+def _window(ctx: NodeContext) -> tuple[np.ndarray, int, DType]:
+    size = int(ctx.const(0, f"{ctx.op_type}'s size").reshape(-1)[0])
+    periodic = ctx.attr("periodic", 1)
+    dtype = dtype_of(ctx.attr("output_datatype", 1))
+    return np.arange(size, dtype=np.float64), size if periodic else size - 1, dtype
+
+
+@converter("HannWindow")
+def hann_window(ctx: NodeContext) -> ConverterResult:
+    n, length, dtype = _window(ctx)
+    return ctx.constant((np.sin(n * np.pi / length) ** 2).astype(dtype.numpy))
+
+
+@converter("HammingWindow")
+def hamming_window(ctx: NodeContext) -> ConverterResult:
+    n, length, dtype = _window(ctx)
+    alpha = 25.0 / 46.0
+    return ctx.constant((alpha - np.cos(n * np.pi * 2 / length) * (1 - alpha)).astype(dtype.numpy))
+
+
+@converter("BlackmanWindow")
+def blackman_window(ctx: NodeContext) -> ConverterResult:
+    n, length, dtype = _window(ctx)
+    y = 0.42 - 0.5 * np.cos(n * np.pi * 2 / length) + 0.08 * np.cos(n * np.pi * 4 / length)
+    return ctx.constant(y.astype(dtype.numpy))
+
+
+# ---------------------------------------------------------------------------------
+# ReverseSequence, AffineGrid
+# ---------------------------------------------------------------------------------
+
+
+@converter("ReverseSequence")
+def reverse_sequence(ctx: NodeContext) -> ConverterResult:
+    # out[t, b] = x[lens[b] - 1 - t, b] for t < lens[b], else x[t, b]: a gather along
+    # the time axis with indices computed from the lengths.
+    x, lens = ctx.x(0), ctx.x(1)
+    shape = ctx.static_shape(0)
+    rank = len(shape)
+    batch_axis = axis_of(ctx.attr("batch_axis", 1), rank)
+    time_axis = axis_of(ctx.attr("time_axis", 0), rank)
+    b = ctx.b
+    n = b.cast(lens, DType.I64) if type_of(lens).dtype is not DType.I64 else lens
+    n = reshape(ctx, n, [shape[batch_axis] if i == batch_axis else 1 for i in range(rank)])
+    t = ctx.constant(
+        np.arange(shape[time_axis], dtype=np.int64).reshape(
+            [shape[time_axis] if i == time_axis else 1 for i in range(rank)]
+        )
+    )
+    idx = b.where(b.compare("lt", t, n), b.sub(b.sub(n, 1), t), t)
+    idx = b.expand(idx, list(shape)) if tuple(type_of(idx).shape) != shape else idx
+    return take_along_axis(ctx, x, idx, time_axis)
+
+
+@converter("AffineGrid")
+def affine_grid(ctx: NodeContext) -> ConverterResult:
+    theta = ctx.x(0)
+    size = ctx.ints(1, "AffineGrid's size")
+    align = ctx.attr("align_corners", 0)
+    spatial = size[2:]
+    if len(spatial) not in (2, 3):
+        raise Unsupported(f"{len(spatial)}-d grids")
+    axes = []
+    for d in spatial:
+        if align:
+            axes.append(np.linspace(-1, 1, d) if d > 1 else np.array([-1.0]))
+        else:
+            axes.append((2 * np.arange(d) + 1) / d - 1)
+    mesh = np.meshgrid(*axes, indexing="ij")
+    # Homogeneous coordinates (x, y[, z], 1) with x the last spatial axis.
+    coords = [*reversed(mesh), np.ones(tuple(spatial))]
+    base = np.stack(coords, axis=-1).reshape(numel(spatial), len(spatial) + 1)
+    grid_t = ctx.constant(np.ascontiguousarray(base.T).astype(type_of(theta).dtype.numpy))
+    y = ctx.b.matmul(theta, grid_t)  # [N, k, points]
+    y = ctx.b.transpose(y, [0, 2, 1])
+    return reshape(ctx, y, [type_of(theta).shape[0], *spatial, len(spatial)])
+
+
+# ---------------------------------------------------------------------------------
+# Control flow with a static condition
+# ---------------------------------------------------------------------------------
+
+
+@converter("If")
+def if_(ctx: NodeContext) -> ConverterResult:
+    """An If whose condition is known at compile time (shape checks, constants) is its
+    taken branch, inlined; a run-time condition is not supported."""
+    cond = ctx.const(0, "If's condition").reshape(-1)
+    if cond.size != 1:
+        raise Unsupported("a condition of more than one element")
+    branch = "then_branch" if bool(cond[0]) else "else_branch"
+    ctx.used_attrs.update(("then_branch", "else_branch"))
+    graph = next((a.g for a in ctx.node.attribute if a.name == branch), None)
+    if graph is None:
+        raise Unsupported(f"no {branch}")
+    for out in graph.output:
+        if out.type.HasField("sequence_type") or out.type.HasField("optional_type"):
+            raise Unsupported("branches with sequence or optional outputs")
+    ctx.imp.convert_graph(graph, prefix=f"{ctx.name}/")
+    if any(o.name in ctx.imp.poisoned for o in graph.output):
+        raise Unsupported(f"the {branch} did not convert")
+    return [ctx.imp.value(o.name, ctx.b) for o in graph.output]

@@ -1,0 +1,443 @@
+"""Neural-network ONNX ops: matrix products, convolution, pooling, normalisation and the
+softmax family."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from rlx_compile.builder import type_of
+from rlx_compile.dialects import mir
+from rlx_compile.dialects.types import DType
+from rlx_compile.frontends.onnx.context import (
+    ConverterResult,
+    NodeContext,
+    Unsupported,
+    axis_of,
+    converter,
+)
+from rlx_compile.frontends.onnx.ops.shape import reshape
+
+# ---------------------------------------------------------------------------------
+# Matrix products
+# ---------------------------------------------------------------------------------
+
+
+@converter("MatMul")
+def matmul(ctx: NodeContext) -> ConverterResult:
+    return ctx.b.matmul(ctx.x(0), ctx.x(1))
+
+
+@converter("Gemm")
+def gemm(ctx: NodeContext) -> ConverterResult:
+    a, b = ctx.x(0), ctx.x(1)
+    alpha, beta = ctx.attr("alpha", 1.0), ctx.attr("beta", 1.0)
+    if ctx.attr("transA", 0):
+        a = ctx.b.transpose(a, [1, 0])
+    if ctx.attr("transB", 0):
+        b = ctx.b.transpose(b, [1, 0])
+    y = ctx.b.matmul(a, b)
+    if alpha != 1.0:
+        y = ctx.b.mul(y, alpha)
+    c = ctx.opt(2)
+    if c is not None:
+        y = ctx.b.add(y, c if beta == 1.0 else ctx.b.mul(c, beta))
+    return y
+
+
+# ---------------------------------------------------------------------------------
+# Convolution and pooling
+# ---------------------------------------------------------------------------------
+
+
+def window_pads(
+    ctx: NodeContext,
+    spatial: Sequence[int],
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    dilations: Sequence[int],
+) -> list[int]:
+    """Explicit begin..., end... pads from ``pads`` or ``auto_pad``."""
+    k = len(spatial)
+    auto_pad = ctx.check_attr("auto_pad", ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"), "NOTSET")
+    pads = ctx.attr("pads")
+    if auto_pad == "NOTSET":
+        return list(pads) if pads is not None else [0] * (2 * k)
+    if pads is not None and any(pads):
+        raise Unsupported("both pads and auto_pad are given")
+    if auto_pad == "VALID":
+        return [0] * (2 * k)
+    begin, end = [], []
+    for size, kern, st, dil in zip(spatial, kernel, strides, dilations, strict=True):
+        out = -(-size // st)
+        total = max(0, (out - 1) * st + (kern - 1) * dil + 1 - size)
+        small, large = total // 2, total - total // 2
+        begin.append(small if auto_pad == "SAME_UPPER" else large)
+        end.append(large if auto_pad == "SAME_UPPER" else small)
+    return begin + end
+
+
+def _spatial(ctx: NodeContext, i: int) -> list[int]:
+    shape = type_of(ctx.x(i)).shape[2:]
+    if any(isinstance(d, str) for d in shape):
+        raise Unsupported(f"symbolic spatial dims {list(shape)}")
+    return [int(d) for d in shape]
+
+
+def bias_per_channel(ctx: NodeContext, y: SSAValue, bias: SSAValue) -> SSAValue:
+    """y + bias[C] broadcast along axis 1 of an [N, C, ...] tensor."""
+    rank = type_of(y).rank
+    return ctx.b.add(y, reshape(ctx, bias, [type_of(bias).shape[0], *([1] * (rank - 2))]))
+
+
+def conv_geometry(ctx: NodeContext, w: SSAValue) -> tuple[list[int], list[int], list[int], int]:
+    """A convolution node's strides, explicit pads, dilations and group; its
+    ``kernel_shape``, when given, must be the weight's."""
+    spatial = _spatial(ctx, 0)  # x is input 0 or computed from it
+    k = len(spatial)
+    kernel = [int(d) for d in type_of(w).shape[2:]]
+    declared = ctx.attr("kernel_shape")
+    if declared is not None and list(declared) != kernel:
+        raise Unsupported(f"kernel_shape {declared} differs from the weight's {kernel}")
+    strides = ctx.attr("strides", [1] * k)
+    dilations = ctx.attr("dilations", [1] * k)
+    pads = window_pads(ctx, spatial, kernel, strides, dilations)
+    return strides, pads, dilations, ctx.attr("group", 1)
+
+
+@converter("Conv")
+def conv(ctx: NodeContext) -> ConverterResult:
+    x, w = ctx.x(0), ctx.x(1)
+    y = ctx.b.conv(x, w, *conv_geometry(ctx, w))
+    bias = ctx.opt(2)
+    return bias_per_channel(ctx, y, bias) if bias is not None else y
+
+
+def _pool_geometry(ctx: NodeContext) -> tuple[list[int], list[int], list[int], list[int], bool]:
+    spatial = _spatial(ctx, 0)
+    k = len(spatial)
+    kernel = list(ctx.attr("kernel_shape"))
+    strides = ctx.attr("strides", [1] * k)
+    dilations = ctx.attr("dilations", [1] * k)
+    ceil_mode = bool(ctx.attr("ceil_mode", 0))
+    pads = window_pads(ctx, spatial, kernel, strides, dilations)
+    return kernel, strides, pads, dilations, ceil_mode
+
+
+def _as_float(ctx: NodeContext, x: SSAValue) -> tuple[SSAValue, DType | None]:
+    """Integer pooling runs on an exact float copy (int8/uint8 fit f32 exactly)."""
+    dtype = type_of(x).dtype
+    if dtype.is_float:
+        return x, None
+    if dtype not in (DType.I8, DType.U8):
+        raise Unsupported(f"pooling of {dtype.value}")
+    return ctx.b.cast(x, DType.F32), dtype
+
+
+@converter("MaxPool")
+def max_pool(ctx: NodeContext) -> ConverterResult:
+    if ctx.output_used(1):
+        ctx.attr("storage_order")
+        raise Unsupported("the Indices output")
+    ctx.attr("storage_order", 0)
+    x, back = _as_float(ctx, ctx.x(0))
+    kernel, strides, pads, dilations, ceil_mode = _pool_geometry(ctx)
+    y = ctx.b.emit(
+        mir.MaxPoolOp(
+            x, kernel, strides=strides, pads=pads, dilations=dilations, ceil_mode=ceil_mode
+        )
+    ).results[0]
+    return ctx.b.cast(y, back) if back is not None else y
+
+
+@converter("AveragePool")
+def average_pool(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    kernel, strides, pads, dilations, ceil_mode = _pool_geometry(ctx)
+    include = bool(ctx.attr("count_include_pad", 0))
+    return ctx.b.emit(
+        mir.AvgPoolOp(
+            x, kernel, strides=strides, pads=pads, dilations=dilations, ceil_mode=ceil_mode,
+            count_include_pad=include,
+        )
+    ).results[0]  # fmt: skip
+
+
+@converter("LpPool")
+def lp_pool(ctx: NodeContext) -> ConverterResult:
+    # (Σ_window |x|^p)^(1/p): the window sum is the average with padding counted times
+    # the window size, exact while every window is whole (no ceil-mode tails).
+    x = ctx.x(0)
+    p = ctx.attr("p", 2)
+    kernel, strides, pads, dilations, ceil_mode = _pool_geometry(ctx)
+    if ceil_mode:
+        raise Unsupported("ceil_mode=1")
+    powered = ctx.b.pow(ctx.b.abs(x), float(p))
+    avg = ctx.b.emit(
+        mir.AvgPoolOp(
+            powered, kernel, strides=strides, pads=pads, dilations=dilations,
+            count_include_pad=True,
+        )
+    ).results[0]  # fmt: skip
+    total = ctx.b.mul(avg, float(np.prod(kernel)))
+    return ctx.b.pow(total, 1.0 / p)
+
+
+@converter("GlobalAveragePool", "GlobalMaxPool")
+def global_pool(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    axes = list(range(2, type_of(x).rank))
+    kind = "mean" if ctx.op_type == "GlobalAveragePool" else "max"
+    return ctx.b.reduce(kind, x, axes, keepdims=True)
+
+
+# ---------------------------------------------------------------------------------
+# Normalisation
+# ---------------------------------------------------------------------------------
+
+
+def _as_dtype(ctx: NodeContext, v: SSAValue, dtype: DType) -> SSAValue:
+    return v if type_of(v).dtype is dtype else ctx.b.cast(v, dtype)
+
+
+@converter("BatchNormalization")
+def batch_norm(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    dtype = type_of(x).dtype
+    scale, bias, mean, var = (_as_dtype(ctx, ctx.x(i), dtype) for i in range(1, 5))
+    eps = ctx.attr("epsilon", 1e-5)
+    momentum = ctx.attr("momentum", 0.9)
+    if not ctx.attr("training_mode", 0):
+        if ctx.output_used(1) or ctx.output_used(2):
+            raise Unsupported("running statistics outputs outside training mode")
+        return ctx.b.batch_norm(x, scale, bias, mean, var, eps)
+    # Training mode: normalise with the batch statistics, and blend them into the
+    # running ones (population variance, as the ONNX reference).
+    rank = type_of(x).rank
+    axes = [0, *range(2, rank)]
+    bmean = ctx.b.mean(x, axes, keepdims=True)
+    d = ctx.b.sub(x, bmean)
+    bvar = ctx.b.mean(ctx.b.mul(d, d), axes, keepdims=True)
+    c = type_of(scale).shape[0]
+    per_channel = [1, c, *([1] * (rank - 2))]
+    y = ctx.b.div(d, ctx.b.sqrt(ctx.b.add(bvar, eps)))
+    y = ctx.b.add(ctx.b.mul(y, reshape(ctx, scale, per_channel)), reshape(ctx, bias, per_channel))
+    outs: list[SSAValue | None] = [y, None, None]
+    for i, (running, batch) in enumerate(((mean, bmean), (var, bvar)), start=1):
+        if ctx.output_used(i):
+            flat = reshape(ctx, batch, [c])
+            outs[i] = ctx.b.add(ctx.b.mul(running, momentum), ctx.b.mul(flat, 1 - momentum))
+    return outs
+
+
+@converter("InstanceNormalization")
+def instance_norm(ctx: NodeContext) -> ConverterResult:
+    x, scale, bias = ctx.x(0), ctx.x(1), ctx.x(2)
+    channels = type_of(x).shape[1]
+    if isinstance(channels, str):
+        raise Unsupported("symbolic channel dim")
+    return ctx.b.group_norm(x, scale, bias, channels, ctx.attr("epsilon", 1e-5))
+
+
+@converter("GroupNormalization")
+def group_norm(ctx: NodeContext) -> ConverterResult:
+    x, scale, bias = ctx.x(0), ctx.x(1), ctx.x(2)
+    groups = ctx.attr("num_groups")
+    eps = ctx.attr("epsilon", 1e-5)
+    ctx.check_attr("stash_type", (1,), 1)
+    channels = type_of(x).shape[1]
+    if isinstance(channels, str):
+        raise Unsupported("symbolic channel dim")
+    if ctx.since < 21 and type_of(scale).shape == (groups,) and groups != channels:
+        # Opset 18: one scale/bias per group; repeat each over the group's channels.
+        index = ctx.constant(np.arange(channels, dtype=np.int64) // (channels // groups))
+        scale, bias = ctx.b.gather(scale, index, 0), ctx.b.gather(bias, index, 0)
+    return ctx.b.group_norm(x, scale, bias, groups, eps)
+
+
+@converter("LayerNormalization")
+def layer_norm(ctx: NodeContext) -> ConverterResult:
+    x, scale, bias = ctx.x(0), ctx.x(1), ctx.opt(2)
+    rank = type_of(x).rank
+    axis = axis_of(ctx.attr("axis", -1), rank)
+    eps = ctx.attr("epsilon", 1e-5)
+    ctx.attr("stash_type", 1)
+    if not (ctx.output_used(1) or ctx.output_used(2)):
+        return ctx.b.layer_norm(x, scale, bias, axis, eps)
+    # The statistics are outputs too: the normalisation spelled out.
+    axes = list(range(axis, rank))
+    mean = ctx.b.mean(x, axes, keepdims=True)
+    d = ctx.b.sub(x, mean)
+    inv_std = ctx.b.rsqrt(ctx.b.add(ctx.b.mean(ctx.b.mul(d, d), axes, keepdims=True), eps))
+    y = ctx.b.mul(ctx.b.mul(d, inv_std), scale)
+    if bias is not None:
+        y = ctx.b.add(y, bias)
+    return [y, mean, inv_std]
+
+
+@converter("RMSNormalization")
+def rms_norm(ctx: NodeContext) -> ConverterResult:
+    x, scale = ctx.x(0), ctx.x(1)
+    axis = axis_of(ctx.attr("axis", -1), type_of(x).rank)
+    ctx.attr("stash_type", 1)
+    return ctx.b.rms_norm(x, scale, None, axis, ctx.attr("epsilon", 1e-5))
+
+
+@converter("LpNormalization")
+def lp_normalization(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    axis = axis_of(ctx.attr("axis", -1), type_of(x).rank)
+    p = ctx.check_attr("p", (1, 2), 2)
+    if p == 1:
+        norm = ctx.b.sum(ctx.b.abs(x), [axis], keepdims=True)
+    else:
+        norm = ctx.b.sqrt(ctx.b.sum(ctx.b.mul(x, x), [axis], keepdims=True))
+    # A zero norm gives 0, not 0/0 (the ONNX reference).
+    return ctx.b.where(ctx.b.compare("eq", norm, 0), 0, ctx.b.div(x, norm))
+
+
+@converter("MeanVarianceNormalization")
+def mean_variance_normalization(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    rank = type_of(x).rank
+    axes = [axis_of(a, rank) for a in ctx.attr("axes", [0, 2, 3])]
+    mean = ctx.b.mean(x, axes, keepdims=True)
+    d = ctx.b.sub(x, mean)
+    var = ctx.b.mean(ctx.b.mul(d, d), axes, keepdims=True)
+    return ctx.b.div(d, ctx.b.add(ctx.b.sqrt(var), 1e-9))
+
+
+@converter("LRN")
+def lrn(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    size = ctx.attr("size")
+    alpha, beta, bias = ctx.attr("alpha", 1e-4), ctx.attr("beta", 0.75), ctx.attr("bias", 1.0)
+    shape = type_of(x).shape
+    channels = shape[1]
+    if isinstance(channels, str):
+        raise Unsupported("symbolic channel dim")
+    rank = len(shape)
+    before, after = (size - 1) // 2, size - 1 - (size - 1) // 2
+    pads = [0] * (2 * rank)
+    pads[1], pads[rank + 1] = before, after
+    sq = ctx.b.pad(ctx.b.mul(x, x), pads)
+    total = ctx.b.narrow(sq, 1, 0, channels)
+    for j in range(1, size):
+        total = ctx.b.add(total, ctx.b.narrow(sq, 1, j, channels))
+    denom = ctx.b.pow(ctx.b.add(ctx.b.mul(total, alpha / size), bias), beta)
+    return ctx.b.div(x, denom)
+
+
+# ---------------------------------------------------------------------------------
+# Softmax family
+# ---------------------------------------------------------------------------------
+
+
+@converter("Softmax", "LogSoftmax")
+def softmax(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    axis = axis_of(ctx.attr("axis", -1), type_of(x).rank)
+    op = mir.SoftmaxOp if ctx.op_type == "Softmax" else mir.LogSoftmaxOp
+    return ctx.b.emit(op(x, axis)).results[0]
+
+
+@converter("Hardmax")
+def hardmax(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    shape = type_of(x).shape
+    axis = axis_of(ctx.attr("axis", -1), len(shape))
+    n = shape[axis]
+    if isinstance(n, str):
+        raise Unsupported("Hardmax along a symbolic axis")
+    index = ctx.b.emit(mir.ArgMaxOp(x, axis, keepdims=True)).results[0]
+    positions = np.arange(n, dtype=np.int64).reshape(
+        [n if i == axis else 1 for i in range(len(shape))]
+    )
+    hot = ctx.b.compare("eq", index, ctx.constant(positions))
+    return ctx.b.cast(hot, type_of(x).dtype)
+
+
+def _insert_zeros(ctx: NodeContext, x: SSAValue, strides: list[int]) -> SSAValue:
+    """Put s - 1 zeros between neighbours along every spatial dim (stride s)."""
+    if all(s == 1 for s in strides):
+        return x
+    shape = [int(d) for d in type_of(x).shape]
+    n, c, spatial = shape[0], shape[1], shape[2:]
+    k = len(spatial)
+    # [N, C, H, W] -> [N, C, H, 1, W, 1] -> pad to [N, C, H, s, W, s] -> [N, C, H·s, W·s]
+    y = reshape(ctx, x, [n, c, *[v for d in spatial for v in (d, 1)]])
+    pads = [0] * (2 * (2 + 2 * k))
+    for i, s in enumerate(strides):
+        pads[len(pads) // 2 + 2 + 2 * i + 1] = s - 1
+    y = reshape(
+        ctx, ctx.b.pad(y, pads), [n, c, *[d * s for d, s in zip(spatial, strides, strict=True)]]
+    )
+    lengths = [(d - 1) * s + 1 for d, s in zip(spatial, strides, strict=True)]
+    return ctx.b.emit(mir.SliceOp(y, [0] * (2 + k), [1] * (2 + k), [n, c, *lengths])).results[0]
+
+
+@converter("ConvTranspose")
+def conv_transpose(ctx: NodeContext) -> ConverterResult:
+    # The transposed convolution as a direct one: zeros between input elements (stride),
+    # padding (K-1)·d minus the transposed pads, and the kernel flipped with its
+    # input/output channels swapped within each group.
+    x, w = ctx.x(0), ctx.x(1)
+    spatial = _spatial(ctx, 0)
+    k = len(spatial)
+    wshape = [int(d) for d in type_of(w).shape]
+    kernel = wshape[2:]
+    declared = ctx.attr("kernel_shape")
+    if declared is not None and list(declared) != kernel:
+        raise Unsupported(f"kernel_shape {declared} differs from the weight's {kernel}")
+    group = ctx.attr("group", 1)
+    strides = ctx.attr("strides", [1] * k)
+    dilations = ctx.attr("dilations", [1] * k)
+    out_pad = ctx.attr("output_padding", [0] * k)
+    output_shape = ctx.attr("output_shape")
+    auto_pad = ctx.check_attr("auto_pad", ("NOTSET", "VALID", "SAME_UPPER", "SAME_LOWER"), "NOTSET")
+    pads = ctx.attr("pads")
+    full = [(spatial[i] - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 for i in range(k)]
+    if pads is None and auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        want = list(output_shape) if output_shape else [spatial[i] * strides[i] for i in range(k)]
+        total = [full[i] + out_pad[i] - want[i] for i in range(k)]
+        small = [t // 2 for t in total]
+        begin = (
+            small
+            if auto_pad == "SAME_UPPER"
+            else [t - s for t, s in zip(total, small, strict=True)]
+        )
+        out_len = want
+    else:
+        pads = list(pads) if pads is not None else [0] * (2 * k)
+        begin = pads[:k]
+        if output_shape:
+            out_len = list(output_shape)[-k:]
+        else:
+            out_len = [full[i] + out_pad[i] - pads[i] - pads[k + i] for i in range(k)]
+    c_in, c_out_g = wshape[0], wshape[1]
+    cin_g = c_in // group
+    # W [C_in, C_out/g, K] -> [g, C_in/g, C_out/g, K] -> [g, C_out/g, C_in/g, K]
+    # -> [C_out, C_in/g, K], then flipped along K
+    wt = reshape(ctx, w, [group, cin_g, c_out_g, *kernel])
+    wt = ctx.b.transpose(wt, [0, 2, 1, *range(3, 3 + k)])
+    wt = reshape(ctx, wt, [group * c_out_g, cin_g, *kernel])
+    flip = mir.SliceOp(
+        wt, [0, 0, *[d - 1 for d in kernel]], [1, 1, *([-1] * k)], [group * c_out_g, cin_g, *kernel]
+    )
+    wt = ctx.b.emit(flip).results[0]
+    y = _insert_zeros(ctx, x, strides)
+    lo = [(kernel[i] - 1) * dilations[i] - begin[i] for i in range(k)]
+    hi = [(kernel[i] - 1) * dilations[i] + begin[i] + out_len[i] - full[i] for i in range(k)]
+    pos = [0, 0, *[max(v, 0) for v in lo], 0, 0, *[max(v, 0) for v in hi]]
+    if any(pos):
+        y = ctx.b.pad(y, pos)
+    if any(v < 0 for v in lo + hi):
+        ys = [int(d) for d in type_of(y).shape]
+        starts = [0, 0, *[max(-v, 0) for v in lo]]
+        lengths = [ys[0], ys[1], *[ys[2 + i] - max(-lo[i], 0) - max(-hi[i], 0) for i in range(k)]]
+        y = ctx.b.emit(mir.SliceOp(y, starts, [1] * (2 + k), lengths)).results[0]
+    y = ctx.b.conv(y, wt, [1] * k, [0] * (2 * k), dilations, group)
+    bias = ctx.opt(2)
+    return bias_per_channel(ctx, y, bias) if bias is not None else y

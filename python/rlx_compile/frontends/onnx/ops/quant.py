@@ -1,0 +1,219 @@
+"""Quantisation ops: QuantizeLinear / DequantizeLinear (per tensor, per axis, blocked),
+DynamicQuantizeLinear, and the integer products (MatMulInteger, ConvInteger,
+QLinearMatMul, QLinearConv)."""
+
+from __future__ import annotations
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from rlx_compile.builder import type_of
+from rlx_compile.dialects import mir
+from rlx_compile.dialects.types import DType
+from rlx_compile.frontends.onnx.context import (
+    ConverterResult,
+    NodeContext,
+    Unsupported,
+    axis_of,
+    converter,
+    dtype_of,
+)
+from rlx_compile.frontends.onnx.ops.nn import conv_geometry
+from rlx_compile.frontends.onnx.ops.shape import reshape
+
+_F8 = (DType.F8E4M3, DType.F8E5M2)
+
+
+def _param_layout(
+    ctx: NodeContext, x: SSAValue, scale: SSAValue, block_size: int
+) -> tuple[int | None, SSAValue | None]:
+    """How a scale (or zero point) applies: (axis for a per-axis vector or None for one
+    element, None) -- or, for blocked quantisation, (None, a gather index that repeats
+    every block's parameter over the block along the axis)."""
+    rank = type_of(x).rank
+    axis_attr = ctx.attr("axis", 1)
+    if not block_size and (type_of(scale).rank == 0 or type_of(scale).num_elements() == 1):
+        return None, None  # per tensor: the axis does not matter
+    axis = axis_of(axis_attr, rank)
+    if block_size:
+        length = type_of(x).shape[axis]
+        if not isinstance(length, int):
+            raise Unsupported("blocked quantisation along a symbolic axis")
+        return axis, ctx.constant(np.arange(length, dtype=np.int64) // block_size)
+    return axis, None
+
+
+def _full(ctx: NodeContext, p: SSAValue, axis: int, index: SSAValue) -> SSAValue:
+    """A blocked parameter repeated over every element of its block."""
+    return ctx.b.gather(p, index, axis)
+
+
+def _per_tensor(
+    ctx: NodeContext, axis: int | None, scale: SSAValue, zp: SSAValue | None
+) -> tuple[SSAValue, SSAValue | None]:
+    """Per-tensor parameters as the rank-0 values mir's (de)quantize take; per-axis ones
+    unchanged."""
+    if axis is not None:
+        return scale, zp
+
+    def scalar(p: SSAValue) -> SSAValue:
+        return p if type_of(p).rank == 0 else reshape(ctx, p, [])
+
+    return scalar(scale), None if zp is None else scalar(zp)
+
+
+@converter("QuantizeLinear")
+def quantize_linear(ctx: NodeContext) -> ConverterResult:
+    x, scale, zp = ctx.x(0), ctx.x(1), ctx.opt(2)
+    ctx.check_attr("precision", (0,), 0)
+    saturate = ctx.attr("saturate", 1)
+    block = ctx.attr("block_size", 0)
+    declared = ctx.attr("output_dtype", 0)
+    out = DType.U8 if not declared else dtype_of(declared)
+    if zp is not None:
+        out = type_of(zp).dtype
+    if out not in _F8 and not out.is_int:
+        raise Unsupported(f"quantisation to {out.value}")
+    if out in _F8 and not saturate:
+        raise Unsupported("non-saturating float8 quantisation")
+    axis, index = _param_layout(ctx, x, scale, block)
+    b = ctx.b
+    if index is None:
+        scale, zp = _per_tensor(ctx, axis, scale, zp)
+        return b.emit(mir.QuantizeOp(x, scale, zp, dtype=out, axis=axis)).results[0]
+    # Blocked: the quantize formula elementwise with the repeated parameters.
+    assert axis is not None
+    if out in _F8:
+        raise Unsupported("blocked float8 quantisation")
+    sc = _full(ctx, scale, axis, index)
+    q = b.unary(mir.RoundOp, b.div(x, sc if type_of(sc).dtype is type_of(x).dtype
+                                   else b.cast(sc, type_of(x).dtype)))  # fmt: skip
+    if zp is not None:
+        q = b.add(q, b.cast(_full(ctx, zp, axis, index), type_of(q).dtype))
+    info = np.iinfo(out.numpy)
+    q = b.minimum(b.maximum(q, float(info.min)), float(info.max))
+    return b.cast(q, out)
+
+
+@converter("DequantizeLinear")
+def dequantize_linear(ctx: NodeContext) -> ConverterResult:
+    x, scale, zp = ctx.x(0), ctx.x(1), ctx.opt(2)
+    block = ctx.attr("block_size", 0)
+    declared = ctx.attr("output_dtype", 0)
+    axis, index = _param_layout(ctx, x, scale, block)
+    b = ctx.b
+    if index is None:
+        scale, zp = _per_tensor(ctx, axis, scale, zp)
+        y = b.emit(mir.DequantizeOp(x, scale, zp, axis=axis)).results[0]
+    else:
+        assert axis is not None
+        sc = _full(ctx, scale, axis, index)
+        diff = b.cast(x, DType.F64)
+        if zp is not None:
+            diff = b.sub(diff, b.cast(_full(ctx, zp, axis, index), DType.F64))
+        y = b.mul(b.cast(diff, type_of(sc).dtype), sc)
+    if declared and dtype_of(declared) is not type_of(y).dtype:
+        y = b.cast(y, dtype_of(declared))
+    return y
+
+
+@converter("DynamicQuantizeLinear")
+def dynamic_quantize_linear(ctx: NodeContext) -> ConverterResult:
+    # scale = (max(0, max x) - min(0, min x)) / 255, zero point = sat(round(-min / scale)).
+    x = ctx.x(0)
+    b = ctx.b
+    hi = b.maximum(b.reduce("max", x), 0.0)
+    lo = b.minimum(b.reduce("min", x), 0.0)
+    scale = b.div(b.sub(hi, lo), 255.0)
+    zp_f = b.unary(mir.RoundOp, b.div(b.neg(lo), scale))
+    zp = b.cast(b.minimum(b.maximum(zp_f, 0.0), 255.0), DType.U8)
+    y = b.emit(mir.QuantizeOp(x, scale, zp, dtype=DType.U8)).results[0]
+    return [y, scale, zp]
+
+
+def _centered(ctx: NodeContext, v: SSAValue, zp: SSAValue | None, zp_axis: int) -> SSAValue:
+    """v - zero_point in int32; a vector zero point applies along ``zp_axis`` of v."""
+    b = ctx.b
+    out = b.cast(v, DType.I32)
+    if zp is None:
+        return out
+    z = b.cast(zp, DType.I32)
+    if type_of(z).rank == 1 and type_of(z).shape[0] != 1:
+        rank = type_of(v).rank
+        shape = [1] * rank
+        shape[zp_axis % rank] = type_of(z).shape[0]
+        z = reshape(ctx, z, shape)
+    return b.sub(out, z)
+
+
+@converter("MatMulInteger")
+def matmul_integer(ctx: NodeContext) -> ConverterResult:
+    # Zero points: per row of A (axis -2), per column of B (axis -1).
+    a = _centered(ctx, ctx.x(0), ctx.opt(2), -2)
+    b = _centered(ctx, ctx.x(1), ctx.opt(3), -1)
+    return ctx.b.matmul(a, b)
+
+
+def _integer_conv(ctx: NodeContext, x: SSAValue, w: SSAValue) -> SSAValue:
+    """Convolution of int32 tensors, computed exactly in float64 (every partial sum of
+    8-bit products is far below 2^53) and converted back."""
+    geometry = conv_geometry(ctx, w)
+    y = ctx.b.conv(ctx.b.cast(x, DType.F64), ctx.b.cast(w, DType.F64), *geometry)
+    return ctx.b.cast(y, DType.I32)
+
+
+@converter("ConvInteger")
+def conv_integer(ctx: NodeContext) -> ConverterResult:
+    x = _centered(ctx, ctx.x(0), ctx.opt(2), 1)
+    w = _centered(ctx, ctx.x(1), ctx.opt(3), 0)
+    return _integer_conv(ctx, x, w)
+
+
+def _requantize(
+    ctx: NodeContext,
+    acc: SSAValue,
+    scales: tuple[SSAValue, SSAValue, SSAValue],
+    y_zp: SSAValue | None,
+    out: DType,
+    scale_axis: int | None = None,
+) -> SSAValue:
+    """round(acc · (s_a · s_b / s_y) + zp_y), clamped to the output type (the ONNX
+    reference's order of operations)."""
+    b = ctx.b
+    sa, sb, sy = scales
+    if scale_axis is not None and type_of(sb).rank == 1 and type_of(sb).shape[0] != 1:
+        rank = type_of(acc).rank
+        shape = [1] * rank
+        shape[scale_axis] = type_of(sb).shape[0]
+        sb = reshape(ctx, sb, shape)
+    factor = b.div(b.mul(sa, sb), sy)
+    y = b.mul(b.cast(acc, type_of(factor).dtype), factor)
+    if y_zp is not None:
+        y = b.add(y, b.cast(y_zp, type_of(y).dtype))
+    info = np.iinfo(out.numpy)
+    y = b.unary(mir.RoundOp, b.minimum(b.maximum(y, float(info.min)), float(info.max)))
+    return b.cast(y, out)
+
+
+@converter("QLinearMatMul")
+def qlinear_matmul(ctx: NodeContext) -> ConverterResult:
+    a = _centered(ctx, ctx.x(0), ctx.opt(2), -2)
+    b_ = _centered(ctx, ctx.x(3), ctx.opt(5), -1)
+    y_zp = ctx.opt(7)
+    out = type_of(y_zp).dtype if y_zp is not None else type_of(ctx.x(0)).dtype
+    acc = ctx.b.matmul(a, b_)
+    return _requantize(ctx, acc, (ctx.x(1), ctx.x(4), ctx.x(6)), y_zp, out, scale_axis=-1)
+
+
+@converter("QLinearConv")
+def qlinear_conv(ctx: NodeContext) -> ConverterResult:
+    x = _centered(ctx, ctx.x(0), ctx.opt(2), 1)
+    w = _centered(ctx, ctx.x(3), ctx.opt(5), 0)
+    acc = _integer_conv(ctx, x, w)
+    bias = ctx.opt(8)
+    if bias is not None:
+        rank = type_of(acc).rank
+        acc = ctx.b.add(acc, reshape(ctx, bias, [type_of(bias).shape[0], *([1] * (rank - 2))]))
+    y_zp = ctx.opt(7)
+    out = type_of(y_zp).dtype if y_zp is not None else type_of(ctx.x(0)).dtype
+    return _requantize(ctx, acc, (ctx.x(1), ctx.x(4), ctx.x(6)), y_zp, out, scale_axis=1)

@@ -1,0 +1,254 @@
+"""Resize: separable interpolation, one axis at a time.
+
+Along one axis every output element is a fixed combination of input elements, so the
+axis becomes a constant matrix computed at import (the ONNX coordinate transforms and
+interpolation coefficients): a gather for nearest neighbours (exact, any element type),
+a matmul for linear and cubic interpolation; tf_crop_and_resize sets the output
+positions outside the crop box to the extrapolation value.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from rlx_compile.builder import type_of
+from rlx_compile.frontends.onnx.context import (
+    ConverterResult,
+    NodeContext,
+    Unsupported,
+    axis_of,
+    converter,
+)
+
+Coeffs = Callable[[float, float], np.ndarray]
+
+_COORDINATE_MODES = (
+    "half_pixel",
+    "half_pixel_symmetric",
+    "pytorch_half_pixel",
+    "align_corners",
+    "asymmetric",
+    "tf_crop_and_resize",
+)
+
+
+def _nearest(mode: str) -> Coeffs:
+    def coeffs(ratio: float, scale: float) -> np.ndarray:
+        if float(ratio).is_integer():
+            return np.array([0.0, 1.0])
+        up = {
+            "round_prefer_floor": ratio > 0.5,
+            "round_prefer_ceil": ratio >= 0.5,
+            "floor": False,
+            "ceil": True,
+        }[mode]
+        return np.array([0.0, 1.0]) if up else np.array([1.0, 0.0])
+
+    return coeffs
+
+
+def _linear(antialias: bool) -> Coeffs:
+    def coeffs(ratio: float, scale: float) -> np.ndarray:
+        if not antialias:
+            return np.array([1 - ratio, ratio])
+        scale = min(scale, 1.0)
+        start = int(np.floor(-1 / scale) + 1)
+        args = (np.arange(start, 2 - start) - ratio) * scale
+        c = np.clip(1 - np.abs(args), 0, 1)
+        return c / c.sum()
+
+    return coeffs
+
+
+def _cubic(a: float, antialias: bool) -> Coeffs:
+    def kernel(x: float) -> float:
+        x = abs(x)
+        if x <= 1:
+            return (a + 2) * x**3 - (a + 3) * x**2 + 1
+        if x < 2:
+            return a * x**3 - 5 * a * x**2 + 8 * a * x - 4 * a
+        return 0.0
+
+    def coeffs(ratio: float, scale: float) -> np.ndarray:
+        if not antialias:
+            return np.array(
+                [kernel(ratio + 1), kernel(ratio), kernel(1 - ratio), kernel(2 - ratio)]
+            )
+        s = min(scale, 1.0)
+        start = int(np.floor(-2 / s) + 1)
+        c = np.array([kernel(s * (i - ratio)) for i in range(start, 2 - start)])
+        return c / c.sum()
+
+    return coeffs
+
+
+def _source_coords(
+    mode: str, out_len: int, in_len: int, scale: float, roi: tuple[float, float] | None
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Input coordinate of every output position; for tf_crop_and_resize also which
+    positions fall outside the input."""
+    y = np.arange(out_len, dtype=np.float64)
+    scaled_len = scale * in_len
+    outside = None
+    if mode == "align_corners":
+        x = np.zeros(out_len) if scaled_len == 1 else y * (in_len - 1) / (scaled_len - 1)
+    elif mode == "asymmetric":
+        x = y / scale
+    elif mode == "tf_crop_and_resize":
+        assert roi is not None
+        lo, hi = roi
+        if scaled_len == 1:
+            x = np.full(out_len, (hi - lo) * (in_len - 1) / 2)
+        else:
+            x = y * (hi - lo) * (in_len - 1) / (scaled_len - 1)
+        x = x + lo * (in_len - 1)
+        outside = (x < 0) | (x > in_len - 1)
+    elif mode == "pytorch_half_pixel":
+        x = np.full(out_len, -0.5) if scaled_len == 1 else (y + 0.5) / scale - 0.5
+    elif mode == "half_pixel":
+        x = (y + 0.5) / scale - 0.5
+    else:  # half_pixel_symmetric
+        offset = in_len / 2 * (1 - out_len / scaled_len)
+        x = offset + (y + 0.5) / scale - 0.5
+    return x, outside
+
+
+def axis_matrix(
+    in_len: int,
+    out_len: int,
+    scale: float,
+    coeffs: Coeffs,
+    mode: str,
+    roi: tuple[float, float] | None,
+    exclude_outside: bool,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """[out_len, in_len] weights of one axis (edge-clamped neighbours), and the mask of
+    extrapolated output positions (tf_crop_and_resize)."""
+    x, outside = _source_coords(mode, out_len, in_len, scale, roi)
+    weights = np.zeros((out_len, in_len))
+    for o in range(out_len):
+        base = math.floor(x[o])
+        ratio = 1.0 if x[o] == base else x[o] - base
+        c = np.asarray(coeffs(float(ratio), scale), dtype=np.float64)
+        n = len(c)
+        pad = math.ceil(n / 2)
+        xp = x[o] + pad
+        p = math.floor(xp)
+        frac = xp - p
+        if n % 2 == 0:
+            offset = -(n // 2) if frac == 0 else -(n // 2) + 1
+        else:
+            offset = -((n - 1) // 2) + (0 if frac <= 0.5 else 1)
+        idx = p + offset + np.arange(n) - pad
+        if exclude_outside:
+            c = np.where((idx < 0) | (idx >= in_len), 0.0, c)
+            total = c.sum()
+            c = c / (total if total else 1.0)
+        np.add.at(weights[o], np.clip(idx, 0, in_len - 1), c)
+    return weights, outside
+
+
+def _apply_axis(
+    ctx: NodeContext,
+    x: SSAValue,
+    axis: int,
+    weights: np.ndarray,
+    outside: np.ndarray | None,
+    nearest: bool,
+    extrapolation: float,
+) -> SSAValue:
+    b = ctx.b
+    rank = type_of(x).rank
+    if nearest:
+        y = b.gather(x, ctx.constant(np.argmax(weights, axis=1).astype(np.int64)), axis)
+    else:
+        # Move the axis last, multiply by the weights, move it back.
+        perm = [i for i in range(rank) if i != axis] + [axis]
+        inverse = [perm.index(i) for i in range(rank)]
+        moved = b.transpose(x, perm) if axis != rank - 1 else x
+        w = ctx.constant(np.ascontiguousarray(weights.T).astype(type_of(x).dtype.numpy))
+        y = b.matmul(moved, w)
+        if axis != rank - 1:
+            y = b.transpose(y, inverse)
+    if outside is not None and outside.any():
+        shape = [len(outside) if i == axis else 1 for i in range(rank)]
+        y = b.where(ctx.constant(outside.reshape(shape)), ctx.const_like(extrapolation, y), y)
+    return y
+
+
+@converter("Resize")
+def resize(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    shape = ctx.static_shape(0)
+    rank = len(shape)
+    mode = ctx.check_attr("mode", ("nearest", "linear", "cubic"), "nearest")
+    coord = ctx.check_attr("coordinate_transformation_mode", _COORDINATE_MODES, "half_pixel")
+    nearest_mode = ctx.check_attr(
+        "nearest_mode", ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil"),
+        "round_prefer_floor",
+    )  # fmt: skip
+    a = ctx.attr("cubic_coeff_a", -0.75)
+    exclude_outside = bool(ctx.attr("exclude_outside", 0))
+    extrapolation = ctx.attr("extrapolation_value", 0.0)
+    antialias = bool(ctx.attr("antialias", 0))
+    policy = ctx.check_attr(
+        "keep_aspect_ratio_policy", ("stretch", "not_larger", "not_smaller"), "stretch"
+    )
+    axes = [axis_of(v, rank) for v in ctx.attr("axes", list(range(rank)))]
+    roi = ctx.opt_const(1, "Resize's roi")
+    scales = ctx.opt_const(2, "Resize's scales")
+    sizes = ctx.opt_const(3, "Resize's sizes")
+    if mode == "nearest" and antialias:
+        raise Unsupported("antialias with mode nearest")
+    if mode != "nearest" and not type_of(x).dtype.is_float:
+        raise Unsupported(f"{mode} interpolation of {type_of(x).dtype.value}")
+
+    scale_of = [1.0] * rank
+    out_len = list(shape)
+    if sizes is not None and sizes.size:
+        for i, a_ in enumerate(axes):
+            scale_of[a_] = int(sizes[i]) / shape[a_]
+            out_len[a_] = int(sizes[i])
+        if policy != "stretch":
+            pick = min if policy == "not_larger" else max
+            s = pick(scale_of[a_] for a_ in axes)
+            for a_ in axes:
+                scale_of[a_] = s
+                out_len[a_] = int(s * shape[a_] + 0.5)
+    elif scales is not None and scales.size:
+        for i, a_ in enumerate(axes):
+            scale_of[a_] = float(scales[i])
+            out_len[a_] = int(float(scales[i]) * shape[a_])
+    else:
+        raise Unsupported("neither scales nor sizes is given")
+    box: list[tuple[float, float] | None] = [None] * rank
+    if coord == "tf_crop_and_resize":
+        if roi is None or not roi.size:
+            raise Unsupported("tf_crop_and_resize without roi")
+        n = len(axes)
+        for i, a_ in enumerate(axes):
+            box[a_] = (float(roi[i]), float(roi[n + i]))
+
+    coeffs = {
+        "nearest": lambda: _nearest(nearest_mode),
+        "linear": lambda: _linear(antialias),
+        "cubic": lambda: _cubic(a, antialias),
+    }[mode]()
+    y = x
+    for axis in range(rank):
+        lo_hi = box[axis]
+        if (
+            math.isclose(scale_of[axis], 1.0)
+            and out_len[axis] == shape[axis]
+            and (lo_hi is None or (math.isclose(lo_hi[0], 0) and math.isclose(lo_hi[1], 1)))
+        ):
+            continue
+        weights, outside = axis_matrix(
+            shape[axis], out_len[axis], scale_of[axis], coeffs, coord, lo_hi, exclude_outside
+        )
+        y = _apply_axis(ctx, y, axis, weights, outside, mode == "nearest", extrapolation)
+    return y

@@ -1,0 +1,612 @@
+"""Data movement and shape ONNX ops: reshape-like ops, slicing, gathers, padding, tiling,
+and the shape-producing ops that fold to constants when shapes are static."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from rlx_compile.builder import type_of
+from rlx_compile.dialects import mir
+from rlx_compile.dialects.types import Dim, DType, broadcast_shapes
+from rlx_compile.frontends.onnx.context import (
+    ConverterResult,
+    NodeContext,
+    NotStatic,
+    Unsupported,
+    axis_of,
+    converter,
+    dtype_of,
+    numel,
+)
+
+INT64_MAX = np.iinfo(np.int64).max
+
+
+# ---------------------------------------------------------------------------------
+# Symbolic products (for reshape targets over symbolic dims)
+# ---------------------------------------------------------------------------------
+
+
+def _factor(dims: Sequence[Dim]) -> tuple[int, Counter[str]]:
+    const = math.prod(d for d in dims if isinstance(d, int))
+    return const, Counter(d for d in dims if isinstance(d, str))
+
+
+def dims_product(dims: Sequence[Dim]) -> Dim:
+    """The product of dims as one dim: an int, or a symbol times ones."""
+    const, syms = _factor(dims)
+    if not syms:
+        return const
+    if const == 1 and sum(syms.values()) == 1:
+        return next(iter(syms))
+    if const == 0:
+        return 0
+    raise Unsupported(f"the product of dims {list(dims)} is not a single dim")
+
+
+def reshape_target(
+    shape: Sequence[Dim], target: Sequence[Dim], allowzero: bool = False
+) -> list[Dim]:
+    """ONNX Reshape's target: 0 copies the input dim (unless ``allowzero``), -1 takes the
+    remaining element count."""
+    out: list[Dim] = []
+    infer = None
+    for i, t in enumerate(target):
+        if isinstance(t, str):  # a symbolic dim from shape arithmetic
+            out.append(t)
+        elif t == 0 and not allowzero:
+            if i >= len(shape):
+                raise Unsupported(f"reshape target {list(target)} copies a missing dim {i}")
+            out.append(shape[i])
+        elif t == -1:
+            if infer is not None:
+                raise Unsupported(f"reshape target {list(target)} has two -1 entries")
+            infer = i
+            out.append(-1)
+        elif t < -1:
+            raise Unsupported(f"reshape target {list(target)} has a negative dim")
+        else:
+            out.append(int(t))
+    if infer is not None:
+        total_c, total_s = _factor(shape)
+        known = [d for i, d in enumerate(out) if i != infer]
+        known_c, known_s = _factor(known)
+        rest = total_s - known_s
+        if known_s - total_s or known_c == 0 or total_c % known_c:
+            raise Unsupported(f"cannot infer -1 in reshape {list(shape)} -> {list(target)}")
+        q = total_c // known_c
+        if not rest:
+            out[infer] = q
+        elif q == 1 and sum(rest.values()) == 1:
+            out[infer] = next(iter(rest))
+        else:
+            raise Unsupported(f"cannot infer -1 in reshape {list(shape)} -> {list(target)}")
+    return out
+
+
+def reshape(ctx: NodeContext, x: SSAValue, shape: Sequence[Dim]) -> SSAValue:
+    if tuple(shape) == type_of(x).shape:
+        return x
+    return ctx.b.reshape(x, list(shape))
+
+
+@converter("Reshape")
+def reshape_op(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    allowzero = bool(ctx.attr("allowzero", 0))
+    try:
+        target = ctx.ints(1, "Reshape's shape")
+    except NotStatic:
+        inferred = ctx.inferred_shape()
+        if inferred is None:
+            raise
+        return reshape(ctx, x, inferred)
+    return reshape(ctx, x, reshape_target(type_of(x).shape, target, allowzero))
+
+
+@converter("Flatten")
+def flatten(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    shape = type_of(x).shape
+    axis = ctx.attr("axis", 1)
+    if axis < 0:
+        axis += len(shape)
+    if not 0 <= axis <= len(shape):
+        raise Unsupported(f"axis {ctx.attr('axis', 1)} is out of range for rank {len(shape)}")
+    return reshape(ctx, x, [dims_product(shape[:axis]), dims_product(shape[axis:])])
+
+
+@converter("Squeeze")
+def squeeze(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    shape = type_of(x).shape
+    if ctx.has(1):
+        axes = {axis_of(a, len(shape)) for a in ctx.ints(1, "Squeeze's axes")}
+        for a in axes:
+            if shape[a] != 1:
+                raise Unsupported(f"cannot squeeze axis {a} of size {shape[a]}")
+    else:
+        if any(isinstance(d, str) for d in shape):
+            raise Unsupported("Squeeze without axes of a tensor with symbolic dims")
+        axes = {i for i, d in enumerate(shape) if d == 1}
+    return reshape(ctx, x, [d for i, d in enumerate(shape) if i not in axes])
+
+
+def unsqueeze(ctx: NodeContext, x: SSAValue, axes: Sequence[int]) -> SSAValue:
+    shape = list(type_of(x).shape)
+    rank = len(shape) + len(axes)
+    norm = sorted(axis_of(a, rank) for a in axes)
+    if len(set(norm)) != len(norm):
+        raise Unsupported(f"repeated axes {list(axes)}")
+    for a in norm:
+        shape.insert(a, 1)
+    return reshape(ctx, x, shape)
+
+
+@converter("Unsqueeze")
+def unsqueeze_op(ctx: NodeContext) -> ConverterResult:
+    return unsqueeze(ctx, ctx.x(0), ctx.ints(1, "Unsqueeze's axes"))
+
+
+@converter("Transpose")
+def transpose(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    rank = type_of(x).rank
+    perm = ctx.attr("perm", list(reversed(range(rank))))
+    if list(perm) == list(range(rank)):
+        return x
+    return ctx.b.transpose(x, [axis_of(p, rank) for p in perm])
+
+
+@converter("Concat")
+def concat(ctx: NodeContext) -> ConverterResult:
+    xs = ctx.inputs()
+    axis = axis_of(ctx.attr("axis"), type_of(xs[0]).rank)
+    if len(xs) == 1:
+        return xs[0]
+    return ctx.b.concat(xs, axis)
+
+
+def narrow(ctx: NodeContext, x: SSAValue, axis: int, start: int, length: Dim) -> SSAValue:
+    if start == 0 and length == type_of(x).shape[axis]:
+        return x
+    if isinstance(length, str):
+        raise Unsupported(f"cannot narrow the symbolic axis {axis}")
+    return ctx.b.narrow(x, axis, start, length)
+
+
+@converter("Split")
+def split(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    shape = type_of(x).shape
+    axis = axis_of(ctx.attr("axis", 0), len(shape))
+    n = ctx.num_outputs
+    num_outputs = ctx.attr("num_outputs") if ctx.since >= 18 else None
+    dim = shape[axis]
+    if ctx.has(1):
+        sizes = ctx.ints(1, "Split's split")
+    else:
+        if isinstance(dim, str):
+            raise Unsupported(f"cannot split the symbolic axis {axis}")
+        parts = num_outputs if num_outputs is not None else n
+        if num_outputs is None and dim % parts:
+            raise Unsupported(f"axis {axis} of size {dim} does not split into {parts} parts")
+        chunk = -(-dim // parts)
+        sizes = [min(chunk, dim - i * chunk) for i in range(parts)]
+    if len(sizes) != n or (isinstance(dim, int) and sum(sizes) != dim):
+        raise Unsupported(f"split sizes {sizes} do not cover axis {axis} of size {dim}")
+    outs, start = [], 0
+    for size in sizes:
+        outs.append(narrow(ctx, x, axis, start, size))
+        start += size
+    return outs
+
+
+def _clamp(v: int, lo: int, hi: int) -> int:
+    return max(lo, min(hi, v))
+
+
+def slice_tensor(
+    ctx: NodeContext,
+    x: SSAValue,
+    starts: Sequence[int],
+    ends: Sequence[int],
+    axes: Sequence[int],
+    steps: Sequence[int],
+) -> SSAValue:
+    """ONNX Slice semantics (negative and out-of-range indices clamp) as one narrow (one
+    axis, step 1) or one mir.slice."""
+    shape = type_of(x).shape
+    rank = len(shape)
+    begin = [0] * rank
+    stride = [1] * rank
+    length: list[Dim] = list(shape)
+    seen: set[int] = set()
+    for s, e, a, st in zip(starts, ends, axes, steps, strict=True):
+        a = axis_of(a, rank)
+        if a in seen:
+            raise Unsupported(f"axis {a} is sliced twice")
+        seen.add(a)
+        if st == 0:
+            raise Unsupported("slice step 0")
+        dim = shape[a]
+        if isinstance(dim, str):
+            if s == 0 and st == 1 and e >= INT64_MAX // 2:
+                continue
+            raise Unsupported(f"cannot slice the symbolic axis {a}")
+        if s < 0:
+            s += dim
+        if e < 0:
+            e += dim
+        if st > 0:
+            s, e = _clamp(s, 0, dim), _clamp(e, 0, dim)
+            n = max(0, -(-(e - s) // st))
+        else:
+            s, e = _clamp(s, 0, dim - 1), _clamp(e, -1, dim - 1)
+            n = max(0, -(-(s - e) // -st))
+        begin[a], stride[a], length[a] = (s if n else 0), st, n
+    changed = [i for i in range(rank) if (begin[i], stride[i], length[i]) != (0, 1, shape[i])]
+    if not changed:
+        return x
+    if len(changed) == 1 and stride[changed[0]] == 1:
+        a = changed[0]
+        return narrow(ctx, x, a, begin[a], length[a])
+    steps_full = [st if length[i] else 1 for i, st in enumerate(stride)]
+    return ctx.b.emit(mir.SliceOp(x, begin, steps_full, length)).results[0]  # type: ignore[arg-type]
+
+
+@converter("Slice")
+def slice_op(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    starts = ctx.ints(1, "Slice's starts")
+    ends = ctx.ints(2, "Slice's ends")
+    axes = ctx.ints(3, "Slice's axes") if ctx.has(3) else list(range(len(starts)))
+    steps = ctx.ints(4, "Slice's steps") if ctx.has(4) else [1] * len(starts)
+    if not len(starts) == len(ends) == len(axes) == len(steps):
+        raise Unsupported("starts, ends, axes and steps differ in length")
+    return slice_tensor(ctx, x, starts, ends, axes, steps)
+
+
+@converter("Gather")
+def gather(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    axis = axis_of(ctx.attr("axis", 0), type_of(x).rank)
+    return ctx.b.gather(x, ctx.x(1), axis)
+
+
+def _strides(shape: Sequence[int]) -> list[int]:
+    out = [1] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        out[i] = out[i + 1] * shape[i + 1]
+    return out
+
+
+def _wrap_index(ctx: NodeContext, idx: SSAValue, size: SSAValue | int) -> SSAValue:
+    """Negative indices count from the end: idx + size where idx < 0 (in int64)."""
+    idx = ctx.b.cast(idx, DType.I64) if type_of(idx).dtype is not DType.I64 else idx
+    return ctx.b.where(ctx.b.compare("lt", idx, 0), ctx.b.add(idx, size), idx)
+
+
+def take_along_axis(ctx: NodeContext, data: SSAValue, idx: SSAValue, axis: int) -> SSAValue:
+    """out[i..] = data[i.. with i_axis replaced by idx[i..]] (negative indices wrap): one
+    gather from the flattened data at idx·stride_axis + the offset of the other
+    coordinates (static shapes)."""
+    dshape = [int(d) for d in type_of(data).shape]
+    ishape = [int(d) for d in type_of(idx).shape]
+    strides = _strides(dshape)
+    grids = np.meshgrid(*[np.arange(n, dtype=np.int64) for n in ishape], indexing="ij")
+    offsets = sum(
+        (g * strides[d] for d, g in enumerate(grids) if d != axis),
+        np.zeros(ishape, np.int64),
+    )
+    flat_idx = ctx.b.add(ctx.b.mul(_wrap_index(ctx, idx, dshape[axis]), strides[axis]),
+                         ctx.constant(np.asarray(offsets, np.int64)))  # fmt: skip
+    return ctx.b.gather(reshape(ctx, data, [numel(dshape)]), flat_idx, 0)
+
+
+@converter("GatherElements")
+def gather_elements(ctx: NodeContext) -> ConverterResult:
+    ctx.static_shape(0)
+    ctx.static_shape(1)
+    axis = axis_of(ctx.attr("axis", 0), ctx.type(0).rank)
+    return take_along_axis(ctx, ctx.x(0), ctx.x(1), axis)
+
+
+@converter("GatherND")
+def gather_nd(ctx: NodeContext) -> ConverterResult:
+    data, idx = ctx.x(0), ctx.x(1)
+    dshape, ishape = ctx.static_shape(0), ctx.static_shape(1)
+    b = ctx.attr("batch_dims", 0)
+    k = ishape[-1]
+    if b + k > len(dshape):
+        raise Unsupported(f"index depth {k} exceeds the data rank {len(dshape)}")
+    batch = dshape[:b]
+    indexed = dshape[b : b + k]
+    rest = dshape[b + k :]
+    # data -> [prod(batch) · prod(indexed), *rest]; a row is found at
+    # batch_offset · prod(indexed) + Σ_j idx_j · stride_j.
+    flat = reshape(ctx, data, [numel(batch) * numel(indexed), *rest])
+    idx64 = ctx.b.cast(idx, DType.I64) if type_of(idx).dtype is not DType.I64 else idx
+    sizes = ctx.constant(np.asarray(indexed, np.int64))
+    wrapped = ctx.b.where(ctx.b.compare("lt", idx64, 0), ctx.b.add(idx64, sizes), idx64)
+    linear = ctx.b.sum(ctx.b.mul(wrapped, ctx.constant(np.asarray(_strides(indexed), np.int64))),
+                       [len(ishape) - 1])  # fmt: skip
+    if b:
+        inner = ishape[b:-1]
+        offsets = (np.arange(numel(batch), dtype=np.int64) * numel(indexed)).reshape(
+            [*batch, *([1] * len(inner))]
+        )
+        linear = ctx.b.add(linear, ctx.constant(offsets))
+    return ctx.b.gather(flat, linear, 0)
+
+
+@converter("Expand")
+def expand(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    target = ctx.ints(1, "Expand's shape")
+    shape = broadcast_shapes(type_of(x).shape, target)
+    if shape == type_of(x).shape:
+        return x
+    return ctx.b.expand(x, list(shape))
+
+
+def tile(ctx: NodeContext, x: SSAValue, repeats: Sequence[int]) -> SSAValue:
+    shape = type_of(x).shape
+    if len(repeats) != len(shape):
+        raise Unsupported(f"{len(repeats)} repeats for rank {len(shape)}")
+    if all(r == 1 for r in repeats):
+        return x
+    for d, r in zip(shape, repeats, strict=True):
+        if isinstance(d, str) and r != 1:
+            raise Unsupported(f"cannot tile the symbolic dim {d}")
+    # [d0, d1] -> [1, d0, 1, d1] -> expand [r0, d0, r1, d1] -> [r0·d0, r1·d1]
+    interleaved = [v for d in shape for v in (1, d)]
+    grown = [v for d, r in zip(shape, repeats, strict=True) for v in (r, d)]
+    y = ctx.b.expand(reshape(ctx, x, interleaved), grown)
+    return reshape(
+        ctx, y, [d if r == 1 else int(d) * r for d, r in zip(shape, repeats, strict=True)]
+    )
+
+
+@converter("Tile")
+def tile_op(ctx: NodeContext) -> ConverterResult:
+    return tile(ctx, ctx.x(0), ctx.ints(1, "Tile's repeats"))
+
+
+_PAD_MODES = ("constant", "reflect", "edge", "wrap")
+
+
+@converter("Pad")
+def pad(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    shape = type_of(x).shape
+    rank = len(shape)
+    mode = ctx.check_attr("mode", _PAD_MODES, "constant")
+    pads = ctx.ints(1, "Pad's pads")
+    value = 0.0
+    if ctx.has(2):
+        cv = ctx.const(2, "Pad's constant_value").reshape(-1)
+        value = float(cv[0]) if cv.size else 0.0
+    axes = ctx.ints(3, "Pad's axes") if ctx.has(3) else list(range(rank))
+    if len(pads) != 2 * len(axes):
+        raise Unsupported(f"{len(pads)} pads for {len(axes)} axes")
+    full = [0] * (2 * rank)
+    for j, a in enumerate(axes):
+        a = axis_of(a, rank)
+        full[a], full[rank + a] = pads[j], pads[len(axes) + j]
+    positive = [max(p, 0) for p in full]
+    y = ctx.b.pad(x, positive, mode, value) if any(positive) else x
+    if any(p < 0 for p in full):
+        yshape = type_of(y).shape
+        starts = [-min(full[i], 0) for i in range(rank)]
+        ends = [int(yshape[i]) + min(full[rank + i], 0) for i in range(rank)]
+        y = slice_tensor(ctx, y, starts, ends, list(range(rank)), [1] * rank)
+    return y
+
+
+@converter("DepthToSpace")
+def depth_to_space(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    n, c, h, w = ctx.static_shape(0)
+    bs = ctx.attr("blocksize")
+    mode = ctx.check_attr("mode", ("DCR", "CRD"), "DCR")
+    if mode == "DCR":
+        y = ctx.b.transpose(reshape(ctx, x, [n, bs, bs, c // bs**2, h, w]), [0, 3, 4, 1, 5, 2])
+    else:
+        y = ctx.b.transpose(reshape(ctx, x, [n, c // bs**2, bs, bs, h, w]), [0, 1, 4, 2, 5, 3])
+    return reshape(ctx, y, [n, c // bs**2, h * bs, w * bs])
+
+
+@converter("SpaceToDepth")
+def space_to_depth(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    n, c, h, w = ctx.static_shape(0)
+    bs = ctx.attr("blocksize")
+    mode = ctx.check_attr("mode", ("DCR", "CRD"), "DCR")
+    perm = [0, 3, 5, 1, 2, 4] if mode == "DCR" else [0, 1, 3, 5, 2, 4]
+    y = ctx.b.transpose(reshape(ctx, x, [n, c, h // bs, bs, w // bs, bs]), perm)
+    return reshape(ctx, y, [n, c * bs * bs, h // bs, w // bs])
+
+
+# ---------------------------------------------------------------------------------
+# Shape-producing ops: constants when shapes are static
+# ---------------------------------------------------------------------------------
+
+
+@converter("Shape")
+def shape_op(ctx: NodeContext) -> ConverterResult:
+    shape = type_of(ctx.x(0)).shape
+    rank = len(shape)
+    start = ctx.attr("start", 0)
+    end = ctx.attr("end", rank)
+    start = _clamp(start + rank if start < 0 else start, 0, rank)
+    end = _clamp(end + rank if end < 0 else end, 0, rank)
+    part = shape[start:end]
+    if any(isinstance(d, str) for d in part):
+        raise Unsupported(f"Shape of symbolic dims {list(part)}")
+    return ctx.constant(np.asarray(part, np.int64).reshape(len(part)))
+
+
+@converter("Size")
+def size(ctx: NodeContext) -> ConverterResult:
+    shape = ctx.static_shape(0)
+    return ctx.constant(np.asarray(numel(shape), np.int64))
+
+
+@converter("ConstantOfShape")
+def constant_of_shape(ctx: NodeContext) -> ConverterResult:
+    shape = ctx.ints(0, "ConstantOfShape's shape")
+    value = ctx.attr("value")
+    fill = np.zeros(1, np.float32) if value is None else value.reshape(-1)
+    return ctx.constant(np.full(shape, fill[0], dtype=fill.dtype))
+
+
+@converter("Constant")
+def constant(ctx: NodeContext) -> ConverterResult:
+    for name in ("sparse_value", "value_string", "value_strings"):
+        if ctx.has_attr(name):
+            ctx.attr(name)
+            raise Unsupported(f"Constant with {name}")
+    if ctx.has_attr("value"):
+        return ctx.constant(ctx.attr("value"))
+    kinds = {
+        "value_float": np.float32,
+        "value_floats": np.float32,
+        "value_int": np.int64,
+        "value_ints": np.int64,
+    }
+    for name, dtype in kinds.items():
+        if ctx.has_attr(name):
+            return ctx.constant(np.asarray(ctx.attr(name), dtype))
+    raise Unsupported("Constant without a value")
+
+
+@converter("EyeLike")
+def eye_like(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    rows, cols = ctx.static_shape(0)
+    dtype = dtype_of(ctx.attr("dtype")) if ctx.has_attr("dtype") else type_of(x).dtype
+    k = ctx.attr("k", 0)
+    return ctx.constant(np.eye(rows, cols, k).astype(dtype.numpy))
+
+
+@converter("Range")
+def range_op(ctx: NodeContext) -> ConverterResult:
+    start, limit, delta = (ctx.const(i, "Range's operand").reshape(-1)[0] for i in range(3))
+    n = max(int(np.ceil((limit - start) / delta)), 0)
+    values = start + np.arange(n, dtype=start.dtype) * delta
+    return ctx.constant(np.asarray(values, start.dtype))
+
+
+@converter("OneHot")
+def one_hot(ctx: NodeContext) -> ConverterResult:
+    idx, values = ctx.x(0), ctx.x(2)
+    depth = int(ctx.const(1, "OneHot's depth").reshape(-1)[0])
+    rank = type_of(idx).rank + 1
+    axis = axis_of(ctx.attr("axis", -1), rank)
+    idx64 = ctx.b.cast(idx, DType.I64) if type_of(idx).dtype is not DType.I64 else idx
+    wrapped = ctx.b.where(ctx.b.compare("lt", idx64, 0), ctx.b.add(idx64, depth), idx64)
+    positions = np.arange(depth, dtype=np.int64).reshape(
+        [depth if i == axis else 1 for i in range(rank)]
+    )
+    hot = ctx.b.compare("eq", unsqueeze(ctx, wrapped, [axis]), ctx.constant(positions))
+    off = ctx.b.gather(values, ctx.constant(np.asarray(0, np.int64)), 0)
+    on = ctx.b.gather(values, ctx.constant(np.asarray(1, np.int64)), 0)
+    return ctx.b.where(hot, on, off)
+
+
+@converter("Trilu")
+def trilu(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    shape = ctx.static_shape(0)
+    k = int(ctx.const(1, "Trilu's k").reshape(-1)[0]) if ctx.has(1) else 0
+    upper = ctx.attr("upper", 1)
+    ones = np.ones(shape[-2:], dtype=bool)
+    mask = np.triu(ones, k) if upper else np.tril(ones, k)
+    return ctx.b.where(ctx.constant(mask), x, ctx.const_like(0, x))
+
+
+@converter("CenterCropPad")
+def center_crop_pad(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    shape = ctx.static_shape(0)
+    rank = len(shape)
+    target = ctx.ints(1, "CenterCropPad's shape")
+    axes = [axis_of(a, rank) for a in ctx.attr("axes", list(range(rank)))]
+    if len(target) != len(axes):
+        raise Unsupported(f"{len(target)} sizes for {len(axes)} axes")
+    pads = [0] * (2 * rank)
+    starts, ends = [0] * rank, list(shape)
+    for a, t in zip(axes, target, strict=True):
+        if t < shape[a]:
+            starts[a] = (shape[a] - t) // 2
+            ends[a] = starts[a] + t
+        elif t > shape[a]:
+            pads[a] = (t - shape[a]) // 2
+            pads[rank + a] = t - shape[a] - pads[a]
+    y = slice_tensor(ctx, x, starts, ends, list(range(rank)), [1] * rank)
+    return ctx.b.pad(y, pads) if any(pads) else y
+
+
+@converter("Dropout")
+def dropout(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    ctx.attr("seed")
+    if ctx.has(2) and bool(ctx.const(2, "Dropout's training_mode").reshape(-1)[0]):
+        raise Unsupported("training_mode=true (random masks)")
+    mask = None
+    if ctx.output_used(1):
+        mask = ctx.b.expand(ctx.constant(np.array(True)), type_of(x).shape)
+    return [x, mask]
+
+
+_REDUCTIONS = ("none", "add", "mul", "max", "min")
+
+
+@converter("ScatterND")
+def scatter_nd(ctx: NodeContext) -> ConverterResult:
+    reduction = ctx.check_attr("reduction", _REDUCTIONS, "none")
+    op = mir.ScatterNdOp(ctx.x(0), ctx.x(1), ctx.x(2), reduction)
+    return ctx.b.emit(op).results[0]
+
+
+@converter("ScatterElements")
+def scatter_elements(ctx: NodeContext) -> ConverterResult:
+    # Element (i..) of the updates goes to data[i.. with i_axis = idx[i..]]: the full
+    # index tuples are the coordinate grids with the axis taken from idx.
+    data, idx, upd = ctx.x(0), ctx.x(1), ctx.x(2)
+    rank = type_of(data).rank
+    axis = axis_of(ctx.attr("axis", 0), rank)
+    reduction = ctx.check_attr("reduction", _REDUCTIONS, "none")
+    ishape = ctx.static_shape(1)
+    idx64 = ctx.b.cast(idx, DType.I64) if type_of(idx).dtype is not DType.I64 else idx
+    parts = []
+    for d in range(rank):
+        if d == axis:
+            parts.append(reshape(ctx, idx64, [*ishape, 1]))
+        else:
+            grid = np.broadcast_to(
+                np.arange(ishape[d], dtype=np.int64).reshape(
+                    [ishape[d] if i == d else 1 for i in range(rank)]
+                ),
+                ishape,
+            )
+            parts.append(ctx.constant(np.ascontiguousarray(grid).reshape(*ishape, 1)))
+    full = ctx.b.concat(parts, rank) if len(parts) > 1 else parts[0]
+    return ctx.b.emit(mir.ScatterNdOp(data, full, upd, reduction)).results[0]
+
+
+@converter("BitCast")
+def bitcast(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    to = dtype_of(ctx.attr("to"))
+    if to is type_of(x).dtype:
+        return x
+    if to.itemsize != type_of(x).dtype.itemsize:
+        raise Unsupported(f"BitCast between widths {type_of(x).dtype.value} -> {to.value}")
+    return ctx.b.emit(mir.BitcastOp(x, to)).results[0]

@@ -1,0 +1,252 @@
+"""``algebraic-simplify{assume-finite=false}``: peephole identities, one small pattern each.
+
+RLX's same-shape rewrites on binary ops with a constant operand whose every element is
+0 or 1. They fire only when the constant's type equals the result's (no scalar or
+broadcast constants: dropping the op would change a shape) and, for the rewrites that
+forward ``x``, when ``x``'s type equals the result's too:
+
+- ``x + 0``, ``0 + x`` -> x: exact up to the sign of a zero: IEEE gives +0 for -0 + 0,
+  the rewrite keeps -0 (the two compare equal; XLA and RLX rewrite the same way);
+- ``x - 0``, ``x · 1``, ``1 · x``, ``x / 1`` -> x: exact, NaN, infinities and -0 included;
+- ``x · 0``, ``0 · x`` -> the zero constant: exact for integers. For floats IEEE gives NaN
+  when x is ±inf or NaN (and -0 for x < 0), so a float x · 0 is kept unless
+  ``assume-finite`` is set (XLA makes the same choice; RLX rewrites it always).
+
+and the rewrites users expect from a graph compiler, all exact:
+
+- ``neg(neg(x))`` -> x;
+- ``transpose(transpose(x, p), q)`` -> ``transpose(x, p∘q)``; an identity permutation
+  (composed or written) -> x;
+- ``reshape(reshape(x))`` -> one reshape; a reshape to x's own type -> x;
+- a cast to the same type -> x;
+- ``cast(cast(x: A -> B), C)`` -> ``cast(x, C)`` (x itself when C = A) when every value
+  of A is a value of B -- except int -> float -> int, where the inner float makes the
+  outer cast saturate while a direct int cast wraps;
+- ``concat`` of one operand -> x; ``narrow`` covering its whole axis -> x.
+
+Constants left unused are dce's to remove.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+from rlx_compile.dialects import mir
+from rlx_compile.dialects.types import DType, TensorType, exactly_representable
+from rlx_compile.folding import constant_value, func_graphs
+
+
+def _tensor(value: SSAValue) -> TensorType:
+    t = value.type
+    assert isinstance(t, TensorType)
+    return t
+
+
+def _is_splat(value: SSAValue, scalar: int, like: SSAValue) -> bool:
+    """``value`` is a constant of ``like``'s exact type whose elements all equal ``scalar``."""
+    if value.type != like.type:
+        return False
+    array = constant_value(value)
+    return array is not None and bool(np.all(array == scalar))
+
+
+def _forward(op: Operation, rewriter: PatternRewriter, x: SSAValue) -> None:
+    """Replace ``op`` by an existing value."""
+    rewriter.replace(op, [], [x])
+
+
+def _rebuild(op: Operation, rewriter: PatternRewriter, new: Operation) -> None:
+    """Replace ``op`` by a new op that keeps its location and result name."""
+    new.location = op.location
+    new.results[0].name_hint = op.results[0].name_hint
+    rewriter.replace(op, new)
+
+
+class _IdentityOperand(RewritePattern):
+    """``x op c -> x`` (and ``c op x -> x`` when ``commutes``) for a constant ``c`` whose
+    elements all equal ``neutral``; ``x`` must already have the result's type."""
+
+    op_type: type[mir.BinaryOp]
+    neutral: int
+    commutes: bool
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if type(op) is not self.op_type:
+            return
+        assert isinstance(op, mir.BinaryOp)
+        pairs = [(op.lhs, op.rhs), (op.rhs, op.lhs)] if self.commutes else [(op.lhs, op.rhs)]
+        for x, c in pairs:
+            if x.type == op.result.type and _is_splat(c, self.neutral, op.result):
+                _forward(op, rewriter, x)
+                return
+
+
+class AddZero(_IdentityOperand):
+    op_type, neutral, commutes = mir.AddOp, 0, True
+
+
+class SubZero(_IdentityOperand):
+    op_type, neutral, commutes = mir.SubOp, 0, False
+
+
+class MulOne(_IdentityOperand):
+    op_type, neutral, commutes = mir.MulOp, 1, True
+
+
+class DivOne(_IdentityOperand):
+    op_type, neutral, commutes = mir.DivOp, 1, False
+
+
+class MulZero(RewritePattern):
+    """``x · 0 -> 0`` (either side), reusing the zero constant, which has the result's type.
+    Floats only when ``assume_finite``."""
+
+    def __init__(self, assume_finite: bool):
+        self.assume_finite = assume_finite
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.MulOp, rewriter: PatternRewriter) -> None:
+        if _tensor(op.result).dtype.is_float and not self.assume_finite:
+            return
+        for c in (op.rhs, op.lhs):
+            if _is_splat(c, 0, op.result):
+                _forward(op, rewriter, c)
+                return
+
+
+class DoubleNegation(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.NegOp, rewriter: PatternRewriter) -> None:
+        inner = op.input.owner
+        if isinstance(inner, mir.NegOp):
+            _forward(op, rewriter, inner.input)
+
+
+class ComposeTransposes(RewritePattern):
+    """transpose(transpose(x, p), q)[i] = x[p[q[i]]]: one transpose by p∘q."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.TransposeOp, rewriter: PatternRewriter) -> None:
+        inner = op.input.owner
+        if not isinstance(inner, mir.TransposeOp):
+            return
+        p, q = inner.props().ints("perm"), op.props().ints("perm")
+        composed = [p[i] for i in q]
+        if composed == list(range(len(composed))):
+            _forward(op, rewriter, inner.input)
+        else:
+            _rebuild(op, rewriter, mir.TransposeOp(inner.input, composed))
+
+
+class IdentityTranspose(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.TransposeOp, rewriter: PatternRewriter) -> None:
+        perm = op.props().ints("perm")
+        if list(perm) == list(range(len(perm))):
+            _forward(op, rewriter, op.input)
+
+
+class ComposeReshapes(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.ReshapeOp, rewriter: PatternRewriter) -> None:
+        inner = op.input.owner
+        if not isinstance(inner, mir.ReshapeOp):
+            return
+        if inner.input.type == op.result.type:
+            _forward(op, rewriter, inner.input)
+        else:
+            _rebuild(op, rewriter, mir.ReshapeOp(inner.input, _tensor(op.result).shape))
+
+
+class IdentityReshape(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.ReshapeOp, rewriter: PatternRewriter) -> None:
+        if op.input.type == op.result.type:
+            _forward(op, rewriter, op.input)
+
+
+class SameTypeCast(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.CastOp, rewriter: PatternRewriter) -> None:
+        if op.input.type == op.result.type:
+            _forward(op, rewriter, op.input)
+
+
+def cast_chain_is_exact(a: DType, b: DType, c: DType) -> bool:
+    """Whether ``cast(cast(x: a, b), c) == cast(x, c)`` for every x of type a."""
+    if not exactly_representable(a, b):
+        return False
+    if c is a:
+        return True
+    # Casts are functions of the value, except that float -> int saturates while
+    # int -> int wraps: an int routed through a float would saturate instead of wrap.
+    return not (a.is_int and b.is_float and c.is_int)
+
+
+class ExactCastChain(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.CastOp, rewriter: PatternRewriter) -> None:
+        inner = op.input.owner
+        if not isinstance(inner, mir.CastOp):
+            return
+        a, b, c = (_tensor(v).dtype for v in (inner.input, inner.result, op.result))
+        if not cast_chain_is_exact(a, b, c):
+            return
+        if c is a:
+            _forward(op, rewriter, inner.input)
+        else:
+            _rebuild(op, rewriter, mir.CastOp(inner.input, c))
+
+
+class SingleOperandConcat(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.ConcatOp, rewriter: PatternRewriter) -> None:
+        if len(op.inputs) == 1:
+            _forward(op, rewriter, op.inputs[0])
+
+
+class FullNarrow(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.NarrowOp, rewriter: PatternRewriter) -> None:
+        if op.props().int("start") == 0 and op.input.type == op.result.type:
+            _forward(op, rewriter, op.input)
+
+
+def simplify_patterns(assume_finite: bool = False) -> list[RewritePattern]:
+    return [
+        AddZero(), SubZero(), MulOne(), DivOne(), MulZero(assume_finite), DoubleNegation(),
+        IdentityTranspose(), ComposeTransposes(), IdentityReshape(), ComposeReshapes(),
+        SameTypeCast(), ExactCastChain(), SingleOperandConcat(), FullNarrow(),
+    ]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class AlgebraicSimplifyPass(ModulePass):
+    """Peephole identities: x+0, x·1, x·0, double negation, transpose/reshape/cast chains."""
+
+    name = "algebraic-simplify"
+
+    assume_finite: bool = False
+    """Also rewrite float x·0 to 0 (exact only when x holds no NaN or infinity)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        walker = PatternRewriteWalker(
+            # No implicit dce: removing dead ops is the dce pass's job.
+            GreedyRewritePatternApplier(simplify_patterns(self.assume_finite), dce_enabled=False),
+            apply_recursively=True,
+        )
+        for graph in func_graphs(op):
+            walker.rewrite_region(graph.body)

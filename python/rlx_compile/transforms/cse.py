@@ -1,0 +1,114 @@
+"""``cse``: common subexpression elimination over every graph function.
+
+A forward walk keeps the first op of each kind of computation and replaces later
+duplicates by it. Two ops compute the same value when they have:
+
+- the same name and the same operands *in the same order*: there is no commutativity
+  canonicalisation, so ``sub(x, y)`` and ``sub(y, x)`` stay apart, and so do
+  ``max(x, y)`` and ``max(y, x)``, whose reference results differ in the sign of a zero;
+- equal result types, properties and attributes, compared structurally (a cast to f16
+  and one to bf16 differ, as do reshapes to different shapes or constants with
+  different bytes);
+- structurally equal regions (two ``hir.region``s with different bodies stay apart).
+
+Only side-effect-free ops merge: ``mir.input`` has no ``Pure`` trait, so two inputs of
+one shape remain distinct values, and calls are never merged; equal constants and
+same-named params do merge (they are the same value). Nested regions are walked with the
+enclosing ops in scope. Unlike xDSL's ``cse``, dead ops are left to ``dce``, so running
+the pass twice changes nothing the second time. Planned ``lir.graph``s are left alone:
+their ops carry arena slots.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation
+from xdsl.passes import ModulePass
+from xdsl.traits import IsolatedFromAbove, IsTerminator, Pure
+
+from rlx_compile.folding import func_graphs
+
+
+class _Computation:
+    """An op as a hashable description of what it computes."""
+
+    __slots__ = ("_hash", "op")
+
+    def __init__(self, op: Operation):
+        self.op = op
+        self._hash = hash(
+            (
+                op.name,
+                op.operands,
+                op.result_types,
+                frozenset(op.properties.items()),
+                frozenset(op.attributes.items()),
+                len(op.regions),
+            )
+        )
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Computation) or other._hash != self._hash:
+            return False
+        a, b = self.op, other.op
+        return (
+            a.name == b.name
+            and a.operands == b.operands
+            and a.result_types == b.result_types
+            and a.properties == b.properties
+            and a.attributes == b.attributes
+            and len(a.regions) == len(b.regions)
+            and all(
+                r.is_structurally_equivalent(s) for r, s in zip(a.regions, b.regions, strict=True)
+            )
+        )
+
+
+def _mergeable(op: Operation) -> bool:
+    return (
+        bool(op.results)
+        and op.has_trait(Pure)
+        and not op.has_trait(IsTerminator)
+        and all(len(r.blocks) <= 1 for r in op.regions)
+    )
+
+
+def cse_block(block: Block, known: dict[_Computation, Operation] | None = None) -> int:
+    """Merge duplicates in ``block`` (and nested blocks); returns the number removed."""
+    known = {} if known is None else known
+    removed = 0
+    for op in list(block.ops):
+        for region in op.regions:
+            for nested in region.blocks:
+                # Values of the enclosing block stay visible unless the op isolates itself.
+                scope = {} if op.has_trait(IsolatedFromAbove) else dict(known)
+                removed += cse_block(nested, scope)
+        if not _mergeable(op):
+            continue
+        key = _Computation(op)
+        first = known.get(key)
+        if first is None:
+            known[key] = op
+            continue
+        for old, new in zip(op.results, first.results, strict=True):
+            old.replace_all_uses_with(new)
+        block.erase_op(op)
+        removed += 1
+    return removed
+
+
+@dataclass(frozen=True)
+class CSEPass(ModulePass):
+    """Merge ops computing the same value (same op, operands in order, equal attributes)."""
+
+    name = "cse"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for graph in func_graphs(op):
+            cse_block(graph.body.block)

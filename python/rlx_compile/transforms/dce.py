@@ -1,0 +1,31 @@
+"""``dce``: remove ops whose results reach no graph output.
+
+xDSL's region liveness does the work: an op is live when it has effects or a live user;
+the graph's ``func.return`` keeps the outputs and their producers alive. Every mir op
+except ``mir.input`` is ``Pure``, so unused computations, constants and params go (a
+param nobody reads need not be fed), while inputs -- the graph's signature -- and calls
+(which are not known to be pure) stay. Nested ``hir.region`` bodies are cleaned too.
+Planned ``lir.graph``s are left alone: their IO manifest names their leaves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.transforms.dead_code_elimination import region_dce
+
+from rlx_compile.folding import func_graphs
+
+
+@dataclass(frozen=True)
+class DCEPass(ModulePass):
+    """Remove ops that no graph output depends on (inputs and calls stay)."""
+
+    name = "dce"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for graph in func_graphs(op):
+            region_dce(graph.body)

@@ -1,0 +1,89 @@
+"""``inline{keep-callees=false}``: splice called graphs and ``hir.region`` bodies into
+their users.
+
+Every ``func.call`` of a ``func.func`` with a body is replaced by a copy of that body,
+its block arguments bound to the call's operands (values get fresh SSA identities; the
+printer renames clashing names). Callees are inlined before their callers, so one run
+leaves no call; a recursive call chain is an error. ``hir.region`` ops are spliced the
+way ``lower-hir-to-mir`` does it (the same pattern).
+
+Functions that were called and are no longer are removed unless ``keep-callees`` is set
+or they are marked ``rlx.main``; graphs nobody called stay.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriteWalker
+from xdsl.utils.exceptions import PassFailedException
+
+from rlx_compile.folding import func_graphs
+from rlx_compile.inlining import InlineRegion, inline_call
+
+
+def _calls(graph: func.FuncOp) -> list[func.CallOp]:
+    return [op for op in graph.walk() if isinstance(op, func.CallOp)]
+
+
+def callees_first(graphs: list[func.FuncOp]) -> list[func.FuncOp]:
+    """``graphs`` ordered so that every callee comes before its callers (module order
+    otherwise); raises on a call without a body to inline and on recursion."""
+    by_name = {g.sym_name.data: g for g in graphs}
+    order: list[func.FuncOp] = []
+    state: dict[str, str] = {}  # name -> "open" while on the DFS path, "done" after
+
+    def visit(graph: func.FuncOp, path: list[str]) -> None:
+        name = graph.sym_name.data
+        if state.get(name) == "done":
+            return
+        if state.get(name) == "open":
+            cycle = [*path[path.index(name) :], name]
+            raise PassFailedException("recursive call: " + " -> ".join(f"@{n}" for n in cycle))
+        state[name] = "open"
+        for call in _calls(graph):
+            target = call.callee.string_value()
+            if target not in by_name:
+                raise PassFailedException(f"@{name} calls @{target}, which has no body to inline")
+            visit(by_name[target], [*path, name])
+        state[name] = "done"
+        order.append(graph)
+
+    for g in graphs:
+        visit(g, [])
+    return order
+
+
+@dataclass(frozen=True)
+class InlinePass(ModulePass):
+    """Inline func.call of MIR functions and hir.region bodies into their users."""
+
+    name = "inline"
+
+    keep_callees: bool = False
+    """Keep functions whose every call was inlined (by default they are removed)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        graphs = func_graphs(op)
+        by_name = {g.sym_name.data: g for g in graphs}
+        called: list[str] = []
+        for graph in callees_first(graphs):
+            for call in _calls(graph):
+                target = call.callee.string_value()
+                if target not in called:
+                    called.append(target)
+                inline_call(call, by_name[target])
+        walker = PatternRewriteWalker(InlineRegion(), apply_recursively=True)
+        for graph in graphs:
+            walker.rewrite_region(graph.body)
+        if self.keep_callees:
+            return
+        for name in called:
+            graph = by_name[name]
+            if "rlx.main" not in graph.attributes:
+                graph.detach()
+                graph.erase()

@@ -1,0 +1,117 @@
+"""``sccp{max-elements=N}``: sparse conditional constant propagation through ``mir.where``.
+
+One forward sweep over each graph (a DAG in topological order, so no worklist) keeps,
+per value, either its compile-time array or "unknown". Constants seed it; foldable ops
+over known operands are evaluated with the reference semantics (any dtype, so a bool
+``mir.compare`` of constants can decide a where). A ``mir.where`` whose condition is
+known and uniform takes one arm:
+
+- all true -> the ``on_true`` arm, all false -> ``on_false``; an arm narrower than the
+  result (broadcast) is forwarded through a ``mir.expand`` to the result's shape;
+- a mixed condition folds only when both arms are known.
+
+Then every value found known becomes a ``mir.constant`` (at most ``max-elements``
+elements) and the values that only fed an untaken arm -- unreachable now -- are removed,
+params and constants included (``mir.input`` stays: it is the signature). Dead code that
+was there before is left to dce. A graph without ``mir.where`` is not touched. (The
+dialect has no ``if``; a uniform where is the only branch to decide.)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.ir import Block, SSAValue
+
+from rlx_compile.dialects import mir
+from rlx_compile.dialects.types import TensorType
+from rlx_compile.folding import (
+    KnownValues,
+    KnownValuesPass,
+    erase_newly_dead,
+    materialize,
+    result_elements,
+    unused_ops,
+)
+
+
+@dataclass(frozen=True)
+class SCCPPass(KnownValuesPass):
+    """Decide mir.where ops whose condition is known; fold and prune what follows."""
+
+    name = "sccp"
+
+    def run_block(self, block: Block) -> None:
+        propagate_block(block, self.max_elements)
+
+
+def _taken_arm(condition: np.ndarray) -> int | None:
+    """The operand index of the arm a uniform condition selects."""
+    if bool(np.all(condition)):
+        return 1
+    if not bool(np.any(condition)):
+        return 2
+    return None
+
+
+def propagate_block(block: Block, max_elements: int) -> bool:
+    """Run SCCP on one block; returns whether it changed anything."""
+    if not any(isinstance(op, mir.WhereOp) for op in block.ops):
+        return False
+    before = unused_ops(block)
+    known = KnownValues(max_elements)
+    taken: list[tuple[mir.WhereOp, int]] = []
+    for op in block.ops:
+        if isinstance(op, mir.WhereOp):
+            condition = known.get(op.condition)
+            index = None if condition is None else _taken_arm(condition)
+            if index is not None:
+                taken.append((op, index))
+                arm_value = known.get(op.operands[index])
+                result = _type(op.result)
+                if (
+                    arm_value is not None
+                    and result.is_static
+                    and (result_elements(op) <= max_elements)
+                ):
+                    shape = tuple(int(d) for d in result.shape)
+                    known.set(op.result, np.broadcast_to(arm_value, shape))
+                continue
+        known.evaluate(op)
+
+    changed = False
+    for op, index in taken:
+        if not op.result.uses:
+            continue
+        # Read the arm now: an earlier where it came from may have been forwarded.
+        arm = op.operands[index]
+        if arm.type != op.result.type:
+            if known.get(op.result) is not None:
+                continue  # a broadcast constant: materialised below
+            expand = mir.ExpandOp(arm, _type(op.result).shape)
+            expand.location = op.location
+            expand.result.name_hint = op.result.name_hint
+            block.insert_op_before(expand, op)
+            arm = expand.result
+        op.result.replace_all_uses_with(arm)
+        changed = True
+    for op in list(block.ops):
+        if isinstance(op, mir.LEAF_OPS):
+            continue
+        for value in op.results:
+            array = known.get(value)
+            if array is not None and value.uses:
+                const = materialize(np.ascontiguousarray(array), value)
+                block.insert_op_before(const, op)
+                value.replace_all_uses_with(const.result)
+                changed = True
+    if changed:
+        erase_newly_dead(block, before)
+    return changed
+
+
+def _type(value: SSAValue) -> TensorType:
+    t = value.type
+    assert isinstance(t, TensorType)
+    return t

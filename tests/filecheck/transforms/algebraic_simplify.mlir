@@ -1,0 +1,188 @@
+// RUN: rlx-opt %s --split-input-file -p algebraic-simplify | filecheck %s
+// RUN: rlx-opt %s --split-input-file -p 'algebraic-simplify{assume-finite=true}' | filecheck %s --check-prefix=FINITE
+
+// x + 0 and 0 + x forward x when the zero constant and x both have the result's type.
+func.func @add_zero(%x: !rlx.tensor<[4], f32>) -> (!rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>) {
+  %z = mir.constant dense<0.0> : !rlx.tensor<[4], f32>
+  %a = mir.add %x, %z : (!rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[4], f32>
+  %b = mir.add %z, %x : (!rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[4], f32>
+  func.return %a, %b : !rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>
+}
+// CHECK-LABEL: func.func @add_zero
+// CHECK-NOT:     mir.add
+// CHECK:         func.return %x, %x
+
+// -----
+// Must not fire: a scalar or broadcast zero (strict same-shape rule), an x narrower than
+// the result (dropping the add would drop the broadcast), a constant not all zero.
+func.func @add_zero_kept(%x: !rlx.tensor<[4], f32>, %y: !rlx.tensor<[1], f32>) -> (!rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>) {
+  %s = mir.constant dense<0.0> : !rlx.tensor<[1], f32>
+  %z = mir.constant dense<0.0> : !rlx.tensor<[4], f32>
+  %k = mir.constant dense<[0.0, 1.0, 0.0, 0.0]> : !rlx.tensor<[4], f32>
+  %a = mir.add %x, %s : (!rlx.tensor<[4], f32>, !rlx.tensor<[1], f32>) -> !rlx.tensor<[4], f32>
+  %b = mir.add %y, %z : (!rlx.tensor<[1], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[4], f32>
+  %c = mir.add %x, %k : (!rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[4], f32>
+  %d = mir.add %x, %x : (!rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[4], f32>
+  func.return %a, %b, %c, %d : !rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>
+}
+// CHECK-LABEL: func.func @add_zero_kept
+// CHECK:         %a = mir.add %x, %s
+// CHECK:         %b = mir.add %y, %z
+// CHECK:         %c = mir.add %x, %k
+// CHECK:         %d = mir.add %x, %x
+
+// -----
+// x - 0 -> x; 0 - x is a negation, not x.
+func.func @sub_zero(%x: !rlx.tensor<[2], i32>) -> (!rlx.tensor<[2], i32>, !rlx.tensor<[2], i32>) {
+  %z = mir.constant dense<0> : !rlx.tensor<[2], i32>
+  %a = mir.sub %x, %z : (!rlx.tensor<[2], i32>, !rlx.tensor<[2], i32>) -> !rlx.tensor<[2], i32>
+  %b = mir.sub %z, %x : (!rlx.tensor<[2], i32>, !rlx.tensor<[2], i32>) -> !rlx.tensor<[2], i32>
+  func.return %a, %b : !rlx.tensor<[2], i32>, !rlx.tensor<[2], i32>
+}
+// CHECK-LABEL: func.func @sub_zero
+// CHECK:         %b = mir.sub %z, %x
+// CHECK-NEXT:    func.return %x, %b
+
+// -----
+// x · 1 and 1 · x -> x; x · [1, 2] stays.
+func.func @mul_one(%x: !rlx.tensor<[2], f32>) -> (!rlx.tensor<[2], f32>, !rlx.tensor<[2], f32>, !rlx.tensor<[2], f32>) {
+  %one = mir.constant dense<1.0> : !rlx.tensor<[2], f32>
+  %k = mir.constant dense<[1.0, 2.0]> : !rlx.tensor<[2], f32>
+  %a = mir.mul %x, %one : (!rlx.tensor<[2], f32>, !rlx.tensor<[2], f32>) -> !rlx.tensor<[2], f32>
+  %b = mir.mul %one, %x : (!rlx.tensor<[2], f32>, !rlx.tensor<[2], f32>) -> !rlx.tensor<[2], f32>
+  %c = mir.mul %x, %k : (!rlx.tensor<[2], f32>, !rlx.tensor<[2], f32>) -> !rlx.tensor<[2], f32>
+  func.return %a, %b, %c : !rlx.tensor<[2], f32>, !rlx.tensor<[2], f32>, !rlx.tensor<[2], f32>
+}
+// CHECK-LABEL: func.func @mul_one
+// CHECK:         %c = mir.mul %x, %k
+// CHECK-NEXT:    func.return %x, %x, %c
+
+// -----
+// x / 1 -> x; 1 / x stays.
+func.func @div_one(%x: !rlx.tensor<[2], f32>) -> (!rlx.tensor<[2], f32>, !rlx.tensor<[2], f32>) {
+  %one = mir.constant dense<1.0> : !rlx.tensor<[2], f32>
+  %a = mir.div %x, %one : (!rlx.tensor<[2], f32>, !rlx.tensor<[2], f32>) -> !rlx.tensor<[2], f32>
+  %b = mir.div %one, %x : (!rlx.tensor<[2], f32>, !rlx.tensor<[2], f32>) -> !rlx.tensor<[2], f32>
+  func.return %a, %b : !rlx.tensor<[2], f32>, !rlx.tensor<[2], f32>
+}
+// CHECK-LABEL: func.func @div_one
+// CHECK:         %b = mir.div %one, %x
+// CHECK-NEXT:    func.return %x, %b
+
+// -----
+// x · 0 -> the zero constant: always for integers; for floats only with assume-finite,
+// since IEEE gives NaN for inf · 0 and NaN · 0. A [1] zero into a [4] result never fires.
+func.func @mul_zero(%i: !rlx.tensor<[4], i32>, %x: !rlx.tensor<[4], f32>) -> (!rlx.tensor<[4], i32>, !rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>) {
+  %zi = mir.constant dense<0> : !rlx.tensor<[4], i32>
+  %zf = mir.constant dense<0.0> : !rlx.tensor<[4], f32>
+  %z1 = mir.constant dense<0.0> : !rlx.tensor<[1], f32>
+  %a = mir.mul %zi, %i : (!rlx.tensor<[4], i32>, !rlx.tensor<[4], i32>) -> !rlx.tensor<[4], i32>
+  %b = mir.mul %x, %zf : (!rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[4], f32>
+  %c = mir.mul %x, %z1 : (!rlx.tensor<[4], f32>, !rlx.tensor<[1], f32>) -> !rlx.tensor<[4], f32>
+  func.return %a, %b, %c : !rlx.tensor<[4], i32>, !rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>
+}
+// CHECK-LABEL: func.func @mul_zero
+// CHECK:         %b = mir.mul %x, %zf
+// CHECK-NEXT:    %c = mir.mul %x, %z1
+// CHECK-NEXT:    func.return %zi, %b, %c
+// FINITE-LABEL: func.func @mul_zero
+// FINITE:         %c = mir.mul %x, %z1
+// FINITE-NEXT:    func.return %zi, %zf, %c
+
+// -----
+// neg(neg(x)) -> x; neg(abs(x)) and a single neg stay.
+func.func @double_negation(%x: !rlx.tensor<[2], f32>) -> (!rlx.tensor<[2], f32>, !rlx.tensor<[2], f32>) {
+  %n = mir.neg %x : !rlx.tensor<[2], f32>
+  %nn = mir.neg %n : !rlx.tensor<[2], f32>
+  %a = mir.abs %x : !rlx.tensor<[2], f32>
+  %na = mir.neg %a : !rlx.tensor<[2], f32>
+  func.return %nn, %na : !rlx.tensor<[2], f32>, !rlx.tensor<[2], f32>
+}
+// CHECK-LABEL: func.func @double_negation
+// CHECK:         %na = mir.neg %a
+// CHECK-NEXT:    func.return %x, %na
+
+// -----
+// transpose(transpose(x, p), q) = transpose(x, p∘q); the identity is removed, whether
+// composed or written.
+func.func @transposes(%x: !rlx.tensor<[2, 3, 4], f32>) -> (!rlx.tensor<[3, 4, 2], f32>, !rlx.tensor<[2, 3, 4], f32>, !rlx.tensor<[2, 3, 4], f32>, !rlx.tensor<[3, 2, 4], f32>) {
+  %t = mir.transpose %x perm [2, 0, 1] : !rlx.tensor<[2, 3, 4], f32> -> !rlx.tensor<[4, 2, 3], f32>
+  %tt = mir.transpose %t perm [2, 0, 1] : !rlx.tensor<[4, 2, 3], f32> -> !rlx.tensor<[3, 4, 2], f32>
+  %u = mir.transpose %x perm [1, 2, 0] : !rlx.tensor<[2, 3, 4], f32> -> !rlx.tensor<[3, 4, 2], f32>
+  %back = mir.transpose %u perm [2, 0, 1] : !rlx.tensor<[3, 4, 2], f32> -> !rlx.tensor<[2, 3, 4], f32>
+  %id = mir.transpose %x perm [0, 1, 2] : !rlx.tensor<[2, 3, 4], f32> -> !rlx.tensor<[2, 3, 4], f32>
+  %one = mir.transpose %x perm [1, 0, 2] : !rlx.tensor<[2, 3, 4], f32> -> !rlx.tensor<[3, 2, 4], f32>
+  func.return %tt, %back, %id, %one : !rlx.tensor<[3, 4, 2], f32>, !rlx.tensor<[2, 3, 4], f32>, !rlx.tensor<[2, 3, 4], f32>, !rlx.tensor<[3, 2, 4], f32>
+}
+// CHECK-LABEL: func.func @transposes
+// CHECK:         %tt = mir.transpose %x perm [1, 2, 0] : !rlx.tensor<[2, 3, 4], f32> -> !rlx.tensor<[3, 4, 2], f32>
+// CHECK:         %one = mir.transpose %x perm [1, 0, 2]
+// CHECK-NEXT:    func.return %tt, %x, %x, %one
+
+// -----
+// reshape(reshape(x)) is one reshape; back to x's type it is x. The inner reshape is
+// left unused, for dce.
+func.func @reshapes(%x: !rlx.tensor<[2, 6], f32>) -> (!rlx.tensor<[3, 4], f32>, !rlx.tensor<[2, 6], f32>) {
+  %r = mir.reshape %x : !rlx.tensor<[2, 6], f32> -> !rlx.tensor<[12], f32>
+  %rr = mir.reshape %r : !rlx.tensor<[12], f32> -> !rlx.tensor<[3, 4], f32>
+  %back = mir.reshape %rr : !rlx.tensor<[3, 4], f32> -> !rlx.tensor<[2, 6], f32>
+  func.return %rr, %back : !rlx.tensor<[3, 4], f32>, !rlx.tensor<[2, 6], f32>
+}
+// CHECK-LABEL: func.func @reshapes
+// CHECK:         %rr = mir.reshape %x : !rlx.tensor<[2, 6], f32> -> !rlx.tensor<[3, 4], f32>
+// CHECK-NEXT:    func.return %rr, %x
+
+// -----
+// A cast to the same type is x; cast chains whose first step is exact collapse (to x
+// when they come back to x's type).
+func.func @casts(%x: !rlx.tensor<[2], f32>, %h: !rlx.tensor<[2], f16>) -> (!rlx.tensor<[2], f32>, !rlx.tensor<[2], f32>, !rlx.tensor<[2], f64>) {
+  %same = mir.cast %x : !rlx.tensor<[2], f32> -> !rlx.tensor<[2], f32>
+  %w = mir.cast %x : !rlx.tensor<[2], f32> -> !rlx.tensor<[2], f64>
+  %back = mir.cast %w : !rlx.tensor<[2], f64> -> !rlx.tensor<[2], f32>
+  %h32 = mir.cast %h : !rlx.tensor<[2], f16> -> !rlx.tensor<[2], f32>
+  %h64 = mir.cast %h32 : !rlx.tensor<[2], f32> -> !rlx.tensor<[2], f64>
+  func.return %same, %back, %h64 : !rlx.tensor<[2], f32>, !rlx.tensor<[2], f32>, !rlx.tensor<[2], f64>
+}
+// CHECK-LABEL: func.func @casts
+// CHECK:         %h64 = mir.cast %h : !rlx.tensor<[2], f16> -> !rlx.tensor<[2], f64>
+// CHECK-NEXT:    func.return %x, %x, %h64
+
+// -----
+// Must not fire: a lossy first step (f32 -> f16 rounds, i32 -> f32 too), and int -> float
+// -> int, where the float step makes the outer cast saturate while i16 -> i8 wraps.
+func.func @casts_kept(%x: !rlx.tensor<[2], f32>, %i: !rlx.tensor<[2], i32>, %s: !rlx.tensor<[2], i16>) -> (!rlx.tensor<[2], f32>, !rlx.tensor<[2], i32>, !rlx.tensor<[2], i8>) {
+  %h = mir.cast %x : !rlx.tensor<[2], f32> -> !rlx.tensor<[2], f16>
+  %hx = mir.cast %h : !rlx.tensor<[2], f16> -> !rlx.tensor<[2], f32>
+  %f = mir.cast %i : !rlx.tensor<[2], i32> -> !rlx.tensor<[2], f32>
+  %fi = mir.cast %f : !rlx.tensor<[2], f32> -> !rlx.tensor<[2], i32>
+  %g = mir.cast %s : !rlx.tensor<[2], i16> -> !rlx.tensor<[2], f32>
+  %gi = mir.cast %g : !rlx.tensor<[2], f32> -> !rlx.tensor<[2], i8>
+  func.return %hx, %fi, %gi : !rlx.tensor<[2], f32>, !rlx.tensor<[2], i32>, !rlx.tensor<[2], i8>
+}
+// CHECK-LABEL: func.func @casts_kept
+// CHECK:         %hx = mir.cast %h
+// CHECK:         %fi = mir.cast %f
+// CHECK:         %gi = mir.cast %g
+// CHECK-NEXT:    func.return %hx, %fi, %gi
+
+// -----
+// A one-operand concat is its operand; two operands stay.
+func.func @concat(%x: !rlx.tensor<[2, 3], f32>) -> (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[4, 3], f32>) {
+  %one = mir.concat %x axis 1 : (!rlx.tensor<[2, 3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %two = mir.concat %x, %x axis 0 : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>) -> !rlx.tensor<[4, 3], f32>
+  func.return %one, %two : !rlx.tensor<[2, 3], f32>, !rlx.tensor<[4, 3], f32>
+}
+// CHECK-LABEL: func.func @concat
+// CHECK:         %two = mir.concat %x, %x axis 0
+// CHECK-NEXT:    func.return %x, %two
+
+// -----
+// A narrow covering its whole axis is its operand; a part of the axis stays.
+func.func @narrow(%x: !rlx.tensor<[2, 3], f32>) -> (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 2], f32>) {
+  %all = mir.narrow %x axis 1 start 0 : !rlx.tensor<[2, 3], f32> -> !rlx.tensor<[2, 3], f32>
+  %part = mir.narrow %x axis 1 start 1 : !rlx.tensor<[2, 3], f32> -> !rlx.tensor<[2, 2], f32>
+  func.return %all, %part : !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 2], f32>
+}
+// CHECK-LABEL: func.func @narrow
+// CHECK:         %part = mir.narrow %x axis 1 start 1
+// CHECK-NEXT:    func.return %x, %part

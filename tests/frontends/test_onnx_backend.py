@@ -1,0 +1,80 @@
+"""The ONNX backend test suite (``onnx.backend.test.BackendTest``) on
+``rlx_compile.backend``: import -> CompilePipeline(target="cpu") -> arena executor.
+
+Every test whose ops are all claimed runs here and must pass -- node tests and the
+model tests (light CNNs, simple, pytorch-*) alike -- except the variants
+``conformance.EXPECTED_FAILURES`` lists with a reason and models written against
+opsets older than 13; ``test_expected_failures_fail`` checks that each of those really
+fails (so the list cannot go stale). ``python bench/onnx_backend.py [--kind K]`` prints
+the table per op type.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import defaultdict
+from typing import Any
+
+import onnx.backend.test
+import pytest
+
+import rlx_compile.backend as rlx_backend
+from rlx_compile.frontends.onnx.conformance import (
+    case_model,
+    claimed,
+    expected_failure,
+    op_types_of_tests,
+    run_case,
+)
+
+
+class _BackendTest(onnx.backend.test.BackendTest):
+    """BackendTest that keeps the test cases it generates, for classifying them."""
+
+    def _add_model_test(self, model_test: Any, kind: str) -> None:
+        self.__dict__.setdefault("cases", {})[model_test.name] = (kind, model_test)
+        super()._add_model_test(model_test, kind)
+
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # the generators' own overflow warnings
+    _suite = _BackendTest(rlx_backend, __name__)
+
+_NODE = {name: case for name, (kind, case) in _suite.cases.items() if kind == "Node"}
+OP_OF = op_types_of_tests((name, case.model) for name, case in _NODE.items())
+# Model tests (light CNNs, simple, pytorch-*) are grouped by their kind instead of an op.
+GROUP = {name: OP_OF.get(name) or kind for name, (kind, _) in _suite.cases.items()}
+EXPECTED = {
+    name: expected_failure(GROUP[name], name, case_model(case))
+    for name, (_, case) in _suite.cases.items()
+}
+MUST_PASS = {name for name, why in EXPECTED.items() if why is None}
+
+# Expose only the tests that must pass, on the CPU device; the rest are checked below.
+for _class_name, _case_class in _suite.test_cases.items():
+    for _attr in [a for a in vars(_case_class) if a.startswith("test_")]:
+        if not (_attr.endswith("_cpu") and _attr.removesuffix("_cpu") in MUST_PASS):
+            delattr(_case_class, _attr)
+    if any(a.startswith("test_") for a in vars(_case_class)):
+        globals()[_class_name] = _case_class
+
+
+def test_the_claim_is_large() -> None:
+    """The importer claims >= 100 op types and >= 1,000 node tests must pass."""
+    assert len(claimed(OP_OF)) >= 100
+    assert len(MUST_PASS & set(_NODE)) >= 1000
+
+
+_FAILING: dict[str, list[str]] = defaultdict(list)
+for _name, _why in EXPECTED.items():
+    if _why is not None:
+        _FAILING[GROUP[_name]].append(_name)
+
+
+@pytest.mark.parametrize("group", sorted(_FAILING))
+def test_expected_failures_fail(group: str) -> None:
+    """Each test listed as an expected failure (or of an unclaimed op type, or of an
+    opset older than 13) fails."""
+    cases = {name: case for name, (_, case) in _suite.cases.items()}
+    passing = [n for n in _FAILING[group] if run_case(rlx_backend, cases[n]) is None]
+    assert passing == [], f"now passing, remove from the expected failures: {passing}"
