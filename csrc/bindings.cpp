@@ -6,6 +6,7 @@ namespace rlx {
 void register_liveness(pybind11::module_& m);
 void register_placement(pybind11::module_& m);
 void register_memplan(pybind11::module_& m);
+void register_shard(pybind11::module_& m);
 }  // namespace rlx
 
 PYBIND11_MODULE(_core, m) {
@@ -13,4 +14,5 @@ PYBIND11_MODULE(_core, m) {
     rlx::register_liveness(m);
     rlx::register_placement(m);
     rlx::register_memplan(m);
+    rlx::register_shard(m);
 }

@@ -35,8 +35,9 @@ inline I64Array to_array(const std::vector<std::int64_t>& v) {
     return out;
 }
 
-inline void require_length(const std::vector<std::int64_t>& v, std::size_t n, const char* name,
-                           const char* expected) {
+template <typename T>
+void require_length(const std::vector<T>& v, std::size_t n, const char* name,
+                    const char* expected) {
     if (v.size() != n) {
         throw py::value_error(std::string(name) + " has length " + std::to_string(v.size()) +
                               ", expected " + expected + " = " + std::to_string(n));

@@ -15,6 +15,8 @@ API:
 
 Semantic decisions that hold across ops (the op docstrings in ``dialects/mir.py`` give
 each op's formula):
+- matmul computes every output row as its own product (row-invariant): a row's bits do
+  not depend on the rows around it, so row and batch slices reproduce the whole op;
 - precision: f64/f32 compute in their own type; f16/bf16/f8 compute in f32 and round to
   the op's type once per op, accumulating ops included. erf and exact gelu are evaluated
   in float64 first (NumPy has no erf) and rounded to the compute type;

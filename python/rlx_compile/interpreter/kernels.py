@@ -359,7 +359,23 @@ def cast(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 
 def matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return round_to(np.matmul(widen(a), widen(b)), a.dtype)
+    """NumPy ``matmul`` that is row-invariant: every output row is its own [1, K] x [K, N]
+    product, so a row's bits do not depend on how many rows surround it.
+
+    BLAS GEMM picks its blocking (and so its summation order) from M, which makes a plain
+    ``np.matmul`` of a row-slice differ from the same rows of the whole product in the last
+    bits; shard's row and batch cuts are defined to be bit-identical to the unsplit op, so
+    the reference pays the per-row product (about 3x slower than GEMM on large f32 shapes).
+    """
+    x, y = widen(a), widen(b)
+    if x.ndim < 2:
+        return round_to(np.matmul(x, y), a.dtype)
+    vector_rhs = y.ndim == 1
+    if vector_rhs:
+        y = y[:, None]
+    # [.., M, K] -> [.., M, 1, K] against [.., 1, K, N]: one product per output row.
+    out = np.matmul(x[..., :, None, :], y[..., None, :, :])[..., 0, :]
+    return round_to(out[..., 0] if vector_rhs else out, a.dtype)
 
 
 def mean_c(x: np.ndarray, axes: tuple[int, ...], keepdims: bool = True) -> np.ndarray:

@@ -37,6 +37,12 @@ def _specialize_dims() -> type[ModulePass]:
     return SpecializeDimsPass
 
 
+def _shard() -> type[ModulePass]:
+    from rlx_compile.transforms.shard import ShardPass
+
+    return ShardPass
+
+
 def _constant_fold() -> type[ModulePass]:
     from rlx_compile.transforms.constant_fold import ConstantFoldPass
 
@@ -204,6 +210,7 @@ RLX_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "plan-memory": _plan_memory,
     "plan-check": _plan_check,
     "schedule-memory": _schedule_memory,
+    "shard": _shard,
     "specialize-dims": _specialize_dims,
     "fuse": _fuse,
     "fuse-attention-block": _fuse_attention_block,
