@@ -154,7 +154,8 @@ def test_c1_cpu_pass_list() -> None:
     # RLX's CPU list plus GELU recognition and the conv fusion our kernels implement.
     assert cpu == [
         "fuse-gelu", "fuse-attention-block", "fuse-swiglu", "fold-conv-batch-norm",
-        "fuse-conv-bias-act", "fuse-matmul-bias-act", "fuse-residual-norm", "fuse-shared-input-matmul",
+        "fuse-conv-bias-act", "fuse-matmul-bias-act", "fuse-residual-norm",
+        "fuse-shared-input-matmul",
         "unfuse-elementwise-regions", "dce",
     ]  # fmt: skip
     assert "mark-elementwise-regions" not in cpu
