@@ -104,6 +104,8 @@ class CompileOptions:
     """``int8``: post-training Q/DQ quantisation calibrated on ``calibration`` batches;
     ``fp8``: per-tensor scaled f8e4m3 GEMM inputs."""
     quant_granularity: str = "per-channel"
+    quant_symmetric: bool = True
+    """int8 activations: zero point 0 (``True``) or a zero point from the observed range."""
     quant_calibration: str = "minmax"
     fp8_amax: str = "dynamic"
     """fp8 scales from each tensor's own max |x| (``dynamic``) or calibration stats."""
@@ -183,6 +185,7 @@ def precision_passes(options: CompileOptions) -> list[str]:
     if options.quantize == "int8":
         passes += [
             f"quant-insert{{granularity={options.quant_granularity} "
+            f"symmetric={str(options.quant_symmetric).lower()} "
             f"calibration={options.quant_calibration}}}",
             "quant-propagate",
         ]

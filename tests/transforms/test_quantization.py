@@ -415,8 +415,9 @@ def test_compile_pipeline_int8_and_bf16() -> None:
     pipe = CompilePipeline(
         target="cpu", quantize="int8", calibration=calibration, calibration_params=params
     )
-    assert "quant-insert{granularity=per-channel calibration=minmax},quant-propagate" in (
-        pipe.pipeline
+    assert (
+        "quant-insert{granularity=per-channel symmetric=true calibration=minmax},quant-propagate"
+        in pipe.pipeline
     )
     result = pipe.compile(module)
     assert result.lir is not None and result.calibration is not None
@@ -443,6 +444,8 @@ def test_compile_pipeline_option_errors() -> None:
         CompilePipeline(target="cpu", calibration=[{}])
     pipe = CompilePipeline(target="cpu", quantize="fp8", calibration=[{}])
     assert "amax=calibrated" in pipe.pipeline
+    pipe = CompilePipeline(target="cpu", quantize="int8", quant_symmetric=False, calibration=[{}])
+    assert "quant-insert{granularity=per-channel symmetric=false " in pipe.pipeline
 
 
 def test_progress_bar_draws_only_when_enabled_and_slow() -> None:
