@@ -75,6 +75,13 @@ def load(name: str) -> onnx.ModelProto:
     return onnx.load(str(MODELS_DIR / f"{name}.onnx"))
 
 
+def imported(name: str):  # type: ignore[no-untyped-def]
+    """The model, its import, the params to bind and its output name."""
+    model = load(name)
+    module = import_model(model)
+    return model, module, param_values(model, module), model.graph.output[0].name
+
+
 def count(module, kind: type) -> int:  # type: ignore[no-untyped-def]
     return sum(isinstance(op, kind) for op in module.walk())
 
@@ -88,10 +95,7 @@ def amp_table(models: list[str]) -> None:
     print("    relative = max-abs / max |f32 output|")
     print(f"  {'model':<24}{'dtype':<7}{'max-abs':>10}{'relative':>11}{'casts':>7}")
     for name in models:
-        model = load(name)
-        module = import_model(model)
-        params = param_values(model, module)
-        out = model.graph.output[0].name
+        model, module, params, out = imported(name)
         batches = model_batches(model, 4, 5)
         f32 = CompilePipeline(target="cpu").compile(module)
         wants = [f32.run(feeds, params)[out] for feeds in batches]
@@ -183,10 +187,7 @@ def bound_weights(models: list[str]) -> None:
     print(f"  {'model':<13}{'params Q/DQ':>13}{'bound Q/DQ':>12}{'int8 consts':>13}"
           f"{'max diff':>10}")  # fmt: skip
     for name in models:
-        model = load(name)
-        module = import_model(model)
-        params = param_values(model, module)
-        out = model.graph.output[0].name
+        model, module, params, out = imported(name)
         calibration = model_batches(model, 8, 1)
         as_params = quantize_imported(module, params, calibration, symmetric=True)
         bound = quantize_imported(module, params, calibration, symmetric=True, bind_weights=True)
@@ -206,10 +207,7 @@ def bound_weights(models: list[str]) -> None:
 def fp8_and_pairs(models: list[str]) -> None:
     print("\n(e) scaled fp8 (dynamic amax): worst cosine vs f32 over 4 held-out batches")
     for name in models:
-        model = load(name)
-        module = import_model(model)
-        params = param_values(model, module)
-        out = model.graph.output[0].name
+        model, module, params, out = imported(name)
         f32 = CompilePipeline(target="cpu").compile(module)
         fp8 = CompilePipeline(target="cpu", quantize="fp8").compile(module)
         worst = min(
