@@ -96,6 +96,7 @@ from rlx_compile.dialects.types import (
     check_axis,
     fmt_shape,
     same_element_count,
+    window_out_size,
 )
 
 AnyTensor = base(TensorType)
@@ -1714,17 +1715,7 @@ def _spatial_out(
         raise VerifyException("spatial dims must be static")
     if stride <= 0 or dilation <= 0 or kernel <= 0:
         raise VerifyException("kernel, strides and dilations must be positive")
-    span = dilation * (kernel - 1) + 1
-    num = size + pad_begin + pad_end - span
-    if num < 0:
-        raise VerifyException(
-            f"window {span} does not fit a padded size {size + pad_begin + pad_end}"
-        )
-    out = (-(-num // stride) if ceil_mode else num // stride) + 1
-    if ceil_mode and (out - 1) * stride >= size + pad_begin:
-        # ONNX/torch rule: the last window must start inside the input or the begin pad.
-        out -= 1
-    return out
+    return window_out_size(size, kernel, stride, pad_begin, pad_end, dilation, ceil_mode)
 
 
 def conv_output_shape(

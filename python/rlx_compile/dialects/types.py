@@ -312,3 +312,25 @@ def same_element_count(a: Sequence[Dim], b: Sequence[Dim]) -> bool:
 
 def tensor(shape: Iterable[Dim], dtype: DType | str = DType.F32) -> TensorType:
     return TensorType(shape, dtype)
+
+
+def window_out_size(
+    size: int,
+    kernel: int,
+    stride: int,
+    pad_begin: int,
+    pad_end: int,
+    dilation: int,
+    ceil_mode: bool = False,
+) -> int:
+    """Output length of a window sweep (conv, pooling), the ONNX/PyTorch rule: with
+    ``ceil_mode`` a last partial window counts only if it starts inside the input or the
+    begin pad."""
+    span = dilation * (kernel - 1) + 1
+    num = size + pad_begin + pad_end - span
+    if num < 0:
+        raise VerifyException(f"window {span} does not fit a padded size {num + span}")
+    out = (-(-num // stride) if ceil_mode else num // stride) + 1
+    if ceil_mode and (out - 1) * stride >= size + pad_begin:
+        out -= 1
+    return out

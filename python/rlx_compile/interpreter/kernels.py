@@ -27,6 +27,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from rlx_compile.dialects.common import Activation, ComparePredicate, MaskKind, PadMode
+from rlx_compile.dialects.types import window_out_size
 from rlx_compile.interpreter.core import ExecutionError
 from rlx_compile.interpreter.special import erf_erfc
 
@@ -664,29 +665,6 @@ def pad(x: np.ndarray, pads: Sequence[int], mode: PadMode, value: float) -> np.n
 # ---------------------------------------------------------------------------------
 # Convolution and pooling
 # ---------------------------------------------------------------------------------
-
-
-def window_out_size(
-    size: int,
-    kernel: int,
-    stride: int,
-    pad_begin: int,
-    pad_end: int,
-    dilation: int,
-    ceil_mode: bool = False,
-) -> int:
-    """Output length of a window sweep, the ONNX/PyTorch rule: with ``ceil_mode`` a last
-    partial window counts only if it starts inside the input or the begin pad."""
-    span = dilation * (kernel - 1) + 1
-    num = size + pad_begin + pad_end - span
-    if num < 0:
-        raise ExecutionError(f"window {span} does not fit the padded size {num + span}")
-    if not ceil_mode:
-        return num // stride + 1
-    out = -(-num // stride) + 1
-    if (out - 1) * stride >= size + pad_begin:
-        out -= 1
-    return out
 
 
 def _windows(
