@@ -177,12 +177,44 @@ def graph_svg(graph: Operation, title: str | None = None) -> str:
     min_x = min(n.x - n.width / 2 for n in nodes)
     max_x = max(n.x + n.width / 2 for n in nodes)
     shift = MARGIN - min_x
+    top = MARGIN + 30
+
+    def y_of(n: _Node) -> float:
+        return top + n.layer * (NODE_H + LAYER_GAP)
+
+    # Edges: a bezier between adjacent layers; an edge skipping layers whose straight path
+    # would pass behind a box (a residual connection, say) takes a lane beside the boxes
+    # it passes, so the skip is visible.
+    edge_paths: list[str] = []
+    for n in nodes:
+        for p in n.preds:
+            src = nodes[p]
+            x1, y1 = src.x + shift, y_of(src) + NODE_H
+            x2, y2 = n.x + shift, y_of(n)
+            between = [m for layer in layers[src.layer + 1 : n.layer] for m in layer]
+            lo, hi = min(x1, x2), max(x1, x2)
+            blocked = [m for m in between if m.x + shift - m.width / 2 - 6 < hi
+                       and m.x + shift + m.width / 2 + 6 > lo]  # fmt: skip
+            if not blocked:
+                mid = (y1 + y2) / 2
+                edge_paths.append(
+                    f"<path d='M{x1:.1f},{y1:.1f} C{x1:.1f},{mid:.1f} {x2:.1f},{mid:.1f} "
+                    f"{x2:.1f},{y2:.1f}'/>"
+                )
+                continue
+            lane = max(m.x + shift + m.width / 2 for m in blocked) + 14
+            max_x = max(max_x, lane - shift + 8)
+            a, b = y1 + LAYER_GAP / 2, y2 - LAYER_GAP / 2
+            edge_paths.append(
+                f"<path stroke='#4e79a7' d='M{x1:.1f},{y1:.1f} C{x1:.1f},{a:.1f} {lane:.1f},"
+                f"{y1:.1f} {lane:.1f},{a + 8:.1f} L{lane:.1f},{b - 8:.1f} C{lane:.1f},{y2:.1f} "
+                f"{x2:.1f},{b:.1f} {x2:.1f},{y2:.1f}'/>"
+            )
     caption = title or f"@{graph_name(graph)}"
     fused = sum(n.kind == "fused" for n in nodes)
     ops = sum(n.kind in ("op", "fused") for n in nodes)
     caption += f" — {ops} ops ({fused} fused), {skipped} params/constants not drawn"
     width = max(max_x - min_x + 2 * MARGIN, len(caption) * 8.6 + 2 * MARGIN)
-    top = MARGIN + 30
     height = top + len(layers) * (NODE_H + LAYER_GAP) + MARGIN
     out = [
         f"<svg xmlns='http://www.w3.org/2000/svg' width='{width:.0f}' height='{height:.0f}' "
@@ -192,18 +224,8 @@ def graph_svg(graph: Operation, title: str | None = None) -> str:
         f"{esc(caption)}</text>",
         "<g fill='none' stroke='#8a8a8a' stroke-width='1.2'>",
     ]
-
-    def y_of(n: _Node) -> float:
-        return top + n.layer * (NODE_H + LAYER_GAP)
-
-    for n in nodes:
-        for p in n.preds:
-            s = nodes[p]
-            x1, y1 = s.x + shift, y_of(s) + NODE_H
-            x2, y2 = n.x + shift, y_of(n)
-            mid = (y1 + y2) / 2
-            out.append(f"<path d='M{x1:.1f},{y1:.1f} C{x1:.1f},{mid:.1f} {x2:.1f},{mid:.1f} "
-                       f"{x2:.1f},{y2:.1f}'/>")  # fmt: skip
+    for path in edge_paths:
+        out.append(path)
     out.append("</g>")
     for n in nodes:
         x, y = n.x + shift - n.width / 2, y_of(n)
