@@ -4,7 +4,8 @@
     passes = fusion_passes_for_supported({"mir.matmul", "mir.fused_matmul_bias_act", ...})
 
 Stage order (each a pass; the list keeps the passes whose fused ops are claimed):
-GELU recognition (the erf decomposition exporters write), attention blocks, SwiGLU,
+recognition of the decompositions exporters write (GELU, RMSNorm, rotary embeddings,
+scaled dot-product attention), attention blocks, SwiGLU,
 conv + batch norm folding, conv + bias + activation,
 matmul + bias + activation, residual norms, shared-input matmuls, then elementwise
 regions (marked for targets that keep them, unfused otherwise), then dead-code
@@ -30,17 +31,21 @@ REGION_MODES = ("target", "keep", "unfuse")
 def fusion_pattern_types() -> list[type]:
     """Every fusion pattern, in stage order (the near-miss scan runs all of them)."""
     from rlx_compile.transforms.fold_conv_batch_norm import FoldConvBatchNorm
+    from rlx_compile.transforms.fuse_attention import FuseAttention
     from rlx_compile.transforms.fuse_attention_block import FuseAttentionBlock
     from rlx_compile.transforms.fuse_conv_bias_act import FuseConvBiasAct
     from rlx_compile.transforms.fuse_gelu import FuseGelu
     from rlx_compile.transforms.fuse_matmul_bias_act import FuseMatmulBiasAct
     from rlx_compile.transforms.fuse_residual_norm import FuseResidualLayerNorm, FuseResidualRmsNorm
+    from rlx_compile.transforms.fuse_rms_norm import FoldRmsNormScale, FuseRmsNorm
+    from rlx_compile.transforms.fuse_rope import FusePartialRope, FuseRope
     from rlx_compile.transforms.fuse_shared_input_matmul import FuseSharedInputMatmul
     from rlx_compile.transforms.fuse_swiglu import FuseSwigluDualMatmul, FuseSwigluNarrow
     from rlx_compile.transforms.mark_elementwise_regions import MarkElementwiseRegion
 
     return [
-        FuseGelu, FuseAttentionBlock, FuseSwigluDualMatmul, FuseSwigluNarrow, FoldConvBatchNorm,
+        FuseGelu, FuseRmsNorm, FoldRmsNormScale, FuseRope, FusePartialRope, FuseAttention,
+        FuseAttentionBlock, FuseSwigluDualMatmul, FuseSwigluNarrow, FoldConvBatchNorm,
         FuseConvBiasAct, FuseMatmulBiasAct, FuseResidualRmsNorm, FuseResidualLayerNorm,
         FuseSharedInputMatmul, MarkElementwiseRegion,
     ]  # fmt: skip
@@ -50,11 +55,14 @@ def _select(t: Target, target_name: str, claims: tuple[str, ...], regions: str) 
     from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
     from rlx_compile.transforms.fold_conv_batch_norm import FoldConvBatchNormPass
+    from rlx_compile.transforms.fuse_attention import FuseAttentionPass
     from rlx_compile.transforms.fuse_attention_block import FuseAttentionBlockPass
     from rlx_compile.transforms.fuse_conv_bias_act import FuseConvBiasActPass
     from rlx_compile.transforms.fuse_gelu import FuseGeluPass
     from rlx_compile.transforms.fuse_matmul_bias_act import FuseMatmulBiasActPass
     from rlx_compile.transforms.fuse_residual_norm import FuseResidualNormPass
+    from rlx_compile.transforms.fuse_rms_norm import FuseRmsNormPass
+    from rlx_compile.transforms.fuse_rope import FuseRopePass
     from rlx_compile.transforms.fuse_shared_input_matmul import FuseSharedInputMatmulPass
     from rlx_compile.transforms.fuse_swiglu import FuseSwigluPass
     from rlx_compile.transforms.mark_elementwise_regions import MarkElementwiseRegionsPass
@@ -65,8 +73,12 @@ def _select(t: Target, target_name: str, claims: tuple[str, ...], regions: str) 
     c = t.claims_op
     kw = {"target": target_name, "claims": claims}
     stages: list[tuple[bool, type[ModulePass]]] = [
-        # Activation recognition first: the epilogue fusions below then see a gelu.
+        # Recognition first: the fusions below then see a gelu (epilogues), an rms_norm
+        # (residual norms), rope and attention (attention blocks).
         (c(mir.GeluOp.name), FuseGeluPass),
+        (c(mir.RmsNormOp.name), FuseRmsNormPass),
+        (c(mir.RopeOp.name), FuseRopePass),
+        (c(mir.AttentionOp.name), FuseAttentionPass),
         (c(mir.FusedAttentionBlockOp.name), FuseAttentionBlockPass),
         (c(mir.FusedSwigluOp.name), FuseSwigluPass),
         (c(mir.ConvOp.name) and c(mir.BatchNormOp.name), FoldConvBatchNormPass),

@@ -23,6 +23,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import ClassVar, TypeVar
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
@@ -39,6 +40,7 @@ from rlx_compile.builder import ReplacingPattern
 from rlx_compile.conversion.driver import dispatched_ops
 from rlx_compile.dialects.common import Activation, ActivationAttr
 from rlx_compile.dialects.types import TensorType
+from rlx_compile.folding import constant_value
 from rlx_compile.fusion.report import FusionReport, MissedFusion
 from rlx_compile.ir import location_str
 from rlx_compile.reports import publish
@@ -114,6 +116,29 @@ def operand_from(op: Operation, kind: type[T]) -> tuple[T, SSAValue] | None:
         p = producer(x, kind)
         if p is not None:
             return p, y
+    return None
+
+
+def scalar_constant(v: SSAValue) -> float | None:
+    """The value of a one-element float constant (any rank), else None."""
+    array = constant_value(v)
+    if array is None or array.size != 1 or not np.issubdtype(array.dtype, np.floating):
+        return None
+    return float(array.reshape(()))
+
+
+def same_type_as(result: SSAValue, operand: SSAValue) -> bool:
+    """Whether an elementwise op's ``result`` has ``operand``'s type: its other operand
+    broadcasts onto ``operand`` without enlarging it."""
+    return result.type == operand.type
+
+
+def chain_miss(links: Sequence[tuple[SSAValue, Operation, str]], hint: str) -> Miss | None:
+    """A miss for the first (value, reader, what) link whose value is read by more than
+    ``reader`` (or is a graph output)."""
+    for value, reader, what in links:
+        if sole_user(value) is not reader:
+            return Miss(describe_uses(value, what), hint)
     return None
 
 

@@ -121,6 +121,24 @@ def _fuse_gelu() -> type[ModulePass]:
     return FuseGeluPass
 
 
+def _fuse_rms_norm() -> type[ModulePass]:
+    from rlx_compile.transforms.fuse_rms_norm import FuseRmsNormPass
+
+    return FuseRmsNormPass
+
+
+def _fuse_rope() -> type[ModulePass]:
+    from rlx_compile.transforms.fuse_rope import FuseRopePass
+
+    return FuseRopePass
+
+
+def _fuse_attention() -> type[ModulePass]:
+    from rlx_compile.transforms.fuse_attention import FuseAttentionPass
+
+    return FuseAttentionPass
+
+
 def _fuse_swiglu() -> type[ModulePass]:
     from rlx_compile.transforms.fuse_swiglu import FuseSwigluPass
 
@@ -215,6 +233,9 @@ RLX_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "fuse": _fuse,
     "fuse-attention-block": _fuse_attention_block,
     "fuse-gelu": _fuse_gelu,
+    "fuse-rms-norm": _fuse_rms_norm,
+    "fuse-rope": _fuse_rope,
+    "fuse-attention": _fuse_attention,
     "fuse-swiglu": _fuse_swiglu,
     "fold-conv-batch-norm": _fold_conv_batch_norm,
     "fuse-conv-bias-act": _fuse_conv_bias_act,

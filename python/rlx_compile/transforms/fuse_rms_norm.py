@@ -1,0 +1,294 @@
+"""``fuse-rms-norm``: RMSNorm as exporters spell it, as one ``mir.rms_norm``.
+
+``x · reciprocal(sqrt(mean(x², axes a..rank-1, keepdims) + eps)) · gamma`` in the
+spellings PyTorch exports and hand-written models use: ``rsqrt(...)``, ``1 / sqrt(...)``,
+``x / sqrt(...)`` or ``(...)^-0.5`` for the inverse root; ``pow(x, 2)`` or ``x · x`` for
+the square; gamma on either side of the product or inside it (``(gamma · x) · r``), or no
+gamma at all (the norm's scale is then the constant 1); no eps (0). Each intermediate must
+be read by the chain alone; ``x`` may have any readers. A second pattern folds a later
+``· gamma`` into an unscaled ``mir.rms_norm`` (``rms_norm_scale``), so the pieces meet
+whatever order they are found in.
+
+Once the norm is one op, ``fuse-residual-norm`` can take the residual add before it.
+
+Only f32/f64 chains are recognised: the fused op computes in f64 and rounds once, which
+the f32 decomposition matches to a few ulp; an f16/bf16 decomposition squares and sums in
+f16 (it overflows for |x| > 256), so the fused op would not preserve its numbers (such a
+chain is reported as a near miss). HF models in f16 cast to f32 around the norm, which
+is an f32 chain.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter
+from xdsl.utils.exceptions import VerifyException
+
+from rlx_compile.builder import type_of
+from rlx_compile.dialects import mir
+from rlx_compile.dialects.types import DType, broadcast_shapes
+from rlx_compile.fusion.base import (
+    FusionPass,
+    FusionPattern,
+    Match,
+    Miss,
+    chain_miss,
+    producer,
+    scalar_constant,
+    sole_user,
+)
+
+FUSED = mir.RmsNormOp.name
+EXACT_DTYPES = (DType.F32, DType.F64)
+"""Chains whose arithmetic the fused op reproduces within a few ulp."""
+MAX_TREE_OPS = 3
+"""Muls/divs of the outer product (x · r · gamma needs two; a third absorbs 1/sqrt)."""
+HINT = "the RMSNorm intermediates must be read by the norm alone"
+
+
+@dataclass
+class _Factor:
+    value: SSAValue
+    reader: Operation
+    """The op of the product tree that reads ``value``."""
+
+
+@dataclass
+class _Product:
+    """A tree of muls and divs: prod(num) / prod(den)."""
+
+    ops: list[Operation]
+    num: list[_Factor] = field(default_factory=list)
+    den: list[_Factor] = field(default_factory=list)
+
+
+def _product(root: mir.MulOp | mir.DivOp) -> _Product:
+    """The factors of ``root``, expanding inner muls/divs that the tree alone reads."""
+    tree = _Product([root])
+
+    def visit(op: mir.MulOp | mir.DivOp, numerator: bool) -> None:
+        flip = isinstance(op, mir.DivOp)
+        for v, num in ((op.lhs, numerator), (op.rhs, numerator != flip)):
+            inner = v.op if isinstance(v, OpResult) else None
+            if (
+                isinstance(inner, mir.MulOp | mir.DivOp)
+                and len(tree.ops) < MAX_TREE_OPS
+                and sole_user(v) is op
+            ):
+                tree.ops.append(inner)
+                visit(inner, num)
+            else:
+                (tree.num if num else tree.den).append(_Factor(v, op))
+
+    visit(root, True)
+    return tree
+
+
+@dataclass
+class _InverseRms:
+    """1/sqrt(mean(x²) + eps) found in a product: its ops (producers first), x and eps."""
+
+    factor: _Factor
+    ops: list[Operation]
+    links: list[tuple[SSAValue, Operation, str]]
+    x: SSAValue
+    axis: int
+    eps: float
+
+
+def _radicand(v: SSAValue, reader: Operation) -> _InverseRms | None:
+    """``v`` = mean(x²) [+ eps] over trailing axes with keepdims."""
+    ops: list[Operation] = []
+    links: list[tuple[SSAValue, Operation, str]] = [(v, reader, "mean(x²) + eps")]
+    eps = 0.0
+    add = producer(v, mir.AddOp)
+    mean_value = v
+    if add is not None:
+        for m, c in ((add.lhs, add.rhs), (add.rhs, add.lhs)):
+            e = scalar_constant(c)
+            if e is not None and producer(m, mir.ReduceMeanOp) is not None and v.type == m.type:
+                eps, mean_value = e, m
+                ops.append(add)
+                links.append((m, add, "the mean of squares"))
+                break
+        else:
+            return None
+    mean = producer(mean_value, mir.ReduceMeanOp)
+    if mean is None:
+        return None
+    src = type_of(mean.input)
+    axes = mean.props().ints("axes")
+    if (
+        not axes
+        or not mean.props().flag("keepdims")
+        or list(axes) != list(range(axes[0], src.rank))
+    ):
+        return None
+    x = _squared(mean.input)
+    if x is None:
+        return None
+    ops[:0] = [mean.input.owner, mean]  # type: ignore[list-item]
+    links.append((mean.input, mean, "the square"))
+    return _InverseRms(_Factor(v, reader), ops, links, x, axes[0], eps)
+
+
+def _squared(v: SSAValue) -> SSAValue | None:
+    """x for ``v`` = x · x or pow(x, 2)."""
+    mul = producer(v, mir.MulOp)
+    if mul is not None and mul.lhs is mul.rhs:
+        return mul.lhs
+    pw = producer(v, mir.PowOp)
+    if pw is not None and scalar_constant(pw.rhs) == 2.0 and v.type == pw.lhs.type:
+        return pw.lhs
+    return None
+
+
+def _inverse_rms(f: _Factor, numerator: bool) -> _InverseRms | None:
+    """The inverse root in a numerator factor (reciprocal(sqrt(w)), rsqrt(w), w^-0.5) or
+    the root in a denominator one (sqrt(w), w^0.5)."""
+    v = f.value
+    ops: list[Operation] = []
+    links: list[tuple[SSAValue, Operation, str]] = [(v, f.reader, "the inverse root")]
+    if numerator:
+        rec = producer(v, mir.ReciprocalOp)
+        if rec is not None:
+            ops.append(rec)
+            links.append((rec.input, rec, "the root"))
+            v = rec.input
+        elif (rs := producer(v, mir.RsqrtOp)) is not None:
+            found = _radicand(rs.input, rs)
+            return _finish(found, [rs], links, f)
+        elif (pw := producer(v, mir.PowOp)) is not None and scalar_constant(pw.rhs) == -0.5:
+            return _finish(_radicand(pw.lhs, pw), [pw], links, f)
+        else:
+            return None
+    sq = producer(v, mir.SqrtOp)
+    if sq is not None:
+        return _finish(_radicand(sq.input, sq), [sq, *ops], links, f)
+    pw = producer(v, mir.PowOp)
+    if pw is not None and scalar_constant(pw.rhs) == 0.5:
+        return _finish(_radicand(pw.lhs, pw), [pw, *ops], links, f)
+    return None
+
+
+def _finish(
+    found: _InverseRms | None,
+    ops: list[Operation],
+    links: list[tuple[SSAValue, Operation, str]],
+    f: _Factor,
+) -> _InverseRms | None:
+    if found is None:
+        return None
+    found.factor = f
+    found.ops += ops
+    found.links = links + found.links
+    return found
+
+
+@dataclass
+class RmsNormMatch(Match):
+    x: SSAValue
+    gamma: SSAValue | None
+    axis: int
+    eps: float
+
+
+def _gamma_fits(gamma: SSAValue, x: SSAValue, axis: int) -> bool:
+    tail = tuple(type_of(x).shape[axis:])
+    try:
+        return broadcast_shapes(tail, type_of(gamma).shape) == tail
+    except VerifyException:
+        return False
+
+
+class FuseRmsNorm(FusionPattern):
+    name = "rms_norm"
+    roots = (mir.MulOp, mir.DivOp)
+
+    def match(self, op: Operation) -> Match | Miss | None:
+        assert isinstance(op, mir.MulOp | mir.DivOp)
+        tree = _product(op)
+        found = [(f, r) for f in tree.num if (r := _inverse_rms(f, True)) is not None]
+        found += [(f, r) for f in tree.den if (r := _inverse_rms(f, False)) is not None]
+        if len(found) != 1:
+            return None
+        factor, inv = found[0]
+        rest = [f for f in tree.num if f is not factor and scalar_constant(f.value) != 1.0]
+        extra_den = [f for f in tree.den if f is not factor]
+        xs = [f for f in rest if f.value is inv.x]
+        if not xs or extra_den:
+            return None
+        others = [f for f in rest if f is not xs[0]]
+        if len(others) > 1 or op.results[0].type != inv.x.type:
+            return None
+        gamma = others[0].value if others else None
+        if gamma is not None and not _gamma_fits(gamma, inv.x, inv.axis):
+            return None
+        if (miss := chain_miss(inv.links, HINT)) is not None:
+            return miss
+        dtype = type_of(inv.x).dtype
+        if dtype not in EXACT_DTYPES:
+            return Miss(
+                f"the norm is computed in {dtype.value}, where the fused op (one rounding) "
+                "would not reproduce it",
+                "compute the norm in f32 (cast around it, as HF models do)",
+            )
+        if (miss := self.ctx.unclaimed(FUSED)) is not None:
+            return miss
+        absorbed = [*inv.ops, *reversed(tree.ops)]
+        return RmsNormMatch(op, absorbed, inv.x, gamma, inv.axis, inv.eps)
+
+    def rewrite(self, m: Match, rewriter: PatternRewriter) -> None:
+        assert isinstance(m, RmsNormMatch)
+        b, ops = self.builder(m.root)
+        gamma = m.gamma if m.gamma is not None else b.scalar_like(1.0, m.x)
+        self.replace(rewriter, m, ops, [b.rms_norm(m.x, gamma, axis=m.axis, eps=m.eps)])
+
+
+@dataclass
+class ScaleMatch(Match):
+    norm: mir.RmsNormOp
+    gamma: SSAValue
+
+
+class FoldRmsNormScale(FusionPattern):
+    """``rms_norm(x, 1) · gamma`` -> ``rms_norm(x, gamma)`` (either operand order)."""
+
+    name = "rms_norm_scale"
+    roots = (mir.MulOp,)
+
+    def match(self, op: Operation) -> Match | Miss | None:
+        assert isinstance(op, mir.MulOp)
+        for a, g in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+            norm = producer(a, mir.RmsNormOp)
+            if (
+                norm is None
+                or norm.bias is not None
+                or scalar_constant(norm.scale) != 1.0
+                or op.result.type != a.type
+                or not _gamma_fits(g, norm.input, norm.props().int("axis"))
+            ):
+                continue
+            if sole_user(a) is not op:
+                return None  # the unscaled norm is used as it is
+            return ScaleMatch(op, [norm, op], norm, g)
+        return None
+
+    def rewrite(self, m: Match, rewriter: PatternRewriter) -> None:
+        assert isinstance(m, ScaleMatch)
+        b, ops = self.builder(m.root)
+        p = m.norm.props()
+        y = b.rms_norm(m.norm.input, m.gamma, axis=p.int("axis"), eps=p.float("epsilon"))
+        self.replace(rewriter, m, ops, [y])
+
+
+@dataclass(frozen=True)
+class FuseRmsNormPass(FusionPass):
+    """Recognise x · rsqrt(mean(x²) + eps) · gamma as one mir.rms_norm."""
+
+    name = "fuse-rms-norm"
+    PATTERNS = (FuseRmsNorm, FoldRmsNormScale)
+    # Outermost product first: x · r · gamma fuses whole before x · r alone could.
+    WALK_REVERSE = True

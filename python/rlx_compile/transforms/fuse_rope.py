@@ -1,0 +1,342 @@
+"""``fuse-rope``: rotate-half rotary embeddings as exporters spell them, as one ``mir.rope``.
+
+``x · cos + rotate_half(x) · sin`` with ``rotate_half(x) = concat(-x[..., h:], x[..., :h])``
+on the last dim (d = 2h): the halves are narrows (ONNX Split and single-axis Slice import
+as narrows), the negation ``neg`` or ``· -1``; either addend first, either factor order.
+Every intermediate must be read by the chain alone. A second pattern,
+``partial_rope``, makes ``concat(rope(x[..., :r]), x[..., r:])`` one ``mir.rope`` with
+``rotary_dim = r`` (data movement only: exact).
+
+``mir.rope`` takes cos/sin tables that broadcast to ``[..., S, h]``, one angle per channel
+pair; exporters multiply by tables covering all d channels, whose two halves are equal
+(``cat(freqs, freqs)``). The pass uses a table whose last dim is 1 as it is, and otherwise
+its first half when the halves are provably equal:
+- a constant whose halves are equal (a new constant holds the first half);
+- ``concat(a, a)`` on the last axis (``a``);
+- an op that treats the last dim pointwise applied to such a table -- elementwise unary
+  ops (cos, sin, ...), casts, a binary op with a one-element constant, reshapes and
+  expands that keep the last dim, transposes that leave it in place, narrows and gathers
+  on other axes -- rebuilt on the half (the same values, so bit-identical tables).
+A table that is a param (its values unknown until run time) cannot be halved: the chain
+is a near miss (bind the params with ``param_bindings`` to make them constants).
+
+Not bit-exact: the reference rope evaluates both products in float64 and rounds once,
+the decomposition rounds each product and the sum (a few ulp).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter
+
+from rlx_compile.builder import GraphBuilder, type_of
+from rlx_compile.dialects import mir
+from rlx_compile.dialects.types import TensorType, fmt_shape
+from rlx_compile.folding import constant_value
+from rlx_compile.fusion.base import (
+    FusionContext,
+    FusionPass,
+    FusionPattern,
+    Match,
+    Miss,
+    chain_miss,
+    defined_before,
+    producer,
+    scalar_constant,
+)
+
+FUSED = mir.RopeOp.name
+HINT = "the rotation's intermediates must be read by the rotation alone"
+MAX_TABLE_OPS = 8
+"""Ops followed from a table back to where its halves are known equal."""
+
+Build = Callable[[GraphBuilder], SSAValue]
+"""Emits the half table (or returns an existing value) at the rewrite."""
+
+
+def _narrow_of(v: SSAValue, x: SSAValue, start: int, length: int) -> mir.NarrowOp | None:
+    n = producer(v, mir.NarrowOp)
+    last = type_of(x).rank - 1
+    if (
+        n is None
+        or n.input is not x
+        or n.props().int("axis") != last
+        or n.props().int("start") != start
+        or n.length != length
+    ):
+        return None
+    return n
+
+
+def _negated(v: SSAValue) -> tuple[Operation, SSAValue] | None:
+    """(the negating op, its input) for ``neg(y)`` or ``y · -1``."""
+    neg = producer(v, mir.NegOp)
+    if neg is not None:
+        return neg, neg.input
+    mul = producer(v, mir.MulOp)
+    if mul is not None:
+        for y, c in ((mul.lhs, mul.rhs), (mul.rhs, mul.lhs)):
+            if scalar_constant(c) == -1.0 and y.type == v.type:
+                return mul, y
+    return None
+
+
+@dataclass
+class _RotateHalf:
+    ops: list[Operation]
+    links: list[tuple[SSAValue, Operation, str]]
+
+
+def _rotate_half(r: SSAValue, x: SSAValue) -> _RotateHalf | None:
+    """``r`` = concat(-x[..., h:], x[..., :h]) on the last axis."""
+    cat = producer(r, mir.ConcatOp)
+    t = type_of(x)
+    d = t.shape[-1] if t.rank else None
+    if cat is None or not isinstance(d, int) or d % 2 or len(cat.inputs) != 2:
+        return None
+    if cat.props().int("axis") != t.rank - 1:
+        return None
+    h = d // 2
+    neg = _negated(cat.inputs[0])
+    first = _narrow_of(cat.inputs[1], x, 0, h)
+    if neg is None or first is None:
+        return None
+    second = _narrow_of(neg[1], x, h, h)
+    if second is None:
+        return None
+    links = [
+        (second.result, neg[0], "the upper half"),
+        (neg[0].results[0], cat, "the negated half"),
+        (first.result, cat, "the lower half"),
+    ]
+    return _RotateHalf([second, neg[0], first, cat], links)
+
+
+def _halved(t: TensorType) -> TensorType:
+    d = t.shape[-1]
+    assert isinstance(d, int)
+    return t.with_shape((*t.shape[:-1], d // 2))
+
+
+def _pointwise_operand(op: Operation) -> int | None:
+    """The operand a (single-result) op maps to its result with the last dim pointwise:
+    result[..., j] depends on that operand's [..., j] alone, so the op commutes with
+    taking the first half of the last dim."""
+    out = op.results[0].type if len(op.results) == 1 else None
+    if not isinstance(out, TensorType) or out.rank == 0:
+        return None
+    last = out.rank - 1
+    if isinstance(op, mir.UnaryOp | mir.CastOp):
+        return 0
+    if isinstance(op, mir.BinaryOp) and not isinstance(op, mir.CompareOp):
+        for i in (0, 1):
+            if scalar_constant(op.operands[1 - i]) is not None and op.operands[i].type == out:
+                return i
+        return None
+    if isinstance(op, mir.ReshapeOp | mir.ExpandOp):
+        src = type_of(op.operands[0])
+        return 0 if src.rank and src.shape[-1] == out.shape[-1] else None
+    if isinstance(op, mir.TransposeOp):
+        return 0 if op.props().ints("perm")[-1] == last else None
+    if isinstance(op, mir.NarrowOp):
+        return 0 if op.props().int("axis") != last else None
+    if isinstance(op, mir.GatherOp):
+        table = type_of(op.table)
+        return 0 if op.props().int("axis") != table.rank - 1 else None
+    return None
+
+
+def _half(v: SSAValue, budget: int = MAX_TABLE_OPS) -> Build | None:
+    """How to get ``v[..., :h]`` when ``v``'s two halves along the last dim are provably
+    equal, else None."""
+    array = constant_value(v)
+    if array is not None:
+        if array.ndim == 0:
+            return None
+        h = array.shape[-1] // 2
+        if array.shape[-1] % 2 or not np.array_equal(array[..., :h], array[..., h:]):
+            return None
+        half = np.ascontiguousarray(array[..., :h])
+        dtype = type_of(v).dtype
+        return lambda b: b.constant(half, dtype)
+    if not isinstance(v, OpResult) or budget == 0:
+        return None
+    op = v.op
+    if isinstance(op, mir.ConcatOp):
+        ins = op.inputs
+        if len(ins) == 2 and ins[0] is ins[1] and op.props().int("axis") == type_of(v).rank - 1:
+            return lambda b: ins[0]
+        return None
+    i = _pointwise_operand(op)
+    inner = _half(op.operands[i], budget - 1) if i is not None else None
+    if inner is None:
+        return None
+    assert i is not None
+
+    def build(b: GraphBuilder) -> SSAValue:
+        operands = list(op.operands)
+        operands[i] = inner(b)
+        new = type(op).create(
+            operands=operands,
+            result_types=[_halved(type_of(v))],
+            properties=dict(op.properties),
+            attributes=dict(op.attributes),
+        )
+        return b.emit(new).results[0]
+
+    return build
+
+
+def _table(t: SSAValue, x: SSAValue, what: str) -> Build | Miss:
+    """The table as ``mir.rope`` takes it (a Miss saying why it cannot be had)."""
+    if type_of(t).shape[-1:] in ((), (1,)):
+        return lambda b: t  # one angle for all channels: already what mir.rope takes
+    build = _half(t)
+    if build is not None:
+        return build
+    return Miss(
+        f"{what} {fmt_shape(type_of(t).shape)} spans all {type_of(x).shape[-1]} rotated "
+        "channels and its two halves are not known to be equal",
+        "mir.rope takes one angle per channel pair: make the tables constants "
+        "(param_bindings) or compute them as concat(freqs, freqs)",
+    )
+
+
+@dataclass
+class RopeMatch(Match):
+    x: SSAValue
+    cos: SSAValue
+    sin: SSAValue
+    tables: tuple[Build, Build]
+
+
+def _products(add: mir.AddOp) -> list[tuple[mir.MulOp, SSAValue, SSAValue, mir.MulOp, SSAValue]]:
+    """(x·cos mul, x, cos, rot·sin mul, rot) readings of add(p, q), in every order."""
+    out = []
+    for p, q in ((add.lhs, add.rhs), (add.rhs, add.lhs)):
+        m1, m2 = producer(p, mir.MulOp), producer(q, mir.MulOp)
+        if m1 is None or m2 is None:
+            continue
+        for x, c in ((m1.lhs, m1.rhs), (m1.rhs, m1.lhs)):
+            for r in (m2.lhs, m2.rhs):
+                out.append((m1, x, c, m2, r))
+    return out
+
+
+class FuseRope(FusionPattern):
+    name = "rope"
+    roots = (mir.AddOp,)
+
+    def __init__(self, ctx: FusionContext):
+        super().__init__(ctx)
+        self.halves: dict[SSAValue, SSAValue] = {}
+
+    def match(self, op: Operation) -> Match | Miss | None:
+        assert isinstance(op, mir.AddOp)
+        out = type_of(op.result)
+        if not out.dtype.is_float:
+            return None
+        for m1, x, cos, m2, r in _products(op):
+            rot = _rotate_half(r, x)
+            if rot is None or any(v.type != out for v in (x, m1.result, m2.result)):
+                continue
+            sin = m2.rhs if r is m2.lhs else m2.lhs
+            miss = chain_miss(
+                [*rot.links, (r, m2, "the rotated half"), (m1.result, op, "x · cos"),
+                 (m2.result, op, "rotate_half(x) · sin")],
+                HINT,
+            )  # fmt: skip
+            if miss is not None:
+                return miss
+            tables = [_table(cos, x, "cos"), _table(sin, x, "sin")]
+            for t in tables:
+                if isinstance(t, Miss):
+                    return t
+            if (miss := self.ctx.unclaimed(FUSED)) is not None:
+                return miss
+            c, s = tables
+            assert not isinstance(c, Miss) and not isinstance(s, Miss)
+            return RopeMatch(op, [*rot.ops, m2, m1, op], x, cos, sin, (c, s))
+        return None
+
+    def rewrite(self, m: Match, rewriter: PatternRewriter) -> None:
+        assert isinstance(m, RopeMatch)
+        b, ops = self.builder(m.root)
+        cos, sin = (
+            self._table(t, build, b, m.root)
+            for t, build in zip((m.cos, m.sin), m.tables, strict=True)
+        )
+        self.replace(rewriter, m, ops, [b.rope(m.x, cos, sin)])
+
+    def _table(self, table: SSAValue, build: Build, b: GraphBuilder, root: Operation) -> SSAValue:
+        """The half of ``table`` built for an earlier rotation when it is available here
+        (q and k share their tables, and the attention block wants them shared), else
+        a new one."""
+        known = self.halves.get(table)
+        if known is not None and defined_before(known, root):
+            return known
+        half = build(b)
+        self.halves[table] = half
+        return half
+
+
+@dataclass
+class PartialMatch(Match):
+    rope: mir.RopeOp
+    x: SSAValue
+    rotary_dim: int
+
+
+class FusePartialRope(FusionPattern):
+    """``concat(rope(x[..., :r]), x[..., r:])`` -> ``rope(x, rotary_dim=r)``."""
+
+    name = "partial_rope"
+    roots = (mir.ConcatOp,)
+
+    def match(self, op: Operation) -> Match | Miss | None:
+        assert isinstance(op, mir.ConcatOp)
+        if len(op.inputs) != 2:
+            return None
+        rotated, passed = op.inputs
+        rope = producer(rotated, mir.RopeOp)
+        head = producer(rope.input, mir.NarrowOp) if rope is not None else None
+        if rope is None or head is None or op.props().int("axis") != type_of(op.result).rank - 1:
+            return None
+        p = rope.props()
+        x = head.input
+        d, r = type_of(x).shape[-1], head.length
+        if p.flag("interleaved") or p.opt_int("rotary_dim") not in (None, r):
+            return None
+        if not isinstance(d, int) or not isinstance(r, int) or op.result.type != x.type:
+            return None
+        if _narrow_of(rope.input, x, 0, r) is None:
+            return None
+        tail = _narrow_of(passed, x, r, d - r)
+        if tail is None:
+            return None
+        miss = chain_miss(
+            [(head.result, rope, "the rotated channels"), (rotated, op, "the rope"),
+             (passed, op, "the passed-through channels")],
+            HINT,
+        )  # fmt: skip
+        if miss is not None:
+            return miss
+        return PartialMatch(op, [head, rope, tail, op], rope, x, r)
+
+    def rewrite(self, m: Match, rewriter: PatternRewriter) -> None:
+        assert isinstance(m, PartialMatch)
+        b, ops = self.builder(m.root)
+        y = b.rope(m.x, m.rope.cos, m.rope.sin, rotary_dim=m.rotary_dim)
+        self.replace(rewriter, m, ops, [y])
+
+
+@dataclass(frozen=True)
+class FuseRopePass(FusionPass):
+    """Recognise x·cos + rotate_half(x)·sin (and partial rotation) as one mir.rope."""
+
+    name = "fuse-rope"
+    PATTERNS = (FuseRope, FusePartialRope)
