@@ -199,8 +199,13 @@ def precision_passes(options: CompileOptions) -> list[str]:
 
 
 def fusion_passes_of(options: CompileOptions, cleanup: list[str]) -> list[str]:
-    """Fuse for the target, then clean up."""
-    return [f"fuse{{target={options.target}}}", *cleanup] if options.fuse else []
+    """Fuse for the target, then clean up. int8 quantisation taps every matmul, the two of
+    an exported attention included (as onnxruntime's quantize_static does), so it keeps
+    them: fuse-attention stays out."""
+    if not options.fuse:
+        return []
+    skip = " skip=fuse-attention" if options.quantize == "int8" else ""
+    return [f"fuse{{target={options.target}{skip}}}", *cleanup]
 
 
 def legalize_passes(options: CompileOptions) -> list[str]:

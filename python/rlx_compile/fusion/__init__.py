@@ -51,7 +51,13 @@ def fusion_pattern_types() -> list[type]:
     ]  # fmt: skip
 
 
-def _select(t: Target, target_name: str, claims: tuple[str, ...], regions: str) -> list[ModulePass]:
+def _select(
+    t: Target,
+    target_name: str,
+    claims: tuple[str, ...],
+    regions: str,
+    skip: Iterable[str] = (),
+) -> list[ModulePass]:
     from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
     from rlx_compile.transforms.fold_conv_batch_norm import FoldConvBatchNormPass
@@ -91,7 +97,11 @@ def _select(t: Target, target_name: str, claims: tuple[str, ...], regions: str) 
         (c(mir.MatmulOp.name) and c(mir.ConcatOp.name) and c(mir.NarrowOp.name),
          FuseSharedInputMatmulPass),
     ]  # fmt: skip
-    passes: list[ModulePass] = [kind(**kw) for on, kind in stages if on]
+    names = [kind.name for _, kind in stages]
+    for name in skip:
+        if name not in names:
+            raise ValueError(f"unknown fusion stage '{name}' (stages: {', '.join(names)})")
+    passes: list[ModulePass] = [kind(**kw) for on, kind in stages if on and kind.name not in skip]
     keep = c(REGION) and (regions == "keep" or (regions == "target" and t.limits.keep_regions))
     if keep:
         passes.append(MarkElementwiseRegionsPass(**kw))
@@ -101,11 +111,13 @@ def _select(t: Target, target_name: str, claims: tuple[str, ...], regions: str) 
     return passes
 
 
-def fusion_passes(target: str | Target = "cpu", *, regions: str = "target") -> list[ModulePass]:
+def fusion_passes(
+    target: str | Target = "cpu", *, regions: str = "target", skip: Iterable[str] = ()
+) -> list[ModulePass]:
     """The fusion pass list for a target (``regions``: ``target`` follows the target's
-    policy; ``keep``/``unfuse`` override it)."""
+    policy; ``keep``/``unfuse`` override it; ``skip`` names stages to leave out)."""
     t = resolve_target(target)
-    return _select(t, t.name, (), regions)
+    return _select(t, t.name, (), regions, skip)
 
 
 def fusion_passes_for_supported(

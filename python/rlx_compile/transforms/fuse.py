@@ -3,7 +3,9 @@ the FusionReport of the whole run (what fused, and every near miss with its reas
 
 Options: ``target``; ``claims`` (MIR op names) replaces the target's claim set, as
 ``fusion_passes_for_supported`` does; ``regions`` = ``target`` (the target's policy),
-``keep`` (mark elementwise regions) or ``unfuse``.
+``keep`` (mark elementwise regions) or ``unfuse``; ``skip`` names stages to leave out
+(``skip=fuse-attention`` keeps exported attention as matmuls, which int8 quantisation
+then quantises as onnxruntime's ``quantize_static`` does).
 """
 
 from __future__ import annotations
@@ -33,12 +35,15 @@ class FusePass(TargetPass):
     name = "fuse"
 
     regions: str = "target"
+    skip: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         self.passes()  # bad targets, op names and modes fail when the pipeline is parsed
 
     def passes(self) -> list[ModulePass]:
-        return _select(self.resolved(), self.target, tuple(self.claims), self.regions)
+        return _select(
+            self.resolved(), self.target, tuple(self.claims), self.regions, tuple(self.skip)
+        )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         kinds = fusion_pattern_types()

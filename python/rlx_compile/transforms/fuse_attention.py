@@ -40,7 +40,7 @@ from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.utils.exceptions import VerifyException
 
-from rlx_compile.builder import type_of
+from rlx_compile.builder import GraphBuilder, type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import MaskKind
 from rlx_compile.dialects.types import Dim, DType, Shape, TensorType
@@ -152,6 +152,8 @@ class _Source:
     """How often each head is repeated (grouped-query attention; 1: not)."""
     shape: Shape
     """``value`` viewed as [B, H, S, D] (a reshape at the rewrite when it is not that)."""
+    perm: tuple[int, ...] | None = None
+    """A transpose of ``value`` first, when its dims are not in [B, H, S, D] order."""
 
 
 def _source(operand: SSAValue, reader: Operation, role: str) -> _Source | None:
@@ -171,12 +173,14 @@ def _source(operand: SSAValue, reader: Operation, role: str) -> _Source | None:
         else:
             break
         candidates.append((v, len(chain)))
+    fits = []
     for value, n in reversed(candidates):
         ops = [op for op, _ in reversed(chain[:n])]
         fit = _fits(value, ops, role, type_of(operand).shape)
         if fit is not None:
-            return _Source(value, ops, math.prod(f for _, f in chain[:n]), *fit)
-    return None
+            fits.append(_Source(value, ops, math.prod(f for _, f in chain[:n]), *fit))
+    # The farthest source that needs no transpose of its own, else the farthest one.
+    return next((f for f in fits if f.perm is None), fits[0] if fits else None)
 
 
 def _size(group: list[Atom]) -> Dim | None:
@@ -188,12 +192,13 @@ def _size(group: list[Atom]) -> Dim | None:
 
 def _fits(
     value: SSAValue, ops: list[Operation], role: str, frame: Shape
-) -> tuple[int, Shape] | None:
-    """(head repeat, ``value`` as [B, H, S, D]) when ``ops`` applied to ``value`` give the
-    operand of ``role``: its dims, the key's last two swapped and the heads' broadcast
-    repeat dropped, hold the value's atoms in order, so ``value`` is one reshape away
-    from the [B, H, S, D] tensor the fused op reads."""
-    base = _identity(type_of(value).shape)
+) -> tuple[int, Shape, tuple[int, ...] | None] | None:
+    """(head repeat, [B, H, S, D] shape, transpose) when ``ops`` applied to ``value`` give
+    the operand of ``role``: its dims, the key's last two swapped and the heads' broadcast
+    repeat dropped, hold each dim of ``value`` once, so ``value`` is a reshape (after a
+    transpose, when they are not in its order) away from the tensor the fused op reads."""
+    src = type_of(value).shape
+    base = _identity(src)
     layout: Layout | None = base
     reps: list[int] = []
     for op in ops:
@@ -214,8 +219,13 @@ def _fits(
             return None
         rep = heads.pop()[1]  # repeat_interleave: the copies of a head are adjacent
     flat = [a for g in groups for a in g]
-    if any(isinstance(a[0], str) for a in flat) or flat != [a for g in base for a in g]:
+    if any(isinstance(a[0], str) for a in flat):
         return None
+    if sorted(flat, key=lambda a: a[0]) != [a for g in base for a in g]:
+        return None
+    units = [i for i, d in enumerate(src) if d == 1]
+    perm = (*units, *(a[0] for a in flat))
+    moved = perm if list(perm) != sorted(perm) else None
     shape = [_size(g) if g else 1 for g in groups]
     if any(d is None for d in shape) or not isinstance(rep, int):
         return None
@@ -227,7 +237,7 @@ def _fits(
         seen[2], seen[3] = seen[3], seen[2]
     if tuple(seen) != tuple(frame):
         return None
-    return rep, tuple(shape)  # type: ignore[arg-type]
+    return rep, tuple(shape), moved  # type: ignore[return-value]
 
 
 def _scaled(v: SSAValue) -> tuple[SSAValue, float, list[Operation]]:
@@ -393,14 +403,17 @@ class FuseAttention(FusionPattern):
         mask = m.mask.value
         if mask is not None and m.mask.negate:
             mask = b.unary(mir.NotOp, mask)
-        q, k, v = (
-            s.value if type_of(s.value).shape == s.shape else b.reshape(s.value, s.shape)
-            for s in (m.q, m.k, m.v)
-        )
+        q, k, v = (_read(b, s) for s in (m.q, m.k, m.v))
         y = b.emit(
             mir.AttentionOp(q, k, v, mask, mask_kind=m.mask.kind.value, scale=m.scale)
         ).results[0]
         self.replace(rewriter, m, ops, [y])
+
+
+def _read(b: GraphBuilder, s: _Source) -> SSAValue:
+    """The [B, H, S, D] tensor the fused op reads for ``s``."""
+    value = s.value if s.perm is None else b.transpose(s.value, s.perm)
+    return value if type_of(value).shape == s.shape else b.reshape(value, s.shape)
 
 
 @dataclass(frozen=True)

@@ -45,8 +45,11 @@ from rlx_compile.fusion.base import (
     Miss,
     chain_miss,
     defined_before,
+    describe_uses,
+    is_output,
     producer,
     scalar_constant,
+    users,
 )
 
 FUSED = mir.RopeOp.name
@@ -284,6 +287,86 @@ class FuseRope(FusionPattern):
         return half
 
 
+def _mul_operands(v: SSAValue) -> tuple[SSAValue, ...]:
+    mul = producer(v, mir.MulOp)
+    return (mul.lhs, mul.rhs) if mul is not None else ()
+
+
+def _times(v: SSAValue, x: SSAValue) -> SSAValue | None:
+    """t for ``v`` = x · t or t · x, where t broadcasts onto x without enlarging it."""
+    mul = producer(v, mir.MulOp)
+    if mul is None or v.type != x.type:
+        return None
+    if mul.lhs is x:
+        return mul.rhs
+    return mul.lhs if mul.rhs is x else None
+
+
+@dataclass
+class HalvesMatch(Match):
+    x: SSAValue
+    cos: SSAValue
+    sin: SSAValue
+
+
+class FuseRopeHalves(FusionPattern):
+    """``concat(x1·c - x2·s, x2·c + x1·s)`` over the halves x1, x2 of x's last dim (the
+    rotation with half tables, as ``legalize`` decomposes mir.rope) -> ``rope(x, c, s)``."""
+
+    name = "rope"
+    roots = (mir.ConcatOp,)
+
+    def match(self, op: Operation) -> Match | Miss | None:
+        assert isinstance(op, mir.ConcatOp)
+        out = type_of(op.result)
+        if len(op.inputs) != 2 or op.props().int("axis") != out.rank - 1:
+            return None
+        lo, hi = producer(op.inputs[0], mir.SubOp), producer(op.inputs[1], mir.AddOp)
+        d = out.shape[-1]
+        if lo is None or hi is None or not out.dtype.is_float or not isinstance(d, int):
+            return None
+        h = d // 2
+        # x1 · c: x1 is the lower half of some x of the concat's type.
+        x1 = x = None
+        for v in _mul_operands(lo.lhs):
+            n = producer(v, mir.NarrowOp)
+            if n is not None and n.input.type == out and _narrow_of(v, n.input, 0, h):
+                x1, x = v, n.input
+                break
+        if x1 is None or x is None:
+            return None
+        x2 = next((v for v in _mul_operands(lo.rhs) if _narrow_of(v, x, h, h)), None)
+        if x2 is None:
+            return None
+        cos, sin = _times(lo.lhs, x1), _times(lo.rhs, x2)
+        if cos is None or sin is None:
+            return None
+        p, q = hi.lhs, hi.rhs
+        if not any(_times(a, x2) is cos and _times(b, x1) is sin for a, b in ((p, q), (q, p))):
+            return None
+        muls = [v.owner for v in (lo.lhs, lo.rhs, p, q)]
+        for half in (x1, x2):
+            if any(not any(u is m for m in muls) for u in users(half)) or is_output(half):
+                return Miss(describe_uses(half, "a half of x"), HINT)
+        miss = chain_miss(
+            [(lo.lhs, lo, "x1 · c"), (lo.rhs, lo, "x2 · s"), (p, hi, "a product"),
+             (q, hi, "a product"), (lo.result, op, "the lower half"),
+             (hi.result, op, "the upper half")],
+            HINT,
+        )  # fmt: skip
+        if miss is not None:
+            return miss
+        if (miss := self.ctx.unclaimed(FUSED)) is not None:
+            return miss
+        absorbed = [x1.owner, x2.owner, *muls, lo, hi, op]
+        return HalvesMatch(op, absorbed, x, cos, sin)  # type: ignore[arg-type]
+
+    def rewrite(self, m: Match, rewriter: PatternRewriter) -> None:
+        assert isinstance(m, HalvesMatch)
+        b, ops = self.builder(m.root)
+        self.replace(rewriter, m, ops, [b.rope(m.x, m.cos, m.sin)])
+
+
 @dataclass
 class PartialMatch(Match):
     rope: mir.RopeOp
@@ -339,4 +422,4 @@ class FuseRopePass(FusionPass):
     """Recognise x·cos + rotate_half(x)·sin (and partial rotation) as one mir.rope."""
 
     name = "fuse-rope"
-    PATTERNS = (FuseRope, FusePartialRope)
+    PATTERNS = (FuseRope, FuseRopeHalves, FusePartialRope)
