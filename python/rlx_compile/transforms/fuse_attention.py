@@ -223,9 +223,9 @@ def _fits(
         return None
     if sorted(flat, key=lambda a: a[0]) != [a for g in base for a in g]:
         return None
+    order = [int(a[0]) for a in flat]
     units = [i for i, d in enumerate(src) if d == 1]
-    perm = (*units, *(a[0] for a in flat))
-    moved = perm if list(perm) != sorted(perm) else None
+    moved = None if order == sorted(order) else (*units, *order)
     shape = [_size(g) if g else 1 for g in groups]
     if any(d is None for d in shape) or not isinstance(rep, int):
         return None
@@ -366,7 +366,7 @@ class FuseAttention(FusionPattern):
         seq: list[Operation] = [*score_ops, *mask.ops, softmax]
         links = [(product, seq[0], "the scores")]
         links += [(a.results[0], b, "the scaled scores") for a, b in pairwise(seq)]
-        links.append((op.lhs, op, "the probabilities"))
+        links.append((op.lhs, op, "the softmax"))
         if (miss := chain_miss(links, HINT)) is not None:
             return miss
         dtype = out.dtype
@@ -402,7 +402,8 @@ class FuseAttention(FusionPattern):
         b, ops = self.builder(m.root)
         mask = m.mask.value
         if mask is not None and m.mask.negate:
-            mask = b.unary(mir.NotOp, mask)
+            inner = producer(mask, mir.NotOp)
+            mask = inner.input if inner is not None else b.unary(mir.NotOp, mask)
         q, k, v = (_read(b, s) for s in (m.q, m.k, m.v))
         y = b.emit(
             mir.AttentionOp(q, k, v, mask, mask_kind=m.mask.kind.value, scale=m.scale)

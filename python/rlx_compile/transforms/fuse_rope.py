@@ -311,7 +311,8 @@ class HalvesMatch(Match):
 
 class FuseRopeHalves(FusionPattern):
     """``concat(x1·c - x2·s, x2·c + x1·s)`` over the halves x1, x2 of x's last dim (the
-    rotation with half tables, as ``legalize`` decomposes mir.rope) -> ``rope(x, c, s)``."""
+    rotation with half tables, as ``legalize`` decomposes mir.rope) -> ``rope(x, c, s)``
+    (of ``x[..., :2h]`` when x has more channels: ``partial_rope`` then takes the rest)."""
 
     name = "rope"
     roots = (mir.ConcatOp,)
@@ -326,11 +327,21 @@ class FuseRopeHalves(FusionPattern):
         if lo is None or hi is None or not out.dtype.is_float or not isinstance(d, int):
             return None
         h = d // 2
-        # x1 · c: x1 is the lower half of some x of the concat's type.
+        # x1 · c: x1 is the first h channels of an x whose leading dims are the
+        # concat's (channels past 2h pass through: a partial rotation).
         x1 = x = None
         for v in _mul_operands(lo.lhs):
             n = producer(v, mir.NarrowOp)
-            if n is not None and n.input.type == out and _narrow_of(v, n.input, 0, h):
+            if n is None:
+                continue
+            xt = type_of(n.input)
+            last = xt.shape[-1]
+            if (
+                xt.shape[:-1] == out.shape[:-1]
+                and isinstance(last, int)
+                and last >= d
+                and _narrow_of(v, n.input, 0, h)
+            ):
                 x1, x = v, n.input
                 break
         if x1 is None or x is None:
@@ -364,7 +375,9 @@ class FuseRopeHalves(FusionPattern):
     def rewrite(self, m: Match, rewriter: PatternRewriter) -> None:
         assert isinstance(m, HalvesMatch)
         b, ops = self.builder(m.root)
-        self.replace(rewriter, m, ops, [b.rope(m.x, m.cos, m.sin)])
+        d = type_of(m.root.results[0]).shape[-1]
+        x = m.x if type_of(m.x).shape[-1] == d else b.narrow(m.x, -1, 0, d)  # type: ignore[arg-type]
+        self.replace(rewriter, m, ops, [b.rope(x, m.cos, m.sin)])
 
 
 @dataclass
