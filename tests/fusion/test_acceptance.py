@@ -154,7 +154,8 @@ def test_c1_cpu_pass_list() -> None:
     # RLX's CPU list plus the recognition of exported decompositions (GELU, RMSNorm,
     # RoPE, attention) and the conv fusion our kernels implement.
     assert cpu == [
-        "fuse-gelu", "fuse-rms-norm", "fuse-rope", "fuse-attention", "fuse-attention-block", "fuse-swiglu", "fold-conv-batch-norm",
+        "fuse-gelu", "fuse-rms-norm", "fuse-rope", "fuse-attention", "fuse-attention-block",
+        "fuse-swiglu", "fold-conv-batch-norm",
         "fuse-conv-bias-act", "fuse-matmul-bias-act", "fuse-residual-norm",
         "fuse-shared-input-matmul",
         "unfuse-elementwise-regions", "dce",
