@@ -26,7 +26,7 @@ from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.utils.exceptions import VerifyException
 
-from rlx_compile.builder import type_of
+from rlx_compile.builder import named, type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.types import DType, broadcast_shapes
 from rlx_compile.fusion.base import (
@@ -243,7 +243,7 @@ class FuseRmsNorm(FusionPattern):
     def rewrite(self, m: Match, rewriter: PatternRewriter) -> None:
         assert isinstance(m, RmsNormMatch)
         b, ops = self.builder(m.root)
-        gamma = m.gamma if m.gamma is not None else b.scalar_like(1.0, m.x)
+        gamma = m.gamma if m.gamma is not None else named(b.scalar_like(1.0, m.x), "one")
         self.replace(rewriter, m, ops, [b.rms_norm(m.x, gamma, axis=m.axis, eps=m.eps)])
 
 

@@ -283,6 +283,8 @@ class FuseRope(FusionPattern):
         if known is not None and defined_before(known, root):
             return known
         half = build(b)
+        if half is not table and half.name_hint is None:
+            half.name_hint = f"{table.name_hint or 'table'}_half"
         self.halves[table] = half
         return half
 
