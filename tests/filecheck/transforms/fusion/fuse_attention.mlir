@@ -61,7 +61,7 @@ func.func @masks(%q: !rlx.tensor<[2, 2, 3, 4], f32>, %k: !rlx.tensor<[2, 2, 3, 4
 // CHECK:         %[[Y:.*]] = mir.attention %q, %k, %v mask %m kind explicit : (!rlx.tensor<[2, 2, 3, 4], f32>, !rlx.tensor<[2, 2, 3, 4], f32>, !rlx.tensor<[2, 2, 3, 4], f32>, !rlx.tensor<[3, 3], f32>) -> !rlx.tensor<[2, 2, 3, 4], f32>
 // CHECK:         %[[Y2:.*]] = mir.attention %q, %k, %v mask %b kind explicit scale 2.500000e-01
 // CHECK-NEXT:    func.return %[[Y]], %[[Y2]]
-// REPORT:       - attention x2 (14 ops absorbed)
+// REPORT:       - attention x2 (12 ops absorbed)
 
 // -----
 
