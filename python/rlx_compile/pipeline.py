@@ -71,6 +71,8 @@ class CompileOptions:
     """Warn about NaN/Inf, f16/bf16 overflow and denormals in compile-time values."""
     fuse: bool = True
     """Run the target's fusion stages (``fuse{target=...}``)."""
+    fuse_skip: tuple[str, ...] = ()
+    """Fusion stages to leave out (``fuse{skip=...}``), e.g. ``("fuse-attention",)``."""
     legalize: bool = True
     """Rewrite what the target does not claim (``legalize``, ``legalize-broadcast``)."""
     kernel_dispatch: str | None = None
@@ -124,6 +126,13 @@ class CompileOptions:
         if self.quantize not in QUANTIZE_SCHEMES:
             known = ", ".join(str(q) for q in QUANTIZE_SCHEMES if q)
             raise CompileError(f"unknown quantize scheme '{self.quantize}' (known: {known})")
+        if self.fuse_skip:
+            from rlx_compile.fusion import fusion_passes
+
+            try:
+                fusion_passes(self.target, skip=self.fuse_skip)
+            except ValueError as err:
+                raise CompileError(str(err)) from None
 
     @property
     def width_policy(self) -> str:
@@ -204,8 +213,11 @@ def fusion_passes_of(options: CompileOptions, cleanup: list[str]) -> list[str]:
     them: fuse-attention stays out."""
     if not options.fuse:
         return []
-    skip = " skip=fuse-attention" if options.quantize == "int8" else ""
-    return [f"fuse{{target={options.target}{skip}}}", *cleanup]
+    skip = list(options.fuse_skip)
+    if options.quantize == "int8" and "fuse-attention" not in skip:
+        skip.append("fuse-attention")
+    spec = f" skip={','.join(skip)}" if skip else ""
+    return [f"fuse{{target={options.target}{spec}}}", *cleanup]
 
 
 def legalize_passes(options: CompileOptions) -> list[str]:

@@ -14,12 +14,13 @@ import pytest
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 
-from rlx_compile import ModuleBuilder
+from rlx_compile import CompilePipeline, ModuleBuilder
 from rlx_compile.builder import GraphBuilder
 from rlx_compile.dialects import mir
-from rlx_compile.fusion import FusionReport
+from rlx_compile.fusion import FusionReport, fusion_passes
 from rlx_compile.interpreter import run
 from rlx_compile.ir import graph_inputs, graph_params, main_graph
+from rlx_compile.pipeline import CompileError, CompileOptions, default_pipeline
 from tests.fusion.helpers import apply, assert_close, op_names
 
 Build = Callable[[ModuleBuilder], None]
@@ -630,3 +631,43 @@ def test_decomposed_ops_are_recognised(kv_heads: int, kind: str, rotary: int) ->
     assert sorted(op_names(back)) == sorted(op_names(m.module))
     inputs, params = feeds(m.module, 3)
     assert_close(run(back, inputs, params), run(m.module, inputs, params))
+
+
+# =====================================================================================
+# Wiring: stages of fuse{target=T}, skip, int8
+# =====================================================================================
+
+
+def test_recognition_stages_follow_the_claims() -> None:
+    names = [p.name for p in fusion_passes("cpu")]
+    assert names[:4] == ["fuse-gelu", "fuse-rms-norm", "fuse-rope", "fuse-attention"]
+    # cortex-m has no norm, rope or attention kernels: their primitives stay.
+    assert not {"fuse-rms-norm", "fuse-rope", "fuse-attention"} & {
+        p.name for p in fusion_passes("cortex-m")
+    }
+    skipped = [p.name for p in fusion_passes("cpu", skip=["fuse-attention"])]
+    assert skipped == [n for n in names if n != "fuse-attention"]
+    with pytest.raises(ValueError, match="unknown fusion stage 'fuse-atention'"):
+        fusion_passes("cpu", skip=["fuse-atention"])
+
+
+def test_fuse_skip_keeps_a_stage_out() -> None:
+    def build(m: ModuleBuilder) -> None:
+        att_torch_export(m)
+        rms_llama(m)
+
+    _, after, report = recognise(build, "fuse{target=cpu skip=fuse-attention}")
+    assert report.count("rms_norm") == 1 and report.count("attention") == 0
+    assert "mir.softmax" in op_names(after)
+
+
+def test_int8_keeps_exported_attention_as_matmuls() -> None:
+    """int8 quantises every matmul (as onnxruntime's quantize_static does): an exported
+    attention stays two matmuls so that its Q·Kᵀ and P·V are quantised too."""
+    assert "fuse{target=cpu}" in default_pipeline(CompileOptions())
+    int8 = default_pipeline(CompileOptions(quantize="int8"))
+    assert "fuse{target=cpu skip=fuse-attention}" in int8
+    both = default_pipeline(CompileOptions(quantize="int8", fuse_skip=("fuse-rope",)))
+    assert "fuse{target=cpu skip=fuse-rope,fuse-attention}" in both
+    with pytest.raises(CompileError, match="unknown fusion stage 'fuse-ropes'"):
+        CompilePipeline(fuse_skip=("fuse-ropes",))
