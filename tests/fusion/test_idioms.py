@@ -659,6 +659,15 @@ def test_fuse_skip_keeps_a_stage_out() -> None:
     _, after, report = recognise(build, "fuse{target=cpu skip=fuse-attention}")
     assert report.count("rms_norm") == 1 and report.count("attention") == 0
     assert "mir.softmax" in op_names(after)
+    # A skipped stage reports no near misses: an f16 attention is not one here.
+
+    def half(m: ModuleBuilder) -> None:
+        q, k, v = (m.input(n, (B, H, S, D), "f16") for n in "qkv")
+        m.output(attend(m, m.matmul(q, m.transpose(k, (0, 1, 3, 2))), v))
+
+    _, _, kept = recognise(half, "fuse{target=cpu}")
+    _, _, skipped = recognise(half, "fuse{target=cpu skip=fuse-attention}")
+    assert len(kept.missed_by("attention")) == 1 and not skipped.missed_by("attention")
 
 
 def test_int8_keeps_exported_attention_as_matmuls() -> None:

@@ -19,6 +19,7 @@ from xdsl.passes import ModulePass
 from rlx_compile.fusion import _select, fusion_pattern_types
 from rlx_compile.fusion.base import fusion_context, scan
 from rlx_compile.targets import TargetPass
+from rlx_compile.transforms import RLX_PASSES
 from rlx_compile.transforms.mark_elementwise_regions import (
     MarkElementwiseRegion,
     MarkElementwiseRegionsPass,
@@ -46,7 +47,9 @@ class FusePass(TargetPass):
         )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        kinds = fusion_pattern_types()
+        # Skipped stages report no near misses either: leaving them out was the point.
+        skipped = {p for name in self.skip for p in getattr(RLX_PASSES[name](), "PATTERNS", ())}
+        kinds = [k for k in fusion_pattern_types() if k not in skipped]
         chains = [k for k in kinds if k is not MarkElementwiseRegion]
         with fusion_context(self.resolved(), op) as (fctx, owner):
             scanned = False
