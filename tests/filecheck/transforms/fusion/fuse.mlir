@@ -4,6 +4,7 @@
 // RUN: rlx-opt %s -p 'lower-hir-to-mir{policy=fusable},fuse{claims="mir.input","mir.param","mir.matmul","mir.concat","mir.narrow","mir.fused_swiglu"}' | filecheck %s --check-prefix=CLAIMS
 // RUN: not rlx-opt %s -p 'fuse{target=gpu}' 2>&1 | filecheck %s --check-prefix=BAD
 // RUN: not rlx-opt %s -p 'fuse{regions=sometimes}' 2>&1 | filecheck %s --check-prefix=BADMODE
+// RUN: not rlx-opt %s -p 'fuse{skip=fuse-ropes}' 2>&1 | filecheck %s --check-prefix=BADSKIP
 
 // The shipped decoder block lowered to primitives: fusion on cpu rebuilds the fused ops
 // direct lowering emits (attention block, residual rms norm, SwiGLU).
@@ -69,3 +70,4 @@ func.func @decoder_block() -> (!rlx.tensor<[1, 16, 64], f32> {rlx.name = "y"}) {
 
 // BAD: error: bad options for pass 'fuse': unknown target 'gpu' (known: cpu, cuda, rocm, metal, mlx, wgpu, tpu, cortex-m)
 // BADMODE: error: bad options for pass 'fuse': unknown regions mode 'sometimes' (use target, keep, unfuse)
+// BADSKIP: error: bad options for pass 'fuse': unknown fusion stage 'fuse-ropes' (stages: fuse-gelu, fuse-rms-norm, fuse-rope, fuse-attention, fuse-attention-block, fuse-swiglu, fold-conv-batch-norm, fuse-conv-bias-act, fuse-matmul-bias-act, fuse-residual-norm, fuse-shared-input-matmul)
