@@ -680,3 +680,33 @@ def test_int8_keeps_exported_attention_as_matmuls() -> None:
     assert "fuse{target=cpu skip=fuse-rope,fuse-attention}" in both
     with pytest.raises(CompileError, match="unknown fusion stage 'fuse-ropes'"):
         CompilePipeline(fuse_skip=("fuse-ropes",))
+
+
+def test_symbolic_sequence_length() -> None:
+    """An export with an open sequence length: all three idioms fuse, and the numbers
+    hold at a concrete length."""
+    with ModuleBuilder("dyn") as m:
+        q = m.input("q", (1, H, "s", D))
+        k, v = m.input("k", (1, HKV, "s", D)), m.input("v", (1, HKV, "s", D))
+
+        def rep(x: SSAValue) -> SSAValue:
+            e = m.expand(m.reshape(x, (1, HKV, 1, "s", D)), (1, HKV, H // HKV, "s", D))
+            return m.reshape(e, (1, H, "s", D))
+
+        kt = m.reshape(m.transpose(m.reshape(rep(k), (H, "s", D)), (0, 2, 1)), (1, H, D, "s"))
+        y = attend(m, m.matmul(m.mul(q, 0.5), m.mul(kt, 0.5)), rep(v))
+        x = m.input("x", (1, "s", 16))
+        n = m.mul(m.mul(x, m.rsqrt(m.add(mean_sq(m, x), EPS))), m.param("g", (16,)))
+        emb = m.concat([m.input("f", ("s", HALF))] * 2, -1)
+        cos, sin = m.unary(mir.CosOp, emb), m.unary(mir.SinOp, emb)
+        m.output(y, n, rope_of(m, q, cos, sin))
+    after, _ = apply(m.module, "fuse-rms-norm,fuse-rope,fuse-attention,dce")
+    computed = [n for n in op_names(after) if n not in ("mir.input", "mir.param")]
+    assert computed == ["mir.attention", "mir.rms_norm", "mir.cos", "mir.sin", "mir.rope"]
+    rng = np.random.default_rng(0)
+    seq = 5
+    shapes = {"q": (1, H, seq, D), "k": (1, HKV, seq, D), "v": (1, HKV, seq, D),
+              "x": (1, seq, 16), "f": (seq, HALF)}  # fmt: skip
+    inputs = {k: rng.standard_normal(s).astype(np.float32) for k, s in shapes.items()}
+    params = {"g": rng.standard_normal(16).astype(np.float32)}
+    assert_close(run(after, inputs, params), run(m.module, inputs, params))
