@@ -486,6 +486,13 @@ def att_mqa_broadcast(m: ModuleBuilder) -> None:
     m.output(attend(m, m.mul(scores, 0.3), v))
 
 
+def att_scaled_value(m: ModuleBuilder) -> None:
+    """A factor on v scales the output, not the scores: the fused op reads v·3."""
+    q, k, v = (m.input(n, (B, H, S, D)) for n in "qkv")
+    scores = m.matmul(q, m.transpose(k, (0, 1, 3, 2)))
+    m.output(attend(m, scores, m.mul(v, 3.0)))
+
+
 EXPECTED = {
     att_torch_export: ("causal", None, HKV),
     att_scores_divided: ("explicit", None, H),
@@ -496,6 +503,7 @@ EXPECTED = {
     att_zero_mask: ("none", 1.0, H),
     att_bshd: ("none", None, H),
     att_mqa_broadcast: ("none", 0.3, 1),
+    att_scaled_value: ("none", 1.0, H),
 }
 
 

@@ -167,7 +167,9 @@ def _source(operand: SSAValue, reader: Operation, role: str) -> _Source | None:
         if isinstance(op, _VIEWS):
             chain.append((op, 1.0))
             v, r = op.operands[0], op
-        elif (found := _scalar_factor(op, v)) is not None:
+        elif role != "v" and (found := _scalar_factor(op, v)) is not None:
+            # A factor on q or k scales the scores; one on v would scale the output,
+            # which the fused op cannot: v's chain stops there.
             chain.append((op, found[1]))
             v, r = found[0], op
         else:
