@@ -86,52 +86,56 @@ def _product(root: mir.MulOp | mir.DivOp) -> _Product:
     return tree
 
 
-@dataclass
-class _InverseRms:
-    """1/sqrt(mean(x²) + eps) found in a product: its ops (producers first), x and eps."""
+Links = list[tuple[SSAValue, Operation, str]]
+"""(value, the one op that may read it, what it is) along a chain."""
 
-    factor: _Factor
+
+@dataclass
+class _Radicand:
+    """mean(x²) [+ eps] over the trailing axes from ``axis``: its ops, producers first."""
+
     ops: list[Operation]
-    links: list[tuple[SSAValue, Operation, str]]
+    links: Links
     x: SSAValue
     axis: int
     eps: float
 
 
-def _radicand(v: SSAValue, reader: Operation) -> _InverseRms | None:
+@dataclass
+class _InverseRms(_Radicand):
+    """1/sqrt(radicand) as a factor of the product."""
+
+    factor: _Factor
+
+
+def _radicand(v: SSAValue, reader: Operation) -> _Radicand | None:
     """``v`` = mean(x²) [+ eps] over trailing axes with keepdims."""
     ops: list[Operation] = []
-    links: list[tuple[SSAValue, Operation, str]] = [(v, reader, "mean(x²) + eps")]
+    links: Links = [(v, reader, "mean(x²) + eps")]
     eps = 0.0
+    mean = producer(v, mir.ReduceMeanOp)
     add = producer(v, mir.AddOp)
-    mean_value = v
     if add is not None:
         for m, c in ((add.lhs, add.rhs), (add.rhs, add.lhs)):
             e = scalar_constant(c)
-            if e is not None and producer(m, mir.ReduceMeanOp) is not None and v.type == m.type:
-                eps, mean_value = e, m
+            reduced = producer(m, mir.ReduceMeanOp)
+            if e is not None and v.type == m.type and reduced is not None:
+                mean, eps = reduced, e
                 ops.append(add)
                 links.append((m, add, "the mean of squares"))
                 break
-        else:
-            return None
-    mean = producer(mean_value, mir.ReduceMeanOp)
     if mean is None:
         return None
-    src = type_of(mean.input)
     axes = mean.props().ints("axes")
-    if (
-        not axes
-        or not mean.props().flag("keepdims")
-        or list(axes) != list(range(axes[0], src.rank))
-    ):
+    rank = type_of(mean.input).rank
+    if not axes or not mean.props().flag("keepdims") or list(axes) != list(range(axes[0], rank)):
         return None
     x = _squared(mean.input)
     if x is None:
         return None
     ops[:0] = [mean.input.owner, mean]  # type: ignore[list-item]
     links.append((mean.input, mean, "the square"))
-    return _InverseRms(_Factor(v, reader), ops, links, x, axes[0], eps)
+    return _Radicand(ops, links, x, axes[0], eps)
 
 
 def _squared(v: SSAValue) -> SSAValue | None:
@@ -145,46 +149,33 @@ def _squared(v: SSAValue) -> SSAValue | None:
     return None
 
 
-def _inverse_rms(f: _Factor, numerator: bool) -> _InverseRms | None:
-    """The inverse root in a numerator factor (reciprocal(sqrt(w)), rsqrt(w), w^-0.5) or
-    the root in a denominator one (sqrt(w), w^0.5)."""
-    v = f.value
-    ops: list[Operation] = []
-    links: list[tuple[SSAValue, Operation, str]] = [(v, f.reader, "the inverse root")]
-    if numerator:
-        rec = producer(v, mir.ReciprocalOp)
-        if rec is not None:
-            ops.append(rec)
-            links.append((rec.input, rec, "the root"))
-            v = rec.input
-        elif (rs := producer(v, mir.RsqrtOp)) is not None:
-            found = _radicand(rs.input, rs)
-            return _finish(found, [rs], links, f)
-        elif (pw := producer(v, mir.PowOp)) is not None and scalar_constant(pw.rhs) == -0.5:
-            return _finish(_radicand(pw.lhs, pw), [pw], links, f)
-        else:
-            return None
-    sq = producer(v, mir.SqrtOp)
-    if sq is not None:
-        return _finish(_radicand(sq.input, sq), [sq, *ops], links, f)
+def _root(v: SSAValue, inverse: bool) -> tuple[Operation, SSAValue] | None:
+    """(op, w) for ``v`` = rsqrt(w) or w^-0.5 (``inverse``), sqrt(w) or w^0.5 (not)."""
+    if (op := producer(v, mir.RsqrtOp if inverse else mir.SqrtOp)) is not None:
+        return op, op.input
     pw = producer(v, mir.PowOp)
-    if pw is not None and scalar_constant(pw.rhs) == 0.5:
-        return _finish(_radicand(pw.lhs, pw), [pw, *ops], links, f)
+    if pw is not None and scalar_constant(pw.rhs) == (-0.5 if inverse else 0.5):
+        return pw, pw.lhs
     return None
 
 
-def _finish(
-    found: _InverseRms | None,
-    ops: list[Operation],
-    links: list[tuple[SSAValue, Operation, str]],
-    f: _Factor,
-) -> _InverseRms | None:
-    if found is None:
+def _inverse_rms(f: _Factor, numerator: bool) -> _InverseRms | None:
+    """The inverse root in a numerator factor (rsqrt(w), w^-0.5, reciprocal of a root)
+    or the root in a denominator one (sqrt(w), w^0.5), of w = mean(x²) + eps."""
+    v = f.value
+    outer: list[Operation] = []
+    links: Links = [(v, f.reader, "the inverse root")]
+    rec = producer(v, mir.ReciprocalOp) if numerator else None
+    if rec is not None:
+        outer.append(rec)
+        links.append((rec.input, rec, "the root"))
+        v, numerator = rec.input, False
+    root = _root(v, inverse=numerator)
+    found = _radicand(root[1], root[0]) if root is not None else None
+    if root is None or found is None:
         return None
-    found.factor = f
-    found.ops += ops
-    found.links = links + found.links
-    return found
+    ops = [*found.ops, root[0], *outer]
+    return _InverseRms(ops, links + found.links, found.x, found.axis, found.eps, f)
 
 
 @dataclass
@@ -210,11 +201,12 @@ class FuseRmsNorm(FusionPattern):
     def match(self, op: Operation) -> Match | Miss | None:
         assert isinstance(op, mir.MulOp | mir.DivOp)
         tree = _product(op)
-        found = [(f, r) for f in tree.num if (r := _inverse_rms(f, True)) is not None]
-        found += [(f, r) for f in tree.den if (r := _inverse_rms(f, False)) is not None]
+        found = [r for f in tree.num if (r := _inverse_rms(f, True)) is not None]
+        found += [r for f in tree.den if (r := _inverse_rms(f, False)) is not None]
         if len(found) != 1:
             return None
-        factor, inv = found[0]
+        inv = found[0]
+        factor = inv.factor
         rest = [f for f in tree.num if f is not factor and scalar_constant(f.value) != 1.0]
         extra_den = [f for f in tree.den if f is not factor]
         xs = [f for f in rest if f.value is inv.x]
