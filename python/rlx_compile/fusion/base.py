@@ -127,12 +127,6 @@ def scalar_constant(v: SSAValue) -> float | None:
     return float(array.reshape(()))
 
 
-def same_type_as(result: SSAValue, operand: SSAValue) -> bool:
-    """Whether an elementwise op's ``result`` has ``operand``'s type: its other operand
-    broadcasts onto ``operand`` without enlarging it."""
-    return result.type == operand.type
-
-
 def chain_miss(links: Sequence[tuple[SSAValue, Operation, str]], hint: str) -> Miss | None:
     """A miss for the first (value, reader, what) link whose value is read by more than
     ``reader`` (or is a graph output)."""
