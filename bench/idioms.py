@@ -22,8 +22,6 @@ causal mask become constants, which rope and the causal mask kind need), each ro
 from __future__ import annotations
 
 import argparse
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +29,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
+from onnx_models import best_of, model_input  # bench/ is the script's directory
 from rlx_compile import CompilePipeline
 from rlx_compile.frontends.onnx import import_model, param_values
 from rlx_compile.ir import main_graph
@@ -40,24 +39,6 @@ from rlx_compile.tools.compile import kernel_ops
 
 MODELS = Path(__file__).resolve().parents[1] / "examples" / "models"
 RECOGNITION = ("fuse-rms-norm", "fuse-rope", "fuse-attention")
-
-
-def best_of(n: int, fn: Callable[[], Any]) -> tuple[Any, float]:
-    best, out = float("inf"), None
-    for _ in range(n):
-        start = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - start)
-    return out, best
-
-
-def model_input(model: onnx.ModelProto) -> tuple[str, np.ndarray]:
-    (vi,) = model.graph.input
-    shape = [d.dim_value for d in vi.type.tensor_type.shape.dim]
-    rng = np.random.default_rng(0)
-    if vi.type.tensor_type.elem_type == onnx.TensorProto.INT64:
-        return vi.name, rng.integers(0, 256, shape).astype(np.int64)
-    return vi.name, rng.standard_normal(shape).astype(np.float32)
 
 
 def row(name: str, bound: bool, repeats: int) -> None:
