@@ -281,6 +281,18 @@ def rope_swapped(m: ModuleBuilder) -> None:
     m.output(m.add(m.mul(sin, rotate_half(m, x, neg="mul")), m.mul(cos, x)))
 
 
+def rope_slices(m: ModuleBuilder) -> None:
+    """The halves as unit-step slices (a multi-axis ONNX Slice imports as one)."""
+    x, c, s = m.input("x", XR), m.param("c", (6, HALF)), m.param("s", (6, HALF))
+
+    def part(start: int) -> SSAValue:
+        op = mir.SliceOp(x, [0, 0, 0, start], [1, 1, 1, 1], [*XR[:-1], HALF])
+        return m.emit(op).results[0]
+
+    rot = m.concat([m.neg(part(HALF)), part(0)], -1)
+    m.output(m.add(m.mul(x, m.concat([c, c], -1)), m.mul(rot, m.concat([s, s], -1))))
+
+
 def rope_one_angle(m: ModuleBuilder) -> None:
     x, c, s = m.input("x", XR), m.param("c", (6, 1)), m.param("s", (6, 1))
     m.output(rope_of(m, x, c, s))
@@ -297,11 +309,11 @@ def rope_halves(m: ModuleBuilder) -> None:
 @pytest.mark.parametrize(
     "build",
     [rope_constant_tables, rope_concat_tables, rope_computed_tables, rope_gathered_tables,
-     rope_swapped, rope_one_angle, rope_halves],
+     rope_swapped, rope_slices, rope_one_angle, rope_halves],
 )  # fmt: skip
 def test_rope_spellings(build: Build) -> None:
     after, report = check(build, "fuse-rope,dce", "mir.rope")
-    assert not {"mir.neg", "mir.narrow", "mir.concat"} & set(op_names(after))
+    assert not {"mir.neg", "mir.narrow", "mir.slice", "mir.concat"} & set(op_names(after))
     assert report.count("rope") == 1 and not report.missed
     rope = only(after, mir.RopeOp)
     assert isinstance(rope, mir.RopeOp)

@@ -35,7 +35,7 @@ from xdsl.pattern_rewriter import PatternRewriter
 
 from rlx_compile.builder import GraphBuilder, type_of
 from rlx_compile.dialects import mir
-from rlx_compile.dialects.types import TensorType, fmt_shape
+from rlx_compile.dialects.types import Dim, TensorType, fmt_shape
 from rlx_compile.folding import constant_value
 from rlx_compile.fusion.base import (
     FusionContext,
@@ -61,18 +61,26 @@ Build = Callable[[GraphBuilder], SSAValue]
 """Emits the half table (or returns an existing value) at the rewrite."""
 
 
-def _narrow_of(v: SSAValue, x: SSAValue, start: int, length: int) -> mir.NarrowOp | None:
-    n = producer(v, mir.NarrowOp)
-    last = type_of(x).rank - 1
-    if (
-        n is None
-        or n.input is not x
-        or n.props().int("axis") != last
-        or n.props().int("start") != start
-        or n.length != length
-    ):
+def _channels(v: SSAValue) -> tuple[Operation, SSAValue, int, Dim] | None:
+    """(op, x, start, length) for ``v`` = x[..., start : start + length]: a narrow of the
+    last axis, or a unit-step slice taking every other axis whole."""
+    op = v.owner
+    if isinstance(op, mir.NarrowOp) and op.props().int("axis") == type_of(v).rank - 1:
+        return op, op.input, op.props().int("start"), op.length
+    if isinstance(op, mir.SliceOp):
+        src, out = type_of(op.input), type_of(v)
+        starts, steps = op.props().ints("starts"), op.props().ints("steps")
+        if set(steps) == {1} and not any(starts[:-1]) and src.shape[:-1] == out.shape[:-1]:
+            return op, op.input, starts[-1], out.shape[-1]
+    return None
+
+
+def _narrow_of(v: SSAValue, x: SSAValue, start: int, length: Dim) -> Operation | None:
+    """The op taking ``x[..., start : start + length]`` as ``v``, if that is ``v``."""
+    found = _channels(v)
+    if found is None or found[1] is not x or found[2:] != (start, length):
         return None
-    return n
+    return found[0]
 
 
 def _negated(v: SSAValue) -> tuple[Operation, SSAValue] | None:
@@ -112,9 +120,9 @@ def _rotate_half(r: SSAValue, x: SSAValue) -> _RotateHalf | None:
     if second is None:
         return None
     links = [
-        (second.result, neg[0], "the upper half"),
+        (neg[1], neg[0], "the upper half"),
         (neg[0].results[0], cat, "the negated half"),
-        (first.result, cat, "the lower half"),
+        (cat.inputs[1], cat, "the lower half"),
     ]
     return _RotateHalf([second, neg[0], first, cat], links)
 
@@ -333,18 +341,13 @@ class FuseRopeHalves(FusionPattern):
         # concat's (channels past 2h pass through: a partial rotation).
         x1 = x = None
         for v in _mul_operands(lo.lhs):
-            n = producer(v, mir.NarrowOp)
-            if n is None:
+            found = _channels(v)
+            if found is None or found[2:] != (0, h):
                 continue
-            xt = type_of(n.input)
+            xt = type_of(found[1])
             last = xt.shape[-1]
-            if (
-                xt.shape[:-1] == out.shape[:-1]
-                and isinstance(last, int)
-                and last >= d
-                and _narrow_of(v, n.input, 0, h)
-            ):
-                x1, x = v, n.input
+            if xt.shape[:-1] == out.shape[:-1] and isinstance(last, int) and last >= d:
+                x1, x = v, found[1]
                 break
         if x1 is None or x is None:
             return None
@@ -401,29 +404,27 @@ class FusePartialRope(FusionPattern):
             return None
         rotated, passed = op.inputs
         rope = producer(rotated, mir.RopeOp)
-        head = producer(rope.input, mir.NarrowOp) if rope is not None else None
+        head = _channels(rope.input) if rope is not None else None
         if rope is None or head is None or op.props().int("axis") != type_of(op.result).rank - 1:
             return None
         p = rope.props()
-        x = head.input
-        d, r = type_of(x).shape[-1], head.length
-        if p.flag("interleaved") or p.opt_int("rotary_dim") not in (None, r):
+        _, x, start, r = head
+        d = type_of(x).shape[-1]
+        if p.flag("interleaved") or p.opt_int("rotary_dim") not in (None, r) or start != 0:
             return None
         if not isinstance(d, int) or not isinstance(r, int) or op.result.type != x.type:
-            return None
-        if _narrow_of(rope.input, x, 0, r) is None:
             return None
         tail = _narrow_of(passed, x, r, d - r)
         if tail is None:
             return None
         miss = chain_miss(
-            [(head.result, rope, "the rotated channels"), (rotated, op, "the rope"),
+            [(rope.input, rope, "the rotated channels"), (rotated, op, "the rope"),
              (passed, op, "the passed-through channels")],
             HINT,
         )  # fmt: skip
         if miss is not None:
             return miss
-        return PartialMatch(op, [head, rope, tail, op], rope, x, r)
+        return PartialMatch(op, [head[0], rope, tail, op], rope, x, r)
 
     def rewrite(self, m: Match, rewriter: PatternRewriter) -> None:
         assert isinstance(m, PartialMatch)
