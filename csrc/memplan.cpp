@@ -77,18 +77,24 @@ struct EmbedCandidate {
 
 // The operands of tensor t (just given its buffer) that t's producer copies verbatim into
 // its bytes (embed_into[d] == t) and that can safely be produced there: d is a compute
-// tensor (not a view, not a graph output or pinned) that t reads once and nothing else
-// reads, so its buffer dies at t, where the copy rewrites the same bytes.
+// tensor (not a view, not a graph output or pinned) whose storage dies at t, read by t
+// once and directly. Earlier readers do not matter: until t, d's bytes are d's alone, and
+// t rewrites them with themselves. (So a DenseNet concat, read by the next layer and then
+// by the next concat, becomes a prefix of that concat.)
 void embed_candidates(const TensorGraph& g, const PlanOptions& opt, i64 t,
-                      const std::vector<i64>& death, const std::vector<i64>& reads,
-                      const std::vector<char>& has_leaf, const TensorPlan& p,
-                      std::vector<EmbedCandidate>* out) {
+                      const std::vector<i64>& death, const TensorPlan& p,
+                      const std::vector<char>& has_leaf, std::vector<EmbedCandidate>* out) {
     const i64 into = p.buffer[t];
     if (into < 0 || p.buf_size[into] != g.size[t]) return;
-    for (i64 i = g.dep_offsets[t]; i < g.dep_offsets[t + 1]; ++i) {
+    const i64 first = g.dep_offsets[t], last = g.dep_offsets[t + 1];
+    for (i64 i = first; i < last; ++i) {
         const i64 d = g.deps[i];
         if (g.embed_into[d] != t || g.view_parent[d] >= 0 || g.kind[d] != kCompute) continue;
-        if (reads[d] != 1 || death[d] != g.step[t]) continue;
+        if (death[d] != g.step[t]) continue;
+        const auto same_root = [&](i64 dep) { return p.root[dep] == d; };
+        if (std::count_if(g.deps.begin() + first, g.deps.begin() + last, same_root) != 1) {
+            continue;
+        }
         // Slots keep the alignment: the operand's offset inside t must be aligned too.
         if (g.embed_offset[d] % opt.alignment != 0) continue;
         const i64 b = p.buffer[d];
@@ -217,11 +223,6 @@ TensorPlan form_buffers(const TensorGraph& g, const PlanOptions& opt) {
         if (pinned[t]) death[t] = g.num_steps;
     }
 
-    // Reads of each root, directly or through a view: a concat operand is produced inside
-    // the concat's buffer only when the concat is its one reader.
-    std::vector<i64> reads(n, 0);
-    for (i64 d : g.deps) ++reads[p.root[d]];
-
     // Buffers, formed in execution order. An in-place candidate takes the buffer of an
     // operand whose storage dies at this very step, when sizes match exactly and the
     // operand is a compute tensor read from its start.
@@ -261,7 +262,7 @@ TensorPlan form_buffers(const TensorGraph& g, const PlanOptions& opt) {
             claimed_at.push_back(-1);
             has_leaf.push_back(leaf ? 1 : 0);
         }
-        if (opt.concat_inplace) embed_candidates(g, opt, t, death, reads, has_leaf, p, &cands);
+        if (opt.concat_inplace) embed_candidates(g, opt, t, death, p, has_leaf, &cands);
     }
     for (std::size_t t = 0; t < n; ++t) p.buffer[t] = p.buffer[p.root[t]];
     // Buffers are final now (in-place claims only extend a buffer at its death step).
@@ -271,22 +272,39 @@ TensorPlan form_buffers(const TensorGraph& g, const PlanOptions& opt) {
     return p;
 }
 
-TensorPlan plan_tensors(const TensorGraph& g, const PlanOptions& opt) {
-    TensorPlan p = form_buffers(g, opt);
-    const Intervals top = placed_buffers(p);
+namespace {
+
+void place(const TensorGraph& g, const PlanOptions& opt, TensorPlan* p) {
+    const Intervals top = placed_buffers(*p);
     Placement placed =
         place_intervals(top.size, top.birth, top.death, opt.alignment, opt.strategy, opt.budget);
-    p.buf_offset.assign(p.buf_size.size(), -1);
-    for (std::size_t k = 0; k < top.id.size(); ++k) p.buf_offset[top.id[k]] = placed.offsets[k];
+    p->buf_offset.assign(p->buf_size.size(), -1);
+    for (std::size_t k = 0; k < top.id.size(); ++k) p->buf_offset[top.id[k]] = placed.offsets[k];
     // A buffer is embedded while its parent is still unembedded, so in reverse embedding
     // order every parent's offset is known before its children's.
-    for (auto it = p.embedded.rbegin(); it != p.embedded.rend(); ++it) {
-        p.buf_offset[*it] = p.buf_offset[p.buf_parent[*it]] + p.buf_parent_offset[*it];
+    for (auto it = p->embedded.rbegin(); it != p->embedded.rend(); ++it) {
+        p->buf_offset[*it] = p->buf_offset[p->buf_parent[*it]] + p->buf_parent_offset[*it];
     }
-    p.arena_size = placed.arena_size;
+    p->arena_size = placed.arena_size;
     for (std::size_t t = 0; t < g.step.size(); ++t) {
-        const i64 b = p.buffer[t];
-        if (b >= 0) p.offset[t] = p.buf_offset[b] + p.root_offset[t];
+        const i64 b = p->buffer[t];
+        if (b >= 0) p->offset[t] = p->buf_offset[b] + p->root_offset[t];
+    }
+}
+
+}  // namespace
+
+TensorPlan plan_tensors(const TensorGraph& g, const PlanOptions& opt) {
+    TensorPlan p = form_buffers(g, opt);
+    place(g, opt, &p);
+    // Embedding never raises the peak, but the placement heuristics can still land a few
+    // bytes higher on the changed intervals: keep the plan without it when that is smaller.
+    if (!p.embedded.empty()) {
+        PlanOptions plain = opt;
+        plain.concat_inplace = false;
+        TensorPlan q = form_buffers(g, plain);
+        place(g, plain, &q);
+        if (q.arena_size < p.arena_size) return q;
     }
     return p;
 }

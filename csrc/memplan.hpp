@@ -62,7 +62,8 @@ struct TensorPlan {
 // Liveness, aliasing and buffer formation without placement (buf_offset left empty).
 TensorPlan form_buffers(const TensorGraph& g, const PlanOptions& opt);
 
-// form_buffers + arena placement.
+// form_buffers + arena placement; with concat_inplace, the plan without embedding when
+// that one places into a smaller arena.
 TensorPlan plan_tensors(const TensorGraph& g, const PlanOptions& opt);
 
 // Memory-aware scheduling. `op_of[t]` is the op producing tensor t; ops are numbered in
