@@ -218,6 +218,23 @@ def test_a_wrong_offset_inside_the_concat_is_rejected() -> None:
     assert check_plan(past).program_safety()
 
 
+def test_arena_assignment_between_overlapping_windows_is_a_copy() -> None:
+    # run_arena writes each result into its window; an embedded operand's window lies
+    # inside the concat's. Even were a kernel to hand back a window onto the operand's
+    # bytes, NumPy assignment reads overlapping memory as a copy first.
+    from rlx_compile.dialects.types import TensorType
+    from rlx_compile.interpreter.lir import Arena
+
+    arena = Arena(256)
+    t = TensorType([1, 32], "f32")
+    whole = arena.window(0, TensorType([1, 64], "f32"))
+    whole[...] = np.arange(64, dtype=np.float32).reshape(1, 64)
+    arena.window(64, t)[...] = arena.window(32, t)  # the bytes [32, 160) into [64, 192)
+    np.testing.assert_array_equal(whole[0, 16:48], np.arange(8, 40, dtype=np.float32))
+    arena.window(0, t)[...] = arena.window(0, t)  # the same bytes over themselves
+    np.testing.assert_array_equal(whole[0, :16], np.arange(16, dtype=np.float32))
+
+
 def test_export_marks_candidates_and_the_binding_checks_them() -> None:
     module = branches()
     graph = main_graph(module)
