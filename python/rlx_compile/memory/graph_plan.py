@@ -43,7 +43,7 @@ class PlanOptions:
     budget: int = DEFAULT_BUDGET
     inplace: bool = True
     concat_inplace: bool = True
-    """Produce a concat's operands (read by it alone) inside its slot, at their offset."""
+    """Produce a concat's operands that die at it inside its slot, at their offset."""
     pin_output_ancestors: bool = False
     reuse_inputs: bool = False
     """Inputs die after their last read (their slots reused): sound when every run loads
@@ -172,14 +172,16 @@ def _embed_candidates(
     op: Operation, offsets: list[int], index: dict[SSAValue, int], cols: dict[str, list[int]]
 ) -> None:
     """Mark ``op``'s operands as candidates to be produced inside its result at
-    ``offsets`` (the C++ planner decides which are safe). Only slots of the tensor's true
-    size qualify: a widened slot would spill over the next operand's bytes."""
+    ``offsets`` (the C++ planner decides which are safe). A later concat reading the same
+    tensor replaces the mark: only the last reader can be where the tensor dies. Only
+    slots of the tensor's true size qualify: a widened slot would spill over the next
+    operand's bytes."""
     into = index[op.results[0]]
     if cols["size"][into] != cast(TensorType, op.results[0].type).nbytes():
         return
     for operand, offset in zip(op.operands, offsets, strict=True):
         t = index[operand]
-        if cols["size"][t] == cast(TensorType, operand.type).nbytes() and cols["embed_into"][t] < 0:
+        if cols["size"][t] == cast(TensorType, operand.type).nbytes():
             cols["embed_into"][t] = into
             cols["embed_offset"][t] = offset
 

@@ -44,8 +44,9 @@ class PlanMemoryPass(ModulePass):
     inplace: bool = True
     """Let elementwise ops write over a same-size operand that dies at them."""
     concat_inplace: bool = True
-    """Produce a concat's operands inside its slot, each at its offset, when the concat is
-    their one reader and its dims before the axis are 1: the concat then copies nothing."""
+    """Produce a concat's operands inside its slot, each at its offset, when they die at the
+    concat and its dims before the axis are 1 (where that keeps the peak): the concat then
+    copies nothing."""
     schedule: str = "source"
     """``source`` keeps the op order; ``memory`` reorders ops to lower the peak first."""
     pin_outputs: bool = False

@@ -59,6 +59,22 @@ func.func @dense() -> (!rlx.tensor<[1, 64], f32> {rlx.name = "y"}) {
 // OFF-NEXT:    %e = mir.exp %c {slot = #lir.slot<1408, 128>}
 // OFF-NEXT:    %c2 = mir.concat %c, %e axis 1 {slot = #lir.slot<1024, 256>}
 
+// %a is read by two concats; it dies at the second, so it is produced inside that one.
+func.func @two_concats() -> (!rlx.tensor<[1, 32], f32> {rlx.name = "y"}, !rlx.tensor<[1, 32], f32> {rlx.name = "z"}) {
+  %x = mir.input "x" : !rlx.tensor<[1, 16], f32>
+  %a = mir.exp %x : !rlx.tensor<[1, 16], f32>
+  %y = mir.concat %a, %x axis 1 : (!rlx.tensor<[1, 16], f32>, !rlx.tensor<[1, 16], f32>) -> !rlx.tensor<[1, 32], f32>
+  %b = mir.tanh %x : !rlx.tensor<[1, 16], f32>
+  %z = mir.concat %b, %a axis 1 : (!rlx.tensor<[1, 16], f32>, !rlx.tensor<[1, 16], f32>) -> !rlx.tensor<[1, 32], f32>
+  func.return %y, %z : !rlx.tensor<[1, 32], f32>, !rlx.tensor<[1, 32], f32>
+}
+// CHECK-LABEL: lir.graph @two_concats arena 320
+// CHECK:         %a = mir.exp %x {slot = #lir.slot<192, 64>}
+// CHECK-NEXT:    %y = mir.concat %a, %x axis 1 {slot = #lir.slot<0, 128>}
+// CHECK-NEXT:    %b = mir.tanh %x {slot = #lir.slot<128, 64>}
+// CHECK-NEXT:    %z = mir.concat %b, %a axis 1 {slot = #lir.slot<128, 128>}
+// OFF-LABEL: lir.graph @two_concats arena 448
+
 // What stays apart: a param operand, an operand read again after the concat (%a), one at
 // an unaligned offset (%d at byte 160, after the 8-float %b2; %b2 itself is at 128 and
 // embeds), the same operand twice (%q), and a concat of two rows (each operand is two
