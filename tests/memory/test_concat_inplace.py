@@ -96,44 +96,41 @@ def test_operands_are_produced_inside_the_concat() -> None:
     np.testing.assert_array_equal(run_arena(on, inputs, params)["y"], want)
 
 
-def test_dense_block_arena_drops() -> None:
-    # Each layer's concat is read by the next layer and, last, by the next concat, so the
-    # concats nest into one 48-channel buffer (48 KiB) live from the stem on. The peak
-    # becomes that buffer plus a 32-channel bottleneck (80 KiB), against the last concat
-    # beside its 40-channel operand and the 8-channel layer output (96 KiB) without.
-    module = dense_cnn()
-    arenas = {}
+def compiled(module: ModuleOp) -> dict[bool, lir.GraphOp]:
+    """The module compiled with concat-inplace on and off (weights outside the arena),
+    each plan checked and run in its arena against the LIR and the source module."""
+    out = {}
+    inputs, params = feeds(module)
+    want = run(module, inputs, params)["logits"]
     for flag in (True, False):
         result = CompilePipeline(weights_in_arena=False, concat_inplace=flag).compile(module)
         graph = main_graph(result.module)
         assert isinstance(graph, lir.GraphOp)
         assert check_plan(graph).is_clean()
-        arenas[flag] = graph.arena_bytes
-        inputs, params = feeds(module)
         got = run_arena(result.module, inputs, params)["logits"]
         np.testing.assert_array_equal(got, run(result.module, inputs, params)["logits"])
-        want = run(module, inputs, params)["logits"]
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
-        assert (embedded_operands(graph) > 0) == flag
-    assert (arenas[True], arenas[False]) == (80 * 1024, 96 * 1024)
+        out[flag] = graph
+    return out
+
+
+def test_dense_block_arena_drops() -> None:
+    # Each layer's concat is read by the next layer and, last, by the next concat, so the
+    # concats nest into one 48-channel buffer (48 KiB) live from the stem on. The peak
+    # becomes that buffer plus a 32-channel bottleneck (80 KiB), against the last concat
+    # beside its 40-channel operand and the 8-channel layer output (96 KiB) without.
+    graphs = compiled(dense_cnn())
+    assert (graphs[True].arena_bytes, graphs[False].arena_bytes) == (80 * 1024, 96 * 1024)
+    # Four layer outputs and the stem's and three concats' outputs.
+    assert (embedded_operands(graphs[True]), embedded_operands(graphs[False])) == (8, 0)
 
 
 def test_inception_block_is_never_worse() -> None:
-    # The peak is at the max-pool branch; holding the whole concat there would raise it,
-    # so only the operand born after it embeds.
-    module = inception_cnn()
-    arenas = {}
-    for flag in (True, False):
-        result = CompilePipeline(weights_in_arena=False, concat_inplace=flag).compile(module)
-        graph = main_graph(result.module)
-        assert isinstance(graph, lir.GraphOp)
-        arenas[flag] = memory_report(graph).lower_bound
-        inputs, params = feeds(module)
-        np.testing.assert_array_equal(
-            run_arena(result.module, inputs, params)["logits"],
-            run(result.module, inputs, params)["logits"],
-        )
-    assert arenas[True] <= arenas[False]
+    # The peak is at a max-pool branch, where holding the whole concat would raise it.
+    graphs = compiled(inception_cnn())
+    bounds = {flag: memory_report(g).lower_bound for flag, g in graphs.items()}
+    assert bounds[True] <= bounds[False]
+    assert graphs[True].arena_bytes <= graphs[False].arena_bytes
 
 
 OPTIONS = (
