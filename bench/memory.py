@@ -161,11 +161,13 @@ def decoder_stack(layers: int = 12) -> object:
 
 def model_cases() -> list[tuple[str, object]]:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the examples package
-    from examples.build_examples import decoder_block, small_cnn
+    from examples.build_examples import decoder_block, dense_cnn, inception_cnn, small_cnn
 
     cases: list[tuple[str, object]] = [
         ("decoder_block", decoder_block()),
         ("small_cnn", small_cnn()),
+        ("inception_cnn", inception_cnn()),
+        ("dense_cnn", dense_cnn()),
         ("decoder_x12", decoder_stack(12)),
     ]
     models = Path(__file__).resolve().parents[1] / "examples" / "models"
@@ -190,11 +192,13 @@ def bench_models() -> None:
     from rlx_compile.memory.report import mir_peak_live_bytes
     from rlx_compile.passmanager import PassManager, parse_pipeline
 
+    off: dict[str, object] = {"concat_inplace": False}
     configs = {
-        "plain": {"inplace": False, "schedule": "source", "reuse_inputs": False},
-        "+inplace": {"inplace": True, "schedule": "source", "reuse_inputs": False},
-        "+schedule": {"inplace": True, "schedule": "memory", "reuse_inputs": False},
-        "+reuse inputs": {"inplace": True, "schedule": "memory", "reuse_inputs": True},
+        "plain": {"inplace": False, "schedule": "source", "reuse_inputs": False, **off},
+        "+inplace": {"inplace": True, "schedule": "source", "reuse_inputs": False, **off},
+        "+schedule": {"inplace": True, "schedule": "memory", "reuse_inputs": False, **off},
+        "+reuse inputs": {"inplace": True, "schedule": "memory", "reuse_inputs": True, **off},
+        "+concat": {"inplace": True, "schedule": "memory", "reuse_inputs": True},
     }
     print("\n(d) models: arena / bounds (alignment 64)")
     header = f"{'model':<16}{'bound(unopt)':>14}"

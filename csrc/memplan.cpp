@@ -21,6 +21,149 @@ std::vector<i64> step_order(const TensorGraph& g) {
     return order;
 }
 
+struct Intervals {
+    std::vector<i64> id, size, birth, death;
+};
+
+// The buffers placement sees: all but those embedded in another buffer.
+Intervals placed_buffers(const TensorPlan& p) {
+    Intervals out;
+    for (std::size_t b = 0; b < p.buf_size.size(); ++b) {
+        if (p.buf_parent[b] >= 0) continue;
+        out.id.push_back(static_cast<i64>(b));
+        out.size.push_back(p.buf_size[b]);
+        out.birth.push_back(p.buf_birth[b]);
+        out.death.push_back(p.buf_death[b]);
+    }
+    return out;
+}
+
+// Live bytes per step under closed-interval range updates, with the peak over all steps
+// (a segment tree whose nodes hold their subtree's max plus the adds covering the node).
+class LiveProfile {
+  public:
+    explicit LiveProfile(i64 steps)
+        : n_(std::max<i64>(steps, 1)), max_(4 * n_, 0), pending_(4 * n_, 0) {}
+    void add(i64 lo, i64 hi, i64 bytes) {
+        if (lo <= hi) add(1, 0, n_ - 1, lo, hi, bytes);
+    }
+    i64 peak() const { return max_[1]; }
+
+  private:
+    void add(std::size_t node, i64 l, i64 r, i64 lo, i64 hi, i64 bytes) {
+        if (hi < l || r < lo) return;
+        if (lo <= l && r <= hi) {
+            max_[node] += bytes;
+            pending_[node] += bytes;
+            return;
+        }
+        const i64 mid = l + (r - l) / 2;
+        add(2 * node, l, mid, lo, hi, bytes);
+        add(2 * node + 1, mid + 1, r, lo, hi, bytes);
+        max_[node] = std::max(max_[2 * node], max_[2 * node + 1]) + pending_[node];
+    }
+    i64 n_;
+    std::vector<i64> max_;
+    std::vector<i64> pending_;
+};
+
+// One concat operand whose buffer may move inside the concat's buffer.
+struct EmbedCandidate {
+    i64 into;    // the concat's buffer
+    i64 buffer;  // the operand's buffer (an in-place chain ending in the operand)
+    i64 offset;  // the operand's byte offset inside the concat's result
+    i64 step;    // the concat's step, where the operand's buffer dies
+};
+
+// The operands of tensor t (just given its buffer) that t's producer copies verbatim into
+// its bytes (embed_into[d] == t) and that can safely be produced there: d is a compute
+// tensor (not a view, not a graph output or pinned) whose storage dies at t, read by t
+// once and directly. Earlier readers do not matter: until t, d's bytes are d's alone, and
+// t rewrites them with themselves. (So a DenseNet concat, read by the next layer and then
+// by the next concat, becomes a prefix of that concat.)
+void embed_candidates(const TensorGraph& g, const PlanOptions& opt, i64 t,
+                      const std::vector<i64>& death, const TensorPlan& p,
+                      const std::vector<char>& has_leaf, std::vector<EmbedCandidate>* out) {
+    const i64 into = p.buffer[t];
+    if (into < 0 || p.buf_size[into] != g.size[t]) return;
+    const i64 first = g.dep_offsets[t], last = g.dep_offsets[t + 1];
+    for (i64 i = first; i < last; ++i) {
+        const i64 d = g.deps[i];
+        if (g.embed_into[d] != t || g.view_parent[d] >= 0 || g.kind[d] != kCompute) continue;
+        if (death[d] != g.step[t]) continue;
+        const auto same_root = [&](i64 dep) { return p.root[dep] == d; };
+        if (std::count_if(g.deps.begin() + first, g.deps.begin() + last, same_root) != 1) {
+            continue;
+        }
+        // Slots keep the alignment: the operand's offset inside t must be aligned too.
+        if (g.embed_offset[d] % opt.alignment != 0) continue;
+        const i64 b = p.buffer[d];
+        if (b < 0 || b == into || has_leaf[b]) continue;
+        if (p.buf_size[b] != g.size[d] || p.buf_death[b] != g.step[t]) continue;
+        out->push_back({into, b, g.embed_offset[d], g.step[t]});
+    }
+}
+
+// Embedding moves the concat's buffer's birth back to the earliest embedded operand's:
+// it saves the operands' bytes where they meet the concat, but holds the concat's whole
+// buffer meanwhile. Per concat, in execution order (an inner concat before the one
+// embedding it), embed the k latest-born candidates for the k that gives the lowest
+// peak, then the most embedded; k = 0 keeps the plan, so the peak never rises.
+void choose_embeddings(const std::vector<EmbedCandidate>& cands, TensorPlan* p, i64 num_steps) {
+    if (cands.empty()) return;
+    LiveProfile live(num_steps + 1);
+    for (std::size_t b = 0; b < p->buf_size.size(); ++b) {
+        live.add(p->buf_birth[b], p->buf_death[b], p->buf_size[b]);
+    }
+    std::size_t begin = 0;
+    while (begin < cands.size()) {
+        std::size_t end = begin;
+        while (end < cands.size() && cands[end].into == cands[begin].into &&
+               cands[end].step == cands[begin].step) {
+            ++end;
+        }
+        std::vector<EmbedCandidate> group(cands.begin() + static_cast<std::ptrdiff_t>(begin),
+                                          cands.begin() + static_cast<std::ptrdiff_t>(end));
+        std::stable_sort(group.begin(), group.end(),
+                         [&](const EmbedCandidate& a, const EmbedCandidate& b) {
+                             return p->buf_birth[a.buffer] > p->buf_birth[b.buffer];
+                         });
+        const i64 into = group.front().into;
+        const i64 size = p->buf_size[into];
+        const i64 birth0 = p->buf_birth[into];
+        // Try k = 1, 2, ... on the profile, then undo back to the best k.
+        std::size_t best_k = 0;
+        i64 best_peak = live.peak();
+        i64 birth = birth0;
+        std::vector<i64> births{birth0};
+        for (std::size_t k = 0; k < group.size(); ++k) {
+            const i64 b = group[k].buffer;
+            live.add(p->buf_birth[b], p->buf_death[b], -p->buf_size[b]);
+            const i64 earlier = std::min(birth, p->buf_birth[b]);
+            live.add(earlier, birth - 1, size);
+            birth = earlier;
+            births.push_back(birth);
+            if (live.peak() <= best_peak) {
+                best_peak = live.peak();
+                best_k = k + 1;
+            }
+        }
+        for (std::size_t k = group.size(); k > best_k; --k) {
+            const i64 b = group[k - 1].buffer;
+            live.add(births[k], births[k - 1] - 1, -size);
+            live.add(p->buf_birth[b], p->buf_death[b], p->buf_size[b]);
+        }
+        for (std::size_t k = 0; k < best_k; ++k) {
+            const i64 b = group[k].buffer;
+            p->buf_parent[b] = into;
+            p->buf_parent_offset[b] = group[k].offset;
+            p->embedded.push_back(b);
+        }
+        p->buf_birth[into] = births[best_k];
+        begin = end;
+    }
+}
+
 }  // namespace
 
 TensorPlan form_buffers(const TensorGraph& g, const PlanOptions& opt) {
@@ -84,6 +227,8 @@ TensorPlan form_buffers(const TensorGraph& g, const PlanOptions& opt) {
     // operand whose storage dies at this very step, when sizes match exactly and the
     // operand is a compute tensor read from its start.
     std::vector<i64> claimed_at;  // per buffer: the step whose op last claimed it in place
+    std::vector<char> has_leaf;   // per buffer: a leaf lives in it (loaded before step 0)
+    std::vector<EmbedCandidate> cands;
     for (i64 t : order) {
         if (g.view_parent[t] >= 0 || g.alloc[t] == 0) continue;
         const bool leaf = g.kind[t] != kCompute;
@@ -112,23 +257,54 @@ TensorPlan form_buffers(const TensorGraph& g, const PlanOptions& opt) {
             p.buf_size.push_back(g.size[t]);
             p.buf_birth.push_back(birth[t]);
             p.buf_death.push_back(death[t]);
+            p.buf_parent.push_back(-1);
+            p.buf_parent_offset.push_back(0);
             claimed_at.push_back(-1);
+            has_leaf.push_back(leaf ? 1 : 0);
         }
+        if (opt.concat_inplace) embed_candidates(g, opt, t, death, p, has_leaf, &cands);
     }
     for (std::size_t t = 0; t < n; ++t) p.buffer[t] = p.buffer[p.root[t]];
-    p.peak = peak_live_bytes(p.buf_size, p.buf_birth, p.buf_death);
+    // Buffers are final now (in-place claims only extend a buffer at its death step).
+    choose_embeddings(cands, &p, g.num_steps);
+    const Intervals top = placed_buffers(p);
+    p.peak = peak_live_bytes(top.size, top.birth, top.death);
     return p;
 }
 
+namespace {
+
+void place(const TensorGraph& g, const PlanOptions& opt, TensorPlan* p) {
+    const Intervals top = placed_buffers(*p);
+    Placement placed =
+        place_intervals(top.size, top.birth, top.death, opt.alignment, opt.strategy, opt.budget);
+    p->buf_offset.assign(p->buf_size.size(), -1);
+    for (std::size_t k = 0; k < top.id.size(); ++k) p->buf_offset[top.id[k]] = placed.offsets[k];
+    // A buffer is embedded while its parent is still unembedded, so in reverse embedding
+    // order every parent's offset is known before its children's.
+    for (auto it = p->embedded.rbegin(); it != p->embedded.rend(); ++it) {
+        p->buf_offset[*it] = p->buf_offset[p->buf_parent[*it]] + p->buf_parent_offset[*it];
+    }
+    p->arena_size = placed.arena_size;
+    for (std::size_t t = 0; t < g.step.size(); ++t) {
+        const i64 b = p->buffer[t];
+        if (b >= 0) p->offset[t] = p->buf_offset[b] + p->root_offset[t];
+    }
+}
+
+}  // namespace
+
 TensorPlan plan_tensors(const TensorGraph& g, const PlanOptions& opt) {
     TensorPlan p = form_buffers(g, opt);
-    Placement placed = place_intervals(p.buf_size, p.buf_birth, p.buf_death, opt.alignment,
-                                       opt.strategy, opt.budget);
-    p.buf_offset = std::move(placed.offsets);
-    p.arena_size = placed.arena_size;
-    for (std::size_t t = 0; t < g.step.size(); ++t) {
-        const i64 b = p.buffer[t];
-        if (b >= 0) p.offset[t] = p.buf_offset[b] + p.root_offset[t];
+    place(g, opt, &p);
+    // Embedding never raises the peak, but the placement heuristics can still land a few
+    // bytes higher on the changed intervals: keep the plan without it when that is smaller.
+    if (!p.embedded.empty()) {
+        PlanOptions plain = opt;
+        plain.concat_inplace = false;
+        TensorPlan q = form_buffers(g, plain);
+        place(g, plain, &q);
+        if (q.arena_size < p.arena_size) return q;
     }
     return p;
 }
@@ -324,7 +500,8 @@ TensorGraph make_graph(const I64Array& step, const I64Array& size, const I64Arra
                        const I64Array& alloc, const I64Array& view_parent,
                        const I64Array& view_offset, const I64Array& dep_offsets,
                        const I64Array& deps, const I64Array& is_output,
-                       const I64Array& inplace_ok, i64 num_steps) {
+                       const I64Array& inplace_ok, const I64Array& embed_into,
+                       const I64Array& embed_offset, i64 num_steps) {
     TensorGraph g;
     g.step = to_vector(step, "step");
     const std::size_t n = g.step.size();
@@ -337,9 +514,11 @@ TensorGraph make_graph(const I64Array& step, const I64Array& size, const I64Arra
     g.deps = to_vector(deps, "deps");
     g.is_output = to_vector(is_output, "is_output");
     g.inplace_ok = to_vector(inplace_ok, "inplace_ok");
+    g.embed_into = to_vector(embed_into, "embed_into");
+    g.embed_offset = to_vector(embed_offset, "embed_offset");
     g.num_steps = num_steps;
     for (auto* v : {&g.size, &g.kind, &g.alloc, &g.view_parent, &g.view_offset, &g.is_output,
-                    &g.inplace_ok}) {
+                    &g.inplace_ok, &g.embed_into, &g.embed_offset}) {
         require_length(*v, n, "per-tensor array", "len(step)");
     }
     require_length(g.dep_offsets, n + 1, "dep_offsets", "len(step) + 1");
@@ -368,6 +547,14 @@ TensorGraph make_graph(const I64Array& step, const I64Array& size, const I64Arra
         if (vp >= 0 && (g.view_offset[t] < 0 || g.view_offset[t] + g.size[t] > g.size[vp])) {
             throw py::value_error(at("view_offset", t) + " puts the view outside its parent");
         }
+        const i64 e = g.embed_into[t];
+        if (e < -1 || e >= static_cast<i64>(n) || (e >= 0 && g.step[e] <= g.step[t])) {
+            throw py::value_error(at("embed_into", t) + " is not a later tensor or -1");
+        }
+        if (e >= 0 && (g.embed_offset[t] < 0 || g.embed_offset[t] + g.size[t] > g.size[e])) {
+            throw py::value_error(at("embed_offset", t) + " puts the tensor outside " +
+                                  at("embed_into", t));
+        }
         for (i64 i = g.dep_offsets[t]; i < g.dep_offsets[t + 1]; ++i) {
             const i64 d = g.deps[static_cast<std::size_t>(i)];
             if (d < 0 || d >= static_cast<i64>(n) || g.step[d] >= g.step[t]) {
@@ -381,13 +568,14 @@ TensorGraph make_graph(const I64Array& step, const I64Array& size, const I64Arra
 }
 
 PlanOptions make_options(bool leaves_live_whole, bool inputs_live_whole,
-                         bool pin_output_ancestors, bool inplace,
+                         bool pin_output_ancestors, bool inplace, bool concat_inplace,
                          i64 alignment, const std::string& strategy, i64 budget) {
     PlanOptions opt;
     opt.leaves_live_whole = leaves_live_whole;
     opt.inputs_live_whole = inputs_live_whole;
     opt.pin_output_ancestors = pin_output_ancestors;
     opt.inplace = inplace;
+    opt.concat_inplace = concat_inplace;
     if (alignment <= 0 || (alignment & (alignment - 1)) != 0) {
         throw py::value_error("alignment " + std::to_string(alignment) +
                               " is not a power of two");
@@ -405,14 +593,15 @@ py::dict py_plan_tensors(const I64Array& step, const I64Array& size, const I64Ar
                          const I64Array& alloc, const I64Array& view_parent,
                          const I64Array& view_offset, const I64Array& dep_offsets,
                          const I64Array& deps, const I64Array& is_output,
-                         const I64Array& inplace_ok, i64 num_steps, bool leaves_live_whole,
+                         const I64Array& inplace_ok, const I64Array& embed_into,
+                         const I64Array& embed_offset, i64 num_steps, bool leaves_live_whole,
                          bool inputs_live_whole, bool pin_output_ancestors, bool inplace,
-                         i64 alignment,
-                         const std::string& strategy, i64 budget) {
+                         bool concat_inplace, i64 alignment, const std::string& strategy,
+                         i64 budget) {
     TensorGraph g = make_graph(step, size, kind, alloc, view_parent, view_offset, dep_offsets,
-                               deps, is_output, inplace_ok, num_steps);
+                               deps, is_output, inplace_ok, embed_into, embed_offset, num_steps);
     PlanOptions opt = make_options(leaves_live_whole, inputs_live_whole, pin_output_ancestors,
-                                   inplace, alignment, strategy, budget);
+                                   inplace, concat_inplace, alignment, strategy, budget);
     TensorPlan p;
     {
         py::gil_scoped_release release;
@@ -430,6 +619,7 @@ py::dict py_plan_tensors(const I64Array& step, const I64Array& size, const I64Ar
     out["arena_size"] = p.arena_size;
     out["peak"] = p.peak;
     out["inplace_count"] = p.inplace_count;
+    out["embedded_count"] = static_cast<i64>(p.embedded.size());
     return out;
 }
 
@@ -437,13 +627,16 @@ py::dict py_schedule_memory(const I64Array& step, const I64Array& size, const I6
                             const I64Array& alloc, const I64Array& view_parent,
                             const I64Array& view_offset, const I64Array& dep_offsets,
                             const I64Array& deps, const I64Array& is_output,
-                            const I64Array& inplace_ok, i64 num_steps, bool leaves_live_whole,
-                            bool inputs_live_whole, bool pin_output_ancestors, bool inplace) {
+                            const I64Array& inplace_ok, const I64Array& embed_into,
+                            const I64Array& embed_offset, i64 num_steps,
+                            bool leaves_live_whole, bool inputs_live_whole,
+                            bool pin_output_ancestors, bool inplace, bool concat_inplace,
+                            i64 alignment) {
     TensorGraph g = make_graph(step, size, kind, alloc, view_parent, view_offset, dep_offsets,
-                               deps, is_output, inplace_ok, num_steps);
-    PlanOptions opt =
-        make_options(leaves_live_whole, inputs_live_whole, pin_output_ancestors, inplace, 1,
-                     "rlx", 0);
+                               deps, is_output, inplace_ok, embed_into, embed_offset, num_steps);
+    // Placement is not run; the alignment only decides which concat operands embed.
+    PlanOptions opt = make_options(leaves_live_whole, inputs_live_whole, pin_output_ancestors,
+                                   inplace, concat_inplace, alignment, "rlx", 0);
     // One op per step: a tensor's producing op is its step in source order.
     const std::vector<i64> op_of = g.step;
     ScheduleResult r;
@@ -466,15 +659,19 @@ void register_memplan(py::module_& m) {
     m.def("plan_tensors", &py_plan_tensors, py::arg("step"), py::arg("size"), py::arg("kind"),
           py::arg("alloc"), py::arg("view_parent"), py::arg("view_offset"),
           py::arg("dep_offsets"), py::arg("deps"), py::arg("is_output"), py::arg("inplace_ok"),
-          py::arg("num_steps"), py::arg("leaves_live_whole"), py::arg("inputs_live_whole"),
-          py::arg("pin_output_ancestors"),
-          py::arg("inplace"), py::arg("alignment"), py::arg("strategy"), py::arg("budget"),
-          "Views, in-place reuse, liveness and arena placement of a scheduled tensor graph.");
+          py::arg("embed_into"), py::arg("embed_offset"), py::arg("num_steps"),
+          py::arg("leaves_live_whole"), py::arg("inputs_live_whole"),
+          py::arg("pin_output_ancestors"), py::arg("inplace"), py::arg("concat_inplace"),
+          py::arg("alignment"), py::arg("strategy"), py::arg("budget"),
+          "Views, in-place reuse, concat operands in place, liveness and arena placement of a "
+          "scheduled tensor graph.");
     m.def("schedule_memory", &py_schedule_memory, py::arg("step"), py::arg("size"),
           py::arg("kind"), py::arg("alloc"), py::arg("view_parent"), py::arg("view_offset"),
           py::arg("dep_offsets"), py::arg("deps"), py::arg("is_output"), py::arg("inplace_ok"),
-          py::arg("num_steps"), py::arg("leaves_live_whole"), py::arg("inputs_live_whole"),
-          py::arg("pin_output_ancestors"), py::arg("inplace"),
+          py::arg("embed_into"), py::arg("embed_offset"), py::arg("num_steps"),
+          py::arg("leaves_live_whole"), py::arg("inputs_live_whole"),
+          py::arg("pin_output_ancestors"), py::arg("inplace"), py::arg("concat_inplace"),
+          py::arg("alignment"),
           "A topological order of the ops with a lower peak of live bytes.");
 }
 

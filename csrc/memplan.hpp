@@ -1,6 +1,7 @@
 // Tensor-level memory planning on a scheduled graph given as flat arrays: views that
-// alias their parent, in-place reuse of dying inputs, output-ancestor pinning, then
-// arena placement of the resulting buffers; and memory-aware scheduling.
+// alias their parent, in-place reuse of dying inputs, concat operands produced inside the
+// concat's buffer, output-ancestor pinning, then arena placement of the resulting buffers;
+// and memory-aware scheduling.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +25,11 @@ struct TensorGraph {
     std::vector<std::int64_t> deps;
     std::vector<std::int64_t> is_output;
     std::vector<std::int64_t> inplace_ok;   // producer may overwrite a dying same-size operand
+    // The tensor whose producer copies tensor t verbatim to byte embed_offset[t] of its
+    // result (t is an operand of a contiguous concat), or -1. A candidate only:
+    // form_buffers decides whether t is produced there.
+    std::vector<std::int64_t> embed_into;
+    std::vector<std::int64_t> embed_offset;
     std::int64_t num_steps = 0;
 };
 
@@ -32,6 +38,7 @@ struct PlanOptions {
     bool inputs_live_whole = true;      // inputs too; else they die after their last read
     bool pin_output_ancestors = false;  // everything an output depends on lives to the end
     bool inplace = true;
+    bool concat_inplace = true;  // produce embed_into candidates inside their concat's buffer
     std::int64_t alignment = 64;
     Strategy strategy = Strategy::kBest;
     std::int64_t budget = kDefaultBudget;
@@ -43,6 +50,10 @@ struct TensorPlan {
     std::vector<std::int64_t> buffer;       // buffer id of the root, -1 when unallocated
     std::vector<std::int64_t> offset;       // arena offset of the tensor, -1 when none
     std::vector<std::int64_t> buf_size, buf_birth, buf_death, buf_offset;
+    // A buffer embedded in another (a concat operand's, in the concat's) sits at
+    // buf_parent_offset inside buf_parent and is not placed itself; -1 for the buffers
+    // placement sees. `embedded` lists the embedded buffers in the order they were embedded.
+    std::vector<std::int64_t> buf_parent, buf_parent_offset, embedded;
     std::int64_t arena_size = 0;
     std::int64_t peak = 0;           // lower bound: peak live bytes of the buffers
     std::int64_t inplace_count = 0;  // tensors that took a dying operand's buffer
@@ -51,7 +62,8 @@ struct TensorPlan {
 // Liveness, aliasing and buffer formation without placement (buf_offset left empty).
 TensorPlan form_buffers(const TensorGraph& g, const PlanOptions& opt);
 
-// form_buffers + arena placement.
+// form_buffers + arena placement; with concat_inplace, the plan without embedding when
+// that one places into a smaller arena.
 TensorPlan plan_tensors(const TensorGraph& g, const PlanOptions& opt);
 
 // Memory-aware scheduling. `op_of[t]` is the op producing tensor t; ops are numbered in

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
 
 from rlx_compile import ModuleBuilder, print_module
 
@@ -65,7 +66,76 @@ def small_cnn(*, batch: int = 1, policy: str = "direct") -> ModuleOp:
     return m.module
 
 
-EXAMPLES = {"decoder_block.mlir": decoder_block, "small_cnn.mlir": small_cnn}
+def inception_cnn(
+    *, batch: int = 1, channels: int = 32, size: int = 16, blocks: int = 2, policy: str = "direct"
+) -> ModuleOp:
+    """A 3x3 stem conv, then GoogLeNet-style Inception blocks: four branches (1x1;
+    1x1 -> 3x3; 1x1 -> 5x5; 3x3 max-pool -> 1x1) joined by a channel concat, then global
+    average pooling and a linear classifier."""
+    c = channels
+    widths = (c // 4, c // 2, c // 8, c // 8)  # branch outputs, summing to c
+    with ModuleBuilder("inception_cnn", policy=policy) as m:
+        x = m.input("image", (batch, 3, size, size))
+        stem_w, stem_b = m.param("stem_w", (c, 3, 3, 3)), m.param("stem_b", (c,))
+        h = m.conv_block(x, stem_w, stem_b, pads=(1, 1, 1, 1), act="relu")
+
+        def conv(x: SSAValue, name: str, cin: int, cout: int, k: int) -> SSAValue:
+            w, b = m.param(f"{name}_w", (cout, cin, k, k)), m.param(f"{name}_b", (cout,))
+            return m.conv_block(x, w, b, pads=(k // 2,) * 4, act="relu")
+
+        for i in range(blocks):
+            branches = [
+                conv(h, f"b{i}.1x1", c, widths[0], 1),
+                conv(conv(h, f"b{i}.3x3_reduce", c, c // 4, 1), f"b{i}.3x3", c // 4, widths[1], 3),
+                conv(
+                    conv(h, f"b{i}.5x5_reduce", c, c // 16, 1), f"b{i}.5x5", c // 16, widths[2], 5
+                ),
+                conv(m.max_pool(h, (3, 3), pads=(1, 1, 1, 1)), f"b{i}.pool_proj", c, widths[3], 1),
+            ]
+            h = m.concat(branches, 1)
+        pooled = m.mean(h, axes=(2, 3))
+        wf, bf = m.param("fc_w", (c, 10)), m.param("fc_b", (10,))
+        m.output(m.linear(pooled, wf, bf), names=["logits"])
+    return m.module
+
+
+def dense_cnn(
+    *, batch: int = 1, channels: int = 16, growth: int = 8, size: int = 16, layers: int = 4,
+    policy: str = "direct",
+) -> ModuleOp:  # fmt: skip
+    """A 3x3 stem conv, then a DenseNet-style block: each layer (1x1 bottleneck -> 3x3
+    conv) reads the concat of the block input and every earlier layer's output and adds
+    its own output to it; global average pooling and a linear classifier."""
+    with ModuleBuilder("dense_cnn", policy=policy) as m:
+        x = m.input("image", (batch, 3, size, size))
+        stem_w, stem_b = m.param("stem_w", (channels, 3, 3, 3)), m.param("stem_b", (channels,))
+        h = m.conv_block(x, stem_w, stem_b, pads=(1, 1, 1, 1), act="relu")
+        c = channels
+        for i in range(layers):
+            w1, b1 = (
+                m.param(f"l{i}.bottleneck_w", (4 * growth, c, 1, 1)),
+                m.param(f"l{i}.bottleneck_b", (4 * growth,)),
+            )
+            w2, b2 = (
+                m.param(f"l{i}.conv_w", (growth, 4 * growth, 3, 3)),
+                m.param(f"l{i}.conv_b", (growth,)),
+            )
+            y = m.conv_block(h, w1, b1, act="relu")
+            y = m.conv_block(y, w2, b2, pads=(1, 1, 1, 1), act="relu")
+            h = m.concat([h, y], 1)
+            c += growth
+        pooled = m.mean(h, axes=(2, 3))
+        wf, bf = m.param("fc_w", (c, 10)), m.param("fc_b", (10,))
+        m.output(m.linear(pooled, wf, bf), names=["logits"])
+    return m.module
+
+
+EXAMPLES = {
+    "decoder_block.mlir": decoder_block,
+    "small_cnn.mlir": small_cnn,
+    "inception_cnn.mlir": inception_cnn,
+    "dense_cnn.mlir": dense_cnn,
+}
 
 
 def main() -> int:

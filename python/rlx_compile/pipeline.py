@@ -84,6 +84,8 @@ class CompileOptions:
     alignment: int = 64
     strategy: str = "best"
     inplace: bool = True
+    concat_inplace: bool = True
+    """Produce concat operands inside the concat's slot (``plan-memory{concat-inplace}``)."""
     schedule: str = "memory"
     """``memory`` reorders ops when that lowers the peak; ``source`` keeps the order."""
     reuse_inputs: bool = True
@@ -181,7 +183,8 @@ def planning_passes(options: CompileOptions) -> list[str]:
             extra += " reuse-inputs=true"
         passes.append(
             f"plan-memory{{alignment={options.alignment} strategy={options.strategy} "
-            f"inplace={str(options.inplace).lower()} schedule={options.schedule} "
+            f"inplace={str(options.inplace).lower()} "
+            f"concat-inplace={str(options.concat_inplace).lower()} schedule={options.schedule} "
             f"width={options.width_policy}{extra}}}"
         )
         passes.append("plan-check")

@@ -354,6 +354,12 @@ class ShapedOp(IRDLOperation):
         result inside the operand; None for ops that compute."""
         return None
 
+    def contiguous_operand_offsets(self) -> list[int] | None:
+        """For ops whose result is their operands' bytes laid end to end (a concat whose
+        dims before the axis are all 1), the byte offset of each operand inside the
+        result: a planner may have the operands produced in place there. None otherwise."""
+        return None
+
     @classmethod
     def infer(cls, props: Props, **operands: Any) -> tuple[TensorType, ...]:
         raise NotImplementedError(f"{cls.__name__} does not infer its result types")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -1588,6 +1588,19 @@ class ConcatOp(ShapedOp):
         shape = list(first.shape)
         shape[axis] = total
         return (TensorType(shape, dtype),)
+
+    def contiguous_operand_offsets(self) -> list[int] | None:
+        # With every dim before the axis 1, the result is operand 0's bytes, then
+        # operand 1's...: each operand is one byte range of the result.
+        out = self.result.type
+        assert isinstance(out, TensorType)
+        if not out.is_static or any(d != 1 for d in out.shape[: self.props().int("axis")]):
+            return None
+        offsets, at = [], 0
+        for v in self.inputs:
+            offsets.append(at)
+            at += cast(TensorType, v.type).nbytes() or 0
+        return offsets
 
 
 @irdl_op_definition

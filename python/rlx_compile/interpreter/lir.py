@@ -6,6 +6,10 @@ way a device would: every slotted tensor lives at its planned offset inside one 
 arena, kernels read their operands from the arena and their results are written back to
 their slots, views are windows onto their root's bytes. A wrong offset or an unsafe reuse
 of bytes therefore shows up as a wrong answer.
+
+A concat whose operands were produced inside its slot reads them from the bytes it then
+writes: kernels return fresh arrays, and NumPy assignment between overlapping arrays
+behaves as if through a temporary copy, so rewriting those bytes with themselves is exact.
 """
 
 from __future__ import annotations

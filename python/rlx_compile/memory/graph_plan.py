@@ -2,7 +2,9 @@
 and build the ``lir.graph`` that carries the plan.
 
 Views (``contiguous_view_offset``) alias their operand's bytes; elementwise ops
-(``ELEMENTWISE``) may write over a same-size operand that dies at them; leaves are
+(``ELEMENTWISE``) may write over a same-size operand that dies at them; the operands of
+an op that lays them end to end (``contiguous_operand_offsets``: a concat whose dims
+before the axis are 1) may be produced at their place inside its result; leaves are
 preloaded and live for the whole run; graph outputs live to the end. Sizes follow a
 width policy: ``native`` (true bytes), ``f32-uniform`` (every tensor but non-f32 params at
 least 4 bytes per element, as f32-typed GPU arenas need) or ``hybrid`` (f16/bf16
@@ -40,6 +42,8 @@ class PlanOptions:
     strategy: str = "best"
     budget: int = DEFAULT_BUDGET
     inplace: bool = True
+    concat_inplace: bool = True
+    """Produce a concat's operands that die at it inside its slot, at their offset."""
     pin_output_ancestors: bool = False
     reuse_inputs: bool = False
     """Inputs die after their last read (their slots reused): sound when every run loads
@@ -101,7 +105,7 @@ def export_graph(
     index: dict[SSAValue, int] = {}
     cols: dict[str, list[int]] = {
         k: [] for k in ("step", "size", "kind", "alloc", "view_parent", "view_offset",
-                        "is_output", "inplace_ok")
+                        "is_output", "inplace_ok", "embed_into", "embed_offset")
     }  # fmt: skip
     dep_offsets, deps = [0], []
     output_set = set(outputs)
@@ -142,11 +146,16 @@ def export_graph(
             cols["view_offset"].append(view or 0)
             cols["is_output"].append(int(result in output_set))
             cols["inplace_ok"].append(int(isinstance(op, ShapedOp) and op.ELEMENTWISE))
+            cols["embed_into"].append(-1)
+            cols["embed_offset"].append(0)
             for operand in op.operands:
                 if operand not in index:
                     raise PlanningError(f"{op.name} reads a value not produced by this graph")
                 deps.append(index[operand])
             dep_offsets.append(len(deps))
+        embed = op.contiguous_operand_offsets() if isinstance(op, ShapedOp) else None
+        if embed is not None:
+            _embed_candidates(op, embed, index, cols)
     arrays = {k: np.asarray(v, dtype=np.int64) for k, v in cols.items()}
     # A view's slot size is its own (possibly f32-widened) size; keep it within its parent.
     for t, parent in enumerate(arrays["view_parent"]):
@@ -157,6 +166,24 @@ def export_graph(
     arrays["dep_offsets"] = np.asarray(dep_offsets, dtype=np.int64)
     arrays["deps"] = np.asarray(deps, dtype=np.int64)
     return TensorGraphArrays(ops, tensors, arrays, len(ops), index)
+
+
+def _embed_candidates(
+    op: Operation, offsets: list[int], index: dict[SSAValue, int], cols: dict[str, list[int]]
+) -> None:
+    """Mark ``op``'s operands as candidates to be produced inside its result at
+    ``offsets`` (the C++ planner decides which are safe). A later concat reading the same
+    tensor replaces the mark: only the last reader can be where the tensor dies. Only
+    slots of the tensor's true size qualify: a widened slot would spill over the next
+    operand's bytes."""
+    into = index[op.results[0]]
+    if cols["size"][into] != cast(TensorType, op.results[0].type).nbytes():
+        return
+    for operand, offset in zip(op.operands, offsets, strict=True):
+        t = index[operand]
+        if cols["size"][t] == cast(TensorType, operand.type).nbytes():
+            cols["embed_into"][t] = into
+            cols["embed_offset"][t] = offset
 
 
 @dataclass
@@ -171,19 +198,22 @@ class TensorPlan:
     arena_size: int
     peak: int
     inplace_count: int
+    embedded_count: int
+    """Concat operands produced inside their concat's slot."""
 
 
 def plan_exported(g: TensorGraphArrays, opts: PlanOptions) -> TensorPlan:
     a = g.arrays
     out = _core.plan_tensors(
         a["step"], a["size"], a["kind"], a["alloc"], a["view_parent"], a["view_offset"],
-        a["dep_offsets"], a["deps"], a["is_output"], a["inplace_ok"], g.num_steps,
-        True, not opts.reuse_inputs, opts.pin_output_ancestors, opts.inplace, opts.alignment,
-        opts.strategy, opts.budget,
+        a["dep_offsets"], a["deps"], a["is_output"], a["inplace_ok"], a["embed_into"],
+        a["embed_offset"], g.num_steps, True, not opts.reuse_inputs, opts.pin_output_ancestors,
+        opts.inplace, opts.concat_inplace, opts.alignment, opts.strategy, opts.budget,
     )  # fmt: skip
     return TensorPlan(
         g, out["offset"], out["root"], out["root_offset"], out["buffer"],
         int(out["arena_size"]), int(out["peak"]), int(out["inplace_count"]),
+        int(out["embedded_count"]),
     )  # fmt: skip
 
 
@@ -196,8 +226,9 @@ def memory_order(
     a = g.arrays
     out = _core.schedule_memory(
         a["step"], a["size"], a["kind"], a["alloc"], a["view_parent"], a["view_offset"],
-        a["dep_offsets"], a["deps"], a["is_output"], a["inplace_ok"], g.num_steps,
-        True, not opts.reuse_inputs, opts.pin_output_ancestors, opts.inplace,
+        a["dep_offsets"], a["deps"], a["is_output"], a["inplace_ok"], a["embed_into"],
+        a["embed_offset"], g.num_steps, True, not opts.reuse_inputs, opts.pin_output_ancestors,
+        opts.inplace, opts.concat_inplace, opts.alignment,
     )  # fmt: skip
     names = ("source", "depth-first", "depth-first-heavy", "greedy")
     peaks = {names[i]: int(p) for i, p in enumerate(out["candidate_peaks"])}

@@ -11,6 +11,7 @@ from typing import cast
 from xdsl.ir import Operation, SSAValue
 
 from rlx_compile.dialects import lir
+from rlx_compile.dialects.common import ShapedOp
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.ir import graph_block
 
@@ -121,6 +122,16 @@ def derive(graph: lir.GraphOp) -> LirLiveness:
     for s in storages:
         s.label_text = labels[s.value]
     return LirLiveness(graph, ops, storages, root_of, storage_of, num_steps, labels)
+
+
+def operand_offset_in_result(op: Operation, value: SSAValue) -> int | None:
+    """Where ``op`` copies ``value``'s bytes into its result, when it lays its operands
+    end to end (``contiguous_operand_offsets``, a contiguous concat) and reads ``value``
+    exactly once; None otherwise."""
+    offsets = op.contiguous_operand_offsets() if isinstance(op, ShapedOp) else None
+    if offsets is None or list(op.operands).count(value) != 1:
+        return None
+    return offsets[list(op.operands).index(value)]
 
 
 def view_type(value: SSAValue) -> TensorType:

@@ -7,8 +7,11 @@ It re-derives every lifetime from the ``lir.graph`` alone and reports:
   a graph output), ``out-of-arena``, ``misaligned``, ``view-out-of-root``;
 - schedule semantics: ``order-violation`` (an op reads a value produced later).
 
-The one sharing it accepts is an elementwise op writing its result exactly over an operand
-that dies at that op (in-place), which the op definitions declare (``ELEMENTWISE``).
+It accepts two sharings, both declared by the op definitions: an elementwise op
+(``ELEMENTWISE``) writing its result exactly over an operand that dies at that op
+(in-place), and a compute operand of an op that lays its operands end to end
+(``contiguous_operand_offsets``, a contiguous concat) living exactly at its offset inside
+that op's slot and dying at it (the op then rewrites the same bytes).
 """
 
 from __future__ import annotations
@@ -19,7 +22,12 @@ from typing import cast
 from rlx_compile.dialects import lir
 from rlx_compile.dialects.common import ShapedOp
 from rlx_compile.dialects.types import TensorType
-from rlx_compile.memory.lir_liveness import LirLiveness, Storage, derive
+from rlx_compile.memory.lir_liveness import (
+    LirLiveness,
+    Storage,
+    derive,
+    operand_offset_in_result,
+)
 
 PROGRAM_SAFETY = (
     "live-overlap",
@@ -91,6 +99,22 @@ def _in_place(live: LirLiveness, p: Storage, q: Storage) -> bool:
     )
 
 
+def _in_concat(live: LirLiveness, p: Storage, q: Storage) -> bool:
+    """p was produced at its place inside q's slot: q's op copies p there (a contiguous
+    concat reading p once), and p dies at q."""
+    op = live.ops[q.step]
+    offset = operand_offset_in_result(op, p.value)
+    return (
+        offset is not None
+        and q.value is op.results[0]
+        and q.birth == q.step == p.death
+        and (p.offset, p.size) == (q.offset + offset, cast(TensorType, p.value.type).nbytes())
+        and p.end <= q.end
+        and not p.leaf
+        and not p.output
+    )
+
+
 def check_plan(graph: lir.GraphOp) -> PlanReport:
     live = derive(graph)
     report = PlanReport(graph.sym_name.data, checked=len(live.storages))
@@ -135,7 +159,7 @@ def check_plan(graph: lir.GraphOp) -> PlanReport:
             if a.death < b.birth or b.death < a.birth:
                 continue
             p, q = (a, b) if (a.birth, a.step) <= (b.birth, b.step) else (b, a)
-            if _in_place(live, p, q):
+            if _in_place(live, p, q) or _in_concat(live, p, q):
                 continue
             overlap = f"bytes [{max(p.offset, q.offset)}, {min(p.end, q.end)})"
             life = f"live [{p.birth}, {p.death}] and [{q.birth}, {q.death}]"

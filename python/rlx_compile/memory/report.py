@@ -2,7 +2,9 @@
 
 - ``arena``: the planned arena size;
 - ``lower_bound``: the peak over steps of the bytes live at once in the plan's own slots
-  (in-place pairs count once) — no placement of these slots can use less;
+  (in-place pairs count once; a concat operand produced inside the concat's slot counts
+  as part of that slot, live from the first such operand's birth) — no placement of these
+  slots can use less;
 - ``naive``: the sum of all slot sizes (no reuse at all);
 - ``saved``: naive - arena; ``ratio``: arena / lower_bound.
 
@@ -17,11 +19,12 @@ from dataclasses import dataclass
 from typing import cast
 
 from xdsl.dialects import func
+from xdsl.ir import SSAValue
 
 from rlx_compile.dialects import lir
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.ir import graph_block, graph_outputs
-from rlx_compile.memory.lir_liveness import derive
+from rlx_compile.memory.lir_liveness import derive, operand_offset_in_result
 from rlx_compile.memory.placement import peak_live_bytes
 
 
@@ -55,22 +58,32 @@ class MemoryReport:
 
 def memory_report(graph: lir.GraphOp) -> MemoryReport:
     live = derive(graph)
-    # A chain of in-place writes (same slot, each born where the previous dies) is one
-    # buffer: collapse it into one interval before taking the peak.
-    intervals: dict[tuple[int, int], list[list[int]]] = {}
+    # Buffers as [size, birth, death]. A chain of in-place writes (same slot, each born
+    # where the previous dies) is one buffer; a concat's slot absorbs the buffers of the
+    # operands produced inside it (at their offset, dying at the concat).
+    spans: list[list[int]] = []
+    span_of: dict[SSAValue, int] = {}
+    absorbed: set[int] = set()
+    last_on_slot: dict[tuple[int, int], int] = {}
     for s in sorted(live.storages, key=lambda s: s.step):
-        chain = intervals.setdefault((s.offset, s.size), [])
-        if chain and chain[-1][1] == s.birth:
-            chain[-1][1] = s.death
+        b = last_on_slot.get((s.offset, s.size))
+        if b is None or b in absorbed or spans[b][2] != s.birth:
+            b = len(spans)
+            spans.append([s.size, s.birth, s.death])
         else:
-            chain.append([s.birth, s.death])
-    sizes, births, deaths = [], [], []
-    for (_, size), spans in intervals.items():
-        for birth, death in spans:
-            sizes.append(size)
-            births.append(birth)
-            deaths.append(death)
-    lb = peak_live_bytes(sizes, births, deaths) if sizes else 0
+            spans[b][2] = s.death
+        span_of[s.value] = last_on_slot[(s.offset, s.size)] = b
+        for operand in s.op.operands:
+            p = live.storage_of.get(operand)
+            offset = operand_offset_in_result(s.op, operand)
+            if p is None or offset is None or (p.offset, p.death) != (s.offset + offset, s.step):
+                continue
+            inner = span_of[p.value]
+            if inner != b:
+                spans[b][1] = min(spans[b][1], spans[inner][1])
+                absorbed.add(inner)
+    kept = [span for i, span in enumerate(spans) if i not in absorbed]
+    lb = peak_live_bytes(*zip(*kept, strict=True)) if kept else 0
     rows = tuple(sorted((s.offset, s.size, s.label()) for s in live.storages))
     return MemoryReport(
         graph.sym_name.data, graph.arena_bytes, int(lb), sum(s.size for s in live.storages),

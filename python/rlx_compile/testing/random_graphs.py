@@ -16,6 +16,10 @@ constant or broadcast arms), identity views (reshape chains, full narrows, one-o
 concats, same-type casts), look-alikes of identities that must not be rewritten (0 - x,
 1 / x, broadcasting zeros, lossy casts) and param-only subexpressions feeding the
 computation.
+
+``concats=True`` adds concats whose operands the memory planner may produce inside the
+concat's slot (contiguous along the axis, operands computed for the concat, nested
+concats) next to the cases it must keep apart.
 """
 
 from __future__ import annotations
@@ -216,6 +220,48 @@ class _Gen:
         b = self.m.tanh(x)
         return self.m.add(a, b)
 
+    def embedded_concat(self, x: SSAValue, depth: int = 0, rows: int | None = None) -> SSAValue:
+        """A concat along axis 1 of ``[rows, w]`` operands, contiguous when rows is 1 (its
+        operands can then live inside it), widths mostly multiples of 16 f32 (64-byte
+        offsets). Operands: fresh matmuls, in-place chains over them, a value read by
+        another op first and by the concat last (DenseNet), nested concats; and what must
+        stay apart: a param, an operand read again after the concat, the same operand
+        twice, an odd width (unaligned offsets after it), two rows (not contiguous)."""
+        m = self.m
+        n = math.prod(self.shape_of(x))
+        flat = m.tanh(m.reshape(x, (1, n)))
+        if n > 32:
+            flat, n = m.narrow(flat, 1, 0, 32), 32
+        rows = rows or (2 if self.choose(6) == 0 else 1)
+        if rows == 2:
+            flat = m.concat([flat, m.neg(flat)], 0)
+        parts: list[SSAValue] = []
+        late: list[SSAValue] = []
+        for _ in range(1 + self.choose(4)):
+            width = 16 * (1 + self.choose(3)) if self.choose(5) else int(self.rng.choice(_DIMS))
+            k = self.choose(8)
+            if k == 3:
+                part = self.new_param((rows, width))
+            elif k == 4 and rows == 1 and depth < 2:
+                part = self.embedded_concat(x, depth + 1, rows=1)
+            elif k == 5 and parts:
+                part = parts[self.choose(len(parts))]
+            else:
+                part = m.matmul(flat, self.new_param((n, width)))
+                if k == 1:
+                    part = m.tanh(m.add(part, 1.0))
+                elif k == 2:
+                    self.values.append(m.sigmoid(part))
+                elif k == 6:
+                    late.append(part)
+                elif k == 7:
+                    part = m.relu(part)
+            parts.append(part)
+        c = m.concat(parts, 1)
+        for p in late:
+            c = m.add(c, m.reduce("max", p, [0, 1], keepdims=True))
+        return c
+
     # -- cleanup families ------------------------------------------------------------------
     def choose(self, n: int) -> int:
         return int(self.rng.integers(0, n))
@@ -364,9 +410,12 @@ class _Gen:
         return m.add(x, w)
 
 
-def random_mir_graph(seed: int, num_ops: int = 30, *, cleanup: bool = False) -> RandomGraph:
+def random_mir_graph(
+    seed: int, num_ops: int = 30, *, cleanup: bool = False, concats: bool = False
+) -> RandomGraph:
     """A random verified MIR graph with about ``num_ops`` compute steps, its input data and
-    its parameter values; ``cleanup`` adds the families aimed at the cleanup passes."""
+    its parameter values; ``cleanup`` adds the families aimed at the cleanup passes,
+    ``concats`` the concats aimed at the memory planner."""
     g = _Gen(seed)
     for _ in range(int(g.rng.integers(1, 3))):
         g.values.append(g.new_input(g.shape()))
@@ -380,6 +429,8 @@ def random_mir_graph(seed: int, num_ops: int = 30, *, cleanup: bool = False) -> 
             (g.int_chain, 2), (g.const_expr, 2), (g.const_select, 2), (g.view_chain, 2),
             (g.near_identity, 2), (g.param_expr, 1),
         ]  # fmt: skip
+    if concats:
+        families.append((g.embedded_concat, 4))
     weights = np.array([w for _, w in families], dtype=np.float64)
     weights /= weights.sum()
     for _ in range(num_ops):

@@ -1,7 +1,8 @@
 """``plan-memory``: MIR -> LIR. Liveness, views, in-place reuse and arena placement run in
 the C++ core; the result is a ``lir.graph`` whose ops carry their arena slots.
 
-    plan-memory{alignment=64 strategy=best inplace=true schedule=source width=native}
+    plan-memory{alignment=64 strategy=best inplace=true concat-inplace=true schedule=source
+                width=native}
 """
 
 from __future__ import annotations
@@ -42,6 +43,10 @@ class PlanMemoryPass(ModulePass):
     """Placement: rlx, best-fit, greedy-conflicts, greedy-breadth, greedy-lifetime, best."""
     inplace: bool = True
     """Let elementwise ops write over a same-size operand that dies at them."""
+    concat_inplace: bool = True
+    """Produce a concat's operands inside its slot, each at its offset, when they die at the
+    concat and its dims before the axis are 1 (where that keeps the peak): the concat then
+    copies nothing."""
     schedule: str = "source"
     """``source`` keeps the op order; ``memory`` reorders ops to lower the peak first."""
     pin_outputs: bool = False
@@ -66,7 +71,8 @@ class PlanMemoryPass(ModulePass):
     def options(self) -> PlanOptions:
         return PlanOptions(
             alignment=self.alignment, strategy=self.strategy, budget=self.budget,
-            inplace=self.inplace, pin_output_ancestors=self.pin_outputs,
+            inplace=self.inplace, concat_inplace=self.concat_inplace,
+            pin_output_ancestors=self.pin_outputs,
             reuse_inputs=self.reuse_inputs,
             allocate_inputs=self.allocate_inputs, allocate_params=self.allocate_params,
             allocate_constants=self.allocate_constants, width=self.width,

@@ -1,7 +1,8 @@
 """``schedule-memory``: reorder each graph's ops, within their dependencies, to lower the
 peak of live bytes. The C++ core tries the source order, depth-first orders that finish
 one branch before the next and a greedy list schedule, and keeps the lowest peak (the
-source order on ties), measured with the same views and in-place rules as plan-memory.
+source order on ties), measured with the same views, in-place and concat-in-place rules
+as plan-memory.
 """
 
 from __future__ import annotations
@@ -26,12 +27,24 @@ class ScheduleMemoryPass(ModulePass):
     name = "schedule-memory"
 
     inplace: bool = True
+    concat_inplace: bool = True
+    alignment: int = 64
+    """The plan's alignment: a concat operand embeds only at an aligned offset."""
     width: str = "native"
     report: bool = False
     """Print the peak of every candidate order to stderr."""
 
+    def __post_init__(self) -> None:
+        self.options()  # validates the options at pipeline-parse time
+
+    def options(self) -> PlanOptions:
+        return PlanOptions(
+            inplace=self.inplace, concat_inplace=self.concat_inplace, alignment=self.alignment,
+            width=self.width,
+        )  # fmt: skip
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        opts = PlanOptions(inplace=self.inplace, width=self.width)
+        opts = self.options()
         for graph in [g for g in op.ops if isinstance(g, func.FuncOp) and g.body.blocks]:
             try:
                 ops = graph_ops(graph)

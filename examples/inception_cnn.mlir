@@ -1,0 +1,53 @@
+builtin.module {
+  func.func @inception_cnn() -> (!rlx.tensor<[1, 10], f32> {rlx.name = "logits"}) {
+    %image = mir.input "image" : !rlx.tensor<[1, 3, 16, 16], f32>
+    %stem_w = mir.param "stem_w" : !rlx.tensor<[32, 3, 3, 3], f32>
+    %stem_b = mir.param "stem_b" : !rlx.tensor<[32], f32>
+    %0 = hir.conv_block %image, %stem_w, %stem_b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 act relu : (!rlx.tensor<[1, 3, 16, 16], f32>, !rlx.tensor<[32, 3, 3, 3], f32>, !rlx.tensor<[32], f32>) -> !rlx.tensor<[1, 32, 16, 16], f32>
+    %b0_1x1_w = mir.param "b0.1x1_w" : !rlx.tensor<[8, 32, 1, 1], f32>
+    %b0_1x1_b = mir.param "b0.1x1_b" : !rlx.tensor<[8], f32>
+    %1 = hir.conv_block %0, %b0_1x1_w, %b0_1x1_b strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 act relu : (!rlx.tensor<[1, 32, 16, 16], f32>, !rlx.tensor<[8, 32, 1, 1], f32>, !rlx.tensor<[8], f32>) -> !rlx.tensor<[1, 8, 16, 16], f32>
+    %b0_3x3_reduce_w = mir.param "b0.3x3_reduce_w" : !rlx.tensor<[8, 32, 1, 1], f32>
+    %b0_3x3_reduce_b = mir.param "b0.3x3_reduce_b" : !rlx.tensor<[8], f32>
+    %2 = hir.conv_block %0, %b0_3x3_reduce_w, %b0_3x3_reduce_b strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 act relu : (!rlx.tensor<[1, 32, 16, 16], f32>, !rlx.tensor<[8, 32, 1, 1], f32>, !rlx.tensor<[8], f32>) -> !rlx.tensor<[1, 8, 16, 16], f32>
+    %b0_3x3_w = mir.param "b0.3x3_w" : !rlx.tensor<[16, 8, 3, 3], f32>
+    %b0_3x3_b = mir.param "b0.3x3_b" : !rlx.tensor<[16], f32>
+    %3 = hir.conv_block %2, %b0_3x3_w, %b0_3x3_b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 act relu : (!rlx.tensor<[1, 8, 16, 16], f32>, !rlx.tensor<[16, 8, 3, 3], f32>, !rlx.tensor<[16], f32>) -> !rlx.tensor<[1, 16, 16, 16], f32>
+    %b0_5x5_reduce_w = mir.param "b0.5x5_reduce_w" : !rlx.tensor<[2, 32, 1, 1], f32>
+    %b0_5x5_reduce_b = mir.param "b0.5x5_reduce_b" : !rlx.tensor<[2], f32>
+    %4 = hir.conv_block %0, %b0_5x5_reduce_w, %b0_5x5_reduce_b strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 act relu : (!rlx.tensor<[1, 32, 16, 16], f32>, !rlx.tensor<[2, 32, 1, 1], f32>, !rlx.tensor<[2], f32>) -> !rlx.tensor<[1, 2, 16, 16], f32>
+    %b0_5x5_w = mir.param "b0.5x5_w" : !rlx.tensor<[4, 2, 5, 5], f32>
+    %b0_5x5_b = mir.param "b0.5x5_b" : !rlx.tensor<[4], f32>
+    %5 = hir.conv_block %4, %b0_5x5_w, %b0_5x5_b strides [1, 1] pads [2, 2, 2, 2] dilations [1, 1] groups 1 act relu : (!rlx.tensor<[1, 2, 16, 16], f32>, !rlx.tensor<[4, 2, 5, 5], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[1, 4, 16, 16], f32>
+    %6 = mir.max_pool %0 kernel [3, 3] strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] : !rlx.tensor<[1, 32, 16, 16], f32> -> !rlx.tensor<[1, 32, 16, 16], f32>
+    %b0_pool_proj_w = mir.param "b0.pool_proj_w" : !rlx.tensor<[4, 32, 1, 1], f32>
+    %b0_pool_proj_b = mir.param "b0.pool_proj_b" : !rlx.tensor<[4], f32>
+    %7 = hir.conv_block %6, %b0_pool_proj_w, %b0_pool_proj_b strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 act relu : (!rlx.tensor<[1, 32, 16, 16], f32>, !rlx.tensor<[4, 32, 1, 1], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[1, 4, 16, 16], f32>
+    %8 = mir.concat %1, %3, %5, %7 axis 1 : (!rlx.tensor<[1, 8, 16, 16], f32>, !rlx.tensor<[1, 16, 16, 16], f32>, !rlx.tensor<[1, 4, 16, 16], f32>, !rlx.tensor<[1, 4, 16, 16], f32>) -> !rlx.tensor<[1, 32, 16, 16], f32>
+    %b1_1x1_w = mir.param "b1.1x1_w" : !rlx.tensor<[8, 32, 1, 1], f32>
+    %b1_1x1_b = mir.param "b1.1x1_b" : !rlx.tensor<[8], f32>
+    %9 = hir.conv_block %8, %b1_1x1_w, %b1_1x1_b strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 act relu : (!rlx.tensor<[1, 32, 16, 16], f32>, !rlx.tensor<[8, 32, 1, 1], f32>, !rlx.tensor<[8], f32>) -> !rlx.tensor<[1, 8, 16, 16], f32>
+    %b1_3x3_reduce_w = mir.param "b1.3x3_reduce_w" : !rlx.tensor<[8, 32, 1, 1], f32>
+    %b1_3x3_reduce_b = mir.param "b1.3x3_reduce_b" : !rlx.tensor<[8], f32>
+    %10 = hir.conv_block %8, %b1_3x3_reduce_w, %b1_3x3_reduce_b strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 act relu : (!rlx.tensor<[1, 32, 16, 16], f32>, !rlx.tensor<[8, 32, 1, 1], f32>, !rlx.tensor<[8], f32>) -> !rlx.tensor<[1, 8, 16, 16], f32>
+    %b1_3x3_w = mir.param "b1.3x3_w" : !rlx.tensor<[16, 8, 3, 3], f32>
+    %b1_3x3_b = mir.param "b1.3x3_b" : !rlx.tensor<[16], f32>
+    %11 = hir.conv_block %10, %b1_3x3_w, %b1_3x3_b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 act relu : (!rlx.tensor<[1, 8, 16, 16], f32>, !rlx.tensor<[16, 8, 3, 3], f32>, !rlx.tensor<[16], f32>) -> !rlx.tensor<[1, 16, 16, 16], f32>
+    %b1_5x5_reduce_w = mir.param "b1.5x5_reduce_w" : !rlx.tensor<[2, 32, 1, 1], f32>
+    %b1_5x5_reduce_b = mir.param "b1.5x5_reduce_b" : !rlx.tensor<[2], f32>
+    %12 = hir.conv_block %8, %b1_5x5_reduce_w, %b1_5x5_reduce_b strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 act relu : (!rlx.tensor<[1, 32, 16, 16], f32>, !rlx.tensor<[2, 32, 1, 1], f32>, !rlx.tensor<[2], f32>) -> !rlx.tensor<[1, 2, 16, 16], f32>
+    %b1_5x5_w = mir.param "b1.5x5_w" : !rlx.tensor<[4, 2, 5, 5], f32>
+    %b1_5x5_b = mir.param "b1.5x5_b" : !rlx.tensor<[4], f32>
+    %13 = hir.conv_block %12, %b1_5x5_w, %b1_5x5_b strides [1, 1] pads [2, 2, 2, 2] dilations [1, 1] groups 1 act relu : (!rlx.tensor<[1, 2, 16, 16], f32>, !rlx.tensor<[4, 2, 5, 5], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[1, 4, 16, 16], f32>
+    %14 = mir.max_pool %8 kernel [3, 3] strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] : !rlx.tensor<[1, 32, 16, 16], f32> -> !rlx.tensor<[1, 32, 16, 16], f32>
+    %b1_pool_proj_w = mir.param "b1.pool_proj_w" : !rlx.tensor<[4, 32, 1, 1], f32>
+    %b1_pool_proj_b = mir.param "b1.pool_proj_b" : !rlx.tensor<[4], f32>
+    %15 = hir.conv_block %14, %b1_pool_proj_w, %b1_pool_proj_b strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 act relu : (!rlx.tensor<[1, 32, 16, 16], f32>, !rlx.tensor<[4, 32, 1, 1], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[1, 4, 16, 16], f32>
+    %16 = mir.concat %9, %11, %13, %15 axis 1 : (!rlx.tensor<[1, 8, 16, 16], f32>, !rlx.tensor<[1, 16, 16, 16], f32>, !rlx.tensor<[1, 4, 16, 16], f32>, !rlx.tensor<[1, 4, 16, 16], f32>) -> !rlx.tensor<[1, 32, 16, 16], f32>
+    %17 = mir.reduce_mean %16 axes [2, 3] : !rlx.tensor<[1, 32, 16, 16], f32> -> !rlx.tensor<[1, 32], f32>
+    %fc_w = mir.param "fc_w" : !rlx.tensor<[32, 10], f32>
+    %fc_b = mir.param "fc_b" : !rlx.tensor<[10], f32>
+    %18 = hir.linear %17, %fc_w, %fc_b : (!rlx.tensor<[1, 32], f32>, !rlx.tensor<[32, 10], f32>, !rlx.tensor<[10], f32>) -> !rlx.tensor<[1, 10], f32>
+    func.return %18 : !rlx.tensor<[1, 10], f32>
+  }
+}
