@@ -186,3 +186,28 @@ func.func @narrow(%x: !rlx.tensor<[2, 3], f32>) -> (!rlx.tensor<[2, 3], f32>, !r
 // CHECK-LABEL: func.func @narrow
 // CHECK:         %part = mir.narrow %x axis 1 start 1
 // CHECK-NEXT:    func.return %x, %part
+
+// -----
+// x · sigmoid(x) is silu(x) (either operand order): bit-exact for finite f32.
+func.func @sigmoid_gate(%x: !rlx.tensor<[8], f32>) -> (!rlx.tensor<[8], f32>, !rlx.tensor<[8], f32>) {
+  %s = mir.sigmoid %x : !rlx.tensor<[8], f32>
+  %a = mir.mul %x, %s : (!rlx.tensor<[8], f32>, !rlx.tensor<[8], f32>) -> !rlx.tensor<[8], f32>
+  %b = mir.mul %s, %x : (!rlx.tensor<[8], f32>, !rlx.tensor<[8], f32>) -> !rlx.tensor<[8], f32>
+  func.return %a, %b : !rlx.tensor<[8], f32>, !rlx.tensor<[8], f32>
+}
+// CHECK-LABEL: func.func @sigmoid_gate
+// CHECK:         %[[A:.*]] = mir.silu %x : !rlx.tensor<[8], f32>
+// CHECK-NEXT:    %[[B:.*]] = mir.silu %x : !rlx.tensor<[8], f32>
+// CHECK-NEXT:    func.return %[[A]], %[[B]]
+
+// -----
+// Not in f16 (the product rounds twice, silu once), nor when the sigmoid reads another value.
+func.func @sigmoid_gate_not(%x: !rlx.tensor<[8], f16>, %y: !rlx.tensor<[8], f32>, %z: !rlx.tensor<[8], f32>) -> (!rlx.tensor<[8], f16>, !rlx.tensor<[8], f32>) {
+  %s = mir.sigmoid %x : !rlx.tensor<[8], f16>
+  %a = mir.mul %x, %s : (!rlx.tensor<[8], f16>, !rlx.tensor<[8], f16>) -> !rlx.tensor<[8], f16>
+  %t = mir.sigmoid %z : !rlx.tensor<[8], f32>
+  %b = mir.mul %y, %t : (!rlx.tensor<[8], f32>, !rlx.tensor<[8], f32>) -> !rlx.tensor<[8], f32>
+  func.return %a, %b : !rlx.tensor<[8], f16>, !rlx.tensor<[8], f32>
+}
+// CHECK-LABEL: func.func @sigmoid_gate_not
+// CHECK-NOT:     mir.silu
