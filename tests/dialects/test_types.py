@@ -86,3 +86,32 @@ def test_constant_values_in_exponent_form_round_trip() -> None:
     once = print_module(parse_module(text))
     assert "dense<[1.0e-40, 3.0e+38, 0.5]>" in once
     assert print_module(parse_module(once)) == once
+
+
+NARROW_CONSTANTS = {
+    "i4": ([-8, 7, 0], "int4"),
+    "u2": ([0, 3, 1], "uint2"),
+    "f4e2m1": ([0.5, -6, -0.0], "float4_e2m1fn"),
+    "f8e8m0": ([2.0**-127, 1, float("nan")], "float8_e8m0fnu"),
+    "f8e4m3fnuz": ([240, float("nan"), -0.1], "float8_e4m3fnuz"),
+    "f8e5m2fnuz": ([57344, float("nan"), 2.0**-17], "float8_e5m2fnuz"),
+}
+
+
+@pytest.mark.parametrize("dtype", sorted(NARROW_CONSTANTS))
+def test_narrow_constants_round_trip_bit_exactly(dtype: str) -> None:
+    import ml_dtypes
+    import numpy as np
+
+    from rlx_compile import ModuleBuilder
+    from rlx_compile.interpreter import run
+
+    values, np_name = NARROW_CONSTANTS[dtype]
+    arr = np.array(values, np.float64).astype(getattr(ml_dtypes, np_name))
+    with ModuleBuilder("c") as m:
+        m.output(m.constant(arr), names=["y"])
+    text = print_module(m.module)
+    assert f"!rlx.tensor<[3], {dtype}>" in text
+    assert print_module(parse_module(text)) == text
+    got = run(parse_module(text), {})["y"]
+    assert got.dtype == arr.dtype and got.view(np.uint8).tolist() == arr.view(np.uint8).tolist()

@@ -434,3 +434,45 @@ def test_cast_overflow_to_f8() -> None:
     e4 = cast(x, "f8e4m3").astype(F32)
     assert np.isnan(e4[:2]).all()
     np.testing.assert_array_equal(e4[2:], [448, 448, 192])  # 464 is the tie: to even
+
+
+def test_cast_to_e8m0_rounds_the_magnitude_up_to_a_power_of_two() -> None:
+    # ONNX's default round mode "up"; every f32 binade edge, its neighbours and subnormals.
+    powers = [2.0**e for e in range(-149, 128)]
+    near = [np.nextafter(F32(p), F32(np.inf)) for p in powers[:-1]]
+    x = F32([*powers, *near, 0.0, -0.0, -3.0, 0.3, 1.1, 2.0**-127 * 1.5, np.nan, np.inf])
+    got = cast(x, "f8e8m0").astype(F64)
+
+    def smallest_power_at_least(v: float) -> float:
+        if not math.isfinite(v):
+            return math.nan
+        e = max(-127, math.ceil(math.log2(abs(v)))) if v else -127
+        e = e if abs(v) <= 2.0**e else e + 1  # log2 rounding
+        return 2.0 ** min(e, 127)
+
+    want = np.array([smallest_power_at_least(float(v)) for v in x])
+    np.testing.assert_array_equal(got, want)
+
+
+def test_cast_narrow_floats_without_infinity() -> None:
+    x = F32([1e6, -1e6, np.inf, 240, 0.1, -0.0])
+    fnuz = cast(x, "f8e4m3fnuz").astype(F32)
+    assert np.isnan(fnuz[:3]).all()  # no inf: overflow is NaN (fnuz's only NaN)
+    assert fnuz[3] == 240 and fnuz[4] == F32(0.1015625)
+    assert not np.signbit(fnuz[5])  # fnuz has no -0
+    f4 = cast(x, "f4e2m1").astype(F32)
+    np.testing.assert_array_equal(f4, [6, -6, 6, 6, 0, -0.0])  # neither inf nor NaN: saturates
+
+
+def test_cast_subbyte_ints() -> None:
+    # float -> int truncates and saturates, int -> int wraps: the rules of the wider types.
+    x = F32([-9.5, -8, 7.9, 8, np.nan])
+    assert cast(x, "i4").astype(np.int8).tolist() == [-8, -8, 7, 7, 0]
+    assert cast(x, "u2").astype(np.int8).tolist() == [0, 0, 3, 3, 0]
+    wide = np.arange(-9, 16, dtype=np.int8)
+    assert cast(wide, "i4").astype(np.int8).tolist() == [((v + 8) % 16) - 8 for v in wide]
+    i4 = np.arange(-8, 8, dtype=np.int8).astype(ml_dtypes.int4)
+    assert cast(i4, "u2").astype(np.int8).tolist() == [v % 4 for v in range(-8, 8)]
+    # f4e2m1 holds 0, ±0.5, ±1, ±1.5, ±2, ±3, ±4, ±6: 5 ties to 4 (even), 7 saturates.
+    want = [-6, -6, -6, -4, -4, -3, -2, -1, 0, 1, 2, 3, 4, 4, 6, 6]
+    assert cast(i4, "f4e2m1").astype(F32).tolist() == want

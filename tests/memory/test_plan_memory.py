@@ -301,3 +301,21 @@ def print_module_(op) -> str:  # type: ignore[no-untyped-def]
     from rlx_compile.ir import print_module
 
     return print_module(op)
+
+
+def test_narrow_and_subbyte_types_run_in_the_arena() -> None:
+    # One byte per element in the arena; a wrong slot size or offset would show here.
+    with ModuleBuilder("narrow") as m:
+        x = m.input("x", (3, 5))
+        outs = []
+        for dtype in ("i4", "u2", "f4e2m1", "f8e4m3fnuz", "f8e5m2fnuz", "f8e8m0"):
+            narrow = m.cast(m.mul(x, 3.0), dtype)
+            outs.append(m.cast(narrow, "f32"))
+        m.output(*outs, names=[f"y{i}" for i in range(len(outs))])
+    graph = plan(m.module)
+    inputs = {"x": np.linspace(-3, 3, 15, dtype=np.float32).reshape(3, 5)}
+    want = run(m.module, inputs)
+    got = run_arena(graph, inputs)
+    for name, value in want.items():
+        np.testing.assert_array_equal(got[name], value)
+    assert print_module_(graph).count("f8e8m0") >= 1

@@ -2180,8 +2180,10 @@ class QuantizeOp(QuantOpBase):
         out = self.result.type
         assert isinstance(out, TensorType)
         require_float(input, "input")
-        if not (out.dtype.is_int or out.dtype in (DType.F8E4M3, DType.F8E5M2)):
-            raise VerifyException(f"quantize produces an int or f8 type, not {out.dtype.value}")
+        if not out.dtype.is_quantized:
+            raise VerifyException(
+                f"quantize produces an int or 8/4-bit float type, not {out.dtype.value}"
+            )
         if out.shape != input.shape:
             raise VerifyException("quantize must keep the shape")
         if zero_point is not None and zero_point.dtype is not out.dtype:
@@ -2216,8 +2218,10 @@ class DequantizeOp(QuantOpBase):
         scale: TensorType,
         zero_point: TensorType | None = None,
     ) -> tuple[TensorType, ...]:
-        if not (input.dtype.is_int or input.dtype in (DType.F8E4M3, DType.F8E5M2)):
-            raise VerifyException(f"dequantize reads an int or f8 type, not {input.dtype.value}")
+        if not input.dtype.is_quantized:
+            raise VerifyException(
+                f"dequantize reads an int or 8/4-bit float type, not {input.dtype.value}"
+            )
         if zero_point is not None and zero_point.dtype is not input.dtype:
             raise VerifyException("zero_point must have the input's element type")
         _check_qparams(input, scale, zero_point, props.opt_int("axis"))

@@ -34,10 +34,18 @@ class DType(Enum):
     F64 = "f64"
     F8E4M3 = "f8e4m3"
     F8E5M2 = "f8e5m2"
+    F8E4M3FNUZ = "f8e4m3fnuz"
+    F8E5M2FNUZ = "f8e5m2fnuz"
+    F8E8M0 = "f8e8m0"
+    F4E2M1 = "f4e2m1"
+    I2 = "i2"
+    I4 = "i4"
     I8 = "i8"
     I16 = "i16"
     I32 = "i32"
     I64 = "i64"
+    U2 = "u2"
+    U4 = "u4"
     U8 = "u8"
     U16 = "u16"
     U32 = "u32"
@@ -62,7 +70,24 @@ class DType(Enum):
 
     @property
     def is_signed_int(self) -> bool:
-        return self in (DType.I8, DType.I16, DType.I32, DType.I64)
+        return self in _SIGNED_INTS
+
+    @property
+    def is_narrow_float(self) -> bool:
+        """An 8- or 4-bit float: a storage and quantisation type, computed in f32."""
+        return self in _NARROW_FLOATS
+
+    @property
+    def is_quantized(self) -> bool:
+        """A type that quantize produces and dequantize reads: an integer, or a narrow
+        float with a sign (f8e8m0 is a bare exponent, used for scales)."""
+        return self.is_int or (self.is_narrow_float and self is not DType.F8E8M0)
+
+    @property
+    def int_range(self) -> tuple[int, int]:
+        """(min, max) of an integer type (sub-byte ones included)."""
+        info = ml_dtypes.iinfo(self.numpy)
+        return int(info.min), int(info.max)
 
     @property
     def is_bool(self) -> bool:
@@ -94,36 +119,59 @@ _NUMPY_DTYPES: dict[DType, np.dtype] = {
     DType.F64: np.dtype(np.float64),
     DType.F8E4M3: np.dtype(ml_dtypes.float8_e4m3fn),
     DType.F8E5M2: np.dtype(ml_dtypes.float8_e5m2),
+    DType.F8E4M3FNUZ: np.dtype(ml_dtypes.float8_e4m3fnuz),
+    DType.F8E5M2FNUZ: np.dtype(ml_dtypes.float8_e5m2fnuz),
+    DType.F8E8M0: np.dtype(ml_dtypes.float8_e8m0fnu),
+    DType.F4E2M1: np.dtype(ml_dtypes.float4_e2m1fn),
+    DType.I2: np.dtype(ml_dtypes.int2),
+    DType.I4: np.dtype(ml_dtypes.int4),
     DType.I8: np.dtype(np.int8),
     DType.I16: np.dtype(np.int16),
     DType.I32: np.dtype(np.int32),
     DType.I64: np.dtype(np.int64),
+    DType.U2: np.dtype(ml_dtypes.uint2),
+    DType.U4: np.dtype(ml_dtypes.uint4),
     DType.U8: np.dtype(np.uint8),
     DType.U16: np.dtype(np.uint16),
     DType.U32: np.dtype(np.uint32),
     DType.U64: np.dtype(np.uint64),
     DType.BOOL: np.dtype(np.bool_),
 }
-_FLOATS = frozenset({DType.F32, DType.F16, DType.BF16, DType.F64, DType.F8E4M3, DType.F8E5M2})
-_INTS = frozenset(
-    {DType.I8, DType.I16, DType.I32, DType.I64, DType.U8, DType.U16, DType.U32, DType.U64}
+# Sub-byte types take one byte per element in memory (unpacked, as ml_dtypes stores them).
+_NARROW_FLOATS = frozenset(
+    {
+        DType.F8E4M3,
+        DType.F8E5M2,
+        DType.F8E4M3FNUZ,
+        DType.F8E5M2FNUZ,
+        DType.F8E8M0,
+        DType.F4E2M1,
+    }
 )
+_FLOATS = frozenset({DType.F32, DType.F16, DType.BF16, DType.F64}) | _NARROW_FLOATS
+_SIGNED_INTS = frozenset({DType.I2, DType.I4, DType.I8, DType.I16, DType.I32, DType.I64})
+_INTS = _SIGNED_INTS | {DType.U2, DType.U4, DType.U8, DType.U16, DType.U32, DType.U64}
 _DTYPE_SPELLINGS = frozenset(d.value for d in DType)
-_NO_INFINITY = frozenset({DType.F8E4M3})
+_NO_INFINITY = _NARROW_FLOATS - {DType.F8E5M2}
+_NO_NEGATIVE_ZERO = frozenset({DType.F8E4M3FNUZ, DType.F8E5M2FNUZ, DType.F8E8M0})
 
 
 def exactly_representable(src: DType, dst: DType) -> bool:
     """Whether every value of ``src`` (infinities and NaN included) is a value of ``dst``,
     so that a cast ``src -> dst`` loses nothing."""
-    if src is dst or src.is_bool:
+    if src is dst:
+        return True
+    if dst is DType.F8E8M0:  # positive powers of two only: no zero, no sign
+        return False
+    if src.is_bool:
         return True
     if dst.is_bool or (src.is_float and not dst.is_float):
         return False
     if src.is_int:
-        lo, hi = int(np.iinfo(src.numpy).min), int(np.iinfo(src.numpy).max)
+        lo, hi = src.int_range
         if dst.is_int:
-            info = np.iinfo(dst.numpy)
-            return int(info.min) <= lo and hi <= int(info.max)
+            dlo, dhi = dst.int_range
+            return dlo <= lo and hi <= dhi
         # Every integer of magnitude <= 2^(mantissa bits + 1) is a float of dst.
         fd = ml_dtypes.finfo(dst.numpy)
         bound = max(-lo, hi)
@@ -131,11 +179,14 @@ def exactly_representable(src: DType, dst: DType) -> bool:
     fs, fd = ml_dtypes.finfo(src.numpy), ml_dtypes.finfo(dst.numpy)
     if src not in _NO_INFINITY and dst in _NO_INFINITY:
         return False
-    # No fewer mantissa bits, no narrower exponent range, no coarser subnormal grid.
+    if src not in _NO_NEGATIVE_ZERO and dst in _NO_NEGATIVE_ZERO:
+        return False
+    # No fewer mantissa bits, no smaller maximum, no coarser grid at the bottom (every
+    # value is a multiple of the smallest subnormal, so a src normal below dst's normal
+    # range still lands on dst's subnormal grid).
     return (
         fd.nmant >= fs.nmant
         and float(fd.max) >= float(fs.max)
-        and float(fd.smallest_normal) <= float(fs.smallest_normal)
         and float(fd.smallest_subnormal) <= float(fs.smallest_subnormal)
     )
 

@@ -27,8 +27,11 @@ each op's formula):
   NaN; argmax/argmin take the first extreme (a NaN counts as one); a softmax row of
   -inf only (fully masked attention row) is NaN;
 - cast float -> int truncates toward zero, saturates, and maps NaN to 0 (Rust's ``as``);
-  to bool is ``!= 0``; int -> int wraps; to float rounds to nearest even, float64 ->
-  bf16/f8 with a single rounding; f8e4m3 has no inf, so overflow casts give NaN there;
+  to bool is ``!= 0``; int -> int wraps (4- and 2-bit ints too); to float rounds to
+  nearest even, float64 -> bf16/f8/f4 with a single rounding; the f8 types other than
+  f8e5m2 have no inf, so overflow casts give NaN there (f4e2m1, with neither, saturates
+  and takes NaN to a zero, as ml_dtypes does);
+  f8e8m0 (a bare exponent) rounds the magnitude up to a power of two, as ONNX's Cast;
 - quantize rounds half to even and saturates (f8: to ±max finite, infinities too); for
   int results NaN quantises to 0, like a cast;
 - gather, narrow, slice and reflect padding out of range raise ``ExecutionError`` naming

@@ -34,10 +34,26 @@ from rlx_compile.interpreter.special import erf_erfc
 F32 = np.dtype(np.float32)
 F64 = np.dtype(np.float64)
 BF16 = np.dtype(ml_dtypes.bfloat16)
-F8_TYPES = (np.dtype(ml_dtypes.float8_e4m3fn), np.dtype(ml_dtypes.float8_e5m2))
-LOW_PRECISION = frozenset({np.dtype(np.float16), BF16, *F8_TYPES})
+F8E8M0 = np.dtype(ml_dtypes.float8_e8m0fnu)
+# The 8- and 4-bit floats: quantisation targets, saturated to their largest finite value.
+F8_TYPES = tuple(
+    np.dtype(t)
+    for t in (
+        ml_dtypes.float8_e4m3fn,
+        ml_dtypes.float8_e5m2,
+        ml_dtypes.float8_e4m3fnuz,
+        ml_dtypes.float8_e5m2fnuz,
+        ml_dtypes.float4_e2m1fn,
+    )
+)
+LOW_PRECISION = frozenset({np.dtype(np.float16), BF16, F8E8M0, *F8_TYPES})
 # ml_dtypes converts float64 to these through float32 (two roundings); round_to fixes it.
-_ROUNDED_VIA_F32 = frozenset({BF16, *F8_TYPES})
+_ROUNDED_VIA_F32 = frozenset({BF16, F8E8M0, *F8_TYPES})
+# Sub-byte integers (one per byte in memory); numpy sees them as opaque ('V') types.
+SUBBYTE_INTS = frozenset(
+    np.dtype(t) for t in (ml_dtypes.int4, ml_dtypes.uint4, ml_dtypes.int2, ml_dtypes.uint2)
+)
+_ML_DTYPES = _ROUNDED_VIA_F32 | SUBBYTE_INTS
 
 
 # ---------------------------------------------------------------------------------
@@ -47,6 +63,10 @@ _ROUNDED_VIA_F32 = frozenset({BF16, *F8_TYPES})
 
 def is_float(dtype: np.dtype) -> bool:
     return dtype in (F32, F64) or dtype in LOW_PRECISION
+
+
+def is_int(dtype: np.dtype) -> bool:
+    return dtype.kind in "iu" or dtype in SUBBYTE_INTS
 
 
 def compute_dtype(dtype: np.dtype) -> np.dtype:
@@ -72,7 +92,28 @@ def round_to(y: np.ndarray, dtype: np.dtype) -> np.ndarray:
         return y
     if y.dtype == F64 and dtype in _ROUNDED_VIA_F32:
         y = _f64_to_f32_round_to_odd(y)
+    if dtype == F8E8M0:
+        return _to_e8m0(y.astype(F32))
+    if y.dtype in _ML_DTYPES:
+        # ml_dtypes converts between few of its own types; float32 holds each exactly.
+        y = y.astype(F32)
     return y.astype(dtype)
+
+
+def _to_e8m0(y: np.ndarray) -> np.ndarray:
+    """float32 -> f8e8m0 (a bare power-of-two exponent, no sign), ONNX's default: the
+    magnitude rounds *up* to the next power of two, saturating at the largest; NaN and
+    infinities give NaN; zero and magnitudes up to 2^-127 give the smallest, 2^-127.
+    (ml_dtypes rounds to nearest; onnx's reference helper rounds float32 subnormals
+    by their bits, sending 2^-127 itself to 2^-126.)"""
+    bits = y.view(np.uint32)
+    exponent = ((bits >> 23) & 0xFF).astype(np.uint16)
+    fraction = bits & 0x7FFFFF
+    special = exponent == 0xFF
+    # A float32 subnormal is f·2^-149: at most 2^-127 when f <= 2^22.
+    round_up = np.where(exponent == 0, fraction > 0x400000, fraction != 0)
+    round_up &= ~special & (exponent < 0xFE)
+    return (exponent + round_up).astype(np.uint8).view(F8E8M0)
 
 
 def _f64_to_f32_round_to_odd(y: np.ndarray) -> np.ndarray:
@@ -323,7 +364,7 @@ def where(cond: np.ndarray, on_true: np.ndarray, on_false: np.ndarray) -> np.nda
 def _float_to_int(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """Truncate toward zero and saturate to the target range; NaN becomes 0. (NumPy
     leaves NaN and out-of-range conversions undefined; these are Rust's ``as``.)"""
-    info = np.iinfo(dtype)
+    info = ml_dtypes.iinfo(dtype)
     y = np.trunc(x.astype(F64))
     nan = np.isnan(y)
     # Python ints make the bounds exact: float(2**63) is exact, float(2**63 - 1) is not.
@@ -343,11 +384,13 @@ def cast(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
         return x
     if dtype == np.bool_:
         return x != 0
-    if dtype.kind in "iu":
+    if is_int(dtype):
         if is_float(x.dtype):
             return _float_to_int(x, dtype)
+        if x.dtype in SUBBYTE_INTS or dtype in SUBBYTE_INTS:
+            x = x.astype(np.int64)  # ml_dtypes has few direct sub-byte conversions
         return x.astype(dtype)  # int/bool -> int: two's-complement wrap
-    if x.dtype.kind in "iub":
+    if is_int(x.dtype) or x.dtype == np.bool_:
         # Through float64: exact up to 2^53 (larger 64-bit ints round twice), and
         # ml_dtypes has no direct int -> bf16/f8 conversion.
         x = x.astype(F64)

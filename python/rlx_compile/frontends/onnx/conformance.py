@@ -26,17 +26,12 @@ from onnx.backend.test.runner import Runner
 from rlx_compile.frontends.onnx.context import CONVERTERS
 from rlx_compile.frontends.onnx.importer import MIN_OPSET, schema_since
 
-_NO_DTYPE = "element type without an rlx equivalent (float8 fnuz, 4/2-bit ints, float4, e8m0)"
-
 EXPECTED_FAILURES: dict[str, dict[str, str]] = {
     "Attention": {
         r"test_attention_4d_causal_fp16_expanded$": (
             "the expanded body rounds to f16 at every op: 1.2e-3 relative off the 1e-3 tolerance"
         ),
     },
-    "Cast": {r"test_cast_.*(FNUZ|INT4|INT2|FLOAT4E2M1|E8M0)": _NO_DTYPE},
-    "CastLike": {r"test_castlike_.*(FNUZ|INT4|INT2|FLOAT4E2M1|E8M0)": _NO_DTYPE},
-    "DequantizeLinear": {r"test_dequantizelinear_(u?int[24]|float4e2m1)$": _NO_DTYPE},
     "Dropout": {
         r"test_training_dropout": "training mode draws random masks",
         r"test_dropout_.*_old$": "definition older than opset 13",
@@ -51,7 +46,6 @@ EXPECTED_FAILURES: dict[str, dict[str, str]] = {
         r"test_if_(seq|opt)$": "sequence and optional values",
     },
     "MaxPool": {r"test_maxpool_with_argmax": "the Indices output"},
-    "QuantizeLinear": {r"test_quantizelinear_(u?int[24]|float4e2m1)$": _NO_DTYPE},
     "Range": {r"test_range_.*_expanded$": "the expanded form is a Loop"},
 }
 """Claimed op type -> {test name pattern (regex, matched from the start): reason}."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import ml_dtypes
 import numpy as np
 from xdsl.ir import SSAValue
 
@@ -158,16 +159,21 @@ def min_(ctx: NodeContext) -> ConverterResult:
 # Cast
 # ---------------------------------------------------------------------------------
 
-_F8_MAX = {DType.F8E4M3: 448.0, DType.F8E5M2: 57344.0}
+_SATURATING = (DType.F8E4M3, DType.F8E5M2, DType.F8E4M3FNUZ, DType.F8E5M2FNUZ)
+_SUBBYTE_INTS = (DType.I4, DType.U4, DType.I2, DType.U2)
 
 
 def cast_to(ctx: NodeContext, x: SSAValue, to: DType) -> SSAValue:
-    """ONNX Cast: like mir.cast, except that float8 targets saturate by default."""
+    """ONNX Cast: like mir.cast, except that float8 targets saturate by default and
+    floats wrap into 4- and 2-bit integers (the reference's conversion) where mir.cast
+    saturates."""
     saturate = ctx.attr("saturate", 1)
     src = type_of(x).dtype
-    if to in _F8_MAX and saturate and src.is_float:
-        limit = _F8_MAX[to]
+    if to in _SATURATING and saturate and src.is_float:
+        limit = float(ml_dtypes.finfo(to.numpy).max)
         x = ctx.b.minimum(ctx.b.maximum(x, -limit), limit)
+    if to in _SUBBYTE_INTS and src.is_float:
+        x = ctx.b.cast(x, DType.I32)
     return ctx.b.cast(x, to)
 
 

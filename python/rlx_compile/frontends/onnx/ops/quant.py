@@ -21,8 +21,6 @@ from rlx_compile.frontends.onnx.context import (
 from rlx_compile.frontends.onnx.ops.nn import conv_geometry
 from rlx_compile.frontends.onnx.ops.shape import reshape
 
-_F8 = (DType.F8E4M3, DType.F8E5M2)
-
 
 def _param_layout(
     ctx: NodeContext, x: SSAValue, scale: SSAValue, block_size: int
@@ -72,9 +70,9 @@ def quantize_linear(ctx: NodeContext) -> ConverterResult:
     out = DType.U8 if not declared else dtype_of(declared)
     if zp is not None:
         out = type_of(zp).dtype
-    if out not in _F8 and not out.is_int:
+    if not out.is_quantized:
         raise Unsupported(f"quantisation to {out.value}")
-    if out in _F8 and not saturate:
+    if out.is_narrow_float and not saturate:
         raise Unsupported("non-saturating float8 quantisation")
     axis, index = _param_layout(ctx, x, scale, block)
     b = ctx.b
@@ -83,15 +81,15 @@ def quantize_linear(ctx: NodeContext) -> ConverterResult:
         return b.emit(mir.QuantizeOp(x, scale, zp, dtype=out, axis=axis)).results[0]
     # Blocked: the quantize formula elementwise with the repeated parameters.
     assert axis is not None
-    if out in _F8:
+    if out.is_narrow_float:
         raise Unsupported("blocked float8 quantisation")
     sc = _full(ctx, scale, axis, index)
     q = b.unary(mir.RoundOp, b.div(x, sc if type_of(sc).dtype is type_of(x).dtype
                                    else b.cast(sc, type_of(x).dtype)))  # fmt: skip
     if zp is not None:
         q = b.add(q, b.cast(_full(ctx, zp, axis, index), type_of(q).dtype))
-    info = np.iinfo(out.numpy)
-    q = b.minimum(b.maximum(q, float(info.min)), float(info.max))
+    lo, hi = out.int_range
+    q = b.minimum(b.maximum(q, float(lo)), float(hi))
     return b.cast(q, out)
 
 
@@ -190,8 +188,8 @@ def _requantize(
     y = b.mul(b.cast(acc, type_of(factor).dtype), factor)
     if y_zp is not None:
         y = b.add(y, b.cast(y_zp, type_of(y).dtype))
-    info = np.iinfo(out.numpy)
-    y = b.unary(mir.RoundOp, b.minimum(b.maximum(y, float(info.min)), float(info.max)))
+    lo, hi = out.int_range
+    y = b.unary(mir.RoundOp, b.minimum(b.maximum(y, float(lo)), float(hi)))
     return b.cast(y, out)
 
 

@@ -46,8 +46,8 @@ def _empty_value(kind: str, dtype: DType) -> float | int | bool:
         return float("-inf") if lowest else float("inf")
     if dtype.is_bool:
         return not lowest
-    info = np.iinfo(dtype.numpy)
-    return int(info.min if lowest else info.max)
+    lo, hi = dtype.int_range
+    return lo if lowest else hi
 
 
 @converter(*_REDUCE)
