@@ -9,7 +9,19 @@ from rlx_compile.frontends.onnx.ops import (
     quant,
     reduce,
     resize,
+    rnn,
     shape,
 )
 
-__all__ = ["attention", "elementwise", "loss", "misc", "nn", "quant", "reduce", "resize", "shape"]
+__all__ = [
+    "attention",
+    "elementwise",
+    "loss",
+    "misc",
+    "nn",
+    "quant",
+    "reduce",
+    "resize",
+    "rnn",
+    "shape",
+]

@@ -1,0 +1,354 @@
+"""Recurrent layers: RNN, GRU and LSTM, unrolled over a static sequence length.
+
+Every direction runs its own chain of steps. The input projection of all steps is one
+matmul ([seq, batch, in] x [in, gates·hidden], both biases added once); each step adds
+the recurrent projection of the previous hidden state and applies the gates. A
+``sequence_lens`` input (static or fed at run time) masks the steps past each batch
+row's length: the state stops changing and Y is zero there, as onnxruntime does (the
+reverse direction of a shorter row then starts at its own last step).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from xdsl.ir import SSAValue
+
+from rlx_compile.builder import type_of
+from rlx_compile.dialects import mir
+from rlx_compile.dialects.types import DType
+from rlx_compile.frontends.onnx.context import (
+    ConverterResult,
+    FoldingBuilder,
+    NodeContext,
+    Unsupported,
+    converter,
+)
+
+Activation = Callable[[SSAValue], SSAValue]
+
+# name -> (number of parameters taken from activation_alpha / activation_beta, maker)
+_ACTIVATIONS: dict[str, tuple[int, int]] = {
+    "Sigmoid": (0, 0),
+    "Tanh": (0, 0),
+    "Relu": (0, 0),
+    "Softsign": (0, 0),
+    "Softplus": (0, 0),
+    "LeakyRelu": (1, 0),
+    "ThresholdedRelu": (1, 0),
+    "Elu": (1, 0),
+    "HardSigmoid": (1, 1),
+    "ScaledTanh": (1, 1),
+    "Affine": (1, 1),
+}
+
+
+def _activation(b: FoldingBuilder, name: str, alpha: float, beta: float) -> Activation:
+    match name:
+        case "Sigmoid":
+            return b.sigmoid
+        case "Tanh":
+            return b.tanh
+        case "Relu":
+            return b.relu
+        case "Softsign":
+            return lambda x: b.div(x, b.add(b.abs(x), 1))
+        case "Softplus":
+            return lambda x: b.unary(mir.SoftplusOp, x)
+        case "LeakyRelu":
+            return lambda x: b.where(b.compare("lt", x, 0), b.mul(x, alpha), x)
+        case "ThresholdedRelu":
+            return lambda x: b.where(b.compare("gt", x, alpha), x, 0)
+        case "Elu":
+            return lambda x: b.where(b.compare("lt", x, 0), b.mul(b.sub(b.exp(x), 1), alpha), x)
+        case "HardSigmoid":
+            return lambda x: b.maximum(b.minimum(b.add(b.mul(x, alpha), beta), 1), 0)
+        case "ScaledTanh":
+            return lambda x: b.mul(b.tanh(b.mul(x, beta)), alpha)
+        case "Affine":
+            return lambda x: b.add(b.mul(x, alpha), beta)
+    raise Unsupported(f"activation {name!r}")
+
+
+def _activations(ctx: NodeContext, defaults: list[str], directions: int) -> list[list[Activation]]:
+    """The activation functions of each direction (``activations`` lists them direction
+    after direction; alpha/beta values are consumed in order by those that take them)."""
+    names = ctx.attr("activations", None) or defaults * directions
+    if len(names) != len(defaults) * directions:
+        raise Unsupported(f"{len(names)} activations for {directions} direction(s)")
+    alphas = list(ctx.attr("activation_alpha", []) or [])
+    betas = list(ctx.attr("activation_beta", []) or [])
+    fns: list[Activation] = []
+    for name in names:
+        canonical = next((k for k in _ACTIVATIONS if k.lower() == name.lower()), name)
+        if canonical not in _ACTIVATIONS:
+            raise Unsupported(f"activation {name!r}")
+        n_alpha, n_beta = _ACTIVATIONS[canonical]
+        alpha = alphas.pop(0) if n_alpha and alphas else _DEFAULT_ALPHA.get(canonical, 0.0)
+        beta = betas.pop(0) if n_beta and betas else _DEFAULT_BETA.get(canonical, 0.0)
+        fns.append(_activation(ctx.b, canonical, alpha, beta))
+    k = len(defaults)
+    return [fns[d * k : (d + 1) * k] for d in range(directions)]
+
+
+_DEFAULT_ALPHA = {"LeakyRelu": 0.01, "ThresholdedRelu": 1.0, "Elu": 1.0, "HardSigmoid": 0.2}
+_DEFAULT_BETA = {"HardSigmoid": 0.5}
+
+
+@dataclass
+class _Layer:
+    """The operands of one recurrent node, with the layout normalised to seq-major."""
+
+    x: SSAValue  # [seq, batch, in]
+    seq: int
+    batch: int | str
+    hidden: int
+    directions: int
+    gates: int
+    lens: SSAValue | None  # [batch] int
+
+
+def _layer(ctx: NodeContext, gates: int) -> _Layer:
+    b = ctx.b
+    layout = ctx.check_attr("layout", (0, 1), 0)
+    x = ctx.x(0)
+    if type_of(x).rank != 3:
+        raise Unsupported("X must have rank 3")
+    if layout == 1:
+        x = b.transpose(x, [1, 0, 2])
+    seq, batch, _ = type_of(x).shape
+    if not isinstance(seq, int):
+        raise Unsupported("a symbolic sequence length (the layer is unrolled)")
+    w_shape = ctx.shape(1)
+    hidden = ctx.attr("hidden_size", None)
+    if hidden is None:
+        if not isinstance(w_shape[1], int):
+            raise Unsupported("hidden_size unknown")
+        hidden = w_shape[1] // gates
+    direction = ctx.check_attr("direction", ("forward", "reverse", "bidirectional"), "forward")
+    directions = 2 if direction == "bidirectional" else 1
+    if w_shape[0] != directions:
+        raise Unsupported(f"W has {w_shape[0]} direction(s), direction={direction!r}")
+    lens = ctx.opt(4)
+    return _Layer(x, seq, batch, int(hidden), directions, gates, lens)
+
+
+def _direction(ctx: NodeContext, i: int, d: int, shape: list[int | str]) -> SSAValue | None:
+    """Direction ``d`` of the per-direction operand ``i`` (W, R, B, initial states, P),
+    reshaped to ``shape``. The initial states are [batch, directions, hidden] in the
+    batch-major layout."""
+    v = ctx.opt(i)
+    if v is None:
+        return None
+    axis = 1 if i in (5, 6) and ctx.attr("layout", 0) == 1 else 0
+    return ctx.b.reshape(ctx.b.narrow(v, axis, d, 1), shape)
+
+
+def _zeros(ctx: NodeContext, like: SSAValue, shape: list[int | str]) -> SSAValue:
+    return ctx.b.expand(ctx.b.constant(np.zeros(()), type_of(like).dtype, ()), shape)
+
+
+def _time_steps(layer: _Layer, d: int, reverse: bool) -> list[int]:
+    forward = d == 0 and not reverse
+    return list(range(layer.seq)) if forward else list(range(layer.seq - 1, -1, -1))
+
+
+def _mask(ctx: NodeContext, layer: _Layer, t: int) -> SSAValue | None:
+    """[batch, 1] bool: rows still inside their sequence at step t."""
+    if layer.lens is None:
+        return None
+    b = ctx.b
+    step = b.constant(np.array(t), type_of(layer.lens).dtype, ())
+    return b.reshape(b.compare("lt", step, layer.lens), [layer.batch, 1])
+
+
+StepFn = Callable[[SSAValue, list[SSAValue]], list[SSAValue]]
+
+
+def _unroll(
+    ctx: NodeContext,
+    layer: _Layer,
+    states: int,
+    make_step: Callable[[int], tuple[list[SSAValue], StepFn]],
+) -> ConverterResult:
+    """Run every direction; ``make_step(d)`` gives the initial states (hidden first) and
+    the step function (projected input of the step, states) -> new states."""
+    b = ctx.b
+    reverse = ctx.attr("direction", "forward") == "reverse"
+    dtype = type_of(layer.x).dtype
+    ys: list[SSAValue] = []
+    finals: list[list[SSAValue]] = [[] for _ in range(states)]
+    for d in range(layer.directions):
+        state, step = make_step(d)
+        projected = _input_projection(ctx, layer, d)
+        outputs: dict[int, SSAValue] = {}
+        for t in _time_steps(layer, d, reverse):
+            xt = b.reshape(b.narrow(projected, 0, t, 1), [layer.batch, layer.gates * layer.hidden])
+            new = step(xt, state)
+            mask = _mask(ctx, layer, t)
+            if mask is not None:
+                new = [b.where(mask, n, s) for n, s in zip(new, state, strict=True)]
+                outputs[t] = b.where(mask, new[0], b.constant(np.zeros(()), dtype, ()))
+            else:
+                outputs[t] = new[0]
+            state = new
+        steps = [b.reshape(outputs[t], [1, 1, layer.batch, layer.hidden]) for t in range(layer.seq)]
+        ys.append(b.concat(steps, 0) if len(steps) > 1 else steps[0])
+        for k in range(states):
+            finals[k].append(b.reshape(state[k], [1, layer.batch, layer.hidden]))
+    layout = ctx.attr("layout", 0)
+    results: list[SSAValue | None] = [None] * (1 + states)
+    if ctx.output_used(0):
+        y = b.concat(ys, 1) if len(ys) > 1 else ys[0]  # [seq, dirs, batch, hidden]
+        results[0] = b.transpose(y, [2, 0, 1, 3]) if layout == 1 else y
+    for k in range(states):
+        if ctx.output_used(1 + k):
+            f = b.concat(finals[k], 0) if len(finals[k]) > 1 else finals[k][0]
+            results[1 + k] = b.transpose(f, [1, 0, 2]) if layout == 1 else f
+    return results
+
+
+def _input_projection(ctx: NodeContext, layer: _Layer, d: int) -> SSAValue:
+    """X·Wᵀ + Wb + Rb for every step of direction d: [seq, batch, gates·hidden]. (GRU's
+    candidate gate keeps Rb apart when linear_before_reset; see ``_gru``.)"""
+    b = ctx.b
+    gh = layer.gates * layer.hidden
+    w = _direction(ctx, 1, d, [gh, -1])
+    assert w is not None
+    projected = b.matmul(layer.x, b.transpose(w, [1, 0]))
+    bias = _direction(ctx, 3, d, [2, gh])
+    if bias is not None:
+        wb = b.reshape(b.narrow(bias, 0, 0, 1), [gh])
+        rb = b.reshape(b.narrow(bias, 0, 1, 1), [gh])
+        if ctx.op_type == "GRU" and ctx.attr("linear_before_reset", 0):
+            # The candidate's recurrent bias goes inside the reset gate's product.
+            keep = np.ones(gh, dtype=type_of(rb).dtype.numpy)
+            keep[2 * layer.hidden :] = 0
+            rb = b.mul(rb, b.constant(keep, type_of(rb).dtype, (gh,)))
+        projected = b.add(projected, b.add(wb, rb))
+    return projected
+
+
+def _gate(b: FoldingBuilder, v: SSAValue, k: int, hidden: int) -> SSAValue:
+    return b.narrow(v, 1, k * hidden, hidden)
+
+
+def _clip(ctx: NodeContext) -> Callable[[SSAValue], SSAValue]:
+    clip = ctx.attr("clip", None)
+    if clip is None:
+        return lambda v: v
+    return lambda v: ctx.b.minimum(ctx.b.maximum(v, -float(clip)), float(clip))
+
+
+def _recurrent(ctx: NodeContext, layer: _Layer, d: int) -> tuple[SSAValue, SSAValue]:
+    """Rᵀ of direction d ([hidden, gates·hidden]) and the initial hidden state."""
+    b = ctx.b
+    r = _direction(ctx, 2, d, [layer.gates * layer.hidden, layer.hidden])
+    assert r is not None
+    h0 = _direction(ctx, 5, d, [layer.batch, layer.hidden])
+    if h0 is None:
+        h0 = _zeros(ctx, layer.x, [layer.batch, layer.hidden])
+    return b.transpose(r, [1, 0]), h0
+
+
+def _check_dtype(ctx: NodeContext) -> None:
+    if not ctx.type(0).dtype.is_float:
+        raise Unsupported(f"element type {ctx.type(0).dtype.value}")
+    if ctx.has(4) and ctx.type(4).dtype not in (DType.I32, DType.I64):
+        raise Unsupported("sequence_lens must be int32")
+
+
+@converter("RNN")
+def rnn(ctx: NodeContext) -> ConverterResult:
+    _check_dtype(ctx)
+    layer = _layer(ctx, 1)
+    acts = _activations(ctx, ["Tanh"], layer.directions)
+    clip, b = _clip(ctx), ctx.b
+
+    def make_step(d: int) -> tuple[list[SSAValue], StepFn]:
+        rt, h0 = _recurrent(ctx, layer, d)
+        (f,) = acts[d]
+
+        def step(xt: SSAValue, state: list[SSAValue]) -> list[SSAValue]:
+            return [f(clip(b.add(xt, b.matmul(state[0], rt))))]
+
+        return [h0], step
+
+    return _unroll(ctx, layer, 1, make_step)
+
+
+@converter("GRU")
+def gru(ctx: NodeContext) -> ConverterResult:
+    _check_dtype(ctx)
+    layer = _layer(ctx, 3)
+    acts = _activations(ctx, ["Sigmoid", "Tanh"], layer.directions)
+    linear_before_reset = bool(ctx.attr("linear_before_reset", 0))
+    clip, b, h = _clip(ctx), ctx.b, layer.hidden
+
+    def make_step(d: int) -> tuple[list[SSAValue], StepFn]:
+        rt, h0 = _recurrent(ctx, layer, d)
+        f, g = acts[d]
+        rb_h = None
+        bias = _direction(ctx, 3, d, [6, h])
+        if bias is not None and linear_before_reset:
+            rb_h = b.reshape(b.narrow(bias, 0, 5, 1), [h])
+        r_zr, r_h = b.narrow(rt, 1, 0, 2 * h), b.narrow(rt, 1, 2 * h, h)
+
+        def step(xt: SSAValue, state: list[SSAValue]) -> list[SSAValue]:
+            (prev,) = state
+            zr = b.add(b.narrow(xt, 1, 0, 2 * h), b.matmul(prev, r_zr))
+            z, r = f(clip(_gate(b, zr, 0, h))), f(clip(_gate(b, zr, 1, h)))
+            xh = _gate(b, xt, 2, h)
+            if linear_before_reset:
+                hr = b.matmul(prev, r_h)
+                if rb_h is not None:
+                    hr = b.add(hr, rb_h)
+                cand = g(clip(b.add(xh, b.mul(r, hr))))
+            else:
+                cand = g(clip(b.add(xh, b.matmul(b.mul(r, prev), r_h))))
+            # (1 - z)·h~ + z·H, in the reference's order.
+            return [b.add(b.mul(b.sub(1.0, z), cand), b.mul(z, prev))]
+
+        return [h0], step
+
+    return _unroll(ctx, layer, 1, make_step)
+
+
+@converter("LSTM")
+def lstm(ctx: NodeContext) -> ConverterResult:
+    _check_dtype(ctx)
+    if ctx.attr("input_forget", 0):
+        raise Unsupported("input_forget=1")
+    layer = _layer(ctx, 4)
+    acts = _activations(ctx, ["Sigmoid", "Tanh", "Tanh"], layer.directions)
+    clip, b, h = _clip(ctx), ctx.b, layer.hidden
+
+    def make_step(d: int) -> tuple[list[SSAValue], StepFn]:
+        rt, h0 = _recurrent(ctx, layer, d)
+        c0 = _direction(ctx, 6, d, [layer.batch, h])
+        if c0 is None:
+            c0 = _zeros(ctx, layer.x, [layer.batch, h])
+        peep = _direction(ctx, 7, d, [3 * h])
+        p_i, p_o, p_f = (None, None, None) if peep is None else (
+            b.narrow(peep, 0, k * h, h) for k in range(3)
+        )  # fmt: skip
+        f, g, hact = acts[d]
+
+        def with_peephole(v: SSAValue, p: SSAValue | None, c: SSAValue) -> SSAValue:
+            return v if p is None else b.add(v, b.mul(p, c))
+
+        def step(xt: SSAValue, state: list[SSAValue]) -> list[SSAValue]:
+            prev_h, prev_c = state
+            gates = b.add(xt, b.matmul(prev_h, rt))  # gate order i, o, f, c
+            i = f(clip(with_peephole(_gate(b, gates, 0, h), p_i, prev_c)))
+            fg = f(clip(with_peephole(_gate(b, gates, 2, h), p_f, prev_c)))
+            c_tilde = g(clip(_gate(b, gates, 3, h)))
+            c = b.add(b.mul(fg, prev_c), b.mul(i, c_tilde))
+            o = f(clip(with_peephole(_gate(b, gates, 1, h), p_o, c)))
+            return [b.mul(o, hact(c)), c]
+
+        return [h0, c0], step
+
+    return _unroll(ctx, layer, 2, make_step)

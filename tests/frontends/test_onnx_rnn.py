@@ -1,0 +1,189 @@
+"""RNN / GRU / LSTM against onnxruntime on what the ONNX node tests leave out: reverse and
+bidirectional directions, batch-major layout, sequence_lens shorter than the sequence (fed
+at run time), clip, GRU's linear_before_reset, peepholes, and non-default activations."""
+
+from __future__ import annotations
+
+import itertools
+import zlib
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper
+
+import rlx_compile.backend as backend
+
+GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
+SEQ, BATCH, INPUT, HIDDEN = 5, 3, 4, 6
+
+
+def recurrent_model(
+    op: str,
+    direction: str,
+    layout: int,
+    *,
+    lens: bool,
+    initial: bool,
+    **attrs: object,
+) -> tuple[object, dict[str, np.ndarray]]:
+    # The same values for both layouts: batch-major feeds are the seq-major ones transposed.
+    rng = np.random.default_rng(zlib.crc32(f"{op} {direction} {lens} {initial}".encode()))
+    dirs = 2 if direction == "bidirectional" else 1
+    g = GATES[op]
+    x_shape = [BATCH, SEQ, INPUT] if layout else [SEQ, BATCH, INPUT]
+    state_shape = [BATCH, dirs, HIDDEN] if layout else [dirs, BATCH, HIDDEN]
+    feeds = {"X": rng.standard_normal([SEQ, BATCH, INPUT]).astype(np.float32)}
+    inits = [
+        helper.make_tensor("W", TensorProto.FLOAT, [dirs, g * HIDDEN, INPUT],
+                           rng.standard_normal((dirs, g * HIDDEN, INPUT)).ravel() * 0.5),
+        helper.make_tensor("R", TensorProto.FLOAT, [dirs, g * HIDDEN, HIDDEN],
+                           rng.standard_normal((dirs, g * HIDDEN, HIDDEN)).ravel() * 0.5),
+        helper.make_tensor("B", TensorProto.FLOAT, [dirs, 2 * g * HIDDEN],
+                           rng.standard_normal((dirs, 2 * g * HIDDEN)).ravel() * 0.3),
+    ]  # fmt: skip
+    inputs = ["X", "W", "R", "B", "", "", "", ""]
+    graph_inputs = [helper.make_tensor_value_info("X", TensorProto.FLOAT, x_shape)]
+    if lens:
+        inputs[4] = "lens"
+        feeds["lens"] = np.array([SEQ, 2, 4][:BATCH], np.int32)
+        graph_inputs.append(helper.make_tensor_value_info("lens", TensorProto.INT32, [BATCH]))
+    if initial:
+        inputs[5] = "h0"
+        feeds["h0"] = rng.standard_normal([dirs, BATCH, HIDDEN]).astype(np.float32)
+        graph_inputs.append(helper.make_tensor_value_info("h0", TensorProto.FLOAT, state_shape))
+        if op == "LSTM":
+            inputs[6] = "c0"
+            feeds["c0"] = rng.standard_normal([dirs, BATCH, HIDDEN]).astype(np.float32)
+            graph_inputs.append(helper.make_tensor_value_info("c0", TensorProto.FLOAT, state_shape))
+            inputs[7] = "P"
+            inits.append(
+                helper.make_tensor("P", TensorProto.FLOAT, [dirs, 3 * HIDDEN],
+                                   rng.standard_normal(dirs * 3 * HIDDEN) * 0.5)
+            )  # fmt: skip
+    if layout:
+        feeds = {k: v if k == "lens" else v.swapaxes(0, 1) for k, v in feeds.items()}
+    while inputs and inputs[-1] == "":
+        inputs.pop()
+    outputs = ["Y", "Y_h"] + (["Y_c"] if op == "LSTM" else [])
+    node = helper.make_node(
+        op, inputs, outputs, hidden_size=HIDDEN, direction=direction, layout=layout, **attrs
+    )
+    graph = helper.make_graph(
+        [node], "g", graph_inputs,
+        [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs], inits,
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)])
+    return model, feeds
+
+
+def check_against_onnxruntime(model: object, feeds: dict[str, np.ndarray]) -> None:
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])  # type: ignore[attr-defined]
+    want = session.run(None, feeds)
+    got = backend.prepare(model).run(feeds)
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        assert g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("op", "direction"), list(itertools.product(GATES, ["forward", "reverse", "bidirectional"]))
+)
+def test_directions(op: str, direction: str) -> None:
+    check_against_onnxruntime(*recurrent_model(op, direction, 0, lens=False, initial=True))
+
+
+@pytest.mark.parametrize(
+    ("op", "direction"), list(itertools.product(GATES, ["forward", "bidirectional"]))
+)
+def test_batch_major_layout(op: str, direction: str) -> None:
+    # onnxruntime has no layout=1 kernels: its seq-major run, transposed, is the reference.
+    seq_major, feeds = recurrent_model(op, direction, 0, lens=False, initial=True)
+    batch_major, batch_feeds = recurrent_model(op, direction, 1, lens=False, initial=True)
+    session = ort.InferenceSession(
+        seq_major.SerializeToString(), providers=["CPUExecutionProvider"]
+    )  # type: ignore[attr-defined]
+    y, *states = session.run(None, feeds)
+    got_y, *got_states = backend.prepare(batch_major).run(batch_feeds)
+    np.testing.assert_allclose(got_y, y.transpose(2, 0, 1, 3), rtol=1e-5, atol=1e-6)
+    for got, want in zip(got_states, states, strict=True):
+        np.testing.assert_allclose(got, want.swapaxes(0, 1), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("op", "direction"), list(itertools.product(GATES, ["forward", "reverse", "bidirectional"]))
+)
+def test_sequence_lens_shorter_than_the_sequence(op: str, direction: str) -> None:
+    check_against_onnxruntime(*recurrent_model(op, direction, 0, lens=True, initial=True))
+
+
+@pytest.mark.parametrize("linear_before_reset", [0, 1])
+def test_gru_linear_before_reset(linear_before_reset: int) -> None:
+    model, feeds = recurrent_model(
+        "GRU", "bidirectional", 0, lens=False, initial=False,
+        linear_before_reset=linear_before_reset,
+    )  # fmt: skip
+    check_against_onnxruntime(model, feeds)
+
+
+@pytest.mark.parametrize("op", list(GATES))
+def test_clip(op: str) -> None:
+    check_against_onnxruntime(
+        *recurrent_model(op, "forward", 0, lens=False, initial=True, clip=0.4)
+    )
+
+
+@pytest.mark.parametrize(
+    ("op", "activations", "alpha", "beta"),
+    [
+        ("RNN", ["Relu"], [], []),
+        ("RNN", ["LeakyRelu", "ScaledTanh"], [0.1, 0.8], [1.3]),
+        ("GRU", ["HardSigmoid", "Softsign"], [0.3], [0.4]),
+        ("LSTM", ["Sigmoid", "Elu", "Softplus"], [0.7], []),
+        ("LSTM", ["HardSigmoid", "Affine", "ThresholdedRelu"], [0.25, 0.5, 0.1], [0.45, 0.2]),
+    ],
+)
+def test_activations(
+    op: str, activations: list[str], alpha: list[float], beta: list[float]
+) -> None:
+    dirs = 2 if len(activations) > {"RNN": 1, "GRU": 2, "LSTM": 3}[op] else 1
+    attrs: dict[str, object] = {"activations": activations}
+    if alpha:
+        attrs["activation_alpha"] = alpha
+    if beta:
+        attrs["activation_beta"] = beta
+    direction = "bidirectional" if dirs == 2 else "forward"
+    check_against_onnxruntime(*recurrent_model(op, direction, 0, lens=False, initial=True, **attrs))
+
+
+def test_symbolic_batch_with_runtime_sequence_lens() -> None:
+    from rlx_compile.frontends.onnx import import_model, param_values
+    from rlx_compile.interpreter import run
+
+    rng = np.random.default_rng(3)
+    w = helper.make_tensor(
+        "W", TensorProto.FLOAT, [2, 4 * HIDDEN, INPUT], rng.standard_normal(2 * 4 * HIDDEN * INPUT)
+    )
+    r = helper.make_tensor("R", TensorProto.FLOAT, [2, 4 * HIDDEN, HIDDEN],
+                           rng.standard_normal(2 * 4 * HIDDEN * HIDDEN))  # fmt: skip
+    node = helper.make_node("LSTM", ["X", "W", "R", "", "lens"], ["Y", "Y_h"],
+                            hidden_size=HIDDEN, direction="bidirectional")  # fmt: skip
+    graph = helper.make_graph(
+        [node], "g",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [SEQ, "N", INPUT]),
+         helper.make_tensor_value_info("lens", TensorProto.INT32, ["N"])],
+        [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in ("Y", "Y_h")],
+        [w, r],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)])
+    module = import_model(model)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for batch in (1, 4):
+        feeds = {
+            "X": rng.standard_normal((SEQ, batch, INPUT)).astype(np.float32),
+            "lens": rng.integers(1, SEQ + 1, batch).astype(np.int32),
+        }
+        got = run(module, feeds, param_values(model, module))
+        for g, w_ in zip(got.values(), session.run(None, feeds), strict=True):
+            np.testing.assert_allclose(g, w_, rtol=1e-5, atol=1e-6)
