@@ -24,6 +24,7 @@ from onnx import numpy_helper
 from onnx.backend.test.runner import Runner
 
 from rlx_compile.frontends.onnx.context import CONVERTERS
+from rlx_compile.frontends.onnx.functions import expand_functions
 from rlx_compile.frontends.onnx.importer import MIN_OPSET, schema_since
 
 EXPECTED_FAILURES: dict[str, dict[str, str]] = {
@@ -84,8 +85,9 @@ def op_types_of_tests(tests: Iterable[tuple[str, onnx.ModelProto]]) -> dict[str,
 
 
 def unclaimed_ops(model: onnx.ModelProto) -> list[str]:
-    """Op types of a model's graph without a converter (any domain but the default one
-    counts as unclaimed)."""
+    """Op types of a model's graph without a converter, once the ops ONNX defines as
+    functions are expanded (any domain but the default one counts as unclaimed)."""
+    model = expand_functions(model, CONVERTERS).model
     return sorted(
         {
             n.op_type if n.domain in ("", "ai.onnx") else f"{n.domain}.{n.op_type}"

@@ -45,6 +45,7 @@ from rlx_compile.frontends.onnx.context import (
     symbol_name,
     tensor_to_array,
 )
+from rlx_compile.frontends.onnx.functions import expand_functions
 from rlx_compile.frontends.onnx.symbolic import evaluate_shape_node, symbolic_shape_node
 from rlx_compile.ir import graph_params, main_graph, set_output_names, sync_function_type
 
@@ -164,6 +165,8 @@ class Importer:
         # they exist at import time only, for shape operands such as Reshape targets.
         self.shape_values: dict[str, np.ndarray] = {}
         self.opset = MIN_OPSET
+        # Nodes of an op's function body written against another opset than the model's.
+        self.node_opsets: dict[str, int] = {}
 
     # -- entry -------------------------------------------------------------------------
     def run(self) -> ModuleOp:
@@ -171,6 +174,8 @@ class Importer:
         opset = self._check_opsets(model)
         if model.functions:
             model = onnx.inliner.inline_local_functions(model)
+        expansion = expand_functions(model, CONVERTERS)
+        model, self.node_opsets = expansion.model, expansion.node_opsets
         graph = model.graph
         if graph.sparse_initializer:
             raise OnnxImportError("sparse initializers are not supported")
@@ -403,15 +408,16 @@ class Importer:
             for node in graph.node:
                 for out in node.output:
                     self.producer[out] = node
-        self._precheck(graph, self.opset, prefix)
+        self._precheck(graph, prefix)
         for index, node in enumerate(graph.node):
-            self._convert(node, index, self.opset, prefix)
+            self._convert(node, index, self.node_opsets.get(node.name, self.opset), prefix)
 
-    def _precheck(self, graph: onnx.GraphProto, opset: int, prefix: str) -> None:
+    def _precheck(self, graph: onnx.GraphProto, prefix: str) -> None:
         """Op types without a converter and definitions older than MIN_OPSET, for the
         whole graph up front (a failing node hides nothing downstream of it)."""
         for index, node in enumerate(graph.node):
             name = prefix + node_name(node, index)
+            opset = self.node_opsets.get(node.name, self.opset)
             if node.domain not in DEFAULT_DOMAINS:
                 self.problems.append(Problem(f"{node.domain}.{node.op_type}", name, ""))
             elif node.op_type not in CONVERTERS:

@@ -1,0 +1,193 @@
+"""Ops without a converter that ONNX defines as a function get their function body.
+
+Many ONNX ops (new ones especially: CausalConvWithState, the attention variants, ...)
+carry a body in their schema, written with other ONNX ops -- either fixed, or built
+for the node's attributes and input types (a context-dependent function). onnxruntime
+runs such an op by inlining that body when it has no kernel; so does the importer. The
+body's nodes keep the opset the body is written against (``Expansion.node_opsets``), so
+each is converted by the definition it means; bodies with subgraphs are not expanded.
+Expansion repeats, so a body op that is itself a function expands too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container
+from dataclasses import dataclass, field
+
+import onnx
+from onnx import AttributeProto, FunctionProto, NodeProto, TypeProto
+
+DEFAULT_DOMAINS = ("", "ai.onnx")
+_MAX_DEPTH = 8
+
+
+def _opsets(opset_imports: object) -> dict[str, int]:
+    """Domain -> version ("" for the default domain, however spelled)."""
+    return {
+        "" if imp.domain in DEFAULT_DOMAINS else imp.domain: int(imp.version)
+        for imp in opset_imports  # type: ignore[attr-defined]
+    }
+
+
+def _default_opset(opset_imports: object) -> int | None:
+    return _opsets(opset_imports).get("")
+
+
+def function_body(
+    node: NodeProto, opset: int, input_types: list[TypeProto] | None
+) -> FunctionProto | None:
+    """The body ONNX defines for ``node`` at ``opset`` of its domain (the newest function
+    version not newer than that), or None when there is none or it cannot be built
+    (``input_types``, one per node input, are needed for context-dependent bodies)."""
+    domain = "" if node.domain in DEFAULT_DOMAINS else node.domain
+    try:
+        schema = onnx.defs.get_schema(node.op_type, opset, domain)
+    except onnx.defs.SchemaError:
+        return None
+    fn = FunctionProto()
+    versions = [v for v in schema.function_opset_versions if v <= opset]
+    if versions:
+        fn.ParseFromString(schema.get_function_with_opset_version(max(versions)))
+        return _with_schema_defaults(fn, schema)
+    versions = [v for v in schema.context_dependent_function_opset_versions if v <= opset]
+    if not versions or input_types is None:
+        return None
+    try:
+        text = schema.get_context_dependent_function_with_opset_version(
+            max(versions), node.SerializeToString(), [t.SerializeToString() for t in input_types]
+        )
+    except Exception:  # the builder rejects this node's attributes or types
+        return None
+    fn.ParseFromString(text)
+    return _with_schema_defaults(fn, schema)
+
+
+def _with_schema_defaults(fn: FunctionProto, schema: onnx.defs.OpSchema) -> FunctionProto:
+    """Attribute defaults the schema declares but the body does not (a body refers to
+    the op's attributes, and an omitted one means its schema default)."""
+    declared = {a.name for a in fn.attribute_proto}
+    for name, attr in sorted(schema.attributes.items()):
+        default = attr.default_value
+        if name not in declared and default.type != AttributeProto.UNDEFINED:
+            copy = AttributeProto()
+            copy.CopyFrom(default)
+            copy.name = name
+            fn.attribute_proto.append(copy)
+    return fn
+
+
+def _inline(node: NodeProto, fn: FunctionProto, prefix: str) -> list[NodeProto] | None:
+    """The body's nodes wired to the node's inputs and outputs, internal values renamed
+    under ``prefix``, attribute references resolved (the node's value, else the
+    function's default, else the body op's own default)."""
+    names = {
+        formal: node.input[i] if i < len(node.input) else "" for i, formal in enumerate(fn.input)
+    }
+    for i, formal in enumerate(fn.output):
+        if i < len(node.output) and node.output[i]:
+            names[formal] = node.output[i]
+    given = {a.name: a for a in node.attribute}
+    defaults = {a.name: a for a in fn.attribute_proto}
+
+    def rename(name: str) -> str:
+        return names.get(name, prefix + name if name else "")
+
+    out: list[NodeProto] = []
+    for k, inner in enumerate(fn.node):
+        new = NodeProto()
+        new.CopyFrom(inner)
+        new.ClearField("input")
+        new.ClearField("output")
+        new.ClearField("attribute")
+        new.name = f"{prefix}{inner.name or f'{inner.op_type}_{k}'}"
+        new.input.extend(rename(n) for n in inner.input)
+        new.output.extend(rename(n) for n in inner.output)
+        for attr in inner.attribute:
+            if attr.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS):
+                return None
+            if attr.ref_attr_name:
+                source = given.get(attr.ref_attr_name) or defaults.get(attr.ref_attr_name)
+                if source is None:
+                    continue
+                resolved = AttributeProto()
+                resolved.CopyFrom(source)
+                resolved.name = attr.name
+                new.attribute.append(resolved)
+            else:
+                new.attribute.append(attr)
+        out.append(new)
+    return out
+
+
+def _value_types(model: onnx.ModelProto) -> dict[str, TypeProto]:
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
+    except Exception:
+        inferred = model
+    g = inferred.graph
+    types = {vi.name: vi.type for vi in [*g.input, *g.value_info, *g.output]}
+    for t in g.initializer:
+        tp = TypeProto()
+        tp.tensor_type.elem_type = t.data_type
+        for d in t.dims:
+            tp.tensor_type.shape.dim.add().dim_value = d
+        types[t.name] = tp
+    return types
+
+
+@dataclass(frozen=True)
+class Expansion:
+    model: onnx.ModelProto
+    node_opsets: dict[str, int] = field(default_factory=dict)
+    """Default-domain opset of each expanded node (by node name) whose body is written
+    against another opset than the model's."""
+
+
+def expand_functions(model: onnx.ModelProto, converters: Container[str]) -> Expansion:
+    """``model`` with every expandable node whose op type has no converter replaced by its
+    function body (the model itself when there is none)."""
+    opsets = _opsets(model.opset_import)
+    if "" not in opsets:
+        return Expansion(model)
+
+    def candidate(n: NodeProto) -> bool:
+        if n.domain in DEFAULT_DOMAINS:
+            return n.op_type not in converters
+        return n.domain in opsets
+
+    current = model
+    node_opsets: dict[str, int] = {}
+    for _ in range(_MAX_DEPTH):
+        if not any(candidate(n) for n in current.graph.node):
+            break
+        types = _value_types(current)
+        nodes: list[NodeProto] = []
+        changed = False
+        for index, node in enumerate(current.graph.node):
+            body = None
+            if candidate(node):
+                known = all(i in types for i in node.input if i)
+                input_types = [types[i] if i else TypeProto() for i in node.input]
+                # A body inside a body is built at the opset its caller is written in.
+                outer = node_opsets.get(node.name, opsets[""])
+                domain_opset = outer if node.domain in DEFAULT_DOMAINS else opsets[node.domain]
+                fn = function_body(node, domain_opset, input_types if known else None)
+                if fn is not None:
+                    body = _inline(node, fn, f"{node.name or f'{node.op_type}_{index}'}/")
+            if body is None:
+                nodes.append(node)
+                continue
+            body_opset = _default_opset(fn.opset_import)  # type: ignore[union-attr]
+            for inner in body:
+                if body_opset is not None and body_opset != opsets[""]:
+                    node_opsets[inner.name] = body_opset
+            nodes.extend(body)
+            changed = True
+        if not changed:
+            break
+        expanded = onnx.ModelProto()
+        expanded.CopyFrom(current)
+        del expanded.graph.node[:]
+        expanded.graph.node.extend(nodes)
+        current = expanded
+    return Expansion(current, node_opsets)
