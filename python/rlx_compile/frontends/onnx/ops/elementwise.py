@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import ml_dtypes
 import numpy as np
@@ -13,6 +13,7 @@ from rlx_compile.dialects import mir
 from rlx_compile.dialects.types import DType
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
+    FoldingBuilder,
     NodeContext,
     Unsupported,
     converter,
@@ -194,11 +195,56 @@ def cast_like(ctx: NodeContext) -> ConverterResult:
 # ---------------------------------------------------------------------------------
 
 
-@converter("LeakyRelu")
-def leaky_relu(ctx: NodeContext) -> ConverterResult:
-    x = ctx.x(0)
-    alpha = ctx.attr("alpha", 0.01)
-    return ctx.b.where(ctx.b.compare("lt", x, 0), ctx.b.mul(x, alpha), x)
+def activation_fn(
+    b: FoldingBuilder, name: str, alpha: float, beta: float
+) -> Callable[[SSAValue], SSAValue]:
+    """An ONNX activation by name (also the names RNN/GRU/LSTM's ``activations`` take),
+    with its alpha/beta."""
+    match name:
+        case "Sigmoid":
+            return b.sigmoid
+        case "Tanh":
+            return b.tanh
+        case "Relu":
+            return b.relu
+        case "Softplus":
+            return lambda x: b.unary(mir.SoftplusOp, x)
+        case "Softsign":
+            return lambda x: b.div(x, b.add(b.abs(x), 1))
+        case "LeakyRelu":
+            return lambda x: b.where(b.compare("lt", x, 0), b.mul(x, alpha), x)
+        case "ThresholdedRelu":
+            return lambda x: b.where(b.compare("gt", x, alpha), x, 0)
+        case "Elu":
+            return lambda x: b.where(b.compare("lt", x, 0), b.mul(b.sub(b.exp(x), 1), alpha), x)
+        case "HardSigmoid":
+            return lambda x: b.maximum(b.minimum(b.add(b.mul(x, alpha), beta), 1), 0)
+        case "ScaledTanh":  # RNN activations only (the op left ONNX at opset 10)
+            return lambda x: b.mul(b.tanh(b.mul(x, beta)), alpha)
+        case "Affine":
+            return lambda x: b.add(b.mul(x, alpha), beta)
+    raise Unsupported(f"activation {name!r}")
+
+
+ACTIVATION_DEFAULTS: dict[str, tuple[float, float]] = {
+    "LeakyRelu": (0.01, 0.0),
+    "ThresholdedRelu": (1.0, 0.0),
+    "Elu": (1.0, 0.0),
+    "HardSigmoid": (0.2, 0.5),
+}
+"""(alpha, beta) of the activations that take them, where ONNX gives a default."""
+
+
+@converter("LeakyRelu", "ThresholdedRelu", "Elu", "HardSigmoid")
+def parametric_activation(ctx: NodeContext) -> ConverterResult:
+    alpha, beta = ACTIVATION_DEFAULTS[ctx.op_type]
+    beta = ctx.attr("beta", beta) if ctx.op_type == "HardSigmoid" else beta
+    return activation_fn(ctx.b, ctx.op_type, ctx.attr("alpha", alpha), beta)(ctx.x(0))
+
+
+@converter("Softsign")
+def softsign(ctx: NodeContext) -> ConverterResult:
+    return activation_fn(ctx.b, "Softsign", 0.0, 0.0)(ctx.x(0))
 
 
 @converter("PRelu")
@@ -209,14 +255,6 @@ def prelu(ctx: NodeContext) -> ConverterResult:
 
 def _exp_minus_one(ctx: NodeContext, x: SSAValue) -> SSAValue:
     return ctx.b.sub(ctx.b.exp(x), 1)
-
-
-@converter("Elu")
-def elu(ctx: NodeContext) -> ConverterResult:
-    x = ctx.x(0)
-    alpha = ctx.attr("alpha", 1.0)
-    neg = ctx.b.mul(_exp_minus_one(ctx, x), alpha)
-    return ctx.b.where(ctx.b.compare("lt", x, 0), neg, x)
 
 
 @converter("Selu")
@@ -236,31 +274,11 @@ def celu(ctx: NodeContext) -> ConverterResult:
     return ctx.b.add(ctx.b.maximum(x, 0), ctx.b.minimum(neg, 0))
 
 
-@converter("HardSigmoid")
-def hard_sigmoid(ctx: NodeContext) -> ConverterResult:
-    x = ctx.x(0)
-    alpha, beta = ctx.attr("alpha", 0.2), ctx.attr("beta", 0.5)
-    return ctx.b.maximum(ctx.b.minimum(ctx.b.add(ctx.b.mul(x, alpha), beta), 1), 0)
-
-
 @converter("HardSwish")
 def hard_swish(ctx: NodeContext) -> ConverterResult:
     x = ctx.x(0)
     gate = ctx.b.maximum(ctx.b.minimum(ctx.b.add(ctx.b.mul(x, 1 / 6), 0.5), 1), 0)
     return ctx.b.mul(x, gate)
-
-
-@converter("ThresholdedRelu")
-def thresholded_relu(ctx: NodeContext) -> ConverterResult:
-    x = ctx.x(0)
-    alpha = ctx.attr("alpha", 1.0)
-    return ctx.b.where(ctx.b.compare("gt", x, alpha), x, 0)
-
-
-@converter("Softsign")
-def softsign(ctx: NodeContext) -> ConverterResult:
-    x = ctx.x(0)
-    return ctx.b.div(x, ctx.b.add(ctx.b.abs(x), 1))
 
 
 @converter("Mish")

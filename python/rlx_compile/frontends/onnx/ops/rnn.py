@@ -17,7 +17,6 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 from rlx_compile.builder import type_of
-from rlx_compile.dialects import mir
 from rlx_compile.dialects.types import DType
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
@@ -26,11 +25,12 @@ from rlx_compile.frontends.onnx.context import (
     Unsupported,
     converter,
 )
+from rlx_compile.frontends.onnx.ops.elementwise import ACTIVATION_DEFAULTS, activation_fn
 
 Activation = Callable[[SSAValue], SSAValue]
 
-# name -> (number of parameters taken from activation_alpha / activation_beta, maker)
-_ACTIVATIONS: dict[str, tuple[int, int]] = {
+# The activations the recurrent ops take, and how many alpha / beta values each reads.
+_PARAMETERS: dict[str, tuple[int, int]] = {
     "Sigmoid": (0, 0),
     "Tanh": (0, 0),
     "Relu": (0, 0),
@@ -45,33 +45,6 @@ _ACTIVATIONS: dict[str, tuple[int, int]] = {
 }
 
 
-def _activation(b: FoldingBuilder, name: str, alpha: float, beta: float) -> Activation:
-    match name:
-        case "Sigmoid":
-            return b.sigmoid
-        case "Tanh":
-            return b.tanh
-        case "Relu":
-            return b.relu
-        case "Softsign":
-            return lambda x: b.div(x, b.add(b.abs(x), 1))
-        case "Softplus":
-            return lambda x: b.unary(mir.SoftplusOp, x)
-        case "LeakyRelu":
-            return lambda x: b.where(b.compare("lt", x, 0), b.mul(x, alpha), x)
-        case "ThresholdedRelu":
-            return lambda x: b.where(b.compare("gt", x, alpha), x, 0)
-        case "Elu":
-            return lambda x: b.where(b.compare("lt", x, 0), b.mul(b.sub(b.exp(x), 1), alpha), x)
-        case "HardSigmoid":
-            return lambda x: b.maximum(b.minimum(b.add(b.mul(x, alpha), beta), 1), 0)
-        case "ScaledTanh":
-            return lambda x: b.mul(b.tanh(b.mul(x, beta)), alpha)
-        case "Affine":
-            return lambda x: b.add(b.mul(x, alpha), beta)
-    raise Unsupported(f"activation {name!r}")
-
-
 def _activations(ctx: NodeContext, defaults: list[str], directions: int) -> list[list[Activation]]:
     """The activation functions of each direction (``activations`` lists them direction
     after direction; alpha/beta values are consumed in order by those that take them)."""
@@ -82,19 +55,16 @@ def _activations(ctx: NodeContext, defaults: list[str], directions: int) -> list
     betas = list(ctx.attr("activation_beta", []) or [])
     fns: list[Activation] = []
     for name in names:
-        canonical = next((k for k in _ACTIVATIONS if k.lower() == name.lower()), name)
-        if canonical not in _ACTIVATIONS:
+        canonical = next((k for k in _PARAMETERS if k.lower() == name.lower()), name)
+        if canonical not in _PARAMETERS:
             raise Unsupported(f"activation {name!r}")
-        n_alpha, n_beta = _ACTIVATIONS[canonical]
-        alpha = alphas.pop(0) if n_alpha and alphas else _DEFAULT_ALPHA.get(canonical, 0.0)
-        beta = betas.pop(0) if n_beta and betas else _DEFAULT_BETA.get(canonical, 0.0)
-        fns.append(_activation(ctx.b, canonical, alpha, beta))
+        n_alpha, n_beta = _PARAMETERS[canonical]
+        alpha, beta = ACTIVATION_DEFAULTS.get(canonical, (0.0, 0.0))
+        alpha = alphas.pop(0) if n_alpha and alphas else alpha
+        beta = betas.pop(0) if n_beta and betas else beta
+        fns.append(activation_fn(ctx.b, canonical, alpha, beta))
     k = len(defaults)
     return [fns[d * k : (d + 1) * k] for d in range(directions)]
-
-
-_DEFAULT_ALPHA = {"LeakyRelu": 0.01, "ThresholdedRelu": 1.0, "Elu": 1.0, "HardSigmoid": 0.2}
-_DEFAULT_BETA = {"HardSigmoid": 0.5}
 
 
 @dataclass
