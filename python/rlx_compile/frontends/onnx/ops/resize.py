@@ -1,4 +1,6 @@
-"""Resize: separable interpolation, one axis at a time.
+"""Resize and GridSample.
+
+Resize: separable interpolation, one axis at a time.
 
 Along one axis every output element is a fixed combination of input elements, so the
 axis becomes a constant matrix computed at import (the ONNX coordinate transforms and
@@ -9,6 +11,7 @@ positions outside the crop box to the extrapolation value.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 
@@ -16,12 +19,16 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 from rlx_compile.builder import type_of
+from rlx_compile.dialects import mir
+from rlx_compile.dialects.types import DType
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
+    FoldingBuilder,
     NodeContext,
     Unsupported,
     axis_of,
     converter,
+    numel,
 )
 
 Coeffs = Callable[[float, float], np.ndarray]
@@ -252,3 +259,127 @@ def resize(ctx: NodeContext) -> ConverterResult:
         )
         y = _apply_axis(ctx, y, axis, weights, outside, mode == "nearest", extrapolation)
     return y
+
+
+# ---------------------------------------------------------------------------------
+# GridSample: the sampling positions are data (the grid), so the coordinate
+# arithmetic is IR; every interpolation tap is one gather from the flattened input.
+# The semantics are ONNX's reference: border/reflection padding moves the coordinate
+# first, then each tap is padded again. (onnxruntime, like PyTorch, pads only the
+# taps in cubic mode, which differs with border padding.)
+# ---------------------------------------------------------------------------------
+
+_GRID_MODES = {"linear": "linear", "bilinear": "linear", "nearest": "nearest",
+               "cubic": "cubic", "bicubic": "cubic"}  # fmt: skip
+_CUBIC_A = -0.75  # GridSample's cubic kernel (Keys), fixed by the ONNX definition
+
+
+def _reflect(b: FoldingBuilder, v: SSAValue, lo: float, hi: float) -> SSAValue:
+    """Reflect v by the near border until it lies in [lo, hi] (values inside stay)."""
+    span = hi - lo
+    if span == 0:
+        return b.mul(v, 0.0)  # a single position: everything reflects onto it
+    below, above = b.compare("lt", v, lo), b.compare("gt", v, hi)
+    dx = b.where(below, b.sub(lo, v), b.sub(v, hi))
+    k = b.unary(mir.FloorOp, b.div(dx, span))
+    r = b.sub(dx, b.mul(k, span))
+    odd = b.compare("eq", b.sub(k, b.mul(b.unary(mir.FloorOp, b.mul(k, 0.5)), 2.0)), 1.0)
+    from_low, from_high = b.add(r, lo), b.sub(hi, r)
+    reflected = b.where(below, b.where(odd, from_high, from_low), b.where(odd, from_low, from_high))
+    return b.where(b.binary(mir.OrOp, below, above), reflected, v)
+
+
+def _cubic_weights(b: FoldingBuilder, t: SSAValue) -> list[SSAValue]:
+    """Keys' cubic weights of the taps at distances t+1, t, 1-t, 2-t."""
+    a = _CUBIC_A
+
+    def outer(x: SSAValue) -> SSAValue:  # 1 < |x| < 2
+        return b.sub(b.mul(b.add(b.mul(b.sub(b.mul(x, a), 5 * a), x), 8 * a), x), 4 * a)
+
+    def inner(x: SSAValue) -> SSAValue:  # |x| <= 1
+        return b.add(b.mul(b.mul(b.sub(b.mul(x, a + 2), a + 3), x), x), 1.0)
+
+    one_minus = b.sub(1.0, t)
+    return [outer(b.add(t, 1.0)), inner(t), inner(one_minus), outer(b.add(one_minus, 1.0))]
+
+
+@converter("GridSample")
+def grid_sample(ctx: NodeContext) -> ConverterResult:
+    b = ctx.b
+    x, grid = ctx.x(0), ctx.x(1)
+    xshape, gshape = ctx.static_shape(0), ctx.static_shape(1)
+    mode = _GRID_MODES.get(ctx.attr("mode", "linear" if ctx.since >= 20 else "bilinear"))
+    if mode is None:
+        raise Unsupported(f"mode {ctx.attr('mode')!r}")
+    padding = ctx.check_attr("padding_mode", ("zeros", "border", "reflection"), "zeros")
+    align = bool(ctx.attr("align_corners", 0))
+    n, c, spatial = xshape[0], xshape[1], xshape[2:]
+    if len(gshape) != len(xshape) or gshape[0] != n or gshape[-1] != len(spatial):
+        raise Unsupported(f"grid of shape {list(gshape)} for an input of shape {list(xshape)}")
+    if not type_of(x).dtype.is_float or not type_of(grid).dtype.is_float:
+        raise Unsupported("GridSample of non-float tensors")
+    out, dtype = list(gshape[1:-1]), type_of(x).dtype
+    points = numel(out)
+    # Per spatial axis: the sampling taps as (index as a float, weight or None).
+    taps: list[list[tuple[SSAValue, SSAValue | None]]] = []
+    bounds: list[tuple[float, float]] = []
+    for d, length in enumerate(spatial):
+        # The grid's last axis lists coordinates innermost axis first (x, y, z).
+        g = b.reshape(b.narrow(grid, -1, len(spatial) - 1 - d, 1), [n, 1, points])
+        if align:
+            v = b.mul(b.div(b.add(g, 1.0), 2.0), float(length - 1))
+        else:
+            v = b.div(b.sub(b.mul(b.add(g, 1.0), float(length)), 1.0), 2.0)
+        if mode == "nearest":
+            v = b.unary(mir.RoundOp, v)
+        lo, hi = (0.0, length - 1.0) if align else (-0.5, length - 0.5)
+        if padding == "border":
+            outside = b.binary(mir.OrOp, b.compare("lt", v, lo), b.compare("gt", v, hi))
+            v = b.where(outside, b.minimum(b.maximum(v, 0.0), float(length - 1)), v)
+        elif padding == "reflection":
+            v = _reflect(b, v, lo, hi)
+        bounds.append((lo, hi))
+        if mode == "nearest":
+            taps.append([(v, None)])
+            continue
+        first = b.unary(mir.FloorOp, v)
+        t = b.sub(v, first)
+        if mode == "linear":
+            taps.append([(first, b.sub(1.0, t)), (b.add(first, 1.0), t)])
+        else:
+            weights = _cubic_weights(b, t)
+            taps.append([(b.add(first, float(k - 1)), w) for k, w in enumerate(weights)])
+    strides = [numel(spatial[d + 1 :]) for d in range(len(spatial))]
+    volume = numel(spatial)
+    flat_x = b.reshape(x, [n * c * volume])
+    base = (np.arange(n)[:, None] * c + np.arange(c)[None, :]) * volume
+    offsets = ctx.constant(base.reshape(n, c, 1).astype(np.int64))
+    total: SSAValue | None = None
+    for combo in itertools.product(*taps):
+        index: SSAValue | None = None
+        weight: SSAValue | None = None
+        for d, (pos, w) in enumerate(combo):
+            length = spatial[d]
+            if padding == "reflection":
+                pos = _reflect(b, pos, *bounds[d])
+            if padding == "zeros":
+                inside = b.binary(
+                    mir.AndOp, b.compare("ge", pos, 0.0), b.compare("le", pos, float(length - 1))
+                )
+                mask = b.cast(inside, type_of(pos).dtype)
+                w = mask if w is None else b.mul(w, mask)
+            # Truncation toward zero, then the clamp that keeps the gather in range.
+            i = b.cast(b.minimum(b.maximum(pos, 0.0), float(length - 1)), DType.I64)
+            term = b.mul(i, strides[d]) if strides[d] != 1 else i
+            index = term if index is None else b.add(index, term)
+            if w is not None:
+                weight = w if weight is None else b.mul(weight, w)
+        assert index is not None
+        values = b.gather(flat_x, b.add(index, offsets), 0)  # [n, c, points]
+        if weight is not None:
+            values = b.mul(
+                values, b.cast(weight, dtype) if type_of(weight).dtype != dtype else weight
+            )
+        total = values if total is None else b.add(total, values)
+    assert total is not None
+    return b.reshape(total, [n, c, *out])
