@@ -1,4 +1,5 @@
-"""Transformer ops of recent opsets: Attention (23+), RotaryEmbedding (23), SwiGLU."""
+"""Transformer ops of recent opsets: Attention (23+), RotaryEmbedding (23), SwiGLU,
+LinearAttention (27)."""
 
 from __future__ import annotations
 
@@ -217,3 +218,69 @@ def swiglu(ctx: NodeContext) -> ConverterResult:
     alpha = ctx.attr("alpha", 1.0)
     gate = ctx.b.silu(a) if alpha == 1.0 else ctx.b.mul(a, ctx.b.sigmoid(ctx.b.mul(a, alpha)))
     return ctx.b.mul(gate, b)
+
+
+@converter("LinearAttention")
+def linear_attention(ctx: NodeContext) -> ConverterResult:
+    """The recurrence unrolled over the (static) token axis, in f32 like ONNX's
+    reference: S = exp(g)·S (gated), v = β·(v - Sᵀk) (delta), S += k ⊗ v, o = scale·qᵀS,
+    each query head reading the state of its key/value head (GQA)."""
+    b = ctx.b
+    rule = ctx.check_attr("update_rule", ("linear", "gated", "delta", "gated_delta"), "gated_delta")
+    ctx.attr("chunk_size")  # a tuning hint of chunked kernels: no effect on the result
+    q_heads, kv_heads = ctx.attr("q_num_heads"), ctx.attr("kv_num_heads")
+    if not q_heads or not kv_heads or q_heads % kv_heads:
+        raise Unsupported(f"q_num_heads {q_heads} is not a multiple of kv_num_heads {kv_heads}")
+    gating, delta = rule in ("gated", "gated_delta"), rule in ("delta", "gated_delta")
+    decay, beta, past = ctx.opt(4), ctx.opt(5), ctx.opt(3)
+    if gating != (decay is not None) or delta != (beta is not None):
+        raise Unsupported(
+            f"update_rule {rule!r} with decay {decay is not None}, beta {beta is not None}"
+        )
+    shape = ctx.static_shape(0)
+    batch, steps = shape[0], shape[1]
+    f32 = DType.F32
+
+    def heads(x: SSAValue, n: int) -> SSAValue:  # [B, T, n·D] -> [B, n, T, D] in f32
+        return _split_heads(ctx, b.cast(x, f32) if type_of(x).dtype != f32 else x, n)
+
+    q, k, v = heads(ctx.x(0), q_heads), heads(ctx.x(1), kv_heads), heads(ctx.x(2), kv_heads)
+    d_k, d_v = type_of(k).shape[3], type_of(v).shape[3]
+    group = q_heads // kv_heads
+    scale = ctx.attr("scale", 0.0) or 1.0 / math.sqrt(int(type_of(q).shape[3]))
+    if decay is not None:
+        per_head = type_of(decay).shape[-1] == kv_heads
+        decay = heads(decay, kv_heads)  # [B, H, T, 1] or [B, H, T, d_k]
+    if beta is not None:
+        beta = heads(beta, type_of(beta).shape[-1])  # [B, H or 1, T, 1]
+
+    def step(x: SSAValue, t: int) -> SSAValue:  # [B, H, T, D] -> [B, H, D]
+        s = type_of(x).shape
+        return b.reshape(b.narrow(x, 2, t, 1), [s[0], s[1], s[3]])
+
+    state = b.cast(past, f32) if past is not None and type_of(past).dtype != f32 else past
+    if state is None:
+        state = b.expand(b.constant(np.zeros(()), f32, ()), [batch, kv_heads, d_k, d_v])
+    outputs = []
+    for t in range(steps):
+        k_t, v_t = step(k, t), step(v, t)
+        if decay is not None:
+            g = b.exp(step(decay, t))
+            state = b.mul(state, b.reshape(g, [batch, kv_heads, 1 if per_head else d_k, 1]))
+        if beta is not None:
+            retrieved = b.matmul(b.reshape(k_t, [batch, kv_heads, 1, d_k]), state)
+            v_t = b.mul(step(beta, t), b.sub(v_t, b.reshape(retrieved, [batch, kv_heads, d_v])))
+        outer = b.mul(
+            b.reshape(k_t, [batch, kv_heads, d_k, 1]), b.reshape(v_t, [batch, kv_heads, 1, d_v])
+        )
+        state = b.add(state, outer)
+        q_t = b.reshape(step(q, t), [batch, kv_heads, group, d_k])
+        o_t = b.mul(b.matmul(q_t, state), float(scale))  # [B, H_kv, group, d_v]
+        outputs.append(b.reshape(o_t, [batch, 1, q_heads * d_v]))
+    out = b.concat(outputs, 1) if len(outputs) > 1 else outputs[0]
+    out_type = ctx.type(0).dtype
+    state_type = ctx.type(3).dtype if past is not None else out_type
+    return [
+        b.cast(out, out_type) if out_type != f32 else out,
+        b.cast(state, state_type) if state_type != f32 else state,
+    ]
