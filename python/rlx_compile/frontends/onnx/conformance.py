@@ -33,6 +33,13 @@ EXPECTED_FAILURES: dict[str, dict[str, str]] = {
             "the expanded body rounds to f16 at every op: 1.2e-3 relative off the 1e-3 tolerance"
         ),
     },
+    "DFT": {
+        r"test_dft_inverse(_opset19)?$": (
+            "the expected output holds float32 FFT noise (1.9e-7 where the exact value is 0,"
+            " ours 6e-15) above the suite's 1e-7 absolute tolerance; both are within"
+            " 4e-6 of the float64 inverse"
+        ),
+    },
     "Dropout": {
         r"test_training_dropout": "training mode draws random masks",
         r"test_dropout_.*_old$": "definition older than opset 13",

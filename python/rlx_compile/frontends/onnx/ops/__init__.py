@@ -11,6 +11,7 @@ from rlx_compile.frontends.onnx.ops import (
     resize,
     rnn,
     shape,
+    signal,
 )
 
 __all__ = [
@@ -24,4 +25,5 @@ __all__ = [
     "resize",
     "rnn",
     "shape",
+    "signal",
 ]
