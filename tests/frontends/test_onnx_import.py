@@ -116,7 +116,9 @@ def test_every_unsupported_feature_in_one_error() -> None:
     nodes = [
         helper.make_node("NonZero", ["x"], ["nz"], name="nz1"),
         helper.make_node("Relu", ["x"], ["r"], name="ok"),
-        helper.make_node("MaxPool", ["x4"], ["p", "idx"], name="pool", kernel_shape=[2, 2]),
+        helper.make_node(
+            "MaxPool", ["x4"], ["p", "idx"], name="pool", kernel_shape=[2, 2], storage_order=2
+        ),
         helper.make_node("Unique", ["x"], ["u"], name="uniq"),
         helper.make_node("FusedConv", ["x"], ["f"], name="ms", domain="com.microsoft"),
         helper.make_node("NonZero", ["r"], ["nz2"], name="nz2"),
@@ -136,7 +138,7 @@ def test_every_unsupported_feature_in_one_error() -> None:
     assert "NonZero (nodes 'nz1', 'nz2')" in message
     assert "Unique (node 'uniq')" in message
     assert "com.microsoft.FusedConv (node 'ms')" in message
-    assert "MaxPool node 'pool': the Indices output" in message
+    assert "MaxPool node 'pool': attribute storage_order=2 is not supported" in message
 
 
 def test_unsupported_attribute_is_named() -> None:

@@ -53,7 +53,6 @@ EXPECTED_FAILURES: dict[str, dict[str, str]] = {
         r"test_if$": "definition older than opset 13",
         r"test_if_(seq|opt)$": "sequence and optional values",
     },
-    "MaxPool": {r"test_maxpool_with_argmax": "the Indices output"},
     "Range": {r"test_range_.*_expanded$": "the expanded form is a Loop"},
 }
 """Claimed op type -> {test name pattern (regex, matched from the start): reason}."""

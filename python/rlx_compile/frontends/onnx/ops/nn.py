@@ -138,10 +138,7 @@ def _as_float(ctx: NodeContext, x: SSAValue) -> tuple[SSAValue, DType | None]:
 
 @converter("MaxPool")
 def max_pool(ctx: NodeContext) -> ConverterResult:
-    if ctx.output_used(1):
-        ctx.attr("storage_order")
-        raise Unsupported("the Indices output")
-    ctx.attr("storage_order", 0)
+    storage_order = ctx.check_attr("storage_order", (0, 1), 0)
     x, back = _as_float(ctx, ctx.x(0))
     kernel, strides, pads, dilations, ceil_mode = _pool_geometry(ctx)
     y = ctx.b.emit(
@@ -149,7 +146,141 @@ def max_pool(ctx: NodeContext) -> ConverterResult:
             x, kernel, strides=strides, pads=pads, dilations=dilations, ceil_mode=ceil_mode
         )
     ).results[0]
-    return ctx.b.cast(y, back) if back is not None else y
+    indices = None
+    if ctx.output_used(1):
+        window = (kernel, strides, pads, dilations)
+        indices = _max_pool_indices(ctx, x, type_of(y).shape, window, storage_order)
+    return [ctx.b.cast(y, back) if back is not None else y, indices]
+
+
+def _window_positions(
+    in_shape: Sequence[int],
+    out_shape: Sequence[int],
+    window: tuple[Sequence[int], Sequence[int], Sequence[int], Sequence[int]],
+) -> tuple[np.ndarray, np.ndarray]:
+    """For every output position (row-major) and kernel offset (row-major): the input
+    coordinates [P, K, dims] a pooling window reads, and whether each lies inside."""
+    kernel, strides, pads, dilations = window
+    dims = len(in_shape)
+    out_grid = np.stack(np.meshgrid(*[np.arange(o) for o in out_shape], indexing="ij"), -1)
+    k_grid = np.stack(np.meshgrid(*[np.arange(k) for k in kernel], indexing="ij"), -1)
+    out_grid, k_grid = out_grid.reshape(-1, 1, dims), k_grid.reshape(1, -1, dims)
+    coords = out_grid * np.array(strides) - np.array(pads[:dims]) + k_grid * np.array(dilations)
+    inside = ((coords >= 0) & (coords < np.array(in_shape))).all(-1)
+    return coords, inside
+
+
+def _max_pool_indices(
+    ctx: NodeContext,
+    x: SSAValue,
+    out_shape: Sequence[int | str],
+    window: tuple[Sequence[int], Sequence[int], Sequence[int], Sequence[int]],
+    storage_order: int,
+) -> SSAValue:
+    """MaxPool's Indices: the flat index (over N, C and the spatial dims, row-major, or
+    column-major spatially with storage_order 1) of each window's first maximum. Every
+    window is gathered from the flattened input (padding reads a -inf sentinel), its
+    argmax picks the offset, a constant table turns that into the input position."""
+    b = ctx.b
+    shape = [int(d) for d in type_of(x).shape]
+    n, c, spatial = shape[0], shape[1], shape[2:]
+    out_spatial = [int(d) for d in out_shape[2:]]
+    coords, inside = _window_positions(spatial, out_spatial, window)
+    positions, taps = coords.shape[0], coords.shape[1]
+    volume = int(np.prod(spatial))
+    flat = np.ravel_multi_index(tuple(np.clip(coords, 0, np.array(spatial) - 1).T), spatial).T
+    gather_at = np.where(inside, flat, volume)  # the sentinel sits after the last element
+    order = "F" if storage_order else "C"
+    reported = np.ravel_multi_index(
+        tuple(np.clip(coords, 0, np.array(spatial) - 1).T), spatial, order=order
+    ).T
+    dtype = type_of(x).dtype
+    sentinel = b.expand(b.constant(np.array(-np.inf), dtype, ()), [n, c, 1])
+    padded = b.concat([b.reshape(x, [n, c, volume]), sentinel], 2)
+    windows = b.gather(padded, ctx.constant(gather_at.reshape(-1).astype(np.int64)), 2)
+    best = b.emit(mir.ArgMaxOp(b.reshape(windows, [n, c, positions, taps]), 3)).results[0]
+    rows = ctx.constant((np.arange(positions) * taps).astype(np.int64))
+    table = ctx.constant(reported.reshape(-1).astype(np.int64))
+    spatial_index = b.gather(table, b.add(best, rows), 0)  # [n, c, positions]
+    base = ((np.arange(n)[:, None] * c + np.arange(c)[None, :]) * volume).reshape(n, c, 1)
+    index = b.add(spatial_index, ctx.constant(base.astype(np.int64)))
+    return b.reshape(index, [n, c, *out_spatial])
+
+
+@converter("MaxUnpool")
+def max_unpool(ctx: NodeContext) -> ConverterResult:
+    """Scatter the pooled values to the flat positions MaxPool's Indices name."""
+    b = ctx.b
+    x, indices = ctx.x(0), ctx.x(1)
+    shape = ctx.static_shape(0)
+    kernel = list(ctx.attr("kernel_shape"))
+    k = len(kernel)
+    strides = ctx.attr("strides", [1] * k)
+    pads = ctx.attr("pads", [0] * (2 * k))
+    spatial = [(shape[2 + d] - 1) * strides[d] - pads[d] - pads[k + d] + kernel[d]
+               for d in range(k)]  # fmt: skip
+    default = [shape[0], shape[1], *spatial]
+    out_shape = default
+    if ctx.has(2):
+        out_shape = [int(v) for v in ctx.const(2, "MaxUnpool's output_shape").reshape(-1)]
+    total = int(np.prod(out_shape))
+    count = int(np.prod(shape))
+    zeros = b.expand(b.constant(np.zeros(()), type_of(x).dtype, ()), [total])
+    where = b.reshape(b.cast(indices, DType.I64), [count, 1])
+    if out_shape != default:
+        # The indices count positions of the default shape; the same coordinates of a
+        # larger output_shape receive the values (the rest is padding).
+        rest, flat, scale = where, None, 1
+        for size, out_size in zip(reversed(default), reversed(out_shape), strict=True):
+            coord = b.binary(mir.ModOp, rest, size)
+            rest = b.div(b.sub(rest, coord), size)
+            term = b.mul(coord, scale) if scale != 1 else coord
+            flat = term if flat is None else b.add(flat, term)
+            scale *= out_size
+        assert flat is not None
+        where = flat
+    y = b.emit(mir.ScatterNdOp(zeros, where, b.reshape(x, [count]))).results[0]
+    return b.reshape(y, out_shape)
+
+
+@converter("Col2Im")
+def col2im(ctx: NodeContext) -> ConverterResult:
+    """Sum the columns back into the image (torch's fold): each output pixel gathers the
+    one column entry per block offset that lands on it, masked where none does."""
+    b = ctx.b
+    x = ctx.x(0)
+    n, ck, length = ctx.static_shape(0)
+    image = [int(v) for v in ctx.const(1, "Col2Im's image_shape").reshape(-1)]
+    block = [int(v) for v in ctx.const(2, "Col2Im's block_shape").reshape(-1)]
+    dims = len(image)
+    strides = ctx.attr("strides", [1] * dims)
+    dilations = ctx.attr("dilations", [1] * dims)
+    pads = ctx.attr("pads", [0] * (2 * dims))
+    taps = int(np.prod(block))
+    if ck % taps:
+        raise Unsupported(f"{ck} input channels do not split into blocks of {taps}")
+    channels = ck // taps
+    steps = [
+        (image[d] + pads[d] + pads[dims + d] - dilations[d] * (block[d] - 1) - 1) // strides[d] + 1
+        for d in range(dims)
+    ]
+    if int(np.prod(steps)) != length:
+        raise Unsupported(f"{length} columns, but the geometry gives {int(np.prod(steps))}")
+    pixel = np.stack(np.meshgrid(*[np.arange(i) for i in image], indexing="ij"), -1)
+    offset = np.stack(np.meshgrid(*[np.arange(k) for k in block], indexing="ij"), -1)
+    pixel, offset = pixel.reshape(1, -1, dims), offset.reshape(-1, 1, dims)  # [1, P, d], [K, 1, d]
+    start = pixel + np.array(pads[:dims]) - offset * np.array(dilations)
+    step = start // np.array(strides)
+    lands = ((start % np.array(strides) == 0) & (step >= 0) & (step < np.array(steps))).all(-1)
+    column = np.ravel_multi_index(tuple(np.clip(step, 0, np.array(steps) - 1).T), steps).T
+    index = np.where(lands, np.arange(taps)[:, None] * length + column, 0)  # [K, P]
+    flat = b.reshape(x, [n, channels, taps * length])
+    picked = b.gather(flat, ctx.constant(index.reshape(-1).astype(np.int64)), 2)
+    mask = ctx.b.constant(
+        lands.reshape(-1).astype(type_of(x).dtype.numpy), type_of(x).dtype, (lands.size,)
+    )
+    summed = b.reduce("sum", b.reshape(b.mul(picked, mask), [n, channels, taps, len(lands[0])]), 2)
+    return b.reshape(summed, [n, channels, *image])
 
 
 @converter("AveragePool")

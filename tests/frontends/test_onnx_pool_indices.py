@@ -1,0 +1,105 @@
+"""MaxPool's Indices output, MaxUnpool and Col2Im against onnxruntime on geometries the
+node tests leave out: dilations, ceil_mode, padding, storage_order, 1-D and 3-D, batches
+and channels > 1."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+
+import rlx_compile.backend as backend
+
+F = TensorProto.FLOAT
+
+
+def check(model, feeds: dict[str, np.ndarray]) -> None:  # type: ignore[no-untyped-def]
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = session.run(None, feeds)
+    got = backend.prepare(model).run(feeds)
+    for g, w in zip(got, want, strict=True):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
+
+
+POOLS = [
+    ([2, 3, 9, 8], dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])),
+    ([1, 2, 9, 8], dict(kernel_shape=[2, 3], strides=[2, 1], dilations=[2, 2])),
+    ([1, 2, 10, 7], dict(kernel_shape=[3, 2], strides=[3, 2], ceil_mode=1)),
+    ([1, 2, 6, 5], dict(kernel_shape=[2, 2], storage_order=1, pads=[0, 1, 1, 0])),
+    ([2, 2, 11], dict(kernel_shape=[3], strides=[2], pads=[1, 1])),
+    ([1, 2, 5, 6, 4], dict(kernel_shape=[2, 3, 2], strides=[1, 2, 2])),
+]
+
+
+@pytest.mark.parametrize(("shape", "attrs"), POOLS, ids=[str(a) for _, a in POOLS])
+def test_max_pool_indices(shape: list[int], attrs: dict) -> None:
+    node = helper.make_node("MaxPool", ["x"], ["y", "i"], **attrs)
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", F, shape)],
+        [helper.make_tensor_value_info("y", F, None),
+         helper.make_tensor_value_info("i", TensorProto.INT64, None)],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)])
+    x = np.random.default_rng(len(shape)).standard_normal(shape).astype(np.float32)
+    check(model, {"x": x})
+
+
+def pool_unpool_model(shape: list[int], out_shape: list[int] | None):  # type: ignore[no-untyped-def]
+    inputs, inits = ["y", "i"], []
+    if out_shape is not None:
+        inputs.append("shape")
+        inits.append(numpy_helper.from_array(np.array(out_shape, np.int64), "shape"))
+    nodes = [
+        helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("MaxUnpool", inputs, ["u"], kernel_shape=[2, 2], strides=[2, 2]),
+    ]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", F, shape)],
+        [helper.make_tensor_value_info("u", F, None)], inits,
+    )  # fmt: skip
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)])
+
+
+def test_pool_then_unpool() -> None:
+    x = np.random.default_rng(5).standard_normal([2, 3, 8, 6]).astype(np.float32)
+    check(pool_unpool_model([2, 3, 8, 6], None), {"x": x})
+
+
+def test_unpool_into_a_larger_output_shape() -> None:
+    # ONNX: the indices address the inferred shape, whose values land in the leading
+    # corner of output_shape (the reference evaluator and the node test say so;
+    # onnxruntime reads them as flat positions of output_shape and fails that test).
+    x = np.random.default_rng(6).standard_normal([2, 3, 8, 6]).astype(np.float32)
+    model = pool_unpool_model([2, 3, 8, 6], [2, 3, 9, 7])
+    (want,) = ReferenceEvaluator(model).run(None, {"x": x})
+    (got,) = backend.prepare(model).run({"x": x})
+    np.testing.assert_array_equal(got, want)
+
+
+COL2IM = [
+    ([5, 6], [2, 3], {}),
+    ([7, 8], [3, 3], dict(strides=[2, 2], pads=[1, 1, 1, 1])),
+    ([9, 7], [2, 2], dict(dilations=[2, 3], strides=[1, 2])),
+]
+
+
+@pytest.mark.parametrize(("image", "block", "attrs"), COL2IM, ids=[str(c) for c in COL2IM])
+def test_col2im(image: list[int], block: list[int], attrs: dict) -> None:
+    strides = attrs.get("strides", [1, 1])
+    dilations = attrs.get("dilations", [1, 1])
+    pads = attrs.get("pads", [0, 0, 0, 0])
+    steps = [(image[d] + pads[d] + pads[2 + d] - dilations[d] * (block[d] - 1) - 1)
+             // strides[d] + 1 for d in range(2)]  # fmt: skip
+    shape = [2, 3 * block[0] * block[1], steps[0] * steps[1]]
+    node = helper.make_node("Col2Im", ["x", "image", "block"], ["y"], **attrs)
+    inits = [numpy_helper.from_array(np.array(image, np.int64), "image"),
+             numpy_helper.from_array(np.array(block, np.int64), "block")]  # fmt: skip
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", F, shape)],
+        [helper.make_tensor_value_info("y", F, None)], inits,
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)])
+    check(model, {"x": np.random.default_rng(9).standard_normal(shape).astype(np.float32)})
