@@ -610,3 +610,33 @@ def bitcast(ctx: NodeContext) -> ConverterResult:
     if to.itemsize != type_of(x).dtype.itemsize:
         raise Unsupported(f"BitCast between widths {type_of(x).dtype.value} -> {to.value}")
     return ctx.b.emit(mir.BitcastOp(x, to)).results[0]
+
+
+@converter("TensorScatter")
+def tensor_scatter(ctx: NodeContext) -> ConverterResult:
+    """The KV-cache write: cache position p of batch row b takes update row
+    j = p - write_index[b] (mod max_len when circular) where 0 <= j < seq_len. A gather
+    of the update along the axis and a select, so the write positions may be data."""
+    b = ctx.b
+    past, update = ctx.x(0), ctx.x(1)
+    shape, ushape = ctx.static_shape(0), ctx.static_shape(1)
+    mode = ctx.check_attr("mode", ("linear", "circular"), "linear")
+    axis = axis_of(ctx.attr("axis", -2), len(shape))
+    if axis == 0:
+        raise Unsupported("axis 0 (the batch axis)")
+    batch, max_len, seq = shape[0], shape[axis], ushape[axis]
+    positions = ctx.constant(np.arange(max_len, dtype=np.int64).reshape(1, max_len))
+    if ctx.has(2):
+        start = b.reshape(b.cast(ctx.x(2), DType.I64), [batch, 1])
+        row = b.sub(positions, start)  # [batch, max_len]
+    else:
+        row = b.expand(positions, [batch, max_len])
+    if mode == "circular":
+        row = b.binary(mir.ModOp, row, max_len)
+    written = b.binary(mir.AndOp, b.compare("ge", row, 0), b.compare("lt", row, seq))
+    # Broadcast [batch, max_len] over the other axes of the cache.
+    lifted = [batch] + [1] * (len(shape) - 1)
+    lifted[axis] = max_len
+    row = b.expand(b.reshape(b.minimum(b.maximum(row, 0), seq - 1), lifted), list(shape))
+    written = b.reshape(written, lifted)
+    return b.where(written, take_along_axis(ctx, update, row, axis), past)
