@@ -1,4 +1,4 @@
-"""Resize and GridSample.
+"""Resize, GridSample and RoiAlign.
 
 Resize: separable interpolation, one axis at a time.
 
@@ -383,3 +383,91 @@ def grid_sample(ctx: NodeContext) -> ConverterResult:
         total = values if total is None else b.add(total, values)
     assert total is not None
     return b.reshape(total, [n, c, *out])
+
+
+@converter("RoiAlign")
+def roi_align(ctx: NodeContext) -> ConverterResult:
+    """RoiAlign with ONNX's reference semantics: per output bin a sampling_ratio² grid of
+    bilinear samples (a sample beyond one pixel outside contributes nothing; one past the
+    last row or column reads the edge), averaged -- or, in max mode, the largest
+    weighted corner over the samples. The rois are data: the sample coordinates are IR
+    and each corner is one gather."""
+    b = ctx.b
+    x, rois, batch_index = ctx.x(0), ctx.x(1), ctx.x(2)
+    n, c, height, width = ctx.static_shape(0)
+    count = ctx.static_shape(1)[0]
+    mode = ctx.check_attr("mode", ("avg", "max"), "avg")
+    out_h, out_w = ctx.attr("output_height", 1), ctx.attr("output_width", 1)
+    ratio = ctx.attr("sampling_ratio", 0)
+    scale = float(ctx.attr("spatial_scale", 1.0))
+    default_mode = "half_pixel" if ctx.since >= 16 else "output_half_pixel"
+    half_pixel = (
+        ctx.check_attr("coordinate_transformation_mode", ("half_pixel", "output_half_pixel"),
+                       default_mode) == "half_pixel"
+    )  # fmt: skip
+    if ratio <= 0:
+        raise Unsupported("sampling_ratio 0 (adaptive: the sample count depends on the rois)")
+    dtype = type_of(x).dtype
+    offset = 0.5 if half_pixel else 0.0
+
+    def corner(k: int) -> SSAValue:  # [count, 1]
+        v = b.reshape(b.narrow(rois, 1, k, 1), [count, 1])
+        return b.sub(b.mul(v if type_of(v).dtype == dtype else b.cast(v, dtype), scale), offset)
+
+    # Sample order: bin row, bin column, sample row, sample column.
+    grid = np.meshgrid(np.arange(out_h), np.arange(out_w), np.arange(ratio), np.arange(ratio),
+                       indexing="ij")  # fmt: skip
+    bin_h_index, bin_w_index, sample_h, sample_w = (g.reshape(1, -1) for g in grid)
+    samples = ratio * ratio
+
+    def coordinate(start: SSAValue, end: SSAValue, bins: int, bin_i: np.ndarray,
+                   sample_i: np.ndarray) -> SSAValue:  # fmt: skip
+        extent = b.sub(end, start)
+        if not half_pixel:
+            extent = b.maximum(extent, 1.0)
+        size = b.div(extent, float(bins))
+        at = b.add(start, b.mul(size, ctx.const_like(bin_i.astype(float), size)))
+        return b.add(at, b.div(b.mul(size, ctx.const_like(sample_i + 0.5, size)), float(ratio)))
+
+    ys = coordinate(corner(1), corner(3), out_h, bin_h_index, sample_h)  # [count, P]
+    xs = coordinate(corner(0), corner(2), out_w, bin_w_index, sample_w)
+    outside = b.binary(
+        mir.OrOp,
+        b.binary(mir.OrOp, b.compare("lt", ys, -1.0), b.compare("gt", ys, float(height))),
+        b.binary(mir.OrOp, b.compare("lt", xs, -1.0), b.compare("gt", xs, float(width))),
+    )
+    keep = b.cast(b.unary(mir.NotOp, outside), dtype)
+
+    def axis_taps(v: SSAValue, length: int) -> tuple[SSAValue, SSAValue, SSAValue]:
+        """(low index, high index, fraction toward high) along one axis."""
+        v = b.maximum(v, 0.0)
+        low = b.unary(mir.FloorOp, v)
+        at_edge = b.compare("ge", low, float(length - 1))
+        low = b.where(at_edge, float(length - 1), low)
+        high = b.where(at_edge, float(length - 1), b.add(low, 1.0))
+        v = b.where(at_edge, low, v)
+        return low, high, b.sub(v, low)
+
+    y_low, y_high, ly = axis_taps(ys, height)
+    x_low, x_high, lx = axis_taps(xs, width)
+    hy, hx = b.sub(1.0, ly), b.sub(1.0, lx)
+    # Flat offsets of each roi's image and channel: [count, c, 1].
+    image = b.reshape(b.cast(batch_index, DType.I64), [count, 1, 1])
+    channel = ctx.constant(np.arange(c, dtype=np.int64).reshape(1, c, 1))
+    base = b.mul(b.add(b.mul(image, c), channel), height * width)
+    flat_x = b.reshape(x, [n * c * height * width])
+    terms = []
+    corners = [(y_low, x_low, b.mul(hy, hx)), (y_low, x_high, b.mul(hy, lx)),
+               (y_high, x_low, b.mul(ly, hx)), (y_high, x_high, b.mul(ly, lx))]  # fmt: skip
+    for row, col, weight in corners:
+        position = b.cast(b.add(b.mul(row, float(width)), col), DType.I64)  # [count, P]
+        values = b.gather(flat_x, b.add(base, b.reshape(position, [count, 1, -1])), 0)
+        terms.append(b.mul(values, b.reshape(b.mul(weight, keep), [count, 1, -1])))
+    bins = [count, c, out_h * out_w, samples]
+    if mode == "avg":
+        total = b.add(b.add(terms[0], terms[1]), b.add(terms[2], terms[3]))
+        pooled = b.div(b.reduce("sum", b.reshape(total, bins), 3), float(samples))
+    else:
+        best = b.maximum(b.maximum(terms[0], terms[1]), b.maximum(terms[2], terms[3]))
+        pooled = b.reduce("max", b.reshape(best, bins), 3)
+    return b.reshape(pooled, [count, c, out_h, out_w])
