@@ -8,6 +8,8 @@ import pytest
 from onnx import TensorProto, helper
 
 import rlx_compile.backend as backend
+from rlx_compile.frontends.onnx import import_model
+from rlx_compile.frontends.onnx.importer import OnnxImportError
 
 F = TensorProto.FLOAT
 
@@ -54,3 +56,28 @@ def test_shape_inputs_compile_once_per_value() -> None:
     assert len(rep._by_value) == 2
     with pytest.raises(ValueError, match=r"inputs \['shape'\] are needed"):
         rep.run({"x": x})
+
+
+def test_value_dependent_shapes_specialise_on_the_deciding_values() -> None:
+    # Compress's output length is decided by its condition: the backend compiles once
+    # per distinct condition. NonZero of a computed tensor needs the graph input behind
+    # it: import_model says which, the backend specialises on its value.
+    vi = helper.make_tensor_value_info
+    graph = helper.make_graph(
+        [helper.make_node("Compress", ["x", "keep"], ["y"], axis=0)], "g",
+        [vi("x", F, [4, 2]), vi("keep", TensorProto.BOOL, [4])], [vi("y", F, None)],
+    )  # fmt: skip
+    rep = backend.prepare(helper.make_model(graph))
+    x = np.arange(8, dtype=np.float32).reshape(4, 2)
+    for keep in ([True, False, True, True], [False, True, False, False]):
+        (y,) = rep.run([x, np.array(keep)])
+        np.testing.assert_array_equal(y, x[np.array(keep)])
+    computed = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("NonZero", ["r"], ["nz"])],
+        "g", [vi("x", F, [3])], [vi("nz", TensorProto.INT64, None)],
+    )  # fmt: skip
+    with pytest.raises(OnnxImportError, match=r"NonZero's input 'r' must be known at compile "
+                       r"time \(bind graph inputs \['x'\] with input_values\)"):  # fmt: skip
+        import_model(helper.make_model(computed))
+    (nz,) = backend.prepare(helper.make_model(computed)).run([np.array([1, 0, 2], np.float32)])
+    np.testing.assert_array_equal(nz, [[0, 2]])

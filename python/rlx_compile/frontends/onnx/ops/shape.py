@@ -640,3 +640,57 @@ def tensor_scatter(ctx: NodeContext) -> ConverterResult:
     row = b.expand(b.reshape(b.minimum(b.maximum(row, 0), seq - 1), lifted), list(shape))
     written = b.reshape(written, lifted)
     return b.where(written, take_along_axis(ctx, update, row, axis), past)
+
+
+# ---------------------------------------------------------------------------------
+# Ops whose output shape depends on values: they import when those values are known at
+# compile time (constants, folded subgraphs, or graph inputs bound with input_values --
+# rlx_compile.backend compiles once per distinct value). Otherwise the import error
+# names the tensor that would have to be known.
+# ---------------------------------------------------------------------------------
+
+
+@converter("Compress")
+def compress(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    keep = np.flatnonzero(ctx.const(1, "Compress's condition").reshape(-1).astype(bool))
+    axis = ctx.attr("axis", None)
+    if axis is None:
+        x = reshape(ctx, x, [numel(ctx.static_shape(0))])
+        axis = 0
+    axis = axis_of(axis, type_of(x).rank)
+    length = type_of(x).shape[axis]
+    if isinstance(length, int) and keep.size and keep[-1] >= length:
+        raise Unsupported(f"condition selects index {keep[-1]} of an axis of {length}")
+    return ctx.b.gather(x, ctx.constant(keep.astype(np.int64)), axis)
+
+
+@converter("NonZero")
+def non_zero(ctx: NodeContext) -> ConverterResult:
+    x = ctx.const(0, "NonZero's input")
+    return ctx.constant(np.array(np.nonzero(x if x.ndim else x.reshape(1)), np.int64))
+
+
+@converter("Unique")
+def unique(ctx: NodeContext) -> ConverterResult:
+    x = ctx.const(0, "Unique's input")
+    axis = ctx.attr("axis", None)
+    ordered = bool(ctx.attr("sorted", 1))
+    if axis is not None:
+        axis = axis_of(axis, x.ndim)
+    flat = x.reshape(-1) if axis is None else x
+    y, first, inverse, counts = np.unique(
+        flat, return_index=True, return_inverse=True, return_counts=True, axis=axis
+    )
+    if not ordered:  # in order of first occurrence
+        order = np.argsort(first, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        first, counts, inverse = first[order], counts[order], rank[inverse.reshape(-1)]
+        y = np.take(flat, first, axis=0 if axis is None else axis)
+    return [
+        ctx.constant(np.asarray(y, x.dtype)),
+        ctx.constant(first.astype(np.int64)),
+        ctx.constant(np.asarray(inverse, np.int64).reshape(-1)),
+        ctx.constant(counts.astype(np.int64)),
+    ]
