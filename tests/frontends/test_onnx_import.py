@@ -119,24 +119,25 @@ def test_every_unsupported_feature_in_one_error() -> None:
         helper.make_node(
             "MaxPool", ["x4"], ["p", "idx"], name="pool", kernel_shape=[2, 2], storage_order=2
         ),
-        helper.make_node("Unique", ["x"], ["u"], name="uniq"),
+        helper.make_node("Det", ["x"], ["u"], name="det1"),
         helper.make_node("FusedConv", ["x"], ["f"], name="ms", domain="com.microsoft"),
         helper.make_node("NonZero", ["r"], ["nz2"], name="nz2"),
+        helper.make_node("Det", ["r"], ["d2"], name="det2"),
     ]
     model = make(
         nodes,
         [helper.make_tensor_value_info("x", F, [4]),
          helper.make_tensor_value_info("x4", F, [1, 1, 4, 4])],
         [helper.make_tensor_value_info(n, t, None) for n, t in
-         (("nz", I64), ("p", F), ("idx", I64), ("u", F), ("f", F), ("nz2", I64))],
+         (("nz", I64), ("p", F), ("idx", I64), ("u", F), ("f", F), ("nz2", I64), ("d2", F))],
     )  # fmt: skip
     model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
     with pytest.raises(OnnxImportError) as info:
         import_model(model)
     message = str(info.value)
     assert "\n" not in message
-    assert "NonZero (nodes 'nz1', 'nz2')" in message
-    assert "Unique (node 'uniq')" in message
+    assert "Det (nodes 'det1', 'det2')" in message
+    assert "NonZero node 'nz1': NonZero's input 'x' must be known at compile time" in message
     assert "com.microsoft.FusedConv (node 'ms')" in message
     assert "MaxPool node 'pool': attribute storage_order=2 is not supported" in message
 
