@@ -1,6 +1,6 @@
-"""MaxPool's Indices output, MaxUnpool and Col2Im against onnxruntime on geometries the
-node tests leave out: dilations, ceil_mode, padding, storage_order, 1-D and 3-D, batches
-and channels > 1."""
+"""MaxPool's Indices output, MaxUnpool and Col2Im (against onnxruntime) and DeformConv
+(against onnx's reference evaluator) on geometries the node tests leave out: dilations,
+ceil_mode, padding, storage_order, groups, 1-D and 3-D, batches and channels > 1."""
 
 from __future__ import annotations
 
@@ -103,3 +103,43 @@ def test_col2im(image: list[int], block: list[int], attrs: dict) -> None:
     )  # fmt: skip
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)])
     check(model, {"x": np.random.default_rng(9).standard_normal(shape).astype(np.float32)})
+
+
+@pytest.mark.parametrize(
+    ("group", "offset_group", "attrs", "with_mask"),
+    [
+        (1, 1, {}, False),
+        (2, 2, dict(strides=[2, 1], pads=[1, 1, 1, 1]), True),
+        (1, 3, dict(dilations=[2, 1], pads=[0, 1, 2, 0]), True),
+    ],
+)
+def test_deform_conv_against_the_reference(
+    group: int, offset_group: int, attrs: dict, with_mask: bool
+) -> None:
+    # onnxruntime has no DeformConv kernel: onnx's reference evaluator is the peer.
+    rng = np.random.default_rng(group * 10 + offset_group)
+    n, c, h, w, out_c, k = 2, 6, 7, 6, 4, 3
+    x = rng.standard_normal([n, c, h, w]).astype(np.float32)
+    weights = rng.standard_normal([out_c, c // group, k, k]).astype(np.float32)
+    bias = rng.standard_normal([out_c]).astype(np.float32)
+    strides, dilations = attrs.get("strides", [1, 1]), attrs.get("dilations", [1, 1])
+    pads = attrs.get("pads", [0, 0, 0, 0])
+    out = [(size + pads[d] + pads[d + 2] - dilations[d] * (k - 1) - 1) // strides[d] + 1
+           for d, size in enumerate((h, w))]  # fmt: skip
+    # Offsets of up to ±3 pixels: some taps land outside the image.
+    offset = rng.uniform(-3, 3, [n, offset_group * k * k * 2, *out]).astype(np.float32)
+    feeds = {"x": x, "w": weights, "offset": offset, "b": bias}
+    inputs = ["x", "w", "offset", "b"]
+    if with_mask:
+        feeds["mask"] = rng.uniform(0, 1, [n, offset_group * k * k, *out]).astype(np.float32)
+        inputs.append("mask")
+    node = helper.make_node("DeformConv", inputs, ["y"], group=group,
+                            offset_group=offset_group, **attrs)  # fmt: skip
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info(i, F, feeds[i].shape) for i in inputs],
+        [helper.make_tensor_value_info("y", F, None)],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)])
+    (want,) = ReferenceEvaluator(model).run(None, feeds)
+    (got,) = backend.prepare(model).run(feeds)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)

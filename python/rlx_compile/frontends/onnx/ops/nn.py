@@ -572,3 +572,81 @@ def conv_transpose(ctx: NodeContext) -> ConverterResult:
     y = ctx.b.conv(y, wt, [1] * k, [0] * (2 * k), dilations, group)
     bias = ctx.opt(2)
     return bias_per_channel(ctx, y, bias) if bias is not None else y
+
+
+@converter("DeformConv")
+def deform_conv(ctx: NodeContext) -> ConverterResult:
+    """Deformable convolution (2-D): every kernel tap samples the input bilinearly at its
+    regular position plus a learned offset (zeros outside the image), scaled by the
+    optional mask; the sampled columns then meet the weights in one grouped matmul."""
+    b = ctx.b
+    x, w, offset = ctx.x(0), ctx.x(1), ctx.x(2)
+    bias, mask = ctx.opt(3), ctx.opt(4)
+    n, c, height, width = ctx.static_shape(0)
+    out_c, c_per_group, kh, kw = ctx.static_shape(1)
+    _, offset_channels, out_h, out_w = ctx.static_shape(2)
+    group, offset_group = ctx.attr("group", 1), ctx.attr("offset_group", 1)
+    if list(ctx.attr("kernel_shape", [kh, kw])) != [kh, kw]:
+        raise Unsupported("kernel_shape differs from the weight's")
+    sh, sw = ctx.attr("strides", [1, 1])
+    dh, dw = ctx.attr("dilations", [1, 1])
+    pads = ctx.attr("pads", [0, 0, 0, 0])
+    taps, points = kh * kw, out_h * out_w
+    if c != c_per_group * group or out_c % group or c % offset_group:
+        raise Unsupported(
+            f"channels {c} -> {out_c} with group {group}, offset_group {offset_group}"
+        )
+    if offset_channels != offset_group * taps * 2:
+        raise Unsupported(
+            f"offset has {offset_channels} channels, expected {offset_group * taps * 2}"
+        )
+    dtype = type_of(x).dtype
+    # Regular sampling positions [1, 1, taps, points]; offsets [n, offset_group, taps, points].
+    a, bb, i, j = np.meshgrid(np.arange(kh), np.arange(kw), np.arange(out_h), np.arange(out_w),
+                              indexing="ij")  # fmt: skip
+    base_y = (i * sh - pads[0] + a * dh).reshape(1, 1, taps, points)
+    base_x = (j * sw - pads[1] + bb * dw).reshape(1, 1, taps, points)
+    moved = b.reshape(offset, [n, offset_group, taps, 2, points])
+
+    def component(k: int, base: np.ndarray) -> SSAValue:
+        d = b.reshape(b.narrow(moved, 3, k, 1), [n, offset_group, taps, points])
+        return b.add(d, ctx.const_like(base.astype(float), d))
+
+    ys, xs = component(0, base_y), component(1, base_x)
+    per_channel = c // offset_group
+
+    def to_channels(v: SSAValue) -> SSAValue:  # [n, G, taps, points] -> [n, c, taps, points]
+        v = b.reshape(v, [n, offset_group, 1, taps, points])
+        return b.reshape(b.expand(v, [n, offset_group, per_channel, taps, points]),
+                         [n, c, taps, points])  # fmt: skip
+
+    image_base = (np.arange(n)[:, None] * c + np.arange(c)[None, :]) * height * width
+    image_base = ctx.constant(image_base.reshape(n, c, 1, 1).astype(np.int64))
+    flat_x = b.reshape(x, [n * c * height * width])
+    y0, x0 = b.unary(mir.FloorOp, ys), b.unary(mir.FloorOp, xs)
+    ly, lx = b.sub(ys, y0), b.sub(xs, x0)
+    sampled: SSAValue | None = None
+    for dy, wy in ((0, b.sub(1.0, ly)), (1, ly)):
+        for dx, wx in ((0, b.sub(1.0, lx)), (1, lx)):
+            row, col = b.add(y0, float(dy)), b.add(x0, float(dx))
+            inside = b.binary(
+                mir.AndOp,
+                b.binary(mir.AndOp, b.compare("ge", row, 0.0), b.compare("le", row, height - 1.0)),
+                b.binary(mir.AndOp, b.compare("ge", col, 0.0), b.compare("le", col, width - 1.0)),
+            )
+            weight = b.mul(b.mul(wy, wx), b.cast(inside, type_of(wy).dtype))
+            row = b.minimum(b.maximum(row, 0.0), height - 1.0)
+            col = b.minimum(b.maximum(col, 0.0), width - 1.0)
+            position = b.cast(b.add(b.mul(row, float(width)), col), DType.I64)
+            values = b.gather(flat_x, b.add(to_channels(position), image_base), 0)
+            term = b.mul(values, to_channels(weight))
+            sampled = term if sampled is None else b.add(sampled, term)
+    assert sampled is not None
+    if mask is not None:
+        sampled = b.mul(sampled, to_channels(b.reshape(mask, [n, offset_group, taps, points])))
+    cols = b.reshape(sampled, [n, group, c_per_group * taps, points])
+    weights = b.reshape(w, [1, group, out_c // group, c_per_group * taps])
+    y = b.reshape(b.matmul(weights, cols), [n, out_c, out_h, out_w])
+    if bias is not None:
+        y = b.add(y, b.reshape(bias, [1, out_c, 1, 1]))
+    return y if type_of(y).dtype == dtype else b.cast(y, dtype)
