@@ -89,3 +89,24 @@ def test_stft(step: int, frame: int, window: bool, onesided: int) -> None:
     windows = np.stack([signal[:, f * step : f * step + frame, 0] * win for f in range(frames)], 1)
     spectrum = np.fft.rfft(windows, axis=-1) if onesided else np.fft.fft(windows, axis=-1)
     np.testing.assert_allclose(got, as_pairs(spectrum), atol=1e-12)
+
+
+@pytest.mark.parametrize(("bins", "dft", "rate", "low", "high"),
+                         [(8, 16, 8192, 0.0, 4096.0), (20, 512, 16000, 30.0, 7600.0)])  # fmt: skip
+def test_mel_weight_matrix_against_the_reference(
+    bins: int, dft: int, rate: int, low: float, high: float
+) -> None:
+    from onnx.reference import ReferenceEvaluator
+
+    values = {"bins": np.array(bins, np.int64), "dft": np.array(dft, np.int64),
+              "rate": np.array(rate, np.int64), "low": np.array(low, np.float32),
+              "high": np.array(high, np.float32)}  # fmt: skip
+    node = helper.make_node("MelWeightMatrix", list(values), ["y"])
+    graph = helper.make_graph(
+        [node], "g", [], [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(v, k) for k, v in values.items()],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)])
+    (want,) = ReferenceEvaluator(model).run(None, {})
+    (got,) = backend.prepare(model).run({})
+    np.testing.assert_array_equal(got, want)

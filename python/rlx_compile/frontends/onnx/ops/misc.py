@@ -189,6 +189,38 @@ def blackman_window(ctx: NodeContext) -> ConverterResult:
     return ctx.constant(y.astype(dtype.numpy))
 
 
+@converter("MelWeightMatrix")
+def mel_weight_matrix(ctx: NodeContext) -> ConverterResult:
+    """The [dft_length/2 + 1, num_mel_bins] triangular filter bank, as ONNX defines it
+    (bins spaced over num_mel_bins + 2 steps of the mel range, on the integer grid of
+    (dft_length + 1)·f // sample_rate)."""
+
+    def scalar(i: int, what: str) -> float:
+        return ctx.const(i, f"MelWeightMatrix's {what}").reshape(-1)[0].item()
+
+    bins, dft_length = int(scalar(0, "num_mel_bins")), int(scalar(1, "dft_length"))
+    rate = scalar(2, "sample_rate")
+    low, high = scalar(3, "lower_edge_hertz"), scalar(4, "upper_edge_hertz")
+    dtype = dtype_of(ctx.attr("output_datatype", 1))
+    mel_low = 2595 * np.log1p(low / 700) / np.log(10)
+    mel_high = 2595 * np.log1p(high / 700) / np.log(10)
+    mel = np.arange(bins + 2) * ((mel_high - mel_low) / (bins + 2)) + mel_low
+    hertz = 700 * np.expm1(mel / 2595 * np.log(10))
+    edges = (((dft_length + 1) * hertz) // rate).astype(int)
+    out = np.zeros((dft_length // 2 + 1, bins))
+    for i in range(bins):
+        left, center, right = edges[i], edges[i + 1], edges[i + 2]
+        if center == left:
+            out[center, i] = 1
+        else:
+            j = np.arange(left, center + 1)
+            out[j, i] = (j - left) / (center - left)
+        if right > center:
+            j = np.arange(center, right)
+            out[j, i] = (right - j) / (right - center)
+    return ctx.constant(out.astype(dtype.numpy))
+
+
 # ---------------------------------------------------------------------------------
 # ReverseSequence, AffineGrid
 # ---------------------------------------------------------------------------------
@@ -264,3 +296,44 @@ def if_(ctx: NodeContext) -> ConverterResult:
     if any(o.name in ctx.imp.poisoned for o in graph.output):
         raise Unsupported(f"the {branch} did not convert")
     return [ctx.imp.value(o.name, ctx.b) for o in graph.output]
+
+
+@converter("Det")
+def det(ctx: NodeContext) -> ConverterResult:
+    """Determinants of [..., M, M] by Gaussian elimination with partial pivoting (LAPACK's
+    getrf, which numpy uses), unrolled over the static M: each step swaps the largest
+    remaining pivot into place with one-hot row arithmetic, so no shape depends on data."""
+    b = ctx.b
+    a = ctx.x(0)
+    shape = ctx.static_shape(0)
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise Unsupported(f"Det of a {list(shape)} tensor (square matrices needed)")
+    if not type_of(a).dtype.is_float:
+        raise Unsupported(f"Det of {type_of(a).dtype.value}")
+    m, batch = shape[-1], list(shape[:-2])
+    rows = ctx.constant(np.arange(m, dtype=np.int64).reshape(*([1] * len(batch)), m))
+    result: SSAValue | None = None
+    for k in range(m):
+        # The largest |a[i, k]| for i >= k (ties: the first, as getrf).
+        column = b.reshape(b.narrow(a, -1, k, 1), [*batch, m])
+        candidates = b.where(b.compare("ge", rows, k), b.abs(column), -1.0)
+        p = b.reshape(b.emit(mir.ArgMaxOp(candidates, len(batch))).results[0], [*batch, 1])
+        e_p = b.cast(b.compare("eq", rows, p), type_of(a).dtype)  # [..., m] one-hot
+        e_k = np.zeros(m)
+        e_k[k] = 1
+        row_p = b.matmul(b.reshape(e_p, [*batch, 1, m]), a)  # [..., 1, m]
+        row_k = b.narrow(a, -2, k, 1)
+        swap = b.sub(ctx.const_like(e_k, e_p), e_p)  # e_k - e_p: zero when p == k
+        a = b.add(a, b.mul(b.reshape(swap, [*batch, m, 1]), b.sub(row_p, row_k)))
+        pivot = b.reshape(b.narrow(b.narrow(a, -2, k, 1), -1, k, 1), [*batch])
+        swapped = b.compare("ne", b.reshape(p, [*batch]), k)
+        signed = b.where(swapped, b.neg(pivot), pivot)
+        result = signed if result is None else b.mul(result, signed)
+        if k + 1 < m:  # eliminate below the pivot (a zero pivot leaves a zero product)
+            safe = b.where(b.compare("eq", pivot, 0.0), 1.0, pivot)
+            below = ctx.const_like((np.arange(m) > k).astype(float), pivot)
+            factors = b.mul(b.div(b.reshape(b.narrow(a, -1, k, 1), [*batch, m]),
+                                  b.reshape(safe, [*batch, 1])), below)  # fmt: skip
+            a = b.sub(a, b.mul(b.reshape(factors, [*batch, m, 1]), b.narrow(a, -2, k, 1)))
+    assert result is not None
+    return result
