@@ -17,6 +17,7 @@ from rlx_compile.frontends.onnx.context import (
     NodeContext,
     Unsupported,
     axis_of,
+    constant_value,
     converter,
     dtype_of,
     numel,
@@ -296,6 +297,131 @@ def if_(ctx: NodeContext) -> ConverterResult:
     if any(o.name in ctx.imp.poisoned for o in graph.output):
         raise Unsupported(f"the {branch} did not convert")
     return [ctx.imp.value(o.name, ctx.b) for o in graph.output]
+
+
+class _UnrolledBody:
+    """A loop body (a subgraph) inlined once per iteration: ``step`` binds its inputs,
+    converts its nodes and returns its outputs. Body names are rebound every step; the
+    values they shadowed come back at ``close``."""
+
+    def __init__(self, ctx: NodeContext, attr: str):
+        body = next((a.g for a in ctx.node.attribute if a.name == attr), None)
+        if body is None:
+            raise Unsupported(f"no {attr}")
+        ctx.used_attrs.add(attr)
+        self.ctx, self.body, self.imp = ctx, body, ctx.imp
+        for t in body.initializer:
+            self.imp.initializers.setdefault(t.name, t)
+        self.names = [i.name for i in body.input] + [o for n in body.node for o in n.output]
+        self.saved = {name: self.imp.values[name] for name in self.names if name in self.imp.values}
+
+    def step(self, t: int, inputs: list[SSAValue]) -> list[SSAValue]:
+        for formal, value in zip(self.body.input, inputs, strict=True):
+            self.imp.values[formal.name] = value
+        self.imp.convert_graph(self.body, prefix=f"{self.ctx.name}/{t}/")
+        if any(o.name in self.imp.poisoned for o in self.body.output):
+            raise Unsupported("the body did not convert")
+        return [self.imp.value(o.name, self.ctx.b) for o in self.body.output]
+
+    def close(self) -> None:
+        for name in self.names:
+            self.imp.values.pop(name, None)
+        self.imp.values.update(self.saved)
+
+
+def _stack(ctx: NodeContext, pieces: list[SSAValue], axis: int) -> SSAValue:
+    """Per-iteration values stacked along a new axis (negative counts from the end)."""
+    shape = list(type_of(pieces[0]).shape)
+    axis = axis_of(axis, len(shape) + 1)
+    lifted = [ctx.b.reshape(p, [*shape[:axis], 1, *shape[axis:]]) for p in pieces]
+    return ctx.b.concat(lifted, axis) if len(lifted) > 1 else lifted[0]
+
+
+@converter("Scan")
+def scan(ctx: NodeContext) -> ConverterResult:
+    """Scan unrolled over its (static) sequence length: each step binds the states and
+    that step's slices of the scan inputs; the per-step scan outputs are stacked."""
+    b = ctx.b
+    body = _UnrolledBody(ctx, "body")
+    m = ctx.attr("num_scan_inputs")
+    n = ctx.num_inputs - m
+    k = len(body.body.output) - n
+    in_axes = list(ctx.attr("scan_input_axes", [0] * m))
+    in_dirs = list(ctx.attr("scan_input_directions", [0] * m))
+    out_axes = list(ctx.attr("scan_output_axes", [0] * k))
+    out_dirs = list(ctx.attr("scan_output_directions", [0] * k))
+    if len(body.body.input) != n + m or m < 1:
+        raise Unsupported(f"a body of {len(body.body.input)} inputs for {n} states and {m} scans")
+    scans = [ctx.x(n + i) for i in range(m)]
+    in_axes = [axis_of(a, type_of(x).rank) for a, x in zip(in_axes, scans, strict=True)]
+    steps = type_of(scans[0]).shape[in_axes[0]]
+    if not isinstance(steps, int):
+        raise Unsupported("a symbolic sequence length (the scan is unrolled)")
+    states = [ctx.x(i) for i in range(n)]
+    collected: list[list[SSAValue]] = [[] for _ in range(k)]
+    try:
+        for t in range(steps):
+            slices = []
+            for x, axis, reverse in zip(scans, in_axes, in_dirs, strict=True):
+                shape = list(type_of(x).shape)
+                del shape[axis]
+                slices.append(
+                    b.reshape(b.narrow(x, axis, steps - 1 - t if reverse else t, 1), shape)
+                )
+            outs = body.step(t, states + slices)
+            states = outs[:n]
+            for j in range(k):
+                collected[j].append(outs[n + j])
+    finally:
+        body.close()
+    stacked = [
+        _stack(ctx, collected[j][::-1] if out_dirs[j] else collected[j], out_axes[j])
+        for j in range(k)
+    ]
+    return [*states, *stacked]
+
+
+_MAX_UNROLLED_ITERATIONS = 4096
+
+
+@converter("Loop")
+def loop(ctx: NodeContext) -> ConverterResult:
+    """A Loop whose trip count and per-iteration condition are known at compile time
+    (static trip counts, conditions that fold), unrolled; scan outputs are stacked."""
+    b = ctx.b
+    trips = ctx.opt_const(0, "Loop's trip count")
+    cond_in = ctx.opt(1)
+    limit = int(trips.reshape(-1)[0]) if trips is not None else None
+    if limit is None and cond_in is None:
+        raise Unsupported("an unbounded loop (no trip count, no condition)")
+    carried = [ctx.x(i) for i in range(2, ctx.num_inputs)]
+    body = _UnrolledBody(ctx, "body")
+    n = len(carried)
+    if len(body.body.input) != n + 2:
+        raise Unsupported(f"a body of {len(body.body.input)} inputs for {n} carried values")
+    cond = cond_in if cond_in is not None else b.constant(np.array(True), DType.BOOL, ())
+    collected: list[list[SSAValue]] = [[] for _ in range(len(body.body.output) - 1 - n)]
+    t = 0
+    try:
+        while limit is None or t < limit:
+            keep_going = constant_value(cond)
+            if keep_going is None:
+                raise Unsupported("a loop condition known only at run time")
+            if not bool(keep_going.reshape(-1)[0]):
+                break
+            if t >= _MAX_UNROLLED_ITERATIONS:
+                raise Unsupported(f"more than {_MAX_UNROLLED_ITERATIONS} iterations to unroll")
+            iteration = b.constant(np.array(t, np.int64), DType.I64, ())
+            outs = body.step(t, [iteration, cond, *carried])
+            cond, carried = outs[0], outs[1 : 1 + n]
+            for j, v in enumerate(outs[1 + n :]):
+                collected[j].append(v)
+            t += 1
+    finally:
+        body.close()
+    if any(not c for c in collected):
+        raise Unsupported("scan outputs of a loop that runs no iteration")
+    return [*carried, *(_stack(ctx, c, 0) for c in collected)]
 
 
 @converter("Det")
