@@ -558,7 +558,10 @@ def dropout(ctx: NodeContext) -> ConverterResult:
     x = ctx.x(0)
     ctx.attr("seed")
     if ctx.has(2) and bool(ctx.const(2, "Dropout's training_mode").reshape(-1)[0]):
-        raise Unsupported("training_mode=true (random masks)")
+        # Training mode draws a random mask -- except with ratio 0, which keeps everything.
+        ratio = ctx.const(1, "Dropout's ratio").reshape(-1)[0] if ctx.has(1) else 0.5
+        if ratio != 0:
+            raise Unsupported("training_mode=true with a non-zero ratio (random masks)")
     mask = None
     if ctx.output_used(1):
         mask = ctx.b.expand(ctx.constant(np.array(True)), type_of(x).shape)
