@@ -119,10 +119,10 @@ def test_every_unsupported_feature_in_one_error() -> None:
         helper.make_node(
             "MaxPool", ["x4"], ["p", "idx"], name="pool", kernel_shape=[2, 2], storage_order=2
         ),
-        helper.make_node("Det", ["x"], ["u"], name="det1"),
+        helper.make_node("NonMaxSuppression", ["x"], ["u"], name="nms1"),
         helper.make_node("FusedConv", ["x"], ["f"], name="ms", domain="com.microsoft"),
         helper.make_node("NonZero", ["r"], ["nz2"], name="nz2"),
-        helper.make_node("Det", ["r"], ["d2"], name="det2"),
+        helper.make_node("NonMaxSuppression", ["r"], ["d2"], name="nms2"),
     ]
     model = make(
         nodes,
@@ -136,7 +136,7 @@ def test_every_unsupported_feature_in_one_error() -> None:
         import_model(model)
     message = str(info.value)
     assert "\n" not in message
-    assert "Det (nodes 'det1', 'det2')" in message
+    assert "NonMaxSuppression (nodes 'nms1', 'nms2')" in message
     assert "NonZero node 'nz1': NonZero's input 'x' must be known at compile time" in message
     assert "com.microsoft.FusedConv (node 'ms')" in message
     assert "MaxPool node 'pool': attribute storage_order=2 is not supported" in message

@@ -114,15 +114,18 @@ def test_errors_are_one_line_and_write_nothing(tmp_path: Path) -> None:
     text = tmp_path / "model.txt"
     text.write_text("x")
     _one_line_error(rlx_compile(str(text), "--out", str(out)), "unsupported model format")
-    node = helper.make_node("NonZero", ["x"], ["y"], name="nz")
+    node = helper.make_node("NonMaxSuppression", ["x", "s"], ["y"], name="nms")
     vi = helper.make_tensor_value_info
     graph = helper.make_graph(
-        [node], "g", [vi("x", TensorProto.FLOAT, [3])], [vi("y", TensorProto.INT64, None)]
+        [node],
+        "g",
+        [vi("x", TensorProto.FLOAT, [1, 3, 4]), vi("s", TensorProto.FLOAT, [1, 1, 3])],
+        [vi("y", TensorProto.INT64, None)],
     )
     bad = tmp_path / "bad.onnx"
     onnx.save(helper.make_model(graph), str(bad))
     _one_line_error(
-        rlx_compile(str(bad), "--out", str(out)), "unsupported ops: NonZero (node 'nz')"
+        rlx_compile(str(bad), "--out", str(out)), "unsupported ops: NonMaxSuppression (node 'nms')"
     )
     assert not out.exists()
 
