@@ -5,6 +5,8 @@ precision and quantisation options, and one-line errors with status 1."""
 from __future__ import annotations
 
 import json
+import os
+import stat
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -42,6 +44,10 @@ def test_onnx_model_outputs_are_complete_and_right(tmp_path: Path) -> None:
     names = {"model.lir.mlir", "fusion.txt", "dispatch.txt", "graph.svg", "memory.svg",
              "summary.json"}  # fmt: skip
     assert {p.name for p in out.iterdir()} == names
+    # Outputs get the mode a plain open() gives (the umask decides), not mkstemp's 0o600.
+    mask = os.umask(0)
+    os.umask(mask)
+    assert {stat.S_IMODE(p.stat().st_mode) for p in out.iterdir()} == {0o666 & ~mask}
     summary = json.loads((out / "summary.json").read_text())
     assert set(summary) >= KEYS
     assert summary["nodes_in"] == 49

@@ -31,6 +31,14 @@ def cli_main(run: Callable[[Sequence[str] | None], int], argv: Sequence[str] | N
     sys.exit(code)
 
 
+def _default_file_mode() -> int:
+    """The mode ``open`` would give a new file: 0o666 less the process umask (mkstemp's
+    temporary files are 0o600, which would make every output private)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Write through a temporary file and rename, so a failure never leaves a
     half-written output behind."""
@@ -39,6 +47,7 @@ def write_atomic(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w") as f:
             f.write(text)
+        os.chmod(tmp, _default_file_mode())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
