@@ -23,7 +23,7 @@ import onnx
 from onnx import numpy_helper
 from onnx.backend.test.runner import Runner
 
-from rlx_compile.frontends.onnx.context import CONVERTERS
+from rlx_compile.frontends.onnx.context import CONVERTERS, DEFAULT_DOMAINS, op_key
 from rlx_compile.frontends.onnx.functions import expand_functions
 from rlx_compile.frontends.onnx.importer import MIN_OPSET, schema_since
 
@@ -63,7 +63,7 @@ _EXPANDED = re.compile(r"_expanded(_ver\d+)?$")
 
 def _single_op(model: onnx.ModelProto) -> str | None:
     nodes = model.graph.node
-    return nodes[0].op_type if len(nodes) == 1 else None
+    return op_key(nodes[0].domain, nodes[0].op_type) if len(nodes) == 1 else None
 
 
 def _snake(op_type: str) -> str:
@@ -94,19 +94,14 @@ def unclaimed_ops(model: onnx.ModelProto) -> list[str]:
     """Op types of a model's graph without a converter, once the ops ONNX defines as
     functions are expanded (any domain but the default one counts as unclaimed)."""
     model = expand_functions(model, CONVERTERS).model
-    return sorted(
-        {
-            n.op_type if n.domain in ("", "ai.onnx") else f"{n.domain}.{n.op_type}"
-            for n in model.graph.node
-            if n.domain not in ("", "ai.onnx") or n.op_type not in CONVERTERS
-        }
-    )
+    keys = {op_key(n.domain, n.op_type) for n in model.graph.node}
+    return sorted(k for k in keys if k not in CONVERTERS)
 
 
 def old_definitions(model: onnx.ModelProto) -> list[str]:
     """Ops whose definition at the model's opset predates MIN_OPSET (and differs from the
     one the importer implements)."""
-    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), MIN_OPSET)
+    opset = next((o.version for o in model.opset_import if o.domain in DEFAULT_DOMAINS), MIN_OPSET)
     if opset >= MIN_OPSET:
         return []
     return sorted(

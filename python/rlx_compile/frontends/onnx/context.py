@@ -33,19 +33,29 @@ ConverterResult = SSAValue | Sequence[SSAValue | None] | None
 Converter = Callable[["NodeContext"], ConverterResult]
 
 CONVERTERS: dict[str, Converter] = {}
-"""ONNX op type (default domain) -> converter."""
+"""``op_key(domain, op_type)`` -> converter."""
+
+DEFAULT_DOMAINS = ("", "ai.onnx")
+
+
+def op_key(domain: str, op_type: str) -> str:
+    """How the converters are keyed: the op type in the default domain, ``domain.op_type``
+    in any other (``ai.onnx.preview.training.Adam``)."""
+    return op_type if domain in DEFAULT_DOMAINS else f"{domain}.{op_type}"
+
 
 FOLD_LIMIT = 1 << 16
 """Constant subgraphs fold at import while their results hold at most this many elements
 (shape arithmetic, index tables); larger ones stay ops, so weights are not duplicated."""
 
 
-def converter(*op_types: str) -> Callable[[Converter], Converter]:
+def converter(*op_types: str, domain: str = "") -> Callable[[Converter], Converter]:
     def register(fn: Converter) -> Converter:
         for op_type in op_types:
-            if op_type in CONVERTERS:
-                raise ValueError(f"a converter for ONNX op {op_type} exists")
-            CONVERTERS[op_type] = fn
+            key = op_key(domain, op_type)
+            if key in CONVERTERS:
+                raise ValueError(f"a converter for ONNX op {key} exists")
+            CONVERTERS[key] = fn
         return fn
 
     return register

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 import onnx
 from onnx import AttributeProto, FunctionProto, NodeProto, TypeProto
 
-DEFAULT_DOMAINS = ("", "ai.onnx")
+from rlx_compile.frontends.onnx.context import DEFAULT_DOMAINS, op_key
+
 _MAX_DEPTH = 8
 
 
@@ -151,9 +152,9 @@ def expand_functions(model: onnx.ModelProto, converters: Container[str]) -> Expa
         return Expansion(model)
 
     def candidate(n: NodeProto) -> bool:
-        if n.domain in DEFAULT_DOMAINS:
-            return n.op_type not in converters
-        return n.domain in opsets
+        if op_key(n.domain, n.op_type) in converters:
+            return False
+        return n.domain in DEFAULT_DOMAINS or n.domain in opsets
 
     current = model
     node_opsets: dict[str, int] = {}

@@ -36,12 +36,14 @@ from rlx_compile.dialects.types import Dim, DType
 from rlx_compile.frontends.onnx import ops as _ops  # noqa: F401  (registers the converters)
 from rlx_compile.frontends.onnx.context import (
     CONVERTERS,
+    DEFAULT_DOMAINS,
     FoldingBuilder,
     NodeContext,
     NotStatic,
     Unsupported,
     constant_value,
     dtype_of,
+    op_key,
     symbol_name,
     tensor_to_array,
 )
@@ -50,7 +52,6 @@ from rlx_compile.frontends.onnx.symbolic import evaluate_shape_node, symbolic_sh
 from rlx_compile.ir import graph_params, main_graph, set_output_names, sync_function_type
 
 MIN_OPSET = 13
-DEFAULT_DOMAINS = ("", "ai.onnx")
 INITIALIZER_MODES = ("params", "constants")
 
 
@@ -201,7 +202,9 @@ class Importer:
             if imp.domain in DEFAULT_DOMAINS:
                 opset = imp.version
         if opset is None:
-            raise OnnxImportError("the model imports no version of the default ONNX domain")
+            if any(n.domain in DEFAULT_DOMAINS for n in model.graph.node):
+                raise OnnxImportError("the model imports no version of the default ONNX domain")
+            opset = max_opset()  # only other domains' ops: the default opset is not used
         if opset > max_opset():
             raise OnnxImportError(
                 f"opset {opset} is newer than the newest this onnx package knows ({max_opset()})"
@@ -418,11 +421,10 @@ class Importer:
         for index, node in enumerate(graph.node):
             name = prefix + node_name(node, index)
             opset = self.node_opsets.get(node.name, self.opset)
-            if node.domain not in DEFAULT_DOMAINS:
-                self.problems.append(Problem(f"{node.domain}.{node.op_type}", name, ""))
-            elif node.op_type not in CONVERTERS:
-                self.problems.append(Problem(node.op_type, name, ""))
-            elif opset < MIN_OPSET:
+            key = op_key(node.domain, node.op_type)
+            if key not in CONVERTERS:
+                self.problems.append(Problem(key, name, ""))
+            elif node.domain in DEFAULT_DOMAINS and opset < MIN_OPSET:
                 since = schema_since(node.op_type, opset)
                 if since != schema_since(node.op_type, MIN_OPSET):
                     self.problems.append(
@@ -435,7 +437,8 @@ class Importer:
 
     def _convert(self, node: onnx.NodeProto, index: int, opset: int, prefix: str) -> None:
         name = prefix + node_name(node, index)
-        if any(i in self.poisoned for i in node.input) or node.op_type not in CONVERTERS:
+        key = op_key(node.domain, node.op_type)
+        if any(i in self.poisoned for i in node.input) or key not in CONVERTERS:
             self.poisoned.update(node.output)
             return
         if any(p.node == name for p in self.problems):
@@ -448,7 +451,7 @@ class Importer:
             if symbolic_shape_node(self, node):
                 self._convert_shape_value(ctx)
                 return
-            result = CONVERTERS[node.op_type](ctx)
+            result = CONVERTERS[key](ctx)
             outs = normalize_outputs(result, len(node.output))
             unread = [a.name for a in node.attribute if a.name not in ctx.used_attrs]
             if unread:

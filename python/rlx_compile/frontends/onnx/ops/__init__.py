@@ -12,6 +12,7 @@ from rlx_compile.frontends.onnx.ops import (
     rnn,
     shape,
     signal,
+    training,
 )
 
 __all__ = [
@@ -26,4 +27,5 @@ __all__ = [
     "rnn",
     "shape",
     "signal",
+    "training",
 ]

@@ -1,0 +1,105 @@
+"""The optimizer steps of the ai.onnx.preview.training domain: Adagrad, Momentum, Adam.
+
+Each updates several tensors at once: inputs R (learning rate), T (step count), then the
+tensors X, their gradients G and the optimizer's per-tensor state; the outputs are the
+new X followed by the new state. The formulas are ONNX's, including its T > 0 cases.
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import SSAValue
+
+from rlx_compile.builder import type_of
+from rlx_compile.frontends.onnx.context import (
+    ConverterResult,
+    NodeContext,
+    Unsupported,
+    converter,
+)
+
+TRAINING = "ai.onnx.preview.training"
+
+
+def _groups(ctx: NodeContext, count: int) -> list[list[SSAValue]]:
+    """The variadic inputs after R and T split into ``count`` equal groups."""
+    rest = ctx.num_inputs - 2
+    if rest % count:
+        raise Unsupported(f"{rest} tensors do not split into {count} groups")
+    n = rest // count
+    return [[ctx.x(2 + g * n + i) for i in range(n)] for g in range(count)]
+
+
+def _float_step(ctx: NodeContext, like: SSAValue) -> SSAValue:
+    return ctx.b.cast(ctx.x(1), type_of(like).dtype)
+
+
+def _regularized(ctx: NodeContext, x: SSAValue, g: SSAValue, coefficient: float) -> SSAValue:
+    return ctx.b.add(ctx.b.mul(x, coefficient), g) if coefficient else g
+
+
+@converter("Adagrad", domain=TRAINING)
+def adagrad(ctx: NodeContext) -> ConverterResult:
+    b = ctx.b
+    xs, gs, hs = _groups(ctx, 3)
+    decay, eps = ctx.attr("decay_factor", 0.0), ctx.attr("epsilon", 0.0)
+    norm = ctx.attr("norm_coefficient", 0.0)
+    r = ctx.x(0)
+    # r = R / (1 + T·decay_factor)
+    rate = b.div(r, b.add(b.mul(_float_step(ctx, r), decay), 1.0))
+    new_x, new_h = [], []
+    for x, g, h in zip(xs, gs, hs, strict=True):
+        g = _regularized(ctx, x, g, norm)
+        h = b.add(h, b.mul(g, g))
+        new_h.append(h)
+        new_x.append(b.sub(x, b.div(b.mul(rate, g), b.add(b.sqrt(h), eps))))
+    return [*new_x, *new_h]
+
+
+@converter("Momentum", domain=TRAINING)
+def momentum(ctx: NodeContext) -> ConverterResult:
+    b = ctx.b
+    xs, gs, vs = _groups(ctx, 3)
+    alpha, beta = ctx.attr("alpha"), ctx.attr("beta")
+    mode = ctx.check_attr("mode", ("standard", "nesterov"), "standard")
+    norm = ctx.attr("norm_coefficient", 0.0)
+    if alpha is None or beta is None:
+        raise Unsupported("alpha and beta are required")
+    r = ctx.x(0)
+    # The first step (T = 0) takes the gradient unscaled.
+    beta_t = b.where(b.compare("gt", ctx.x(1), 0), b.constant(beta, type_of(r).dtype), 1.0)
+    new_x, new_v = [], []
+    for x, g, v in zip(xs, gs, vs, strict=True):
+        g = _regularized(ctx, x, g, norm)
+        v = b.add(b.mul(v, alpha), b.mul(g, beta_t))
+        new_v.append(v)
+        step = v if mode == "standard" else b.add(g, b.mul(v, alpha))
+        new_x.append(b.sub(x, b.mul(r, step)))
+    return [*new_x, *new_v]
+
+
+@converter("Adam", domain=TRAINING)
+def adam(ctx: NodeContext) -> ConverterResult:
+    b = ctx.b
+    xs, gs, vs, hs = _groups(ctx, 4)
+    alpha, beta = ctx.attr("alpha", 0.9), ctx.attr("beta", 0.999)
+    eps = ctx.attr("epsilon", 0.0)
+    norm, norm_post = ctx.attr("norm_coefficient", 0.0), ctx.attr("norm_coefficient_post", 0.0)
+    r = ctx.x(0)
+    t = _float_step(ctx, r)
+    # Bias correction from the second step on: R·sqrt(1 - beta^T) / (1 - alpha^T).
+    one = b.constant(1.0, type_of(r).dtype)
+    corrected = b.div(
+        b.mul(r, b.sqrt(b.sub(one, b.pow(b.constant(beta, type_of(r).dtype), t)))),
+        b.sub(one, b.pow(b.constant(alpha, type_of(r).dtype), t)),
+    )
+    rate = b.where(b.compare("gt", ctx.x(1), 0), corrected, r)
+    new_x, new_v, new_h = [], [], []
+    for x, g, v, h in zip(xs, gs, vs, hs, strict=True):
+        g = _regularized(ctx, x, g, norm)
+        v = b.add(b.mul(v, alpha), b.mul(g, 1 - alpha))
+        h = b.add(b.mul(h, beta), b.mul(b.mul(g, g), 1 - beta))
+        new_v.append(v)
+        new_h.append(h)
+        x_new = b.sub(x, b.mul(rate, b.div(v, b.add(b.sqrt(h), eps))))
+        new_x.append(b.mul(x_new, 1 - norm_post) if norm_post else x_new)
+    return [*new_x, *new_v, *new_h]
