@@ -1,6 +1,7 @@
-"""The ai.onnx.preview.training optimizer steps against onnx's reference evaluator
-(onnxruntime has no kernels for them): several tensors per step, the first step (T = 0)
-and a later one, regularisation coefficients, both Momentum modes."""
+"""The ai.onnx.preview.training optimizer steps and the ai.onnx.ml tensor ops against
+onnx's reference evaluator (onnxruntime has no kernels for the former): several tensors
+per step, the first step (T = 0) and a later one, regularisation coefficients, both
+Momentum modes; vector and matrix inputs for ArrayFeatureExtractor."""
 
 from __future__ import annotations
 
@@ -50,3 +51,24 @@ def test_against_the_reference(op: str, attrs: dict, step: int) -> None:
     got = backend.prepare(model).run(feeds)
     for g, w in zip(got, want, strict=True):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(("x_shape", "indices"), [([5], [[3, 0]]), ([2, 3, 4], [1, 1, 3])])
+def test_ml_array_feature_extractor_and_binarizer(x_shape: list[int], indices: list) -> None:
+    ml = "ai.onnx.ml"
+    idx = np.array(indices, np.int64)
+    nodes = [helper.make_node("ArrayFeatureExtractor", ["x", "i"], ["y"], domain=ml),
+             helper.make_node("Binarizer", ["y"], ["z"], domain=ml, threshold=0.2)]  # fmt: skip
+    graph = helper.make_graph(
+        nodes, "g",
+        [helper.make_tensor_value_info("x", F, x_shape),
+         helper.make_tensor_value_info("i", TensorProto.INT64, idx.shape)],
+        [helper.make_tensor_value_info("y", F, None), helper.make_tensor_value_info("z", F, None)],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid(ml, 1)])
+    feeds = {"x": np.random.default_rng(0).standard_normal(x_shape).astype(np.float32), "i": idx}
+    want = ReferenceEvaluator(model).run(None, feeds)
+    got = backend.prepare(model).run(feeds)
+    for g, w in zip(got, want, strict=True):
+        assert g.shape == w.shape
+        np.testing.assert_array_equal(g, w)
