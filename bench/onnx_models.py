@@ -5,7 +5,8 @@ lower bound, and agreement with onnxruntime.
     python bench/onnx_models.py --small    # the small committed models, no PyTorch needed
 
 For each model, in one process:
-- ``rlx``: import + ``CompilePipeline(target="cpu")`` (MIR -> planned LIR), best of N;
+- ``rlx``: import + ``CompilePipeline(target="cpu")`` (MIR -> planned LIR), best of N,
+  verifying the IR after every pass (the default) and, ``no verify``, once at the end;
 - ``ort``: ``onnxruntime.InferenceSession`` creation with every graph optimisation
   (ORT_ENABLE_ALL), best of N; the ratio is rlx / ort;
 - memory: the arena, the plan's lower bound (peak of simultaneously live slots), their
@@ -77,6 +78,12 @@ def bench_model(path: Path, repeats: int) -> dict[str, Any]:
         return module, CompilePipeline(target="cpu", keep_stages=False).compile(module)
 
     (module, result), rlx_s = best_of(repeats, compile_rlx)
+    _, unverified_s = best_of(
+        repeats,
+        lambda: CompilePipeline(target="cpu", keep_stages=False, verify_each=False).compile(
+            import_model(model)
+        ),
+    )
     opts = ort.SessionOptions()
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     session, ort_s = best_of(
@@ -98,6 +105,7 @@ def bench_model(path: Path, repeats: int) -> dict[str, Any]:
     return {
         "ops": sum(1 for _ in main_graph(module).walk()) - 2,
         "rlx_s": rlx_s,
+        "unverified_s": unverified_s,
         "ort_s": ort_s,
         "arena": report.arena,
         "lb": report.lower_bound,
@@ -122,6 +130,7 @@ def main() -> None:
         ensure_models(directory, names)
     print(
         f"{'model':<12}{'ops':>5}{'rlx compile':>12}{'ort session':>12}{'ratio':>7}"
+        f"{'no verify':>11}{'ratio':>7}"
         f"{'arena':>13}{'LB':>13}{'arena/LB':>9}{'MIR peak':>13}"
         f"{'act arena':>12}{'act LB':>12}{'act/LB':>8}{'act peak':>12}{'rel err':>9}"
     )
@@ -129,7 +138,8 @@ def main() -> None:
         r = bench_model(directory / f"{n}.onnx", args.repeats)
         print(
             f"{n:<12}{r['ops']:>5}{r['rlx_s']:>11.3f}s{r['ort_s']:>11.3f}s"
-            f"{r['rlx_s'] / r['ort_s']:>6.1f}x{r['arena']:>13,}{r['lb']:>13,}"
+            f"{r['rlx_s'] / r['ort_s']:>6.1f}x{r['unverified_s']:>10.3f}s"
+            f"{r['unverified_s'] / r['ort_s']:>6.1f}x{r['arena']:>13,}{r['lb']:>13,}"
             f"{r['arena'] / r['lb']:>9.3f}{r['mir_peak']:>13,}{r['act_arena']:>12,}"
             f"{r['act_lb']:>12,}{r['act_arena'] / r['act_lb']:>8.3f}{r['act_peak']:>12,}"
             f"{r['err']:>9.1e}",

@@ -162,6 +162,8 @@ class Instrumentation:
     """What the pass manager records and prints while it runs (mlir-opt's flags)."""
 
     verify_each: bool = True
+    """Verify after every pass (mlir-opt's default); otherwise the result is verified
+    once, after the last pass."""
     print_before_all: bool = False
     print_after_all: bool = False
     print_after_change: bool = False
@@ -241,6 +243,8 @@ class PassManager:
             if self.callback is not None:
                 self.callback(p, module)
             text_before = text_after if track_text else None
+        if not inst.verify_each and self.passes:
+            verify_module(module, "after the pipeline; verify after each pass to find the pass")
         if inst.timing:
             inst.stream.write(self.timing_report())
         return module

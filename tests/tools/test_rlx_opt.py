@@ -188,3 +188,43 @@ def test_output_is_byte_identical_across_hash_seeds() -> None:
         )
         outputs.add(r.stdout)
     assert len(outputs) == 1
+
+
+def test_without_verify_each_the_result_is_still_verified() -> None:
+    from dataclasses import dataclass
+
+    from xdsl.passes import ModulePass
+    from xdsl.rewriter import Rewriter
+
+    from rlx_compile import ModuleBuilder
+    from rlx_compile.diagnostics import VerifyFailure
+    from rlx_compile.dialects import mir
+    from rlx_compile.passmanager import Instrumentation, PassManager, parse_pipeline
+
+    @dataclass(frozen=True)
+    class BreakTypes(ModulePass):
+        """Gives an add a result type its operands do not produce."""
+
+        name = "break-types"
+
+        def apply(self, ctx, op) -> None:  # type: ignore[no-untyped-def]
+            add = next(o for o in op.walk() if isinstance(o, mir.AddOp))
+            wrong = add.results[0].type.with_shape([7])
+            bad = mir.AddOp.create(operands=list(add.operands), result_types=[wrong])
+            Rewriter.replace_op(add, bad)
+
+    def module():  # type: ignore[no-untyped-def]
+        with ModuleBuilder("f") as m:
+            x = m.input("x", (2,))
+            m.output(m.add(x, x), names=["y"])
+        return m.module
+
+    cases = ((True, "(after pass 'break-types')"),
+             (False, "(after the pipeline; verify after each pass to find the pass)"))  # fmt: skip
+    for verify_each, where in cases:
+        passes = [BreakTypes(), *parse_pipeline("cse")]
+        pm = PassManager(passes, Instrumentation(verify_each=verify_each))
+        with pytest.raises(VerifyFailure) as err:
+            pm.run(module())
+        assert "'mir.add' op result type !rlx.tensor<[7], f32>" in err.value.line()
+        assert err.value.line().endswith(where)

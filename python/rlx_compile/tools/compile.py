@@ -239,6 +239,8 @@ def build_arg_parser() -> argparse.ArgumentParser:
     ap.add_argument("--params", type=Path, metavar="WEIGHTS.npz",
                     help="param values of a .mlir model (for calibration)")  # fmt: skip
     ap.add_argument("--pipeline", help="replace the default pass pipeline")
+    ap.add_argument("--no-verify-each", action="store_true",
+                    help="verify the IR once at the end instead of after every pass")  # fmt: skip
     ap.add_argument("--policy", default="keep", choices=("keep", "direct", "fusable"),
                     help="HIR lowering policy")  # fmt: skip
     return ap
@@ -285,7 +287,7 @@ def run(argv: Sequence[str] | None = None) -> int:
             extra["calibration_params"] = params
         pipeline = CompilePipeline(
             target=args.target, pipeline=args.pipeline, lower_policy=args.policy,
-            strategy=args.strategy, keep_stages=False,
+            strategy=args.strategy, keep_stages=False, verify_each=not args.no_verify_each,
             dim_bindings=dims if dims and not is_onnx else None, **extra,
         )  # fmt: skip
         if "plan-memory" in pipeline.pipeline:

@@ -63,7 +63,9 @@ def build_arg_parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("--timing", action="store_true", help="print a per-pass wall-time table")
     ap.add_argument(
-        "--no-verify-each", action="store_true", help="do not verify the IR after every pass"
+        "--no-verify-each",
+        action="store_true",
+        help="verify the IR once after the last pass instead of after every pass",
     )
     ap.add_argument("--print-op-generic", action="store_true", help="print the generic op form")
     ap.add_argument(
