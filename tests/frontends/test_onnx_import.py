@@ -210,3 +210,27 @@ def test_unreadable_files_are_one_line_errors(tmp_path) -> None:  # type: ignore
         import_model(bad)
     with pytest.raises(OnnxImportError, match="unknown initializers mode"):
         import_model(flatten_model(1), initializers="weights")
+
+
+def test_converted_shapes_are_cross_checked_behind_large_weights(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Shape inference sees weights by type only (not their data); it must still know the
+    # shape after a conv with a large weight, so a converter bug there cannot pass.
+    from rlx_compile.frontends.onnx.context import CONVERTERS
+
+    weight = np.random.default_rng(0).standard_normal((64, 32, 3, 3)).astype(np.float32)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["y"], name="relu")]  # fmt: skip
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", F, [1, 32, 8, 8])],
+        [helper.make_tensor_value_info("y", F, None)],
+        [onnx.numpy_helper.from_array(weight, "w")],
+    )  # fmt: skip
+    model = helper.make_model(graph)
+    import_model(model)  # the honest converters agree with shape inference
+    relu = CONVERTERS["Relu"]
+    monkeypatch.setitem(CONVERTERS, "Relu", lambda ctx: ctx.b.narrow(relu(ctx), 1, 0, 63))
+    with pytest.raises(OnnxImportError, match=r"converted to shape \[1, 63, 8, 8\] but ONNX "
+                                              r"infers \[1, 64, 8, 8\] for 'y'"):  # fmt: skip
+        import_model(model)

@@ -14,6 +14,7 @@ element type. A module is returned only when every node converted.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ import onnx
 import onnx.defs
 import onnx.inliner
 import onnx.shape_inference
+from onnx import helper
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, NameLoc, StringAttr, UnknownLoc
 from xdsl.ir import Block, Region, SSAValue
@@ -216,25 +218,16 @@ class Importer:
         open dims named by their symbols), fills the shapes that converters and the
         cross-check of every result type read. A model it cannot process is imported
         without it."""
-        rewrite = model
-        changed = False
-        for vi in model.graph.input:
+        rewrite = _typed_skeleton(model)
+        for vi in rewrite.graph.input:
             shape = input_shapes.get(vi.name)
             if shape is None:
                 continue
             for d, want in zip(vi.type.tensor_type.shape.dim, shape, strict=True):
-                have = d.dim_value if d.HasField("dim_value") else d.dim_param
-                changed |= have != want
-        if changed:
-            rewrite = onnx.ModelProto()
-            rewrite.CopyFrom(model)
-            for vi in rewrite.graph.input:
-                shape = input_shapes.get(vi.name)
-                for d, want in zip(vi.type.tensor_type.shape.dim, shape or [], strict=True):
-                    if isinstance(want, int):
-                        d.dim_value = want
-                    else:
-                        d.dim_param = want
+                if isinstance(want, int):
+                    d.dim_value = want
+                else:
+                    d.dim_param = want
         try:
             inferred = onnx.shape_inference.infer_shapes(rewrite, strict_mode=False, data_prop=True)
         except Exception:
@@ -568,6 +561,33 @@ class Importer:
                 f"the imported module does not verify: {first_line(err)}"
             ) from None
         return module
+
+
+_SKELETON_MAX_ELEMENTS = 1024
+"""Initializers up to this size keep their data for shape inference (shape operands
+are small); larger ones (weights) are given to it by type alone."""
+
+
+def _typed_skeleton(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model with its large initializers replaced by typed graph inputs: what shape
+    inference needs, without serialising the weights (most of its time on real models)."""
+    skeleton = onnx.ModelProto()
+    skeleton.ir_version = model.ir_version
+    skeleton.opset_import.extend(model.opset_import)
+    skeleton.functions.extend(model.functions)
+    graph, source = skeleton.graph, model.graph
+    graph.name = source.name
+    graph.node.extend(source.node)
+    graph.input.extend(source.input)
+    graph.output.extend(source.output)
+    graph.value_info.extend(source.value_info)
+    declared = {vi.name for vi in source.input}
+    for t in source.initializer:
+        if math.prod(t.dims) <= _SKELETON_MAX_ELEMENTS:
+            graph.initializer.append(t)
+        elif t.name not in declared:
+            graph.input.append(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
+    return skeleton
 
 
 def remove_dead_ops(block: Block) -> None:
