@@ -11,11 +11,12 @@ Used like ``onnxruntime.backend``::
 Graph inputs that feed operands the compiler needs as constants (a Reshape's target
 shape, a Slice's starts...) cannot be compiled before their values are known: such a
 model is compiled on its first ``run`` with those inputs baked in, and once more for
-every new value of them.
+every new value of them (the ``CACHED_VALUES`` most recently used compiles are kept).
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -27,6 +28,8 @@ from rlx_compile.frontends.onnx import OnnxImportError, import_model, param_valu
 from rlx_compile.pipeline import CompilePipeline, CompileResult
 
 DEVICES = ("CPU",)
+CACHED_VALUES = 16
+"""Compiles kept per prepared model, one per value of the inputs baked into it."""
 
 
 _PIPELINE: list[CompilePipeline] = []
@@ -63,7 +66,7 @@ class RlxBackendRep(BackendRep):
         self.output_names = [o.name for o in model.graph.output]
         self.needs_values: tuple[str, ...] = ()
         self._compiled: Compiled | None = None
-        self._by_value: dict[tuple[bytes, ...], Compiled] = {}
+        self._by_value: OrderedDict[tuple[bytes, ...], Compiled] = OrderedDict()
         try:
             self._compiled = Compiled(model, {})
         except OnnxImportError as err:
@@ -100,6 +103,9 @@ class RlxBackendRep(BackendRep):
         compiled = self._by_value.get(key)
         if compiled is None:
             compiled = self._by_value[key] = self._compile_with(values, feeds)
+            while len(self._by_value) > CACHED_VALUES:
+                self._by_value.popitem(last=False)  # the least recently used
+        self._by_value.move_to_end(key)
         return compiled
 
     def _compile_with(

@@ -54,6 +54,14 @@ def test_shape_inputs_compile_once_per_value() -> None:
         (y,) = rep.run([x, np.array(target, np.int64)])
         np.testing.assert_array_equal(y, x.reshape(target))
     assert len(rep._by_value) == 2
+    # The cache keeps the most recently used compiles only.
+    targets = [[a, b] for a in (-1, 1, 2, 3, 4, 6, 12) for b in (-1, 1, 2, 3, 4, 6, 12)
+               if a * b == 12 or (-1 in (a, b) and a * b != 1)]  # fmt: skip
+    assert len(targets) > backend.CACHED_VALUES
+    for target in targets:
+        (y,) = rep.run([x, np.array(target, np.int64)])
+        np.testing.assert_array_equal(y, x.reshape(target))
+    assert len(rep._by_value) == backend.CACHED_VALUES
     with pytest.raises(ValueError, match=r"inputs \['shape'\] are needed"):
         rep.run({"x": x})
 
