@@ -18,6 +18,7 @@ from examples.build_examples import decoder_block, small_cnn
 from rlx_compile import CompilePipeline, ModuleBuilder
 from rlx_compile.diagnostics import PassFailure
 from rlx_compile.dialects import mir
+from rlx_compile.dialects.types import DType
 from rlx_compile.interpreter import run
 from rlx_compile.ir import parse_module, print_module
 from rlx_compile.passmanager import PassManager, parse_pipeline
@@ -464,3 +465,26 @@ def test_progress_bar_draws_only_when_enabled_and_slow() -> None:
     assert "calibrating [" in shown.getvalue() and "3/3" in shown.getvalue()
     assert shown.getvalue().endswith("\n")
     assert hidden.getvalue() == "" and quick.getvalue() == ""
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    x=hnp.arrays(np.float32, st.integers(1, 40), elements=st.floats(-100, 100, width=32)),
+    dtype=st.sampled_from(["i8", "u8", "i4", "u4", "i2", "u2"]),
+)
+def test_narrow_integer_round_trip_within_half_a_step(x: np.ndarray, dtype: str) -> None:
+    """Quantize -> dequantize through the executor for every integer width: with the
+    range mapped onto the type's [min, max], each value comes back within half a step."""
+    lo, hi = DType.parse(dtype).int_range
+    x_lo, x_hi = min(float(x.min()), 0.0), max(float(x.max()), 0.0)
+    scale = np.float32(max((x_hi - x_lo) / (hi - lo), 1e-6))
+    zp = np.clip(np.rint(lo - x_lo / scale), lo, hi)
+    with ModuleBuilder("qdq") as m:
+        v = m.input("x", x.shape)
+        s = m.constant(np.array(scale), "f32", ())
+        z = m.constant(np.array(zp).astype(DType.parse(dtype).numpy), dtype, ())
+        m.output(m.dequantize(m.quantize(v, s, z, dtype=dtype), s, z), names=["y"])
+    y = run(m.module, {"x": x})["y"]
+    # Half a step, plus the f32 rounding of x / scale and of q · scale.
+    bound = scale / 2 * (1 + 1e-5) + np.abs(x) * 2.0**-22 + scale * 1e-5
+    assert np.all(np.abs(y.astype(np.float64) - x) <= bound)
