@@ -4,7 +4,7 @@
     module = import_model("model.onnx")
 
 See ``importer`` for the options and ``ops`` for the converters; ``SUPPORTED_OPS`` lists
-the ONNX op types (default domain) the importer converts.
+the ONNX op types the importer converts (`domain.OpType` outside the default domain).
 """
 
 from rlx_compile.frontends.onnx.context import CONVERTERS
