@@ -18,6 +18,7 @@ from rlx_compile.frontends.onnx.context import (
     axis_of,
     converter,
 )
+from rlx_compile.frontends.onnx.ops.resize import tap_combinations
 from rlx_compile.frontends.onnx.ops.shape import reshape
 
 # ---------------------------------------------------------------------------------
@@ -623,24 +624,17 @@ def deform_conv(ctx: NodeContext) -> ConverterResult:
     image_base = (np.arange(n)[:, None] * c + np.arange(c)[None, :]) * height * width
     image_base = ctx.constant(image_base.reshape(n, c, 1, 1).astype(np.int64))
     flat_x = b.reshape(x, [n * c * height * width])
-    y0, x0 = b.unary(mir.FloorOp, ys), b.unary(mir.FloorOp, xs)
-    ly, lx = b.sub(ys, y0), b.sub(xs, x0)
+    bilinear = []
+    for v in (ys, xs):  # taps at floor and floor + 1; zeros outside the image
+        first = b.unary(mir.FloorOp, v)
+        t = b.sub(v, first)
+        bilinear.append([(first, b.sub(1.0, t)), (b.add(first, 1.0), t)])
     sampled: SSAValue | None = None
-    for dy, wy in ((0, b.sub(1.0, ly)), (1, ly)):
-        for dx, wx in ((0, b.sub(1.0, lx)), (1, lx)):
-            row, col = b.add(y0, float(dy)), b.add(x0, float(dx))
-            inside = b.binary(
-                mir.AndOp,
-                b.binary(mir.AndOp, b.compare("ge", row, 0.0), b.compare("le", row, height - 1.0)),
-                b.binary(mir.AndOp, b.compare("ge", col, 0.0), b.compare("le", col, width - 1.0)),
-            )
-            weight = b.mul(b.mul(wy, wx), b.cast(inside, type_of(wy).dtype))
-            row = b.minimum(b.maximum(row, 0.0), height - 1.0)
-            col = b.minimum(b.maximum(col, 0.0), width - 1.0)
-            position = b.cast(b.add(b.mul(row, float(width)), col), DType.I64)
-            values = b.gather(flat_x, b.add(to_channels(position), image_base), 0)
-            term = b.mul(values, to_channels(weight))
-            sampled = term if sampled is None else b.add(sampled, term)
+    for position, weight in tap_combinations(b, bilinear, [height, width], zeros_outside=True):
+        assert weight is not None
+        values = b.gather(flat_x, b.add(to_channels(position), image_base), 0)
+        term = b.mul(values, to_channels(weight))
+        sampled = term if sampled is None else b.add(sampled, term)
     assert sampled is not None
     if mask is not None:
         sampled = b.mul(sampled, to_channels(b.reshape(mask, [n, offset_group, taps, points])))

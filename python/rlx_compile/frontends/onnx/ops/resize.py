@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 from xdsl.ir import SSAValue
@@ -303,6 +303,40 @@ def _cubic_weights(b: FoldingBuilder, t: SSAValue) -> list[SSAValue]:
     return [outer(b.add(t, 1.0)), inner(t), inner(one_minus), outer(b.add(one_minus, 1.0))]
 
 
+Tap = tuple[SSAValue, SSAValue | None]
+"""One interpolation tap along one axis: its position (a whole number, as a float) and
+its weight (None: 1)."""
+
+
+def tap_combinations(
+    b: FoldingBuilder, taps: list[list[Tap]], sizes: Sequence[int], zeros_outside: bool
+) -> Iterator[tuple[SSAValue, SSAValue | None]]:
+    """Every combination of one tap per axis, as (the row-major flat index over ``sizes``
+    in i64, the product of the weights). Positions are clamped into range for the
+    gather; with ``zeros_outside`` a tap outside the axis also weighs 0."""
+    strides = [int(np.prod(sizes[d + 1 :])) for d in range(len(sizes))]
+    per_axis: list[list[tuple[SSAValue, SSAValue | None]]] = []
+    for d, axis_taps in enumerate(taps):
+        last = float(sizes[d] - 1)
+        resolved = []
+        for pos, w in axis_taps:
+            if zeros_outside:
+                inside = b.binary(mir.AndOp, b.compare("ge", pos, 0.0), b.compare("le", pos, last))
+                mask = b.cast(inside, type_of(pos).dtype)
+                w = mask if w is None else b.mul(w, mask)
+            # Truncation toward zero, then the clamp that keeps the gather in range.
+            i = b.cast(b.minimum(b.maximum(pos, 0.0), last), DType.I64)
+            resolved.append((b.mul(i, strides[d]) if strides[d] != 1 else i, w))
+        per_axis.append(resolved)
+    for combo in itertools.product(*per_axis):
+        index, weight = combo[0]
+        for term, w in combo[1:]:
+            index = b.add(index, term)
+            if w is not None:
+                weight = w if weight is None else b.mul(weight, w)
+        yield index, weight
+
+
 @converter("GridSample")
 def grid_sample(ctx: NodeContext) -> ConverterResult:
     b = ctx.b
@@ -349,32 +383,15 @@ def grid_sample(ctx: NodeContext) -> ConverterResult:
         else:
             weights = _cubic_weights(b, t)
             taps.append([(b.add(first, float(k - 1)), w) for k, w in enumerate(weights)])
-    strides = [numel(spatial[d + 1 :]) for d in range(len(spatial))]
+    if padding == "reflection":  # a tap past the border reads its mirror image
+        taps = [[(_reflect(b, pos, *bounds[d]), w) for pos, w in axis_taps]
+                for d, axis_taps in enumerate(taps)]  # fmt: skip
     volume = numel(spatial)
     flat_x = b.reshape(x, [n * c * volume])
     base = (np.arange(n)[:, None] * c + np.arange(c)[None, :]) * volume
     offsets = ctx.constant(base.reshape(n, c, 1).astype(np.int64))
     total: SSAValue | None = None
-    for combo in itertools.product(*taps):
-        index: SSAValue | None = None
-        weight: SSAValue | None = None
-        for d, (pos, w) in enumerate(combo):
-            length = spatial[d]
-            if padding == "reflection":
-                pos = _reflect(b, pos, *bounds[d])
-            if padding == "zeros":
-                inside = b.binary(
-                    mir.AndOp, b.compare("ge", pos, 0.0), b.compare("le", pos, float(length - 1))
-                )
-                mask = b.cast(inside, type_of(pos).dtype)
-                w = mask if w is None else b.mul(w, mask)
-            # Truncation toward zero, then the clamp that keeps the gather in range.
-            i = b.cast(b.minimum(b.maximum(pos, 0.0), float(length - 1)), DType.I64)
-            term = b.mul(i, strides[d]) if strides[d] != 1 else i
-            index = term if index is None else b.add(index, term)
-            if w is not None:
-                weight = w if weight is None else b.mul(weight, w)
-        assert index is not None
+    for index, weight in tap_combinations(b, taps, spatial, padding == "zeros"):
         values = b.gather(flat_x, b.add(index, offsets), 0)  # [n, c, points]
         if weight is not None:
             values = b.mul(
