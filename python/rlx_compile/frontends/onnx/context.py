@@ -278,6 +278,10 @@ class NodeContext:
         arr = np.asarray(value)
         return self.b.constant(arr, DType.from_numpy(arr.dtype), arr.shape)
 
+    def full(self, shape: Sequence[Dim], value: float | bool, dtype: DType) -> SSAValue:
+        """A tensor of ``shape`` holding ``value``: one scalar constant, expanded."""
+        return self.b.expand(self.b.constant(np.array(value), dtype, ()), list(shape))
+
 
 def tensor_to_array(t: onnx.TensorProto) -> np.ndarray:
     dtype_of(t.data_type, f"tensor '{t.name}' element type")

@@ -260,7 +260,7 @@ def linear_attention(ctx: NodeContext) -> ConverterResult:
 
     state = b.cast(past, f32) if past is not None and type_of(past).dtype != f32 else past
     if state is None:
-        state = b.expand(b.constant(np.zeros(()), f32, ()), [batch, kv_heads, d_k, d_v])
+        state = ctx.full([batch, kv_heads, d_k, d_v], 0.0, f32)
     outputs = []
     for t in range(steps):
         k_t, v_t = step(k, t), step(v, t)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import ml_dtypes
-import numpy as np
 from xdsl.ir import SSAValue
 
 from rlx_compile.builder import type_of
@@ -344,5 +343,5 @@ def is_inf(ctx: NodeContext) -> ConverterResult:
     if neg:
         terms.append(ctx.b.compare("eq", x, float("-inf")))
     if not terms:
-        return ctx.b.expand(ctx.constant(np.array(False)), type_of(x).shape)
+        return ctx.full(type_of(x).shape, False, DType.BOOL)
     return _fold(ctx, mir.OrOp, terms)

@@ -196,7 +196,7 @@ def _max_pool_indices(
         tuple(np.clip(coords, 0, np.array(spatial) - 1).T), spatial, order=order
     ).T
     dtype = type_of(x).dtype
-    sentinel = b.expand(b.constant(np.array(-np.inf), dtype, ()), [n, c, 1])
+    sentinel = ctx.full([n, c, 1], -np.inf, dtype)
     padded = b.concat([b.reshape(x, [n, c, volume]), sentinel], 2)
     windows = b.gather(padded, ctx.constant(gather_at.reshape(-1).astype(np.int64)), 2)
     best = b.emit(mir.ArgMaxOp(b.reshape(windows, [n, c, positions, taps]), 3)).results[0]
@@ -226,7 +226,7 @@ def max_unpool(ctx: NodeContext) -> ConverterResult:
         out_shape = [int(v) for v in ctx.const(2, "MaxUnpool's output_shape").reshape(-1)]
     total = int(np.prod(out_shape))
     count = int(np.prod(shape))
-    zeros = b.expand(b.constant(np.zeros(()), type_of(x).dtype, ()), [total])
+    zeros = ctx.full([total], 0.0, type_of(x).dtype)
     where = b.reshape(b.cast(indices, DType.I64), [count, 1])
     if out_shape != default:
         # The indices count positions of the default shape; the same coordinates of a

@@ -117,7 +117,7 @@ def _direction(ctx: NodeContext, i: int, d: int, shape: list[int | str]) -> SSAV
 
 
 def _zeros(ctx: NodeContext, like: SSAValue, shape: list[int | str]) -> SSAValue:
-    return ctx.b.expand(ctx.b.constant(np.zeros(()), type_of(like).dtype, ()), shape)
+    return ctx.full(shape, 0.0, type_of(like).dtype)
 
 
 def _time_steps(layer: _Layer, d: int, reverse: bool) -> list[int]:
@@ -147,7 +147,6 @@ def _unroll(
     the step function (projected input of the step, states) -> new states."""
     b = ctx.b
     reverse = ctx.attr("direction", "forward") == "reverse"
-    dtype = type_of(layer.x).dtype
     ys: list[SSAValue] = []
     finals: list[list[SSAValue]] = [[] for _ in range(states)]
     for d in range(layer.directions):
@@ -160,7 +159,7 @@ def _unroll(
             mask = _mask(ctx, layer, t)
             if mask is not None:
                 new = [b.where(mask, n, s) for n, s in zip(new, state, strict=True)]
-                outputs[t] = b.where(mask, new[0], b.constant(np.zeros(()), dtype, ()))
+                outputs[t] = b.where(mask, new[0], 0.0)
             else:
                 outputs[t] = new[0]
             state = new

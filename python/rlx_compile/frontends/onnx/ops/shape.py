@@ -564,7 +564,7 @@ def dropout(ctx: NodeContext) -> ConverterResult:
             raise Unsupported("training_mode=true with a non-zero ratio (random masks)")
     mask = None
     if ctx.output_used(1):
-        mask = ctx.b.expand(ctx.constant(np.array(True)), type_of(x).shape)
+        mask = ctx.full(type_of(x).shape, True, DType.BOOL)
     return [x, mask]
 
 
