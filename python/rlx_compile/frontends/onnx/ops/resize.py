@@ -474,10 +474,10 @@ def roi_align(ctx: NodeContext) -> ConverterResult:
     base = b.mul(b.add(b.mul(image, c), channel), height * width)
     flat_x = b.reshape(x, [n * c * height * width])
     terms = []
-    corners = [(y_low, x_low, b.mul(hy, hx)), (y_low, x_high, b.mul(hy, lx)),
-               (y_high, x_low, b.mul(ly, hx)), (y_high, x_high, b.mul(ly, lx))]  # fmt: skip
-    for row, col, weight in corners:
-        position = b.cast(b.add(b.mul(row, float(width)), col), DType.I64)  # [count, P]
+    # The four corners, already moved into the image by the edge rule above.
+    taps = [[(y_low, hy), (y_high, ly)], [(x_low, hx), (x_high, lx)]]
+    for position, weight in tap_combinations(b, taps, [height, width], zeros_outside=False):
+        assert weight is not None  # [count, P]
         values = b.gather(flat_x, b.add(base, b.reshape(position, [count, 1, -1])), 0)
         terms.append(b.mul(values, b.reshape(b.mul(weight, keep), [count, 1, -1])))
     bins = [count, c, out_h * out_w, samples]
