@@ -23,7 +23,7 @@ import onnx
 from onnx import numpy_helper
 from onnx.backend.test.runner import Runner
 
-from rlx_compile.frontends.onnx.context import CONVERTERS, DEFAULT_DOMAINS, op_key
+from rlx_compile.frontends.onnx.context import CONVERTERS, op_key, opset_versions
 from rlx_compile.frontends.onnx.functions import expand_functions
 from rlx_compile.frontends.onnx.importer import MIN_OPSET, schema_since
 
@@ -101,7 +101,7 @@ def unclaimed_ops(model: onnx.ModelProto) -> list[str]:
 def old_definitions(model: onnx.ModelProto) -> list[str]:
     """Ops whose definition at the model's opset predates MIN_OPSET (and differs from the
     one the importer implements)."""
-    opset = next((o.version for o in model.opset_import if o.domain in DEFAULT_DOMAINS), MIN_OPSET)
+    opset = opset_versions(model.opset_import).get("", MIN_OPSET)
     if opset >= MIN_OPSET:
         return []
     return sorted(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +36,14 @@ CONVERTERS: dict[str, Converter] = {}
 """``op_key(domain, op_type)`` -> converter."""
 
 DEFAULT_DOMAINS = ("", "ai.onnx")
+
+
+def opset_versions(opset_imports: Iterable[onnx.OperatorSetIdProto]) -> dict[str, int]:
+    """Domain -> imported version, the default domain as "" however it is spelled."""
+    return {
+        "" if imp.domain in DEFAULT_DOMAINS else imp.domain: int(imp.version)
+        for imp in opset_imports
+    }
 
 
 def op_key(domain: str, op_type: str) -> str:

@@ -17,21 +17,9 @@ from dataclasses import dataclass, field
 import onnx
 from onnx import AttributeProto, FunctionProto, NodeProto, TypeProto
 
-from rlx_compile.frontends.onnx.context import DEFAULT_DOMAINS, op_key
+from rlx_compile.frontends.onnx.context import DEFAULT_DOMAINS, op_key, opset_versions
 
 _MAX_DEPTH = 8
-
-
-def _opsets(opset_imports: object) -> dict[str, int]:
-    """Domain -> version ("" for the default domain, however spelled)."""
-    return {
-        "" if imp.domain in DEFAULT_DOMAINS else imp.domain: int(imp.version)
-        for imp in opset_imports  # type: ignore[attr-defined]
-    }
-
-
-def _default_opset(opset_imports: object) -> int | None:
-    return _opsets(opset_imports).get("")
 
 
 def function_body(
@@ -147,7 +135,7 @@ class Expansion:
 def expand_functions(model: onnx.ModelProto, converters: Container[str]) -> Expansion:
     """``model`` with every expandable node whose op type has no converter replaced by its
     function body (the model itself when there is none)."""
-    opsets = _opsets(model.opset_import)
+    opsets = opset_versions(model.opset_import)
     if "" not in opsets:
         return Expansion(model)
 
@@ -178,7 +166,7 @@ def expand_functions(model: onnx.ModelProto, converters: Container[str]) -> Expa
             if body is None:
                 nodes.append(node)
                 continue
-            body_opset = _default_opset(fn.opset_import)  # type: ignore[union-attr]
+            body_opset = opset_versions(fn.opset_import).get("")  # type: ignore[union-attr]
             for inner in body:
                 if body_opset is not None and body_opset != opsets[""]:
                     node_opsets[inner.name] = body_opset

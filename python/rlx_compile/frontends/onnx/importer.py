@@ -46,6 +46,7 @@ from rlx_compile.frontends.onnx.context import (
     constant_value,
     dtype_of,
     op_key,
+    opset_versions,
     symbol_name,
     tensor_to_array,
 )
@@ -199,10 +200,7 @@ class Importer:
         return self._finish(graph)
 
     def _check_opsets(self, model: onnx.ModelProto) -> int:
-        opset = None
-        for imp in model.opset_import:
-            if imp.domain in DEFAULT_DOMAINS:
-                opset = imp.version
+        opset = opset_versions(model.opset_import).get("")
         if opset is None:
             if any(n.domain in DEFAULT_DOMAINS for n in model.graph.node):
                 raise OnnxImportError("the model imports no version of the default ONNX domain")
