@@ -46,6 +46,33 @@ def opset_versions(opset_imports: Iterable[onnx.OperatorSetIdProto]) -> dict[str
     }
 
 
+_SKELETON_MAX_ELEMENTS = 1024
+"""Initializers up to this size keep their data for shape inference (shape operands
+are small); larger ones (weights) are given to it by type alone."""
+
+
+def typed_skeleton(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model with its large initializers replaced by typed graph inputs: what shape
+    inference needs, without serialising the weights (most of its time on real models)."""
+    skeleton = onnx.ModelProto()
+    skeleton.ir_version = model.ir_version
+    skeleton.opset_import.extend(model.opset_import)
+    skeleton.functions.extend(model.functions)
+    graph, source = skeleton.graph, model.graph
+    graph.name = source.name
+    graph.node.extend(source.node)
+    graph.input.extend(source.input)
+    graph.output.extend(source.output)
+    graph.value_info.extend(source.value_info)
+    declared = {vi.name for vi in source.input}
+    for t in source.initializer:
+        if math.prod(t.dims) <= _SKELETON_MAX_ELEMENTS:
+            graph.initializer.append(t)
+        elif t.name not in declared:
+            graph.input.append(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
+    return skeleton
+
+
 def op_key(domain: str, op_type: str) -> str:
     """How the converters are keyed: the op type in the default domain, ``domain.op_type``
     in any other (``ai.onnx.preview.training.Adam``)."""

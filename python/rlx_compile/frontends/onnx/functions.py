@@ -17,7 +17,12 @@ from dataclasses import dataclass, field
 import onnx
 from onnx import AttributeProto, FunctionProto, NodeProto, TypeProto
 
-from rlx_compile.frontends.onnx.context import DEFAULT_DOMAINS, op_key, opset_versions
+from rlx_compile.frontends.onnx.context import (
+    DEFAULT_DOMAINS,
+    op_key,
+    opset_versions,
+    typed_skeleton,
+)
 
 _MAX_DEPTH = 8
 
@@ -110,7 +115,9 @@ def _inline(node: NodeProto, fn: FunctionProto, prefix: str) -> list[NodeProto] 
 
 def _value_types(model: onnx.ModelProto) -> dict[str, TypeProto]:
     try:
-        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
+        inferred = onnx.shape_inference.infer_shapes(
+            typed_skeleton(model), strict_mode=False, data_prop=True
+        )
     except Exception:
         inferred = model
     g = inferred.graph

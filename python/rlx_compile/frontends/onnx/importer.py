@@ -14,7 +14,6 @@ element type. A module is returned only when every node converted.
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
@@ -25,7 +24,6 @@ import onnx
 import onnx.defs
 import onnx.inliner
 import onnx.shape_inference
-from onnx import helper
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, NameLoc, StringAttr, UnknownLoc
 from xdsl.ir import Block, Region, SSAValue
@@ -49,6 +47,7 @@ from rlx_compile.frontends.onnx.context import (
     opset_versions,
     symbol_name,
     tensor_to_array,
+    typed_skeleton,
 )
 from rlx_compile.frontends.onnx.functions import expand_functions
 from rlx_compile.frontends.onnx.symbolic import evaluate_shape_node, symbolic_shape_node
@@ -216,7 +215,7 @@ class Importer:
         open dims named by their symbols), fills the shapes that converters and the
         cross-check of every result type read. A model it cannot process is imported
         without it."""
-        rewrite = _typed_skeleton(model)
+        rewrite = typed_skeleton(model)
         for vi in rewrite.graph.input:
             shape = input_shapes.get(vi.name)
             if shape is None:
@@ -559,33 +558,6 @@ class Importer:
                 f"the imported module does not verify: {first_line(err)}"
             ) from None
         return module
-
-
-_SKELETON_MAX_ELEMENTS = 1024
-"""Initializers up to this size keep their data for shape inference (shape operands
-are small); larger ones (weights) are given to it by type alone."""
-
-
-def _typed_skeleton(model: onnx.ModelProto) -> onnx.ModelProto:
-    """The model with its large initializers replaced by typed graph inputs: what shape
-    inference needs, without serialising the weights (most of its time on real models)."""
-    skeleton = onnx.ModelProto()
-    skeleton.ir_version = model.ir_version
-    skeleton.opset_import.extend(model.opset_import)
-    skeleton.functions.extend(model.functions)
-    graph, source = skeleton.graph, model.graph
-    graph.name = source.name
-    graph.node.extend(source.node)
-    graph.input.extend(source.input)
-    graph.output.extend(source.output)
-    graph.value_info.extend(source.value_info)
-    declared = {vi.name for vi in source.input}
-    for t in source.initializer:
-        if math.prod(t.dims) <= _SKELETON_MAX_ELEMENTS:
-            graph.initializer.append(t)
-        elif t.name not in declared:
-            graph.input.append(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
-    return skeleton
 
 
 def remove_dead_ops(block: Block) -> None:
