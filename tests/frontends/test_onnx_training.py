@@ -72,3 +72,113 @@ def test_ml_array_feature_extractor_and_binarizer(x_shape: list[int], indices: l
     for g, w in zip(got, want, strict=True):
         assert g.shape == w.shape
         np.testing.assert_array_equal(g, w)
+
+
+def random_trees(
+    rng: np.random.Generator, trees: int, features: int, targets: int, set_values: list[int]
+) -> dict:
+    """Attributes of a random TreeEnsemble: every node mode, NaN-tracking nodes, sets."""
+    nodes: dict[str, list] = {k: [] for k in ("splits", "features", "modes", "true", "false",
+                                               "true_leaf", "false_leaf", "tracks")}  # fmt: skip
+    leaf_targets: list[int] = []
+    leaf_weights: list[float] = []
+    members: list[float] = []
+    roots = []
+
+    def leaf() -> int:
+        leaf_targets.append(int(rng.integers(targets)))
+        leaf_weights.append(float(rng.standard_normal()))
+        return len(leaf_targets) - 1
+
+    def grow(depth: int) -> int:
+        i = len(nodes["splits"])
+        mode = int(rng.integers(7))
+        for k in nodes:
+            nodes[k].append(0)
+        nodes["modes"][i], nodes["features"][i] = mode, int(rng.integers(features))
+        nodes["splits"][i] = float(rng.integers(-2, 3)) if mode in (4, 5) else float(rng.normal())
+        nodes["tracks"][i] = int(rng.integers(2))
+        if mode == 6:
+            size = int(rng.integers(1, 4))
+            members.extend([*rng.choice(set_values, size=size).tolist(), np.nan])
+        for side in ("true", "false"):
+            if depth == 0 or rng.random() < 0.3:
+                nodes[side][i], nodes[f"{side}_leaf"][i] = leaf(), 1
+            else:
+                nodes[side][i], nodes[f"{side}_leaf"][i] = grow(depth - 1), 0
+        return i
+
+    for _ in range(trees):
+        roots.append(grow(int(rng.integers(1, 5))))
+    modes = nodes["modes"]
+    return dict(
+        nodes_splits=helper.make_tensor("s", F, [len(nodes["splits"])], nodes["splits"]),
+        nodes_featureids=nodes["features"],
+        nodes_modes=helper.make_tensor("m", TensorProto.UINT8, [len(modes)], modes),
+        nodes_truenodeids=nodes["true"], nodes_falsenodeids=nodes["false"],
+        nodes_trueleafs=nodes["true_leaf"], nodes_falseleafs=nodes["false_leaf"],
+        nodes_missing_value_tracks_true=nodes["tracks"],
+        leaf_targetids=leaf_targets,
+        leaf_weights=helper.make_tensor("w", F, [len(leaf_weights)], leaf_weights),
+        membership_values=helper.make_tensor("mv", F, [len(members)], members),
+        tree_roots=roots, n_targets=targets,
+    )  # fmt: skip
+
+
+def tree_model(attrs: dict, aggregate: int):  # type: ignore[no-untyped-def]
+    node = helper.make_node("TreeEnsemble", ["x"], ["y"], domain="ai.onnx.ml",
+                            aggregate_function=aggregate, **attrs)  # fmt: skip
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", F, [64, 3])],
+        [helper.make_tensor_value_info("y", F, None)],
+    )  # fmt: skip
+    opsets = [helper.make_opsetid("ai.onnx.ml", 5), helper.make_opsetid("", 21)]
+    return helper.make_model(graph, opset_imports=opsets)
+
+
+@pytest.mark.parametrize("aggregate", [0, 1, 2, 3])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_tree_ensemble(aggregate: int, seed: int) -> None:
+    """Against onnx's reference on fractional features (sets without 0.0: the
+    reference's set parsing stops at a 0.0 member), and against onnxruntime on
+    whole-number ones for SUM/AVERAGE. (onnxruntime tests set membership on the value
+    truncated to an integer, and gives 0 to a target no tree reaches under MIN/MAX; ONNX's
+    text and reference test the value itself and give the type's extreme.) NaNs take
+    the missing-value branches."""
+    import onnxruntime as ort
+
+    rng = np.random.default_rng(seed * 10 + aggregate)
+    whole = rng.integers(-2, 3, size=(64, 3)).astype(np.float32)
+    whole[rng.random((64, 3)) < 0.1] = np.nan
+    model = tree_model(random_trees(rng, 4, 3, 2, set_values=[-2, -1, 0, 1, 2]), aggregate)
+    if aggregate in (0, 1):
+        session = ort.InferenceSession(
+            model.SerializeToString(), providers=["CPUExecutionProvider"]
+        )
+        (want,) = session.run(None, {"x": whole})
+        (got,) = backend.prepare(model).run({"x": whole})
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+    fractional = whole + np.where(rng.random((64, 3)) < 0.5, rng.normal(size=(64, 3)), 0)
+    fractional = fractional.astype(np.float32)
+    model = tree_model(random_trees(rng, 4, 3, 2, set_values=[-2, -1, 1, 2]), aggregate)
+    (want,) = ReferenceEvaluator(model).run(None, {"x": fractional})
+    (got,) = backend.prepare(model).run({"x": fractional})
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_tree_ensemble_post_transforms_follow_the_spec() -> None:
+    # ONNX: 1 = SOFTMAX, 2 = LOGISTIC (onnx's reference ignores post_transform;
+    # onnxruntime 1.32 applies them the other way round).
+    rng = np.random.default_rng(7)
+    attrs = random_trees(rng, 4, 3, 3, set_values=[-2, -1, 1, 2])
+    x = rng.normal(size=(64, 3)).astype(np.float32)
+
+    def scores(post: int) -> np.ndarray:
+        model = tree_model({**attrs, "post_transform": post}, 1)
+        return backend.prepare(model).run({"x": x})[0]
+
+    raw = scores(0).astype(np.float64)
+    softmax = np.exp(raw - raw.max(1, keepdims=True))
+    np.testing.assert_allclose(scores(1), softmax / softmax.sum(1, keepdims=True), rtol=1e-6)
+    np.testing.assert_allclose(scores(2), 1 / (1 + np.exp(-raw)), rtol=1e-6)
