@@ -18,7 +18,7 @@ from rlx_compile.frontends.onnx.context import (
     constant_value,
     converter,
 )
-from rlx_compile.frontends.onnx.ops.shape import reshape
+from rlx_compile.frontends.onnx.ops.shape import reshape, select, stack
 
 
 def _split_heads(ctx: NodeContext, x: SSAValue, heads: int) -> SSAValue:
@@ -254,30 +254,28 @@ def linear_attention(ctx: NodeContext) -> ConverterResult:
     if beta is not None:
         beta = heads(beta, type_of(beta).shape[-1])  # [B, H or 1, T, 1]
 
-    def step(x: SSAValue, t: int) -> SSAValue:  # [B, H, T, D] -> [B, H, D]
-        s = type_of(x).shape
-        return b.reshape(b.narrow(x, 2, t, 1), [s[0], s[1], s[3]])
-
     state = b.cast(past, f32) if past is not None and type_of(past).dtype != f32 else past
     if state is None:
         state = ctx.full([batch, kv_heads, d_k, d_v], 0.0, f32)
     outputs = []
     for t in range(steps):
-        k_t, v_t = step(k, t), step(v, t)
+        k_t, v_t = select(ctx, k, 2, t), select(ctx, v, 2, t)
         if decay is not None:
-            g = b.exp(step(decay, t))
+            g = b.exp(select(ctx, decay, 2, t))
             state = b.mul(state, b.reshape(g, [batch, kv_heads, 1 if per_head else d_k, 1]))
         if beta is not None:
             retrieved = b.matmul(b.reshape(k_t, [batch, kv_heads, 1, d_k]), state)
-            v_t = b.mul(step(beta, t), b.sub(v_t, b.reshape(retrieved, [batch, kv_heads, d_v])))
+            v_t = b.mul(
+                select(ctx, beta, 2, t), b.sub(v_t, b.reshape(retrieved, [batch, kv_heads, d_v]))
+            )
         outer = b.mul(
             b.reshape(k_t, [batch, kv_heads, d_k, 1]), b.reshape(v_t, [batch, kv_heads, 1, d_v])
         )
         state = b.add(state, outer)
-        q_t = b.reshape(step(q, t), [batch, kv_heads, group, d_k])
+        q_t = b.reshape(select(ctx, q, 2, t), [batch, kv_heads, group, d_k])
         o_t = b.mul(b.matmul(q_t, state), float(scale))  # [B, H_kv, group, d_v]
-        outputs.append(b.reshape(o_t, [batch, 1, q_heads * d_v]))
-    out = b.concat(outputs, 1) if len(outputs) > 1 else outputs[0]
+        outputs.append(b.reshape(o_t, [batch, q_heads * d_v]))
+    out = stack(ctx, outputs, 1)  # [B, T, H_q·d_v]
     out_type = ctx.type(0).dtype
     state_type = ctx.type(3).dtype if past is not None else out_type
     return [

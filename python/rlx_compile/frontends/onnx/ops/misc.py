@@ -22,7 +22,7 @@ from rlx_compile.frontends.onnx.context import (
     dtype_of,
     numel,
 )
-from rlx_compile.frontends.onnx.ops.shape import reshape, take_along_axis
+from rlx_compile.frontends.onnx.ops.shape import reshape, select, stack, take_along_axis
 
 # ---------------------------------------------------------------------------------
 # Einsum
@@ -329,19 +329,10 @@ class _UnrolledBody:
         self.imp.values.update(self.saved)
 
 
-def _stack(ctx: NodeContext, pieces: list[SSAValue], axis: int) -> SSAValue:
-    """Per-iteration values stacked along a new axis (negative counts from the end)."""
-    shape = list(type_of(pieces[0]).shape)
-    axis = axis_of(axis, len(shape) + 1)
-    lifted = [ctx.b.reshape(p, [*shape[:axis], 1, *shape[axis:]]) for p in pieces]
-    return ctx.b.concat(lifted, axis) if len(lifted) > 1 else lifted[0]
-
-
 @converter("Scan")
 def scan(ctx: NodeContext) -> ConverterResult:
     """Scan unrolled over its (static) sequence length: each step binds the states and
     that step's slices of the scan inputs; the per-step scan outputs are stacked."""
-    b = ctx.b
     body = _UnrolledBody(ctx, "body")
     m = ctx.attr("num_scan_inputs")
     n = ctx.num_inputs - m
@@ -361,13 +352,10 @@ def scan(ctx: NodeContext) -> ConverterResult:
     collected: list[list[SSAValue]] = [[] for _ in range(k)]
     try:
         for t in range(steps):
-            slices = []
-            for x, axis, reverse in zip(scans, in_axes, in_dirs, strict=True):
-                shape = list(type_of(x).shape)
-                del shape[axis]
-                slices.append(
-                    b.reshape(b.narrow(x, axis, steps - 1 - t if reverse else t, 1), shape)
-                )
+            slices = [
+                select(ctx, x, axis, steps - 1 - t if reverse else t)
+                for x, axis, reverse in zip(scans, in_axes, in_dirs, strict=True)
+            ]
             outs = body.step(t, states + slices)
             states = outs[:n]
             for j in range(k):
@@ -375,7 +363,7 @@ def scan(ctx: NodeContext) -> ConverterResult:
     finally:
         body.close()
     stacked = [
-        _stack(ctx, collected[j][::-1] if out_dirs[j] else collected[j], out_axes[j])
+        stack(ctx, collected[j][::-1] if out_dirs[j] else collected[j], out_axes[j])
         for j in range(k)
     ]
     return [*states, *stacked]
@@ -421,7 +409,7 @@ def loop(ctx: NodeContext) -> ConverterResult:
         body.close()
     if any(not c for c in collected):
         raise Unsupported("scan outputs of a loop that runs no iteration")
-    return [*carried, *(_stack(ctx, c, 0) for c in collected)]
+    return [*carried, *(stack(ctx, c, 0) for c in collected)]
 
 
 @converter("Det")

@@ -10,7 +10,7 @@ from xdsl.ir import SSAValue
 
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
-from rlx_compile.dialects.types import DType
+from rlx_compile.dialects.types import DType, window_out_size
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
     NodeContext,
@@ -18,8 +18,8 @@ from rlx_compile.frontends.onnx.context import (
     axis_of,
     converter,
 )
-from rlx_compile.frontends.onnx.ops.resize import tap_combinations
-from rlx_compile.frontends.onnx.ops.shape import reshape
+from rlx_compile.frontends.onnx.ops.resize import linear_taps, tap_combinations
+from rlx_compile.frontends.onnx.ops.shape import plane_offsets, reshape
 
 # ---------------------------------------------------------------------------------
 # Matrix products
@@ -189,12 +189,10 @@ def _max_pool_indices(
     coords, inside = _window_positions(spatial, out_spatial, window)
     positions, taps = coords.shape[0], coords.shape[1]
     volume = int(np.prod(spatial))
-    flat = np.ravel_multi_index(tuple(np.clip(coords, 0, np.array(spatial) - 1).T), spatial).T
+    clipped = tuple(np.clip(coords, 0, np.array(spatial) - 1).T)
+    flat = np.ravel_multi_index(clipped, spatial).T
     gather_at = np.where(inside, flat, volume)  # the sentinel sits after the last element
-    order = "F" if storage_order else "C"
-    reported = np.ravel_multi_index(
-        tuple(np.clip(coords, 0, np.array(spatial) - 1).T), spatial, order=order
-    ).T
+    reported = np.ravel_multi_index(clipped, spatial, order="F" if storage_order else "C").T
     dtype = type_of(x).dtype
     sentinel = ctx.full([n, c, 1], -np.inf, dtype)
     padded = b.concat([b.reshape(x, [n, c, volume]), sentinel], 2)
@@ -203,8 +201,7 @@ def _max_pool_indices(
     rows = ctx.constant((np.arange(positions) * taps).astype(np.int64))
     table = ctx.constant(reported.reshape(-1).astype(np.int64))
     spatial_index = b.gather(table, b.add(best, rows), 0)  # [n, c, positions]
-    base = ((np.arange(n)[:, None] * c + np.arange(c)[None, :]) * volume).reshape(n, c, 1)
-    index = b.add(spatial_index, ctx.constant(base.astype(np.int64)))
+    index = b.add(spatial_index, plane_offsets(ctx, n, c, volume))
     return b.reshape(index, [n, c, *out_spatial])
 
 
@@ -262,7 +259,7 @@ def col2im(ctx: NodeContext) -> ConverterResult:
         raise Unsupported(f"{ck} input channels do not split into blocks of {taps}")
     channels = ck // taps
     steps = [
-        (image[d] + pads[d] + pads[dims + d] - dilations[d] * (block[d] - 1) - 1) // strides[d] + 1
+        window_out_size(image[d], block[d], strides[d], pads[d], pads[dims + d], dilations[d])
         for d in range(dims)
     ]
     if int(np.prod(steps)) != length:
@@ -621,14 +618,9 @@ def deform_conv(ctx: NodeContext) -> ConverterResult:
         return b.reshape(b.expand(v, [n, offset_group, per_channel, taps, points]),
                          [n, c, taps, points])  # fmt: skip
 
-    image_base = (np.arange(n)[:, None] * c + np.arange(c)[None, :]) * height * width
-    image_base = ctx.constant(image_base.reshape(n, c, 1, 1).astype(np.int64))
+    image_base = plane_offsets(ctx, n, c, height * width, trailing=2)
     flat_x = b.reshape(x, [n * c * height * width])
-    bilinear = []
-    for v in (ys, xs):  # taps at floor and floor + 1; zeros outside the image
-        first = b.unary(mir.FloorOp, v)
-        t = b.sub(v, first)
-        bilinear.append([(first, b.sub(1.0, t)), (b.add(first, 1.0), t)])
+    bilinear = [linear_taps(b, ys), linear_taps(b, xs)]  # zeros outside the image
     sampled: SSAValue | None = None
     for position, weight in tap_combinations(b, bilinear, [height, width], zeros_outside=True):
         assert weight is not None

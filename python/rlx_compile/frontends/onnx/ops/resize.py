@@ -30,6 +30,7 @@ from rlx_compile.frontends.onnx.context import (
     converter,
     numel,
 )
+from rlx_compile.frontends.onnx.ops.shape import plane_offsets, row_major_strides
 
 Coeffs = Callable[[float, float], np.ndarray]
 
@@ -308,14 +309,21 @@ Tap = tuple[SSAValue, SSAValue | None]
 its weight (None: 1)."""
 
 
+def linear_taps(b: FoldingBuilder, v: SSAValue) -> list[Tap]:
+    """The two taps of linear interpolation at position v: floor(v) and floor(v) + 1."""
+    first = b.unary(mir.FloorOp, v)
+    t = b.sub(v, first)
+    return [(first, b.sub(1.0, t)), (b.add(first, 1.0), t)]
+
+
 def tap_combinations(
     b: FoldingBuilder, taps: list[list[Tap]], sizes: Sequence[int], zeros_outside: bool
 ) -> Iterator[tuple[SSAValue, SSAValue | None]]:
     """Every combination of one tap per axis, as (the row-major flat index over ``sizes``
     in i64, the product of the weights). Positions are clamped into range for the
     gather; with ``zeros_outside`` a tap outside the axis also weighs 0."""
-    strides = [int(np.prod(sizes[d + 1 :])) for d in range(len(sizes))]
-    per_axis: list[list[tuple[SSAValue, SSAValue | None]]] = []
+    strides = row_major_strides(sizes)
+    per_axis: list[list[Tap]] = []
     for d, axis_taps in enumerate(taps):
         last = float(sizes[d] - 1)
         resolved = []
@@ -354,8 +362,7 @@ def grid_sample(ctx: NodeContext) -> ConverterResult:
         raise Unsupported("GridSample of non-float tensors")
     out, dtype = list(gshape[1:-1]), type_of(x).dtype
     points = numel(out)
-    # Per spatial axis: the sampling taps as (index as a float, weight or None).
-    taps: list[list[tuple[SSAValue, SSAValue | None]]] = []
+    taps: list[list[Tap]] = []  # per spatial axis
     bounds: list[tuple[float, float]] = []
     for d, length in enumerate(spatial):
         # The grid's last axis lists coordinates innermost axis first (x, y, z).
@@ -375,21 +382,18 @@ def grid_sample(ctx: NodeContext) -> ConverterResult:
         bounds.append((lo, hi))
         if mode == "nearest":
             taps.append([(v, None)])
-            continue
-        first = b.unary(mir.FloorOp, v)
-        t = b.sub(v, first)
-        if mode == "linear":
-            taps.append([(first, b.sub(1.0, t)), (b.add(first, 1.0), t)])
+        elif mode == "linear":
+            taps.append(linear_taps(b, v))
         else:
-            weights = _cubic_weights(b, t)
+            first = b.unary(mir.FloorOp, v)
+            weights = _cubic_weights(b, b.sub(v, first))
             taps.append([(b.add(first, float(k - 1)), w) for k, w in enumerate(weights)])
     if padding == "reflection":  # a tap past the border reads its mirror image
         taps = [[(_reflect(b, pos, *bounds[d]), w) for pos, w in axis_taps]
                 for d, axis_taps in enumerate(taps)]  # fmt: skip
     volume = numel(spatial)
     flat_x = b.reshape(x, [n * c * volume])
-    base = (np.arange(n)[:, None] * c + np.arange(c)[None, :]) * volume
-    offsets = ctx.constant(base.reshape(n, c, 1).astype(np.int64))
+    offsets = plane_offsets(ctx, n, c, volume)
     total: SSAValue | None = None
     for index, weight in tap_combinations(b, taps, spatial, padding == "zeros"):
         values = b.gather(flat_x, b.add(index, offsets), 0)  # [n, c, points]

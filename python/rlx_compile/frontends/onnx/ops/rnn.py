@@ -26,6 +26,7 @@ from rlx_compile.frontends.onnx.context import (
     converter,
 )
 from rlx_compile.frontends.onnx.ops.elementwise import ACTIVATION_DEFAULTS, activation_fn
+from rlx_compile.frontends.onnx.ops.shape import select, stack
 
 Activation = Callable[[SSAValue], SSAValue]
 
@@ -78,6 +79,8 @@ class _Layer:
     directions: int
     gates: int
     lens: SSAValue | None  # [batch] int
+    reverse: bool  # direction="reverse"
+    batch_major: bool  # layout=1: X, Y and the states come batch first
 
 
 def _layer(ctx: NodeContext, gates: int) -> _Layer:
@@ -102,26 +105,33 @@ def _layer(ctx: NodeContext, gates: int) -> _Layer:
     if w_shape[0] != directions:
         raise Unsupported(f"W has {w_shape[0]} direction(s), direction={direction!r}")
     lens = ctx.opt(4)
-    return _Layer(x, seq, batch, int(hidden), directions, gates, lens)
+    return _Layer(
+        x, seq, batch, int(hidden), directions, gates, lens, direction == "reverse", layout == 1
+    )
 
 
-def _direction(ctx: NodeContext, i: int, d: int, shape: list[int | str]) -> SSAValue | None:
+def _direction(
+    ctx: NodeContext, layer: _Layer, i: int, d: int, shape: list[int | str]
+) -> SSAValue | None:
     """Direction ``d`` of the per-direction operand ``i`` (W, R, B, initial states, P),
     reshaped to ``shape``. The initial states are [batch, directions, hidden] in the
     batch-major layout."""
     v = ctx.opt(i)
     if v is None:
         return None
-    axis = 1 if i in (5, 6) and ctx.attr("layout", 0) == 1 else 0
-    return ctx.b.reshape(ctx.b.narrow(v, axis, d, 1), shape)
+    axis = 1 if i in (5, 6) and layer.batch_major else 0
+    return ctx.b.reshape(select(ctx, v, axis, d), shape)
 
 
-def _zeros(ctx: NodeContext, like: SSAValue, shape: list[int | str]) -> SSAValue:
-    return ctx.full(shape, 0.0, type_of(like).dtype)
+def _initial_state(ctx: NodeContext, layer: _Layer, i: int, d: int) -> SSAValue:
+    """Initial hidden (i = 5) or cell (i = 6) state of direction d; zeros if not given."""
+    shape: list[int | str] = [layer.batch, layer.hidden]
+    state = _direction(ctx, layer, i, d, shape)
+    return state if state is not None else ctx.full(shape, 0.0, type_of(layer.x).dtype)
 
 
-def _time_steps(layer: _Layer, d: int, reverse: bool) -> list[int]:
-    forward = d == 0 and not reverse
+def _time_steps(layer: _Layer, d: int) -> list[int]:
+    forward = d == 0 and not layer.reverse
     return list(range(layer.seq)) if forward else list(range(layer.seq - 1, -1, -1))
 
 
@@ -146,15 +156,14 @@ def _unroll(
     """Run every direction; ``make_step(d)`` gives the initial states (hidden first) and
     the step function (projected input of the step, states) -> new states."""
     b = ctx.b
-    reverse = ctx.attr("direction", "forward") == "reverse"
     ys: list[SSAValue] = []
     finals: list[list[SSAValue]] = [[] for _ in range(states)]
     for d in range(layer.directions):
         state, step = make_step(d)
         projected = _input_projection(ctx, layer, d)
         outputs: dict[int, SSAValue] = {}
-        for t in _time_steps(layer, d, reverse):
-            xt = b.reshape(b.narrow(projected, 0, t, 1), [layer.batch, layer.gates * layer.hidden])
+        for t in _time_steps(layer, d):
+            xt = select(ctx, projected, 0, t)
             new = step(xt, state)
             mask = _mask(ctx, layer, t)
             if mask is not None:
@@ -163,19 +172,17 @@ def _unroll(
             else:
                 outputs[t] = new[0]
             state = new
-        steps = [b.reshape(outputs[t], [1, 1, layer.batch, layer.hidden]) for t in range(layer.seq)]
-        ys.append(b.concat(steps, 0) if len(steps) > 1 else steps[0])
+        ys.append(stack(ctx, [outputs[t] for t in range(layer.seq)], 0))  # [seq, batch, hidden]
         for k in range(states):
-            finals[k].append(b.reshape(state[k], [1, layer.batch, layer.hidden]))
-    layout = ctx.attr("layout", 0)
+            finals[k].append(state[k])
     results: list[SSAValue | None] = [None] * (1 + states)
     if ctx.output_used(0):
-        y = b.concat(ys, 1) if len(ys) > 1 else ys[0]  # [seq, dirs, batch, hidden]
-        results[0] = b.transpose(y, [2, 0, 1, 3]) if layout == 1 else y
+        y = stack(ctx, ys, 1)  # [seq, dirs, batch, hidden]
+        results[0] = b.transpose(y, [2, 0, 1, 3]) if layer.batch_major else y
     for k in range(states):
         if ctx.output_used(1 + k):
-            f = b.concat(finals[k], 0) if len(finals[k]) > 1 else finals[k][0]
-            results[1 + k] = b.transpose(f, [1, 0, 2]) if layout == 1 else f
+            f = stack(ctx, finals[k], 0)  # [dirs, batch, hidden]
+            results[1 + k] = b.transpose(f, [1, 0, 2]) if layer.batch_major else f
     return results
 
 
@@ -184,10 +191,10 @@ def _input_projection(ctx: NodeContext, layer: _Layer, d: int) -> SSAValue:
     candidate gate keeps Rb apart when linear_before_reset; see ``_gru``.)"""
     b = ctx.b
     gh = layer.gates * layer.hidden
-    w = _direction(ctx, 1, d, [gh, -1])
+    w = _direction(ctx, layer, 1, d, [gh, -1])
     assert w is not None
     projected = b.matmul(layer.x, b.transpose(w, [1, 0]))
-    bias = _direction(ctx, 3, d, [2, gh])
+    bias = _direction(ctx, layer, 3, d, [2, gh])
     if bias is not None:
         wb = b.reshape(b.narrow(bias, 0, 0, 1), [gh])
         rb = b.reshape(b.narrow(bias, 0, 1, 1), [gh])
@@ -214,12 +221,9 @@ def _clip(ctx: NodeContext) -> Callable[[SSAValue], SSAValue]:
 def _recurrent(ctx: NodeContext, layer: _Layer, d: int) -> tuple[SSAValue, SSAValue]:
     """Rᵀ of direction d ([hidden, gates·hidden]) and the initial hidden state."""
     b = ctx.b
-    r = _direction(ctx, 2, d, [layer.gates * layer.hidden, layer.hidden])
+    r = _direction(ctx, layer, 2, d, [layer.gates * layer.hidden, layer.hidden])
     assert r is not None
-    h0 = _direction(ctx, 5, d, [layer.batch, layer.hidden])
-    if h0 is None:
-        h0 = _zeros(ctx, layer.x, [layer.batch, layer.hidden])
-    return b.transpose(r, [1, 0]), h0
+    return b.transpose(r, [1, 0]), _initial_state(ctx, layer, 5, d)
 
 
 def _check_dtype(ctx: NodeContext) -> None:
@@ -260,7 +264,7 @@ def gru(ctx: NodeContext) -> ConverterResult:
         rt, h0 = _recurrent(ctx, layer, d)
         f, g = acts[d]
         rb_h = None
-        bias = _direction(ctx, 3, d, [6, h])
+        bias = _direction(ctx, layer, 3, d, [6, h])
         if bias is not None and linear_before_reset:
             rb_h = b.reshape(b.narrow(bias, 0, 5, 1), [h])
         r_zr, r_h = b.narrow(rt, 1, 0, 2 * h), b.narrow(rt, 1, 2 * h, h)
@@ -296,10 +300,8 @@ def lstm(ctx: NodeContext) -> ConverterResult:
 
     def make_step(d: int) -> tuple[list[SSAValue], StepFn]:
         rt, h0 = _recurrent(ctx, layer, d)
-        c0 = _direction(ctx, 6, d, [layer.batch, h])
-        if c0 is None:
-            c0 = _zeros(ctx, layer.x, [layer.batch, h])
-        peep = _direction(ctx, 7, d, [3 * h])
+        c0 = _initial_state(ctx, layer, 6, d)
+        peep = _direction(ctx, layer, 7, d, [3 * h])
         p_i, p_o, p_f = (None, None, None) if peep is None else (
             b.narrow(peep, 0, k * h, h) for k in range(3)
         )  # fmt: skip

@@ -95,6 +95,28 @@ def reshape(ctx: NodeContext, x: SSAValue, shape: Sequence[Dim]) -> SSAValue:
     return ctx.b.reshape(x, list(shape))
 
 
+def select(ctx: NodeContext, x: SSAValue, axis: int, index: int) -> SSAValue:
+    """``x[..., index, ...]`` along ``axis``, the axis dropped (a view: narrow + reshape)."""
+    shape = list(type_of(x).shape)
+    axis = axis_of(axis, len(shape))
+    del shape[axis]
+    return ctx.b.reshape(ctx.b.narrow(x, axis, index, 1), shape)
+
+
+def stack(ctx: NodeContext, pieces: Sequence[SSAValue], axis: int) -> SSAValue:
+    """Values of one shape stacked along a new axis (negative counts from the end)."""
+    axis = axis_of(axis, type_of(pieces[0]).rank + 1)
+    lifted = [unsqueeze(ctx, p, [axis]) for p in pieces]
+    return ctx.b.concat(lifted, axis) if len(lifted) > 1 else lifted[0]
+
+
+def plane_offsets(ctx: NodeContext, n: int, c: int, volume: int, trailing: int = 1) -> SSAValue:
+    """The flat offset of every (image, channel) plane of an [n, c, ...] tensor of
+    ``volume`` elements per plane, as an [n, c, 1, ...] i64 constant (``trailing`` ones)."""
+    base = (np.arange(n)[:, None] * c + np.arange(c)[None, :]) * volume
+    return ctx.constant(base.reshape(n, c, *([1] * trailing)).astype(np.int64))
+
+
 @converter("Reshape")
 def reshape_op(ctx: NodeContext) -> ConverterResult:
     x = ctx.x(0)
@@ -279,7 +301,7 @@ def gather(ctx: NodeContext) -> ConverterResult:
     return ctx.b.gather(x, ctx.x(1), axis)
 
 
-def _strides(shape: Sequence[int]) -> list[int]:
+def row_major_strides(shape: Sequence[int]) -> list[int]:
     out = [1] * len(shape)
     for i in range(len(shape) - 2, -1, -1):
         out[i] = out[i + 1] * shape[i + 1]
@@ -298,7 +320,7 @@ def take_along_axis(ctx: NodeContext, data: SSAValue, idx: SSAValue, axis: int) 
     coordinates (static shapes)."""
     dshape = [int(d) for d in type_of(data).shape]
     ishape = [int(d) for d in type_of(idx).shape]
-    strides = _strides(dshape)
+    strides = row_major_strides(dshape)
     grids = np.meshgrid(*[np.arange(n, dtype=np.int64) for n in ishape], indexing="ij")
     offsets = sum(
         (g * strides[d] for d, g in enumerate(grids) if d != axis),
@@ -334,8 +356,8 @@ def gather_nd(ctx: NodeContext) -> ConverterResult:
     idx64 = ctx.b.cast(idx, DType.I64) if type_of(idx).dtype is not DType.I64 else idx
     sizes = ctx.constant(np.asarray(indexed, np.int64))
     wrapped = ctx.b.where(ctx.b.compare("lt", idx64, 0), ctx.b.add(idx64, sizes), idx64)
-    linear = ctx.b.sum(ctx.b.mul(wrapped, ctx.constant(np.asarray(_strides(indexed), np.int64))),
-                       [len(ishape) - 1])  # fmt: skip
+    strides = ctx.constant(np.asarray(row_major_strides(indexed), np.int64))
+    linear = ctx.b.sum(ctx.b.mul(wrapped, strides), [len(ishape) - 1])
     if b:
         inner = ishape[b:-1]
         offsets = (np.arange(numel(batch), dtype=np.int64) * numel(indexed)).reshape(

@@ -19,24 +19,20 @@ from rlx_compile.frontends.onnx.context import (
     axis_of,
     converter,
 )
+from rlx_compile.frontends.onnx.ops.shape import select, stack
 
 
 def _split_complex(ctx: NodeContext, x: SSAValue) -> tuple[SSAValue, SSAValue | None]:
     """[..., 1 or 2] -> real part, imaginary part (None for a real signal)."""
-    shape = type_of(x).shape
-    if shape[-1] not in (1, 2):
-        raise Unsupported(f"the last axis holds {shape[-1]} components (1 or 2)")
-    inner = list(shape[:-1])
-    real = ctx.b.reshape(ctx.b.narrow(x, -1, 0, 1), inner)
-    if shape[-1] == 1:
-        return real, None
-    return real, ctx.b.reshape(ctx.b.narrow(x, -1, 1, 1), inner)
+    components = type_of(x).shape[-1]
+    if components not in (1, 2):
+        raise Unsupported(f"the last axis holds {components} components (1 or 2)")
+    real = select(ctx, x, -1, 0)
+    return real, select(ctx, x, -1, 1) if components == 2 else None
 
 
 def _join_complex(ctx: NodeContext, re: SSAValue, im: SSAValue | None) -> SSAValue:
-    shape = [*type_of(re).shape, 1]
-    parts = [ctx.b.reshape(re, shape)] + ([ctx.b.reshape(im, shape)] if im is not None else [])
-    return ctx.b.concat(parts, -1) if len(parts) > 1 else parts[0]
+    return stack(ctx, [re] if im is None else [re, im], -1)
 
 
 def _matmul_const(ctx: NodeContext, x: SSAValue, m: np.ndarray) -> SSAValue:
