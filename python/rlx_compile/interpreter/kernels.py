@@ -27,32 +27,22 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from rlx_compile.dialects.common import Activation, ComparePredicate, MaskKind, PadMode
-from rlx_compile.dialects.types import window_out_size
+from rlx_compile.dialects.types import DType, window_out_size
 from rlx_compile.interpreter.core import ExecutionError
 from rlx_compile.interpreter.special import erf_erfc
 
 F32 = np.dtype(np.float32)
 F64 = np.dtype(np.float64)
 BF16 = np.dtype(ml_dtypes.bfloat16)
-F8E8M0 = np.dtype(ml_dtypes.float8_e8m0fnu)
-# The 8- and 4-bit floats: quantisation targets, saturated to their largest finite value.
-F8_TYPES = tuple(
-    np.dtype(t)
-    for t in (
-        ml_dtypes.float8_e4m3fn,
-        ml_dtypes.float8_e5m2,
-        ml_dtypes.float8_e4m3fnuz,
-        ml_dtypes.float8_e5m2fnuz,
-        ml_dtypes.float4_e2m1fn,
-    )
-)
+F8E8M0 = DType.F8E8M0.numpy
+# The 8- and 4-bit floats with a sign (the element types of the dialect that quantize
+# produces): quantisation targets, saturated to their largest finite value.
+F8_TYPES = tuple(d.numpy for d in DType if d.is_quantized and d.is_float)
 LOW_PRECISION = frozenset({np.dtype(np.float16), BF16, F8E8M0, *F8_TYPES})
 # ml_dtypes converts float64 to these through float32 (two roundings); round_to fixes it.
 _ROUNDED_VIA_F32 = frozenset({BF16, F8E8M0, *F8_TYPES})
 # Sub-byte integers (one per byte in memory); numpy sees them as opaque ('V') types.
-SUBBYTE_INTS = frozenset(
-    np.dtype(t) for t in (ml_dtypes.int4, ml_dtypes.uint4, ml_dtypes.int2, ml_dtypes.uint2)
-)
+SUBBYTE_INTS = frozenset(d.numpy for d in DType if d.is_int and d.numpy.kind not in "iu")
 _ML_DTYPES = _ROUNDED_VIA_F32 | SUBBYTE_INTS
 
 
