@@ -3,9 +3,10 @@ TreeEnsemble. (The string and map ops are not claimed.)"""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 import numpy as np
+from xdsl.ir import SSAValue
 
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
@@ -102,8 +103,10 @@ def tree_ensemble(ctx: NodeContext) -> ConverterResult:
     flat_x = b.reshape(x, [batch * features])
     rows = ctx.constant((np.arange(batch, dtype=np.int64) * features).reshape(batch, 1))
 
-    def table(values: np.ndarray) -> Any:
-        return lambda index: b.gather(ctx.constant(values), index, 0)
+    def table(values: np.ndarray) -> Callable[[SSAValue], SSAValue]:
+        """A per-node (or per-leaf) attribute as a constant, looked up by index."""
+        const = ctx.constant(values)
+        return lambda index: b.gather(const, index, 0)
 
     member_sets: np.ndarray | None = None
     if members is not None:  # one NaN-terminated set per MEMBER node, in node order
@@ -122,16 +125,23 @@ def tree_ensemble(ctx: NodeContext) -> ConverterResult:
     elif np.any(modes == 6):
         raise Unsupported("MEMBER nodes without membership_values")
 
+    feature_of, split_of, mode_of = table(feature_ids), table(splits), table(modes)
+    true_of, false_of = table(true_ids), table(false_ids)
+    true_leaf_of, false_leaf_of = table(true_leaf), table(false_leaf)
+    tracks_of = None
+    if tracks is not None and np.any(np.asarray(tracks)):
+        tracks_of = table(np.asarray(tracks, np.int64).reshape(-1))
+    members_of = None if member_sets is None else table(member_sets)
     for _ in range(steps):
         # Samples already at a leaf hold a leaf index: they read node 0, and stay.
         walking = b.where(at_leaf, 0, node)
-        value = b.gather(flat_x, b.add(rows, table(feature_ids)(walking)), 0)  # [batch, trees]
-        split = table(splits)(walking)
+        value = b.gather(flat_x, b.add(rows, feature_of(walking)), 0)  # [batch, trees]
+        split = split_of(walking)
         cond = None
         for mode in sorted(set(modes.tolist())):
             if mode == 6:
-                assert member_sets is not None
-                listed = b.gather(ctx.constant(member_sets), walking, 0)  # [batch, trees, width]
+                assert members_of is not None
+                listed = members_of(walking)  # [batch, trees, width]
                 equal = b.compare("eq", listed, b.reshape(value, [batch, trees, 1]))
                 hit = b.compare("gt", b.reduce("sum", b.cast(equal, DType.I32), 2), 0)
             else:
@@ -139,16 +149,14 @@ def tree_ensemble(ctx: NodeContext) -> ConverterResult:
             if cond is None:
                 cond = hit
             else:
-                cond = b.where(b.compare("eq", table(modes)(walking), mode), hit, cond)
+                cond = b.where(b.compare("eq", mode_of(walking), mode), hit, cond)
         assert cond is not None
-        if tracks is not None and np.any(np.asarray(tracks)):
+        if tracks_of is not None:
             missing = b.compare("ne", value, value)  # NaN
-            follows = b.cast(table(np.asarray(tracks, np.int64).reshape(-1))(walking), DType.BOOL)
+            follows = b.cast(tracks_of(walking), DType.BOOL)
             cond = b.binary(mir.OrOp, cond, b.binary(mir.AndOp, missing, follows))
-        nxt = b.where(cond, table(true_ids)(walking), table(false_ids)(walking))
-        leaf = b.cast(
-            b.where(cond, table(true_leaf)(walking), table(false_leaf)(walking)), DType.BOOL
-        )
+        nxt = b.where(cond, true_of(walking), false_of(walking))
+        leaf = b.cast(b.where(cond, true_leaf_of(walking), false_leaf_of(walking)), DType.BOOL)
         node = b.where(at_leaf, node, nxt)
         at_leaf = b.binary(mir.OrOp, at_leaf, leaf)
 
