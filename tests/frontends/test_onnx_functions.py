@@ -116,3 +116,23 @@ def test_a_body_older_than_opset_13_is_a_clear_error(monkeypatch: pytest.MonkeyP
         OnnxImportError, match=r"Div node 'Celu_0/Div_1': the definition of opset 7"
     ):
         backend.prepare(model)
+
+
+def test_a_body_that_needs_unknown_input_types_stays_an_unsupported_op() -> None:
+    # CausalConvWithState's body is built from its input types; behind an op nobody can
+    # type, it cannot be, and the import names both ops instead of failing inside.
+    from rlx_compile.frontends.onnx import OnnxImportError, import_model
+
+    nodes = [
+        helper.make_node("Foo", ["x"], ["f"], domain="com.example"),
+        helper.make_node("CausalConvWithState", ["f", "w"], ["y", "s"], name="conv"),
+    ]
+    graph = helper.make_graph(
+        nodes, "g",
+        [helper.make_tensor_value_info("x", F, [1, 3, 7]),
+         helper.make_tensor_value_info("w", F, [3, 1, 4])],
+        [helper.make_tensor_value_info("y", F, None)],
+    )  # fmt: skip
+    opsets = [helper.make_opsetid("", 27), helper.make_opsetid("com.example", 1)]
+    with pytest.raises(OnnxImportError, match=r"CausalConvWithState \(node 'conv'\)"):
+        import_model(helper.make_model(graph, opset_imports=opsets))

@@ -163,11 +163,13 @@ def expand_functions(model: onnx.ModelProto, converters: Container[str]) -> Expa
             body = None
             if candidate(node):
                 known = all(i in types for i in node.input if i)
-                input_types = [types[i] if i else TypeProto() for i in node.input]
+                input_types = (
+                    [types[i] if i else TypeProto() for i in node.input] if known else None
+                )
                 # A body inside a body is built at the opset its caller is written in.
                 outer = node_opsets.get(node.name, opsets[""])
                 domain_opset = outer if node.domain in DEFAULT_DOMAINS else opsets[node.domain]
-                fn = function_body(node, domain_opset, input_types if known else None)
+                fn = function_body(node, domain_opset, input_types)
                 if fn is not None:
                     body = _inline(node, fn, f"{node.name or f'{node.op_type}_{index}'}/")
             if body is None:
@@ -181,9 +183,9 @@ def expand_functions(model: onnx.ModelProto, converters: Container[str]) -> Expa
             changed = True
         if not changed:
             break
-        expanded = onnx.ModelProto()
-        expanded.CopyFrom(current)
-        del expanded.graph.node[:]
-        expanded.graph.node.extend(nodes)
-        current = expanded
+        if current is model:  # one private copy; later rounds rewrite it in place
+            current = onnx.ModelProto()
+            current.CopyFrom(model)
+        del current.graph.node[:]
+        current.graph.node.extend(nodes)
     return Expansion(current, node_opsets)
