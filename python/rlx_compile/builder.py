@@ -288,7 +288,7 @@ class GraphBuilder:
     def transpose(self, x: SSAValue, perm: Sequence[int]) -> SSAValue:
         return self._one(mir.TransposeOp(x, perm))
 
-    def narrow(self, x: SSAValue, axis: int, start: int, length: int) -> SSAValue:
+    def narrow(self, x: SSAValue, axis: int, start: Dim, length: Dim) -> SSAValue:
         axis = normalize_axis(axis, type_of(x).rank)
         return self._one(mir.NarrowOp(x, axis, start, length))
 

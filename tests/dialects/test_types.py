@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 from xdsl.utils.exceptions import VerifyException
 
+from rlx_compile.dialects.dim_expr import dim_max, sym
 from rlx_compile.dialects.types import (
     DType,
     TensorType,
@@ -58,8 +59,10 @@ def test_broadcast_rules() -> None:
     assert broadcast_shapes(("seq", 4), (1, 4)) == ("seq", 4)
     assert broadcast_shapes(("seq", 4), ("seq", 1)) == ("seq", 4)
     assert broadcast_shapes((), (5,)) == (5,)
-    with pytest.raises(VerifyException):
-        broadcast_shapes(("seq", 4), (8, 4))
+    # A symbol meeting another size must be 1 or that size at run time (the executor
+    # checks): the result is the known size, or the max of two symbols.
+    assert broadcast_shapes(("seq", 4), (8, 4)) == (8, 4)
+    assert broadcast_shapes(("a", 4), ("b", 1)) == (dim_max(sym("a"), sym("b")), 4)
     with pytest.raises(VerifyException):
         broadcast_shapes((2, 4), (3,))
 

@@ -43,7 +43,8 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
-from rlx_compile.dialects.types import DType, TensorType, fmt_shape
+from rlx_compile.dialects.dim_expr import Dim
+from rlx_compile.dialects.types import DimAttr, DType, TensorType, fmt_shape
 
 # ---------------------------------------------------------------------------------
 # Enum attributes (printed as bare keywords inside op formats)
@@ -248,6 +249,13 @@ class Props:
 
     def int(self, name: str) -> int:
         return cast(IntegerAttr, self._require(name)).value.data
+
+    def dim(self, name: str) -> Dim:
+        """A dim-valued property (an i64 integer, or a ``#rlx.dim`` expression)."""
+        attr = self._require(name)
+        if isinstance(attr, DimAttr):
+            return attr.data
+        return cast(IntegerAttr, attr).value.data
 
     def opt_int(self, name: str) -> int | None:
         attr = self.get(name)

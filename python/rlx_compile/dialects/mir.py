@@ -22,13 +22,18 @@ from typing import Any, ClassVar, cast
 
 import numpy as np
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     FloatAttr,
+    IntAttr,
+    IntegerAttr,
     StringAttr,
     UnitAttr,
+    i64,
 )
 from xdsl.ir import Attribute, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
+    IRDLOperation,
     VarConstraint,
     base,
     irdl_op_definition,
@@ -41,6 +46,13 @@ from xdsl.irdl import (
     result_def,
     traits_def,
     var_operand_def,
+)
+from xdsl.irdl.declarative_assembly_format import (
+    AttributeVariable,
+    CustomDirective,
+    ParsingState,
+    PrintingState,
+    irdl_custom_directive,
 )
 from xdsl.parser import Parser
 from xdsl.pattern_rewriter import RewritePattern
@@ -88,13 +100,16 @@ from rlx_compile.dialects.common import (
     require_rank,
     require_same_dtype,
 )
+from rlx_compile.dialects.dim_expr import Dim, interval
 from rlx_compile.dialects.types import (
+    DimAttr,
     DType,
     TensorType,
     broadcast_dims,
     broadcast_shapes,
     check_axis,
     fmt_shape,
+    parse_ir_dim,
     same_element_count,
     window_out_size,
 )
@@ -284,6 +299,77 @@ class ConstantOp(ShapedOp):
         op = cls(arr.astype(t.dtype.numpy) if len(values) == n else arr[0], t)
         op.attributes.update(attributes)
         return op
+
+
+@irdl_custom_directive
+class DimList(CustomDirective):
+    """``[seq, seq * 2 + 1, 4]``: a list of dims (ints or expressions) held as an
+    ``ArrayAttr`` of ``IntAttr``/``#rlx.dim`` (the type's own dim syntax)."""
+
+    dims: AttributeVariable
+
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        dims = parser.parse_comma_separated_list(
+            parser.Delimiter.SQUARE, lambda: parse_ir_dim(parser)
+        )
+        self.dims.set(state, dims_attr(dims))
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        state.print_whitespace(printer)
+        attr = self.dims.get(op)
+        assert isinstance(attr, ArrayAttr)
+        printer.print_string("[" + ", ".join(str(d.data) for d in attr.data) + "]")
+
+
+@irdl_custom_directive
+class DimValue(CustomDirective):
+    """One dim property printed bare: ``1`` (an i64 integer) or ``seq - 1``."""
+
+    value: AttributeVariable
+
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        self.value.set(state, dim_prop(parse_ir_dim(parser)))
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        state.print_whitespace(printer)
+        attr = self.value.get(op)
+        printer.print_string(str(attr.data if isinstance(attr, DimAttr) else attr.value.data))  # type: ignore[union-attr]
+
+
+def dim_prop(d: Dim) -> IntegerAttr | DimAttr:
+    """A dim-valued property: an i64 integer when static."""
+    return IntegerAttr(d, i64) if isinstance(d, int) else DimAttr(d)
+
+
+def dims_attr(dims: Sequence[Dim]) -> ArrayAttr[IntAttr | DimAttr]:
+    return ArrayAttr(tuple(IntAttr(d) if isinstance(d, int) else DimAttr(d) for d in dims))
+
+
+@irdl_op_definition
+class DimsOp(ShapedOp):
+    """Sizes as data: ``mir.dims [seq, seq * 2] : !rlx.tensor<[2], i64>`` is the i64
+    vector of those dims' values under the run's bindings (a model that uses ``x.size(1)``
+    as a number). Binding every symbol (``specialize-dims``) folds it to a constant."""
+
+    name = "mir.dims"
+    values = prop_def(ArrayAttr[IntAttr | DimAttr])
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    custom_directives = (DimList,)
+    assembly_format = "custom<DimList>($values) attr-dict `:` type($result)"
+
+    def __init__(self, values: Sequence[Dim]):
+        self._build({}, {"values": dims_attr(values)})
+
+    @property
+    def dims(self) -> tuple[Dim, ...]:
+        return tuple(d.data for d in self.values.data)
+
+    @classmethod
+    def infer(cls, props: Props) -> tuple[TensorType, ...]:
+        values = props.get("values")
+        assert isinstance(values, ArrayAttr)
+        return (TensorType([len(values.data)], DType.I64),)
 
 
 def _parse_scalar(parser: Parser) -> float | int | bool:
@@ -1436,27 +1522,35 @@ class NarrowOp(ShapedOp):
     name = "mir.narrow"
     input = operand_def(TensorType)
     axis = prop_def(I64Attr)
-    start = prop_def(I64Attr)
+    start = prop_def(I64Attr | DimAttr)
     result = result_def(TensorType)
     traits = traits_def(Pure(), SimplifyCanonicalization())
     INFER_RESULTS: ClassVar[bool] = False
+    custom_directives = (DimValue,)
     assembly_format = (
-        "$input `axis` $axis `start` $start attr-dict `:` type($input) `->` type($result)"
+        "$input `axis` $axis `start` custom<DimValue>($start) attr-dict `:` type($input) "
+        "`->` type($result)"
     )
 
-    def __init__(self, input: SSAValue, axis: int, start: int, length: int | str):
+    def __init__(self, input: SSAValue, axis: int, start: Dim, length: Dim):
         t = SSAValue.get(input).type
         assert isinstance(t, TensorType)
         shape = list(t.shape)
         shape[axis] = length
         self._build(
             {"input": input},
-            {"axis": int_attr(axis), "start": int_attr(start)},
+            {"axis": int_attr(axis), "start": dim_prop(start)},
             [t.with_shape(shape)],
         )
 
     @property
-    def length(self) -> int | str:
+    def start_dim(self) -> Dim:
+        """The first index taken: an int, or an expression on a symbolic axis
+        (``seq - 1`` for ``x[:, -1:]``)."""
+        return self.props().dim("start")
+
+    @property
+    def length(self) -> Dim:
         out = self.result.type
         assert isinstance(out, TensorType)
         return out.shape[self.props().int("axis")]
@@ -1464,7 +1558,7 @@ class NarrowOp(ShapedOp):
     def check_result(self, props: Props, *, input: TensorType) -> None:
         out = self.result.type
         assert isinstance(out, TensorType)
-        axis, start = props.int("axis"), props.int("start")
+        axis, start = props.int("axis"), props.dim("start")
         check_axis(axis, input.rank)
         if out.dtype is not input.dtype or out.rank != input.rank:
             raise VerifyException("narrow must keep the rank and element type")
@@ -1472,20 +1566,18 @@ class NarrowOp(ShapedOp):
             if i != axis and a != b:
                 raise VerifyException(f"narrow changes dim {i} ({a} -> {b}), not only axis {axis}")
         full, length = input.shape[axis], out.shape[axis]
-        if start < 0:
+        if interval(start)[1] < 0:
             raise VerifyException(f"narrow start {start} is negative")
-        if isinstance(full, int) and isinstance(length, int) and start + length > full:
+        if interval(full - length - start)[1] < 0:
             raise VerifyException(f"narrow [{start}, {start + length}) exceeds dim size {full}")
-        if isinstance(length, str) and length != full:
-            raise VerifyException(f"a symbolic narrow length must equal the dim ({full})")
 
     def contiguous_view_offset(self) -> int | None:
         # Contiguous when every dim before the axis is 1: rows start..start+len of the
         # flattened tail.
         src = self.input.type
         assert isinstance(src, TensorType)
-        axis, start = self.props().int("axis"), self.props().int("start")
-        if not src.is_static or any(d != 1 for d in src.shape[:axis]):
+        axis, start = self.props().int("axis"), self.start_dim
+        if not src.is_static or not isinstance(start, int) or any(d != 1 for d in src.shape[:axis]):
             return None
         inner = math.prod(int(d) for d in src.shape[axis + 1 :])
         return start * inner * src.dtype.itemsize
@@ -1532,9 +1624,13 @@ class SliceOp(ShapedOp):
         for i, (dim, n, s, st) in enumerate(dims):
             if st == 0:
                 raise VerifyException(f"slice step on axis {i} is 0")
-            if isinstance(dim, str) or isinstance(n, str):
-                if not (dim == n and s == 0 and st == 1):
-                    raise VerifyException(f"a symbolic axis {i} can only be taken whole")
+            if not (isinstance(dim, int) and isinstance(n, int)):
+                # Checked at run time: here only what fails for every size.
+                last = s + (n - 1) * st
+                if interval(n)[1] > 0 and (
+                    s < 0 or interval(dim - 1 - last)[1] < 0 or interval(last)[1] < 0
+                ):
+                    raise VerifyException(f"slice on axis {i} reads outside the dim ({dim})")
                 continue
             if n == 0:
                 continue
@@ -1578,13 +1674,7 @@ class ConcatOp(ShapedOp):
                     f"concat operands {fmt_shape(first.shape)} and {fmt_shape(t.shape)} differ "
                     f"outside axis {axis}"
                 )
-            d = t.shape[axis]
-            if isinstance(d, str) or isinstance(total, str):
-                if len(inputs) != 1:
-                    raise VerifyException("concat along a symbolic dim is not supported")
-                total = d
-            else:
-                total += d
+            total = total + t.shape[axis]
         shape = list(first.shape)
         shape[axis] = total
         return (TensorType(shape, dtype),)
@@ -1703,10 +1793,7 @@ class PadOp(ShapedOp):
             raise VerifyException(f"pads {list(pads)} must be non-negative")
         shape = []
         for i, d in enumerate(input.shape):
-            extra = pads[i] + pads[r + i]
-            if isinstance(d, str) and extra:
-                raise VerifyException(f"cannot pad the symbolic axis {i}")
-            shape.append(d if isinstance(d, str) else d + extra)
+            shape.append(d + pads[i] + pads[r + i])
         return (input.with_shape(shape),)
 
 
@@ -1723,9 +1810,7 @@ def _spatial_out(
     pad_end: int,
     dilation: int,
     ceil_mode: bool = False,
-) -> int:
-    if not isinstance(size, int):
-        raise VerifyException("spatial dims must be static")
+) -> Dim:
     if stride <= 0 or dilation <= 0 or kernel <= 0:
         raise VerifyException("kernel, strides and dilations must be positive")
     return window_out_size(size, kernel, stride, pad_begin, pad_end, dilation, ceil_mode)
@@ -1757,10 +1842,11 @@ def conv_output_shape(
         raise VerifyException(
             f"weight {fmt_shape(w.shape)} needs C_in/groups = {c_in}/{groups} in dim 1"
         )
+    kernel = w.shape[2:]
+    if not all(isinstance(d, int) for d in kernel):
+        raise VerifyException(f"the kernel size {fmt_shape(kernel)} must be static")
     spatial = [
-        _spatial_out(
-            x.shape[2 + i], int(w.shape[2 + i]), strides[i], pads[i], pads[k + i], dilations[i]
-        )
+        _spatial_out(x.shape[2 + i], kernel[i], strides[i], pads[i], pads[k + i], dilations[i])
         for i in range(k)
     ]
     return (x.shape[0], c_out, *spatial)
@@ -2675,6 +2761,7 @@ MIR_OPS: list[type[ShapedOp]] = [
     FusedMatmulBiasActOp, FusedSwigluOp, FusedResidualRmsNormOp, FusedResidualLayerNormOp,
     FusedConvBiasActOp, FusedAttentionBlockOp,
     ElementwiseRegionOp, YieldOp,
+    DimsOp,
 ]  # fmt: skip
 
 LEAF_OPS = (InputOp, ParamOp, ConstantOp)

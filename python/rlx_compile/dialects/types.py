@@ -1,27 +1,43 @@
 """The one tensor type shared by HIR, MIR and LIR: ``!rlx.tensor<[dims], dtype>``.
 
-A dim is a non-negative integer or a symbol (an identifier such as ``seq``): the same
-symbol in two types means the same unknown size. Shape rules that several ops share
-(broadcasting, axis normalisation, element counts) live here so that verifiers and
-builders compute result types with one piece of code.
+A dim is a non-negative integer or a symbolic expression over named sizes
+(``seq``, ``seq * 2 + 1``, ``(h + 1) floordiv 2``: see ``dim_expr``): the same symbol in
+two types means the same unknown size. Shape rules that several ops share
+(broadcasting, axis normalisation, element counts, window sizes) live here so that
+verifiers and builders compute result types with one piece of code; they work on
+symbolic dims with the same arithmetic as on integers.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
+from typing import Any, cast
 
 import ml_dtypes
 import numpy as np
 from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr
-from xdsl.ir import Attribute, ParametrizedAttribute, TypeAttribute
+from xdsl.ir import Attribute, Data, ParametrizedAttribute, TypeAttribute
 from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-Dim = int | str
+from rlx_compile.dialects.dim_expr import (
+    Dim,
+    DimError,
+    DimExpr,
+    as_dim,
+    ceildiv,
+    dim_max,
+    dim_min,
+    interval,
+    parse_dim_tokens,
+    shape_symbols,
+    substitute,
+)
+
 Shape = tuple[Dim, ...]
 
 
@@ -191,14 +207,59 @@ def exactly_representable(src: DType, dst: DType) -> bool:
     )
 
 
-def _dim_attr(d: Dim) -> IntAttr | StringAttr:
-    if isinstance(d, bool):
-        raise VerifyException(f"invalid dim {d!r}")
-    if isinstance(d, int | np.integer):
-        return IntAttr(int(d))
-    if isinstance(d, str):
-        return StringAttr(d)
-    raise VerifyException(f"invalid dim {d!r}: expected an int or a symbol name")
+class _IRTokens:
+    """The dim grammar's tokens from the IR parser (see ``dim_expr.parse_dim_tokens``)."""
+
+    def __init__(self, parser: AttrParser):
+        self.parser = parser
+        self.start = parser.pos
+
+    def punct(self, p: str) -> bool:
+        return self.parser.parse_optional_punctuation(p) is not None  # type: ignore[arg-type]
+
+    def integer(self) -> int | None:
+        return self.parser.parse_optional_integer(allow_boolean=False, allow_negative=False)
+
+    def keyword(self, words: frozenset[str]) -> str | None:
+        return self.parser.parse_optional_keyword_in(words)
+
+    def identifier(self) -> str | None:
+        return self.parser.parse_optional_identifier()
+
+    def error(self, message: str) -> Any:
+        self.parser.raise_error(message, self.start, self.parser.pos)
+
+
+def parse_ir_dim(parser: AttrParser) -> Dim:
+    """A dim in IR text: an integer or a dim expression, e.g. ``seq * 2 + 1``."""
+    return parse_dim_tokens(_IRTokens(parser))
+
+
+@irdl_attr_definition
+class DimAttr(Data[DimExpr]):
+    """A symbolic dim inside a tensor type (``#rlx.dim<seq + 1>`` on its own)."""
+
+    name = "rlx.dim"
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> DimExpr:
+        with parser.in_angle_brackets():
+            pos = parser.pos
+            d = parse_ir_dim(parser)
+        if isinstance(d, int):
+            parser.raise_error(f"#rlx.dim needs a symbolic expression, got {d}", pos)
+        return d
+
+    def print_parameter(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.data}>")
+
+
+def _dim_attr(d: object) -> IntAttr | DimAttr:
+    try:
+        dim = as_dim(d)
+    except DimError as err:
+        raise VerifyException(str(err)) from None
+    return IntAttr(dim) if isinstance(dim, int) else DimAttr(dim)
 
 
 @irdl_attr_definition
@@ -207,10 +268,10 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
 
     name = "rlx.tensor"
 
-    dims: ArrayAttr[IntAttr | StringAttr]
+    dims: ArrayAttr[IntAttr | DimAttr]
     element: StringAttr
 
-    def __init__(self, shape: Iterable[Dim], dtype: DType | str):
+    def __init__(self, shape: Iterable[Dim | str], dtype: DType | str):
         dims = ArrayAttr(tuple(_dim_attr(d) for d in shape))
         super().__init__(dims, StringAttr(DType.parse(dtype).value))
 
@@ -232,8 +293,8 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
         return all(isinstance(d, IntAttr) for d in self.dims.data)
 
     def symbols(self) -> tuple[str, ...]:
-        """The symbolic dims, sorted and without repeats."""
-        return tuple(sorted({d.data for d in self.dims.data if isinstance(d, StringAttr)}))
+        """The symbols the dims are written in, sorted and without repeats."""
+        return shape_symbols(self.shape)
 
     def num_elements(self) -> int | None:
         """Element count, or None when a dim is symbolic."""
@@ -243,29 +304,29 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
         n = self.num_elements()
         return None if n is None else n * self.dtype.itemsize
 
-    def with_shape(self, shape: Iterable[Dim]) -> TensorType:
+    def with_shape(self, shape: Iterable[Dim | str]) -> TensorType:
         return TensorType(shape, self.dtype)
 
     def with_dtype(self, dtype: DType | str) -> TensorType:
         return TensorType(self.shape, dtype)
 
-    def bind(self, bindings: dict[str, int]) -> TensorType:
-        """Replace the symbols that ``bindings`` knows; others stay symbolic."""
-        return TensorType(
-            (bindings.get(d, d) if isinstance(d, str) else d for d in self.shape), self.dtype
-        )
+    def bind(self, bindings: Mapping[str, Dim]) -> TensorType:
+        """Substitute the symbols that ``bindings`` knows; others stay symbolic."""
+        return TensorType((substitute(d, bindings) for d in self.shape), self.dtype)
 
     # -- text form -------------------------------------------------------------------
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
-        def parse_dim() -> IntAttr | StringAttr:
+        def parse_dim() -> IntAttr | DimAttr:
             pos = parser.pos
-            value = parser.parse_optional_integer(allow_boolean=False, allow_negative=True)
-            if value is not None:
+            value = parse_ir_dim(parser)
+            if isinstance(value, int):
                 if value < 0:
                     parser.raise_error(f"negative dim {value}", pos, parser.pos)
                 return IntAttr(value)
-            return StringAttr(parser.parse_identifier("expected an integer or a symbolic dim"))
+            if interval(value)[1] < 0:
+                parser.raise_error(f"dim '{value}' is negative", pos, parser.pos)
+            return DimAttr(value)
 
         with parser.in_angle_brackets():
             dims = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parse_dim)
@@ -285,8 +346,8 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
         for d in self.dims.data:
             if isinstance(d, IntAttr) and d.data < 0:
                 raise VerifyException(f"negative dim {d.data} in tensor type")
-            if isinstance(d, StringAttr) and not d.data.isidentifier():
-                raise VerifyException(f"symbolic dim {d.data!r} is not an identifier")
+            if isinstance(d, DimAttr) and interval(d.data)[1] < 0:
+                raise VerifyException(f"dim '{d.data}' is negative for every size")
         if self.element.data not in _DTYPE_SPELLINGS:
             raise VerifyException(f"unknown element type {self.element.data!r}")
 
@@ -302,9 +363,22 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
 
 
 def num_elements(shape: Sequence[Dim]) -> int | None:
-    if any(isinstance(d, str) for d in shape):
+    """Element count of a static shape, None when a dim is symbolic."""
+    if not all(isinstance(d, int) for d in shape):
         return None
-    return math.prod(int(d) for d in shape)
+    return math.prod(cast(Sequence[int], shape))
+
+
+def element_count(shape: Sequence[Dim]) -> Dim:
+    """Element count as a dim (an expression when the shape is symbolic)."""
+    out: Dim = 1
+    for d in shape:
+        out = out * d
+    return out
+
+
+def is_static_shape(shape: Sequence[object]) -> bool:
+    return all(isinstance(d, int) for d in shape)
 
 
 def fmt_shape(shape: Sequence[Dim]) -> str:
@@ -312,21 +386,30 @@ def fmt_shape(shape: Sequence[Dim]) -> str:
 
 
 def broadcast_dims(a: Dim, b: Dim) -> Dim:
+    """NumPy's rule for one dim. Where a symbol meets another size it must be 1 or that
+    size at run time (the executor checks): against a number the result is the number,
+    against another symbol it is their ``max``."""
     if a == b:
         return a
     if a == 1:
         return b
     if b == 1:
         return a
-    raise VerifyException(f"dims {a} and {b} do not broadcast")
+    if isinstance(a, int) and isinstance(b, int):
+        raise VerifyException(f"dims {a} and {b} do not broadcast")
+    if isinstance(a, int):
+        return a
+    if isinstance(b, int):
+        return b
+    return dim_max(a, b)
 
 
 def broadcast_shapes(*shapes: Sequence[Dim]) -> Shape:
-    """NumPy broadcasting, right-aligned; a symbol only matches itself or 1."""
+    """NumPy broadcasting, right-aligned (symbolic dims: see ``broadcast_dims``)."""
     rank = max((len(s) for s in shapes), default=0)
     out: list[Dim] = [1] * rank
     for s in shapes:
-        padded = [1] * (rank - len(s)) + list(s)
+        padded = [1] * (rank - len(s)) + [as_dim(d) for d in s]
         for i, d in enumerate(padded):
             try:
                 out[i] = broadcast_dims(out[i], d)
@@ -351,37 +434,34 @@ def check_axis(axis: int, rank: int, what: str = "axis") -> None:
 
 
 def same_element_count(a: Sequence[Dim], b: Sequence[Dim]) -> bool:
-    """Whether two shapes surely hold as many elements (symbols must cancel out)."""
-    sa = sorted(d for d in a if isinstance(d, str))
-    sb = sorted(d for d in b if isinstance(d, str))
-    if sa != sb:
-        return False
-    return math.prod(d for d in a if isinstance(d, int)) == math.prod(
-        d for d in b if isinstance(d, int)
-    )
+    """Whether two shapes surely hold as many elements (their products are one
+    expression)."""
+    return element_count(a) == element_count(b)
 
 
-def tensor(shape: Iterable[Dim], dtype: DType | str = DType.F32) -> TensorType:
+def tensor(shape: Iterable[Dim | str], dtype: DType | str = DType.F32) -> TensorType:
     return TensorType(shape, dtype)
 
 
 def window_out_size(
-    size: int,
+    size: Dim,
     kernel: int,
     stride: int,
     pad_begin: int,
     pad_end: int,
     dilation: int,
     ceil_mode: bool = False,
-) -> int:
+) -> Dim:
     """Output length of a window sweep (conv, pooling), the ONNX/PyTorch rule: with
     ``ceil_mode`` a last partial window counts only if it starts inside the input or the
-    begin pad."""
+    begin pad. A symbolic size gives an expression (``(h + 1) floordiv 2``)."""
     span = dilation * (kernel - 1) + 1
     num = size + pad_begin + pad_end - span
-    if num < 0:
+    if interval(num)[1] < 0:
         raise VerifyException(f"window {span} does not fit a padded size {num + span}")
-    out = (-(-num // stride) if ceil_mode else num // stride) + 1
-    if ceil_mode and (out - 1) * stride >= size + pad_begin:
-        out -= 1
-    return out
+    if not ceil_mode:
+        return num // stride + 1
+    # ceil(num / stride) + 1 windows, less the last one when it would start at or past
+    # size + pad_begin -- written with min/max so that it holds for symbolic sizes too.
+    c = ceildiv(num, stride)
+    return dim_min(c + 1, dim_max(c, ceildiv(size + pad_begin, stride)))

@@ -26,6 +26,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
+from rlx_compile.dialects.dim_expr import DimError
 from rlx_compile.dialects.types import TensorType, fmt_shape
 from rlx_compile.ir import (
     GraphNotFoundError,
@@ -78,19 +79,36 @@ class Env:
             )
 
     def check_shape(self, t: TensorType, shape: tuple[int, ...], what: str) -> None:
-        """Check an actual shape against a declared type, binding its symbols."""
+        """Check an actual shape against a declared type, binding its symbols: bare
+        symbols bind first, then every dim (expressions included) must evaluate to the
+        actual size."""
         if len(shape) != t.rank:
             raise ExecutionError(
                 f"{what} has shape {list(shape)}, expected {fmt_shape(t.shape)} ({t})"
             )
         for declared, actual in zip(t.shape, shape, strict=True):
-            if isinstance(declared, int) and declared != actual:
-                raise ExecutionError(
-                    f"{what} has shape {list(shape)}, expected {fmt_shape(t.shape)} ({t})"
-                )
+            if isinstance(declared, int):
+                if declared != actual:
+                    raise ExecutionError(
+                        f"{what} has shape {list(shape)}, expected {fmt_shape(t.shape)} ({t})"
+                    )
+            elif declared.symbol_name is not None:
+                self.bind(declared.symbol_name, actual, what)
         for declared, actual in zip(t.shape, shape, strict=True):
-            if isinstance(declared, str):
-                self.bind(declared, actual, what)
+            if isinstance(declared, int) or declared.symbol_name is not None:
+                continue
+            try:
+                expected = declared.evaluate(self.bindings)
+            except DimError as err:
+                raise ExecutionError(f"{what}: dim '{declared}' cannot be checked: {err}") from None
+            if expected != actual:
+                raise ExecutionError(
+                    f"{what} has shape {list(shape)}, but its dim '{declared}' is {expected} "
+                    f"({t} with {self._bindings_text(declared.symbols())})"
+                )
+
+    def _bindings_text(self, symbols: Iterable[str]) -> str:
+        return ", ".join(f"{s}={self.bindings[s]}" for s in sorted(symbols) if s in self.bindings)
 
     def shape(self, t: Attribute) -> tuple[int, ...]:
         """The concrete shape of a declared type under the current bindings."""
@@ -98,12 +116,19 @@ class Env:
             raise ExecutionError(f"expected an !rlx.tensor type, got {t}")
         out: list[int] = []
         for d in t.shape:
-            if isinstance(d, str):
-                if d not in self.bindings:
-                    raise ExecutionError(f"symbolic dim '{d}' of {t} is not bound")
-                out.append(self.bindings[d])
-            else:
+            if isinstance(d, int):
                 out.append(d)
+                continue
+            try:
+                size = d.evaluate(self.bindings)
+            except DimError:
+                unbound = sorted(s for s in d.symbols() if s not in self.bindings)
+                raise ExecutionError(f"symbolic dim '{unbound[0]}' of {t} is not bound") from None
+            if size < 0:
+                raise ExecutionError(
+                    f"dim '{d}' of {t} is {size} with {self._bindings_text(d.symbols())}"
+                )
+            out.append(size)
         return tuple(out)
 
 

@@ -16,6 +16,7 @@ from xdsl.dialects.builtin import StringAttr
 
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import MaskKind
+from rlx_compile.dialects.dim_expr import DimError, evaluate
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.interpreter import kernels as K
 from rlx_compile.interpreter.core import Env, ExecutionError, execute_graph, impl
@@ -60,6 +61,17 @@ def _input(op: mir.InputOp, args: Arrays, env: Env) -> Arrays:
     if name not in env.inputs:
         raise ExecutionError(f"input '{name}' of type {_result_type(op)} is not bound")
     return [env.inputs[name]]
+
+
+@impl(mir.DimsOp)
+def _dims(op: mir.DimsOp, args: Arrays, env: Env) -> Arrays:
+    sizes = []
+    for d in op.dims:
+        try:
+            sizes.append(evaluate(d, env.bindings))
+        except DimError as err:
+            raise ExecutionError(f"mir.dims: {err}") from None
+    return [np.asarray(sizes, np.int64)]
 
 
 @impl(mir.ParamOp)
@@ -276,7 +288,7 @@ def _narrow(op: mir.NarrowOp, args: Arrays, env: Env) -> Arrays:
     p = op.props()
     axis = p.int("axis")
     length = env.shape(op.result.type)[axis]
-    return [K.narrow(args[0], axis, p.int("start"), length)]
+    return [K.narrow(args[0], axis, evaluate(op.start_dim, env.bindings), length)]
 
 
 @impl(mir.SliceOp)

@@ -33,7 +33,7 @@ def _random_feeds(
     g = main_graph(module)
 
     def draw(shape: Sequence[object], dtype: np.dtype) -> np.ndarray:
-        if any(isinstance(d, str) for d in shape):
+        if not all(isinstance(d, int) for d in shape):
             raise RlxError("--random needs static input shapes (specialize-dims first)")
         return rng.standard_normal([int(d) for d in shape]).astype(dtype)  # type: ignore[call-overload]
 

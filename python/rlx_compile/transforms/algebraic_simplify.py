@@ -241,7 +241,7 @@ class SingleOperandConcat(RewritePattern):
 class FullNarrow(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mir.NarrowOp, rewriter: PatternRewriter) -> None:
-        if op.props().int("start") == 0 and op.input.type == op.result.type:
+        if op.start_dim == 0 and op.input.type == op.result.type:
             _forward(op, rewriter, op.input)
 
 

@@ -83,7 +83,7 @@ _BY_CATEGORY: dict[Category, tuple[type[Operation], ...]] = {
         mir.BitcastOp,  # a bitcast only lowers where the widths still match: never
     ),
     Category.QUANT: (mir.QuantizeOp, mir.DequantizeOp, mir.FakeQuantizeOp),
-    Category.BOUNDARY: mir.LEAF_OPS,
+    Category.BOUNDARY: (*mir.LEAF_OPS, mir.DimsOp),
     Category.CAST: (mir.CastOp,),
 }  # fmt: skip
 

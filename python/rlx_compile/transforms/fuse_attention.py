@@ -90,7 +90,7 @@ def _regroup(atoms: list[Atom], shape: Shape) -> Layout | None:
                 if not rest:
                     return None
                 atom = rest.pop(0)
-                if isinstance(n, str) or isinstance(atom[1], str):
+                if not (isinstance(n, int) and isinstance(atom[1], int)):
                     if group or atom[1] != n:
                         return None
                     group = [atom]

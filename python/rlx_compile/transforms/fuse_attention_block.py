@@ -239,7 +239,7 @@ class FuseAttentionBlock(FusionPattern):
                 if (
                     n.input is not source
                     or n.props().int("axis") != 2
-                    or n.props().int("start") != start
+                    or n.start_dim != start
                     or n.length != width
                 ):
                     raise _NoFusion

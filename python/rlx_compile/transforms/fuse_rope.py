@@ -66,7 +66,7 @@ def _channels(v: SSAValue) -> tuple[Operation, SSAValue, int, Dim] | None:
     last axis, or a unit-step slice taking every other axis whole."""
     op = v.owner
     if isinstance(op, mir.NarrowOp) and op.props().int("axis") == type_of(v).rank - 1:
-        return op, op.input, op.props().int("start"), op.length
+        return op, op.input, op.start_dim, op.length
     if isinstance(op, mir.SliceOp):
         src, out = type_of(op.input), type_of(v)
         starts, steps = op.props().ints("starts"), op.props().ints("steps")

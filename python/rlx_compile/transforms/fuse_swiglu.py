@@ -129,7 +129,7 @@ class FuseSwigluNarrow(FusionPattern):
         src = type_of(up.input)
         last = src.rank - 1
         n = up.length
-        starts = {up.props().int("start"), gate.props().int("start")}
+        starts = {up.start_dim, gate.start_dim}
         if (
             up.input is not gate.input
             or up.props().int("axis") != last
@@ -151,7 +151,7 @@ class FuseSwigluNarrow(FusionPattern):
             return miss
         if (miss := self.ctx.unclaimed(FUSED)) is not None:
             return miss
-        gate_first = gate.props().int("start") == 0
+        gate_first = gate.start_dim == 0
         return NarrowHalves(op, [up, gate, silu, op], up.input, gate_first)
 
     def rewrite(self, m: Match, rewriter: PatternRewriter) -> None:

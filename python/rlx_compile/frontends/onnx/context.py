@@ -23,7 +23,8 @@ from xdsl.traits import Pure
 
 from rlx_compile.builder import GraphBuilder, type_of
 from rlx_compile.dialects import mir
-from rlx_compile.dialects.types import Dim, DType, TensorType
+from rlx_compile.dialects.dim_expr import DimExpr, is_symbol_name
+from rlx_compile.dialects.types import Dim, DType, TensorType, fmt_shape
 from rlx_compile.interpreter import ExecutionError, evaluate_op
 
 if TYPE_CHECKING:
@@ -151,8 +152,8 @@ def dtype_of(elem_type: int, what: str = "element type") -> DType:
 
 def symbol_name(text: str) -> str:
     """A valid symbolic-dim identifier for an ONNX dim_param or value name."""
-    out = re.sub(r"\W", "_", text)
-    return out if out and not out[0].isdigit() else f"d_{out}"
+    out = re.sub(r"[^A-Za-z0-9_]", "_", text)
+    return out if is_symbol_name(out) else f"d_{out}"
 
 
 # ---------------------------------------------------------------------------------
@@ -248,7 +249,7 @@ class NodeContext:
         arr = self.const(i, what)
         if arr.dtype.kind not in "iu" and arr.dtype != object:
             raise Unsupported(f"input #{i} must hold integers, got {arr.dtype}")
-        return [v if isinstance(v, str) else int(v) for v in arr.reshape(-1).tolist()]
+        return [v if isinstance(v, DimExpr) else int(v) for v in arr.reshape(-1).tolist()]
 
     def type(self, i: int) -> TensorType:
         return type_of(self.x(i))
@@ -258,8 +259,11 @@ class NodeContext:
 
     def static_shape(self, i: int) -> tuple[int, ...]:
         shape = self.shape(i)
-        if any(isinstance(d, str) for d in shape):
-            raise Unsupported(f"input #{i} needs a static shape, got {list(shape)}")
+        if not all(isinstance(d, int) for d in shape):
+            raise Unsupported(
+                f"input #{i} needs a static shape, got {fmt_shape(shape)}: size its symbolic "
+                "dims at compile time"
+            )
         return tuple(int(d) for d in shape)
 
     # -- attributes -----------------------------------------------------------------------

@@ -32,6 +32,7 @@ from xdsl.utils.exceptions import VerifyException
 from rlx_compile.builder import named, type_of
 from rlx_compile.diagnostics import RlxError, first_line
 from rlx_compile.dialects import mir
+from rlx_compile.dialects.dim_expr import is_symbol, sym
 from rlx_compile.dialects.types import Dim, DType
 from rlx_compile.frontends.onnx import ops as _ops  # noqa: F401  (registers the converters)
 from rlx_compile.frontends.onnx.context import (
@@ -50,7 +51,12 @@ from rlx_compile.frontends.onnx.context import (
     typed_skeleton,
 )
 from rlx_compile.frontends.onnx.functions import expand_functions
-from rlx_compile.frontends.onnx.symbolic import evaluate_shape_node, symbolic_shape_node
+from rlx_compile.frontends.onnx.symbolic import (
+    ShapeValue,
+    Undecidable,
+    evaluate_shape_node,
+    symbolic_shape_node,
+)
 from rlx_compile.ir import graph_params, main_graph, set_output_names, sync_function_type
 
 MIN_OPSET = 13
@@ -166,7 +172,7 @@ class Importer:
         self.graph_inputs: set[str] = set()
         # Shape tensors holding symbolic dims (object arrays of ints and symbol names):
         # they exist at import time only, for shape operands such as Reshape targets.
-        self.shape_values: dict[str, np.ndarray] = {}
+        self.shape_values: dict[str, ShapeValue] = {}
         self.opset = MIN_OPSET
         # Nodes of an op's function body written against another opset than the model's.
         self.node_opsets: dict[str, int] = {}
@@ -224,12 +230,12 @@ class Importer:
                 if isinstance(want, int):
                     d.dim_value = want
                 else:
-                    d.dim_param = want
+                    d.dim_param = str(want)
         try:
             inferred = onnx.shape_inference.infer_shapes(rewrite, strict_mode=False, data_prop=True)
         except Exception:
             inferred = rewrite
-        symbols = {d for shape in input_shapes.values() for d in shape if isinstance(d, str)}
+        symbols = {str(d) for shape in input_shapes.values() for d in shape if is_symbol(d)}
         g = inferred.graph
         for vi in [*g.value_info, *g.output]:
             if not vi.type.HasField("tensor_type"):
@@ -243,7 +249,7 @@ class Importer:
                 if d.HasField("dim_value"):
                     dims.append(int(d.dim_value))
                 elif d.HasField("dim_param") and d.dim_param in symbols:
-                    dims.append(d.dim_param)
+                    dims.append(sym(d.dim_param))
                 else:
                     dims.append(None)
             self.inferred[vi.name] = tuple(dims)
@@ -264,8 +270,8 @@ class Importer:
         if d.HasField("dim_param") and d.dim_param:
             if d.dim_param in self.dynamic_dims:
                 return self._dim_value(self.dynamic_dims[d.dim_param], d.dim_param)
-            return symbol_name(d.dim_param)
-        return symbol_name(f"{input_name}_{axis}")
+            return sym(symbol_name(d.dim_param))
+        return sym(symbol_name(f"{input_name}_{axis}"))
 
     @staticmethod
     def _dim_value(v: int | str, key: str) -> Dim:
@@ -275,7 +281,7 @@ class Importer:
             if v < 0:
                 raise OnnxImportError(f"dynamic_dims['{key}'] = {v} is negative")
             return v
-        return symbol_name(v)
+        return sym(symbol_name(v))
 
     def _add_inputs(self, graph: onnx.GraphProto) -> dict[str, list[Dim]]:
         b = FoldingBuilder(self.block.add_op)
@@ -360,15 +366,14 @@ class Importer:
         if name in self.initializers:
             return self._initializer_value(name, b)
         if name in self.shape_values:
-            dims = self.shape_values[name].tolist()
-            raise Unsupported(f"'{name}' holds the symbolic dims {dims} and is used as data")
+            return self._materialize(name, b)
         raise Unsupported(f"value '{name}' is used before it is defined")
 
     def static(self, name: str, what: str) -> np.ndarray:
         if name in self.initializers and name not in self.values:
             return self.static_initializer(name)
         if name in self.shape_values:
-            return self.shape_values[name]
+            return self.shape_values[name].values
         v = self.values.get(name)
         if v is not None:
             arr = constant_value(v)
@@ -439,8 +444,11 @@ class Importer:
         ctx = NodeContext(self, node, name, schema_since(node.op_type, opset), b)
         try:
             if symbolic_shape_node(self, node):
-                self._convert_shape_value(ctx)
-                return
+                try:
+                    self._convert_shape_value(ctx)
+                    return
+                except Undecidable:  # depends on sizes at run time: convert as data
+                    ctx = NodeContext(self, node, name, ctx.since, b)
             result = CONVERTERS[key](ctx)
             outs = normalize_outputs(result, len(node.output))
             unread = [a.name for a in node.attribute if a.name not in ctx.used_attrs]
@@ -479,15 +487,29 @@ class Importer:
         """Evaluate a node of symbolic shape arithmetic at import time. A result whose
         dims all turned out static becomes a constant again."""
         out = evaluate_shape_node(ctx)
-        name = ctx.node.output[0]
-        if any(isinstance(v, str) for v in out.reshape(-1).tolist()):
-            self.shape_values[name] = out
-        else:
-            value = ctx.constant(np.asarray(out.tolist(), np.int64).reshape(out.shape))
-            self.values[name] = named(value, name)
         unread = [a.name for a in ctx.node.attribute if a.name not in ctx.used_attrs]
         if unread:
             raise Unsupported(f"unsupported attributes {unread}")
+        name = ctx.node.output[0]
+        if out.is_symbolic:
+            self.shape_values[name] = out
+        else:
+            array = np.asarray(out.values.tolist(), out.dtype.numpy).reshape(out.values.shape)
+            self.values[name] = named(ctx.constant(array), name)
+
+    def _materialize(self, name: str, b: FoldingBuilder) -> SSAValue:
+        """A shape value used as data: its dims as a ``mir.dims`` vector (evaluated under
+        the run's bindings), shaped and typed as the ONNX value."""
+        sv = self.shape_values[name]
+        flat = sv.values.reshape(-1).tolist()
+        value = b.emit(mir.DimsOp(flat)).results[0]
+        if sv.values.shape != (len(flat),):
+            value = b.reshape(value, list(sv.values.shape))
+        if sv.dtype is not DType.I64:
+            value = b.cast(value, sv.dtype)
+        value = named(value, name)
+        self.values[name] = value
+        return value
 
     def _check_inferred(self, name: str, value: SSAValue) -> None:
         """Our result type against ONNX shape inference, where that knows every dim: a
@@ -496,7 +518,7 @@ class Importer:
         inferred = self.inferred_shape(name)
         if inferred is None or not t.is_static:
             return
-        if any(isinstance(d, str) for d in inferred):
+        if not all(isinstance(d, int) for d in inferred):
             return
         if tuple(inferred) != t.shape:
             raise Unsupported(

@@ -26,7 +26,7 @@ def nll_loss(ctx: NodeContext, log_prob: SSAValue, target: SSAValue) -> SSAValue
     weight = ctx.opt(2)
     if type_of(log_prob).rank < 2:
         raise Unsupported("input of rank < 2")
-    if any(isinstance(d, str) for d in type_of(log_prob).shape):
+    if not type_of(log_prob).is_static:
         raise Unsupported("symbolic dims")
     t = b.cast(target, DType.I64) if type_of(target).dtype is not DType.I64 else target
     ignored = b.compare("eq", t, ignore) if ignore is not None else None

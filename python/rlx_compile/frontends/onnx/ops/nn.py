@@ -10,7 +10,8 @@ from xdsl.ir import SSAValue
 
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
-from rlx_compile.dialects.types import DType, window_out_size
+from rlx_compile.dialects.dim_expr import ceildiv
+from rlx_compile.dialects.types import Dim, DType, window_out_size
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
     NodeContext,
@@ -55,7 +56,7 @@ def gemm(ctx: NodeContext) -> ConverterResult:
 
 def window_pads(
     ctx: NodeContext,
-    spatial: Sequence[int],
+    spatial: Sequence[Dim],
     kernel: Sequence[int],
     strides: Sequence[int],
     dilations: Sequence[int],
@@ -72,19 +73,22 @@ def window_pads(
         return [0] * (2 * k)
     begin, end = [], []
     for size, kern, st, dil in zip(spatial, kernel, strides, dilations, strict=True):
-        out = -(-size // st)
-        total = max(0, (out - 1) * st + (kern - 1) * dil + 1 - size)
+        out = ceildiv(size, st)
+        total = (out - 1) * st + (kern - 1) * dil + 1 - size
+        if not isinstance(total, int):  # depends on size mod stride
+            raise Unsupported(
+                f"auto_pad={auto_pad} with stride {st} pads by the size of the symbolic "
+                f"dim {size}: size it at compile time"
+            )
+        total = max(0, total)
         small, large = total // 2, total - total // 2
         begin.append(small if auto_pad == "SAME_UPPER" else large)
         end.append(large if auto_pad == "SAME_UPPER" else small)
     return begin + end
 
 
-def _spatial(ctx: NodeContext, i: int) -> list[int]:
-    shape = type_of(ctx.x(i)).shape[2:]
-    if any(isinstance(d, str) for d in shape):
-        raise Unsupported(f"symbolic spatial dims {list(shape)}")
-    return [int(d) for d in shape]
+def _spatial(ctx: NodeContext, i: int) -> list[Dim]:
+    return list(type_of(ctx.x(i)).shape[2:])
 
 
 def bias_per_channel(ctx: NodeContext, y: SSAValue, bias: SSAValue) -> SSAValue:
@@ -365,7 +369,7 @@ def batch_norm(ctx: NodeContext) -> ConverterResult:
 def instance_norm(ctx: NodeContext) -> ConverterResult:
     x, scale, bias = ctx.x(0), ctx.x(1), ctx.x(2)
     channels = type_of(x).shape[1]
-    if isinstance(channels, str):
+    if not isinstance(channels, int):
         raise Unsupported("symbolic channel dim")
     return ctx.b.group_norm(x, scale, bias, channels, ctx.attr("epsilon", 1e-5))
 
@@ -377,7 +381,7 @@ def group_norm(ctx: NodeContext) -> ConverterResult:
     eps = ctx.attr("epsilon", 1e-5)
     ctx.check_attr("stash_type", (1,), 1)
     channels = type_of(x).shape[1]
-    if isinstance(channels, str):
+    if not isinstance(channels, int):
         raise Unsupported("symbolic channel dim")
     if ctx.since < 21 and type_of(scale).shape == (groups,) and groups != channels:
         # Opset 18: one scale/bias per group; repeat each over the group's channels.
@@ -445,7 +449,7 @@ def lrn(ctx: NodeContext) -> ConverterResult:
     alpha, beta, bias = ctx.attr("alpha", 1e-4), ctx.attr("beta", 0.75), ctx.attr("bias", 1.0)
     shape = type_of(x).shape
     channels = shape[1]
-    if isinstance(channels, str):
+    if not isinstance(channels, int):
         raise Unsupported("symbolic channel dim")
     rank = len(shape)
     before, after = (size - 1) // 2, size - 1 - (size - 1) // 2
@@ -478,7 +482,7 @@ def hardmax(ctx: NodeContext) -> ConverterResult:
     shape = type_of(x).shape
     axis = axis_of(ctx.attr("axis", -1), len(shape))
     n = shape[axis]
-    if isinstance(n, str):
+    if not isinstance(n, int):
         raise Unsupported("Hardmax along a symbolic axis")
     index = ctx.b.emit(mir.ArgMaxOp(x, axis, keepdims=True)).results[0]
     positions = np.arange(n, dtype=np.int64).reshape(
@@ -492,7 +496,7 @@ def _insert_zeros(ctx: NodeContext, x: SSAValue, strides: list[int]) -> SSAValue
     """Put s - 1 zeros between neighbours along every spatial dim (stride s)."""
     if all(s == 1 for s in strides):
         return x
-    shape = [int(d) for d in type_of(x).shape]
+    shape = list(type_of(x).shape)
     n, c, spatial = shape[0], shape[1], shape[2:]
     k = len(spatial)
     # [N, C, H, W] -> [N, C, H, 1, W, 1] -> pad to [N, C, H, s, W, s] -> [N, C, H·s, W·s]
@@ -515,7 +519,7 @@ def conv_transpose(ctx: NodeContext) -> ConverterResult:
     x, w = ctx.x(0), ctx.x(1)
     spatial = _spatial(ctx, 0)
     k = len(spatial)
-    wshape = [int(d) for d in type_of(w).shape]
+    wshape = list(ctx.static_shape(1))
     kernel = wshape[2:]
     declared = ctx.attr("kernel_shape")
     if declared is not None and list(declared) != kernel:
@@ -559,11 +563,13 @@ def conv_transpose(ctx: NodeContext) -> ConverterResult:
     y = _insert_zeros(ctx, x, strides)
     lo = [(kernel[i] - 1) * dilations[i] - begin[i] for i in range(k)]
     hi = [(kernel[i] - 1) * dilations[i] + begin[i] + out_len[i] - full[i] for i in range(k)]
+    if not all(isinstance(v, int) for v in lo + hi):
+        raise Unsupported("output_shape with symbolic spatial dims: size them at compile time")
     pos = [0, 0, *[max(v, 0) for v in lo], 0, 0, *[max(v, 0) for v in hi]]
     if any(pos):
         y = ctx.b.pad(y, pos)
     if any(v < 0 for v in lo + hi):
-        ys = [int(d) for d in type_of(y).shape]
+        ys = list(type_of(y).shape)
         starts = [0, 0, *[max(-v, 0) for v in lo]]
         lengths = [ys[0], ys[1], *[ys[2 + i] - max(-lo[i], 0) - max(-hi[i], 0) for i in range(k)]]
         y = ctx.b.emit(mir.SliceOp(y, starts, [1] * (2 + k), lengths)).results[0]

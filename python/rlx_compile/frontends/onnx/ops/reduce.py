@@ -75,7 +75,7 @@ def reduce(ctx: NodeContext) -> ConverterResult:
         else [d for i, d in enumerate(shape) if i not in norm]
     )
     if any(shape[a] == 0 for a in norm):
-        if any(isinstance(d, str) for d in out_shape):
+        if not all(isinstance(d, int) for d in out_shape):
             raise Unsupported("an empty reduction with symbolic dims")
         dtype = type_of(x).dtype
         fill = np.full([int(d) for d in out_shape], _empty_value(kind, dtype), dtype.numpy)
@@ -123,7 +123,7 @@ def arg_reduce(ctx: NodeContext) -> ConverterResult:
         return ctx.b.emit(op(x, axis, keepdims)).results[0]
     # The last extreme: the first one of the reversed axis, mapped back.
     n = shape[axis]
-    if isinstance(n, str):
+    if not isinstance(n, int):
         raise Unsupported("select_last_index along a symbolic axis")
     starts = [n - 1 if i == axis else 0 for i in range(len(shape))]
     steps = [-1 if i == axis else 1 for i in range(len(shape))]

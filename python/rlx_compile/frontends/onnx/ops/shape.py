@@ -3,8 +3,6 @@ and the shape-producing ops that fold to constants when shapes are static."""
 
 from __future__ import annotations
 
-import math
-from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
@@ -12,7 +10,8 @@ from xdsl.ir import SSAValue
 
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
-from rlx_compile.dialects.types import Dim, DType, broadcast_shapes
+from rlx_compile.dialects.dim_expr import DimExpr, ceildiv, dim_max, dim_min, floordiv, interval
+from rlx_compile.dialects.types import Dim, DType, broadcast_shapes, element_count, fmt_shape
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
     NodeContext,
@@ -27,37 +26,15 @@ from rlx_compile.frontends.onnx.context import (
 INT64_MAX = np.iinfo(np.int64).max
 
 
-# ---------------------------------------------------------------------------------
-# Symbolic products (for reshape targets over symbolic dims)
-# ---------------------------------------------------------------------------------
-
-
-def _factor(dims: Sequence[Dim]) -> tuple[int, Counter[str]]:
-    const = math.prod(d for d in dims if isinstance(d, int))
-    return const, Counter(d for d in dims if isinstance(d, str))
-
-
-def dims_product(dims: Sequence[Dim]) -> Dim:
-    """The product of dims as one dim: an int, or a symbol times ones."""
-    const, syms = _factor(dims)
-    if not syms:
-        return const
-    if const == 1 and sum(syms.values()) == 1:
-        return next(iter(syms))
-    if const == 0:
-        return 0
-    raise Unsupported(f"the product of dims {list(dims)} is not a single dim")
-
-
 def reshape_target(
     shape: Sequence[Dim], target: Sequence[Dim], allowzero: bool = False
 ) -> list[Dim]:
     """ONNX Reshape's target: 0 copies the input dim (unless ``allowzero``), -1 takes the
-    remaining element count."""
+    remaining element count (exactly divided, symbolic dims included)."""
     out: list[Dim] = []
     infer = None
     for i, t in enumerate(target):
-        if isinstance(t, str):  # a symbolic dim from shape arithmetic
+        if not isinstance(t, int):  # a symbolic dim from shape arithmetic
             out.append(t)
         elif t == 0 and not allowzero:
             if i >= len(shape):
@@ -73,19 +50,14 @@ def reshape_target(
         else:
             out.append(int(t))
     if infer is not None:
-        total_c, total_s = _factor(shape)
-        known = [d for i, d in enumerate(out) if i != infer]
-        known_c, known_s = _factor(known)
-        rest = total_s - known_s
-        if known_s - total_s or known_c == 0 or total_c % known_c:
-            raise Unsupported(f"cannot infer -1 in reshape {list(shape)} -> {list(target)}")
-        q = total_c // known_c
-        if not rest:
-            out[infer] = q
-        elif q == 1 and sum(rest.values()) == 1:
-            out[infer] = next(iter(rest))
-        else:
-            raise Unsupported(f"cannot infer -1 in reshape {list(shape)} -> {list(target)}")
+        total = element_count(shape)
+        known = element_count([d for i, d in enumerate(out) if i != infer])
+        rest = floordiv(total, known) if known != 0 else None
+        if rest is None or rest * known != total:
+            raise Unsupported(
+                f"cannot infer -1 in reshape {fmt_shape(shape)} -> {fmt_shape(target)}"
+            )
+        out[infer] = rest
     return out
 
 
@@ -140,7 +112,7 @@ def flatten(ctx: NodeContext) -> ConverterResult:
         axis += len(shape)
     if not 0 <= axis <= len(shape):
         raise Unsupported(f"axis {ctx.attr('axis', 1)} is out of range for rank {len(shape)}")
-    return reshape(ctx, x, [dims_product(shape[:axis]), dims_product(shape[axis:])])
+    return reshape(ctx, x, [element_count(shape[:axis]), element_count(shape[axis:])])
 
 
 @converter("Squeeze")
@@ -153,7 +125,7 @@ def squeeze(ctx: NodeContext) -> ConverterResult:
             if shape[a] != 1:
                 raise Unsupported(f"cannot squeeze axis {a} of size {shape[a]}")
     else:
-        if any(isinstance(d, str) for d in shape):
+        if not all(isinstance(d, int) for d in shape):
             raise Unsupported("Squeeze without axes of a tensor with symbolic dims")
         axes = {i for i, d in enumerate(shape) if d == 1}
     return reshape(ctx, x, [d for i, d in enumerate(shape) if i not in axes])
@@ -194,11 +166,9 @@ def concat(ctx: NodeContext) -> ConverterResult:
     return ctx.b.concat(xs, axis)
 
 
-def narrow(ctx: NodeContext, x: SSAValue, axis: int, start: int, length: Dim) -> SSAValue:
+def narrow(ctx: NodeContext, x: SSAValue, axis: int, start: Dim, length: Dim) -> SSAValue:
     if start == 0 and length == type_of(x).shape[axis]:
         return x
-    if isinstance(length, str):
-        raise Unsupported(f"cannot narrow the symbolic axis {axis}")
     return ctx.b.narrow(x, axis, start, length)
 
 
@@ -210,42 +180,63 @@ def split(ctx: NodeContext) -> ConverterResult:
     n = ctx.num_outputs
     num_outputs = ctx.attr("num_outputs") if ctx.since >= 18 else None
     dim = shape[axis]
+    sizes: list[Dim]
     if ctx.has(1):
-        sizes = ctx.ints(1, "Split's split")
+        sizes = list(ctx.ints(1, "Split's split"))
     else:
-        if isinstance(dim, str):
-            raise Unsupported(f"cannot split the symbolic axis {axis}")
         parts = num_outputs if num_outputs is not None else n
-        if num_outputs is None and dim % parts:
+        if num_outputs is None and isinstance(dim, int) and dim % parts:
             raise Unsupported(f"axis {axis} of size {dim} does not split into {parts} parts")
-        chunk = -(-dim // parts)
-        sizes = [min(chunk, dim - i * chunk) for i in range(parts)]
-    if len(sizes) != n or (isinstance(dim, int) and sum(sizes) != dim):
+        if num_outputs is None:  # equal parts (a symbolic dim must divide: checked at run)
+            sizes = [dim // parts] * parts
+        elif isinstance(dim, int):
+            chunk = -(-dim // parts)
+            sizes = [min(chunk, dim - i * chunk) for i in range(parts)]
+        else:
+            chunk = ceildiv(dim, parts)
+            sizes = [chunk] * (parts - 1) + [dim - (parts - 1) * chunk]
+    total: Dim = 0
+    for size in sizes:
+        total = total + size
+    if len(sizes) != n or (isinstance(dim, int) and total != dim):
         raise Unsupported(f"split sizes {sizes} do not cover axis {axis} of size {dim}")
-    outs, start = [], 0
+    outs: list[SSAValue] = []
+    start: Dim = 0
     for size in sizes:
         outs.append(narrow(ctx, x, axis, start, size))
         start += size
     return outs
 
 
-def _clamp(v: int, lo: int, hi: int) -> int:
-    return max(lo, min(hi, v))
+def _clamp(v: Dim, lo: Dim, hi: Dim) -> Dim:
+    return dim_max(lo, dim_min(hi, v))
+
+
+def _from_end(v: Dim, dim: Dim) -> Dim:
+    """A Slice index: negative counts from the end."""
+    if isinstance(v, int):
+        return v + dim if v < 0 else v
+    lo, hi = interval(v)
+    if lo >= 0:
+        return v
+    if hi < 0:
+        return v + dim
+    raise Unsupported(f"slice index {v} may be negative or not: size its dims at compile time")
 
 
 def slice_tensor(
     ctx: NodeContext,
     x: SSAValue,
-    starts: Sequence[int],
-    ends: Sequence[int],
+    starts: Sequence[Dim],
+    ends: Sequence[Dim],
     axes: Sequence[int],
     steps: Sequence[int],
 ) -> SSAValue:
-    """ONNX Slice semantics (negative and out-of-range indices clamp) as one narrow (one
-    axis, step 1) or one mir.slice."""
+    """ONNX Slice semantics (negative and out-of-range indices clamp) as narrows (unit
+    steps) or one mir.slice; on symbolic dims the clamped bounds are dim expressions."""
     shape = type_of(x).shape
     rank = len(shape)
-    begin = [0] * rank
+    begin: list[Dim] = [0] * rank
     stride = [1] * rank
     length: list[Dim] = list(shape)
     seen: set[int] = set()
@@ -257,28 +248,27 @@ def slice_tensor(
         if st == 0:
             raise Unsupported("slice step 0")
         dim = shape[a]
-        if isinstance(dim, str):
-            if s == 0 and st == 1 and e >= INT64_MAX // 2:
-                continue
-            raise Unsupported(f"cannot slice the symbolic axis {a}")
-        if s < 0:
-            s += dim
-        if e < 0:
-            e += dim
+        s, e = _from_end(s, dim), _from_end(e, dim)
+        n: Dim
         if st > 0:
             s, e = _clamp(s, 0, dim), _clamp(e, 0, dim)
-            n = max(0, -(-(e - s) // st))
+            n = dim_max(0, ceildiv(e - s, st))
         else:
             s, e = _clamp(s, 0, dim - 1), _clamp(e, -1, dim - 1)
-            n = max(0, -(-(s - e) // -st))
-        begin[a], stride[a], length[a] = (s if n else 0), st, n
+            n = dim_max(0, ceildiv(s - e, -st))
+        begin[a], stride[a], length[a] = (s if n != 0 else 0), st, n
     changed = [i for i in range(rank) if (begin[i], stride[i], length[i]) != (0, 1, shape[i])]
     if not changed:
         return x
-    if len(changed) == 1 and stride[changed[0]] == 1:
-        a = changed[0]
-        return narrow(ctx, x, a, begin[a], length[a])
-    steps_full = [st if length[i] else 1 for i, st in enumerate(stride)]
+    if all(stride[i] == 1 for i in changed) and (
+        len(changed) == 1 or not all(isinstance(begin[i], int) for i in changed)
+    ):
+        for a in changed:  # one narrow per axis (a symbolic start needs a narrow)
+            x = narrow(ctx, x, a, begin[a], length[a])
+        return x
+    if not all(isinstance(begin[i], int) for i in changed):
+        raise Unsupported("a strided slice from a symbolic start: size its dims at compile time")
+    steps_full = [st if length[i] != 0 else 1 for i, st in enumerate(stride)]
     return ctx.b.emit(mir.SliceOp(x, begin, steps_full, length)).results[0]  # type: ignore[arg-type]
 
 
@@ -383,16 +373,11 @@ def tile(ctx: NodeContext, x: SSAValue, repeats: Sequence[int]) -> SSAValue:
         raise Unsupported(f"{len(repeats)} repeats for rank {len(shape)}")
     if all(r == 1 for r in repeats):
         return x
-    for d, r in zip(shape, repeats, strict=True):
-        if isinstance(d, str) and r != 1:
-            raise Unsupported(f"cannot tile the symbolic dim {d}")
     # [d0, d1] -> [1, d0, 1, d1] -> expand [r0, d0, r1, d1] -> [r0·d0, r1·d1]
     interleaved = [v for d in shape for v in (1, d)]
     grown = [v for d, r in zip(shape, repeats, strict=True) for v in (r, d)]
     y = ctx.b.expand(reshape(ctx, x, interleaved), grown)
-    return reshape(
-        ctx, y, [d if r == 1 else int(d) * r for d, r in zip(shape, repeats, strict=True)]
-    )
+    return reshape(ctx, y, [d * r for d, r in zip(shape, repeats, strict=True)])
 
 
 @converter("Tile")
@@ -426,7 +411,7 @@ def pad(ctx: NodeContext) -> ConverterResult:
     if any(p < 0 for p in full):
         yshape = type_of(y).shape
         starts = [-min(full[i], 0) for i in range(rank)]
-        ends = [int(yshape[i]) + min(full[rank + i], 0) for i in range(rank)]
+        ends = [yshape[i] + min(full[rank + i], 0) for i in range(rank)]
         y = slice_tensor(ctx, y, starts, ends, list(range(rank)), [1] * rank)
     return y
 
@@ -485,6 +470,8 @@ def constant_of_shape(ctx: NodeContext) -> ConverterResult:
     shape = ctx.ints(0, "ConstantOfShape's shape")
     value = ctx.attr("value")
     fill = np.zeros(1, np.float32) if value is None else value.reshape(-1)
+    if not all(isinstance(d, int) for d in shape):  # one scalar, expanded
+        return ctx.full(shape, fill[0].item(), DType.from_numpy(fill.dtype))
     return ctx.constant(np.full(shape, fill[0], dtype=fill.dtype))
 
 
@@ -520,9 +507,37 @@ def eye_like(ctx: NodeContext) -> ConverterResult:
 @converter("Range")
 def range_op(ctx: NodeContext) -> ConverterResult:
     start, limit, delta = (ctx.const(i, "Range's operand").reshape(-1)[0] for i in range(3))
+    if any(isinstance(v, DimExpr) for v in (start, limit, delta)):
+        return symbolic_range(ctx, *(np.asarray(v).item() for v in (start, limit, delta)))
     n = max(int(np.ceil((limit - start) / delta)), 0)
     values = start + np.arange(n, dtype=start.dtype) * delta
     return ctx.constant(np.asarray(values, start.dtype))
+
+
+def iota(ctx: NodeContext, n: Dim, dtype: DType) -> SSAValue:
+    """[0, 1, ..., n - 1] (a constant for a static n, an exclusive running sum of ones
+    for a symbolic one)."""
+    if isinstance(n, int):
+        return ctx.constant(np.arange(n).astype(dtype.numpy))
+    ones = ctx.full([n], 1, dtype)
+    return ctx.b.emit(mir.CumsumOp(ones, 0, exclusive=True)).results[0]
+
+
+def symbolic_range(ctx: NodeContext, start: Dim, limit: Dim, delta: Dim) -> SSAValue:
+    """Range whose length depends on symbolic dims: start + iota(n) * delta."""
+    if not isinstance(delta, int) or delta == 0:
+        raise Unsupported(f"Range with a symbolic or zero delta {delta}")
+    n = dim_max(0, ceildiv(limit - start, delta) if delta > 0 else ceildiv(start - limit, -delta))
+    shape_value = ctx.imp.shape_values.get(ctx.node.input[0])
+    dtype = shape_value.dtype if shape_value else DType.from_numpy(ctx.const(0).dtype)
+    values = iota(ctx, n, DType.I64)
+    if delta != 1:
+        values = ctx.b.mul(values, ctx.constant(np.asarray(delta, np.int64)))
+    if isinstance(start, DimExpr):  # the start as data (mir.dims)
+        values = ctx.b.add(values, ctx.b.reshape(ctx.b.cast(ctx.x(0), DType.I64), []))
+    elif start != 0:
+        values = ctx.b.add(values, ctx.constant(np.asarray(start, np.int64)))
+    return values if dtype is DType.I64 else ctx.b.cast(values, dtype)
 
 
 @converter("OneHot")
