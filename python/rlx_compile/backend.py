@@ -25,6 +25,7 @@ import onnx
 from onnx.backend.base import Backend, BackendRep, namedtupledict
 
 from rlx_compile.frontends.onnx import OnnxImportError, import_model, param_values
+from rlx_compile.frontends.onnx.structured import rebuild_outputs
 from rlx_compile.pipeline import CompilePipeline, CompileResult
 
 DEVICES = ("CPU",)
@@ -49,13 +50,16 @@ class Compiled:
 
     def __init__(self, model: onnx.ModelProto, input_values: Mapping[str, np.ndarray]):
         module = import_model(model, input_values=input_values)
+        self.module = module
         self.baked = frozenset(input_values)
         self.params = param_values(model, module)
         self.result: CompileResult = _pipeline().compile(module)
 
-    def run(self, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    def run(self, feeds: Mapping[str, np.ndarray], names: Sequence[str]) -> list[Any]:
+        """The graph outputs ``names``: arrays, and lists or dicts for sequences,
+        optionals and maps, as onnxruntime returns them."""
         inputs = {k: v for k, v in feeds.items() if k not in self.baked}
-        return self.result.run(inputs, self.params)
+        return rebuild_outputs(self.module, names, self.result.run(inputs, self.params))
 
 
 class RlxBackendRep(BackendRep):
@@ -124,10 +128,8 @@ class RlxBackendRep(BackendRep):
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple[Any, ...]:
         feeds = self._feeds(inputs)
-        outputs = self._for(feeds).run(feeds)
-        return namedtupledict("Outputs", self.output_names)(
-            *[outputs[n] for n in self.output_names]
-        )
+        outputs = self._for(feeds).run(feeds, self.output_names)
+        return namedtupledict("Outputs", self.output_names)(*outputs)
 
 
 class RlxBackend(Backend):

@@ -2742,6 +2742,32 @@ class YieldOp(ShapedOp):
         self._build({"values": list(values)}, {}, [])
 
 
+@irdl_op_definition
+class PairwiseCouplingOp(ShapedOp):
+    """Class probabilities from pairwise ones, as libsvm (and onnxruntime's SVMClassifier)
+    compute them: ``input[..., i, j]`` is P(class i | class i or j) (the diagonal is not
+    read); the result ``p`` minimises sum_i sum_j!=i (r[j,i] p[i] - r[i,j] p[j])^2 with
+    sum(p) = 1 (Wu, Lin & Weng's method 2), found by Gauss-Seidel sweeps from the uniform
+    distribution until the largest residual of ``Q p`` is below 0.005 / classes, at most
+    100 sweeps, in the input's float type."""
+
+    name = "mir.pairwise_coupling"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue):
+        self._build({"input": input}, {})
+
+    @classmethod
+    def infer(cls, props: Props, *, input: TensorType) -> tuple[TensorType, ...]:
+        require_float(input, "operand")
+        if input.rank < 2 or input.shape[-1] != input.shape[-2]:
+            raise VerifyException(f"expected [..., classes, classes], got {input}")
+        return (input.with_shape(input.shape[:-1]),)
+
+
 MIR_OPS: list[type[ShapedOp]] = [
     InputOp, ParamOp, ConstantOp,
     NegOp, AbsOp, ReluOp, SignOp, NotOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, TanhOp,
@@ -2752,7 +2778,7 @@ MIR_OPS: list[type[ShapedOp]] = [
     CompareOp, WhereOp, CastOp,
     MatmulOp,
     ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp, ArgMaxOp, ArgMinOp,
-    CumsumOp, CumprodOp, TopKOp, ScatterNdOp, BitcastOp,
+    CumsumOp, CumprodOp, TopKOp, ScatterNdOp, BitcastOp, PairwiseCouplingOp,
     SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp, GroupNormOp, BatchNormOp,
     ReshapeOp, TransposeOp, NarrowOp, SliceOp, ConcatOp, ExpandOp, GatherOp, PadOp,
     ConvOp, MaxPoolOp, AvgPoolOp,

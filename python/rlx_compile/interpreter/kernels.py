@@ -468,6 +468,42 @@ def cumulative(kind: str, x: np.ndarray, axis: int, exclusive: bool, reverse: bo
     return round_to(contiguous(y), dtype)
 
 
+def pairwise_coupling(r: np.ndarray) -> np.ndarray:
+    """libsvm's multiclass probabilities from pairwise ones (``mir.pairwise_coupling``):
+    every sample iterated in ``r``'s type, the sweeps of a converged sample skipped."""
+    *batch, c, _ = r.shape
+    dtype = r.dtype.type
+    rr = r.reshape(-1, c, c).astype(r.dtype, copy=True)
+    eye = np.eye(c, dtype=bool)
+    rr[:, eye] = 0
+    q = -(rr * np.swapaxes(rr, 1, 2))
+    q[:, eye] = (rr * rr).sum(axis=1)
+    p = np.full((rr.shape[0], c), dtype(1.0) / dtype(c), r.dtype)
+    eps = dtype(0.005) / dtype(c)
+    active = np.ones(rr.shape[0], bool)
+    one, two = dtype(1), dtype(2)
+    for _ in range(100):
+        qp = np.einsum("nij,nj->ni", q[active], p[active]).astype(r.dtype)
+        pqp = (p[active] * qp).sum(axis=1, dtype=r.dtype)
+        done = np.abs(qp - pqp[:, None]).max(axis=1) < eps
+        rows = np.flatnonzero(active)
+        active[rows[done]] = False
+        keep = ~done
+        rows, qp, pqp = rows[keep], qp[keep], pqp[keep]
+        if not rows.size:
+            break
+        pa, qa = p[rows], q[rows]
+        for i in range(c):
+            diff = (pqp - qp[:, i]) / qa[:, i, i]
+            pa[:, i] += diff
+            grow = one + diff
+            pqp = (pqp + diff * (diff * qa[:, i, i] + two * qp[:, i])) / grow / grow
+            qp = (qp + diff[:, None] * qa[:, i, :]) / grow[:, None]
+            pa /= grow[:, None]
+        p[rows] = pa
+    return p.reshape(*batch, c)
+
+
 def topk(x: np.ndarray, k: int, axis: int, smallest: bool) -> tuple[np.ndarray, np.ndarray]:
     """The k largest (smallest) along ``axis`` in order; equal values in index order;
     NaN sorts above every number."""

@@ -216,6 +216,11 @@ def _topk(op: mir.TopKOp, args: Arrays, env: Env) -> Arrays:
     return list(K.topk(args[0], p.int("k"), p.int("axis"), p.flag("smallest")))
 
 
+@impl(mir.PairwiseCouplingOp)
+def _pairwise_coupling(op: mir.PairwiseCouplingOp, args: Arrays, env: Env) -> Arrays:
+    return [K.pairwise_coupling(args[0])]
+
+
 @impl(mir.ScatterNdOp)
 def _scatter_nd(op: mir.ScatterNdOp, args: Arrays, env: Env) -> Arrays:
     data, indices, updates = args

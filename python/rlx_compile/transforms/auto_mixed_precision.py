@@ -72,7 +72,7 @@ _BY_CATEGORY: dict[Category, tuple[type[Operation], ...]] = {
     Category.REDUCTION: (
         mir.ReduceOp, mir.ArgReduceOp, mir.SoftmaxOp, mir.LogSoftmaxOp, mir.NormOp,
         mir.GroupNormOp, mir.BatchNormOp, mir.FusedResidualNormOp, mir.AvgPoolOp,
-        mir.ScanOp,
+        mir.ScanOp, mir.PairwiseCouplingOp,
     ),
     Category.ELEMENTWISE: (
         mir.UnaryOp, mir.BinaryOp, mir.CompareOp, mir.WhereOp, mir.RopeOp, mir.FusedSwigluOp,

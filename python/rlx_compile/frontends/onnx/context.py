@@ -25,12 +25,13 @@ from rlx_compile.builder import GraphBuilder, type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.dim_expr import DimExpr, is_symbol_name
 from rlx_compile.dialects.types import Dim, DType, TensorType, fmt_shape
+from rlx_compile.frontends.onnx.structured import Structured
 from rlx_compile.interpreter import ExecutionError, evaluate_op
 
 if TYPE_CHECKING:
     from rlx_compile.frontends.onnx.importer import Importer
 
-ConverterResult = SSAValue | Sequence[SSAValue | None] | None
+ConverterResult = SSAValue | Structured | Sequence[SSAValue | Structured | None] | None
 Converter = Callable[["NodeContext"], ConverterResult]
 
 CONVERTERS: dict[str, Converter] = {}

@@ -51,6 +51,7 @@ from rlx_compile.frontends.onnx.context import (
     typed_skeleton,
 )
 from rlx_compile.frontends.onnx.functions import expand_functions
+from rlx_compile.frontends.onnx.structured import STRUCTURED, Structured, flatten, record_outputs
 from rlx_compile.frontends.onnx.symbolic import (
     ShapeValue,
     Undecidable,
@@ -162,6 +163,8 @@ class Importer:
         self.graph_name = graph_name
         self.block = Block()
         self.values: dict[str, SSAValue] = {}
+        # Sequences, optionals and maps: import-time values made of MIR values.
+        self.structured: dict[str, Structured] = {}
         self.initializers: dict[str, onnx.TensorProto] = {}
         self.init_arrays: dict[str, np.ndarray] = {}
         self.inferred: dict[str, tuple[Dim | None, ...] | None] = {}
@@ -363,6 +366,9 @@ class Importer:
         v = self.values.get(name)
         if v is not None:
             return v
+        if name in self.structured:
+            kind = self.structured[name].kind
+            raise Unsupported(f"'{name}' is a {kind}, used where a tensor is expected")
         if name in self.initializers:
             return self._initializer_value(name, b)
         if name in self.shape_values:
@@ -464,6 +470,9 @@ class Importer:
                 value = outs[i]
                 if value is None:
                     raise Unsupported(f"output #{i} ('{out_name}') is not supported")
+                if isinstance(value, STRUCTURED):
+                    self.structured[out_name] = value
+                    continue
                 self._check_inferred(out_name, value)
                 self.values[out_name] = named(value, out_name) if not value.name_hint else value
         except NotStatic as err:
@@ -549,7 +558,15 @@ class Importer:
     def _finish(self, graph: onnx.GraphProto) -> ModuleOp:
         outs: list[SSAValue] = []
         names: list[str] = []
+        specs = []
         for vi in graph.output:
+            if vi.name in self.structured:
+                flat, spec = flatten(self.structured[vi.name], vi.name)
+                outs += [v for v, _ in flat]
+                names += [n for _, n in flat]
+                specs.append(spec)
+                continue
+            specs.append({"tensor": vi.name})
             try:
                 v = self.value(vi.name, FoldingBuilder(self.block.add_op))
             except Unsupported as err:
@@ -573,6 +590,7 @@ class Importer:
         sync_function_type(graph_op)
         set_output_names(graph_op, names)
         module = ModuleOp([graph_op])
+        record_outputs(module, specs)
         try:
             module.verify()
         except VerifyException as err:
@@ -592,13 +610,13 @@ def remove_dead_ops(block: Block) -> None:
             block.erase_op(op)
 
 
-def normalize_outputs(result: object, n: int) -> list[SSAValue | None]:
+def normalize_outputs(result: object, n: int) -> list[SSAValue | Structured | None]:
     if result is None:
-        outs: list[SSAValue | None] = []
-    elif isinstance(result, SSAValue):
-        outs = [result]
+        outs: list[SSAValue | Structured | None] = []
+    elif isinstance(result, (SSAValue, *STRUCTURED)):
+        outs = [cast(SSAValue | Structured, result)]
     else:
-        outs = list(cast(list[SSAValue | None], result))
+        outs = list(cast(list[SSAValue | Structured | None], result))
     return outs + [None] * (n - len(outs))
 
 

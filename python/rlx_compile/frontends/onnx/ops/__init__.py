@@ -14,6 +14,7 @@ from rlx_compile.frontends.onnx.ops import (
     shape,
     signal,
     training,
+    trees,
 )
 
 __all__ = [
@@ -30,4 +31,5 @@ __all__ = [
     "shape",
     "signal",
     "training",
+    "trees",
 ]

@@ -1,9 +1,17 @@
-"""The numeric ops of the ai.onnx.ml domain: Binarizer, ArrayFeatureExtractor and
-TreeEnsemble. (The string and map ops are not claimed.)"""
+"""The classic ML ops of the ai.onnx.ml domain (what skl2onnx and onnxmltools emit), as
+onnxruntime computes them: linear models, SVMs, the preprocessing ops and ZipMap. (The
+tree ensembles are in ``trees``.)
+
+Scores, labels and their binary special cases follow onnxruntime's kernels, which is what
+a converted model was checked against: e.g. a single binary score becomes the pair
+[1 - s, s] without its post_transform, and PROBIT uses onnxruntime's approximation of
+erfinv. String tensors are not supported: class labels must be integers (a node whose
+label output would hold strings is refused, naming the node).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
 
 import numpy as np
 from xdsl.ir import SSAValue
@@ -17,9 +25,134 @@ from rlx_compile.frontends.onnx.context import (
     Unsupported,
     converter,
     numel,
+    opset_versions,
 )
+from rlx_compile.frontends.onnx.structured import ZipMapValue
 
 ML = "ai.onnx.ml"
+POST_TRANSFORMS = ("NONE", "LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO", "PROBIT")
+
+
+# ---------------------------------------------------------------------------------
+# Shared pieces
+# ---------------------------------------------------------------------------------
+
+
+def ml_input(ctx: NodeContext, dtype: DType | None = DType.F32) -> SSAValue:
+    """Input 0 as [batch, features] (a vector is one sample), cast to ``dtype``."""
+    x = ctx.x(0)
+    t = type_of(x)
+    if t.rank == 1:
+        x = ctx.b.reshape(x, [1, t.shape[0]])
+    elif t.rank != 2:
+        raise Unsupported(f"the input has rank {t.rank} (1 or 2 expected)")
+    if dtype is not None and type_of(x).dtype is not dtype:
+        x = ctx.b.cast(x, dtype)
+    return x
+
+
+def floats(ctx: NodeContext, name: str, required: bool = False) -> np.ndarray | None:
+    value = ctx.attr(name)
+    if value is None:
+        if required:
+            raise Unsupported(f"attribute '{name}' is required")
+        return None
+    return np.asarray(value, np.float32).reshape(-1)
+
+
+def class_labels(ctx: NodeContext, ints: str = "classlabels_int64s") -> list[int]:
+    """Integer class labels. String labels would make the label output a string tensor,
+    which the compiler does not have."""
+    strings = ctx.attr("classlabels_strings")
+    values = ctx.attr(ints)
+    if strings:
+        raise Unsupported(
+            "string class labels (classlabels_strings) are not supported: convert the model "
+            "with integer class labels"
+        )
+    return [int(v) for v in values or []]
+
+
+def argmax(ctx: NodeContext, x: SSAValue, axis: int = -1) -> SSAValue:
+    """Index of the first maximum along ``axis`` (int64)."""
+    return ctx.b.emit(mir.ArgMaxOp(x, axis % type_of(x).rank)).results[0]
+
+
+def probit(ctx: NodeContext, v: SSAValue) -> SSAValue:
+    """onnxruntime's probit: sqrt(2) * erfinv(2v - 1) with its closed-form erfinv
+    approximation (Winitzki's, a = 0.147)."""
+    b = ctx.b
+    x = b.sub(b.mul(v, 2.0), 1.0)
+    sign = b.where(b.compare("lt", x, 0.0), ctx.full(type_of(x).shape, -1.0, DType.F32), 1.0)
+    log = b.log(b.mul(b.sub(1.0, x), b.add(1.0, x)))
+    a = b.add(b.mul(log, 0.5), 2.0 / (3.14159 * 0.147))
+    root = b.sqrt(b.sub(b.mul(a, a), b.mul(log, 1.0 / 0.147)))
+    return b.mul(b.mul(sign, b.sqrt(b.sub(root, a))), float(np.float32(1.41421356)))
+
+
+def post_transform(ctx: NodeContext, scores: SSAValue, post: str) -> SSAValue:
+    """onnxruntime's post_transform of [batch, n] scores. A single score (n == 1) only
+    takes PROBIT, as in onnxruntime."""
+    if post not in POST_TRANSFORMS:
+        raise Unsupported(f"post_transform '{post}' is not supported")
+    b = ctx.b
+    width = type_of(scores).shape[-1]
+    if post == "PROBIT":
+        return probit(ctx, scores)
+    if post == "NONE" or width == 1:
+        return scores
+    if post == "LOGISTIC":
+        return b.sigmoid(scores)
+    if post == "SOFTMAX":
+        return b.softmax(scores, -1)
+    # SOFTMAX_ZERO: scores within 1e-7 of 0 take no part (they become ~0).
+    top = b.reduce("max", scores, -1, keepdims=True)
+    zero = b.compare("le", b.abs(scores), 1e-7)
+    e = b.where(zero, b.mul(scores, b.exp(b.neg(top))), b.exp(b.sub(scores, top)))
+    total = b.reduce("sum", b.where(zero, 0.0, e), -1, keepdims=True)
+    return b.div(e, total)
+
+
+def linear_scores(ctx: NodeContext, x: SSAValue, coefficients: np.ndarray, rows: int,
+                  bias: np.ndarray | float | None) -> SSAValue:  # fmt: skip
+    """x @ coefficients.reshape(rows, features).T (+ bias)."""
+    features = type_of(x).shape[1]
+    if coefficients.size != rows * features:
+        raise Unsupported(
+            f"{coefficients.size} coefficients do not make {rows} rows of {features} features"
+        )
+    w = ctx.constant(np.ascontiguousarray(coefficients.reshape(rows, features).T))
+    y = ctx.b.matmul(x, w)
+    if bias is None:
+        return y
+    return ctx.b.add(y, ctx.constant(np.asarray(bias, np.float32).reshape(1, -1)))
+
+
+def pair(ctx: NodeContext, first: SSAValue, second: SSAValue) -> SSAValue:
+    """Two [batch, 1] (or [batch]) columns side by side: [batch, 2]."""
+    (batch,) = type_of(first).shape[:1]
+    cols = [ctx.b.reshape(v, [batch, 1]) for v in (first, second)]
+    return ctx.b.concat(cols, 1)
+
+
+def binary_pair(ctx: NodeContext, s: SSAValue, post: str) -> SSAValue:
+    """onnxruntime's two scores from one binary score: [1 - s, s], s through the
+    logistic first under LOGISTIC (the other transforms are not applied)."""
+    if post == "PROBIT":
+        raise Unsupported("PROBIT on a single binary score (onnxruntime leaves a score unset)")
+    if post == "LOGISTIC":
+        s = ctx.b.sigmoid(s)
+    return pair(ctx, ctx.b.sub(1.0, s), s)
+
+
+def ml_opset(ctx: NodeContext) -> int:
+    """The ai.onnx.ml opset the model imports."""
+    return opset_versions(ctx.imp.model.opset_import).get(ML, 1)
+
+
+# ---------------------------------------------------------------------------------
+# Simple ops
+# ---------------------------------------------------------------------------------
 
 
 @converter("Binarizer", domain=ML)
@@ -42,138 +175,446 @@ def array_feature_extractor(ctx: NodeContext) -> ConverterResult:
     return ctx.b.reshape(picked, [1, count]) if type_of(x).rank == 1 else picked
 
 
-_COMPARE = {0: "le", 1: "lt", 2: "ge", 3: "gt", 4: "eq", 5: "ne"}
-
-
-def _ints(ctx: NodeContext, name: str) -> np.ndarray:
-    value = ctx.attr(name)
-    if value is None:
-        raise Unsupported(f"attribute '{name}' is required")
-    return np.asarray(value, np.int64).reshape(-1)
-
-
-@converter("TreeEnsemble", domain=ML)
-def tree_ensemble(ctx: NodeContext) -> ConverterResult:
-    """Every tree walked at once, one level per step for the deepest tree's depth (the
-    trees are attributes, so the depth is known): each sample's current node selects its
-    feature, split and mode by gathers; a sample at a leaf stays. The leaves' weights
-    then go to their targets, aggregated over the trees.
-
-    ONNX's text decides where the peers differ: set membership tests the value itself
-    (onnxruntime truncates it to an integer), post_transform 1 is SOFTMAX and 2 LOGISTIC
-    (onnxruntime swaps them; onnx's reference ignores post_transform), and under MIN/MAX
-    a target no leaf reaches keeps the type's extreme (as the reference)."""
+@converter("Normalizer", domain=ML)
+def normalizer(ctx: NodeContext) -> ConverterResult:
+    """Each row divided by its max, L1 or L2 norm (a row whose norm is 0 is kept)."""
     b = ctx.b
     x = ctx.x(0)
-    batch, features = ctx.static_shape(0)
-    dtype = type_of(x).dtype
-    splits = np.asarray(ctx.attr("nodes_splits"), dtype.numpy).reshape(-1)
-    modes = _ints(ctx, "nodes_modes")
-    feature_ids, roots = _ints(ctx, "nodes_featureids"), _ints(ctx, "tree_roots")
-    true_ids, false_ids = _ints(ctx, "nodes_truenodeids"), _ints(ctx, "nodes_falsenodeids")
-    true_leaf, false_leaf = _ints(ctx, "nodes_trueleafs"), _ints(ctx, "nodes_falseleafs")
-    leaf_targets = _ints(ctx, "leaf_targetids")
-    leaf_weights = np.asarray(ctx.attr("leaf_weights"), dtype.numpy).reshape(-1)
-    targets = ctx.attr("n_targets")
-    aggregate = ctx.check_attr("aggregate_function", (0, 1, 2, 3), 1)
-    post = ctx.check_attr("post_transform", (0, 1, 2), 0)
-    ctx.attr("nodes_hitrates")  # statistics; no effect on the result
-    tracks = ctx.attr("nodes_missing_value_tracks_true")
-    members = ctx.attr("membership_values")
-    if targets is None or not targets:
-        raise Unsupported("attribute 'n_targets' is required")
-    if np.any(modes > 6):
-        raise Unsupported(f"node modes {sorted(set(modes.tolist()))}")
+    shape = type_of(x).shape
+    if len(shape) > 2:
+        raise Unsupported(f"the input has rank {len(shape)} (at most 2)")
+    x = b.cast(x, DType.F32) if type_of(x).dtype is not DType.F32 else x
+    norm = ctx.check_attr("norm", ("MAX", "L1", "L2"), "MAX")
+    if norm == "MAX":
+        z = b.reduce("max", x, -1, keepdims=True)
+        return b.where(b.compare("ne", z, 0.0), b.div(x, z), x)
+    if norm == "L1":
+        z = b.reduce("sum", b.abs(x), -1, keepdims=True)
+        return b.where(b.compare("ne", z, 0.0), b.div(x, z), x)
+    square = b.mul(x, x)
+    z = b.reduce("sum", square, -1, keepdims=True)
+    root = b.sqrt(b.div(square, z))
+    signed = b.where(b.compare("lt", x, 0.0), b.neg(root), root)
+    return b.where(b.compare("ne", z, 0.0), signed, x)
 
-    # Depth of the deepest tree, and where each tree starts (a leaf root is a node whose
-    # branches both name the same leaf).
-    def depth(node: int) -> int:
-        branches = ((true_ids[node], true_leaf[node]), (false_ids[node], false_leaf[node]))
-        return 1 + max(0 if leaf else depth(int(nxt)) for nxt, leaf in branches)
 
-    root_is_leaf = (
-        (true_leaf[roots] == 1) & (false_leaf[roots] == 1) & (true_ids[roots] == false_ids[roots])
-    )
-    steps = max((depth(int(r)) for r, leaf in zip(roots, root_is_leaf, strict=True) if not leaf),
-                default=0)  # fmt: skip
-    trees = len(roots)
-    start = np.where(root_is_leaf, true_ids[roots], roots)
-    node = ctx.constant(np.broadcast_to(start, (batch, trees)).astype(np.int64))
-    at_leaf = ctx.constant(np.broadcast_to(root_is_leaf, (batch, trees)).copy())
-    flat_x = b.reshape(x, [batch * features])
-    rows = ctx.constant((np.arange(batch, dtype=np.int64) * features).reshape(batch, 1))
+@converter("Scaler", domain=ML)
+def scaler(ctx: NodeContext) -> ConverterResult:
+    """(x - offset) * scale, per feature or by one value; float output."""
+    b = ctx.b
+    x = ctx.x(0)
+    t = type_of(x)
+    if t.rank == 0:
+        raise Unsupported("a scalar input")
+    scale, offset = floats(ctx, "scale"), floats(ctx, "offset")
+    if scale is None or not scale.size:
+        raise Unsupported("attribute 'scale' is required")
+    offset = np.zeros_like(scale) if offset is None else offset
+    features = t.shape[-1] if t.rank <= 2 else t.shape[1]
+    if t.rank > 2 or scale.size != offset.size or scale.size not in (1, features):
+        raise Unsupported(
+            f"scale ({scale.size}) and offset ({offset.size}) must both have 1 or {features} "
+            "values for a rank-1 or rank-2 input"
+        )
+    compute = DType.F64 if t.dtype is DType.F64 else DType.F32
+    x = b.cast(x, compute) if t.dtype is not compute else x
+    shape = [1] * (t.rank - 1) + [scale.size]
 
-    def table(values: np.ndarray) -> Callable[[SSAValue], SSAValue]:
-        """A per-node (or per-leaf) attribute as a constant, looked up by index."""
-        const = ctx.constant(values)
-        return lambda index: b.gather(const, index, 0)
+    def table(v: np.ndarray) -> SSAValue:
+        return ctx.constant(v.astype(compute.numpy).reshape(shape))
 
-    member_sets: np.ndarray | None = None
-    if members is not None:  # one NaN-terminated set per MEMBER node, in node order
-        values = np.asarray(members, dtype.numpy).reshape(-1)
-        sets, current = [], []
-        for v in values:
-            if np.isnan(v):
-                sets.append(current)
-                current = []
-            else:
-                current.append(v)
-        width = max((len(s) for s in sets), default=1) or 1
-        member_sets = np.full((len(modes), width), np.nan, dtype.numpy)
-        for row, s in zip(np.flatnonzero(modes == 6), sets, strict=False):
-            member_sets[row, : len(s)] = s
-    elif np.any(modes == 6):
-        raise Unsupported("MEMBER nodes without membership_values")
+    y = b.mul(b.sub(x, table(offset)), table(scale))
+    return b.cast(y, DType.F32) if compute is not DType.F32 else y
 
-    feature_of, split_of, mode_of = table(feature_ids), table(splits), table(modes)
-    true_of, false_of = table(true_ids), table(false_ids)
-    true_leaf_of, false_leaf_of = table(true_leaf), table(false_leaf)
-    tracks_of = None
-    if tracks is not None and np.any(np.asarray(tracks)):
-        tracks_of = table(np.asarray(tracks, np.int64).reshape(-1))
-    members_of = None if member_sets is None else table(member_sets)
-    for _ in range(steps):
-        # Samples already at a leaf hold a leaf index: they read node 0, and stay.
-        walking = b.where(at_leaf, 0, node)
-        value = b.gather(flat_x, b.add(rows, feature_of(walking)), 0)  # [batch, trees]
-        split = split_of(walking)
-        cond = None
-        for mode in sorted(set(modes.tolist())):
-            if mode == 6:
-                assert members_of is not None
-                listed = members_of(walking)  # [batch, trees, width]
-                equal = b.compare("eq", listed, b.reshape(value, [batch, trees, 1]))
-                hit = b.compare("gt", b.reduce("sum", b.cast(equal, DType.I32), 2), 0)
-            else:
-                hit = b.compare(_COMPARE[mode], value, split)
-            if cond is None:
-                cond = hit
-            else:
-                cond = b.where(b.compare("eq", mode_of(walking), mode), hit, cond)
-        assert cond is not None
-        if tracks_of is not None:
-            missing = b.compare("ne", value, value)  # NaN
-            follows = b.cast(tracks_of(walking), DType.BOOL)
-            cond = b.binary(mir.OrOp, cond, b.binary(mir.AndOp, missing, follows))
-        nxt = b.where(cond, true_of(walking), false_of(walking))
-        leaf = b.cast(b.where(cond, true_leaf_of(walking), false_leaf_of(walking)), DType.BOOL)
-        node = b.where(at_leaf, node, nxt)
-        at_leaf = b.binary(mir.OrOp, at_leaf, leaf)
 
-    weight = table(leaf_weights)(node)  # [batch, trees]
-    target = table(leaf_targets)(node)
-    ids = ctx.constant(np.arange(targets, dtype=np.int64).reshape(1, 1, targets))
-    hits = b.compare("eq", b.reshape(target, [batch, trees, 1]), ids)  # [batch, trees, targets]
-    weight = b.reshape(weight, [batch, trees, 1])
-    if aggregate in (0, 1):
-        y = b.reduce("sum", b.where(hits, weight, 0.0), 1)
-        y = b.div(y, float(trees)) if aggregate == 0 else y
+@converter("Imputer", domain=ML)
+def imputer(ctx: NodeContext) -> ConverterResult:
+    """Values equal to the replaced value (NaN matching NaN) become the imputed value of
+    their feature (or the one imputed value)."""
+    b = ctx.b
+    x = ctx.x(0)
+    t = type_of(x)
+    fl, it = ctx.attr("imputed_value_floats"), ctx.attr("imputed_value_int64s")
+    rf, ri = ctx.attr("replaced_value_float", 0.0), ctx.attr("replaced_value_int64", 0)
+    if (fl is None) == (it is None) or t.rank == 0:
+        raise Unsupported("exactly one of imputed_value_floats and imputed_value_int64s is needed")
+    if t.dtype.is_float:
+        if fl is None:
+            raise Unsupported(f"a {t.dtype.value} input with integer imputed values")
+        imputed, replaced = np.asarray(fl, t.dtype.numpy), t.dtype.numpy.type(rf)
     else:
-        info = np.finfo(dtype.numpy)
-        fill, kind = (float(info.max), "min") if aggregate == 2 else (float(info.min), "max")
-        y = b.reduce(kind, b.where(hits, weight, fill), 1)
-    if post == 1:
-        y = b.softmax(y, -1)
-    elif post == 2:
-        y = b.sigmoid(y)
+        if it is None:
+            raise Unsupported(f"a {t.dtype.value} input with float imputed values")
+        imputed, replaced = np.asarray(it).astype(t.dtype.numpy), t.dtype.numpy.type(ri)
+    stride = t.shape[-1] if t.rank <= 2 else None
+    if t.rank > 2 or (imputed.size != 1 and imputed.size != stride):
+        imputed = imputed[:1]  # onnxruntime uses the first value unless there is one per feature
+    table = ctx.constant(imputed.reshape([1] * (t.rank - 1) + [imputed.size]))
+    if t.dtype.is_float and np.isnan(replaced):
+        hit = b.compare("ne", x, x)
+    else:
+        hit = b.compare("eq", x, ctx.constant(np.asarray(replaced, t.dtype.numpy)))
+    if imputed.size == 1 and t.rank:
+        table = b.expand(table, list(t.shape))
+    return b.where(hit, table, x)
+
+
+@converter("OneHotEncoder", domain=ML)
+def one_hot_encoder(ctx: NodeContext) -> ConverterResult:
+    """[*x.shape, categories] floats: 1 at the category of each value (cast to int64);
+    a value in no category gives zeros. (With zeros=0 onnxruntime fails the run on such a
+    value; the compiled model gives zeros.)"""
+    b = ctx.b
+    x = ctx.x(0)
+    cats = ctx.attr("cats_int64s")
+    if ctx.attr("cats_strings"):
+        raise Unsupported("string categories (cats_strings) are not supported")
+    ctx.check_attr("zeros", (0, 1), 1)
+    if not cats:
+        raise Unsupported("attribute 'cats_int64s' is required")
+    cats = np.asarray(cats, np.int64)
+    # A category listed twice answers at its last position (onnxruntime's map).
+    last = {int(c): i for i, c in enumerate(cats)}
+    live = np.array([last[int(c)] == i for i, c in enumerate(cats)])
+    t = type_of(x)
+    if t.rank > 2:
+        raise Unsupported(f"the input has rank {t.rank} (at most 2)")
+    if t.dtype is not DType.I64:
+        x = b.cast(x, DType.I64)  # C++'s truncation toward zero
+    table = ctx.constant(np.where(live, cats, np.iinfo(np.int64).min).reshape([1] * t.rank + [-1]))
+    hit = b.compare("eq", b.reshape(x, [*t.shape, 1]), table)
+    return b.cast(hit, DType.F32)
+
+
+@converter("FeatureVectorizer", domain=ML)
+def feature_vectorizer(ctx: NodeContext) -> ConverterResult:
+    """The inputs' rows side by side as floats, each cut or zero-padded to its declared
+    dimension."""
+    b = ctx.b
+    dims = [int(d) for d in ctx.attr("inputdimensions") or []]
+    xs = [ctx.x(i) for i in range(ctx.num_inputs)]
+    if len(dims) != len(xs):
+        raise Unsupported(f"{len(xs)} inputs but {len(dims)} inputdimensions")
+    first = type_of(xs[0]).shape
+    batch = 1 if len(first) == 1 else first[0]
+    parts = []
+    for x, want in zip(xs, dims, strict=True):
+        shape = type_of(x).shape
+        size = shape[0] if len(shape) == 1 else numel(shape[1:])
+        rows = 1 if len(shape) == 1 else shape[0]
+        if rows != batch:
+            raise Unsupported(f"inputs with {rows} and {batch} rows")
+        x = b.reshape(x, [batch, size])
+        x = b.cast(x, DType.F32) if type_of(x).dtype is not DType.F32 else x
+        if size > want:
+            x = b.narrow(x, 1, 0, want)
+        elif size < want:
+            x = b.concat([x, ctx.full([batch, want - size], 0.0, DType.F32)], 1)
+        parts.append(x)
+    return parts[0] if len(parts) == 1 else b.concat(parts, 1)
+
+
+# ---------------------------------------------------------------------------------
+# LabelEncoder (numeric keys and values)
+# ---------------------------------------------------------------------------------
+
+_LABEL_FIELDS = {"int64s": DType.I64, "floats": DType.F32}
+
+
+def _label_table(ctx: NodeContext, kind: str) -> tuple[np.ndarray, DType]:
+    """The keys or values of a LabelEncoder, from ``<kind>_int64s``/``<kind>_floats`` or
+    (opset 4) ``<kind>_tensor``."""
+    if ctx.attr(f"{kind}_strings"):
+        raise Unsupported(f"string {kind} ({kind}_strings) are not supported")
+    found = []
+    for suffix, dtype in _LABEL_FIELDS.items():
+        value = ctx.attr(f"{kind}_{suffix}")
+        if value is not None:
+            found.append((np.asarray(value, dtype.numpy).reshape(-1), dtype))
+    tensor = ctx.attr(f"{kind}_tensor")
+    if tensor is not None:
+        arr = np.asarray(tensor).reshape(-1)
+        if arr.dtype.kind not in "iuf":
+            raise Unsupported(f"{kind}_tensor of {arr.dtype} is not supported")
+        found.append((arr, DType.from_numpy(arr.dtype)))
+    if len(found) != 1:
+        raise Unsupported(f"exactly one of the {kind}_* attributes is needed")
+    return found[0]
+
+
+@converter("LabelEncoder", domain=ML)
+def label_encoder(ctx: NodeContext) -> ConverterResult:
+    """Each value mapped to the value of its key (the first key listed, if listed twice),
+    the default where no key matches; from opset 4 a NaN key matches NaN."""
+    b = ctx.b
+    opset = ml_opset(ctx)
+    if opset < 2:
+        raise Unsupported("LabelEncoder-1 maps strings, which are not supported")
+    x = ctx.x(0)
+    t = type_of(x)
+    keys, key_type = _label_table(ctx, "keys")
+    values, value_type = _label_table(ctx, "values")
+    if keys.size != values.size:
+        raise Unsupported(f"{keys.size} keys but {values.size} values")
+    if t.dtype is not key_type:
+        raise Unsupported(f"{t.dtype.value} input with {key_type.value} keys")
+    default = ctx.attr("default_tensor")
+    ctx.attr("default_string")
+    if default is not None:
+        default = np.asarray(default).reshape(-1)[0]
+    elif value_type is DType.I64:
+        default = ctx.attr("default_int64", -1)
+    else:
+        default = ctx.attr("default_float", -0.0)
+    if not keys.size:
+        return ctx.full(t.shape, default, value_type)
+    first = np.array([i == np.flatnonzero(_same(keys, k))[0] for i, k in enumerate(keys)])
+    keys, values = keys[first], values[first]
+    table = ctx.constant(keys.reshape([1] * t.rank + [-1]))
+    probe = b.reshape(x, [*t.shape, 1])
+    hit = b.compare("eq", probe, table)
+    if t.dtype.is_float and opset >= 4 and np.isnan(keys).any():
+        nan_key = ctx.constant(np.isnan(keys).reshape([1] * t.rank + [-1]))
+        hit = b.binary(mir.OrOp, hit, b.binary(mir.AndOp, b.compare("ne", probe, probe), nan_key))
+    hits = b.cast(hit, DType.I32)
+    found = b.compare("gt", b.reduce("sum", hits, -1), 0)
+    picked = b.gather(ctx.constant(values), argmax(ctx, hits), 0)
+    return b.where(found, picked, ctx.constant(np.asarray(default, value_type.numpy)))
+
+
+def _same(keys: np.ndarray, k: object) -> np.ndarray:
+    if isinstance(k, float | np.floating) and np.isnan(k):
+        return np.isnan(keys)
+    return keys == k
+
+
+# ---------------------------------------------------------------------------------
+# Linear models
+# ---------------------------------------------------------------------------------
+
+
+@converter("LinearRegressor", domain=ML)
+def linear_regressor(ctx: NodeContext) -> ConverterResult:
+    targets = int(ctx.attr("targets", 1))
+    coefficients = floats(ctx, "coefficients", required=True)
+    intercepts = floats(ctx, "intercepts")
+    post = ctx.attr("post_transform", "NONE")
+    x = ml_input(ctx)
+    bias = intercepts if intercepts is not None and intercepts.size == targets else None
+    return post_transform(ctx, linear_scores(ctx, x, coefficients, targets, bias), post)
+
+
+@converter("LinearClassifier", domain=ML)
+def linear_classifier(ctx: NodeContext) -> ConverterResult:
+    """Scores x @ W.T + b; the label the best raw score's class (one score: by its sign)."""
+    b = ctx.b
+    coefficients = floats(ctx, "coefficients", required=True)
+    intercepts = floats(ctx, "intercepts")
+    labels = class_labels(ctx, "classlabels_ints")
+    post = ctx.attr("post_transform", "NONE")
+    ctx.attr("multi_class")  # onnxruntime does not read it
+    x = ml_input(ctx)
+    batch = type_of(x).shape[0]
+    rows = intercepts.size if intercepts is not None else len(labels)
+    if rows == 0:
+        raise Unsupported("no intercepts and no class labels: the class count is unknown")
+    scores = linear_scores(ctx, x, coefficients, rows, intercepts)
+    if rows == 1:
+        if len(labels) != 2:
+            raise Unsupported(f"one score needs 2 class labels, got {len(labels)}")
+        s = b.reshape(scores, [batch])
+        win = b.compare("gt", s, 0.0)
+        label = b.where(win, ctx.full([batch], labels[1], DType.I64), labels[0])
+        return label, binary_pair(ctx, s, post)
+    if len(labels) < rows:
+        raise Unsupported(f"{len(labels)} class labels for {rows} scores")
+    label = b.gather(ctx.constant(np.asarray(labels, np.int64)), argmax(ctx, scores), 0)
+    return label, post_transform(ctx, scores, post)
+
+
+# ---------------------------------------------------------------------------------
+# Support vector machines
+# ---------------------------------------------------------------------------------
+
+
+def _kernel(ctx: NodeContext, x: SSAValue, vectors: np.ndarray) -> SSAValue:
+    """K(x, v) for every support vector: [batch, vectors]."""
+    b = ctx.b
+    kind = ctx.check_attr("kernel_type", ("LINEAR", "POLY", "RBF", "SIGMOID"), "LINEAR")
+    params = floats(ctx, "kernel_params")
+    gamma, coef0, degree = (
+        (float(v) for v in params[:3])
+        if params is not None and params.size >= 3
+        else (0.0, 0.0, 0.0)
+    )
+    batch, features = type_of(x).shape
+    count = vectors.size // features if features else 0
+    if count * features != vectors.size:
+        raise Unsupported(f"{vectors.size} support vector values are not rows of {features}")
+    sv = vectors.reshape(count, features)
+    if kind == "RBF":
+        diff = b.sub(
+            b.reshape(x, [batch, 1, features]), ctx.constant(sv.reshape(1, count, features))
+        )
+        return b.exp(b.mul(b.reduce("sum", b.mul(diff, diff), 2), -gamma))
+    dot = b.matmul(x, ctx.constant(np.ascontiguousarray(sv.T)))
+    if kind == "LINEAR":
+        return dot
+    dot = b.add(b.mul(dot, gamma), coef0)
+    if kind == "SIGMOID":
+        return b.tanh(dot)
+    if degree == 2:
+        return b.mul(dot, dot)
+    if degree == 3:
+        return b.mul(b.mul(dot, dot), dot)
+    return b.pow(dot, degree)
+
+
+@converter("SVMRegressor", domain=ML)
+def svm_regressor(ctx: NodeContext) -> ConverterResult:
+    """kernel(x, support vectors) @ coefficients + rho (one_class: its sign as ±1).
+    onnxruntime ignores post_transform; so does this."""
+    b = ctx.b
+    x = ml_input(ctx)
+    supports = int(ctx.attr("n_supports", 0))
+    coefficients = floats(ctx, "coefficients", required=True)
+    rho = floats(ctx, "rho", required=True)
+    vectors = floats(ctx, "support_vectors")
+    one_class = bool(ctx.attr("one_class", 0))
+    ctx.check_attr("post_transform", POST_TRANSFORMS, "NONE")
+    if supports > 0:
+        if vectors is None or coefficients.size < supports:
+            raise Unsupported("support_vectors and one coefficient per support are needed")
+        k = _kernel(ctx, x, vectors)
+        y = b.add(b.matmul(k, ctx.constant(coefficients[:supports].reshape(supports, 1))),
+                  float(rho[0]))  # fmt: skip
+    else:
+        ctx.attr("kernel_type")
+        ctx.attr("kernel_params")
+        y = linear_scores(ctx, x, coefficients, 1, float(rho[0]))
+    if one_class:
+        y = b.where(b.compare("gt", y, 0.0), ctx.full(type_of(y).shape, 1.0, DType.F32), -1.0)
     return y
+
+
+@converter("SVMClassifier", domain=ML)
+def svm_classifier(ctx: NodeContext) -> ConverterResult:
+    """libsvm's one-vs-one decision values and votes (the label: most votes), with
+    prob_a/prob_b the pairwise-coupled probabilities; without support vectors a linear
+    model."""
+    b = ctx.b
+    x = ml_input(ctx)
+    batch = type_of(x).shape[0]
+    labels = class_labels(ctx, "classlabels_ints")
+    classes = len(labels)
+    coefficients = floats(ctx, "coefficients", required=True)
+    rho = floats(ctx, "rho", required=True)
+    vectors = floats(ctx, "support_vectors")
+    per_class = [int(v) for v in ctx.attr("vectors_per_class") or []]
+    prob_a, prob_b = floats(ctx, "prob_a"), floats(ctx, "prob_b")
+    post = ctx.attr("post_transform", "NONE")
+    have_proba = prob_a is not None and prob_a.size > 0
+    if classes < 2:
+        raise Unsupported(f"{classes} class label(s): at least 2 are needed")
+    label_table = ctx.constant(np.asarray(labels, np.int64))
+    if sum(per_class) == 0:  # liblinear: one row of coefficients per class
+        ctx.attr("kernel_type")
+        ctx.attr("kernel_params")
+        scores = linear_scores(ctx, x, coefficients, classes, float(rho[0]))
+        best = argmax(ctx, scores)
+        label = b.gather(label_table, best, 0)
+        if classes == 2 and not have_proba:
+            top = b.reduce("max", scores, -1)
+            positive = bool(np.all(coefficients >= 0))
+            wins = b.compare("ge", top, 0.5) if positive else b.compare("gt", top, 0.0)
+            label = b.where(wins, ctx.full([batch], labels[1], DType.I64), label)
+        return label, post_transform(ctx, scores, post)
+    if len(per_class) != classes or vectors is None:
+        raise Unsupported("vectors_per_class must give one count per class label")
+    count = sum(per_class)
+    pairs = [(i, j) for i in range(classes) for j in range(i + 1, classes)]
+    if coefficients.size < (classes - 1) * count or rho.size < len(pairs):
+        raise Unsupported("too few coefficients or rho values for the classes and supports")
+    coef = coefficients[: (classes - 1) * count].reshape(classes - 1, count)
+    starts = np.cumsum([0, *per_class])
+    # Decision value of pair (i, j): class i's supports weighted by row j-1, class j's by
+    # row i, plus rho: one matmul with a [supports, pairs] table.
+    table = np.zeros((count, len(pairs)), np.float32)
+    for p, (i, j) in enumerate(pairs):
+        table[starts[i] : starts[i + 1], p] = coef[j - 1, starts[i] : starts[i + 1]]
+        table[starts[j] : starts[j + 1], p] = coef[i, starts[j] : starts[j + 1]]
+    k = _kernel(ctx, x, vectors)
+    decision = b.add(
+        b.matmul(k, ctx.constant(table)), ctx.constant(rho[: len(pairs)].reshape(1, -1))
+    )
+    first = np.zeros((len(pairs), classes), np.float32)
+    second = np.zeros((len(pairs), classes), np.float32)
+    for p, (i, j) in enumerate(pairs):
+        first[p, i], second[p, j] = 1.0, 1.0
+    wins = b.cast(b.compare("gt", decision, 0.0), DType.F32)
+    votes = b.add(
+        b.matmul(wins, ctx.constant(first)), b.matmul(b.sub(1.0, wins), ctx.constant(second))
+    )
+    label = b.gather(label_table, argmax(ctx, votes), 0)
+    if have_proba:
+        assert prob_a is not None
+        if prob_b is None or prob_a.size < len(pairs) or prob_b.size < len(pairs):
+            raise Unsupported("prob_a and prob_b need one value per pair of classes")
+        return label, post_transform(
+            ctx, _coupled_probabilities(ctx, decision, prob_a, prob_b, classes, pairs), post
+        )
+    if classes == 2:
+        s = b.reshape(decision, [batch])
+        if post == "NONE":
+            return label, pair(ctx, b.neg(s), s)
+        return label, binary_pair(ctx, s, post)
+    return label, post_transform(ctx, decision, post)
+
+
+def _coupled_probabilities(
+    ctx: NodeContext,
+    decision: SSAValue,
+    prob_a: np.ndarray,
+    prob_b: np.ndarray,
+    classes: int,
+    pairs: Sequence[tuple[int, int]],
+) -> SSAValue:
+    """libsvm's multiclass probabilities from the pairwise Platt probabilities
+    (``mir.pairwise_coupling``, which iterates as onnxruntime does)."""
+    b = ctx.b
+    batch = type_of(decision).shape[0]
+    c = classes
+    a = ctx.constant(prob_a[: len(pairs)].reshape(1, -1))
+    bb = ctx.constant(prob_b[: len(pairs)].reshape(1, -1))
+    platt = b.sub(1.0, b.sigmoid(b.add(b.mul(decision, a), bb)))
+    platt = b.minimum(b.maximum(platt, 1e-7), 1.0 - 1e-7)  # [batch, pairs]
+    upper = np.zeros((len(pairs), c * c), np.float32)
+    lower = np.zeros((len(pairs), c * c), np.float32)
+    for p, (i, j) in enumerate(pairs):
+        upper[p, i * c + j], lower[p, j * c + i] = 1.0, 1.0
+    r = b.add(b.matmul(platt, ctx.constant(upper)),
+              b.matmul(b.sub(1.0, platt), ctx.constant(lower)))  # fmt: skip
+    r = b.reshape(r, [batch, c, c])  # r[i, j]: P(i | i or j); diagonal 0
+    return b.emit(mir.PairwiseCouplingOp(r)).results[0]
+
+
+# ---------------------------------------------------------------------------------
+# ZipMap
+# ---------------------------------------------------------------------------------
+
+
+@converter("ZipMap", domain=ML)
+def zip_map(ctx: NodeContext) -> ConverterResult:
+    """One {class label: probability} map per row: the probability tensor itself, with
+    its keys (the backend builds the dicts)."""
+    x = ctx.x(0)
+    t = type_of(x)
+    ints, strings = ctx.attr("classlabels_int64s"), ctx.attr("classlabels_strings")
+    if (ints is None) == (strings is None):
+        raise Unsupported("exactly one of classlabels_int64s and classlabels_strings is needed")
+    keys = tuple(int(v) for v in ints) if ints is not None else tuple(strings)
+    if t.rank != 2 or t.shape[1] != len(keys):
+        raise Unsupported(f"input of shape {list(t.shape)} for {len(keys)} labels")
+    if t.dtype is not DType.F32:
+        raise Unsupported(f"{t.dtype.value} probabilities (float expected)")
+    return ZipMapValue(x, keys)

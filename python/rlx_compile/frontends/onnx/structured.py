@@ -1,0 +1,119 @@
+"""ONNX values that are not tensors, resolved at import time.
+
+A sequence whose length the importer knows is a list of MIR values; an optional is a
+MIR value or nothing; ZipMap's sequence of maps is its probability tensor and the keys.
+Only tensors reach MIR. A graph output made of such a value becomes one MIR output per
+tensor it holds, and the module records how to rebuild the ONNX value from them (the
+``rlx.onnx_outputs`` module attribute, JSON), which ``rebuild_outputs`` does for the
+backend: a list of arrays for a sequence, None or an array for an optional, a list of
+dicts for ZipMap, as onnxruntime returns them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.ir import SSAValue
+
+OUTPUTS_ATTR = "rlx.onnx_outputs"
+
+
+@dataclass(frozen=True)
+class SequenceValue:
+    """An ONNX sequence of tensors of import-time length."""
+
+    items: tuple[Any, ...]
+    """MIR values (or nested structured values)."""
+    elem_type: int = 0
+    """ONNX element type of the items, for an empty sequence (0: unknown)."""
+
+    kind = "sequence"
+
+
+@dataclass(frozen=True)
+class OptionalValue:
+    """An ONNX optional: a value, or None when empty."""
+
+    item: Any
+
+    kind = "optional"
+
+
+@dataclass(frozen=True)
+class ZipMapValue:
+    """ZipMap's sequence of maps: one {key: probability} per row of ``probs``."""
+
+    probs: SSAValue
+    keys: tuple[int, ...] | tuple[str, ...]
+
+    kind = "sequence of maps"
+
+
+Structured = SequenceValue | OptionalValue | ZipMapValue
+STRUCTURED = (SequenceValue, OptionalValue, ZipMapValue)
+
+
+def flatten(value: Any, name: str) -> tuple[list[tuple[SSAValue, str]], Any]:
+    """The MIR outputs (value, output name) a graph output ``name`` holding ``value``
+    becomes, and the JSON spec that rebuilds it from them."""
+    if isinstance(value, SSAValue):
+        return [(value, name)], {"tensor": name}
+    if isinstance(value, SequenceValue):
+        outs: list[tuple[SSAValue, str]] = []
+        specs = []
+        for i, item in enumerate(value.items):
+            item_outs, spec = flatten(item, f"{name}[{i}]")
+            outs += item_outs
+            specs.append(spec)
+        return outs, {"sequence": specs}
+    if isinstance(value, OptionalValue):
+        if value.item is None:
+            return [], {"optional": None}
+        outs, spec = flatten(value.item, name)
+        return outs, {"optional": spec}
+    if isinstance(value, ZipMapValue):
+        return [(value.probs, name)], {"zipmap": {"keys": list(value.keys), "probs": name}}
+    raise TypeError(f"cannot flatten {type(value).__name__}")
+
+
+def record_outputs(module: ModuleOp, specs: Sequence[Any]) -> None:
+    """Record how the graph outputs are rebuilt, when one of them is not a tensor."""
+    if any("tensor" not in spec for spec in specs):
+        module.attributes[OUTPUTS_ATTR] = StringAttr(json.dumps(list(specs)))
+
+
+def output_specs(module: ModuleOp) -> list[Any] | None:
+    attr = module.attributes.get(OUTPUTS_ATTR)
+    return json.loads(attr.data) if isinstance(attr, StringAttr) else None
+
+
+def rebuild(spec: Any, outputs: Mapping[str, np.ndarray]) -> Any:
+    """The ONNX value of one graph output from the module's outputs."""
+    if "tensor" in spec:
+        return outputs[spec["tensor"]]
+    if "sequence" in spec:
+        return [rebuild(s, outputs) for s in spec["sequence"]]
+    if "optional" in spec:
+        return None if spec["optional"] is None else rebuild(spec["optional"], outputs)
+    if "zipmap" in spec:
+        # onnxruntime's maps are ordered by key.
+        keys = spec["zipmap"]["keys"]
+        order = sorted(range(len(keys)), key=lambda i: keys[i])
+        probs = np.asarray(outputs[spec["zipmap"]["probs"]]).reshape(-1, len(keys))
+        return [{keys[i]: float(row[i]) for i in order} for row in probs]
+    raise ValueError(f"unknown output spec {spec!r}")
+
+
+def rebuild_outputs(
+    module: ModuleOp, names: Sequence[str], outputs: Mapping[str, np.ndarray]
+) -> list[Any]:
+    """The graph outputs ``names`` (ONNX names, in order) from a run's outputs."""
+    specs = output_specs(module)
+    if specs is None:
+        return [outputs[n] for n in names]
+    return [rebuild(s, outputs) for s in specs]
