@@ -24,7 +24,7 @@ import numpy as np
 import onnx
 from onnx.backend.base import Backend, BackendRep, namedtupledict
 
-from rlx_compile.frontends.onnx import OnnxImportError, import_model, param_values
+from rlx_compile.frontends.onnx import OnnxImportError, import_model
 from rlx_compile.frontends.onnx.structured import rebuild_outputs
 from rlx_compile.pipeline import CompilePipeline, CompileResult
 
@@ -46,20 +46,19 @@ def _pipeline() -> CompilePipeline:
 
 
 class Compiled:
-    """One compiled specialisation of a model: the compile result and its param values."""
+    """One compiled specialisation of a model (its weights travel with the module)."""
 
     def __init__(self, model: onnx.ModelProto, input_values: Mapping[str, np.ndarray]):
         module = import_model(model, input_values=input_values)
         self.module = module
         self.baked = frozenset(input_values)
-        self.params = param_values(model, module)
         self.result: CompileResult = _pipeline().compile(module)
 
     def run(self, feeds: Mapping[str, np.ndarray], names: Sequence[str]) -> list[Any]:
         """The graph outputs ``names``: arrays, and lists or dicts for sequences,
         optionals and maps, as onnxruntime returns them."""
         inputs = {k: v for k, v in feeds.items() if k not in self.baked}
-        return rebuild_outputs(self.module, names, self.result.run(inputs, self.params))
+        return rebuild_outputs(self.module, names, self.result.run(inputs))
 
 
 class RlxBackendRep(BackendRep):

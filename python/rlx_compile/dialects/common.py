@@ -163,6 +163,62 @@ class RawDataAttr(Data[bytes]):
         printer.print_string('<"0x' + self.data.hex().upper() + '">')
 
 
+class Weights:
+    """Param values kept with a module (an imported model's initializers), by param name.
+
+    One object is shared by every copy of the module (clones copy attributes, not
+    arrays), so a compile's stages cost nothing; the arrays are read-only. Compared by
+    identity. Text holds only their count and size: a module parsed from text has
+    ``arrays`` None (its params are bound at run time, as for any module)."""
+
+    def __init__(self, arrays: Mapping[str, Any] | None, count: int = 0, nbytes: int = 0):
+        self.arrays = arrays
+        self.count = len(arrays) if arrays is not None else count
+        self.nbytes = sum(int(a.nbytes) for a in arrays.values()) if arrays is not None else nbytes
+
+
+@irdl_attr_definition
+class WeightsAttr(Data[Weights]):
+    """``#rlx.weights<N arrays, B bytes>``: the ``Weights`` of the module that holds it
+    (as the module attribute ``rlx.weights``)."""
+
+    name = "rlx.weights"
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> Weights:
+        with parser.in_angle_brackets():
+            count = parser.parse_integer(allow_negative=False)
+            parser.parse_keyword("arrays")
+            parser.parse_punctuation(",")
+            nbytes = parser.parse_integer(allow_negative=False)
+            parser.parse_keyword("bytes")
+        return Weights(None, count, nbytes)
+
+    def print_parameter(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.data.count} arrays, {self.data.nbytes} bytes>")
+
+
+WEIGHTS_ATTR = "rlx.weights"
+
+
+def attach_weights(module: Operation, arrays: Mapping[str, Any]) -> None:
+    """Keep ``arrays`` (param name -> array) with ``module``; they are made read-only."""
+    for a in arrays.values():
+        a.setflags(write=False)
+    module.attributes[WEIGHTS_ATTR] = WeightsAttr(Weights(dict(arrays)))
+
+
+def kept_weights(op: Operation) -> Mapping[str, Any]:
+    """The param values kept with the module holding ``op`` (or ``op`` itself), if any."""
+    node: Operation | None = op
+    while node is not None:
+        attr = node.attributes.get(WEIGHTS_ATTR)
+        if isinstance(attr, WeightsAttr):
+            return attr.data.arrays or {}
+        node = node.parent_op()
+    return {}
+
+
 ENUM_ATTRS: tuple[type[Attribute], ...] = (
     ActivationAttr,
     GeluApproximationAttr,
@@ -173,7 +229,7 @@ ENUM_ATTRS: tuple[type[Attribute], ...] = (
     FusionPolicyAttr,
 )
 
-RLX = Dialect("rlx", [], [TensorType, RawDataAttr, *ENUM_ATTRS])
+RLX = Dialect("rlx", [], [TensorType, RawDataAttr, WeightsAttr, *ENUM_ATTRS])
 """Types and attributes shared by every level."""
 
 _ENUM_ATTR_OF: dict[type[StrEnum], type[EnumAttribute[Any]]] = {

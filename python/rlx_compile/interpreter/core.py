@@ -26,6 +26,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
+from rlx_compile.dialects.common import kept_weights
 from rlx_compile.dialects.dim_expr import DimError
 from rlx_compile.dialects.types import TensorType, fmt_shape
 from rlx_compile.ir import (
@@ -444,7 +445,9 @@ def prepare(
     leaves = _declared_leaves(reachable)
     env = Env(call_stack=(graph_name(g),))
     env.inputs = _bind_leaves("input", leaves["input"], inputs, env)
-    env.params = _bind_leaves("param", leaves["param"], params or {}, env)
+    # Params kept with the module (an imported model's weights) unless given.
+    kept = {k: v for k, v in kept_weights(g).items() if k in leaves["param"]}
+    env.params = _bind_leaves("param", leaves["param"], {**kept, **(params or {})}, env)
     return g, env
 
 

@@ -238,6 +238,10 @@ def build_arg_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     ap.add_argument("--params", type=Path, metavar="WEIGHTS.npz",
                     help="param values of a .mlir model (for calibration)")  # fmt: skip
+    ap.add_argument(
+        "--weights", choices=("arena", "outside"), default="arena",
+        help="params and constants in the arena (a self-contained plan) or bound outside it",
+    )  # fmt: skip
     ap.add_argument("--pipeline", help="replace the default pass pipeline")
     ap.add_argument("--no-verify-each", action="store_true",
                     help="verify the IR once at the end instead of after every pass")  # fmt: skip
@@ -288,6 +292,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         pipeline = CompilePipeline(
             target=args.target, pipeline=args.pipeline, lower_policy=args.policy,
             strategy=args.strategy, keep_stages=False, verify_each=not args.no_verify_each,
+            weights_in_arena=args.weights == "arena",
             dim_bindings=dims if dims and not is_onnx else None, **extra,
         )  # fmt: skip
         if "plan-memory" in pipeline.pipeline:

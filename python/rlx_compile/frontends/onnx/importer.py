@@ -32,6 +32,7 @@ from xdsl.utils.exceptions import VerifyException
 from rlx_compile.builder import named, type_of
 from rlx_compile.diagnostics import RlxError, first_line
 from rlx_compile.dialects import mir
+from rlx_compile.dialects.common import attach_weights
 from rlx_compile.dialects.dim_expr import is_symbol, sym
 from rlx_compile.dialects.types import Dim, DType
 from rlx_compile.frontends.onnx import ops as _ops  # noqa: F401  (registers the converters)
@@ -591,6 +592,10 @@ class Importer:
         set_output_names(graph_op, names)
         module = ModuleOp([graph_op])
         record_outputs(module, specs)
+        # The initializers that became params stay with the module, shared by its copies.
+        kept = {leaf.name for leaf in graph_params(graph_op)}
+        if kept:
+            attach_weights(module, {n: self.init_arrays[n] for n in sorted(kept)})
         try:
             module.verify()
         except VerifyException as err:
