@@ -25,7 +25,13 @@ import onnx
 from onnx.backend.base import Backend, BackendRep, namedtupledict
 
 from rlx_compile.frontends.onnx import OnnxImportError, import_model
-from rlx_compile.frontends.onnx.structured import rebuild_outputs
+from rlx_compile.frontends.onnx.structured import (
+    Layout,
+    flat_feeds,
+    is_tensor_type,
+    layout_of,
+    rebuild_outputs,
+)
 from rlx_compile.pipeline import CompilePipeline, CompileResult
 
 DEVICES = ("CPU",)
@@ -48,16 +54,24 @@ def _pipeline() -> CompilePipeline:
 class Compiled:
     """One compiled specialisation of a model (its weights travel with the module)."""
 
-    def __init__(self, model: onnx.ModelProto, input_values: Mapping[str, np.ndarray]):
-        module = import_model(model, input_values=input_values)
+    def __init__(
+        self,
+        model: onnx.ModelProto,
+        input_values: Mapping[str, np.ndarray],
+        layouts: Mapping[str, Layout] | None = None,
+    ):
+        self.layouts = dict(layouts or {})
+        module = import_model(model, input_values=input_values, structured_inputs=self.layouts)
         self.module = module
         self.baked = frozenset(input_values)
         self.result: CompileResult = _pipeline().compile(module)
 
-    def run(self, feeds: Mapping[str, np.ndarray], names: Sequence[str]) -> list[Any]:
+    def run(self, feeds: Mapping[str, Any], names: Sequence[str]) -> list[Any]:
         """The graph outputs ``names``: arrays, and lists or dicts for sequences,
         optionals and maps, as onnxruntime returns them."""
-        inputs = {k: v for k, v in feeds.items() if k not in self.baked}
+        inputs = {k: v for k, v in feeds.items() if k not in self.baked and k not in self.layouts}
+        for name, layout in self.layouts.items():
+            inputs.update(flat_feeds(layout, name, feeds[name]))
         return rebuild_outputs(self.module, names, self.result.run(inputs))
 
 
@@ -70,6 +84,13 @@ class RlxBackendRep(BackendRep):
         self.needs_values: tuple[str, ...] = ()
         self._compiled: Compiled | None = None
         self._by_value: OrderedDict[tuple[bytes, ...], Compiled] = OrderedDict()
+        # Sequence and optional inputs: compiled per layout of the values fed.
+        self.structured = {
+            i.name: i.type for i in model.graph.input
+            if i.name not in inits and not is_tensor_type(i.type)
+        }  # fmt: skip
+        if self.structured:
+            return
         try:
             self._compiled = Compiled(model, {})
         except OnnxImportError as err:
@@ -82,15 +103,19 @@ class RlxBackendRep(BackendRep):
         """The compiled model (None while it waits for the values of shape inputs)."""
         return self._compiled
 
-    def _feeds(self, inputs: Any) -> dict[str, np.ndarray]:
+    def _feeds(self, inputs: Any) -> dict[str, Any]:
         if isinstance(inputs, Mapping):
-            return {k: np.asarray(v) for k, v in inputs.items()}
-        if isinstance(inputs, np.ndarray):
-            inputs = [inputs]
-        values = list(inputs)
-        if len(values) > len(self.input_names):
-            raise ValueError(f"{len(values)} inputs given, the model has {len(self.input_names)}")
-        return {n: np.asarray(v) for n, v in zip(self.input_names, values, strict=False)}
+            pairs = list(inputs.items())
+        else:
+            if isinstance(inputs, np.ndarray):
+                inputs = [inputs]
+            values = list(inputs)
+            if len(values) > len(self.input_names):
+                raise ValueError(
+                    f"{len(values)} inputs given, the model has {len(self.input_names)}"
+                )
+            pairs = list(zip(self.input_names, values, strict=False))
+        return {k: v if k in self.structured else np.asarray(v) for k, v in pairs}
 
     def _for(self, feeds: Mapping[str, np.ndarray]) -> Compiled:
         if self._compiled is not None:
@@ -99,26 +124,34 @@ class RlxBackendRep(BackendRep):
         if missing:
             raise ValueError(f"inputs {missing} are needed to compile the model")
         values = {n: feeds[n] for n in self.needs_values}
-        key = tuple(
-            f"{v.dtype}{v.shape}".encode() + np.ascontiguousarray(v).tobytes()
-            for v in values.values()
-        )
+        missing = [n for n in self.structured if n not in feeds]
+        if missing:
+            raise ValueError(f"inputs {missing} are needed to compile the model")
+        layouts = {n: layout_of(t, feeds[n], f"input '{n}'") for n, t in self.structured.items()}
+        key = (
+            *(f"{v.dtype}{v.shape}".encode() + np.ascontiguousarray(v).tobytes()
+              for v in values.values()),
+            repr(sorted(layouts.items())).encode(),
+        )  # fmt: skip
         compiled = self._by_value.get(key)
         if compiled is None:
-            compiled = self._by_value[key] = self._compile_with(values, feeds)
+            compiled = self._by_value[key] = self._compile_with(values, feeds, layouts)
             while len(self._by_value) > CACHED_VALUES:
                 self._by_value.popitem(last=False)  # the least recently used
         self._by_value.move_to_end(key)
         return compiled
 
     def _compile_with(
-        self, values: dict[str, np.ndarray], feeds: Mapping[str, np.ndarray]
+        self,
+        values: dict[str, np.ndarray],
+        feeds: Mapping[str, np.ndarray],
+        layouts: Mapping[str, Layout],
     ) -> Compiled:
         """Compile with ``values`` baked in; an importer that then finds more operands
         fed by inputs (one node at a time reports its first) gets those baked in too."""
         while True:
             try:
-                return Compiled(self.model, values)
+                return Compiled(self.model, values, layouts)
             except OnnxImportError as err:
                 more = [n for n in err.needs_values if n not in values and n in feeds]
                 if not more:

@@ -230,6 +230,13 @@ class NodeContext:
             raise Unsupported(f"input #{i} is required")
         return self.imp.value(self.node.input[i], self.b)
 
+    def any(self, i: int) -> SSAValue | Structured:
+        """Input ``i`` as a MIR value, or the sequence, optional or map it is."""
+        if not self.has(i):
+            raise Unsupported(f"input #{i} is required")
+        held = self.imp.structured.get(self.node.input[i])
+        return held if held is not None else self.x(i)
+
     def opt(self, i: int) -> SSAValue | None:
         return self.x(i) if self.has(i) else None
 

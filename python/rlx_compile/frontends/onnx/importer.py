@@ -52,7 +52,15 @@ from rlx_compile.frontends.onnx.context import (
     typed_skeleton,
 )
 from rlx_compile.frontends.onnx.functions import expand_functions
-from rlx_compile.frontends.onnx.structured import STRUCTURED, Structured, flatten, record_outputs
+from rlx_compile.frontends.onnx.structured import (
+    STRUCTURED,
+    Layout,
+    OptionalValue,
+    SequenceValue,
+    Structured,
+    flatten,
+    record_outputs,
+)
 from rlx_compile.frontends.onnx.symbolic import (
     ShapeValue,
     Undecidable,
@@ -106,6 +114,7 @@ def import_model(
     initializers: str = "params",
     input_values: Mapping[str, np.ndarray] | None = None,
     graph_name: str = "main",
+    structured_inputs: Mapping[str, Layout] | None = None,
 ) -> ModuleOp:
     """Import an ONNX model (a path, serialized bytes or a ``ModelProto``) as a MIR module.
 
@@ -118,13 +127,17 @@ def import_model(
       with ``"constants"``, become ``mir.constant``.
     - ``input_values``: graph inputs to bake in as constants (for inputs that feed shape
       operands, e.g. a Reshape's target shape).
+    - ``structured_inputs``: the layout (``structured.layout_of``) of each sequence or
+      optional graph input's value: its length and items are fixed at import.
     """
     if initializers not in INITIALIZER_MODES:
         raise OnnxImportError(
             f"unknown initializers mode '{initializers}' (use {' or '.join(INITIALIZER_MODES)})"
         )
     proto = load(model)
-    return Importer(proto, dynamic_dims or {}, initializers, input_values or {}, graph_name).run()
+    importer = Importer(proto, dynamic_dims or {}, initializers, input_values or {}, graph_name)
+    importer.structured_inputs = dict(structured_inputs or {})
+    return importer.run()
 
 
 def initializer_arrays(
@@ -166,6 +179,7 @@ class Importer:
         self.values: dict[str, SSAValue] = {}
         # Sequences, optionals and maps: import-time values made of MIR values.
         self.structured: dict[str, Structured] = {}
+        self.structured_inputs: dict[str, Layout] = {}
         self.initializers: dict[str, onnx.TensorProto] = {}
         self.init_arrays: dict[str, np.ndarray] = {}
         self.inferred: dict[str, tuple[Dim | None, ...] | None] = {}
@@ -295,7 +309,9 @@ class Importer:
                 continue  # an initializer with a default: a weight, not a run-time input
             tt = vi.type.tensor_type
             if not vi.type.HasField("tensor_type"):
-                raise OnnxImportError(f"graph input '{vi.name}' is not a tensor")
+                self.structured[vi.name] = self._structured_input(vi, b)
+                self.graph_inputs.add(vi.name)
+                continue
             try:
                 dtype = dtype_of(tt.elem_type, f"graph input '{vi.name}' element type")
             except Unsupported as err:
@@ -325,6 +341,29 @@ class Importer:
                 value = b.input(vi.name, shape, dtype)
             self.values[vi.name] = named(value, vi.name)
         return shapes
+
+    def _structured_input(self, vi: onnx.ValueInfoProto, b: FoldingBuilder) -> Structured:
+        """A sequence or optional graph input, as the layout of its value says: one
+        ``mir.input`` per tensor it holds (``name[i]`` for a sequence's items)."""
+        kind = vi.type.WhichOneof("value")
+        layout = self.structured_inputs.get(vi.name)
+        if layout is None or kind not in ("sequence_type", "optional_type"):
+            raise OnnxImportError(
+                f"graph input '{vi.name}' is a {kind.removesuffix('_type') if kind else 'value'}"
+                ", not a tensor: sequence and optional inputs need the layout of their value "
+                "(structured_inputs=; rlx_compile.backend takes it from the values fed)"
+            )
+
+        def build(layout: Layout, name: str) -> SSAValue | Structured | None:
+            if layout[0] == "tensor":
+                dtype = DType.from_numpy(np.dtype(layout[2]))
+                return named(b.input(name, list(layout[1]), dtype), name)
+            if layout[0] == "optional":
+                return OptionalValue(None if layout[1] is None else build(layout[1], name))
+            return SequenceValue(tuple(build(item, f"{name}[{i}]") for i, item in
+                                       enumerate(layout[1])))  # fmt: skip
+
+        return cast(Structured, build(layout, vi.name))
 
     def _initializer_value(self, name: str, b: FoldingBuilder) -> SSAValue:
         arr = self.init_arrays.get(name)
@@ -369,7 +408,7 @@ class Importer:
             return v
         if name in self.structured:
             kind = self.structured[name].kind
-            raise Unsupported(f"'{name}' is a {kind}, used where a tensor is expected")
+            raise Unsupported(f"'{name}' is {kind}, used where a tensor is expected")
         if name in self.initializers:
             return self._initializer_value(name, b)
         if name in self.shape_values:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import onnx
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import SSAValue
 
@@ -32,7 +33,7 @@ class SequenceValue:
     elem_type: int = 0
     """ONNX element type of the items, for an empty sequence (0: unknown)."""
 
-    kind = "sequence"
+    kind = "a sequence"
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ class OptionalValue:
 
     item: Any
 
-    kind = "optional"
+    kind = "an optional"
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ class ZipMapValue:
     probs: SSAValue
     keys: tuple[int, ...] | tuple[str, ...]
 
-    kind = "sequence of maps"
+    kind = "a sequence of maps"
 
 
 Structured = SequenceValue | OptionalValue | ZipMapValue
@@ -117,3 +118,48 @@ def rebuild_outputs(
     if specs is None:
         return [outputs[n] for n in names]
     return [rebuild(s, outputs) for s in specs]
+
+
+# ---------------------------------------------------------------------------------
+# Graph inputs that are sequences or optionals
+# ---------------------------------------------------------------------------------
+
+Layout = tuple[Any, ...]
+"""What a fed value is, by its ONNX type: ``("tensor", shape, dtype name)``,
+``("sequence", (item layouts...))`` or ``("optional", layout or None)``. Hashable: the
+backend keys its compiles by the layouts of such inputs."""
+
+
+def is_tensor_type(type_proto: onnx.TypeProto) -> bool:
+    return type_proto.HasField("tensor_type")
+
+
+def layout_of(type_proto: onnx.TypeProto, value: Any, what: str) -> Layout:
+    """The layout of ``value`` fed for an input of ``type_proto``."""
+    if type_proto.HasField("sequence_type"):
+        if not isinstance(value, list | tuple):
+            raise ValueError(f"{what} is a sequence: feed a list of arrays")
+        elem = type_proto.sequence_type.elem_type
+        return ("sequence", tuple(layout_of(elem, v, f"{what}[{i}]") for i, v in enumerate(value)))
+    if type_proto.HasField("optional_type"):
+        if value is None:
+            return ("optional", None)
+        return ("optional", layout_of(type_proto.optional_type.elem_type, value, what))
+    if type_proto.HasField("tensor_type"):
+        arr = np.asarray(value)
+        return ("tensor", tuple(arr.shape), arr.dtype.name)
+    raise ValueError(f"{what} has a type the compiler does not take (maps are not supported)")
+
+
+def flat_feeds(layout: Layout, name: str, value: Any) -> dict[str, np.ndarray]:
+    """The MIR inputs a fed value of ``layout`` becomes (named as ``build_input`` names
+    them)."""
+    kind = layout[0]
+    if kind == "tensor":
+        return {name: np.asarray(value)}
+    if kind == "optional":
+        return {} if layout[1] is None else flat_feeds(layout[1], name, value)
+    out: dict[str, np.ndarray] = {}
+    for i, (item, v) in enumerate(zip(layout[1], value, strict=True)):
+        out.update(flat_feeds(item, f"{name}[{i}]", v))
+    return out

@@ -58,7 +58,7 @@ def unary(ctx: NodeContext) -> ConverterResult:
 
 @converter("Identity")
 def identity(ctx: NodeContext) -> ConverterResult:
-    return ctx.x(0)
+    return ctx.any(0)  # tensors, and sequences or optionals as they are
 
 
 _BINARY: dict[str, type[mir.BinaryOp]] = {

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 import string
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from xdsl.ir import SSAValue
@@ -301,8 +303,8 @@ def if_(ctx: NodeContext) -> ConverterResult:
 
 class _UnrolledBody:
     """A loop body (a subgraph) inlined once per iteration: ``step`` binds its inputs,
-    converts its nodes and returns its outputs. Body names are rebound every step; the
-    values they shadowed come back at ``close``."""
+    converts its nodes and returns its outputs (tensors, or sequences and optionals).
+    Body names are rebound every step; the values they shadowed come back at ``close``."""
 
     def __init__(self, ctx: NodeContext, attr: str):
         body = next((a.g for a in ctx.node.attribute if a.name == attr), None)
@@ -314,19 +316,37 @@ class _UnrolledBody:
             self.imp.initializers.setdefault(t.name, t)
         self.names = [i.name for i in body.input] + [o for n in body.node for o in n.output]
         self.saved = {name: self.imp.values[name] for name in self.names if name in self.imp.values}
+        held = self.imp.structured
+        self.saved_structured = {name: held[name] for name in self.names if name in held}
 
-    def step(self, t: int, inputs: list[SSAValue]) -> list[SSAValue]:
+    def step(self, t: int, inputs: Sequence[Any]) -> list[Any]:
         for formal, value in zip(self.body.input, inputs, strict=True):
-            self.imp.values[formal.name] = value
+            self._bind(formal.name, value)
+        for name in self.names[len(self.body.input) :]:
+            self._bind(name, None)
         self.imp.convert_graph(self.body, prefix=f"{self.ctx.name}/{t}/")
         if any(o.name in self.imp.poisoned for o in self.body.output):
             raise Unsupported("the body did not convert")
-        return [self.imp.value(o.name, self.ctx.b) for o in self.body.output]
+        held = self.imp.structured
+        return [
+            held[o.name] if o.name in held else self.imp.value(o.name, self.ctx.b)
+            for o in self.body.output
+        ]
+
+    def _bind(self, name: str, value: Any) -> None:
+        self.imp.values.pop(name, None)
+        self.imp.structured.pop(name, None)
+        if isinstance(value, SSAValue):
+            self.imp.values[name] = value
+        elif value is not None:
+            self.imp.structured[name] = value
 
     def close(self) -> None:
         for name in self.names:
             self.imp.values.pop(name, None)
+            self.imp.structured.pop(name, None)
         self.imp.values.update(self.saved)
+        self.imp.structured.update(self.saved_structured)
 
 
 @converter("Scan")
@@ -382,7 +402,7 @@ def loop(ctx: NodeContext) -> ConverterResult:
     limit = int(trips.reshape(-1)[0]) if trips is not None else None
     if limit is None and cond_in is None:
         raise Unsupported("an unbounded loop (no trip count, no condition)")
-    carried = [ctx.x(i) for i in range(2, ctx.num_inputs)]
+    carried = [ctx.any(i) for i in range(2, ctx.num_inputs)]
     body = _UnrolledBody(ctx, "body")
     n = len(carried)
     if len(body.body.input) != n + 2:
