@@ -10,7 +10,7 @@ Each model is trained on a small data set from a fixed seed and written as
 seen, in the model's input types). Inputs are declared with an open batch dim
 (``[None, features]``), as skl2onnx's examples do. Trees are few and shallow so that each
 file stays a few KB. Classifier outputs are skl2onnx's defaults: the label and ZipMap's
-list of {class: probability} dicts.
+list of {class: probability} dicts (string labels for the ``*_string_labels`` models).
 """
 
 from __future__ import annotations
@@ -75,9 +75,16 @@ def models() -> dict[str, Callable[[], tuple[onnx.ModelProto, dict[str, np.ndarr
     from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
     def fit(
-        model: Any, kind: str, *, dtype: str = "float", transform: Callable | None = None
+        model: Any,
+        kind: str,
+        *,
+        dtype: str = "float",
+        transform: Callable | None = None,
+        names: bool = False,
     ) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
         x, y, test = data(kind)
+        if names:  # string class labels
+            y = np.array(["setosa", "versicolor", "virginica"])[y]
         if transform is not None:
             x, test = transform(x), transform(test)
         model.fit(x, y)
@@ -106,6 +113,12 @@ def models() -> dict[str, Callable[[], tuple[onnx.ModelProto, dict[str, np.ndarr
             make_pipeline(StandardScaler(), LogisticRegression(max_iter=500)), "classes3"
         ),
         "logreg_binary": lambda: fit(LogisticRegression(), "classes2"),
+        "logreg_string_labels": lambda: fit(LogisticRegression(), "classes3", names=True),
+        "random_forest_string_labels": lambda: fit(
+            RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0),
+            "classes3",
+            names=True,
+        ),
         "linear_svc": lambda: fit(LinearSVC(), "classes3"),
         "linear_regression": lambda: fit(LinearRegression(), "regression"),
         "normalizer_ridge": lambda: fit(make_pipeline(Normalizer(), Ridge()), "regression"),

@@ -61,7 +61,7 @@ def check(model: onnx.ModelProto, feeds: dict[str, np.ndarray], atol: float = 1e
                 np.testing.assert_allclose(list(gd.values()), list(wd.values()), atol=atol)
             continue
         assert g.shape == w.shape and g.dtype == w.dtype, (g.shape, w.shape, g.dtype, w.dtype)
-        if w.dtype.kind in "iub":
+        if w.dtype.kind in "iubO":  # labels, strings included
             np.testing.assert_array_equal(g, w)
         else:
             np.testing.assert_allclose(g, w, rtol=1e-5, atol=atol)
@@ -470,14 +470,68 @@ def test_zipmap(keys: list[Any]) -> None:
 # -- refusals --------------------------------------------------------------------------------
 
 
-def test_string_class_labels_are_refused_naming_the_node() -> None:
-    attrs = {"coefficients": [1.0] * 2 * F, "intercepts": [0.0, 0.0],
-             "classlabels_strings": ["cat", "dog"]}  # fmt: skip
-    model = ml_model(
-        "LinearClassifier",
-        attrs,
-        [("Y", TensorProto.STRING, [N]), ("Z", TensorProto.FLOAT, [N, 2])],
+STRING_LABEL = ("Y", TensorProto.STRING, [N])
+
+
+@pytest.mark.parametrize("classes", [2, 3])
+def test_string_class_labels(classes: int) -> None:
+    """String labels: the label output is a string tensor, as onnxruntime's."""
+    r = rng(60 + classes)
+    names = ["cat", "dog", "emu"][:classes]
+    rows = 1 if classes == 2 else classes
+    linear = {"coefficients": r.normal(size=rows * F).tolist(),
+              "intercepts": r.normal(size=rows).tolist(), "classlabels_strings": names}  # fmt: skip
+    width = 2 if rows == 1 else rows
+    z = ("Z", TensorProto.FLOAT, [N, width])
+    check(ml_model("LinearClassifier", linear, [STRING_LABEL, z]), x_feed(61))
+    svm = svm_attrs(classes, "RBF", classes == 3, seed=62)
+    del svm["classlabels_ints"]
+    svm["classlabels_strings"] = names
+    width = classes if classes == 3 else 2
+    check(ml_model("SVMClassifier", svm, [STRING_LABEL, ("Z", TensorProto.FLOAT, [N, width])]),
+          x_feed(63))  # fmt: skip
+    cols = random_trees(3, classes, seed=64, every=True)
+    trees = classifier_attrs(cols, [])
+    del trees["classlabels_int64s"]
+    trees["classlabels_strings"] = names
+    out = [STRING_LABEL, ("Z", TensorProto.FLOAT, [N, classes])]
+    check(ml_model("TreeEnsembleClassifier", trees, out), x_feed(65))
+
+
+def test_strings_between_mappings() -> None:
+    """int64 -> string -> int64 and string -> one-hot: the strings never leave the model
+    except as a string output."""
+    nodes = [
+        helper.make_node("CategoryMapper", ["X"], ["s"], domain=ML, cats_int64s=[1, 2, 3],
+                         cats_strings=["one", "two", "three"], default_string="none"),
+        helper.make_node("LabelEncoder", ["s"], ["back"], domain=ML,
+                         keys_strings=["three", "one", "none"], values_int64s=[30, 10, -7]),
+        helper.make_node("CategoryMapper", ["s"], ["ints"], domain=ML, cats_int64s=[5, 6],
+                         cats_strings=["two", "one"]),
+        helper.make_node("OneHotEncoder", ["s"], ["hot"], domain=ML,
+                         cats_strings=["two", "none", "three"]),
+        helper.make_node("LabelEncoder", ["X"], ["named"], domain=ML, keys_int64s=[2, 9],
+                         values_strings=["b", "z"]),
+    ]  # fmt: skip
+    outs = [
+        helper.make_tensor_value_info("s", TensorProto.STRING, [6]),
+        helper.make_tensor_value_info("back", TensorProto.INT64, [6]),
+        helper.make_tensor_value_info("ints", TensorProto.INT64, [6]),
+        helper.make_tensor_value_info("hot", TensorProto.FLOAT, [6, 3]),
+        helper.make_tensor_value_info("named", TensorProto.STRING, [6]),
+    ]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("X", TensorProto.INT64, [6])], outs
     )
-    model.graph.node[0].name = "clf"
-    with pytest.raises(OnnxImportError, match=r"LinearClassifier node 'clf'.*string class labels"):
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ML, 2)]
+    )
+    check(model, {"X": np.array([1, 2, 3, 4, 9, 1], np.int64)})
+
+
+def test_a_string_graph_input_is_refused() -> None:
+    attrs = {"keys_strings": ["a"], "values_int64s": [1]}
+    model = ml_model("LabelEncoder", attrs, [("Y", TensorProto.INT64, [N])],
+                     inputs=[("X", TensorProto.STRING, [N])], ml_opset=2)  # fmt: skip
+    with pytest.raises(OnnxImportError, match="graph input 'X' element type STRING"):
         backend.prepare(model)

@@ -64,7 +64,7 @@ def assert_same(got: Any, want: Any, what: str) -> None:
         return
     got, want = np.asarray(got), np.asarray(want)
     assert got.dtype == want.dtype and got.shape == want.shape, (what, got.dtype, want.dtype)
-    if want.dtype.kind in "iub":
+    if want.dtype.kind in "iubO":  # labels, string labels included
         np.testing.assert_array_equal(got, want, err_msg=what)
     else:
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=what)

@@ -1,12 +1,14 @@
 """ONNX values that are not tensors, resolved at import time.
 
 A sequence whose length the importer knows is a list of MIR values; an optional is a
-MIR value or nothing; ZipMap's sequence of maps is its probability tensor and the keys.
+MIR value or nothing; ZipMap's sequence of maps is its probability tensor and the keys;
+a string tensor drawn from a vocabulary known at import (class labels...) is the tensor
+of its positions in that vocabulary.
 Only tensors reach MIR. A graph output made of such a value becomes one MIR output per
 tensor it holds, and the module records how to rebuild the ONNX value from them (the
 ``rlx.onnx_outputs`` module attribute, JSON), which ``rebuild_outputs`` does for the
 backend: a list of arrays for a sequence, None or an array for an optional, a list of
-dicts for ZipMap, as onnxruntime returns them.
+dicts for ZipMap, an array of str objects for strings, as onnxruntime returns them.
 """
 
 from __future__ import annotations
@@ -55,8 +57,19 @@ class ZipMapValue:
     kind = "a sequence of maps"
 
 
-Structured = SequenceValue | OptionalValue | ZipMapValue
-STRUCTURED = (SequenceValue, OptionalValue, ZipMapValue)
+@dataclass(frozen=True)
+class StringsValue:
+    """A string tensor whose strings all come from a vocabulary known at import (class
+    labels, a mapping's values): the int64 tensor of their positions in ``vocab``."""
+
+    indices: SSAValue
+    vocab: tuple[str, ...]
+
+    kind = "a string tensor"
+
+
+Structured = SequenceValue | OptionalValue | ZipMapValue | StringsValue
+STRUCTURED = (SequenceValue, OptionalValue, ZipMapValue, StringsValue)
 
 
 def flatten(value: Any, name: str) -> tuple[list[tuple[SSAValue, str]], Any]:
@@ -79,6 +92,8 @@ def flatten(value: Any, name: str) -> tuple[list[tuple[SSAValue, str]], Any]:
         return outs, {"optional": spec}
     if isinstance(value, ZipMapValue):
         return [(value.probs, name)], {"zipmap": {"keys": list(value.keys), "probs": name}}
+    if isinstance(value, StringsValue):
+        return [(value.indices, name)], {"strings": {"vocab": list(value.vocab), "index": name}}
     raise TypeError(f"cannot flatten {type(value).__name__}")
 
 
@@ -107,6 +122,9 @@ def rebuild(spec: Any, outputs: Mapping[str, np.ndarray]) -> Any:
         order = sorted(range(len(keys)), key=lambda i: keys[i])
         probs = np.asarray(outputs[spec["zipmap"]["probs"]]).reshape(-1, len(keys))
         return [{keys[i]: float(row[i]) for i in order} for row in probs]
+    if "strings" in spec:
+        vocab = np.array(spec["strings"]["vocab"], dtype=object)
+        return vocab[np.asarray(outputs[spec["strings"]["index"]])]
     raise ValueError(f"unknown output spec {spec!r}")
 
 

@@ -5,8 +5,10 @@ tree ensembles are in ``trees``.)
 Scores, labels and their binary special cases follow onnxruntime's kernels, which is what
 a converted model was checked against: e.g. a single binary score becomes the pair
 [1 - s, s] without its post_transform, and PROBIT uses onnxruntime's approximation of
-erfinv. String tensors are not supported: class labels must be integers (a node whose
-label output would hold strings is refused, naming the node).
+erfinv. Strings are supported where they come from the model itself: string class labels
+and the string side of LabelEncoder and CategoryMapper give a tensor of positions in a
+vocabulary known at import (``StringsValue``, decoded by the backend); string graph
+inputs are not (their vocabulary is open).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+import onnx
 from xdsl.ir import SSAValue
 
 from rlx_compile.builder import type_of
@@ -27,7 +30,7 @@ from rlx_compile.frontends.onnx.context import (
     numel,
     opset_versions,
 )
-from rlx_compile.frontends.onnx.structured import ZipMapValue
+from rlx_compile.frontends.onnx.structured import StringsValue, ZipMapValue
 
 ML = "ai.onnx.ml"
 POST_TRANSFORMS = ("NONE", "LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO", "PROBIT")
@@ -60,17 +63,27 @@ def floats(ctx: NodeContext, name: str, required: bool = False) -> np.ndarray | 
     return np.asarray(value, np.float32).reshape(-1)
 
 
-def class_labels(ctx: NodeContext, ints: str = "classlabels_int64s") -> list[int]:
-    """Integer class labels. String labels would make the label output a string tensor,
-    which the compiler does not have."""
+def class_labels(ctx: NodeContext, ints: str = "classlabels_int64s") -> list[int] | list[str]:
+    """The class labels: integers, or strings (the label output is then a string tensor
+    over them)."""
     strings = ctx.attr("classlabels_strings")
     values = ctx.attr(ints)
-    if strings:
-        raise Unsupported(
-            "string class labels (classlabels_strings) are not supported: convert the model "
-            "with integer class labels"
-        )
-    return [int(v) for v in values or []]
+    if strings and values:
+        raise Unsupported(f"both classlabels_strings and {ints} are given")
+    return list(strings) if strings else [int(v) for v in values or []]
+
+
+def labels_at(ctx: NodeContext, index: SSAValue, labels: Sequence[int | str]) -> ConverterResult:
+    """The labels at class positions ``index`` (int64): gathered integers, or a string
+    tensor over the labels."""
+    if labels and isinstance(labels[0], str):
+        return StringsValue(index, tuple(str(v) for v in labels))
+    return ctx.b.gather(ctx.constant(np.asarray(labels, np.int64)), index, 0)
+
+
+def side(ctx: NodeContext, win: SSAValue) -> SSAValue:
+    """Class position 1 where ``win``, else 0 (int64)."""
+    return ctx.b.cast(win, DType.I64)
 
 
 def argmax(ctx: NodeContext, x: SSAValue, axis: int = -1) -> SSAValue:
@@ -265,11 +278,21 @@ def one_hot_encoder(ctx: NodeContext) -> ConverterResult:
     a value in no category gives zeros. (With zeros=0 onnxruntime fails the run on such a
     value; the compiled model gives zeros.)"""
     b = ctx.b
-    x = ctx.x(0)
     cats = ctx.attr("cats_int64s")
-    if ctx.attr("cats_strings"):
-        raise Unsupported("string categories (cats_strings) are not supported")
+    names = ctx.attr("cats_strings")
     ctx.check_attr("zeros", (0, 1), 1)
+    held = ctx.any(0)
+    if names and isinstance(held, StringsValue):
+        # A category listed twice answers at its last position (onnxruntime's map).
+        last = {n: i for i, n in enumerate(names)}
+        table = np.array([last.get(v, -1) for v in held.vocab] or [-1], np.int64)
+        position = b.gather(ctx.constant(table), held.indices, 0)
+        shape = type_of(position).shape
+        ids = ctx.constant(np.arange(len(names), dtype=np.int64).reshape([1] * len(shape) + [-1]))
+        return b.cast(b.compare("eq", b.reshape(position, [*shape, 1]), ids), DType.F32)
+    if names:
+        raise Unsupported("string categories for an input that is not a string tensor")
+    x = ctx.x(0)
     if not cats:
         raise Unsupported("attribute 'cats_int64s' is required")
     cats = np.asarray(cats, np.int64)
@@ -320,66 +343,121 @@ def feature_vectorizer(ctx: NodeContext) -> ConverterResult:
 
 _LABEL_FIELDS = {"int64s": DType.I64, "floats": DType.F32}
 
+Table = np.ndarray | list[str]
+"""Keys or values of a mapping: a numeric array, or strings."""
 
-def _label_table(ctx: NodeContext, kind: str) -> tuple[np.ndarray, DType]:
-    """The keys or values of a LabelEncoder, from ``<kind>_int64s``/``<kind>_floats`` or
-    (opset 4) ``<kind>_tensor``."""
-    if ctx.attr(f"{kind}_strings"):
-        raise Unsupported(f"string {kind} ({kind}_strings) are not supported")
-    found = []
+
+def _tensor_attr(ctx: NodeContext, name: str) -> np.ndarray | None:
+    """A TENSOR attribute as an array, string tensors included (as str objects)."""
+    ctx.used_attrs.add(name)
+    for a in ctx.node.attribute:
+        if a.name == name and a.type == onnx.AttributeProto.TENSOR:
+            if a.t.data_type == onnx.TensorProto.STRING:
+                return np.array([v.decode() for v in a.t.string_data], dtype=object)
+            return np.asarray(ctx.attr(name)).reshape(-1)
+    return None
+
+
+def _mapping_table(ctx: NodeContext, kind: str) -> Table:
+    """The keys or values of a LabelEncoder: ``<kind>_int64s``, ``_floats``, ``_strings``
+    or (opset 4) ``<kind>_tensor``."""
+    found: list[Table] = []
     for suffix, dtype in _LABEL_FIELDS.items():
         value = ctx.attr(f"{kind}_{suffix}")
         if value is not None:
-            found.append((np.asarray(value, dtype.numpy).reshape(-1), dtype))
-    tensor = ctx.attr(f"{kind}_tensor")
+            found.append(np.asarray(value, dtype.numpy).reshape(-1))
+    strings = ctx.attr(f"{kind}_strings")
+    if strings is not None:
+        found.append(list(strings))
+    tensor = _tensor_attr(ctx, f"{kind}_tensor")
     if tensor is not None:
-        arr = np.asarray(tensor).reshape(-1)
-        if arr.dtype.kind not in "iuf":
-            raise Unsupported(f"{kind}_tensor of {arr.dtype} is not supported")
-        found.append((arr, DType.from_numpy(arr.dtype)))
+        found.append(list(tensor) if tensor.dtype == object else tensor)
     if len(found) != 1:
         raise Unsupported(f"exactly one of the {kind}_* attributes is needed")
     return found[0]
 
 
+def mapping(
+    ctx: NodeContext, keys: Table, values: Table, default: object, nan_matches: bool = False
+) -> ConverterResult:
+    """Input 0 mapped key -> value (the first of keys listed twice), ``default`` where no
+    key matches. Numbers are matched by comparison (NaN to a NaN key if
+    ``nan_matches``); a string tensor by its vocabulary, at import."""
+    b = ctx.b
+    x = ctx.any(0)
+    count = len(keys)
+    if isinstance(keys, list):  # string keys: the input must be a string tensor
+        if not isinstance(x, StringsValue):
+            raise Unsupported("string keys for an input that is not a string tensor")
+        first = {}
+        for i, k in enumerate(keys):
+            first.setdefault(k, i)
+        table = np.array([first.get(v, count) for v in x.vocab] or [count], np.int64)
+        index = b.gather(ctx.constant(table), x.indices, 0)
+    else:
+        if not isinstance(x, SSAValue):
+            raise Unsupported(f"numeric keys for an input that is {x.kind}")
+        t = type_of(x)
+        if t.dtype is not DType.from_numpy(keys.dtype):
+            raise Unsupported(f"{t.dtype.value} input with {keys.dtype} keys")
+        if not count:
+            index = ctx.full(t.shape, 0, DType.I64)
+        else:
+            same = np.array([np.flatnonzero(_same(keys, k))[0] == i for i, k in enumerate(keys)])
+            live = np.where(same, keys, keys[0])  # a repeated key answers at its first position
+            probe = b.reshape(x, [*t.shape, 1])
+            table = live.reshape([1] * t.rank + [-1])
+            hit = b.compare("eq", probe, ctx.constant(table))
+            hit = b.binary(mir.AndOp, hit, ctx.constant(same.reshape(table.shape)))
+            if nan_matches and t.dtype.is_float and np.isnan(keys).any():
+                nan_key = ctx.constant(np.isnan(keys).reshape(table.shape))
+                missing = b.compare("ne", probe, probe)
+                hit = b.binary(mir.OrOp, hit, b.binary(mir.AndOp, missing, nan_key))
+            hits = b.cast(hit, DType.I32)
+            found = b.compare("gt", b.reduce("sum", hits, -1), 0)
+            index = b.where(found, argmax(ctx, hits), ctx.full(t.shape, count, DType.I64))
+    if isinstance(values, list):
+        return StringsValue(index, (*(str(v) for v in values), str(default)))
+    extended = np.concatenate([values, np.asarray([default], values.dtype)])
+    return b.gather(ctx.constant(extended), index, 0)
+
+
 @converter("LabelEncoder", domain=ML)
 def label_encoder(ctx: NodeContext) -> ConverterResult:
-    """Each value mapped to the value of its key (the first key listed, if listed twice),
-    the default where no key matches; from opset 4 a NaN key matches NaN."""
-    b = ctx.b
+    """Each value mapped to the value of its key, the default where no key matches;
+    from opset 4 a NaN key matches NaN. Strings as far as they are the model's own: a
+    string input must come from another node (class labels, a mapping)."""
     opset = ml_opset(ctx)
     if opset < 2:
-        raise Unsupported("LabelEncoder-1 maps strings, which are not supported")
-    x = ctx.x(0)
-    t = type_of(x)
-    keys, key_type = _label_table(ctx, "keys")
-    values, value_type = _label_table(ctx, "values")
-    if keys.size != values.size:
-        raise Unsupported(f"{keys.size} keys but {values.size} values")
-    if t.dtype is not key_type:
-        raise Unsupported(f"{t.dtype.value} input with {key_type.value} keys")
-    default = ctx.attr("default_tensor")
-    ctx.attr("default_string")
+        raise Unsupported("LabelEncoder-1 (classes_strings) is not supported")
+    keys, values = _mapping_table(ctx, "keys"), _mapping_table(ctx, "values")
+    if len(keys) != len(values):
+        raise Unsupported(f"{len(keys)} keys but {len(values)} values")
+    default = _tensor_attr(ctx, "default_tensor")
+    string_default = ctx.attr("default_string", "_Unused")
     if default is not None:
-        default = np.asarray(default).reshape(-1)[0]
-    elif value_type is DType.I64:
+        default = default.reshape(-1)[0]
+    elif isinstance(values, list):
+        default = string_default
+    elif values.dtype == np.int64:
         default = ctx.attr("default_int64", -1)
     else:
         default = ctx.attr("default_float", -0.0)
-    if not keys.size:
-        return ctx.full(t.shape, default, value_type)
-    first = np.array([i == np.flatnonzero(_same(keys, k))[0] for i, k in enumerate(keys)])
-    keys, values = keys[first], values[first]
-    table = ctx.constant(keys.reshape([1] * t.rank + [-1]))
-    probe = b.reshape(x, [*t.shape, 1])
-    hit = b.compare("eq", probe, table)
-    if t.dtype.is_float and opset >= 4 and np.isnan(keys).any():
-        nan_key = ctx.constant(np.isnan(keys).reshape([1] * t.rank + [-1]))
-        hit = b.binary(mir.OrOp, hit, b.binary(mir.AndOp, b.compare("ne", probe, probe), nan_key))
-    hits = b.cast(hit, DType.I32)
-    found = b.compare("gt", b.reduce("sum", hits, -1), 0)
-    picked = b.gather(ctx.constant(values), argmax(ctx, hits), 0)
-    return b.where(found, picked, ctx.constant(np.asarray(default, value_type.numpy)))
+    return mapping(ctx, keys, values, default, nan_matches=opset >= 4)
+
+
+@converter("CategoryMapper", domain=ML)
+def category_mapper(ctx: NodeContext) -> ConverterResult:
+    """int64 -> string by the paired cats_int64s/cats_strings, or string -> int64."""
+    ints = np.asarray(ctx.attr("cats_int64s") or [], np.int64)
+    strings = list(ctx.attr("cats_strings") or [])
+    if len(ints) != len(strings):
+        raise Unsupported(f"{len(ints)} cats_int64s but {len(strings)} cats_strings")
+    default_string = ctx.attr("default_string", "_Unused")
+    default_int = ctx.attr("default_int64", -1)
+    if isinstance(ctx.any(0), StringsValue):
+        return mapping(ctx, strings, ints, default_int)
+    return mapping(ctx, ints, strings, default_string)
 
 
 def _same(keys: np.ndarray, k: object) -> np.ndarray:
@@ -423,13 +501,11 @@ def linear_classifier(ctx: NodeContext) -> ConverterResult:
         if len(labels) != 2:
             raise Unsupported(f"one score needs 2 class labels, got {len(labels)}")
         s = b.reshape(scores, [batch])
-        win = b.compare("gt", s, 0.0)
-        label = b.where(win, ctx.full([batch], labels[1], DType.I64), labels[0])
+        label = labels_at(ctx, side(ctx, b.compare("gt", s, 0.0)), labels)
         return label, binary_pair(ctx, s, post)
     if len(labels) < rows:
         raise Unsupported(f"{len(labels)} class labels for {rows} scores")
-    label = b.gather(ctx.constant(np.asarray(labels, np.int64)), argmax(ctx, scores), 0)
-    return label, post_transform(ctx, scores, post)
+    return labels_at(ctx, argmax(ctx, scores), labels), post_transform(ctx, scores, post)
 
 
 # ---------------------------------------------------------------------------------
@@ -516,19 +592,17 @@ def svm_classifier(ctx: NodeContext) -> ConverterResult:
     have_proba = prob_a is not None and prob_a.size > 0
     if classes < 2:
         raise Unsupported(f"{classes} class label(s): at least 2 are needed")
-    label_table = ctx.constant(np.asarray(labels, np.int64))
     if sum(per_class) == 0:  # liblinear: one row of coefficients per class
         ctx.attr("kernel_type")
         ctx.attr("kernel_params")
         scores = linear_scores(ctx, x, coefficients, classes, float(rho[0]))
         best = argmax(ctx, scores)
-        label = b.gather(label_table, best, 0)
         if classes == 2 and not have_proba:
             top = b.reduce("max", scores, -1)
             positive = bool(np.all(coefficients >= 0))
             wins = b.compare("ge", top, 0.5) if positive else b.compare("gt", top, 0.0)
-            label = b.where(wins, ctx.full([batch], labels[1], DType.I64), label)
-        return label, post_transform(ctx, scores, post)
+            best = b.where(wins, ctx.full([batch], 1, DType.I64), best)
+        return labels_at(ctx, best, labels), post_transform(ctx, scores, post)
     if len(per_class) != classes or vectors is None:
         raise Unsupported("vectors_per_class must give one count per class label")
     count = sum(per_class)
@@ -555,7 +629,7 @@ def svm_classifier(ctx: NodeContext) -> ConverterResult:
     votes = b.add(
         b.matmul(wins, ctx.constant(first)), b.matmul(b.sub(1.0, wins), ctx.constant(second))
     )
-    label = b.gather(label_table, argmax(ctx, votes), 0)
+    label = labels_at(ctx, argmax(ctx, votes), labels)
     if have_proba:
         assert prob_a is not None
         if prob_b is None or prob_a.size < len(pairs) or prob_b.size < len(pairs):

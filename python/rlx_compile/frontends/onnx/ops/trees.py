@@ -31,9 +31,11 @@ from rlx_compile.frontends.onnx.ops.ml import (
     ML,
     argmax,
     class_labels,
+    labels_at,
     ml_input,
     post_transform,
     probit,
+    side,
 )
 
 _COMPARE = {0: "le", 1: "lt", 2: "ge", 3: "gt", 4: "eq", 5: "ne"}
@@ -455,9 +457,7 @@ def tree_ensemble_classifier(ctx: NodeContext) -> ConverterResult:
             has = b.binary(mir.OrOp, has, ctx.constant(
                 (np.arange(classes) < len(base)).reshape(1, classes)))  # fmt: skip
         best = argmax(ctx, b.where(has, scores, -np.inf))
-        return b.gather(ctx.constant(np.asarray(labels, np.int64)), best, 0), post_transform(
-            ctx, scores, post
-        )
+        return labels_at(ctx, best, labels), post_transform(ctx, scores, post)
     # Two classes, as onnxruntime resolves them. Which classes carry weights must be
     # the same for every sample; a class without one scores 0 whatever is added to it.
     h0, h1 = (_static_has(old, k) for k in (0, 1))
@@ -482,10 +482,11 @@ def tree_ensemble_classifier(ctx: NodeContext) -> ConverterResult:
     positive = v1 if two and h1 else v0
     if len(old.weight_outputs) == 1:  # one class weighted: labels by the score's side
         win = b.compare("gt", positive, 0.5 if old.all_positive else 0.0)
-        label = b.where(win, ctx.full([batch], int(labels[1]), DType.I64), int(labels[0]))
+        label = labels_at(ctx, side(ctx, win), labels)
         extra = 0 if old.all_positive else 2
-    else:  # onnxruntime answers 1 or 0 here, not a class label
-        label = b.cast(b.compare("gt", positive, 0.0), DType.I64)
+    else:  # onnxruntime answers 1 or 0 here: a class label only for string labels
+        index = side(ctx, b.compare("gt", positive, 0.0))
+        label = labels_at(ctx, index, labels) if isinstance(labels[0], str) else index
     if two:
         pair = b.concat([b.reshape(v, [batch, 1]) for v in (v0, v1)], 1)
         return label, post_transform(ctx, pair, post)
