@@ -24,8 +24,8 @@ from xdsl.dialects.builtin import ModuleOp
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from memory import decoder_stack  # bench/memory.py: the generated 12-layer decoder
-from rlx_compile.conversion import KernelDispatchReport
 from rlx_compile.fusion import FusionReport
+from rlx_compile.legalization import KernelDispatchReport
 from rlx_compile.passmanager import PassManager, parse_pipeline
 from rlx_compile.reports import collect_reports
 from rlx_compile.targets import TARGET_NAMES, get_target
@@ -34,7 +34,7 @@ Run = tuple[ModuleOp, float, list[object]]
 
 
 def count_ops(module: ModuleOp) -> int:
-    from rlx_compile.conversion.driver import dispatched_ops
+    from rlx_compile.legalization.driver import dispatched_ops
 
     return sum(1 for _ in dispatched_ops(module))
 

@@ -26,12 +26,12 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from rlx_compile import env
-from rlx_compile.conversion.dispatch import DispatchPolicy, KernelDispatchReport, resolve_policy
 from rlx_compile.diagnostics import PassWarning, RlxError
 from rlx_compile.dialects import lir
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.fusion.report import FusionReport
 from rlx_compile.ir import fingerprint, graph_ops, graph_params, print_module
+from rlx_compile.legalization.dispatch import DispatchPolicy, KernelDispatchReport, resolve_policy
 from rlx_compile.memory.report import MemoryReport, memory_report
 from rlx_compile.params import save_bindings
 from rlx_compile.passmanager import (

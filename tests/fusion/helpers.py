@@ -7,9 +7,9 @@ from collections.abc import Mapping
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 
-from rlx_compile.conversion.driver import dispatched_ops
 from rlx_compile.interpreter import run
 from rlx_compile.ir import graph_inputs, graph_params, main_graph
+from rlx_compile.legalization.driver import dispatched_ops
 from rlx_compile.passmanager import PassManager, parse_pipeline
 from rlx_compile.reports import collect_reports
 from rlx_compile.targets import get_target

@@ -10,12 +10,12 @@ import pytest
 from xdsl.dialects.builtin import ModuleOp
 
 from rlx_compile import ModuleBuilder
-from rlx_compile.conversion import prepare_graph_for_backend_with_report
 from rlx_compile.diagnostics import PassFailure
 from rlx_compile.dialects import mir
 from rlx_compile.fusion import FusionReport, fusion_passes, fusion_passes_for_supported
 from rlx_compile.interpreter import run
 from rlx_compile.ir import graph_inputs, graph_params, main_graph, output_names
+from rlx_compile.legalization import prepare_graph_for_backend_with_report
 from tests.fusion.helpers import apply, assert_exact, op_names
 
 

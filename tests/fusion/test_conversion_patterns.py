@@ -15,9 +15,9 @@ from xdsl.ir import Block, Region
 
 from rlx_compile import ModuleBuilder
 from rlx_compile.builder import GraphBuilder
-from rlx_compile.conversion import convert
 from rlx_compile.dialects import mir
 from rlx_compile.interpreter import run
+from rlx_compile.legalization import convert
 from rlx_compile.targets import get_target
 from rlx_compile.targets.base import PRIMITIVES
 from tests.fusion.helpers import apply, assert_close, assert_exact, op_names

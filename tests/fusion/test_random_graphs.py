@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from rlx_compile.conversion import prepare_graph_for_backend_with_report
 from rlx_compile.interpreter import run
+from rlx_compile.legalization import prepare_graph_for_backend_with_report
 from rlx_compile.targets import TARGET_NAMES
 from rlx_compile.testing.random_graphs import random_mir_graph
 from tests.fusion.helpers import apply, assert_close, run_pruned

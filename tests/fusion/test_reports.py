@@ -9,9 +9,9 @@ import pytest
 
 from examples.build_examples import decoder_block, small_cnn
 from rlx_compile import CompilePipeline, ModuleBuilder, env
-from rlx_compile.conversion import DispatchPolicy, resolve_policy
 from rlx_compile.diagnostics import PassFailure, RlxError
 from rlx_compile.interpreter import run
+from rlx_compile.legalization import DispatchPolicy, resolve_policy
 from rlx_compile.pipeline import CompileError
 from rlx_compile.targets import TARGET_NAMES
 from rlx_compile.tools import rlx_opt

@@ -8,9 +8,9 @@ import pytest
 from xdsl.dialects.builtin import ModuleOp
 
 from examples.build_examples import decoder_block, small_cnn
-from rlx_compile.conversion import KernelDispatchReport
 from rlx_compile.fusion import FusionReport
 from rlx_compile.interpreter import run
+from rlx_compile.legalization import KernelDispatchReport
 from rlx_compile.targets import TARGET_NAMES
 from tests.fusion.helpers import (
     apply,

@@ -37,12 +37,12 @@ from xdsl.pattern_rewriter import (
 from xdsl.traits import IsTerminator
 
 from rlx_compile.builder import ReplacingPattern
-from rlx_compile.conversion.driver import dispatched_ops
 from rlx_compile.dialects.common import Activation, ActivationAttr
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.folding import constant_value
 from rlx_compile.fusion.report import FusionReport, MissedFusion
 from rlx_compile.ir import location_str
+from rlx_compile.legalization.driver import dispatched_ops
 from rlx_compile.reports import publish
 from rlx_compile.targets import TargetPass
 from rlx_compile.targets.base import ACTIVATION_LABELS, Target, activation_of

@@ -8,14 +8,14 @@ IR. Element types: float32 (single-precision FPU) and the 8/16/32-bit integers o
 quantized kernels. No elementwise regions.
 """
 
-from rlx_compile.conversion.patterns import (
+from rlx_compile.dialects import mir
+from rlx_compile.dialects.common import Activation
+from rlx_compile.dialects.types import DType
+from rlx_compile.legalization.patterns import (
     LOGICAL_KERNEL_PATTERNS,
     NARROW_KERNEL_PATTERNS,
     UNFUSE_PATTERNS,
 )
-from rlx_compile.dialects import mir
-from rlx_compile.dialects.common import Activation
-from rlx_compile.dialects.types import DType
 from rlx_compile.targets.base import LEAVES, FusionLimits, Target, last_axis_only
 
 _KERNELS = (

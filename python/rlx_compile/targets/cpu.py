@@ -9,8 +9,8 @@ modulo their size and need ``legalize-broadcast``; an explicit expand costs a fu
 buffer per broadcast operand).
 """
 
-from rlx_compile.conversion.patterns import LOGICAL_KERNEL_PATTERNS, UNFUSE_PATTERNS
 from rlx_compile.dialects import mir
+from rlx_compile.legalization.patterns import LOGICAL_KERNEL_PATTERNS, UNFUSE_PATTERNS
 from rlx_compile.targets.base import (
     MATMUL_AND_RESIDUAL_NORMS,
     PRIMITIVES,

@@ -6,9 +6,9 @@ its tanh form); the fused conv is cuDNN's conv-bias-activation, whose fast path 
 block (as in RLX). Elementwise regions run as fused kernels (32 ops, 16 inputs).
 """
 
-from rlx_compile.conversion.patterns import LOGICAL_KERNEL_PATTERNS, UNFUSE_PATTERNS
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import Activation
+from rlx_compile.legalization.patterns import LOGICAL_KERNEL_PATTERNS, UNFUSE_PATTERNS
 from rlx_compile.targets.base import (
     MATMUL_AND_RESIDUAL_NORMS,
     PRIMITIVES,

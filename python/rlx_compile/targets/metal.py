@@ -5,8 +5,8 @@ conv. Elementwise regions are claimed but unfused by default: RLX's fused MSL re
 kernel mis-lowered long chains (NaNs past ~14 blocks); ``fuse{regions=keep}`` keeps them.
 """
 
-from rlx_compile.conversion.patterns import LOGICAL_KERNEL_PATTERNS, UNFUSE_PATTERNS
 from rlx_compile.dialects import mir
+from rlx_compile.legalization.patterns import LOGICAL_KERNEL_PATTERNS, UNFUSE_PATTERNS
 from rlx_compile.targets.base import (
     MATMUL_AND_RESIDUAL_NORMS,
     PRIMITIVES,

@@ -4,8 +4,8 @@ As cuda, but MIOpen has no fused conv-bias-activation path, so convs keep their 
 activation as separate ops (elementwise regions pick them up).
 """
 
-from rlx_compile.conversion.patterns import LOGICAL_KERNEL_PATTERNS, UNFUSE_PATTERNS
 from rlx_compile.dialects.common import Activation
+from rlx_compile.legalization.patterns import LOGICAL_KERNEL_PATTERNS, UNFUSE_PATTERNS
 from rlx_compile.targets.base import (
     MATMUL_AND_RESIDUAL_NORMS,
     PRIMITIVES,

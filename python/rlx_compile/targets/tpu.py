@@ -4,8 +4,8 @@ Fused matmul and residual layer norm (no RMS variant, SwiGLU, attention block or
 elementwise regions run fused (32 ops, 16 inputs), as XLA fuses loops.
 """
 
-from rlx_compile.conversion.patterns import LOGICAL_KERNEL_PATTERNS, UNFUSE_PATTERNS
 from rlx_compile.dialects import mir
+from rlx_compile.legalization.patterns import LOGICAL_KERNEL_PATTERNS, UNFUSE_PATTERNS
 from rlx_compile.targets.base import PRIMITIVES, REGION, FusionLimits, Target
 
 TARGET = Target(

@@ -11,14 +11,14 @@ kernel only broadcasts trailing operands). Kernels index operands modulo their s
 per element.
 """
 
-from rlx_compile.conversion.patterns import (
+from rlx_compile.dialects import mir
+from rlx_compile.dialects.common import Activation
+from rlx_compile.dialects.types import DType
+from rlx_compile.legalization.patterns import (
     LOGICAL_KERNEL_PATTERNS,
     NARROW_KERNEL_PATTERNS,
     UNFUSE_PATTERNS,
 )
-from rlx_compile.dialects import mir
-from rlx_compile.dialects.common import Activation
-from rlx_compile.dialects.types import DType
 from rlx_compile.targets.base import (
     ALL_ACTIVATIONS,
     MATMUL_AND_RESIDUAL_NORMS,

@@ -32,11 +32,11 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import ParseError
 
-from rlx_compile.conversion.dispatch import PATHS
 from rlx_compile.diagnostics import ParseFailure, RlxError, verify_module
 from rlx_compile.dialects import lir
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.ir import graph_block, main_graph, parse_module, print_module
+from rlx_compile.legalization.dispatch import PATHS
 from rlx_compile.memory.placement import STRATEGIES
 from rlx_compile.memory.report import memory_report, mir_peak_live_bytes
 from rlx_compile.pipeline import TARGETS, CompileOptions, CompilePipeline, CompileResult
@@ -45,7 +45,7 @@ from rlx_compile.tools.cli import cli_main, write_atomic
 
 LEAVES = ("mir.input", "mir.param", "mir.constant")
 DISPATCH_KINDS = ("native", "common_ir", "rewritten", "unsupported")
-"""The JSON keys of the dispatch paths (``conversion.dispatch.PATHS``, in order)."""
+"""The JSON keys of the dispatch paths (``legalization.dispatch.PATHS``, in order)."""
 
 
 def kernel_ops(graph: Operation) -> list[Operation]:

@@ -16,10 +16,10 @@ from pathlib import Path
 from xdsl.utils.exceptions import ParseError
 
 from rlx_compile import env
-from rlx_compile.conversion.dispatch import KernelDispatchReport, parse_policy
 from rlx_compile.diagnostics import ParseFailure, RlxError
 from rlx_compile.fusion.report import FusionReport
 from rlx_compile.ir import make_context, parse_module, print_module
+from rlx_compile.legalization.dispatch import KernelDispatchReport, parse_policy
 from rlx_compile.passmanager import (
     Instrumentation,
     PassManager,

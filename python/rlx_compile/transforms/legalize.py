@@ -1,5 +1,5 @@
 """``legalize{target=T}``: rewrite every op the target cannot run into ops it can, with the
-target's conversion patterns (``rlx_compile.conversion``), and fail with one line naming
+target's conversion patterns (``rlx_compile.legalization``), and fail with one line naming
 each op kind still illegal, how many, and one location.
 
 Options: ``target``; ``claims`` (MIR op names) replaces the target's claim set;
@@ -16,9 +16,9 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import PassFailedException
 
-from rlx_compile.conversion.dispatch import parse_policy, resolve_policy
-from rlx_compile.conversion.driver import convert
 from rlx_compile.diagnostics import OpPassFailure
+from rlx_compile.legalization.dispatch import parse_policy, resolve_policy
+from rlx_compile.legalization.driver import convert
 from rlx_compile.reports import publish
 from rlx_compile.targets import TargetPass
 

@@ -9,8 +9,8 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from rlx_compile.conversion.patterns import UnfuseElementwiseRegion
 from rlx_compile.fusion.base import run_patterns
+from rlx_compile.legalization.patterns import UnfuseElementwiseRegion
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,8 @@ from xdsl.ir import Operation
 from xdsl.utils.str_enum import StrEnum
 
 from rlx_compile import env
-from rlx_compile.conversion.patterns import COMMON_IR, REWRITTEN
 from rlx_compile.ir import location_str
+from rlx_compile.legalization.patterns import COMMON_IR, REWRITTEN
 
 NATIVE = "native"
 UNSUPPORTED = "unsupported"

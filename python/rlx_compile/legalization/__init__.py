@@ -1,6 +1,11 @@
 """Legalization: per-target conversion patterns, the driver that applies them, and the
 kernel dispatch report.
 
+This is MIR -> MIR target legalization (MLIR's ``ConversionTarget`` + patterns applied
+within one dialect), not a dialect conversion: those live in ``rlx_compile.conversion``
+(``XToY`` in MLIR's sense). It is a library beside ``fusion/``, as the fusion machinery
+is: the pass that drives it is ``transforms/legalize.py``.
+
     module, report = prepare_graph_for_backend_with_report(module, "wgpu")
     print(report)            # native / common-ir / rewritten / unsupported per op kind
     assert report.compile_ready
@@ -13,13 +18,13 @@ from typing import TYPE_CHECKING
 
 from xdsl.dialects.builtin import ModuleOp
 
-from rlx_compile.conversion.dispatch import (
+from rlx_compile.legalization.dispatch import (
     DispatchPolicy,
     KernelDispatchReport,
     parse_policy,
     resolve_policy,
 )
-from rlx_compile.conversion.driver import MAX_ROUNDS, convert
+from rlx_compile.legalization.driver import MAX_ROUNDS, convert
 
 if TYPE_CHECKING:
     from rlx_compile.targets.base import Target

@@ -18,14 +18,14 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import PatternRewriter
 
-from rlx_compile.conversion.dispatch import (
+from rlx_compile.legalization.dispatch import (
     NATIVE,
     UNSUPPORTED,
     DispatchPolicy,
     KernelDispatchReport,
     Offender,
 )
-from rlx_compile.conversion.patterns import COMMON_IR, ConversionPattern
+from rlx_compile.legalization.patterns import COMMON_IR, ConversionPattern
 from rlx_compile.targets.base import Target
 
 MAX_ROUNDS = 16
