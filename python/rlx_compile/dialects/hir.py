@@ -3,9 +3,9 @@
 An HIR graph is a ``func.func`` holding ``mir`` leaves, ``hir`` block ops (and, where
 convenient, plain ``mir`` ops), returning its outputs with ``func.return``. Every block
 op has a ``policy``: ``direct`` lowers it to the fused MIR op, ``fusable`` to the primitive
-chain that the fusion passes recognise later. ``lower-hir-to-mir`` performs the lowering;
-the numeric meaning of each block is stated in its docstring and checked by the tests
-against the lowered MIR.
+chain that the fusion passes recognise later. ``lower-hir-to-mir``
+(``rlx_compile.conversion.hir_to_mir``) performs the lowering; the numeric meaning of
+each block is stated in its docstring and checked by the tests against the lowered MIR.
 
 Weights use the ``x · w`` layout: a linear weight is ``[in, out]``.
 """

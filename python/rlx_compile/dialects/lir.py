@@ -19,7 +19,8 @@ and everything needed to run it inside one arena:
   narrow);
 - the IO manifest (``inputs``/``params``/``outputs``) names the graph's leaves and results.
 
-Overlap and lifetime safety of a plan is not a verifier concern: ``plan-check`` proves it.
+``plan-memory`` (``rlx_compile.conversion.mir_to_lir``) converts MIR to LIR. Overlap and
+lifetime safety of a plan is not a verifier concern: ``plan-check`` proves it.
 """
 
 from __future__ import annotations

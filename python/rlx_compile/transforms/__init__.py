@@ -8,13 +8,13 @@ from xdsl.passes import ModulePass
 
 
 def _lower_hir_to_mir() -> type[ModulePass]:
-    from rlx_compile.transforms.lower_hir_to_mir import LowerHirToMirPass
+    from rlx_compile.conversion.hir_to_mir import LowerHirToMirPass
 
     return LowerHirToMirPass
 
 
 def _plan_memory() -> type[ModulePass]:
-    from rlx_compile.transforms.plan_memory import PlanMemoryPass
+    from rlx_compile.conversion.mir_to_lir import PlanMemoryPass
 
     return PlanMemoryPass
 
