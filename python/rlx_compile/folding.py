@@ -29,7 +29,6 @@ from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.types import TensorType
-from rlx_compile.interpreter import ExecutionError, evaluate_op, lookup
 
 DEFAULT_MAX_ELEMENTS = 1 << 20
 """Largest result (in elements) the passes evaluate or materialise by default: 4 MiB of
@@ -54,7 +53,14 @@ def constant_value(value: SSAValue) -> np.ndarray | None:
     return owner.to_numpy() if isinstance(owner, mir.ConstantOp) else None
 
 
+# The interpreter is imported where values are computed, not at module level: the helpers
+# above are what most passes (and the dialects' canonicalization patterns) need, and a
+# module-level import would tie dialects, ir, folding and the interpreter into one circle.
+
+
 def is_foldable(op: Operation) -> bool:
+    from rlx_compile.interpreter import lookup
+
     if isinstance(op, mir.LEAF_OPS) or op.regions or not op.results:
         return False
     if not op.has_trait(Pure) or lookup(op) is None:
@@ -73,6 +79,8 @@ def result_elements(op: Operation) -> int:
 def evaluate(op: Operation, args: Sequence[np.ndarray]) -> list[np.ndarray] | None:
     """The op's results on ``args`` under the reference semantics; None when the op has no
     defined result for them (it then fails at run time, as it would unfolded)."""
+    from rlx_compile.interpreter import ExecutionError, evaluate_op
+
     try:
         return evaluate_op(op, args)
     except ExecutionError:

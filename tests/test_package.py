@@ -1,0 +1,81 @@
+"""The package stays light to import and keeps its public names.
+
+Each count runs in a fresh interpreter: the test process has long imported everything.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+
+def loaded_modules(statement: str) -> list[str]:
+    """The ``rlx_compile`` modules a fresh interpreter has loaded after ``statement``."""
+    code = (
+        f"{statement}\n"
+        "import sys\n"
+        "print('\\n'.join(sorted(m for m in sys.modules if m.split('.')[0] == 'rlx_compile')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return out.stdout.split()
+
+
+def test_importing_the_tensor_type_loads_a_handful_of_modules() -> None:
+    """``import rlx_compile.dialects.types`` loads 4 modules (measured: the package, the
+    ``dialects`` package, ``dim_expr`` and ``types``); it used to load 46 (pipeline,
+    interpreter, C++ core) in about a second. The bound is the issue's: at most 8."""
+    modules = loaded_modules("import rlx_compile.dialects.types")
+    assert len(modules) <= 8, modules
+    assert "rlx_compile._core" not in modules
+
+
+def test_importing_the_package_loads_nothing_else() -> None:
+    """``import rlx_compile`` loads 1 module (measured: the package itself); its public
+    names load on first use."""
+    modules = loaded_modules("import rlx_compile")
+    assert len(modules) <= 2, modules
+
+
+def test_folding_helpers_do_not_load_the_interpreter() -> None:
+    """``folding`` (constant values, graph lists: used by most passes and by the MIR
+    canonicalization patterns) imports the interpreter only to evaluate an op, so that
+    dialects, ir, folding and interpreter do not import one another in a circle."""
+    modules = loaded_modules("import rlx_compile.folding")
+    assert "rlx_compile.interpreter" not in modules, modules
+
+
+def test_public_names_resolve_lazily_to_their_definitions() -> None:
+    import rlx_compile
+    from rlx_compile.builder import GraphBuilder, ModuleBuilder
+    from rlx_compile.dialects.types import DType, TensorType
+    from rlx_compile.ir import parse_module, print_module
+    from rlx_compile.pipeline import CompileOptions, CompilePipeline, CompileResult
+
+    expected = {
+        "CompileOptions": CompileOptions,
+        "CompilePipeline": CompilePipeline,
+        "CompileResult": CompileResult,
+        "DType": DType,
+        "GraphBuilder": GraphBuilder,
+        "ModuleBuilder": ModuleBuilder,
+        "TensorType": TensorType,
+        "parse_module": parse_module,
+        "print_module": print_module,
+    }
+    assert sorted(rlx_compile.__all__) == sorted(expected)
+    for name, value in expected.items():
+        assert getattr(rlx_compile, name) is value
+    assert set(expected) <= set(dir(rlx_compile))
+    assert rlx_compile.__version__ == "0.1.0"
+
+
+def test_subpackages_are_attributes_and_unknown_names_are_not() -> None:
+    code = "import rlx_compile; print(rlx_compile.interpreter.run.__module__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "rlx_compile.interpreter.core"
+    import rlx_compile
+
+    with pytest.raises(AttributeError, match="no attribute 'not_a_module'"):
+        _ = rlx_compile.not_a_module
