@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -79,3 +80,11 @@ def test_subpackages_are_attributes_and_unknown_names_are_not() -> None:
 
     with pytest.raises(AttributeError, match="no attribute 'not_a_module'"):
         _ = rlx_compile.not_a_module
+
+
+def test_the_package_is_marked_typed() -> None:
+    """PEP 561: ``py.typed`` sits in the package, so the wheel (which ships every file of
+    ``python/rlx_compile``) tells type checkers to read the package's annotations."""
+    import rlx_compile
+
+    assert (Path(rlx_compile.__file__).parent / "py.typed").is_file()
