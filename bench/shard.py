@@ -50,13 +50,13 @@ from rlx_compile.shard import (
     calibrate_workers,
     decide,
     decide_many,
-    decide_many_py,
     measure_local_rate,
     run_on_dask,
     shardings,
 )
-from rlx_compile.shard.cost import pack_configs, pack_options, search, search_py
+from rlx_compile.shard.cost import pack_configs, pack_options, search
 from rlx_compile.shard.pieces import op_module, timed_run
+from rlx_compile.testing.twins import decide_many_py, search_py
 
 T = TypeVar("T")
 

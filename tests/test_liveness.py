@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rlx_compile.memory import liveness_intervals, liveness_intervals_py
+from rlx_compile.memory import liveness_intervals
+from rlx_compile.testing.twins import liveness_intervals_py
 
 
 def random_schedule(rng: np.random.Generator, n: int):

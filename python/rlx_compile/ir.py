@@ -214,16 +214,6 @@ def sync_function_type(graph: func.FuncOp) -> None:
     )
 
 
-def replace_module_body(module: ModuleOp, other: ModuleOp) -> None:
-    """Replace ``module``'s contents by ``other``'s (used to commit a rewritten clone)."""
-    for op in list(module.ops):
-        op.detach()
-        op.erase(safe_erase=False)
-    for op in list(other.ops):
-        op.detach()
-        module.body.block.add_op(op)
-
-
 def parse_error_line(err: ParseError) -> str:
     """``file:line:col: error: message`` for a parse error."""
     loc = err.span.get_location()

@@ -14,8 +14,8 @@ from rlx_compile.memory import (
     peak_live_bytes,
     plan_intervals,
     plan_intervals_info,
-    plan_intervals_py,
 )
+from rlx_compile.testing.twins import plan_intervals_py
 
 Case = tuple[list[int], list[int], list[int]]
 

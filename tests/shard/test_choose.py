@@ -23,11 +23,10 @@ from rlx_compile.shard import (
     choose,
     decide,
     decide_many,
-    decide_many_py,
-    decide_py,
     shardings,
 )
 from rlx_compile.shard.cost import pack_configs, pack_options
+from rlx_compile.testing.twins import decide_many_py, decide_py
 
 M = CostCalibration.MEASURED
 FAST = LinkCost(math.inf, 0.0)

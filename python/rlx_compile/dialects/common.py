@@ -268,10 +268,6 @@ def float_attr(v: float | None) -> FloatAttr | None:
     return None if v is None else FloatAttr(float(v), f64)
 
 
-def str_attr(v: str | None) -> StringAttr | None:
-    return None if v is None else StringAttr(v)
-
-
 def flag_attr(v: bool) -> UnitAttr | None:
     return UnitAttr() if v else None
 

@@ -1852,15 +1852,6 @@ def conv_output_shape(
     return (x.shape[0], c_out, *spatial)
 
 
-class ConvAttrs:
-    """Properties shared by the convolution ops."""
-
-    strides = prop_def(I64Array)
-    pads = prop_def(I64Array)
-    dilations = prop_def(I64Array)
-    groups = prop_def(I64Attr)
-
-
 def conv_props(
     rank: int,
     strides: Sequence[int] | None,

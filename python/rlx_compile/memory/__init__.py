@@ -1,7 +1,8 @@
-"""Memory planning: liveness and arena placement (C++ core with Python twins)."""
+"""Memory planning: liveness and arena placement (the C++ core; its Python twins, the
+tests' references, are in ``rlx_compile.testing.twins``)."""
 
 from rlx_compile.memory.interval_check import check_interval_plan
-from rlx_compile.memory.liveness import liveness_intervals, liveness_intervals_py
+from rlx_compile.memory.liveness import liveness_intervals
 from rlx_compile.memory.placement import (
     DEFAULT_BUDGET,
     PORTFOLIO_LIMIT,
@@ -9,7 +10,6 @@ from rlx_compile.memory.placement import (
     peak_live_bytes,
     plan_intervals,
     plan_intervals_info,
-    plan_intervals_py,
 )
 
 __all__ = [
@@ -18,9 +18,7 @@ __all__ = [
     "STRATEGIES",
     "check_interval_plan",
     "liveness_intervals",
-    "liveness_intervals_py",
     "peak_live_bytes",
     "plan_intervals",
     "plan_intervals_info",
-    "plan_intervals_py",
 ]

@@ -6,13 +6,11 @@ liveness, so a liveness bug in the planner cannot cancel itself out.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import cast
 
 from xdsl.ir import Operation, SSAValue
 
 from rlx_compile.dialects import lir
 from rlx_compile.dialects.common import ShapedOp
-from rlx_compile.dialects.types import TensorType
 from rlx_compile.ir import graph_block
 
 
@@ -132,7 +130,3 @@ def operand_offset_in_result(op: Operation, value: SSAValue) -> int | None:
     if offsets is None or list(op.operands).count(value) != 1:
         return None
     return offsets[list(op.operands).index(value)]
-
-
-def view_type(value: SSAValue) -> TensorType:
-    return cast(TensorType, value.type)

@@ -1,4 +1,5 @@
-"""Liveness intervals over a fixed schedule: the C++ core and its pure-Python twin.
+"""Liveness intervals over a fixed schedule, computed by the C++ core (its pure-Python twin
+is ``rlx_compile.testing.twins.liveness_intervals_py``).
 
 A schedule is given as flat arrays: ``producer_step[t]`` is the step writing tensor
 ``t``; the steps reading it are ``consumer_steps[consumer_offsets[t]:consumer_offsets[t+1]]``
@@ -35,25 +36,3 @@ def liveness_intervals(
         _as_i64(is_output),
         int(num_steps),
     )
-
-
-def liveness_intervals_py(
-    producer_step: ArrayLike,
-    consumer_offsets: ArrayLike,
-    consumer_steps: ArrayLike,
-    is_output: ArrayLike,
-    num_steps: int,
-) -> tuple[Int64Array, Int64Array]:
-    """The pure-Python twin of :func:`liveness_intervals` (the same rule, written plainly)."""
-    producer = [int(s) for s in _as_i64(producer_step)]
-    offsets = [int(o) for o in _as_i64(consumer_offsets)]
-    consumers = [int(s) for s in _as_i64(consumer_steps)]
-    outputs = [bool(o) for o in _as_i64(is_output)]
-    birth = list(producer)
-    death = list(producer)
-    for t in range(len(producer)):
-        for s in consumers[offsets[t] : offsets[t + 1]]:
-            death[t] = max(death[t], s)
-        if outputs[t]:
-            death[t] = max(death[t], int(num_steps))
-    return np.array(birth, dtype=np.int64), np.array(death, dtype=np.int64)

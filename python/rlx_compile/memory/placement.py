@@ -1,6 +1,7 @@
 """Arena placement: an offset for every buffer so that buffers live at the same time
-never share bytes. The C++ core does the work; :func:`plan_intervals_py` is the
-pure-Python twin of the ``rlx`` strategy used to cross-check it.
+never share bytes. The C++ core does the work; ``plan_intervals_py`` in
+``rlx_compile.testing.twins`` is the pure-Python twin of the ``rlx`` strategy used to
+cross-check it.
 
 Lifetimes are CLOSED intervals ``[birth, death]`` over the schedule's steps: a
 buffer read at step ``s`` and one written at step ``s`` are both live at ``s``, so
@@ -116,55 +117,3 @@ def peak_live_bytes(sizes: ArrayLike, births: ArrayLike, deaths: ArrayLike) -> i
             as_int64_array(deaths, "deaths"),
         )
     )
-
-
-def _validate_py(sizes: list[int], births: list[int], deaths: list[int], alignment: int) -> None:
-    if len(births) != len(sizes):
-        raise ValueError(f"births has length {len(births)}, expected len(sizes) = {len(sizes)}")
-    if len(deaths) != len(sizes):
-        raise ValueError(f"deaths has length {len(deaths)}, expected len(sizes) = {len(sizes)}")
-    for i, (s, b, d) in enumerate(zip(sizes, births, deaths, strict=True)):
-        if s < 0:
-            raise ValueError(f"sizes[{i}] = {s} is negative")
-        if d < b:
-            raise ValueError(f"deaths[{i}] = {d} is before births[{i}] = {b}")
-    if alignment <= 0 or alignment & (alignment - 1):
-        raise ValueError(f"alignment = {alignment} is not a positive power of two")
-
-
-def plan_intervals_py(
-    sizes: ArrayLike, births: ArrayLike, deaths: ArrayLike, alignment: int = 64
-) -> tuple[Int64Array, int]:
-    """The ``rlx`` strategy written plainly from the spec's pseudocode (O(n^2)): the
-    reference the C++ core is tested against and the benchmark's baseline."""
-    size = [int(s) for s in as_int64_array(sizes, "sizes")]
-    birth = [int(b) for b in as_int64_array(births, "births")]
-    death = [int(d) for d in as_int64_array(deaths, "deaths")]
-    align = operator.index(alignment)
-    _validate_py(size, birth, death, align)
-
-    def align_up(x: int) -> int:
-        return (x + align - 1) // align * align
-
-    # Python's sort is stable: equal sizes keep node (input) order.
-    buffers = sorted(range(len(size)), key=lambda i: -size[i])
-    placed: list[tuple[int, int, int, int]] = []  # (offset, size, birth, death)
-    offsets = [0] * len(size)
-    arena = 0
-    for i in buffers:
-        psize = size[i]
-        occ = sorted((o, o + ps) for (o, ps, b, d) in placed if birth[i] <= d and death[i] >= b)
-        cursor = 0
-        off = None
-        for s, e in occ:
-            a = align_up(cursor)
-            if a + psize <= s:
-                off = a
-                break
-            cursor = max(cursor, e)
-        if off is None:
-            off = align_up(cursor)
-        offsets[i] = off
-        placed.append((off, psize, birth[i], death[i]))
-        arena = max(arena, off + psize)
-    return np.array(offsets, dtype=np.int64), arena

@@ -9,7 +9,8 @@
   ranges (checked contiguous, disjoint, covering), sliced/shared/output bytes and
   whether it is expected bit-identical;
 - ``choose`` / ``decide`` (``cost``): the slowest piece's compute plus the transfer
-  against running whole, searched in the C++ core (``decide_py`` is the Python twin);
+  against running whole, searched in the C++ core (its Python twin is in
+  ``rlx_compile.testing.twins``);
 - ``plan_module`` / ``annotate`` (``plan``) and the ``shard`` pass: one decision per op;
 - ``run_option`` (``pieces``): every piece run on only its slice, recombined;
 - ``run_on_dask``, ``calibrate_workers``, ``calibrate_link`` (``on_dask``): the same on
@@ -28,11 +29,8 @@ from rlx_compile.shard.cost import (
     WorkerConfig,
     WorkerCost,
     choose,
-    choose_py,
     decide,
     decide_many,
-    decide_many_py,
-    decide_py,
 )
 from rlx_compile.shard.options import (
     Cut,
@@ -94,11 +92,8 @@ __all__ = [
     "calibrate_workers",
     "check_ranges",
     "choose",
-    "choose_py",
     "decide",
     "decide_many",
-    "decide_many_py",
-    "decide_py",
     "even_ranges",
     "flops_per_output_elem",
     "measure_local_rate",

@@ -17,8 +17,9 @@ Workers are matched to pieces largest piece to fastest worker (ties by index), w
 minimises the slowest piece's time over all assignments of pieces to distinct workers
 (swapping any inverted pair never increases the maximum). Workers whose calibration is
 not rankable are excluded and reported; the remaining must be at least as many as the
-pieces. The search runs in the C++ core (``_core.shard_search``); ``decide_py`` is its
-pure-Python twin and must agree with it exactly, floats included.
+pieces. The search runs in the C++ core (``_core.shard_search``); ``decide_py`` in
+``rlx_compile.testing.twins`` is its pure-Python twin and must agree with it exactly,
+floats included.
 
 With ``op_costs`` (batch API, the ``shard`` pass) rates are in work units per second and
 op ``j``'s elements cost ``op_costs[j]`` units each (multiply-adds per output element).
@@ -143,16 +144,17 @@ class WorkerConfig:
 
 
 # ---------------------------------------------------------------------------------
-# Shared pieces of both implementations
+# Shared pieces of both implementations (the Python twin, rlx_compile.testing.twins,
+# uses them too)
 # ---------------------------------------------------------------------------------
 
 
-def _bytes_moved(option: ShardOption, resident: bool) -> int:
+def option_bytes_moved(option: ShardOption, resident: bool) -> int:
     shared = 0 if resident else option.shared_in_bytes * option.n
     return option.sliced_in_bytes + option.out_bytes + shared
 
 
-def _check_options(options: Sequence[ShardOption]) -> None:
+def check_same_op(options: Sequence[ShardOption]) -> None:
     if not options:
         return
     first = options[0]
@@ -165,7 +167,7 @@ def _check_options(options: Sequence[ShardOption]) -> None:
             raise ShardError(f"{o.label}: {o.n} pieces exceed the limit of {MAX_PIECES}")
 
 
-def _finish(
+def finish_decision(
     options: Sequence[ShardOption],
     config: WorkerConfig,
     best: int,
@@ -204,94 +206,9 @@ def _finish(
         option=opt, assignment=tuple(assignment),
         worker_names=tuple(workers[w].name for w in assignment), piece_compute_s=piece_s,
         compute_s=compute, transfer_s=transfer, total_s=total, local_s=local,
-        bytes_moved=_bytes_moved(opt, resident), resident=resident, excluded=excluded,
+        bytes_moved=option_bytes_moved(opt, resident), resident=resident, excluded=excluded,
     )  # fmt: skip
     return Decision(choice, local, excluded, "the split beats running whole")
-
-
-# ---------------------------------------------------------------------------------
-# The pure-Python twin
-# ---------------------------------------------------------------------------------
-
-
-def search_py(
-    options: Sequence[ShardOption], config: WorkerConfig, op_cost: float
-) -> tuple[int, list[int], float, float, float, float | None]:
-    """(best option or -1, assignment, compute, transfer, total, local): the same
-    arithmetic, in the same order, as ``shard_search`` in csrc/shard.cpp."""
-    if not options:
-        return -1, [], 0.0, 0.0, math.nan, None
-    rates = [w.rate for w in config.workers]
-    ranked = sorted(
-        (i for i, w in enumerate(config.workers) if w.calibration.is_rankable()),
-        key=lambda i: -rates[i],
-    )  # sorted() is stable: equal rates keep index order, like std::stable_sort
-    local = float(options[0].out_elems) * op_cost / config.local_rate
-    best, best_total = -1, local
-    best_assign: list[int] = []
-    best_compute = best_transfer = 0.0
-    for k, opt in enumerate(options):
-        n = opt.n
-        if n > len(ranked):
-            continue
-        elems = opt.piece_out_elems
-        order = sorted(range(n), key=lambda p: -elems[p])
-        compute = 0.0
-        for r in range(n):
-            t = float(elems[order[r]]) * op_cost / rates[ranked[r]]
-            if t > compute:
-                compute = t
-        moved = _bytes_moved(opt, config.residency.shared_resident)
-        transfer = float(moved) / config.link.bytes_per_sec + config.link.latency_s
-        total = compute + transfer
-        if total < best_total:
-            best, best_total = k, total
-            best_compute, best_transfer = compute, transfer
-            best_assign = [0] * n
-            for r in range(n):
-                best_assign[order[r]] = ranked[r]
-    return best, best_assign, best_compute, best_transfer, best_total, local
-
-
-def decide_py(
-    options: Sequence[ShardOption],
-    workers: Sequence[WorkerCost],
-    link: LinkCost,
-    residency: Residency,
-    local_rate: float,
-    *,
-    op_cost: float = 1.0,
-) -> Decision:
-    """The pure-Python twin of :func:`decide` (the reference the C++ core is tested
-    against, and the benchmark's baseline)."""
-    _check_options(options)
-    config = WorkerConfig(tuple(workers), link, residency, local_rate)
-    return _finish(options, config, *search_py(options, config, op_cost), op_cost)
-
-
-def choose_py(
-    options: Sequence[ShardOption],
-    workers: Sequence[WorkerCost],
-    link: LinkCost,
-    residency: Residency,
-    local_rate: float,
-) -> ShardChoice | None:
-    return decide_py(options, workers, link, residency, local_rate).choice
-
-
-def decide_many_py(
-    ops: Sequence[Sequence[ShardOption]],
-    configs: Sequence[WorkerConfig],
-    op_costs: Sequence[float] | None = None,
-) -> list[list[Decision]]:
-    """Twin of :func:`decide_many`."""
-    costs = _op_costs(ops, op_costs)
-    for options in ops:
-        _check_options(options)
-    return [
-        [_finish(options, c, *search_py(options, c, cost), cost) for c in configs]
-        for options, cost in zip(ops, costs, strict=True)
-    ]
 
 
 # ---------------------------------------------------------------------------------
@@ -299,7 +216,7 @@ def decide_many_py(
 # ---------------------------------------------------------------------------------
 
 
-def _op_costs(
+def resolve_op_costs(
     ops: Sequence[Sequence[ShardOption]], op_costs: Sequence[float] | None
 ) -> list[float]:
     if op_costs is None:
@@ -328,11 +245,11 @@ class PackedOptions:
 def pack_options(
     ops: Sequence[Sequence[ShardOption]], op_costs: Sequence[float] | None = None
 ) -> PackedOptions:
-    costs = _op_costs(ops, op_costs)
+    costs = resolve_op_costs(ops, op_costs)
     op_offsets, piece_offsets, elems = [0], [0], []
     sliced, shared, out = [], [], []
     for options in ops:
-        _check_options(options)
+        check_same_op(options)
         for o in options:
             elems.extend(o.piece_out_elems)
             piece_offsets.append(len(elems))
@@ -428,12 +345,14 @@ def decide_many(
             best = bests[k]
             local = locals_[k] if options else None
             if best < 0:
-                row.append(_finish(options, config, -1, [], 0.0, 0.0, math.nan, local, cost))
+                row.append(
+                    finish_decision(options, config, -1, [], 0.0, 0.0, math.nan, local, cost)
+                )
                 continue
             n = options[best - first].n
             assignment = raw.assign[k, :n].tolist()
             row.append(
-                _finish(
+                finish_decision(
                     options,
                     config,
                     best - first,
