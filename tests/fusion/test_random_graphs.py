@@ -11,6 +11,7 @@ from rlx_compile.legalization import prepare_graph_for_backend_with_report
 from rlx_compile.targets import TARGET_NAMES
 from rlx_compile.testing.random_graphs import random_mir_graph
 from tests.fusion.helpers import apply, assert_close, run_pruned
+from tests.sizes import sized
 
 
 def check(seed: int, num_ops: int, target: str) -> None:
@@ -32,6 +33,6 @@ def test_fuse_and_legalize_random_graph(seed: int, target: str) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("target", ["cuda", "wgpu", "cortex-m"])
-@pytest.mark.parametrize("seed", range(100, 112))
+@pytest.mark.parametrize("seed", range(100, 100 + sized(3, 12)))
 def test_fuse_and_legalize_larger_random_graph(seed: int, target: str) -> None:
     check(seed, 120, target)

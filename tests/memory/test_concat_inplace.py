@@ -23,6 +23,7 @@ from rlx_compile.passmanager import PassManager, parse_pipeline
 from rlx_compile.pipeline import planning_passes
 from rlx_compile.testing.random_graphs import random_mir_graph
 from tests.memory.test_plan_memory import feeds, plan, slots
+from tests.sizes import sized
 
 
 def embedded_operands(graph: lir.GraphOp) -> int:
@@ -164,7 +165,7 @@ def test_random_concat_graphs_plan_safely_and_run_identically(seed: int) -> None
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", range(80, 140))
+@pytest.mark.parametrize("seed", range(80, 80 + sized(15, 60)))
 def test_random_concat_graphs_many(seed: int) -> None:
     check_random_concat_graph(seed, 5 + seed % 80)
 

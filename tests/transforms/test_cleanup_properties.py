@@ -4,9 +4,9 @@ identity views, param-only subexpressions), about 5 to 200 ops each. On every gr
 every pass keeps every output (exact for integers, 1e-6 relative for floats) and a
 second run of it changes nothing.
 
-One hypothesis test draws 300 seeds (derandomised, and all distinct) and puts each graph
-through every pass, so that a graph is built and its reference outputs computed once; a
-failure names the pass.
+One hypothesis test draws 300 seeds at full size (``--full-size``; 50 by default: it is
+marked slow), derandomised and all distinct, and puts each graph through every pass, so
+that a graph is built and its reference outputs computed once; a failure names the pass.
 Everything else follows from the seed -- the graph size (2 to 70 generator steps,
 uniformly), the outlining, which params to bind: hypothesis, given more to draw, repeats
 seeds while varying the rest, and draws sizes near their minimum a quarter of the time."""
@@ -20,6 +20,7 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -30,9 +31,10 @@ from rlx_compile.params import save_bindings
 from rlx_compile.pipeline import CLEANUP_SEQUENCE
 from rlx_compile.testing.random_graphs import RandomGraph, outline, random_mir_graph
 from rlx_compile.transforms.param_hoist import run_prepared
+from tests.sizes import sized
 from tests.transforms.cleanup_testlib import apply, assert_same, declared, run_declared
 
-EXAMPLES = 300
+EXAMPLES = sized(50, 300)
 
 SIMPLE_PASSES = [
     "constant-fold",
@@ -128,6 +130,7 @@ def check_param_hoist(g: RandomGraph, want: Outputs) -> None:
     idempotent("param-hoist", module, once)
 
 
+@pytest.mark.slow
 @settings(
     max_examples=EXAMPLES,
     deadline=None,
