@@ -11,6 +11,7 @@ from rlx_compile.frontends.onnx.context import CONVERTERS
 from rlx_compile.frontends.onnx.importer import (
     MIN_OPSET,
     OnnxImportError,
+    dim_spellings,
     import_model,
     initializer_arrays,
     load,
@@ -24,6 +25,7 @@ __all__ = [
     "MIN_OPSET",
     "SUPPORTED_OPS",
     "OnnxImportError",
+    "dim_spellings",
     "import_model",
     "initializer_arrays",
     "load",

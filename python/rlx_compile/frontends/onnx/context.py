@@ -98,6 +98,32 @@ def converter(*op_types: str, domain: str = "") -> Callable[[Converter], Convert
     return register
 
 
+@dataclass(frozen=True)
+class LegacyConverter:
+    convert: Converter
+    applies: Callable[[onnx.NodeProto], bool]
+
+
+LEGACY_CONVERTERS: dict[tuple[str, int], LegacyConverter] = {}
+"""``(op_key, since)`` -> converter of an ONNX definition older than the opset the
+converters are written for, one the version converter cannot upgrade (``upgrade``); it
+converts the nodes ``applies`` accepts, the upgrade takes the rest."""
+
+
+def legacy_converter(
+    op_type: str, *, since: Sequence[int], applies: Callable[[onnx.NodeProto], bool] | None = None
+) -> Callable[[Converter], Converter]:
+    def register(fn: Converter) -> Converter:
+        for version in since:
+            key = (op_type, version)
+            if key in LEGACY_CONVERTERS:
+                raise ValueError(f"a converter for ONNX op {op_type}-{version} exists")
+            LEGACY_CONVERTERS[key] = LegacyConverter(fn, applies or (lambda node: True))
+        return fn
+
+    return register
+
+
 class Unsupported(Exception):
     """A node uses a feature the importer does not implement (raised by converters)."""
 

@@ -39,6 +39,8 @@ from rlx_compile.frontends.onnx import ops as _ops  # noqa: F401  (registers the
 from rlx_compile.frontends.onnx.context import (
     CONVERTERS,
     DEFAULT_DOMAINS,
+    LEGACY_CONVERTERS,
+    Converter,
     FoldingBuilder,
     NodeContext,
     NotStatic,
@@ -67,6 +69,7 @@ from rlx_compile.frontends.onnx.symbolic import (
     evaluate_shape_node,
     symbolic_shape_node,
 )
+from rlx_compile.frontends.onnx.upgrade import Upgrade, schema_since, upgrade_model
 from rlx_compile.ir import graph_params, main_graph, set_output_names, sync_function_type
 
 MIN_OPSET = 13
@@ -140,6 +143,30 @@ def import_model(
     return importer.run()
 
 
+def dim_spellings(
+    model: onnx.ModelProto, dynamic_dims: Mapping[str, int | str] | None = None
+) -> dict[str, str]:
+    """The symbol of each dim the model's inputs leave open -> the key ``dynamic_dims``
+    (and ``rlx-compile --dim``) names it by: its ONNX ``dim_param``, or ``input:axis``
+    for a dim without one (symbols are sanitised names, which neither accepts)."""
+    fixed = dynamic_dims or {}
+    inits = {t.name for t in model.graph.initializer}
+    out: dict[str, str] = {}
+    for vi in model.graph.input:
+        if vi.name in inits or not vi.type.tensor_type.HasField("shape"):
+            continue
+        for axis, d in enumerate(vi.type.tensor_type.shape.dim):
+            key = f"{vi.name}:{axis}"
+            if key in fixed or d.HasField("dim_value"):
+                continue
+            if d.HasField("dim_param") and d.dim_param:
+                if d.dim_param not in fixed:
+                    out.setdefault(symbol_name(d.dim_param), d.dim_param)
+            else:
+                out.setdefault(symbol_name(f"{vi.name}_{axis}"), key)
+    return out
+
+
 def initializer_arrays(
     model: onnx.ModelProto, names: Collection[str] | None = None
 ) -> dict[str, np.ndarray]:
@@ -192,8 +219,10 @@ class Importer:
         # they exist at import time only, for shape operands such as Reshape targets.
         self.shape_values: dict[str, ShapeValue] = {}
         self.opset = MIN_OPSET
-        # Nodes of an op's function body written against another opset than the model's.
+        # Nodes of an op's function body written against another opset than the model's,
+        # and nodes an upgraded model keeps at its opset.
         self.node_opsets: dict[str, int] = {}
+        self.upgrade_failures: dict[str, str] = {}
 
     # -- entry -------------------------------------------------------------------------
     def run(self) -> ModuleOp:
@@ -201,8 +230,12 @@ class Importer:
         opset = self._check_opsets(model)
         if model.functions:
             model = onnx.inliner.inline_local_functions(model)
+        upgraded = upgrade(model)
+        model, self.upgrade_failures = upgraded.model, upgraded.failures
+        opset = opset_versions(model.opset_import).get("", opset)
         expansion = expand_functions(model, CONVERTERS)
-        model, self.node_opsets = expansion.model, expansion.node_opsets
+        model = expansion.model
+        self.node_opsets = {**upgraded.node_opsets, **expansion.node_opsets}
         graph = model.graph
         if graph.sparse_initializer:
             raise OnnxImportError("sparse initializers are not supported")
@@ -465,14 +498,20 @@ class Importer:
             key = op_key(node.domain, node.op_type)
             if key not in CONVERTERS:
                 self.problems.append(Problem(key, name, ""))
-            elif node.domain in DEFAULT_DOMAINS and opset < MIN_OPSET:
+            elif node.domain in DEFAULT_DOMAINS and opset < MIN_OPSET and not legacy(node, opset):
                 since = schema_since(node.op_type, opset)
                 if since != schema_since(node.op_type, MIN_OPSET):
+                    why = self.upgrade_failures.get(node.name)
                     self.problems.append(
                         Problem(
                             node.op_type,
                             name,
-                            f"the definition of opset {since} predates opset {MIN_OPSET}",
+                            f"the definition of opset {since} predates opset {MIN_OPSET}"
+                            + (
+                                f" and onnx's version converter cannot upgrade it: {why}"
+                                if why
+                                else ""
+                            ),
                         )
                     )
 
@@ -495,7 +534,8 @@ class Importer:
                     return
                 except Undecidable:  # depends on sizes at run time: convert as data
                     ctx = NodeContext(self, node, name, ctx.since, b)
-            result = CONVERTERS[key](ctx)
+            convert = legacy(node, opset) if opset < MIN_OPSET else None
+            result = (convert or CONVERTERS[key])(ctx)
             outs = normalize_outputs(result, len(node.output))
             unread = [a.name for a in node.attribute if a.name not in ctx.used_attrs]
             if unread:
@@ -575,24 +615,9 @@ class Importer:
             )
 
     def _error(self) -> OnnxImportError:
-        missing: dict[str, list[str]] = {}
-        others: list[str] = []
-        for p in self.problems:
-            if p.message:
-                others.append(f"{p.op_type} node '{p.node}': {p.message}")
-            else:
-                missing.setdefault(p.op_type, []).append(p.node)
-        parts: list[str] = []
-        if missing:
-            parts.append(
-                "unsupported ops: "
-                + ", ".join(f"{op} ({_node_list(nodes)})" for op, nodes in sorted(missing.items()))
-            )
-        parts += others
-        msg = "cannot import the ONNX model: " + "; ".join(parts)
-        if self.needs_values:
-            msg += f" (bind graph inputs {self.needs_values} with input_values)"
-        return OnnxImportError(msg, tuple(self.needs_values))
+        return OnnxImportError(
+            describe_problems(self.problems, self.needs_values), tuple(self.needs_values)
+        )
 
     # -- outputs -------------------------------------------------------------------------------
     def _finish(self, graph: onnx.GraphProto) -> ModuleOp:
@@ -668,22 +693,54 @@ def node_name(node: onnx.NodeProto, index: int) -> str:
     return node.name or f"{node.op_type}_{index}"
 
 
-def _node_list(nodes: list[str]) -> str:
-    shown = ", ".join(f"'{n}'" for n in nodes[:3])
-    more = f" and {len(nodes) - 3} more" if len(nodes) > 3 else ""
-    return ("node " if len(nodes) == 1 else "nodes ") + shown + more
+MAX_PROBLEMS_SHOWN = 8
+MAX_REASON_CHARS = 240
 
 
-_SINCE: dict[tuple[str, int], int] = {}
+def describe_problems(problems: list[Problem], needs_values: list[str]) -> str:
+    """One line for an import that failed: each distinct problem (op type and reason)
+    once, with how many nodes have it and the first of them; op types without a
+    converter first, then the rest in graph order, the first MAX_PROBLEMS_SHOWN shown."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for p in problems:
+        groups.setdefault((p.op_type, p.message), []).append(p.node)
+    missing = sorted((op, nodes) for (op, message), nodes in groups.items() if not message)
+    others = [(op, message, nodes) for (op, message), nodes in groups.items() if message]
+    parts: list[str] = []
+    if missing:
+        parts.append(
+            "unsupported ops: " + ", ".join(f"{op} ({_nodes(nodes)})" for op, nodes in missing)
+        )
+    for op, message, nodes in others[:MAX_PROBLEMS_SHOWN]:
+        reason = message if len(message) <= MAX_REASON_CHARS else message[:MAX_REASON_CHARS] + "..."
+        where = f"node '{nodes[0]}'" if len(nodes) == 1 else f"({_nodes(nodes)})"
+        parts.append(f"{op} {where}: {reason}")
+    hidden = others[MAX_PROBLEMS_SHOWN:]
+    if hidden:
+        count = sum(len(nodes) for _, _, nodes in hidden)
+        parts.append(f"and {len(hidden)} more problems (at {count} nodes)")
+    msg = "cannot import the ONNX model: " + "; ".join(parts)
+    if needs_values:
+        msg += f" (operands needed at compile time depend on the graph inputs {needs_values})"
+    return msg
 
 
-def schema_since(op_type: str, opset: int) -> int:
-    """The opset that introduced the definition of ``op_type`` in effect at ``opset``
-    (0 when the op does not exist there)."""
-    key = (op_type, opset)
-    if key not in _SINCE:
-        try:
-            _SINCE[key] = onnx.defs.get_schema(op_type, opset).since_version
-        except onnx.defs.SchemaError:
-            _SINCE[key] = 0
-    return _SINCE[key]
+def _nodes(nodes: list[str]) -> str:
+    if len(nodes) == 1:
+        return f"node '{nodes[0]}'"
+    return f"{len(nodes)} nodes, first '{nodes[0]}'"
+
+
+def upgrade(model: onnx.ModelProto) -> Upgrade:
+    """``model`` brought up to MIN_OPSET when it is older (``upgrade.upgrade_model``); the
+    nodes with a converter of their own for their old definition keep it."""
+    return upgrade_model(model, MIN_OPSET, lambda node, opset: legacy(node, opset) is not None)
+
+
+def legacy(node: onnx.NodeProto, opset: int) -> Converter | None:
+    """The converter of a node's definition at an opset older than MIN_OPSET, when it
+    has one of its own (``LEGACY_CONVERTERS``)."""
+    if node.domain not in DEFAULT_DOMAINS:
+        return None
+    entry = LEGACY_CONVERTERS.get((node.op_type, schema_since(node.op_type, opset)))
+    return entry.convert if entry is not None and entry.applies(node) else None

@@ -3,6 +3,7 @@
 from rlx_compile.frontends.onnx.ops import (
     attention,
     elementwise,
+    legacy,
     loss,
     misc,
     ml,
@@ -21,6 +22,7 @@ from rlx_compile.frontends.onnx.ops import (
 __all__ = [
     "attention",
     "elementwise",
+    "legacy",
     "loss",
     "misc",
     "ml",

@@ -301,7 +301,7 @@ def if_(ctx: NodeContext) -> ConverterResult:
     return [ctx.imp.value(o.name, ctx.b) for o in graph.output]
 
 
-class _UnrolledBody:
+class UnrolledBody:
     """A loop body (a subgraph) inlined once per iteration: ``step`` binds its inputs,
     converts its nodes and returns its outputs (tensors, or sequences and optionals).
     Body names are rebound every step; the values they shadowed come back at ``close``."""
@@ -319,7 +319,7 @@ class _UnrolledBody:
         held = self.imp.structured
         self.saved_structured = {name: held[name] for name in self.names if name in held}
 
-    def step(self, t: int, inputs: Sequence[Any]) -> list[Any]:
+    def step(self, t: int | str, inputs: Sequence[Any]) -> list[Any]:
         for formal, value in zip(self.body.input, inputs, strict=True):
             self._bind(formal.name, value)
         for name in self.names[len(self.body.input) :]:
@@ -353,7 +353,7 @@ class _UnrolledBody:
 def scan(ctx: NodeContext) -> ConverterResult:
     """Scan unrolled over its (static) sequence length: each step binds the states and
     that step's slices of the scan inputs; the per-step scan outputs are stacked."""
-    body = _UnrolledBody(ctx, "body")
+    body = UnrolledBody(ctx, "body")
     m = ctx.attr("num_scan_inputs")
     n = ctx.num_inputs - m
     k = len(body.body.output) - n
@@ -363,25 +363,41 @@ def scan(ctx: NodeContext) -> ConverterResult:
     out_dirs = list(ctx.attr("scan_output_directions", [0] * k))
     if len(body.body.input) != n + m or m < 1:
         raise Unsupported(f"a body of {len(body.body.input)} inputs for {n} states and {m} scans")
+    states = [ctx.x(i) for i in range(n)]
     scans = [ctx.x(n + i) for i in range(m)]
+    try:
+        return unrolled_scan(ctx, body, states, scans, (in_axes, in_dirs, out_axes, out_dirs))
+    finally:
+        body.close()
+
+
+def unrolled_scan(
+    ctx: NodeContext,
+    body: UnrolledBody,
+    states: list[SSAValue],
+    scans: list[SSAValue],
+    layout: tuple[list[int], list[int], list[int], list[int]],
+    tag: str = "",
+) -> list[SSAValue]:
+    """The final states and stacked scan outputs of a Scan-9+ over ``scans``, given
+    (input axes, input directions, output axes, output directions); ``tag`` tells the
+    steps of one unrolling from another's."""
+    in_axes, in_dirs, out_axes, out_dirs = layout
+    n, k = len(states), len(body.body.output) - len(states)
     in_axes = [axis_of(a, type_of(x).rank) for a, x in zip(in_axes, scans, strict=True)]
     steps = type_of(scans[0]).shape[in_axes[0]]
     if not isinstance(steps, int):
         raise Unsupported("a symbolic sequence length (the scan is unrolled)")
-    states = [ctx.x(i) for i in range(n)]
     collected: list[list[SSAValue]] = [[] for _ in range(k)]
-    try:
-        for t in range(steps):
-            slices = [
-                select(ctx, x, axis, steps - 1 - t if reverse else t)
-                for x, axis, reverse in zip(scans, in_axes, in_dirs, strict=True)
-            ]
-            outs = body.step(t, states + slices)
-            states = outs[:n]
-            for j in range(k):
-                collected[j].append(outs[n + j])
-    finally:
-        body.close()
+    for t in range(steps):
+        slices = [
+            select(ctx, x, axis, steps - 1 - t if reverse else t)
+            for x, axis, reverse in zip(scans, in_axes, in_dirs, strict=True)
+        ]
+        outs = body.step(f"{tag}{t}", states + slices)
+        states = outs[:n]
+        for j in range(k):
+            collected[j].append(outs[n + j])
     stacked = [
         stack(ctx, collected[j][::-1] if out_dirs[j] else collected[j], out_axes[j])
         for j in range(k)
@@ -403,7 +419,7 @@ def loop(ctx: NodeContext) -> ConverterResult:
     if limit is None and cond_in is None:
         raise Unsupported("an unbounded loop (no trip count, no condition)")
     carried = [ctx.any(i) for i in range(2, ctx.num_inputs)]
-    body = _UnrolledBody(ctx, "body")
+    body = UnrolledBody(ctx, "body")
     n = len(carried)
     if len(body.body.input) != n + 2:
         raise Unsupported(f"a body of {len(body.body.input)} inputs for {n} carried values")

@@ -331,7 +331,7 @@ def global_pool(ctx: NodeContext) -> ConverterResult:
 # ---------------------------------------------------------------------------------
 
 
-def _as_dtype(ctx: NodeContext, v: SSAValue, dtype: DType) -> SSAValue:
+def as_dtype(ctx: NodeContext, v: SSAValue, dtype: DType) -> SSAValue:
     return v if type_of(v).dtype is dtype else ctx.b.cast(v, dtype)
 
 
@@ -339,7 +339,7 @@ def _as_dtype(ctx: NodeContext, v: SSAValue, dtype: DType) -> SSAValue:
 def batch_norm(ctx: NodeContext) -> ConverterResult:
     x = ctx.x(0)
     dtype = type_of(x).dtype
-    scale, bias, mean, var = (_as_dtype(ctx, ctx.x(i), dtype) for i in range(1, 5))
+    scale, bias, mean, var = (as_dtype(ctx, ctx.x(i), dtype) for i in range(1, 5))
     eps = ctx.attr("epsilon", 1e-5)
     momentum = ctx.attr("momentum", 0.9)
     if not ctx.attr("training_mode", 0):

@@ -1,0 +1,87 @@
+"""Converters of definitions older than opset 13 that onnx's version converter cannot
+upgrade (``frontends.onnx.upgrade`` keeps these nodes at their opset).
+
+- ``Scan``-8: every operand carries a batch axis first (the scan axis is axis 1) and
+  ``sequence_lens`` may give each batch entry its length. The converter's Scan 8->9
+  adapter drops the batch dim from the value types and moves no data, so the upgraded
+  graph no longer accepts the model's inputs. Here each batch entry is scanned as a
+  Scan-9 and the results stacked on the batch axis.
+- ``BatchNormalization`` 6-8 with ``spatial=0``: the statistics, scale and bias hold one
+  value per element of a sample (shape ``[C, D1, ...]``) instead of one per channel; the
+  adapter refuses it.
+"""
+
+from __future__ import annotations
+
+import onnx
+from xdsl.ir import SSAValue
+
+from rlx_compile.builder import type_of
+from rlx_compile.frontends.onnx.context import (
+    ConverterResult,
+    NodeContext,
+    Unsupported,
+    legacy_converter,
+)
+from rlx_compile.frontends.onnx.ops.misc import UnrolledBody, unrolled_scan
+from rlx_compile.frontends.onnx.ops.nn import as_dtype
+from rlx_compile.frontends.onnx.ops.shape import select, stack, unsqueeze
+
+
+@legacy_converter("Scan", since=(8,))
+def scan_8(ctx: NodeContext) -> ConverterResult:
+    body = UnrolledBody(ctx, "body")
+    m = ctx.attr("num_scan_inputs")
+    n = ctx.num_inputs - 1 - m
+    k = len(body.body.output) - n
+    directions = list(ctx.attr("directions", [0] * m))
+    if len(body.body.input) != n + m or m < 1:
+        raise Unsupported(f"a body of {len(body.body.input)} inputs for {n} states and {m} scans")
+    states = [ctx.x(1 + i) for i in range(n)]
+    scans = [ctx.x(1 + n + i) for i in range(m)]
+    batch, steps = type_of(scans[0]).shape[:2]
+    if not isinstance(batch, int) or not isinstance(steps, int):
+        raise Unsupported("a symbolic batch or sequence length (the scan is unrolled)")
+    if ctx.has(0):
+        lengths = ctx.const(0, "Scan's sequence_lens").reshape(-1)
+        if any(int(v) != steps for v in lengths):
+            raise Unsupported(f"sequence_lens {lengths.tolist()} shorter than the {steps} steps")
+    layout = ([0] * m, directions, [0] * k, [0] * k)
+    per_batch: list[list[SSAValue]] = []
+    try:
+        for i in range(batch):
+            per_batch.append(
+                unrolled_scan(
+                    ctx,
+                    body,
+                    [select(ctx, s, 0, i) for s in states],
+                    [select(ctx, x, 0, i) for x in scans],
+                    layout,
+                    tag=f"{i}/",
+                )
+            )
+    finally:
+        body.close()
+    return [stack(ctx, [outs[j] for outs in per_batch], 0) for j in range(n + k)]
+
+
+def _per_element(node: onnx.NodeProto) -> bool:
+    return any(a.name == "spatial" and a.i == 0 for a in node.attribute)
+
+
+@legacy_converter("BatchNormalization", since=(6, 7), applies=_per_element)
+def batch_norm_per_element(ctx: NodeContext) -> ConverterResult:
+    """``(x - mean) / sqrt(var + epsilon) * scale + bias``, the operands broadcast over
+    the batch axis (inference: the running statistics)."""
+    ctx.attr("spatial")
+    ctx.attr("momentum")
+    if ctx.attr("is_test", 1) == 0 or any(ctx.output_used(i) for i in range(1, 5)):
+        raise Unsupported("training mode (statistics outputs)")
+    b = ctx.b
+    x = ctx.x(0)
+    dtype = type_of(x).dtype
+    scale, bias, mean, var = (
+        unsqueeze(ctx, as_dtype(ctx, ctx.x(i), dtype), [0]) for i in range(1, 5)
+    )
+    inv = b.div(scale, b.sqrt(b.add(var, ctx.attr("epsilon", 1e-5))))
+    return b.add(b.mul(b.sub(x, mean), inv), bias)

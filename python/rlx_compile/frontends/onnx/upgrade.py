@@ -1,0 +1,584 @@
+"""Models written against an opset older than the converters' own, brought up to it.
+
+The converters implement the definitions in effect from ``MIN_OPSET`` (13) on. An older
+model goes through onnx's own version converter (``onnx.version_converter``) first, on a
+typed skeleton (large initializers given by type only, so no weights are serialised),
+and then the repairs below fix what that converter gets wrong (each checked against
+onnxruntime running the original model):
+
+- ``Upsample`` (7, 9) and ``Resize``-10 become a ``Resize`` with the opset-11 defaults
+  (``half_pixel``, ``round_prefer_floor``), where the old definitions sample at
+  ``x_out / scale`` (``asymmetric``) and take the nearest pixel by flooring;
+- the constants ``Pad``-2 and ``Clip``-6 get for their value / bounds are float32
+  whatever the tensor's type (a float16 or float64 model no longer type-checks);
+- ``Dropout`` 7-9 returns its mask in the input's type, ``Dropout``-10 as bool, and the
+  upgrade keeps the bool.
+
+Definitions the version converter cannot express at all are left at their opset for a
+converter of their own (``context.LEGACY_CONVERTERS``: ``Scan``-8 with its batch axis,
+whose adapter drops the batch dim from the types without moving any data;
+``BatchNormalization`` with ``spatial=0``, which the adapter refuses). When the converter
+fails on the whole model (an adapter is missing for one op), every node is upgraded on
+its own instead, so one missing adapter costs that node, not the model: it stays at its
+opset and the importer names it, with the converter's reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx
+import onnx.shape_inference
+import onnx.version_converter
+from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TypeProto, helper
+
+from rlx_compile.diagnostics import first_line
+from rlx_compile.frontends.onnx.context import (
+    DEFAULT_DOMAINS,
+    opset_versions,
+    typed_skeleton,
+)
+
+KEEP_DOMAIN = "rlx.keep_opset"
+"""Where nodes that keep their opset wait while the version converter runs (it converts
+the default domain only)."""
+
+
+CONVERTER_ERRORS = (
+    onnx.version_converter.ConvertError,
+    onnx.shape_inference.InferenceError,
+    RuntimeError,
+)
+"""What the version converter raises on a model it cannot convert (an adapter missing or
+refusing, the shape inference it runs failing)."""
+
+
+@dataclass(frozen=True)
+class Upgrade:
+    model: ModelProto
+    node_opsets: dict[str, int] = field(default_factory=dict)
+    """Nodes (by name) left at the opset they were written against."""
+    failures: dict[str, str] = field(default_factory=dict)
+    """Node name -> why the version converter did not upgrade it."""
+
+
+def schema_since(op_type: str, opset: int) -> int:
+    """The opset that introduced the definition of ``op_type`` in effect at ``opset``
+    (0 when the op does not exist there)."""
+    key = (op_type, opset)
+    if key not in _SINCE:
+        try:
+            _SINCE[key] = onnx.defs.get_schema(op_type, opset).since_version
+        except onnx.defs.SchemaError:
+            _SINCE[key] = 0
+    return _SINCE[key]
+
+
+_SINCE: dict[tuple[str, int], int] = {}
+
+
+def outdated(node: NodeProto, opset: int, target: int) -> bool:
+    """Whether a default-domain node means something else at ``opset`` than at ``target``
+    (its definition changed in between)."""
+    return node.domain in DEFAULT_DOMAINS and schema_since(node.op_type, opset) != schema_since(
+        node.op_type, target
+    )
+
+
+def subgraphs(node: NodeProto) -> Iterator[GraphProto]:
+    for a in node.attribute:
+        if a.type == AttributeProto.GRAPH:
+            yield a.g
+        elif a.type == AttributeProto.GRAPHS:
+            yield from a.graphs
+
+
+def walk(graph: GraphProto) -> Iterator[NodeProto]:
+    """Every node of a graph and of its subgraphs, outer nodes first."""
+    for node in graph.node:
+        yield node
+        for g in subgraphs(node):
+            yield from walk(g)
+
+
+def upgrade_model(
+    model: ModelProto, target: int, keep: Callable[[NodeProto, int], bool]
+) -> Upgrade:
+    """``model`` with its default-domain opset raised to ``target`` (the model itself when
+    nothing it uses changed meaning). ``keep(node, opset)``: the node is converted at its
+    own opset (it has a converter of its own for that definition)."""
+    opset = opset_versions(model.opset_import).get("")
+    if opset is None or opset >= target:
+        return Upgrade(model)
+    if not any(outdated(n, opset, target) for n in walk(model.graph)):
+        return Upgrade(model)
+    work = ModelProto()
+    work.CopyFrom(model)
+    for g in [work.graph, *(s for n in walk(work.graph) for s in subgraphs(n))]:
+        _name_nodes(g)
+    types = _value_types(work)
+    kept = [n for n in walk(work.graph) if outdated(n, opset, target) and keep(n, opset)]
+    for n in kept:
+        n.domain = KEEP_DOMAIN
+    if kept:
+        work.opset_import.append(helper.make_opsetid(KEEP_DOMAIN, 1))
+    node_opsets: dict[str, int] = {}
+    failures: dict[str, str] = {}
+    try:
+        converted = _convert_model(work, target)
+    except CONVERTER_ERRORS:
+        converted = _convert_node_by_node(work, opset, target, types, node_opsets, failures)
+    for n in walk(converted.graph):
+        if n.domain == KEEP_DOMAIN:
+            n.domain = ""
+            node_opsets[n.name] = opset
+            for g in subgraphs(n):
+                _convert_subgraph(g, opset, target, types, node_opsets, failures)
+    _repair(model.graph, converted.graph, opset, types)
+    _set_opset(converted, target)
+    return Upgrade(converted, node_opsets, failures)
+
+
+# -- conversion ---------------------------------------------------------------------------
+
+
+def _convert_keeping_names(model: ModelProto, target: int) -> ModelProto:
+    """``convert_version``, every value keeping its name: the converter renames the
+    values of the nodes it replaces unless they are graph outputs, so each value is one
+    while it runs."""
+    count = len(model.graph.output)
+    declared = {vi.name for vi in model.graph.output}
+    values = [o for n in model.graph.node for o in n.output if o and o not in declared]
+    model.graph.output.extend(onnx.ValueInfoProto(name=o) for o in dict.fromkeys(values))
+    try:
+        out = onnx.version_converter.convert_version(model, target)
+    finally:
+        del model.graph.output[count:]
+    kept = [vi for vi in out.graph.output if vi.name in declared]
+    del out.graph.output[:]
+    out.graph.output.extend(kept)
+    return out
+
+
+def _convert_model(model: ModelProto, target: int) -> ModelProto:
+    """The version converter on the model's typed skeleton, the weights put back."""
+    skeleton = typed_skeleton(model)
+    moved = {vi.name for vi in skeleton.graph.input} - {vi.name for vi in model.graph.input}
+    out = _convert_keeping_names(skeleton, target)
+    kept_inputs = [vi for vi in out.graph.input if vi.name not in moved]
+    del out.graph.input[:]
+    out.graph.input.extend(kept_inputs)
+    # The weights back, in their order; the converter's own initializers after them.
+    converted = {t.name: t for t in out.graph.initializer}
+    original = [converted.pop(t.name, t) for t in model.graph.initializer]
+    made = list(converted.values())
+    del out.graph.initializer[:]
+    out.graph.initializer.extend(original + made)
+    _name_new_nodes(model.graph, out.graph)
+    return out
+
+
+def _convert_node_by_node(
+    model: ModelProto,
+    opset: int,
+    target: int,
+    types: dict[str, TypeProto],
+    node_opsets: dict[str, int],
+    failures: dict[str, str],
+) -> ModelProto:
+    """Each outdated node converted alone (its operands declared as typed inputs of a
+    one-node model); a node the converter fails on stays at ``opset`` (recorded in
+    ``node_opsets``, with the reason in ``failures``)."""
+    out = ModelProto()
+    out.CopyFrom(model)
+    graph = out.graph
+    taken = _names(graph)
+    nodes: list[NodeProto] = []
+    for node in graph.node:
+        inner = _inner_nodes(node)
+        if node.domain == KEEP_DOMAIN or not any(
+            outdated(n, opset, target) for n in [node, *inner]
+        ):
+            nodes.append(node)
+            continue
+        try:
+            new_nodes, new_inits = _convert_alone(node, opset, target, types, taken)
+        except CONVERTER_ERRORS as err:
+            failures[node.name] = _reason(err)
+            for n in [node, *inner]:
+                node_opsets[n.name] = opset
+            nodes.append(node)
+            continue
+        nodes.extend(new_nodes)
+        graph.initializer.extend(new_inits)
+    del graph.node[:]
+    graph.node.extend(nodes)
+    return out
+
+
+def _convert_alone(
+    node: NodeProto, opset: int, target: int, types: dict[str, TypeProto], taken: set[str]
+) -> tuple[list[NodeProto], list[onnx.TensorProto]]:
+    """One node converted as a one-node model: its nodes and new initializers, the
+    values the converter made up renamed after the node (unique in the graph)."""
+    operands = _free_names(node)
+    # An operand of unknown type goes in untyped: only some adapters need shapes.
+    graph = helper.make_graph(
+        [node],
+        "node",
+        [
+            helper.make_value_info(n, types[n]) if n in types else onnx.ValueInfoProto(name=n)
+            for n in operands
+        ],
+        # Untyped: a declared type may be stale, and the converter infers them anyway.
+        [onnx.ValueInfoProto(name=o) for o in node.output if o],
+    )
+    mini = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    converted = onnx.version_converter.convert_version(mini, target).graph
+    _name_new_nodes(graph, converted)
+    for vi in converted.output:  # typed by the converter's shape inference at ``target``
+        if vi.type.WhichOneof("value") is not None:
+            types.setdefault(vi.name, vi.type)
+    known = set(operands) | set(node.output)
+    renames: dict[str, str] = {}
+    for name in [o for n in converted.node for o in n.output] + [
+        t.name for t in converted.initializer
+    ]:
+        if name and name not in known and name not in renames:
+            renames[name] = _fresh(f"{node.name}/{name}", taken)
+    nodes = []
+    for n in converted.node:
+        n.input[:] = [renames.get(i, i) for i in n.input]
+        n.output[:] = [renames.get(o, o) for o in n.output]
+        nodes.append(n)
+    inits = [t for t in converted.initializer if t.name in renames]
+    for t in inits:
+        t.name = renames[t.name]
+    return nodes, inits
+
+
+def _convert_subgraph(
+    graph: GraphProto,
+    opset: int,
+    target: int,
+    types: dict[str, TypeProto],
+    node_opsets: dict[str, int],
+    failures: dict[str, str],
+) -> None:
+    """Upgrade, in place, the body of a node that keeps its opset: the body as a model of
+    its own (the outer values it reads declared as typed inputs). Its nodes stay at
+    ``opset`` when that fails."""
+    inner = list(walk(graph))
+    if not any(outdated(n, opset, target) for n in inner):
+        return
+    outer = sorted(_free_names_of_graph(graph) - {vi.name for vi in graph.input})
+    try:
+        if any(n not in types for n in outer):
+            raise RuntimeError("the types of the outer values the body reads are unknown")
+        wrapper = GraphProto()
+        wrapper.CopyFrom(graph)
+        wrapper.input.extend(helper.make_value_info(n, types[n]) for n in outer)
+        model = helper.make_model(wrapper, opset_imports=[helper.make_opsetid("", opset)])
+        converted = _convert_keeping_names(model, target).graph
+    except CONVERTER_ERRORS as err:
+        for n in inner:
+            node_opsets[n.name] = opset
+            failures.setdefault(n.name, _reason(err))
+        return
+    _name_new_nodes(graph, converted)
+    del graph.node[:]
+    graph.node.extend(converted.node)
+    graph.initializer.extend(
+        t for t in converted.initializer if t.name not in {i.name for i in graph.initializer}
+    )
+
+
+# -- repairs: what the version converter gets wrong -----------------------------------------
+
+
+def _repair(
+    original: GraphProto, converted: GraphProto, opset: int, types: dict[str, TypeProto]
+) -> None:
+    """Fix the nodes the converter made of the definitions it gets wrong, found by the
+    outputs they kept (and the same in subgraphs, which the converter converts too)."""
+    producers = {o: n for n in walk(converted) for o in n.output if o}
+    for old in walk(original):
+        if old.domain not in DEFAULT_DOMAINS or not old.output or not old.output[0]:
+            continue
+        since = schema_since(old.op_type, opset)
+        new = producers.get(old.output[0])
+        if new is None:
+            continue
+        if (old.op_type, since) in (
+            ("Upsample", 1),
+            ("Upsample", 7),
+            ("Upsample", 9),
+            ("Resize", 10),
+        ):
+            _resize_as_upsample(new, converted)
+        elif (old.op_type, since) in (("Pad", 2), ("Clip", 6)):
+            _float_operands_as(new, types.get(old.input[0]), converted)
+        elif old.op_type == "Dropout" and since == 7 and len(old.output) > 1 and old.output[1]:
+            _mask_as(new, old, types, converted)
+        elif old.op_type == "PRelu" and since < 7:
+            _slope_per_channel(new, old, types, converted)
+        elif old.op_type == "Hardmax" and since < 13:
+            _hardmax_on_2d(new, _rank(types.get(old.input[0])), converted)
+
+
+def _resize_as_upsample(resize: NodeProto, graph: GraphProto) -> None:
+    """Upsample and Resize-10 sample input pixel ``x_out / scale`` (``asymmetric``) and,
+    nearest, truncate it -- rounding up instead along the axes it shrinks (onnxruntime's
+    Resize-10). An op that shrinks some axes and grows others becomes two Resizes, one
+    per rounding (nearest sampling is separable)."""
+    if resize.op_type != "Resize":
+        return
+    present = {a.name for a in resize.attribute}
+    if "coordinate_transformation_mode" not in present:
+        resize.attribute.append(
+            helper.make_attribute("coordinate_transformation_mode", "asymmetric")
+        )
+    for a in resize.attribute:
+        if a.name == "mode" and a.s == b"bilinear":  # Upsample-1's name for it
+            a.s = b"linear"
+    if "nearest_mode" in present:
+        return
+    mode = next((a.s.decode() for a in resize.attribute if a.name == "mode"), "nearest")
+    scales = _constant_of(resize.input[2], graph) if len(resize.input) > 2 else None
+    if mode != "nearest" or scales is None or not (scales < 1).any():
+        resize.attribute.append(helper.make_attribute("nearest_mode", "floor"))
+        return
+    if not (scales > 1).any():
+        resize.attribute.append(helper.make_attribute("nearest_mode", "ceil"))
+        return
+    taken = _names(graph)
+    grown = _fresh(f"{resize.output[0]}/grown", taken)
+    up, down = (_fresh(f"{resize.name}/{k}_scales", taken) for k in ("up", "down"))
+    first = NodeProto()
+    first.CopyFrom(resize)
+    first.name, first.input[2], first.output[0] = f"{resize.name}/up", up, grown
+    first.attribute.append(helper.make_attribute("nearest_mode", "floor"))
+    resize.input[0], resize.input[2] = grown, down
+    resize.attribute.append(helper.make_attribute("nearest_mode", "ceil"))
+    graph.initializer.extend(
+        [
+            onnx.numpy_helper.from_array(np.maximum(scales, 1).astype(np.float32), up),
+            onnx.numpy_helper.from_array(np.minimum(scales, 1).astype(np.float32), down),
+        ]
+    )
+    graph.node.insert(list(graph.node).index(resize), first)
+
+
+def _constant_of(name: str, graph: GraphProto) -> np.ndarray | None:
+    """The value of an initializer or Constant node output of ``graph``."""
+    for t in graph.initializer:
+        if t.name == name:
+            return onnx.numpy_helper.to_array(t)
+    for n in graph.node:
+        if n.op_type == "Constant" and n.output[0] == name:
+            value = next((a for a in n.attribute if a.name == "value"), None)
+            return None if value is None else onnx.numpy_helper.to_array(value.t)
+    return None
+
+
+def _float_operands_as(node: NodeProto, data: TypeProto | None, graph: GraphProto) -> None:
+    """The scalar operands the converter made (a Pad value, Clip bounds) in the data's
+    element type."""
+    if data is None or not data.HasField("tensor_type"):
+        return
+    elem = data.tensor_type.elem_type
+    if elem in (0, onnx.TensorProto.FLOAT):
+        return
+    made = {o: n for n in graph.node if n.op_type == "Constant" for o in n.output}
+    for name in node.input[1:]:
+        const = made.get(name)
+        if const is None:
+            continue
+        for a in const.attribute:
+            if a.name == "value" and a.t.data_type == onnx.TensorProto.FLOAT:
+                dtype = helper.tensor_dtype_to_np_dtype(elem)
+                # Clip's missing min is float32's lowest: the new type's lowest.
+                value = np.clip(
+                    onnx.numpy_helper.to_array(a.t).astype(np.float64), *_range_of(dtype)
+                )
+                a.t.CopyFrom(onnx.numpy_helper.from_array(value.astype(dtype), a.t.name))
+
+
+def _range_of(dtype: np.dtype) -> tuple[float, float]:
+    info = np.finfo(dtype) if dtype.kind == "f" else np.iinfo(dtype)
+    return float(info.min), float(info.max)
+
+
+def _mask_as(
+    new: NodeProto, old: NodeProto, types: dict[str, TypeProto], graph: GraphProto
+) -> None:
+    """Dropout 7-9's mask has the input's type; the upgraded Dropout's mask is bool: cast
+    it back, under the mask's name."""
+    data = types.get(old.input[0])
+    if new.op_type != "Dropout" or len(new.output) < 2 or data is None:
+        return
+    mask = new.output[1]
+    boolean = _fresh(f"{mask}/bool", _names(graph))
+    new.output[1] = boolean
+    cast = helper.make_node(
+        "Cast", [boolean], [mask], name=f"{new.name}/mask", to=data.tensor_type.elem_type
+    )
+    index = list(graph.node).index(new)
+    graph.node.insert(index + 1, cast)
+
+
+def _slope_per_channel(
+    new: NodeProto, old: NodeProto, types: dict[str, TypeProto], graph: GraphProto
+) -> None:
+    """PRelu before opset 7 applies a 1-D slope per channel (axis 1); from 7 on it
+    broadcasts numpy-style, from the last axis: unsqueeze the slope to [C, 1, ...]."""
+    rank = _rank(types.get(old.input[0]))
+    slope = types.get(old.input[1])
+    if new.op_type != "PRelu" or rank is None or rank < 3 or _rank(slope) != 1:
+        return
+    taken = _names(graph)
+    axes = _fresh(f"{new.name}/axes", taken)
+    lifted = _fresh(f"{new.input[1]}/per_channel", taken)
+    index = list(graph.node).index(new)
+    graph.node.insert(
+        index, helper.make_node("Unsqueeze", [new.input[1], axes], [lifted], name=lifted)
+    )
+    graph.initializer.append(
+        onnx.numpy_helper.from_array(np.arange(1, rank - 1, dtype=np.int64), axes)
+    )
+    new.input[1] = lifted
+
+
+def _hardmax_on_2d(node: NodeProto, rank: int | None, graph: GraphProto) -> None:
+    """Hardmax before opset 13 takes the max over all dims from ``axis`` on (the input
+    coerced to 2-D), from 13 over ``axis`` alone; the converter's adapter keeps the node
+    as it is (Softmax and LogSoftmax get a Flatten -> op -> Reshape): do the same."""
+    axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
+    if node.op_type != "Hardmax" or rank is None or axis % max(rank, 1) == rank - 1:
+        return
+    taken = _names(graph)
+    x, y = node.input[0], node.output[0]
+    shape, flat, flat_y = (_fresh(f"{y}/{k}", taken) for k in ("shape", "2d_in", "2d"))
+    index = list(graph.node).index(node)
+    graph.node.insert(index, helper.make_node("Shape", [x], [shape], name=shape))
+    graph.node.insert(index + 1, helper.make_node("Flatten", [x], [flat], name=flat, axis=axis))
+    node.input[0], node.output[0] = flat, flat_y
+    for a in node.attribute:
+        if a.name == "axis":
+            a.i = -1
+    graph.node.insert(
+        index + 3, helper.make_node("Reshape", [flat_y, shape], [y], name=f"{y}/reshape")
+    )
+
+
+def _rank(t: TypeProto | None) -> int | None:
+    if t is None or not t.HasField("tensor_type") or not t.tensor_type.HasField("shape"):
+        return None
+    return len(t.tensor_type.shape.dim)
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def _reason(err: Exception) -> str:
+    """The converter's message without the C++ assertion around it."""
+    return first_line(err).split(" failed: ", 1)[-1]
+
+
+def _set_opset(model: ModelProto, target: int) -> None:
+    imports = [i for i in model.opset_import if i.domain not in (*DEFAULT_DOMAINS, KEEP_DOMAIN)]
+    del model.opset_import[:]
+    model.opset_import.append(helper.make_opsetid("", target))
+    model.opset_import.extend(imports)
+    # The IR version that came with opset 13, for a model older than that.
+    model.ir_version = max(model.ir_version, 7)
+
+
+def _name_nodes(graph: GraphProto) -> None:
+    """Name unnamed nodes as the importer would (``<OpType>_<index>``), so that the nodes
+    the upgrade keeps can be found again and locations still refer to the model as given."""
+    for index, node in enumerate(graph.node):
+        if not node.name:
+            node.name = f"{node.op_type}_{index}"
+
+
+def _name_new_nodes(original: GraphProto, converted: GraphProto) -> None:
+    """Names for the nodes the converter made: a node producing an original node's
+    output takes its name, one it inserted is named after the node it precedes."""
+    named = {o: n.name for n in original.node for o in n.output if o}
+    taken = {n.name for n in converted.node if n.name}
+    nodes = list(converted.node)
+    for node in nodes:
+        owner = next((named[o] for o in node.output if o in named), None)
+        if not node.name and owner is not None and owner not in taken:
+            node.name = owner
+            taken.add(owner)
+    for index, node in enumerate(nodes):
+        if not node.name:
+            after = next((n.name for n in nodes[index:] if n.name), "upgrade")
+            node.name = _fresh(f"{after}/{node.op_type}", taken)
+
+
+def _fresh(name: str, taken: set[str]) -> str:
+    out, k = name, 1
+    while out in taken:
+        out = f"{name}_{k}"
+        k += 1
+    taken.add(out)
+    return out
+
+
+def _names(graph: GraphProto) -> set[str]:
+    return (
+        {vi.name for vi in graph.input}
+        | {t.name for t in graph.initializer}
+        | {o for n in walk(graph) for o in n.output}
+    )
+
+
+def _inner_nodes(node: NodeProto) -> list[NodeProto]:
+    return [n for g in subgraphs(node) for n in walk(g)]
+
+
+def _free_names_of_graph(graph: GraphProto) -> set[str]:
+    """The names a graph reads that it does not define (outer-scope values)."""
+    defined = {vi.name for vi in graph.input} | {t.name for t in graph.initializer}
+    free: set[str] = set()
+    for node in graph.node:
+        free.update(n for n in _free_names(node) if n not in defined)
+        defined.update(node.output)
+    free.update(o.name for o in graph.output if o.name not in defined)
+    return free
+
+
+def _free_names(node: NodeProto) -> list[str]:
+    """A node's operands and the outer values its subgraphs read, in first-use order."""
+    names = [i for i in node.input if i]
+    for g in subgraphs(node):
+        names.extend(sorted(_free_names_of_graph(g)))
+    return list(dict.fromkeys(names))
+
+
+def _value_types(model: ModelProto) -> dict[str, TypeProto]:
+    """Every value's type ONNX shape inference finds at the model's own opset (the
+    converter's adapters need the ranks and shapes of what they rewrite)."""
+    skeleton = typed_skeleton(model)
+    try:
+        inferred = onnx.shape_inference.infer_shapes(skeleton, strict_mode=False, data_prop=True)
+    except Exception:  # a model shape inference rejects: the declared types only
+        inferred = skeleton
+    types: dict[str, TypeProto] = {}
+    graphs = [inferred.graph, *(s for n in walk(inferred.graph) for s in subgraphs(n))]
+    for g in graphs:
+        for vi in [*g.input, *g.value_info, *g.output]:
+            if vi.type.WhichOneof("value") is not None:
+                types.setdefault(vi.name, vi.type)
+        for t in g.initializer:
+            tp = TypeProto()
+            tp.tensor_type.elem_type = t.data_type
+            for d in t.dims:
+                tp.tensor_type.shape.dim.add().dim_value = d
+            types.setdefault(t.name, tp)
+    return types
