@@ -3,6 +3,8 @@
     python bench/onnx_backend.py                  # table of every op type
     python bench/onnx_backend.py --op Resize -v   # one op type, with failure messages
     python bench/onnx_backend.py --ort            # onnxruntime's backend on the same tests
+    python bench/onnx_backend.py --kind real      # another test kind (simple, pytorch-*, real)
+    python bench/onnx_backend.py --all-kinds      # every kind, ours beside onnxruntime's
 
 Each test runs as ``onnx.backend.test`` runs it: prepare the model, run every data set,
 compare with the expected outputs at the test's tolerances. A test counts as passed when
@@ -31,31 +33,21 @@ from rlx_compile.frontends.onnx.conformance import (
 )
 from rlx_compile.frontends.onnx.context import CONVERTERS
 
+KINDS = ("node", "real", "simple", "pytorch-converted", "pytorch-operator")
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--op", action="append", help="only these op types")
-    ap.add_argument("--test", help="only tests whose name matches this regex")
-    ap.add_argument("-v", "--verbose", action="store_true", help="print each failure")
-    ap.add_argument("--ort", action="store_true", help="run onnxruntime's backend instead")
-    ap.add_argument("--json", help="write per-test results to this file")
-    ap.add_argument(
-        "--kind", default="node",
-        choices=("node", "simple", "pytorch-converted", "pytorch-operator", "real"),
-        help="which test kind (real: the light CNN models shipped with onnx)",
-    )  # fmt: skip
-    args = ap.parse_args()
-    if args.ort:
-        import onnxruntime.backend as backend
-    else:
-        import rlx_compile.backend as backend
+
+def load_cases(kind: str) -> list[Any]:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        cases = load_model_tests(kind=args.kind)
-    models = {c.name: case_model(c) for c in cases}
-    op_of = op_types_of_tests(models.items())
+        return load_model_tests(kind=kind)
+
+
+def run_kind(
+    backend: Any, cases: list[Any], op_of: dict[str, str], models: dict[str, Any],
+    args: argparse.Namespace,
+) -> dict[str, dict[str, Any]]:  # fmt: skip
+    """Per test: its op type, the failure (None: passed), the expected failure, seconds."""
     results: dict[str, dict[str, Any]] = {}
-    start = time.perf_counter()
     for case in cases:
         op = op_of[case.name]
         if args.op and op not in args.op:
@@ -72,6 +64,61 @@ def main() -> None:
         }
         if args.verbose and error:
             print(f"FAIL {case.name} [{op}]: {error}")
+    return results
+
+
+def all_kinds(args: argparse.Namespace) -> None:
+    """One table: per test kind, the tests passed through rlx_compile.backend and through
+    onnxruntime.backend, in this run."""
+    import onnxruntime
+    import onnxruntime.backend as ort_backend
+
+    onnxruntime.set_default_logger_severity(3)  # its warnings about old opsets
+
+    import rlx_compile.backend as rlx_backend
+
+    print(f"{'kind':<18} {'tests':>6} {'rlx':>6} {'onnxruntime':>12} {'seconds':>9}")
+    for kind in KINDS:
+        cases = load_cases(kind)
+        models = {c.name: case_model(c) for c in cases}
+        op_of = op_types_of_tests(models.items())
+        t0 = time.perf_counter()
+        ours = run_kind(rlx_backend, cases, op_of, models, args)
+        seconds = time.perf_counter() - t0
+        theirs = run_kind(ort_backend, cases, op_of, models, args)
+        passed = sum(r["error"] is None for r in ours.values())
+        ort_passed = sum(r["error"] is None for r in theirs.values())
+        print(f"{kind:<18} {len(ours):>6} {passed:>6} {ort_passed:>12} {seconds:>9.1f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--op", action="append", help="only these op types")
+    ap.add_argument("--test", help="only tests whose name matches this regex")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print each failure")
+    ap.add_argument("--ort", action="store_true", help="run onnxruntime's backend instead")
+    ap.add_argument("--json", help="write per-test results to this file")
+    ap.add_argument(
+        "--kind", default="node", choices=KINDS,
+        help="which test kind (real: the light CNN models shipped with onnx)",
+    )  # fmt: skip
+    ap.add_argument(
+        "--all-kinds", action="store_true",
+        help="a summary of every kind: passes through rlx_compile and through onnxruntime",
+    )  # fmt: skip
+    args = ap.parse_args()
+    if args.all_kinds:
+        all_kinds(args)
+        return
+    if args.ort:
+        import onnxruntime.backend as backend
+    else:
+        import rlx_compile.backend as backend
+    cases = load_cases(args.kind)
+    models = {c.name: case_model(c) for c in cases}
+    op_of = op_types_of_tests(models.items())
+    start = time.perf_counter()
+    results = run_kind(backend, cases, op_of, models, args)
     total = time.perf_counter() - start
     by_op: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in results.values():
