@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import stat
 import subprocess
 import sys
@@ -143,10 +144,26 @@ def test_symbolic_dims_need_sizes(tmp_path: Path) -> None:
                               [vi("y", TensorProto.FLOAT, ["batch", 4])])  # fmt: skip
     path = tmp_path / "dyn.onnx"
     onnx.save(helper.make_model(graph), str(path))
-    _one_line_error(rlx_compile(str(path), "--out", str(tmp_path / "a")), "--dim batch=N")
+    _one_line_error(rlx_compile(str(path), "--out", str(tmp_path / "a")), "--dim batch=1")
     r = rlx_compile(str(path), "--dim", "batch=3", "--out", str(tmp_path / "b"), "--json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["arena_bytes"] > 0
+
+
+def test_the_dim_hint_is_what_dim_takes(tmp_path: Path) -> None:
+    """Open dims are named as the model names them (not as the sanitised symbols): a
+    dim_param as written, an unnamed dim as input:axis; the hint, typed, compiles."""
+    node = helper.make_node("Relu", ["x"], ["y"])
+    vi = helper.make_tensor_value_info
+    graph = helper.make_graph([node], "g", [vi("x", TensorProto.FLOAT, ["batch size", None, 4])],
+                              [vi("y", TensorProto.FLOAT, None)])  # fmt: skip
+    path = tmp_path / "dyn.onnx"
+    onnx.save(helper.make_model(graph), str(path))
+    r = rlx_compile(str(path), "--out", str(tmp_path / "a"))
+    _one_line_error(r, "e.g. --dim 'batch size=1' --dim x:1=1")
+    hint = shlex.split(r.stderr.split("e.g. ")[1])
+    r = rlx_compile(str(path), *hint, "--out", str(tmp_path / "b"), "--json")
+    assert r.returncode == 0, r.stderr
 
 
 def test_precision_and_quantize_reach_the_pipeline(tmp_path: Path) -> None:

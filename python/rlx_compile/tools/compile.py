@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +79,8 @@ class Loaded:
     """Nodes of the model as given: ONNX nodes, or the compute ops of a .mlir graph."""
     params: dict[str, np.ndarray]
     """Values of the module's params where the file holds them (ONNX initializers)."""
+    dim_names: dict[str, str] = field(default_factory=dict)
+    """Symbol -> the name ``--dim`` takes for it (an ONNX model's dim_param or input:axis)."""
 
 
 def load(path: Path, dims: Mapping[str, int] | None = None) -> Loaded:
@@ -87,12 +90,13 @@ def load(path: Path, dims: Mapping[str, int] | None = None) -> Loaded:
     if path.is_dir():
         raise RlxError(f"cannot read '{path}': Is a directory")
     if path.suffix == ".onnx":
-        from rlx_compile.frontends.onnx import import_model, param_values
+        from rlx_compile.frontends.onnx import dim_spellings, import_model, param_values
         from rlx_compile.frontends.onnx import load as load_onnx
 
         model = load_onnx(path)
         module = import_model(model, dynamic_dims=dict(dims or {}))
-        return Loaded(module, len(model.graph.node), param_values(model, module))
+        names = dim_spellings(model, dims)
+        return Loaded(module, len(model.graph.node), param_values(model, module), names)
     if path.suffix == ".mlir":
         try:
             module = parse_module(path.read_text(), str(path))
@@ -137,15 +141,20 @@ def parse_dims(specs: Sequence[str]) -> dict[str, int]:
     return dims
 
 
-def check_dims(module: ModuleOp, dims: Mapping[str, int]) -> None:
-    """Memory planning needs every dim: name the symbolic ones left without a size."""
+def check_dims(
+    module: ModuleOp, dims: Mapping[str, int], names: Mapping[str, str] | None = None
+) -> None:
+    """Memory planning needs every dim: name the symbolic ones left without a size, as
+    ``--dim`` takes them (``names``: symbol -> the model's own name for the dim)."""
+    names = names or {}
     symbols = sorted(
         {s for op in module.walk() for r in op.results
          if isinstance(r.type, TensorType) for s in r.type.symbols()} - set(dims)
     )  # fmt: skip
     if symbols:
-        hint = " ".join(f"--dim {s}=N" for s in symbols)
-        raise RlxError(f"the model has symbolic dims {symbols}: give their sizes ({hint})")
+        spelled = [names.get(s, s) for s in symbols]
+        hint = " ".join(f"--dim {shlex.quote(f'{n}=1')}" for n in spelled)
+        raise RlxError(f"the model has open dims {spelled}: give their sizes, e.g. {hint}")
 
 
 # ---------------------------------------------------------------------------------
@@ -296,7 +305,7 @@ def run(argv: Sequence[str] | None = None) -> int:
             dim_bindings=dims if dims and not is_onnx else None, **extra,
         )  # fmt: skip
         if "plan-memory" in pipeline.pipeline:
-            check_dims(loaded.module, dims)
+            check_dims(loaded.module, dims, loaded.dim_names)
         progress.total = 1 + len(pipeline.passes)
         progress.advance()
 
