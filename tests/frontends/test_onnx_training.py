@@ -182,3 +182,50 @@ def test_tree_ensemble_post_transforms_follow_the_spec() -> None:
     softmax = np.exp(raw - raw.max(1, keepdims=True))
     np.testing.assert_allclose(scores(1), softmax / softmax.sum(1, keepdims=True), rtol=1e-6)
     np.testing.assert_allclose(scores(2), 1 / (1 + np.exp(-raw)), rtol=1e-6)
+
+
+def test_gradient_against_finite_differences() -> None:
+    """Gradient of y (summed: its seed is ones) w.r.t. a matmul weight, a broadcast bias
+    and a broadcast divisor, through Sigmoid, Div, Mul, Sub, Tanh and Exp; z only feeds
+    the forward graph (zs). Checked against central differences in float64."""
+    D = TensorProto.DOUBLE
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["h"]),
+        helper.make_node("Add", ["h", "bias"], ["z"]),
+        helper.make_node("Sigmoid", ["z"], ["a"]),
+        helper.make_node("Div", ["a", "s"], ["d"]),
+        helper.make_node("Tanh", ["d"], ["t"]),
+        helper.make_node("Mul", ["t", "d"], ["m"]),
+        helper.make_node("Exp", ["s"], ["e"]),
+        helper.make_node("Sub", ["m", "e"], ["y"]),
+        helper.make_node("Gradient", ["w", "bias", "s", "x"], ["dw", "db", "ds"],
+                         domain=TRAINING, xs=["w", "bias", "s"], zs=["x"], y="y"),
+    ]  # fmt: skip
+    shapes = {"x": [3, 4], "w": [4, 2], "bias": [2], "s": [3, 1]}
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info(n, D, s) for n, s in shapes.items()],
+        [helper.make_tensor_value_info(n, D, None) for n in ("y", "dw", "db", "ds")],
+    )  # fmt: skip
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(TRAINING, 1)]
+    )
+    rng = np.random.default_rng(0)
+    feeds = {n: rng.standard_normal(s) for n, s in shapes.items()}
+    feeds["s"] = np.abs(feeds["s"]) + 0.5
+    y, *grads = backend.prepare(model).run(feeds)
+
+    def loss(values: dict[str, np.ndarray]) -> float:
+        z = values["x"] @ values["w"] + values["bias"]
+        d = 1 / (1 + np.exp(-z)) / values["s"]
+        return float((np.tanh(d) * d - np.exp(values["s"])).sum())
+
+    assert y.shape == (3, 2)
+    for name, grad in zip(("w", "bias", "s"), grads, strict=True):
+        numeric = np.zeros_like(feeds[name])
+        for i in np.ndindex(numeric.shape):
+            up, down = dict(feeds), dict(feeds)
+            up[name], down[name] = feeds[name].copy(), feeds[name].copy()
+            up[name][i] += 1e-6
+            down[name][i] -= 1e-6
+            numeric[i] = (loss(up) - loss(down)) / 2e-6
+        np.testing.assert_allclose(grad, numeric, rtol=1e-5, atol=1e-7)

@@ -1,4 +1,5 @@
-"""The optimizer steps of the ai.onnx.preview.training domain: Adagrad, Momentum, Adam.
+"""The ai.onnx.preview.training domain: the optimizer steps (Adagrad, Momentum, Adam)
+and Gradient.
 
 Each updates several tensors at once: inputs R (learning rate), T (step count), then the
 tensors X, their gradients G and the optimizer's per-tensor state; the outputs are the
@@ -7,11 +8,14 @@ new X followed by the new state. The formulas are ONNX's, including its T > 0 ca
 
 from __future__ import annotations
 
+import onnx
 from xdsl.ir import SSAValue
 
 from rlx_compile.builder import type_of
+from rlx_compile.dialects.types import Dim
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
+    FoldingBuilder,
     NodeContext,
     Unsupported,
     converter,
@@ -103,3 +107,94 @@ def adam(ctx: NodeContext) -> ConverterResult:
         x_new = b.sub(x, b.mul(rate, b.div(v, b.add(b.sqrt(h), eps))))
         new_x.append(b.mul(x_new, 1 - norm_post) if norm_post else x_new)
     return [*new_x, *new_v, *new_h]
+
+
+def _sum_to(b: FoldingBuilder, g: SSAValue, shape: tuple[Dim, ...]) -> SSAValue:
+    """A gradient of a broadcast result summed back to an operand's shape."""
+    extra = type_of(g).rank - len(shape)
+    axes = list(range(extra)) + [
+        extra + i for i, d in enumerate(shape) if d == 1 and type_of(g).shape[extra + i] != 1
+    ]
+    if axes:
+        g = b.sum(g, axes, keepdims=True)
+    return b.reshape(g, list(shape)) if type_of(g).shape != shape else g
+
+
+def _input_gradients(
+    b: FoldingBuilder, op: str, ins: list[SSAValue], out: SSAValue, g: SSAValue
+) -> list[SSAValue]:
+    """The vector-Jacobian products of one node: d(loss)/d(input) given d(loss)/d(out)."""
+    if op in ("Add", "Identity"):
+        return [g] * len(ins)
+    if op == "Sub":
+        return [g, b.neg(g)]
+    if op == "Neg":
+        return [b.neg(g)]
+    if op == "Mul":
+        return [b.mul(g, ins[1]), b.mul(g, ins[0])]
+    if op == "Div":
+        return [b.div(g, ins[1]), b.neg(b.div(b.mul(g, out), ins[1]))]
+    if op == "Relu":
+        return [b.where(b.compare("gt", ins[0], 0.0), g, 0.0)]
+    if op == "Sigmoid":
+        return [b.mul(g, b.mul(out, b.sub(1.0, out)))]
+    if op == "Tanh":
+        return [b.mul(g, b.sub(1.0, b.mul(out, out)))]
+    if op == "Exp":
+        return [b.mul(g, out)]
+    if op == "Log":
+        return [b.div(g, ins[0])]
+    if op == "Sqrt":
+        return [b.div(g, b.mul(out, 2.0))]
+    if op == "MatMul" and all(type_of(v).rank == 2 for v in ins):
+        return [b.matmul(g, b.transpose(ins[1], [1, 0])), b.matmul(b.transpose(ins[0], [1, 0]), g)]
+    raise Unsupported(f"the gradient through {op} is not implemented")
+
+
+@converter("Gradient", domain=TRAINING)
+def gradient(ctx: NodeContext) -> ConverterResult:
+    """dY/dX for each X of ``xs``, by reverse accumulation over the nodes between them
+    and Y (already converted: their values are read back), seeded with ones -- the
+    gradient of the sum of Y when Y is not a scalar."""
+    b, imp = ctx.b, ctx.imp
+    xs, y, zs = ctx.attr("xs", []), ctx.attr("y"), ctx.attr("zs", [])
+    if y is None or y not in imp.values:
+        raise Unsupported(f"y '{y}' is not computed before the Gradient node")
+    stops = set(xs) | set(zs)
+    order: list[onnx.NodeProto] = []
+    seen: set[str] = set()
+
+    def visit(name: str) -> None:  # post-order: producers before their users
+        node = imp.producer.get(name)
+        if name in stops or node is None or node.output[0] in seen:
+            return
+        seen.add(node.output[0])
+        for i in node.input:
+            if i:
+                visit(i)
+        order.append(node)
+
+    visit(y)
+    adjoint: dict[str, SSAValue] = {
+        y: ctx.full(type_of(imp.values[y]).shape, 1.0, type_of(imp.values[y]).dtype)
+    }
+    for node in reversed(order):
+        g = adjoint.get(node.output[0])
+        if g is None:
+            continue
+        if node.domain not in ("", "ai.onnx") or len(node.output) != 1:
+            raise Unsupported(f"the gradient through {node.op_type} is not implemented")
+        ins = [imp.value(i, b) for i in node.input]
+        for name, v, dv in zip(
+            node.input,
+            ins,
+            _input_gradients(b, node.op_type, ins, imp.values[node.output[0]], g),
+            strict=True,
+        ):
+            dv = _sum_to(b, dv, type_of(v).shape)
+            adjoint[name] = b.add(adjoint[name], dv) if name in adjoint else dv
+    outs = []
+    for x in xs:
+        v = imp.value(x, b)
+        outs.append(adjoint.get(x) or ctx.full(type_of(v).shape, 0.0, type_of(v).dtype))
+    return outs
