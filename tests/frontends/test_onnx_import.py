@@ -142,6 +142,26 @@ def test_every_unsupported_feature_in_one_error() -> None:
     assert "MaxPool node 'pool': attribute storage_order=2 is not supported" in message
 
 
+def test_each_problem_is_listed_once() -> None:
+    """The same problem at many nodes is one entry (count and first node); past
+    MAX_PROBLEMS_SHOWN distinct problems the rest are counted, not listed."""
+    from rlx_compile.frontends.onnx.importer import MAX_PROBLEMS_SHOWN
+
+    nodes = [helper.make_node("Relu", ["x"], [f"r{i}"], name=f"r{i}", flag=1) for i in range(5)]
+    nodes += [helper.make_node("Selu", ["x"], [f"s{i}"], name=f"s{i}", **{f"a{i}": 1})
+              for i in range(MAX_PROBLEMS_SHOWN + 2)]  # fmt: skip
+    outs = [o for n in nodes for o in n.output]
+    model = make(nodes, [helper.make_tensor_value_info("x", F, [2])],
+                 [helper.make_tensor_value_info(o, F, [2]) for o in outs])  # fmt: skip
+    with pytest.raises(OnnxImportError) as info:
+        import_model(model)
+    message = str(info.value)
+    assert message.count("Relu") == 1
+    assert "Relu (5 nodes, first 'r0'): unsupported attribute 'flag'" in message
+    assert message.count("Selu node") == MAX_PROBLEMS_SHOWN - 1
+    assert message.endswith("; and 3 more problems (at 3 nodes)")
+
+
 def test_unsupported_attribute_is_named() -> None:
     node = helper.make_node("Relu", ["x"], ["y"], name="r", some_flag=1)
     model = make([node], [helper.make_tensor_value_info("x", F, [2])],
@@ -240,3 +260,44 @@ def test_converted_shapes_are_cross_checked_behind_large_weights(
     with pytest.raises(OnnxImportError, match=r"converted to shape \[1, 63, 8, 8\] but ONNX "
                                               r"infers \[1, 64, 8, 8\] for 'y'"):  # fmt: skip
         import_model(model)
+
+
+def test_a_verifier_failure_names_the_node() -> None:
+    """An op that fails the verifier after the graph is built is reported at the ONNX
+    node it was made for, with the verifier's detail."""
+    from xdsl.dialects.builtin import NameLoc, StringAttr, UnknownLoc
+    from xdsl.ir import Block
+    from xdsl.utils.exceptions import VerifyException
+
+    from rlx_compile.dialects.types import DType, tensor
+    from rlx_compile.frontends.onnx.context import FoldingBuilder
+    from rlx_compile.frontends.onnx.importer import _failing_node
+
+    block = Block()
+    x = FoldingBuilder(block.add_op).input("x", [2, 3], DType.F32)
+    bad = mir.ReluOp.build(operands=[x], result_types=[tensor([3, 2], DType.F32)])
+    bad.location = NameLoc(StringAttr("relu_7"), UnknownLoc())
+    block.add_op(bad)
+    text = _failing_node(block, VerifyException("module"))
+    assert text.startswith("mir.relu at node 'relu_7': result 'result' at position 0")
+    assert "but got !rlx.tensor<[3, 2], f32>" in text
+
+
+def test_a_negative_dim_value_is_an_open_dim() -> None:
+    """Some exporters write dim_value -1 for a dynamic axis (and "?" as the dim_param of
+    every unknown one): each is its own open dim, named input:axis -- it used to stop
+    in the verifier with "negative dim -1 in tensor type"."""
+    from rlx_compile.frontends.onnx import dim_spellings
+
+    x = helper.make_tensor_value_info("x", F, [2, 3, "?", "?"])
+    x.type.tensor_type.shape.dim[0].ClearField("dim_param")
+    x.type.tensor_type.shape.dim[0].dim_value = -1
+    model = make([helper.make_node("Relu", ["x"], ["y"])], [x],
+                 [helper.make_tensor_value_info("y", F, [-1, 3, "?", "?"])])  # fmt: skip
+    assert dim_spellings(model) == {"x_0": "x:0", "x_2": "x:2", "x_3": "x:3"}
+    module = import_model(model, dynamic_dims={"x:0": 2, "x:2": 4, "x:3": 5})
+    v = np.arange(120, dtype=np.float32).reshape(2, 3, 4, 5) - 60
+    np.testing.assert_array_equal(run(module, {"x": v})["y"], np.maximum(v, 0))
+    open_module = import_model(model)
+    (graph_input,) = [op for op in main_graph(open_module).walk() if isinstance(op, mir.InputOp)]
+    assert set(graph_input.results[0].type.symbols()) == {"x_0", "x_2", "x_3"}

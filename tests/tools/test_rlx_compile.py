@@ -179,3 +179,20 @@ def test_precision_and_quantize_reach_the_pipeline(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert "quant-insert" in json.loads(r.stdout)["pipeline"]
     assert "mir.quantize" in (tmp_path / "b" / "model.lir.mlir").read_text()
+
+
+def test_an_import_stopped_by_open_dims_says_how_to_size_them(tmp_path: Path) -> None:
+    """A converter that needs a dim the model leaves open (a Conv's spatial dims given
+    as "?") fails the import; the error names the open dims as --dim takes them."""
+    w = helper.make_tensor("w", TensorProto.FLOAT, [2, 3, 3, 3], [0.1] * 54)
+    node = helper.make_node("Conv", ["x", "w"], ["y"], name="conv")
+    vi = helper.make_tensor_value_info
+    graph = helper.make_graph([node], "g", [vi("x", TensorProto.FLOAT, [1, 3, "?", "?"])],
+                              [vi("y", TensorProto.FLOAT, None)], [w])  # fmt: skip
+    path = tmp_path / "conv.onnx"
+    onnx.save(helper.make_model(graph), str(path))
+    r = rlx_compile(str(path), "--out", str(tmp_path / "a"))
+    _one_line_error(r, "Conv node 'conv': symbolic spatial dims")
+    _one_line_error(r, "; e.g. --dim x:2=1 --dim x:3=1")
+    r = rlx_compile(str(path), "--dim", "x:2=8", "--dim", "x:3=8", "--out", str(tmp_path / "b"))
+    assert r.returncode == 0, r.stderr

@@ -90,11 +90,21 @@ def load(path: Path, dims: Mapping[str, int] | None = None) -> Loaded:
     if path.is_dir():
         raise RlxError(f"cannot read '{path}': Is a directory")
     if path.suffix == ".onnx":
-        from rlx_compile.frontends.onnx import dim_spellings, import_model, param_values
+        from rlx_compile.frontends.onnx import (
+            OnnxImportError,
+            dim_spellings,
+            import_model,
+            param_values,
+        )
         from rlx_compile.frontends.onnx import load as load_onnx
 
         model = load_onnx(path)
-        module = import_model(model, dynamic_dims=dict(dims or {}))
+        try:
+            module = import_model(model, dynamic_dims=dict(dims or {}))
+        except OnnxImportError as err:
+            if not err.open_dims:
+                raise
+            raise RlxError(f"{err}; e.g. {dim_hint(err.open_dims)}") from None
         names = dim_spellings(model, dims)
         return Loaded(module, len(model.graph.node), param_values(model, module), names)
     if path.suffix == ".mlir":
@@ -153,8 +163,14 @@ def check_dims(
     )  # fmt: skip
     if symbols:
         spelled = [names.get(s, s) for s in symbols]
-        hint = " ".join(f"--dim {shlex.quote(f'{n}=1')}" for n in spelled)
-        raise RlxError(f"the model has open dims {spelled}: give their sizes, e.g. {hint}")
+        raise RlxError(
+            f"the model has open dims {spelled}: give their sizes, e.g. {dim_hint(spelled)}"
+        )
+
+
+def dim_hint(names: Sequence[str]) -> str:
+    """The ``--dim`` flags that size ``names``, as a shell takes them."""
+    return " ".join(f"--dim {shlex.quote(f'{n}=1')}" for n in names)
 
 
 # ---------------------------------------------------------------------------------

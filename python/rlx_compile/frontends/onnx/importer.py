@@ -15,6 +15,7 @@ element type. A module is returned only when every node converted.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import cast
@@ -70,7 +71,13 @@ from rlx_compile.frontends.onnx.symbolic import (
     symbolic_shape_node,
 )
 from rlx_compile.frontends.onnx.upgrade import Upgrade, schema_since, upgrade_model
-from rlx_compile.ir import graph_params, main_graph, set_output_names, sync_function_type
+from rlx_compile.ir import (
+    graph_params,
+    location_str,
+    main_graph,
+    set_output_names,
+    sync_function_type,
+)
 
 MIN_OPSET = 13
 INITIALIZER_MODES = ("params", "constants")
@@ -78,11 +85,16 @@ INITIALIZER_MODES = ("params", "constants")
 
 class OnnxImportError(RlxError):
     """A model the importer cannot convert; ``needs_values`` lists graph inputs whose
-    values are needed at compile time (shape operands fed from inputs)."""
+    values are needed at compile time (shape operands fed from inputs), ``open_dims``
+    the dims the inputs leave open (as ``dynamic_dims`` names them) when a problem
+    comes from a symbolic dim: sizes for them may let the model import."""
 
-    def __init__(self, message: str, needs_values: tuple[str, ...] = ()):
+    def __init__(
+        self, message: str, needs_values: tuple[str, ...] = (), open_dims: tuple[str, ...] = ()
+    ):
         super().__init__(message)
         self.needs_values = needs_values
+        self.open_dims = open_dims
 
 
 @dataclass(frozen=True)
@@ -156,15 +168,26 @@ def dim_spellings(
         if vi.name in inits or not vi.type.tensor_type.HasField("shape"):
             continue
         for axis, d in enumerate(vi.type.tensor_type.shape.dim):
-            key = f"{vi.name}:{axis}"
-            if key in fixed or d.HasField("dim_value"):
+            key = dim_key(vi.name, axis, d)
+            if f"{vi.name}:{axis}" in fixed or key in fixed or fixed_size(d) is not None:
                 continue
-            if d.HasField("dim_param") and d.dim_param:
-                if d.dim_param not in fixed:
-                    out.setdefault(symbol_name(d.dim_param), d.dim_param)
-            else:
-                out.setdefault(symbol_name(f"{vi.name}_{axis}"), key)
+            out.setdefault(symbol_name(key), key)
     return out
+
+
+def dim_key(input_name: str, axis: int, d: onnx.TensorShapeProto.Dimension) -> str:
+    """How ``dynamic_dims`` (and ``--dim``) name an open dim: its ``dim_param``, or
+    ``input:axis`` when it has none or one that names nothing ("?", which exporters
+    write for every unknown dim: they are not one dim)."""
+    if d.HasField("dim_param") and re.search(r"[^\W_]", d.dim_param):
+        return d.dim_param
+    return f"{input_name}:{axis}"
+
+
+def fixed_size(d: onnx.TensorShapeProto.Dimension) -> int | None:
+    """A dim's size when the model fixes it; a negative ``dim_value`` (some exporters
+    write -1 for a dynamic axis) leaves it open, as onnxruntime reads it."""
+    return int(d.dim_value) if d.HasField("dim_value") and d.dim_value >= 0 else None
 
 
 def initializer_arrays(
@@ -223,6 +246,8 @@ class Importer:
         # and nodes an upgraded model keeps at its opset.
         self.node_opsets: dict[str, int] = {}
         self.upgrade_failures: dict[str, str] = {}
+        # Symbol of each dim the inputs leave open -> its name in dynamic_dims.
+        self.dim_names: dict[str, str] = {}
 
     # -- entry -------------------------------------------------------------------------
     def run(self) -> ModuleOp:
@@ -297,7 +322,7 @@ class Importer:
                 continue
             dims: list[Dim | None] = []
             for d in tt.shape.dim:
-                if d.HasField("dim_value"):
+                if fixed_size(d) is not None:
                     dims.append(int(d.dim_value))
                 elif d.HasField("dim_param") and d.dim_param in symbols:
                     dims.append(sym(d.dim_param))
@@ -316,13 +341,14 @@ class Importer:
         key = f"{input_name}:{axis}"
         if key in self.dynamic_dims:
             return self._dim_value(self.dynamic_dims[key], key)
-        if d.HasField("dim_value"):
+        if fixed_size(d) is not None:
             return int(d.dim_value)
-        if d.HasField("dim_param") and d.dim_param:
-            if d.dim_param in self.dynamic_dims:
-                return self._dim_value(self.dynamic_dims[d.dim_param], d.dim_param)
-            return sym(symbol_name(d.dim_param))
-        return sym(symbol_name(f"{input_name}_{axis}"))
+        name = dim_key(input_name, axis, d)
+        if name in self.dynamic_dims:
+            return self._dim_value(self.dynamic_dims[name], name)
+        symbol = symbol_name(name)  # input:axis becomes input_axis
+        self.dim_names.setdefault(symbol, name)
+        return sym(symbol)
 
     @staticmethod
     def _dim_value(v: int | str, key: str) -> Dim:
@@ -615,9 +641,15 @@ class Importer:
             )
 
     def _error(self) -> OnnxImportError:
-        return OnnxImportError(
-            describe_problems(self.problems, self.needs_values), tuple(self.needs_values)
-        )
+        message = describe_problems(self.problems, self.needs_values)
+        open_dims: tuple[str, ...] = ()
+        if self.dim_names and any("symbolic" in p.message for p in self.problems):
+            open_dims = tuple(self.dim_names.values())
+            message += (
+                f" (the inputs leave the dims {list(open_dims)} open: sizes for them may let "
+                "it import)"
+            )
+        return OnnxImportError(message, tuple(self.needs_values), open_dims)
 
     # -- outputs -------------------------------------------------------------------------------
     def _finish(self, graph: onnx.GraphProto) -> ModuleOp:
@@ -664,9 +696,21 @@ class Importer:
             module.verify()
         except VerifyException as err:
             raise OnnxImportError(
-                f"the imported module does not verify: {first_line(err)}"
+                f"the imported module does not verify: {_failing_node(self.block, err)}"
             ) from None
         return module
+
+
+def _failing_node(block: Block, err: VerifyException) -> str:
+    """The verifier's message, with the ONNX node of the first op that fails it."""
+    for op in block.ops:
+        try:
+            op.verify()
+        except VerifyException as own:
+            text = " ".join(str(own).split())  # xDSL puts the detail on a second line
+            where = location_str(op)
+            return f"{op.name} at node '{where}': {text}" if where else text
+    return first_line(err)
 
 
 def remove_dead_ops(block: Block) -> None:
