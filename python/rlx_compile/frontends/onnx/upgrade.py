@@ -4,19 +4,24 @@ The converters implement the definitions in effect from ``MIN_OPSET`` (13) on. A
 model goes through onnx's own version converter (``onnx.version_converter``) first, on a
 typed skeleton (large initializers given by type only, so no weights are serialised),
 and then the repairs below fix what that converter gets wrong (each checked against
-onnxruntime running the original model):
+onnxruntime running the original model, ``tests/frontends/test_onnx_opsets.py``):
 
-- ``Upsample`` (7, 9) and ``Resize``-10 become a ``Resize`` with the opset-11 defaults
-  (``half_pixel``, ``round_prefer_floor``), where the old definitions sample at
-  ``x_out / scale`` (``asymmetric``) and take the nearest pixel by flooring;
-- the constants ``Pad``-2 and ``Clip``-6 get for their value / bounds are float32
-  whatever the tensor's type (a float16 or float64 model no longer type-checks);
-- ``Dropout`` 7-9 returns its mask in the input's type, ``Dropout``-10 as bool, and the
-  upgrade keeps the bool.
+- ``Upsample`` (1, 7, 9) and ``Resize``-10 become a ``Resize`` with the opset-11
+  defaults (``half_pixel``, ``round_prefer_floor``; linear is off by up to 0.26) where
+  the old ops sample at ``x_out / scale`` and, nearest, truncate -- rounding up along
+  the axes Resize-10 shrinks, as onnxruntime does; Upsample-1's ``bilinear``, which
+  the adapter passes on as a mode Resize does not have, becomes ``linear``;
+- the constants for ``Pad``-2's value and ``Clip``-6's bounds are float32 whatever the
+  tensor's type (a float16 or float64 model no longer type-checks);
+- ``Dropout`` 7-9 returns its mask in the input's type, the upgraded one as bool;
+- ``PRelu`` before 7 applies a 1-D slope along the channel axis, the upgraded one
+  broadcasts it from the last axis;
+- ``Hardmax`` before 13 works on the input coerced to 2-D at ``axis`` (the adapter
+  rewrites Softmax and LogSoftmax that way, not Hardmax).
 
 Definitions the version converter cannot express at all are left at their opset for a
 converter of their own (``context.LEGACY_CONVERTERS``: ``Scan``-8 with its batch axis,
-whose adapter drops the batch dim from the types without moving any data;
+whose adapter drops the batch dim from the value types and moves no data;
 ``BatchNormalization`` with ``spatial=0``, which the adapter refuses). When the converter
 fails on the whole model (an adapter is missing for one op), every node is upgraded on
 its own instead, so one missing adapter costs that node, not the model: it stays at its
