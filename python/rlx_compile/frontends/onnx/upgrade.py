@@ -51,13 +51,16 @@ KEEP_DOMAIN = "rlx.keep_opset"
 the default domain only)."""
 
 
-CONVERTER_ERRORS = (
-    onnx.version_converter.ConvertError,
-    onnx.shape_inference.InferenceError,
-    RuntimeError,
-)
-"""What the version converter raises on a model it cannot convert (an adapter missing or
-refusing, the shape inference it runs failing)."""
+class CannotConvert(Exception):
+    """The version converter failed on a model (an adapter missing or refusing, the
+    shape inference it runs rejecting the model); the message is its reason."""
+
+
+def _convert_version(model: ModelProto, target: int) -> ModelProto:
+    try:
+        return onnx.version_converter.convert_version(model, target)
+    except Exception as err:  # a C++ tool: whatever it raises, the model is not converted
+        raise CannotConvert(first_line(err).split(" failed: ", 1)[-1]) from None
 
 
 @dataclass(frozen=True)
@@ -133,7 +136,7 @@ def upgrade_model(
     failures: dict[str, str] = {}
     try:
         converted = _convert_model(work, target)
-    except CONVERTER_ERRORS:
+    except CannotConvert:
         converted = _convert_node_by_node(work, opset, target, types, node_opsets, failures)
     for n in walk(converted.graph):
         if n.domain == KEEP_DOMAIN:
@@ -158,7 +161,7 @@ def _convert_keeping_names(model: ModelProto, target: int) -> ModelProto:
     values = [o for n in model.graph.node for o in n.output if o and o not in declared]
     model.graph.output.extend(onnx.ValueInfoProto(name=o) for o in dict.fromkeys(values))
     try:
-        out = onnx.version_converter.convert_version(model, target)
+        out = _convert_version(model, target)
     finally:
         del model.graph.output[count:]
     kept = [vi for vi in out.graph.output if vi.name in declared]
@@ -210,8 +213,8 @@ def _convert_node_by_node(
             continue
         try:
             new_nodes, new_inits = _convert_alone(node, opset, target, types, taken)
-        except CONVERTER_ERRORS as err:
-            failures[node.name] = _reason(err)
+        except CannotConvert as err:
+            failures[node.name] = str(err)
             for n in [node, *inner]:
                 node_opsets[n.name] = opset
             nodes.append(node)
@@ -241,7 +244,7 @@ def _convert_alone(
         [onnx.ValueInfoProto(name=o) for o in node.output if o],
     )
     mini = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    converted = onnx.version_converter.convert_version(mini, target).graph
+    converted = _convert_version(mini, target).graph
     _name_new_nodes(graph, converted)
     for vi in converted.output:  # typed by the converter's shape inference at ``target``
         if vi.type.WhichOneof("value") is not None:
@@ -281,16 +284,16 @@ def _convert_subgraph(
     outer = sorted(_free_names_of_graph(graph) - {vi.name for vi in graph.input})
     try:
         if any(n not in types for n in outer):
-            raise RuntimeError("the types of the outer values the body reads are unknown")
+            raise CannotConvert("the types of the outer values the body reads are unknown")
         wrapper = GraphProto()
         wrapper.CopyFrom(graph)
         wrapper.input.extend(helper.make_value_info(n, types[n]) for n in outer)
         model = helper.make_model(wrapper, opset_imports=[helper.make_opsetid("", opset)])
         converted = _convert_keeping_names(model, target).graph
-    except CONVERTER_ERRORS as err:
+    except CannotConvert as err:
         for n in inner:
             node_opsets[n.name] = opset
-            failures.setdefault(n.name, _reason(err))
+            failures.setdefault(n.name, str(err))
         return
     _name_new_nodes(graph, converted)
     del graph.node[:]
@@ -485,11 +488,6 @@ def _rank(t: TypeProto | None) -> int | None:
 
 
 # -- helpers -------------------------------------------------------------------------------
-
-
-def _reason(err: Exception) -> str:
-    """The converter's message without the C++ assertion around it."""
-    return first_line(err).split(" failed: ", 1)[-1]
 
 
 def _set_opset(model: ModelProto, target: int) -> None:
