@@ -182,17 +182,16 @@ def test_precision_and_quantize_reach_the_pipeline(tmp_path: Path) -> None:
 
 
 def test_an_import_stopped_by_open_dims_says_how_to_size_them(tmp_path: Path) -> None:
-    """A converter that needs a dim the model leaves open (a Conv's spatial dims given
+    """A converter that needs a dim the model leaves open (Hardmax along an axis given
     as "?") fails the import; the error names the open dims as --dim takes them."""
-    w = helper.make_tensor("w", TensorProto.FLOAT, [2, 3, 3, 3], [0.1] * 54)
-    node = helper.make_node("Conv", ["x", "w"], ["y"], name="conv")
+    node = helper.make_node("Hardmax", ["x"], ["y"], name="hm", axis=-1)
     vi = helper.make_tensor_value_info
-    graph = helper.make_graph([node], "g", [vi("x", TensorProto.FLOAT, [1, 3, "?", "?"])],
-                              [vi("y", TensorProto.FLOAT, None)], [w])  # fmt: skip
-    path = tmp_path / "conv.onnx"
+    graph = helper.make_graph([node], "g", [vi("x", TensorProto.FLOAT, [2, "?"])],
+                              [vi("y", TensorProto.FLOAT, None)])  # fmt: skip
+    path = tmp_path / "hardmax.onnx"
     onnx.save(helper.make_model(graph), str(path))
     r = rlx_compile(str(path), "--out", str(tmp_path / "a"))
-    _one_line_error(r, "Conv node 'conv': symbolic spatial dims")
-    _one_line_error(r, "; e.g. --dim x:2=1 --dim x:3=1")
-    r = rlx_compile(str(path), "--dim", "x:2=8", "--dim", "x:3=8", "--out", str(tmp_path / "b"))
+    _one_line_error(r, "Hardmax node 'hm': Hardmax along a symbolic axis")
+    _one_line_error(r, "; e.g. --dim x:1=1")
+    r = rlx_compile(str(path), "--dim", "x:1=8", "--out", str(tmp_path / "b"))
     assert r.returncode == 0, r.stderr
