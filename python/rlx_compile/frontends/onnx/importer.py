@@ -1,15 +1,18 @@
 """ONNX model -> MIR module.
 
-The importer walks the graph in node order. Every node becomes one or more MIR ops,
-located at the node (``NameLoc``: the node's name, or ``<OpType>_<index>`` when it has
-none), so that verifier errors and reports name ONNX nodes. Constant subgraphs -- the
-shape arithmetic exporters emit (Shape -> Gather -> Concat -> Reshape) -- fold while the
-graph is built, and operands that must be known at compile time (shapes, axes, pads)
-are read from initializers, Constant nodes or folded values.
+A model older than MIN_OPSET is first brought up to it (``upgrade``: onnx's version
+converter, repaired where it is wrong). The importer then walks the graph in node
+order. Every node becomes one or more MIR ops, located at the node (``NameLoc``: the
+node's name, or ``<OpType>_<index>`` when it has none), so that verifier errors and
+reports name ONNX nodes. Constant subgraphs -- the shape arithmetic exporters emit
+(Shape -> Gather -> Concat -> Reshape) -- fold while the graph is built, and operands
+that must be known at compile time (shapes, axes, pads) are read from initializers,
+Constant nodes or folded values.
 
-Failures are collected over the whole graph and reported as one ``OnnxImportError``:
-every op type without a converter (with its node names), every unsupported attribute or
-element type. A module is returned only when every node converted.
+Failures are collected over the whole graph and reported as one ``OnnxImportError`` on
+one line: each distinct problem once (an op type without a converter, an unsupported
+attribute or element type...), with how many nodes have it and the first of them. A
+module is returned only when every node converted.
 """
 
 from __future__ import annotations
@@ -752,9 +755,9 @@ def describe_problems(problems: list[Problem], needs_values: list[str]) -> str:
     others = [(op, message, nodes) for (op, message), nodes in groups.items() if message]
     parts: list[str] = []
     if missing:
-        parts.append(
-            "unsupported ops: " + ", ".join(f"{op} ({_nodes(nodes)})" for op, nodes in missing)
-        )
+        shown = ", ".join(f"{op} ({_nodes(nodes)})" for op, nodes in missing[:MAX_PROBLEMS_SHOWN])
+        more = len(missing) - MAX_PROBLEMS_SHOWN
+        parts.append(f"unsupported ops: {shown}" + (f" and {more} more" if more > 0 else ""))
     for op, message, nodes in others[:MAX_PROBLEMS_SHOWN]:
         reason = message if len(message) <= MAX_REASON_CHARS else message[:MAX_REASON_CHARS] + "..."
         where = f"node '{nodes[0]}'" if len(nodes) == 1 else f"({_nodes(nodes)})"
