@@ -186,7 +186,7 @@ def sequence_map(ctx: NodeContext) -> ConverterResult:
     """The body applied to every position of the input sequence (unrolled: the length
     is known), each additional input a sequence of the same length or a tensor given
     to every step; each body output collects into a sequence."""
-    from rlx_compile.frontends.onnx.ops.misc import _UnrolledBody
+    from rlx_compile.frontends.onnx.ops.misc import UnrolledBody
 
     seq = sequence(ctx, 0)
     extra = [ctx.any(i) for i in range(1, ctx.num_inputs)]
@@ -194,7 +194,7 @@ def sequence_map(ctx: NodeContext) -> ConverterResult:
     for value in extra:
         if isinstance(value, SequenceValue) and len(value.items) != length:
             raise Unsupported(f"sequences of lengths {length} and {len(value.items)}")
-    body = _UnrolledBody(ctx, "body")
+    body = UnrolledBody(ctx, "body")
     outputs: list[list[object]] = [[] for _ in body.body.output]
     try:
         for t in range(length):
