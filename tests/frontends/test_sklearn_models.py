@@ -25,10 +25,6 @@ from rlx_compile.tools import compile as compile_tool
 
 MODELS = Path(__file__).resolve().parents[2] / "examples" / "models" / "sklearn"
 NAMES = sorted(p.stem for p in MODELS.glob("*.onnx"))
-OLD_OPSETS = {"lightgbm_clf", "lightgbm_reg"}
-"""onnxmltools writes these at default-domain opsets 8 and 9 (Cast-9, Identity-1), which
-the importer refuses until old opsets are converted on import (another change of issue
-12); strict, so that they are listed here only while they fail."""
 
 
 def load(name: str) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
@@ -74,15 +70,7 @@ def test_the_set_is_there() -> None:
     assert len(NAMES) >= 20, NAMES
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="opsets 8-9"))
-        if n in OLD_OPSETS
-        else n
-        for n in NAMES
-    ],
-)
+@pytest.mark.parametrize("name", NAMES)
 def test_backend_matches_onnxruntime(name: str) -> None:
     model, feeds = load(name)
     want = reference(model, feeds)

@@ -301,6 +301,11 @@ class Importer:
         cross-check of every result type read. A model it cannot process is imported
         without it."""
         rewrite = typed_skeleton(model)
+        # Declared output shapes are not evidence (exporters leave stale ones, which
+        # onnxruntime only warns about): the cross-check uses inferred shapes alone.
+        for vi in rewrite.graph.output:
+            if vi.type.HasField("tensor_type"):
+                vi.type.tensor_type.ClearField("shape")
         for vi in rewrite.graph.input:
             shape = input_shapes.get(vi.name)
             if shape is None:
