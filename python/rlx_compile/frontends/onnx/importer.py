@@ -337,6 +337,20 @@ class Importer:
                 else:
                     dims.append(None)
             self.inferred[vi.name] = tuple(dims)
+        # Where the model declares another static shape than inference gives, neither is
+        # evidence: ONNX infers old opsets' formulas (AveragePool-10's ceil_mode) that
+        # onnxruntime and the exporter no longer follow, and exporters leave stale
+        # declarations. No cross-check there.
+        for vi in model.graph.output:
+            declared = [fixed_size(d) for d in vi.type.tensor_type.shape.dim]
+            inferred = self.inferred.get(vi.name)
+            if (
+                vi.type.tensor_type.HasField("shape")
+                and inferred is not None
+                and None not in declared
+                and tuple(declared) != inferred
+            ):
+                self.inferred[vi.name] = None
 
     def inferred_shape(self, name: str) -> tuple[Dim, ...] | None:
         shape = self.inferred.get(name)
