@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import io
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import cast
@@ -27,8 +28,11 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.parser import Parser
+from xdsl.parser.generic_parser import ParserState
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError
+from xdsl.utils.lexer import Input
+from xdsl.utils.mlir_lexer import MLIRLexer
 
 from rlx_compile.dialects import RLX_DIALECTS
 from rlx_compile.dialects.types import TensorType
@@ -47,12 +51,29 @@ def make_context() -> Context:
     return ctx
 
 
+class LinearLexer(MLIRLexer):
+    """xDSL's lexer with a string-literal pattern that runs in linear time.
+
+    xDSL's pattern nests a ``+`` inside a ``*`` (``"(?:[^"...]+|<escape>)*"``): on a
+    literal without its closing quote the regex engine tries every way of splitting the
+    text into runs, exponential in its length (30 characters take seconds, 40 minutes).
+    The same language with possessive quantifiers never gives a run back, so a missing
+    quote fails after one pass over the line.
+    """
+
+    _unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]++|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*+"')
+
+
 class LocatingParser(Parser):
     """A parser that stamps each op with a ``file:line:col`` location when the text
-    gives none, so that verifier errors can point back at the source."""
+    gives none, so that verifier errors can point back at the source. It lexes with
+    ``LinearLexer``."""
 
     def __init__(self, ctx: Context, text: str, filename: str):
-        super().__init__(ctx, text, filename)
+        # xDSL's constructor lexes the first token with its own lexer: give it no text,
+        # then start over on ours.
+        super().__init__(ctx, "", filename)
+        self._parser_state = ParserState(LinearLexer(Input(text, filename)))
         self._filename = StringAttr(filename)
         # Line starts, for an O(log n) offset -> line lookup per op.
         self._line_starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
