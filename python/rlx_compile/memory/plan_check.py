@@ -16,6 +16,7 @@ that op's slot and dying at it (the op then rewrites the same bytes).
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -115,6 +116,78 @@ def _in_concat(live: LirLiveness, p: Storage, q: Storage) -> bool:
     )
 
 
+class _LiveSlots:
+    """The slots live at the current step, in a max-end segment tree over their offsets:
+    the live slots meeting a byte range are found in O((1 + found) log n)."""
+
+    def __init__(self, offsets: list[int]):
+        self.keys = sorted(set(offsets))
+        self.leaf_of = {k: i for i, k in enumerate(self.keys)}
+        self.width = 1 << max(0, len(self.keys) - 1).bit_length()
+        self.max_end = [-1] * (2 * self.width)
+        self.at: list[list[Storage]] = [[] for _ in self.keys]
+
+    def _update(self, leaf: int) -> None:
+        node = leaf + self.width
+        self.max_end[node] = max((s.end for s in self.at[leaf]), default=-1)
+        node //= 2
+        while node:
+            self.max_end[node] = max(self.max_end[2 * node], self.max_end[2 * node + 1])
+            node //= 2
+
+    def add(self, s: Storage) -> None:
+        leaf = self.leaf_of[s.offset]
+        self.at[leaf].append(s)
+        self._update(leaf)
+
+    def remove(self, s: Storage) -> None:
+        leaf = self.leaf_of[s.offset]
+        here = self.at[leaf]
+        del here[next(i for i, t in enumerate(here) if t is s)]
+        self._update(leaf)
+
+    def meeting(self, start: int, end: int) -> list[Storage]:
+        """The live slots with bytes in ``[start, end)``."""
+        stop = bisect.bisect_left(self.keys, end)  # leaves [0, stop) start before ``end``
+        found: list[Storage] = []
+        stack = [(1, 0, self.width)]
+        while stack:
+            node, lo, hi = stack.pop()
+            if lo >= stop or self.max_end[node] <= start:
+                continue
+            if hi - lo == 1:
+                found.extend(s for s in self.at[lo] if s.end > start)
+                continue
+            mid = (lo + hi) // 2
+            stack += [(2 * node + 1, mid, hi), (2 * node, lo, mid)]
+        return found
+
+
+def overlapping_pairs(storages: list[Storage]) -> list[tuple[Storage, Storage]]:
+    """Every pair of non-empty slots sharing bytes and live at a common step, each as
+    ``(a, b)`` with ``a`` first in (offset, step) order, sorted in that order.
+
+    A sweep over steps keeps the live slots in ``_LiveSlots``: a slot meets only the
+    live slots it overlaps, so a valid plan costs O(n log n), not the O(n^2) of
+    comparing every slot with every slot that shares its bytes at some time.
+    """
+    ordered = sorted((s for s in storages if s.size > 0), key=lambda s: (s.offset, s.step))
+    rank = {id(s): i for i, s in enumerate(ordered)}
+    by_death = sorted(ordered, key=lambda s: s.death)
+    live = _LiveSlots([s.offset for s in ordered])
+    pairs: list[tuple[int, int]] = []
+    dead = 0
+    for s in sorted(ordered, key=lambda s: s.birth):
+        while dead < len(by_death) and by_death[dead].death < s.birth:
+            live.remove(by_death[dead])
+            dead += 1
+        for other in live.meeting(s.offset, s.end):
+            i, j = rank[id(s)], rank[id(other)]
+            pairs.append((min(i, j), max(i, j)))
+        live.add(s)
+    return [(ordered[i], ordered[j]) for i, j in sorted(pairs)]
+
+
 def check_plan(graph: lir.GraphOp) -> PlanReport:
     live = derive(graph)
     report = PlanReport(graph.sym_name.data, checked=len(live.storages))
@@ -149,25 +222,17 @@ def check_plan(graph: lir.GraphOp) -> PlanReport:
                 )
             )
 
-    ordered = sorted(live.storages, key=lambda s: (s.offset, s.step))
-    for i, a in enumerate(ordered):
-        for b in ordered[i + 1 :]:
-            if b.offset >= a.end:
-                break
-            if b.end <= a.offset or a.size == 0 or b.size == 0:
-                continue
-            if a.death < b.birth or b.death < a.birth:
-                continue
-            p, q = (a, b) if (a.birth, a.step) <= (b.birth, b.step) else (b, a)
-            if _in_place(live, p, q) or _in_concat(live, p, q):
-                continue
-            overlap = f"bytes [{max(p.offset, q.offset)}, {min(p.end, q.end)})"
-            life = f"live [{p.birth}, {p.death}] and [{q.birth}, {q.death}]"
-            if p.output or q.output:
-                kind = "output-clobbered"
-            elif any(r >= q.birth for r in p.read_steps):
-                kind = "read-after-overwrite"
-            else:
-                kind = "live-overlap"
-            add(Finding(kind, p.label(), q.label(), f"{overlap}, {life}"))
+    for a, b in overlapping_pairs(live.storages):
+        p, q = (a, b) if (a.birth, a.step) <= (b.birth, b.step) else (b, a)
+        if _in_place(live, p, q) or _in_concat(live, p, q):
+            continue
+        overlap = f"bytes [{max(p.offset, q.offset)}, {min(p.end, q.end)})"
+        life = f"live [{p.birth}, {p.death}] and [{q.birth}, {q.death}]"
+        if p.output or q.output:
+            kind = "output-clobbered"
+        elif any(r >= q.birth for r in p.read_steps):
+            kind = "read-after-overwrite"
+        else:
+            kind = "live-overlap"
+        add(Finding(kind, p.label(), q.label(), f"{overlap}, {life}"))
     return report

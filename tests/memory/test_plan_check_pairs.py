@@ -1,0 +1,34 @@
+"""The plan checker's sweep finds exactly the overlapping pairs of the all-pairs scan."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rlx_compile.memory.lir_liveness import Storage
+from rlx_compile.memory.plan_check import overlapping_pairs
+
+
+def all_pairs(storages: list[Storage]) -> list[tuple[Storage, Storage]]:
+    ordered = sorted((s for s in storages if s.size > 0), key=lambda s: (s.offset, s.step))
+    return [
+        (a, b)
+        for i, a in enumerate(ordered)
+        for b in ordered[i + 1 :]
+        if a.offset < b.end and b.offset < a.end and a.birth <= b.death and b.birth <= a.death
+    ]
+
+
+slot = st.tuples(
+    st.integers(0, 12), st.integers(0, 6), st.integers(0, 10), st.integers(0, 5)
+)  # offset, size, birth, lifetime
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(slot, max_size=40))
+def test_sweep_matches_all_pairs(slots: list[tuple[int, int, int, int]]) -> None:
+    storages = [
+        Storage(None, None, step, off, size, False, birth, birth + life)  # type: ignore[arg-type]
+        for step, (off, size, birth, life) in enumerate(slots)
+    ]
+    assert overlapping_pairs(storages) == all_pairs(storages)
