@@ -14,6 +14,7 @@ Both are deterministic: the same module gives the same bytes.
 
 from __future__ import annotations
 
+import bisect
 import html
 import math
 from dataclasses import dataclass, field
@@ -186,23 +187,32 @@ def graph_svg(graph: Operation, title: str | None = None) -> str:
     # would pass behind a box (a residual connection, say) takes a lane beside the boxes
     # it passes, so the skip is visible.
     edge_paths: list[str] = []
+    # The boxes of a layer are placed left to right without overlap, so their left and
+    # right edges both increase: the box reaching furthest right among those meeting an
+    # x range is the last one starting before the range ends (one bisection per layer).
+    lefts = [[m.x + shift - m.width / 2 - 6 for m in layer] for layer in layers]
     for n in nodes:
         for p in n.preds:
             src = nodes[p]
             x1, y1 = src.x + shift, y_of(src) + NODE_H
             x2, y2 = n.x + shift, y_of(n)
-            between = [m for layer in layers[src.layer + 1 : n.layer] for m in layer]
             lo, hi = min(x1, x2), max(x1, x2)
-            blocked = [m for m in between if m.x + shift - m.width / 2 - 6 < hi
-                       and m.x + shift + m.width / 2 + 6 > lo]  # fmt: skip
-            if not blocked:
+            lane = -math.inf
+            for k in range(src.layer + 1, n.layer):
+                i = bisect.bisect_left(lefts[k], hi) - 1
+                if i >= 0:
+                    m = layers[k][i]
+                    right = m.x + shift + m.width / 2 + 6
+                    if right > lo:
+                        lane = max(lane, right - 6)
+            if lane == -math.inf:
                 mid = (y1 + y2) / 2
                 edge_paths.append(
                     f"<path d='M{x1:.1f},{y1:.1f} C{x1:.1f},{mid:.1f} {x2:.1f},{mid:.1f} "
                     f"{x2:.1f},{y2:.1f}'/>"
                 )
                 continue
-            lane = max(m.x + shift + m.width / 2 for m in blocked) + 14
+            lane += 14
             max_x = max(max_x, lane - shift + 8)
             a, b = y1 + LAYER_GAP / 2, y2 - LAYER_GAP / 2
             edge_paths.append(
