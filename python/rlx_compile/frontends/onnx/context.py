@@ -10,6 +10,7 @@ that the converter never read is reported as unsupported, so nothing is ignored 
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -84,6 +85,42 @@ def op_key(domain: str, op_type: str) -> str:
 FOLD_LIMIT = 1 << 16
 """Constant subgraphs fold at import while their results hold at most this many elements
 (shape arithmetic, index tables); larger ones stay ops, so weights are not duplicated."""
+
+
+def _limit(env: str, default: int) -> int:
+    text = os.environ.get(env, "")
+    try:
+        return int(text) if text else default
+    except ValueError:
+        raise ValueError(f"{env}={text!r} is not an integer") from None
+
+
+def max_constant_elements() -> int:
+    """The most elements a value the importer computes itself may hold (ConstantOfShape,
+    Range, EyeLike, index tables); larger splats and iotas stay ops, anything else is
+    refused, so a tiny file cannot make the compiler allocate gigabytes. Set with
+    ``RLX_MAX_CONSTANT_ELEMENTS``."""
+    return _limit("RLX_MAX_CONSTANT_ELEMENTS", 1 << 24)
+
+
+def max_tensor_bytes() -> int:
+    """The largest static tensor a model may declare or compute (a larger one is an import
+    error naming the node, not a MemoryError or an overflowed arena later). Set with
+    ``RLX_MAX_TENSOR_BYTES``."""
+    return _limit("RLX_MAX_TENSOR_BYTES", 1 << 40)
+
+
+def check_tensor_size(what: str, shape: Sequence[Dim], dtype: DType) -> None:
+    """Refuse a static shape past ``max_tensor_bytes`` (or a negative dim)."""
+    dims = [d for d in shape if isinstance(d, int)]
+    if any(d < 0 for d in dims):
+        raise Unsupported(f"{what} has a negative dim in {fmt_shape(tuple(shape))}")
+    size = math.prod(dims) * dtype.itemsize
+    if size > max_tensor_bytes():
+        raise Unsupported(
+            f"{what} of shape {fmt_shape(tuple(shape))} would hold {size:,} bytes, over the "
+            f"limit of {max_tensor_bytes():,} (RLX_MAX_TENSOR_BYTES)"
+        )
 
 
 def converter(*op_types: str, domain: str = "") -> Callable[[Converter], Converter]:
@@ -347,8 +384,18 @@ class NodeContext:
     def const_like(self, value: Any, like: SSAValue) -> SSAValue:
         return self.b.constant(np.asarray(value), type_of(like).dtype, np.shape(value))
 
+    def check_materialized(self, count: int, what: str) -> None:
+        """Refuse to compute a value of ``count`` elements at import beyond the cap."""
+        limit = max_constant_elements()
+        if count > limit:
+            raise Unsupported(
+                f"{what} would compute {count:,} elements at compile time, over the limit of "
+                f"{limit:,} (RLX_MAX_CONSTANT_ELEMENTS)"
+            )
+
     def constant(self, value: np.ndarray) -> SSAValue:
         arr = np.asarray(value)
+        self.check_materialized(arr.size, "a constant")
         return self.b.constant(arr, DType.from_numpy(arr.dtype), arr.shape)
 
     def full(self, shape: Sequence[Dim], value: float | bool, dtype: DType) -> SSAValue:

@@ -49,6 +49,7 @@ from rlx_compile.frontends.onnx.context import (
     NodeContext,
     NotStatic,
     Unsupported,
+    check_tensor_size,
     constant_value,
     dtype_of,
     op_key,
@@ -400,6 +401,10 @@ class Importer:
             if not tt.HasField("shape"):
                 raise OnnxImportError(f"graph input '{vi.name}' has no shape (not even a rank)")
             shape = [self._dim(vi.name, i, d) for i, d in enumerate(tt.shape.dim)]
+            try:
+                check_tensor_size(f"graph input '{vi.name}'", shape, dtype)
+            except Unsupported as err:
+                raise OnnxImportError(str(err)) from None
             shapes[vi.name] = shape
             self.graph_inputs.add(vi.name)
             if vi.name in self.input_values:
@@ -601,6 +606,9 @@ class Importer:
                 if isinstance(value, STRUCTURED):
                     self.structured[out_name] = value
                     continue
+                check_tensor_size(
+                    f"output '{out_name}'", type_of(value).shape, type_of(value).dtype
+                )
                 self._check_inferred(out_name, value)
                 self.values[out_name] = named(value, out_name) if not value.name_hint else value
         except NotStatic as err:

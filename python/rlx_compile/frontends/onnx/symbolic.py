@@ -31,6 +31,7 @@ from rlx_compile.dialects.dim_expr import (
 )
 from rlx_compile.dialects.types import DType
 from rlx_compile.frontends.onnx.context import (
+    FOLD_LIMIT,
     NodeContext,
     NotStatic,
     Unsupported,
@@ -365,16 +366,26 @@ def _slice(ctx: NodeContext, args: list[Any], dtype: DType) -> tuple[Any, DType 
     return data[tuple(index)], None
 
 
+def _bounded(count: int) -> None:
+    """Shape values are small: a larger result is converted as data (an op), not
+    evaluated element by element into Python objects."""
+    if count > FOLD_LIMIT:
+        raise Undecidable(f"a shape value of {count:,} elements")
+
+
 @evaluator("Expand")
 def _expand(ctx: NodeContext, args: list[Any], dtype: DType) -> tuple[Any, DType | None]:
     target = _int_list(args[1], "an expand of sizes to a shape")
     shape = np.broadcast_shapes(args[0].shape, tuple(target))
+    _bounded(math.prod(shape))
     return np.broadcast_to(args[0], shape), None
 
 
 @evaluator("Tile")
 def _tile(ctx: NodeContext, args: list[Any], dtype: DType) -> tuple[Any, DType | None]:
-    return np.tile(args[0], _int_list(args[1], "tile repeats")), None
+    repeats = _int_list(args[1], "tile repeats")
+    _bounded(args[0].size * math.prod(repeats))
+    return np.tile(args[0], repeats), None
 
 
 @evaluator("Transpose")
@@ -413,4 +424,5 @@ def _range(ctx: NodeContext, args: list[Any], dtype: DType) -> tuple[Any, DType 
     n = _trunc_div(limit - start + delta - (1 if _sign(delta) == 1 else -1), delta)
     if not isinstance(n, int):
         raise Undecidable("a Range of symbolic length")  # converted as data
+    _bounded(n)
     return np.asarray([start + i * delta for i in range(max(n, 0))], dtype=object), None

@@ -13,6 +13,7 @@ from rlx_compile.dialects import mir
 from rlx_compile.dialects.dim_expr import DimExpr, ceildiv, dim_max, dim_min, floordiv, interval
 from rlx_compile.dialects.types import Dim, DType, broadcast_shapes, element_count, fmt_shape
 from rlx_compile.frontends.onnx.context import (
+    FOLD_LIMIT,
     ConverterResult,
     NodeContext,
     NotStatic,
@@ -470,8 +471,10 @@ def constant_of_shape(ctx: NodeContext) -> ConverterResult:
     shape = ctx.ints(0, "ConstantOfShape's shape")
     value = ctx.attr("value")
     fill = np.zeros(1, np.float32) if value is None else value.reshape(-1)
-    if not all(isinstance(d, int) for d in shape):  # one scalar, expanded
-        return ctx.full(shape, fill[0].item(), DType.from_numpy(fill.dtype))
+    if any(isinstance(d, int) and d < 0 for d in shape):
+        raise Unsupported(f"ConstantOfShape of a negative size {shape}")
+    if not all(isinstance(d, int) for d in shape) or numel(shape) > FOLD_LIMIT:
+        return ctx.full(shape, fill[0].item(), DType.from_numpy(fill.dtype))  # a splat
     return ctx.constant(np.full(shape, fill[0], dtype=fill.dtype))
 
 
@@ -499,6 +502,7 @@ def constant(ctx: NodeContext) -> ConverterResult:
 def eye_like(ctx: NodeContext) -> ConverterResult:
     x = ctx.x(0)
     rows, cols = ctx.static_shape(0)
+    ctx.check_materialized(rows * cols, "EyeLike")
     dtype = dtype_of(ctx.attr("dtype")) if ctx.has_attr("dtype") else type_of(x).dtype
     k = ctx.attr("k", 0)
     return ctx.constant(np.eye(rows, cols, k).astype(dtype.numpy))
@@ -509,7 +513,12 @@ def range_op(ctx: NodeContext) -> ConverterResult:
     start, limit, delta = (ctx.const(i, "Range's operand").reshape(-1)[0] for i in range(3))
     if any(isinstance(v, DimExpr) for v in (start, limit, delta)):
         return symbolic_range(ctx, *(np.asarray(v).item() for v in (start, limit, delta)))
+    if delta == 0:
+        raise Unsupported("Range with delta 0")
     n = max(int(np.ceil((limit - start) / delta)), 0)
+    if n > FOLD_LIMIT and all(np.asarray(v).dtype.kind in "iu" for v in (start, limit, delta)):
+        return symbolic_range(ctx, int(start), int(limit), int(delta))  # an iota op
+    ctx.check_materialized(n, "Range")
     values = start + np.arange(n, dtype=start.dtype) * delta
     return ctx.constant(np.asarray(values, start.dtype))
 
@@ -517,7 +526,7 @@ def range_op(ctx: NodeContext) -> ConverterResult:
 def iota(ctx: NodeContext, n: Dim, dtype: DType) -> SSAValue:
     """[0, 1, ..., n - 1] (a constant for a static n, an exclusive running sum of ones
     for a symbolic one)."""
-    if isinstance(n, int):
+    if isinstance(n, int) and n <= FOLD_LIMIT:
         return ctx.constant(np.arange(n).astype(dtype.numpy))
     ones = ctx.full([n], 1, dtype)
     return ctx.b.emit(mir.CumsumOp(ones, 0, exclusive=True)).results[0]
