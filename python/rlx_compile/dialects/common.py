@@ -229,7 +229,7 @@ ENUM_ATTRS: tuple[type[Attribute], ...] = (
     FusionPolicyAttr,
 )
 
-RLX = Dialect("rlx", [], [TensorType, RawDataAttr, WeightsAttr, *ENUM_ATTRS])
+RLX = Dialect("rlx", [], [TensorType, DimAttr, RawDataAttr, WeightsAttr, *ENUM_ATTRS])
 """Types and attributes shared by every level."""
 
 _ENUM_ATTR_OF: dict[type[StrEnum], type[EnumAttribute[Any]]] = {

@@ -253,3 +253,16 @@ func.func @region() -> !rlx.tensor<[2, 4], f32> {
 // CHECK-NEXT:   mir.yield %u : !rlx.tensor<[2, 4], f32>
 // CHECK-NEXT: }
 // CHECK-NEXT: func.return %r : !rlx.tensor<[2, 4], f32>
+
+// Dims held as properties (#rlx.dim, registered with the rlx types) survive the generic
+// form too.
+func.func @dims_as_properties() -> (!rlx.tensor<[2], i64>, !rlx.tensor<[1, 4], f32>) {
+  %x = mir.input "x" : !rlx.tensor<[seq, 4], f32>
+  %d = mir.dims [seq, seq * 2 + 1] : !rlx.tensor<[2], i64>
+  %n = mir.narrow %x axis 0 start seq - 1 : !rlx.tensor<[seq, 4], f32> -> !rlx.tensor<[1, 4], f32>
+  func.return %d, %n : !rlx.tensor<[2], i64>, !rlx.tensor<[1, 4], f32>
+}
+// CHECK-LABEL: func.func @dims_as_properties()
+// CHECK-NEXT:  %x = mir.input "x" : !rlx.tensor<[seq, 4], f32>
+// CHECK-NEXT:  %d = mir.dims [seq, seq * 2 + 1] : !rlx.tensor<[2], i64>
+// CHECK-NEXT:  %n = mir.narrow %x axis 0 start seq - 1 : !rlx.tensor<[seq, 4], f32> -> !rlx.tensor<[1, 4], f32>
