@@ -44,6 +44,7 @@ from rlx_compile.passmanager import (
 )
 from rlx_compile.reports import collect_reports
 from rlx_compile.targets import TARGET_NAMES, get_target
+from rlx_compile.transforms.specialize_dims import format_ranges
 
 TARGETS = TARGET_NAMES
 """Target names (``rlx_compile.targets`` defines each one)."""
@@ -79,6 +80,9 @@ class CompileOptions:
     """``prefer-native`` / ``common-ir`` / ``native-only``; None reads RLX_KERNEL_DISPATCH."""
     dim_bindings: Mapping[str, int] | None = None
     """Sizes for symbolic dims (``{"seq": 128}``), bound before memory planning."""
+    dim_ranges: Mapping[str, tuple[int, int]] | None = None
+    """Ranges for symbolic dims (``{"seq": (1, 512)}``, ends included): one range plan
+    serves every size in them (``plan-memory{dim-ranges=...}``, see ``dialects.lir``)."""
     plan_memory: bool = True
     """Lower to LIR with an arena plan (needs static shapes), then prove it with plan-check."""
     alignment: int = 64
@@ -177,6 +181,8 @@ def planning_passes(options: CompileOptions) -> list[str]:
         passes.append(f'specialize-dims{{bindings="{spec}"}}')
     if options.plan_memory:
         extra = ""
+        if options.dim_ranges:
+            extra += f' dim-ranges="{format_ranges(options.dim_ranges)}"'
         if not options.weights_in_arena:
             extra += " allocate-params=false allocate-constants=false"
         if options.reuse_inputs:
@@ -435,11 +441,13 @@ class CompilePipeline:
             symbols = sorted(
                 {s for op in module.walk() for r in op.results
                  if isinstance(r.type, TensorType) for s in r.type.symbols()}
+                - set(self.options.dim_ranges or ())
             )  # fmt: skip
             if symbols:
                 raise CompileError(
                     f"symbolic dims {symbols} need sizes to plan memory: pass "
-                    "dim_bindings={...} (or plan_memory=False to stop at MIR)"
+                    "dim_bindings={...} or dim_ranges={...} (or plan_memory=False to stop "
+                    "at MIR)"
                 )
         work = module.clone()
         result = CompileResult(

@@ -2,7 +2,10 @@
 the C++ core; the result is a ``lir.graph`` whose ops carry their arena slots.
 
     plan-memory{alignment=64 strategy=best inplace=true concat-inplace=true schedule=source
-                width=native}
+                width=native dim-ranges="seq=1..512"}
+
+With ``dim-ranges`` the graph keeps its symbolic dims and is planned once for every size
+in the ranges (a range plan, see ``dialects.lir``).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from rlx_compile.memory.graph_plan import (
 )
 from rlx_compile.memory.placement import DEFAULT_BUDGET
 from rlx_compile.memory.report import memory_report
+from rlx_compile.transforms.specialize_dims import parse_ranges
 
 SCHEDULES = ("source", "memory")
 
@@ -62,6 +66,8 @@ class PlanMemoryPass(ModulePass):
     """Work budget of the ``best`` strategy, in steps (deterministic, unlike seconds)."""
     report: bool = False
     """Print the memory report of every planned graph to stderr."""
+    dim_ranges: str = ""
+    """``seq=1..512,batch=1..8``: plan symbolic dims for every size in these ranges."""
 
     def __post_init__(self) -> None:
         if self.schedule not in SCHEDULES:
@@ -76,6 +82,7 @@ class PlanMemoryPass(ModulePass):
             reuse_inputs=self.reuse_inputs,
             allocate_inputs=self.allocate_inputs, allocate_params=self.allocate_params,
             allocate_constants=self.allocate_constants, width=self.width,
+            dim_ranges=tuple((k, lo, hi) for k, (lo, hi) in parse_ranges(self.dim_ranges).items()),
         )  # fmt: skip
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

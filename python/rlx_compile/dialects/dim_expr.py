@@ -618,11 +618,11 @@ def interval(
 
 def upper_bound(d: Dim, ranges: Mapping[str, tuple[int, int]]) -> int | None:
     """The largest value ``d`` can take with its symbols in ``ranges`` (None: a symbol
-    outside ``ranges`` makes it unbounded)."""
+    outside ``ranges``, or a division by what may be zero, makes it unbounded)."""
     if not symbols_of(d) <= ranges.keys():
         return None
     _, hi = interval(d, dict(ranges))
-    return int(hi)
+    return int(hi) if _finite(hi) else None
 
 
 def _floordiv_differences(

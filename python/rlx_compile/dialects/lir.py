@@ -19,18 +19,29 @@ and everything needed to run it inside one arena:
   narrow);
 - the IO manifest (``inputs``/``params``/``outputs``) names the graph's leaves and results.
 
+A *range plan* serves every size of its symbolic dims within declared ranges:
+
+    lir.graph @g arena 4096 align 64 dims [1 <= seq <= 512] inputs ["x"] ... {
+      %x = mir.input "x" {slot = #lir.slot<0, 2048>} : !rlx.tensor<[seq], f32>
+
+Types stay symbolic and every slot holds its tensor at the largest size in range (the
+upper bound of its byte count), so one arena and one set of offsets serve them all; the
+executors refuse sizes outside the ranges. A symbol of the body without a range, or a
+slot smaller than its tensor's upper bound, fails the verifier.
+
 ``plan-memory`` (``rlx_compile.conversion.mir_to_lir``) converts MIR to LIR. Overlap and
 lifetime safety of a plan is not a verifier concern: ``plan-check`` proves it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, cast
 
 from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr, SymbolNameConstraint, UnitAttr
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import (
+    IRDLOperation,
     irdl_attr_definition,
     irdl_op_definition,
     lazy_traits_def,
@@ -42,7 +53,14 @@ from xdsl.irdl import (
     traits_def,
     var_operand_def,
 )
-from xdsl.parser import AttrParser
+from xdsl.irdl.declarative_assembly_format import (
+    AttributeVariable,
+    CustomDirective,
+    ParsingState,
+    PrintingState,
+    irdl_custom_directive,
+)
+from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
 from xdsl.traits import (
     HasParent,
@@ -54,7 +72,11 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 
 from rlx_compile.dialects.common import I64Attr, Props, ShapedOp, int_attr
-from rlx_compile.dialects.types import TensorType
+from rlx_compile.dialects.dim_expr import Dim, interval, is_symbol_name, upper_bound
+from rlx_compile.dialects.types import TensorType, element_count
+
+DimRanges = Mapping[str, tuple[int, int]]
+"""Symbol -> (lo, hi): the sizes a range plan serves, both ends included."""
 
 SLOT_ATTR = "slot"
 
@@ -89,6 +111,82 @@ class SlotAttr(ParametrizedAttribute):
 
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string(f"<{self.offset}, {self.size}>")
+
+
+def tensor_bytes(t: TensorType) -> Dim:
+    """The byte count of a tensor type: an int, or an expression of its symbolic dims."""
+    return element_count(t.shape) * t.dtype.itemsize
+
+
+def bytes_upper_bound(t: TensorType, ranges: DimRanges) -> int | None:
+    """The most bytes ``t`` takes with its dims in ``ranges`` (None: unbounded)."""
+    need = tensor_bytes(t)
+    return need if isinstance(need, int) else upper_bound(need, ranges)
+
+
+@irdl_attr_definition
+class DimRangeAttr(ParametrizedAttribute):
+    """One symbolic dim's range in a range plan: ``lo <= symbol <= hi``."""
+
+    name = "lir.dim_range"
+
+    symbol: StringAttr
+    lo: IntAttr
+    hi: IntAttr
+
+    def __init__(self, symbol: str, lo: int, hi: int):
+        super().__init__(StringAttr(symbol), IntAttr(lo), IntAttr(hi))
+
+    def verify(self) -> None:
+        name, lo, hi = self.symbol.data, self.lo.data, self.hi.data
+        if not is_symbol_name(name):
+            raise VerifyException(f"'{name}' is not a symbolic dim name")
+        if not 1 <= lo <= hi:
+            raise VerifyException(f"range {lo} <= {name} <= {hi} must have 1 <= lo <= hi")
+
+
+@irdl_custom_directive
+class DimRangeList(CustomDirective):
+    """``[1 <= seq <= 512, 1 <= batch <= 8]``: the ranges of a range plan (optional: an
+    exact plan has none)."""
+
+    ranges: AttributeVariable
+
+    def parse(self, parser: Parser, state: ParsingState) -> None:
+        def one() -> DimRangeAttr:
+            start = parser.pos
+            lo = parser.parse_integer(allow_boolean=False, allow_negative=False)
+            parser.parse_punctuation("<")
+            parser.parse_punctuation("=")
+            name = parser.parse_identifier("expected a symbolic dim name")
+            parser.parse_punctuation("<")
+            parser.parse_punctuation("=")
+            hi = parser.parse_integer(allow_boolean=False, allow_negative=False)
+            try:
+                return DimRangeAttr(name, lo, hi)
+            except VerifyException as err:
+                parser.raise_error(str(err), start, parser.pos)
+
+        items = parser.parse_comma_separated_list(parser.Delimiter.SQUARE, one)
+        self.ranges.set(state, ArrayAttr(items))
+
+    def print(self, printer: Printer, state: PrintingState, op: IRDLOperation) -> None:
+        state.print_whitespace(printer)
+        attr = cast(ArrayAttr[DimRangeAttr], self.ranges.get(op))
+        printer.print_string(
+            "["
+            + ", ".join(f"{r.lo.data} <= {r.symbol.data} <= {r.hi.data}" for r in attr.data)
+            + "]"
+        )
+
+    def is_present(self, op: IRDLOperation) -> bool:
+        return self.ranges.get(op) is not None
+
+    def is_anchorable(self) -> bool:
+        return True
+
+    def set_empty(self, state: ParsingState) -> None:
+        pass  # no ranges: an exact plan
 
 
 def result_slots(op: Any) -> list[SlotAttr | None]:
@@ -136,10 +234,11 @@ class ViewOp(ShapedOp):
             raise VerifyException("a view's root must not itself be a view")
         out = cast(TensorType, self.result.type)
         offset = props.int("byte_offset")
-        root_bytes, view_bytes = root.nbytes(), out.nbytes()
-        if root_bytes is None or view_bytes is None:
-            raise VerifyException("views need static shapes")
-        if offset < 0 or offset + view_bytes > root_bytes:
+        root_bytes, view_bytes = tensor_bytes(root), tensor_bytes(out)
+        # Symbolic views must fit for every size: in their graph's ranges, or any size.
+        graph = self.parent_op()
+        ranges = graph.ranges if isinstance(graph, GraphOp) else {}
+        if offset < 0 or interval(root_bytes - view_bytes - offset, dict(ranges))[0] < 0:
             raise VerifyException(
                 f"view bytes [{offset}, {offset + view_bytes}) exceed the root's {root_bytes}"
             )
@@ -177,11 +276,15 @@ class GraphOp(ShapedOp):
     reuse_inputs = opt_prop_def(UnitAttr)
     """Inputs are loaded afresh every run and their slots may be reused after their last
     read; without it, inputs keep their slots for the whole run."""
+    dim_ranges = opt_prop_def(ArrayAttr[DimRangeAttr])
+    """A range plan's ranges (see the module docstring); absent in an exact plan."""
     body = region_def("single_block")
     traits = traits_def(SymbolOpInterface(), IsolatedFromAbove())
     INFER_RESULTS: ClassVar[bool] = False
+    custom_directives = (DimRangeList,)
     assembly_format = (
-        "$sym_name `arena` $arena_size `align` $alignment `inputs` $inputs "
+        "$sym_name `arena` $arena_size `align` $alignment "
+        "(`dims` custom<DimRangeList>($dim_ranges)^)? `inputs` $inputs "
         "(`reuse_inputs` $reuse_inputs^)? `params` $params `outputs` $outputs "
         "attr-dict-with-keyword $body"
     )
@@ -197,11 +300,18 @@ class GraphOp(ShapedOp):
         params: Sequence[str],
         outputs: Sequence[str],
         reuse_inputs: bool = False,
+        dim_ranges: DimRanges | None = None,
     ):
+        ranges = (
+            ArrayAttr([DimRangeAttr(k, lo, hi) for k, (lo, hi) in sorted(dim_ranges.items())])
+            if dim_ranges
+            else None
+        )
         self._build(
             {},
             {
                 "reuse_inputs": UnitAttr() if reuse_inputs else None,
+                "dim_ranges": ranges,
                 "sym_name": StringAttr(name),
                 "arena_size": int_attr(arena_size),
                 "alignment": int_attr(alignment),
@@ -220,6 +330,27 @@ class GraphOp(ShapedOp):
     @property
     def align(self) -> int:
         return self.props().int("alignment")
+
+    @property
+    def ranges(self) -> dict[str, tuple[int, int]]:
+        """The ranges of a range plan, by symbol (empty for an exact plan)."""
+        attr = self.properties.get("dim_ranges")
+        if attr is None:
+            return {}
+        return {
+            r.symbol.data: (r.lo.data, r.hi.data) for r in cast(ArrayAttr[DimRangeAttr], attr).data
+        }
+
+    def check_bindings(self, bindings: Mapping[str, int]) -> None:
+        """Refuse sizes the plan was not made for (a range plan's dims outside their
+        ranges); the executors call this before running the graph."""
+        for name, (lo, hi) in self.ranges.items():
+            size = bindings.get(name)
+            if size is not None and not lo <= size <= hi:
+                raise ValueError(
+                    f"dim '{name}' is {size}, outside the range {lo}..{hi} that "
+                    f"@{self.sym_name.data} was planned for"
+                )
 
     def check_result(self, props: Props, **operands: Any) -> None:
         arena, align = props.int("arena_size"), props.int("alignment")
@@ -252,14 +383,26 @@ class GraphOp(ShapedOp):
                 f"manifest names {len(manifest['outputs'])} outputs, lir.return has "
                 f"{len(term.operands)}"
             )
+        ranges = self.ranges
+        declared = self.properties.get("dim_ranges")
+        if declared is not None and len(cast(ArrayAttr[Attribute], declared).data) != len(ranges):
+            raise VerifyException("a symbolic dim has two ranges")
         for op in block.ops:
+            for result in op.results:
+                t = result.type
+                unranged = set(t.symbols()) - ranges.keys() if isinstance(t, TensorType) else ()
+                if unranged:
+                    raise VerifyException(
+                        f"{op.name}: symbolic dims {sorted(unranged)} have no range "
+                        "(a lir.graph is planned for exact sizes or declared ranges)"
+                    )
             for result, slot in zip(op.results, result_slots(op), strict=True):
                 if slot is None:
                     continue
                 t = cast(TensorType, result.type)
-                need = t.nbytes()
+                need = bytes_upper_bound(t, ranges)
                 if need is None:
-                    raise VerifyException(f"{op.name}: a slotted tensor needs a static shape")
+                    raise VerifyException(f"{op.name}: {t} has no upper bound in the ranges")
                 if slot.size < need:
                     raise VerifyException(
                         f"{op.name}: slot of {slot.size} bytes holds a {need}-byte tensor"
@@ -273,4 +416,4 @@ class GraphOp(ShapedOp):
                     )
 
 
-LIR = Dialect("lir", [GraphOp, ViewOp, ReturnOp], [SlotAttr])
+LIR = Dialect("lir", [GraphOp, ViewOp, ReturnOp], [SlotAttr, DimRangeAttr])

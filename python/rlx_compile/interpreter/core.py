@@ -448,6 +448,13 @@ def prepare(
     # Params kept with the module (an imported model's weights) unless given.
     kept = {k: v for k, v in kept_weights(g).items() if k in leaves["param"]}
     env.params = _bind_leaves("param", leaves["param"], {**kept, **(params or {})}, env)
+    # A graph planned for some sizes only (an LIR range plan) refuses the others.
+    check_bindings = getattr(g, "check_bindings", None)
+    if check_bindings is not None:
+        try:
+            check_bindings(env.bindings)
+        except ValueError as err:
+            raise ExecutionError(str(err)) from None
     return g, env
 
 

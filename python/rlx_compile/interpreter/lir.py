@@ -7,6 +7,11 @@ arena, kernels read their operands from the arena and their results are written 
 their slots, views are windows onto their root's bytes. A wrong offset or an unsafe reuse
 of bytes therefore shows up as a wrong answer.
 
+A range plan (``dims [1 <= seq <= 512]``) runs at any size in its ranges: shapes come
+from the run's bindings, each tensor takes the first bytes of its slot, and a size outside
+the ranges is refused before anything runs (``lir.GraphOp.check_bindings``, called by
+``prepare``).
+
 A concat whose operands were produced inside its slot reads them from the bytes it then
 writes: kernels return fresh arrays, and NumPy assignment between overlapping arrays
 behaves as if through a temporary copy, so rewriting those bytes with themselves is exact.
@@ -14,8 +19,9 @@ behaves as if through a temporary copy, so rewriting those bytes with themselves
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -37,20 +43,33 @@ from rlx_compile.ir import graph_block, output_names
 POISON = 0xFF
 
 
-def _reinterpret(root: np.ndarray, offset: int, t: TensorType) -> np.ndarray:
+Layout = tuple[tuple[int, ...], np.dtype[Any]]
+"""A tensor's concrete shape (under the run's bindings) and NumPy dtype."""
+
+
+def _layout(t: TensorType, env: Env) -> Layout:
+    return env.shape(t), t.dtype.numpy
+
+
+def _nbytes(layout: Layout) -> int:
+    shape, dtype = layout
+    return math.prod(shape) * dtype.itemsize
+
+
+def _reinterpret(root: np.ndarray, offset: int, layout: Layout) -> np.ndarray:
     raw = np.ascontiguousarray(root).reshape(-1).view(np.uint8)
-    nbytes = t.nbytes()
-    assert nbytes is not None
+    nbytes = _nbytes(layout)
     if offset < 0 or offset + nbytes > raw.size:
         raise ExecutionError(
             f"view bytes [{offset}, {offset + nbytes}) outside a {raw.size}-byte root"
         )
-    return raw[offset : offset + nbytes].view(t.dtype.numpy).reshape(tuple(int(d) for d in t.shape))
+    return raw[offset : offset + nbytes].view(layout[1]).reshape(layout[0])
 
 
 @impl(lir.ViewOp)
 def _view(op: lir.ViewOp, args: list[np.ndarray], env: Env) -> list[np.ndarray]:
-    return [_reinterpret(args[0], op.offset, cast(TensorType, op.result.type)).copy()]
+    layout = _layout(cast(TensorType, op.result.type), env)
+    return [_reinterpret(args[0], op.offset, layout).copy()]
 
 
 class Arena:
@@ -59,15 +78,18 @@ class Arena:
     def __init__(self, size: int):
         self.bytes = np.full(size, POISON, dtype=np.uint8)
 
-    def window(self, offset: int, t: TensorType) -> np.ndarray:
-        nbytes = t.nbytes()
-        assert nbytes is not None
+    def window(self, offset: int, layout: Layout, limit: int | None = None) -> np.ndarray:
+        """The tensor at ``offset``; ``limit`` is the size of its slot, which the tensor
+        must fit (a range plan's slot holds its tensor at every size in range)."""
+        nbytes = _nbytes(layout)
+        if limit is not None and nbytes > limit:
+            raise ExecutionError(f"a {nbytes}-byte tensor does not fit its {limit}-byte slot")
         if offset < 0 or offset + nbytes > self.bytes.size:
             raise ExecutionError(
                 f"slot [{offset}, {offset + nbytes}) is outside the {self.bytes.size}-byte arena"
             )
         raw = self.bytes[offset : offset + nbytes]
-        return raw.view(t.dtype.numpy).reshape(tuple(int(d) for d in t.shape))
+        return raw.view(layout[1]).reshape(layout[0])
 
 
 def run_arena(
@@ -95,13 +117,13 @@ def run_arena(
         if isinstance(op, lir.ViewOp):
             root, base = root_of.get(op.root, (op.root, 0))
             offset = base + op.offset
-            t = cast(TensorType, op.result.type)
+            layout = _layout(cast(TensorType, op.result.type), env)
             root_of[op.result] = (root, offset)
             slot = slot_of.get(root)
             values[op.result] = (
-                arena.window(slot.offset + offset, t)
+                arena.window(slot.offset + offset, layout)
                 if slot is not None
-                else _reinterpret(values[root], offset, t)
+                else _reinterpret(values[root], offset, layout)
             )
             continue
         try:
@@ -114,8 +136,8 @@ def run_arena(
             if slot is None:
                 values[result] = value
                 continue
-            t = cast(TensorType, result.type)
-            window = arena.window(slot.offset, t)
+            layout = _layout(cast(TensorType, result.type), env)
+            window = arena.window(slot.offset, layout, slot.size)
             window[...] = value
             slot_of[result] = slot
             values[result] = window

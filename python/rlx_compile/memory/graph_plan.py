@@ -9,6 +9,10 @@ preloaded and live for the whole run; graph outputs live to the end. Sizes follo
 width policy: ``native`` (true bytes), ``f32-uniform`` (every tensor but non-f32 params at
 least 4 bytes per element, as f32-typed GPU arenas need) or ``hybrid`` (f16/bf16
 activations and non-f32 params native, the rest f32-wide).
+
+A range plan (``dim_ranges``) plans a graph with symbolic dims once for every size in
+the ranges: each tensor's slot is sized at its upper bound, so the offsets hold at every
+size (TVM Relax plans dynamic shapes the same way, from ``tir_var_upper_bound``).
 """
 
 from __future__ import annotations
@@ -24,7 +28,9 @@ from xdsl.traits import IsolatedFromAbove
 from rlx_compile import _core
 from rlx_compile.dialects import lir, mir
 from rlx_compile.dialects.common import ShapedOp
-from rlx_compile.dialects.types import DType, TensorType
+from rlx_compile.dialects.dim_expr import upper_bound
+from rlx_compile.dialects.lir import DimRanges
+from rlx_compile.dialects.types import DType, TensorType, element_count
 from rlx_compile.ir import graph_block, graph_name, graph_outputs, output_names
 from rlx_compile.memory.placement import DEFAULT_BUDGET, STRATEGIES
 
@@ -52,6 +58,12 @@ class PlanOptions:
     allocate_params: bool = True
     allocate_constants: bool = True
     width: str = "native"
+    dim_ranges: tuple[tuple[str, int, int], ...] = ()
+    """``(symbol, lo, hi)``: plan for every size in these ranges (a range plan)."""
+
+    @property
+    def ranges(self) -> dict[str, tuple[int, int]]:
+        return {name: (lo, hi) for name, lo, hi in self.dim_ranges}
 
     def __post_init__(self) -> None:
         if self.alignment <= 0 or self.alignment & (self.alignment - 1):
@@ -62,10 +74,16 @@ class PlanOptions:
             raise ValueError(f"unknown width '{self.width}' (known: {', '.join(WIDTH_POLICIES)})")
 
 
-def slot_bytes(t: TensorType, kind: int, width: str, alignment: int) -> int:
-    """Bytes a tensor's slot needs under a width policy."""
+def slot_bytes(
+    t: TensorType, kind: int, width: str, alignment: int, ranges: DimRanges | None = None
+) -> int:
+    """Bytes a tensor's slot needs under a width policy (symbolic dims at their largest
+    size in ``ranges``)."""
     n = t.num_elements()
-    assert n is not None
+    if n is None:
+        n = upper_bound(element_count(t.shape), ranges or {})
+        if n is None:
+            raise PlanningError(f"{t} has no upper bound in the ranges {dict(ranges or {})}")
     native = n * t.dtype.itemsize
     if kind != KIND_COMPUTE and native == 0:
         return max(alignment, 1)  # an empty leaf (e.g. a [1, 0, 8] past-KV) still gets a slot
@@ -119,9 +137,14 @@ def export_graph(
     # concatenated weights, a transposed weight) -- are weights too: they live where the
     # params live, so with params outside the arena they stay outside it as well.
     static: set[SSAValue] = set()
+    ranges = opts.ranges
     for step, op in enumerate(ops):
         kind = _kind(op)
         view = op.contiguous_view_offset() if isinstance(op, ShapedOp) else None
+        if view and _symbolic(op):
+            # An offset into a tensor whose size varies is only safe at 0 (no op gives
+            # another one today): plan anything else as a copy.
+            view = None
         is_static = kind in (KIND_PARAM, KIND_CONSTANT) or (
             kind == KIND_COMPUTE and bool(op.operands) and all(v in static for v in op.operands)
         )
@@ -129,15 +152,16 @@ def export_graph(
             static.update(op.results)
         for result in op.results:
             t = cast(TensorType, result.type)
-            if not t.is_static:
+            unranged = set(t.symbols()) - ranges.keys()
+            if unranged:
                 raise PlanningError(
-                    f"{op.name} produces {t}: memory planning needs static shapes "
-                    "(bind the symbolic dims first)"
+                    f"{op.name} produces {t}: memory planning needs static shapes (bind "
+                    f"the symbolic dims {sorted(unranged)} first, or give them ranges)"
                 )
             index[result] = len(tensors)
             tensors.append(result)
             cols["step"].append(step)
-            cols["size"].append(slot_bytes(t, kind, opts.width, opts.alignment))
+            cols["size"].append(slot_bytes(t, kind, opts.width, opts.alignment, ranges))
             cols["kind"].append(kind)
             weight_pack = is_static and kind == KIND_COMPUTE
             cols["alloc"].append(int(opts.allocate_params if weight_pack else allocate[kind]))
@@ -166,6 +190,10 @@ def export_graph(
     arrays["dep_offsets"] = np.asarray(dep_offsets, dtype=np.int64)
     arrays["deps"] = np.asarray(deps, dtype=np.int64)
     return TensorGraphArrays(ops, tensors, arrays, len(ops), index)
+
+
+def _symbolic(op: Operation) -> bool:
+    return any(not cast(TensorType, v.type).is_static for v in (*op.operands, *op.results))
 
 
 def _embed_candidates(
@@ -272,7 +300,7 @@ def build_lir(
     return lir.GraphOp(
         graph_name(graph), Region(block), arena_size=plan.arena_size,
         alignment=opts.alignment, inputs=inputs, params=params, outputs=output_names(graph),
-        reuse_inputs=opts.reuse_inputs,
+        reuse_inputs=opts.reuse_inputs, dim_ranges=opts.ranges,
     )  # fmt: skip
 
 

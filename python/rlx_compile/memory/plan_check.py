@@ -7,6 +7,13 @@ It re-derives every lifetime from the ``lir.graph`` alone and reports:
   a graph output), ``out-of-arena``, ``misaligned``, ``view-out-of-root``;
 - schedule semantics: ``order-violation`` (an op reads a value produced later).
 
+A range plan (``dims [1 <= seq <= 512]``) is checked at sampled sizes as well: the ends
+of each range and a few sizes inside (``range_samples``). Slots and lifetimes do not
+depend on the sizes, so the checks above hold for all of them at once; at each sample
+every tensor's actual bytes must fit its slot (``slot-overflow``), every view its root
+(``view-out-of-root``), and every dim must be a size (``bad-size``: the range holds
+sizes at which the graph has no meaning, e.g. a 3-wide window over 2 rows).
+
 It accepts two sharings, both declared by the op definitions: an elementwise op
 (``ELEMENTWISE``) writing its result exactly over an operand that dies at that op
 (in-place), and a compute operand of an op that lays its operands end to end
@@ -17,11 +24,16 @@ that op's slot and dying at it (the op then rewrites the same bytes).
 from __future__ import annotations
 
 import bisect
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import cast
 
+from xdsl.ir import SSAValue
+
 from rlx_compile.dialects import lir
 from rlx_compile.dialects.common import ShapedOp
+from rlx_compile.dialects.dim_expr import evaluate
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.memory.lir_liveness import (
     LirLiveness,
@@ -37,7 +49,11 @@ PROGRAM_SAFETY = (
     "out-of-arena",
     "misaligned",
     "view-out-of-root",
+    "slot-overflow",
+    "bad-size",
 )
+RANGE_INNER_SAMPLES = 3
+"""Sizes checked inside each range, besides its ends."""
 SCHEDULE_SEMANTICS = ("order-violation",)
 
 
@@ -59,6 +75,8 @@ class PlanReport:
     findings: list[Finding] = field(default_factory=list)
     checked: int = 0
     aliased: int = 0
+    sizes: list[dict[str, int]] = field(default_factory=list)
+    """The sizes a range plan was checked at (empty for an exact plan)."""
 
     def is_clean(self) -> bool:
         return not self.findings
@@ -78,6 +96,8 @@ class PlanReport:
                 f"plan check @{self.graph}: clean over {self.checked} assigned tensor(s) "
                 f"({self.aliased} aliased)"
             )
+            if self.sizes:
+                text += f" at {len(self.sizes)} sampled sizes"
             if self.checked == 0:
                 text += "\nNOTE: no tensor has a slot; nothing was checked, not proven safe."
             return text
@@ -235,4 +255,66 @@ def check_plan(graph: lir.GraphOp) -> PlanReport:
         else:
             kind = "live-overlap"
         add(Finding(kind, p.label(), q.label(), f"{overlap}, {life}"))
+    if graph.ranges:
+        report.sizes = range_samples(graph.ranges)
+        _check_sizes(live, report)
     return report
+
+
+def range_samples(ranges: Mapping[str, tuple[int, int]]) -> list[dict[str, int]]:
+    """Sizes to check a range plan at, deterministic: every dim at its low end, at its
+    high end, and each dim in turn at its ends and ``RANGE_INNER_SAMPLES`` sizes inside
+    its range with the others at their low, then their high ends."""
+    names = sorted(ranges)
+    low = {n: ranges[n][0] for n in names}
+    high = {n: ranges[n][1] for n in names}
+    out = [low, high]
+    for n in names:
+        lo, hi = ranges[n]
+        k = RANGE_INNER_SAMPLES + 1
+        points = sorted({lo, hi, *(lo + (hi - lo) * i // k for i in range(1, k))})
+        for others in (low, high):
+            out += [{**others, n: v} for v in points]
+    unique: dict[tuple[int, ...], dict[str, int]] = {}
+    for sample in out:
+        unique.setdefault(tuple(sample[n] for n in names), sample)
+    return list(unique.values())
+
+
+def _check_sizes(live: LirLiveness, report: PlanReport) -> None:
+    """The size-dependent checks of a range plan, at each sampled size; a finding is
+    reported once, at the first size that shows it."""
+    seen: set[tuple[str, str]] = set()
+
+    def add(kind: str, node: str, other: str | None, detail: str) -> None:
+        if (kind, node) not in seen:
+            seen.add((kind, node))
+            report.findings.append(Finding(kind, node, other, detail))
+
+    label = live.labels.__getitem__
+    for sizes in report.sizes:
+        at = ", ".join(f"{k}={v}" for k, v in sorted(sizes.items()))
+
+        def nbytes(value: SSAValue, at: str = at, sizes: dict[str, int] = sizes) -> int | None:
+            t = cast(TensorType, value.type)
+            dims = [evaluate(d, sizes) for d in t.shape]
+            bad = [str(d) for d, n in zip(t.shape, dims, strict=True) if n < 0]
+            if bad:
+                add("bad-size", label(value), None, f"dim '{bad[0]}' is negative at {at}")
+                return None
+            return math.prod(dims) * t.dtype.itemsize
+
+        actual: dict[SSAValue, int | None] = {}
+        for s in live.storages:
+            n = actual[s.value] = nbytes(s.value)
+            if n is not None and n > s.size:
+                add("slot-overflow", s.label(), None,
+                    f"{n} bytes at {at} in a {s.size}-byte slot")  # fmt: skip
+        for op in live.ops:
+            if not isinstance(op, lir.ViewOp):
+                continue
+            root, offset = live.root_of[op.result]
+            n, limit = nbytes(op.result), actual.get(root)
+            if n is not None and limit is not None and offset + n > limit:
+                detail = f"bytes [{offset}, {offset + n}) of a {limit}-byte root at {at}"
+                add("view-out-of-root", label(op.result), label(root), detail)

@@ -1,22 +1,32 @@
 """``specialize-dims{bindings="seq=8,batch=1"}``: bind symbolic dims to sizes in every
-tensor type of the module; symbols not named stay symbolic. Verifiers re-check every op,
-so a binding that breaks a shape rule (or a reshape's element count) fails clearly."""
+tensor type of the module; symbols not named stay symbolic. Dims held as properties are
+bound too: a narrow's symbolic start, and ``mir.dims`` (sizes used as data), which folds
+to a ``mir.constant`` once every value is static. Verifiers re-check every op, so a
+binding that breaks a shape rule (or a reshape's element count) fails clearly."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
     PatternRewriteWalker,
+    RewritePattern,
     TypeConversionPattern,
     attr_type_rewrite_pattern,
+    op_type_rewrite_pattern,
 )
 
+from rlx_compile.dialects import mir
+from rlx_compile.dialects.dim_expr import substitute, symbols_of
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.ir import sync_function_type
 
@@ -32,6 +42,34 @@ def parse_bindings(text: str) -> dict[str, int]:
     return out
 
 
+def parse_size(text: str) -> int | tuple[int, int]:
+    """``"8"`` -> 8; ``"1..512"`` -> ``(1, 512)`` (a range, both ends included)."""
+    lo, dots, hi = text.strip().partition("..")
+    if not lo.isdigit() or (dots and not hi.isdigit()):
+        raise ValueError(f"bad size '{text}': expected N or LO..HI")
+    if not dots:
+        return int(lo)
+    if not 1 <= int(lo) <= int(hi):
+        raise ValueError(f"bad range '{text}': expected 1 <= LO <= HI")
+    return (int(lo), int(hi))
+
+
+def parse_ranges(text: str) -> dict[str, tuple[int, int]]:
+    """``"seq=1..512,batch=1..8"`` -> ``{"seq": (1, 512), "batch": (1, 8)}``."""
+    out: dict[str, tuple[int, int]] = {}
+    for item in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, value = item.partition("=")
+        size = parse_size(value) if sep else None
+        if not isinstance(size, tuple) or not name.strip().isidentifier():
+            raise ValueError(f"bad range '{item}': expected name=LO..HI")
+        out[name.strip()] = size
+    return out
+
+
+def format_ranges(ranges: Mapping[str, tuple[int, int]]) -> str:
+    return ",".join(f"{k}={lo}..{hi}" for k, (lo, hi) in sorted(ranges.items()))
+
+
 class _BindDims(TypeConversionPattern):
     def __init__(self, bindings: dict[str, int]):
         super().__init__(recursive=True)
@@ -42,6 +80,37 @@ class _BindDims(TypeConversionPattern):
         if not any(d in self.bindings for d in typ.symbols()):
             return None
         return typ.bind(self.bindings)
+
+
+@dataclass
+class _BindNarrowStart(RewritePattern):
+    bindings: dict[str, int]
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.NarrowOp, rewriter: PatternRewriter) -> None:
+        start = op.start_dim
+        if isinstance(start, int) or not symbols_of(start) & self.bindings.keys():
+            return
+        op.properties["start"] = mir.dim_prop(substitute(start, self.bindings))
+        rewriter.handle_operation_modification(op)
+
+
+@dataclass
+class _BindSizesAsData(RewritePattern):
+    bindings: dict[str, int]
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.DimsOp, rewriter: PatternRewriter) -> None:
+        if not any(symbols_of(d) & self.bindings.keys() for d in op.dims):
+            return
+        dims = [substitute(d, self.bindings) for d in op.dims]
+        if all(isinstance(d, int) for d in dims):
+            const = mir.ConstantOp(np.asarray(dims, np.int64))
+            rewriter.replace(op, const)
+            const.result.name_hint = op.result.name_hint
+        else:
+            op.properties["values"] = mir.dims_attr(dims)
+            rewriter.handle_operation_modification(op)
 
 
 @dataclass(frozen=True)
@@ -60,6 +129,10 @@ class SpecializeDimsPass(ModulePass):
         if not bindings:
             return
         PatternRewriteWalker(_BindDims(bindings)).rewrite_module(op)
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier([_BindNarrowStart(bindings), _BindSizesAsData(bindings)]),
+            apply_recursively=False,
+        ).rewrite_module(op)
         for graph in op.ops:
             if isinstance(graph, func.FuncOp) and graph.body.blocks:
                 sync_function_type(graph)

@@ -49,3 +49,38 @@ lir.graph @alignment arena 256 align 48 inputs [] params [] outputs [] {
   lir.return
 }
 // CHECK: error: 'lir.graph' op alignment 48 must be a power of two
+
+// -----
+// A range plan's slots hold their tensors at the largest size in range.
+lir.graph @ranged_slot arena 4096 align 64 dims [1 <= seq <= 512] inputs ["x"] params [] outputs ["x"] {
+  %x = mir.input "x" {slot = #lir.slot<0, 1024>} : !rlx.tensor<[seq], f32>
+  lir.return %x : !rlx.tensor<[seq], f32>
+}
+// CHECK: error: 'lir.graph' op mir.input: slot of 1024 bytes holds a 2048-byte tensor
+
+// -----
+lir.graph @unranged arena 4096 align 64 dims [1 <= seq <= 512] inputs ["x"] params [] outputs ["x"] {
+  %x = mir.input "x" {slot = #lir.slot<0, 2048>} : !rlx.tensor<[seq, batch], f32>
+  lir.return %x : !rlx.tensor<[seq, batch], f32>
+}
+// CHECK: error: 'lir.graph' op mir.input: symbolic dims ['batch'] have no range (a lir.graph is planned for exact sizes or declared ranges)
+
+// -----
+lir.graph @empty_range arena 64 align 64 dims [0 <= seq <= 4] inputs [] params [] outputs [] {
+  lir.return
+}
+// CHECK: error: range 0 <= seq <= 4 must have 1 <= lo <= hi
+
+// -----
+lir.graph @twice arena 64 align 64 dims [1 <= seq <= 4, 1 <= seq <= 8] inputs [] params [] outputs [] {
+  lir.return
+}
+// CHECK: error: 'lir.graph' op a symbolic dim has two ranges
+
+// -----
+lir.graph @ranged_view arena 4096 align 64 dims [1 <= seq <= 512] inputs ["x"] params [] outputs ["v"] {
+  %x = mir.input "x" {slot = #lir.slot<0, 2048>} : !rlx.tensor<[seq], f32>
+  %v = lir.view %x [0] : !rlx.tensor<[seq], f32> -> !rlx.tensor<[seq + 1], f32>
+  lir.return %v : !rlx.tensor<[seq + 1], f32>
+}
+// CHECK: error: 'lir.view' op view bytes [0, seq * 4 + 4) exceed the root's seq * 4
