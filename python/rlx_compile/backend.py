@@ -12,6 +12,15 @@ Graph inputs that feed operands the compiler needs as constants (a Reshape's tar
 shape, a Slice's starts...) cannot be compiled before their values are known: such a
 model is compiled on its first ``run`` with those inputs baked in, and once more for
 every new value of them (the ``CACHED_VALUES`` most recently used compiles are kept).
+
+A model with open dims (a ``dim_param``, or no size at all) is imported and compiled
+once, symbolically, up to memory planning; each shape signature it is then fed (the
+shapes of its inputs with open dims) binds the dims, specializes that compile and plans
+its arena, and the ``CACHED_SHAPES`` most recently used plans are kept, so a repeated
+shape costs one dictionary look-up. Both caches compose: a compile with baked values
+may still have open dims. A size 0 for an open dim (symbols stand for sizes >= 1), and
+every shape of a model whose symbolic import or compile fails, is compiled from a static
+import at those shapes.
 """
 
 from __future__ import annotations
@@ -23,8 +32,12 @@ from typing import Any
 import numpy as np
 import onnx
 from onnx.backend.base import Backend, BackendRep, namedtupledict
+from xdsl.dialects.builtin import ModuleOp
 
-from rlx_compile.frontends.onnx import OnnxImportError, import_model
+from rlx_compile.diagnostics import RlxError
+from rlx_compile.frontends.onnx import OnnxImportError, dim_spellings, import_model
+from rlx_compile.frontends.onnx.context import symbol_name
+from rlx_compile.frontends.onnx.importer import dim_key, fixed_size
 from rlx_compile.frontends.onnx.structured import (
     Layout,
     flat_feeds,
@@ -32,39 +45,152 @@ from rlx_compile.frontends.onnx.structured import (
     layout_of,
     rebuild_outputs,
 )
+from rlx_compile.ir import graph_inputs, main_graph
 from rlx_compile.pipeline import CompilePipeline, CompileResult
 
 DEVICES = ("CPU",)
 CACHED_VALUES = 16
 """Compiles kept per prepared model, one per value of the inputs baked into it."""
+CACHED_SHAPES = 16
+"""Plans kept per compile of a model with open dims, one per shape signature."""
 
 
-_PIPELINE: list[CompilePipeline] = []
+_PIPELINES: dict[bool, CompilePipeline] = {}
 
 
-def _pipeline() -> CompilePipeline:
-    """The cpu pipeline, parsed once. The importer verifies the module it builds and the
+def _pipeline(plan_memory: bool = True) -> CompilePipeline:
+    """The cpu pipeline, parsed once (with ``plan_memory=False``: up to memory planning,
+    for models with open dims). The importer verifies the module it builds and the
     executor verifies the compiled one before every run; verifying after each pass as
     well costs more than compiling a one-node model, so that is off here."""
-    if not _PIPELINE:
-        _PIPELINE.append(CompilePipeline(target="cpu", keep_stages=False, verify_each=False))
-    return _PIPELINE[0]
+    if plan_memory not in _PIPELINES:
+        _PIPELINES[plan_memory] = CompilePipeline(
+            target="cpu", keep_stages=False, verify_each=False, plan_memory=plan_memory
+        )
+    return _PIPELINES[plan_memory]
+
+
+class Planned:
+    """What runs: a compile with its arena plan (the weights travel with it), and the
+    imported module whose output spec rebuilds non-tensor outputs."""
+
+    def __init__(self, result: CompileResult, module: ModuleOp):
+        self.result = result
+        self.module = module
+
+    def run(self, inputs: Mapping[str, np.ndarray], names: Sequence[str]) -> list[Any]:
+        return rebuild_outputs(self.module, names, self.result.run(inputs))
+
+
+OpenDims = tuple[tuple[str, int, tuple[tuple[int, str | None], ...]], ...]
+"""Per graph input with open dims: its name, its rank, and each open dim's axis and
+symbol (None for a dim that is an expression of symbols bound elsewhere)."""
 
 
 class Compiled:
-    """One compiled specialisation of a model (its weights travel with the module)."""
+    """One import of a model (``input_values`` baked in, structured inputs of
+    ``layouts`` flattened, ``dims`` fixing open dims) and its compile. A model with
+    static shapes is planned at once; one with open dims is compiled once to MIR and
+    planned per shape signature of its feeds (``planned_for``). Where the symbolic import
+    or compile fails (``symbolic_error``), each shape signature gets a static import at
+    its shapes instead."""
 
     def __init__(
         self,
         model: onnx.ModelProto,
         input_values: Mapping[str, np.ndarray],
         layouts: Mapping[str, Layout] | None = None,
+        dims: Mapping[str, int] | None = None,
     ):
+        self.model = model
+        self.input_values = dict(input_values)
         self.layouts = dict(layouts or {})
-        module = import_model(model, input_values=input_values, structured_inputs=self.layouts)
-        self.module = module
         self.baked = frozenset(input_values)
-        self.result: CompileResult = _pipeline().compile(module)
+        self.symbolic_error: RlxError | None = None
+        self.module: ModuleOp | None = None
+        """The imported module (None where the symbolic import failed)."""
+        self._static: Planned | None = None
+        self._by_shape: OrderedDict[tuple[tuple[int, ...], ...], Planned] = OrderedDict()
+        try:
+            module = import_model(
+                model, input_values=input_values, structured_inputs=self.layouts,
+                dynamic_dims=dims,
+            )  # fmt: skip
+            self.open_dims: OpenDims = open_dims_of(module)
+            pipeline = _pipeline(plan_memory=not self.open_dims)
+            self.result: CompileResult | None = pipeline.compile(module)
+            """The compile: planned, or (open dims) the MIR every plan starts from."""
+        except RlxError as err:
+            onnx_open = _onnx_open_dims(model, self.baked)
+            if dims is not None or getattr(err, "needs_values", ()) or not onnx_open:
+                raise
+            self.symbolic_error, self.open_dims, self.result = err, onnx_open, None
+        else:
+            self.module = module
+            if not self.open_dims:
+                self._static = Planned(self.result, module)
+        self._open_names = tuple(name for name, _, _ in self.open_dims)
+
+    @property
+    def cached_shapes(self) -> list[tuple[tuple[int, ...], ...]]:
+        """The shape signatures planned and kept, least recently used first."""
+        return list(self._by_shape)
+
+    def planned_for(self, feeds: Mapping[str, np.ndarray]) -> Planned:
+        """The plan for the shapes of ``feeds``: made on the first run of a shape
+        signature, then taken from the cache."""
+        if self._static is not None:
+            return self._static
+        try:
+            key = tuple(feeds[n].shape for n in self._open_names)
+        except KeyError:
+            missing = [n for n in self._open_names if n not in feeds]
+            raise ValueError(f"missing inputs {missing}") from None
+        planned = self._by_shape.get(key)
+        if planned is None:
+            planned = self._by_shape[key] = self._plan(feeds)
+            while len(self._by_shape) > CACHED_SHAPES:
+                self._by_shape.popitem(last=False)  # the least recently used
+        else:
+            self._by_shape.move_to_end(key)
+        return planned
+
+    def bindings(self, feeds: Mapping[str, np.ndarray]) -> dict[str, int]:
+        """The size of every open dim, read from the shapes of ``feeds``; inputs that
+        disagree (two inputs giving ``batch`` different sizes) are an error naming both."""
+        sizes: dict[str, int] = {}
+        given_by: dict[str, str] = {}
+        for name, rank, dims in self.open_dims:
+            shape = feeds[name].shape
+            if len(shape) != rank:
+                raise ValueError(
+                    f"input '{name}' has shape {list(shape)}, the model takes rank {rank}"
+                )
+            for axis, symbol in dims:
+                if symbol is None:
+                    continue
+                size, where = int(shape[axis]), f"input '{name}' axis {axis}"
+                known = sizes.setdefault(symbol, size)
+                given_by.setdefault(symbol, where)
+                if known != size:
+                    dim_name = dim_spellings(self.model).get(symbol, symbol)
+                    raise ValueError(
+                        f"dim '{dim_name}' is {known} in {given_by[symbol]} but {size} in {where}"
+                    )
+        return sizes
+
+    def _plan(self, feeds: Mapping[str, np.ndarray]) -> Planned:
+        bindings = self.bindings(feeds)
+        if self.result is not None and self.module is not None and 0 not in bindings.values():
+            return Planned(self.result.specialize(bindings), self.module)
+        # A static import at exactly these shapes: the symbolic one failed, or a dim is
+        # empty (symbols stand for sizes >= 1, which simplification assumes).
+        fixed = {
+            f"{name}:{axis}": int(feeds[name].shape[axis])
+            for name, _, dims in self.open_dims
+            for axis, _ in dims
+        }
+        return Compiled(self.model, self.input_values, self.layouts, fixed).planned_for(feeds)
 
     def run(self, feeds: Mapping[str, Any], names: Sequence[str]) -> list[Any]:
         """The graph outputs ``names``: arrays, and lists or dicts for sequences,
@@ -72,7 +198,37 @@ class Compiled:
         inputs = {k: v for k, v in feeds.items() if k not in self.baked and k not in self.layouts}
         for name, layout in self.layouts.items():
             inputs.update(flat_feeds(layout, name, feeds[name]))
-        return rebuild_outputs(self.module, names, self.result.run(inputs))
+        return self.planned_for(inputs).run(inputs, names)
+
+
+def open_dims_of(module: ModuleOp) -> OpenDims:
+    """The graph inputs of ``module`` with symbolic dims, and where those dims are."""
+    out = []
+    for leaf in graph_inputs(main_graph(module)):
+        t = leaf.type
+        dims = tuple((i, d.symbol_name) for i, d in enumerate(t.shape) if not isinstance(d, int))
+        if dims:
+            out.append((leaf.name, t.rank, dims))
+    return tuple(out)
+
+
+def _onnx_open_dims(model: onnx.ModelProto, baked: frozenset[str]) -> OpenDims:
+    """The open dims of the model's tensor inputs as the ONNX graph declares them, each
+    with the symbol the importer names it by."""
+    out = []
+    inits = {t.name for t in model.graph.initializer}
+    for vi in model.graph.input:
+        if vi.name in inits or vi.name in baked or not vi.type.tensor_type.HasField("shape"):
+            continue
+        shape = vi.type.tensor_type.shape.dim
+        dims = tuple(
+            (axis, symbol_name(dim_key(vi.name, axis, d)))
+            for axis, d in enumerate(shape)
+            if fixed_size(d) is None
+        )
+        if dims:
+            out.append((vi.name, len(shape), dims))
+    return tuple(out)
 
 
 class RlxBackendRep(BackendRep):
