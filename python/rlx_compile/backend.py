@@ -37,7 +37,7 @@ from xdsl.dialects.builtin import ModuleOp
 from rlx_compile.diagnostics import RlxError
 from rlx_compile.frontends.onnx import OnnxImportError, dim_spellings, import_model
 from rlx_compile.frontends.onnx.context import symbol_name
-from rlx_compile.frontends.onnx.importer import dim_key, fixed_size
+from rlx_compile.frontends.onnx.importer import open_input_dims
 from rlx_compile.frontends.onnx.structured import (
     Layout,
     flat_feeds,
@@ -215,20 +215,12 @@ def open_dims_of(module: ModuleOp) -> OpenDims:
 def _onnx_open_dims(model: onnx.ModelProto, baked: frozenset[str]) -> OpenDims:
     """The open dims of the model's tensor inputs as the ONNX graph declares them, each
     with the symbol the importer names it by."""
-    out = []
-    inits = {t.name for t in model.graph.initializer}
-    for vi in model.graph.input:
-        if vi.name in inits or vi.name in baked or not vi.type.tensor_type.HasField("shape"):
-            continue
-        shape = vi.type.tensor_type.shape.dim
-        dims = tuple(
-            (axis, symbol_name(dim_key(vi.name, axis, d)))
-            for axis, d in enumerate(shape)
-            if fixed_size(d) is None
-        )
-        if dims:
-            out.append((vi.name, len(shape), dims))
-    return tuple(out)
+    by_input: dict[str, list[tuple[int, str | None]]] = {}
+    for name, axis, key in open_input_dims(model):
+        if name not in baked:
+            by_input.setdefault(name, []).append((axis, symbol_name(key)))
+    ranks = {vi.name: len(vi.type.tensor_type.shape.dim) for vi in model.graph.input}
+    return tuple((name, ranks[name], tuple(dims)) for name, dims in by_input.items())
 
 
 class RlxBackendRep(BackendRep):

@@ -16,17 +16,20 @@ from pathlib import Path
 import numpy as np
 import onnx
 import onnxruntime as ort
+import pytest
 from onnx import TensorProto, helper
 
+from rlx_compile.dialects import lir
 from rlx_compile.frontends.onnx import import_model, param_values
-from rlx_compile.interpreter import run_arena
-from rlx_compile.ir import parse_module
+from rlx_compile.interpreter import ExecutionError, run_arena
+from rlx_compile.ir import main_graph, parse_module
 from rlx_compile.memory.lir_liveness import derive
 
 REPO = Path(__file__).resolve().parents[2]
 RLX_COMPILE = str(Path(sys.executable).parent / "rlx-compile")
 RESNET = REPO / "examples" / "models" / "resnet18.onnx"
 DECODER = REPO / "examples" / "decoder_block.mlir"
+DYNAMIC = REPO / "tests" / "data" / "dynamic"
 SVG = "{http://www.w3.org/2000/svg}"
 KEYS = {"nodes_in", "nodes_out", "arena_bytes", "lower_bound_bytes", "naive_bytes",
         "compile_seconds", "dispatch", "fusion"}  # fmt: skip
@@ -137,33 +140,72 @@ def test_errors_are_one_line_and_write_nothing(tmp_path: Path) -> None:
     assert not out.exists()
 
 
-def test_symbolic_dims_need_sizes(tmp_path: Path) -> None:
-    node = helper.make_node("Relu", ["x"], ["y"])
-    vi = helper.make_tensor_value_info
-    graph = helper.make_graph([node], "g", [vi("x", TensorProto.FLOAT, ["batch", 4])],
-                              [vi("y", TensorProto.FLOAT, ["batch", 4])])  # fmt: skip
-    path = tmp_path / "dyn.onnx"
-    onnx.save(helper.make_model(graph), str(path))
-    _one_line_error(rlx_compile(str(path), "--out", str(tmp_path / "a")), "--dim batch=1")
-    r = rlx_compile(str(path), "--dim", "batch=3", "--out", str(tmp_path / "b"), "--json")
-    assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout)["arena_bytes"] > 0
-
-
-def test_the_dim_hint_is_what_dim_takes(tmp_path: Path) -> None:
-    """Open dims are named as the model names them (not as the sanitised symbols): a
-    dim_param as written, an unnamed dim as input:axis; the hint, typed, compiles."""
+def test_open_dims_compile_to_mir_and_say_how_to_size_them(tmp_path: Path) -> None:
+    # The hint names what --dim takes: the ONNX dim_param as written (even one that is
+    # not an identifier) and input:axis for a dim without a name, never the symbol.
     node = helper.make_node("Relu", ["x"], ["y"])
     vi = helper.make_tensor_value_info
     graph = helper.make_graph([node], "g", [vi("x", TensorProto.FLOAT, ["batch size", None, 4])],
                               [vi("y", TensorProto.FLOAT, None)])  # fmt: skip
     path = tmp_path / "dyn.onnx"
     onnx.save(helper.make_model(graph), str(path))
-    r = rlx_compile(str(path), "--out", str(tmp_path / "a"))
-    _one_line_error(r, "e.g. --dim 'batch size=1' --dim x:1=1")
-    hint = shlex.split(r.stderr.split("e.g. ")[1])
-    r = rlx_compile(str(path), *hint, "--out", str(tmp_path / "b"), "--json")
+    r = rlx_compile(str(path), "--out", str(tmp_path / "a"), "--json")
     assert r.returncode == 0, r.stderr
+    summary = json.loads(r.stdout)
+    assert summary["level"] == "mir" and summary["arena_bytes"] is None
+    assert summary["open_dims"] == ["batch size", "x:1"]
+    assert "e.g. --dim 'batch size=1' --dim x:1=1)" in summary["hint"]
+    # The hint, typed, plans memory.
+    hint = shlex.split(summary["hint"].split("e.g. ")[1].split(")")[0])
+    r = rlx_compile(str(path), *hint, "--out", str(tmp_path / "typed"), "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["arena_bytes"] > 0, r.stderr
+    mir = (tmp_path / "a" / "model.mir.mlir").read_text()
+    assert "!rlx.tensor<[batch_size, x_1, 4], f32>" in mir
+    r = rlx_compile(str(path), "--out", str(tmp_path / "a"))
+    assert r.returncode == 0 and "open dims batch size, x:1: compiled to MIR" in r.stdout
+    # Each name the hint gives sizes its dim; a partial sizing leaves the rest open.
+    r = rlx_compile(str(path), "--dim", "batch size=3", "--out", str(tmp_path / "b"), "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["open_dims"] == ["x:1"]
+    r = rlx_compile(str(path), "--dim", "batch size=3", "--dim", "x:1=5", "--out",
+                    str(tmp_path / "c"), "--json")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["arena_bytes"] > 0
+    assert "[3, 5, 4]" in (tmp_path / "c" / "model.lir.mlir").read_text()
+    _one_line_error(
+        rlx_compile(str(path), "--dim", "batch=3", "--out", str(tmp_path / "d")),
+        "--dim batch: the model has no such open dim (open dims: batch size, x:1)",
+    )
+    _one_line_error(rlx_compile(str(path), "--dim", "x:1=0..4", "--out", str(tmp_path / "d")),
+                    "--dim expects NAME=SIZE or NAME=LO..HI")  # fmt: skip
+    assert not (tmp_path / "d").exists()
+
+
+def test_a_range_plan_serves_every_size_in_range(tmp_path: Path) -> None:
+    # --dim seq=1..512 plans once: the LIR keeps seq symbolic, records its range and runs
+    # in its arena at every size in it, equal to onnxruntime; a size outside is refused.
+    path = DYNAMIC / "encoder_dynamic_axes.onnx"
+    out = tmp_path / "out"
+    r = rlx_compile(str(path), "--dim", "batch=2", "--dim", "seq=1..512", "--out", str(out),
+                    "--json")  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["dim_ranges"] == {"seq": [1, 512]}
+    module = parse_module((out / "model.lir.mlir").read_text())
+    graph = main_graph(module)
+    assert isinstance(graph, lir.GraphOp) and graph.ranges == {"seq": (1, 512)}
+    assert "dims [1 <= seq <= 512]" in (out / "model.lir.mlir").read_text()
+    model = onnx.load(str(path))
+    params = param_values(model, import_model(model))
+    session = ort.InferenceSession(str(path))
+    rng = np.random.default_rng(0)
+    for seq in (1, 7, 64, 512):
+        feeds = {"x": rng.standard_normal((2, seq, 16)).astype(np.float32),
+                 "mask": (rng.random((2, seq)) < 0.2).astype(np.float32)}  # fmt: skip
+        got = run_arena(module, feeds, params)["y"]
+        np.testing.assert_allclose(got, session.run(None, feeds)[0], rtol=1e-4, atol=1e-5)
+    big = {"x": np.zeros((2, 513, 16), np.float32), "mask": np.zeros((2, 513), np.float32)}
+    with pytest.raises(ExecutionError, match=r"dim 'seq' is 513, outside the range 1\.\.512"):
+        run_arena(module, big, params)
 
 
 def test_precision_and_quantize_reach_the_pipeline(tmp_path: Path) -> None:

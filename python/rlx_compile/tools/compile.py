@@ -12,6 +12,13 @@ The model is an ONNX file or our ``.mlir`` (HIR or MIR). Written into ``--out``:
 - ``memory.svg``: the arena plan (schedule step x arena offset, one rectangle per buffer);
 - ``summary.json``: the numbers of the summary (``--json`` prints the same object).
 
+A model with open dims (an ONNX ``dim_param``, or a symbol of the .mlir) compiles
+symbolically to ``model.mir.mlir`` through legalization, and the summary says which dims
+stay open and how to size them: ``--dim NAME=N`` plans memory for that size,
+``--dim NAME=LO..HI`` plans once for every size in the range (a range plan, whose LIR
+keeps the symbolic types and refuses sizes outside the range). NAME is what the model
+calls the dim: its ONNX ``dim_param``, or ``input:axis`` for a dim without a name.
+
 Failures (a missing file, an unknown target, a model the importer does not support)
 print one line and exit with status 1.
 """
@@ -43,6 +50,7 @@ from rlx_compile.memory.report import memory_report, mir_peak_live_bytes
 from rlx_compile.pipeline import TARGETS, CompileOptions, CompilePipeline, CompileResult
 from rlx_compile.progress import Progress
 from rlx_compile.tools.cli import cli_main, write_atomic
+from rlx_compile.transforms.specialize_dims import parse_size
 
 LEAVES = ("mir.input", "mir.param", "mir.constant")
 DISPATCH_KINDS = ("native", "common_ir", "rewritten", "unsupported")
@@ -81,10 +89,26 @@ class Loaded:
     """Values of the module's params where the file holds them (ONNX initializers)."""
     dim_names: dict[str, str] = field(default_factory=dict)
     """Symbol -> the name ``--dim`` takes for it (an ONNX model's dim_param or input:axis)."""
+    ranges: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """The ``--dim NAME=LO..HI`` ranges, by symbol."""
+
+    def open_dims(self) -> list[str]:
+        """The symbols of the module that have neither a size nor a range."""
+        return sorted(module_symbols(self.module) - self.ranges.keys())
+
+    def name_of(self, symbol: str) -> str:
+        return self.dim_names.get(symbol, symbol)
 
 
-def load(path: Path, dims: Mapping[str, int] | None = None) -> Loaded:
-    """Read an ONNX (imported with ``dims`` fixing its open dims) or .mlir model."""
+def module_symbols(module: ModuleOp) -> set[str]:
+    return {s for op in module.walk() for r in op.results
+            if isinstance(r.type, TensorType) for s in r.type.symbols()}  # fmt: skip
+
+
+def load(path: Path, dims: Mapping[str, Size] | None = None) -> Loaded:
+    """Read an ONNX (imported with the sizes of ``dims`` fixing its open dims) or .mlir
+    model; the ranges of ``dims`` are kept, by symbol, in ``Loaded.ranges``."""
+    dims = dict(dims or {})
     if not path.exists():
         raise RlxError(f"cannot read '{path}': No such file or directory")
     if path.is_dir():
@@ -97,26 +121,47 @@ def load(path: Path, dims: Mapping[str, int] | None = None) -> Loaded:
             param_values,
         )
         from rlx_compile.frontends.onnx import load as load_onnx
+        from rlx_compile.frontends.onnx.context import symbol_name
+        from rlx_compile.frontends.onnx.importer import open_input_dims
 
         model = load_onnx(path)
+        # Each dim by the name the hint gives (its dim_param, or input:axis) and by
+        # input:axis: the symbol it imports as.
+        symbol_of: dict[str, str] = {}
+        for name, axis, key in open_input_dims(model):
+            symbol_of.setdefault(key, symbol_name(key))
+            symbol_of.setdefault(f"{name}:{axis}", symbol_name(key))
+        _check_dim_names(dims, list(dim_spellings(model).values()), symbol_of)
+        sizes = {k: v for k, v in dims.items() if isinstance(v, int)}
+        ranges = {symbol_of[k]: v for k, v in dims.items() if isinstance(v, tuple)}
         try:
-            module = import_model(model, dynamic_dims=dict(dims or {}))
+            module = import_model(model, dynamic_dims=sizes)
         except OnnxImportError as err:
             if not err.open_dims:
                 raise
             raise RlxError(f"{err}; e.g. {dim_hint(err.open_dims)}") from None
-        names = dim_spellings(model, dims)
-        return Loaded(module, len(model.graph.node), param_values(model, module), names)
+        names = dim_spellings(model, sizes)
+        return Loaded(module, len(model.graph.node), param_values(model, module), names, ranges)
     if path.suffix == ".mlir":
         try:
             module = parse_module(path.read_text(), str(path))
         except ParseError as err:
             raise ParseFailure(err) from None
         verify_module(module)
-        return Loaded(module, len(kernel_ops(main_graph(module))), {})
+        symbols = sorted(module_symbols(module))
+        _check_dim_names(dims, symbols, {s: s for s in symbols})
+        ranges = {k: v for k, v in dims.items() if isinstance(v, tuple)}
+        return Loaded(module, len(kernel_ops(main_graph(module))), {}, ranges=ranges)
     raise RlxError(
         f"unsupported model format '{path.suffix}' for '{path}' (expected .onnx or .mlir)"
     )
+
+
+def _check_dim_names(dims: Mapping[str, Size], known: list[str], names: Mapping[str, str]) -> None:
+    unknown = [k for k in dims if k not in names]
+    if unknown:
+        listed = ", ".join(known) if known else "none"
+        raise RlxError(f"--dim {unknown[0]}: the model has no such open dim (open dims: {listed})")
 
 
 def load_model(path: Path) -> ModuleOp:
@@ -141,31 +186,46 @@ def batches_of(data: Mapping[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
     return [{k: v[i] for k, v in data.items()} for i in range(n)]
 
 
-def parse_dims(specs: Sequence[str]) -> dict[str, int]:
-    dims: dict[str, int] = {}
+Size = int | tuple[int, int]
+"""A ``--dim`` value: a size, or a range ``(lo, hi)``."""
+
+
+def parse_dims(specs: Sequence[str]) -> dict[str, Size]:
+    """``--dim NAME=N`` / ``--dim NAME=LO..HI`` flags, by name."""
+    dims: dict[str, Size] = {}
     for spec in specs:
         name, eq, value = spec.partition("=")
-        if not eq or not name or not value.isdigit():
-            raise RlxError(f"--dim expects NAME=SIZE, got '{spec}'")
-        dims[name] = int(value)
+        try:
+            size = parse_size(value) if eq and name else None
+        except ValueError:
+            size = None
+        if size is None:
+            raise RlxError(f"--dim expects NAME=SIZE or NAME=LO..HI (1 <= LO <= HI), got '{spec}'")
+        dims[name] = size
     return dims
 
 
-def check_dims(
-    module: ModuleOp, dims: Mapping[str, int], names: Mapping[str, str] | None = None
-) -> None:
-    """Memory planning needs every dim: name the symbolic ones left without a size, as
-    ``--dim`` takes them (``names``: symbol -> the model's own name for the dim)."""
-    names = names or {}
-    symbols = sorted(
-        {s for op in module.walk() for r in op.results
-         if isinstance(r.type, TensorType) for s in r.type.symbols()} - set(dims)
-    )  # fmt: skip
+def check_dims(loaded: Loaded) -> None:
+    """Memory planning needs every dim: name the symbolic ones left without a size or a
+    range, as ``--dim`` takes them."""
+    symbols = loaded.open_dims()
     if symbols:
-        spelled = [names.get(s, s) for s in symbols]
+        spelled = [loaded.name_of(s) for s in symbols]
         raise RlxError(
             f"the model has open dims {spelled}: give their sizes, e.g. {dim_hint(spelled)}"
         )
+
+
+def open_dims_hint(loaded: Loaded) -> str | None:
+    """How to size the dims a symbolic compile left open (None when none are)."""
+    names = [loaded.name_of(s) for s in loaded.open_dims()]
+    if not names:
+        return None
+    return (
+        f"open dims {', '.join(names)}: compiled to MIR, symbolically; to plan memory, size "
+        f"them (e.g. {dim_hint(names)}) or give ranges "
+        f"(--dim {shlex.quote(f'{names[0]}=LO..HI')} plans once for every size in the range)"
+    )
 
 
 def dim_hint(names: Sequence[str]) -> str:
@@ -306,7 +366,8 @@ def run(argv: Sequence[str] | None = None) -> int:
     is_onnx = args.model.suffix == ".onnx"
     start = time.perf_counter()
     with Progress("rlx-compile: import") as progress:
-        loaded = load(args.model, dims if is_onnx else None)
+        loaded = load(args.model, dims)
+        sizes = {k: v for k, v in dims.items() if isinstance(v, int)}
         extra: dict[str, Any] = {
             k: getattr(args, k) for k in ("precision", "quantize") if getattr(args, k) is not None
         }
@@ -314,14 +375,17 @@ def run(argv: Sequence[str] | None = None) -> int:
             extra["calibration"] = batches_of(load_npz(args.calibration, "calibration batches"))
             params = load_npz(args.params, "params") if args.params else loaded.params
             extra["calibration_params"] = params
+        bindings = sizes if sizes and not is_onnx else None
+        open_symbols = set(loaded.open_dims()) - set(bindings or ())
         pipeline = CompilePipeline(
             target=args.target, pipeline=args.pipeline, lower_policy=args.policy,
             strategy=args.strategy, keep_stages=False, verify_each=not args.no_verify_each,
             weights_in_arena=args.weights == "arena",
-            dim_bindings=dims if dims and not is_onnx else None, **extra,
+            dim_bindings=bindings, dim_ranges=loaded.ranges or None,
+            plan_memory=not open_symbols, **extra,
         )  # fmt: skip
-        if "plan-memory" in pipeline.pipeline:
-            check_dims(loaded.module, dims, loaded.dim_names)
+        if "plan-memory" in pipeline.pipeline and not bindings:
+            check_dims(loaded)
         progress.total = 1 + len(pipeline.passes)
         progress.advance()
 
@@ -332,7 +396,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         pipeline.hooks.append(step)
         result = pipeline.compile(loaded.module)
     seconds = time.perf_counter() - start
-    summary = write_outputs(args, loaded.module, result, loaded.nodes_in, seconds)
+    summary = write_outputs(args, loaded, result, seconds)
     if args.json:
         print(json.dumps(summary))
     else:
@@ -341,10 +405,11 @@ def run(argv: Sequence[str] | None = None) -> int:
 
 
 def write_outputs(
-    args: argparse.Namespace, module: ModuleOp, result: CompileResult, nodes_in: int, seconds: float
+    args: argparse.Namespace, loaded: Loaded, result: CompileResult, seconds: float
 ) -> dict[str, Any]:
     from rlx_compile.pictures import graph_svg, memory_svg
 
+    module, nodes_in = loaded.module, loaded.nodes_in
     out: Path = args.out
     graph = main_graph(result.module)
     out_level = level(result.module)
@@ -382,6 +447,11 @@ def write_outputs(
         ),
         "pipeline": result.pipeline,
         "fingerprint": result.fingerprint,
+        "open_dims": []
+        if result.lir is not None
+        else [loaded.name_of(d) for d in loaded.open_dims()],
+        "dim_ranges": {loaded.name_of(k): list(v) for k, v in sorted(loaded.ranges.items())},
+        "hint": None if result.lir is not None else open_dims_hint(loaded),
     }
     if result.lir is not None:
         report = memory_report(result.lir)
@@ -392,7 +462,8 @@ def write_outputs(
         write_atomic(
             files["memory_svg"], memory_svg(result.lir, title=f"{args.model.name} arena plan")
         )
-        summary["mir_peak_bytes"] = mir_peak_live_bytes(main_graph(module))
+        if not loaded.ranges:  # a range plan's MIR has no one peak
+            summary["mir_peak_bytes"] = mir_peak_live_bytes(main_graph(module))
     files["summary"] = out / "summary.json"
     summary["outputs"] = {k: str(v) for k, v in files.items()}
     write_atomic(files["summary"], json.dumps(summary, indent=2) + "\n")
@@ -410,7 +481,11 @@ def print_summary(args: argparse.Namespace, s: dict[str, Any]) -> None:
             f"; arena {s['arena_bytes']:,} B, lower bound {s['lower_bound_bytes']:,} B "
             f"({ratio:.3f}x), no reuse {s['naive_bytes']:,} B"
         )
+    if s["dim_ranges"]:
+        line += " for " + ", ".join(f"{k}={lo}..{hi}" for k, (lo, hi) in s["dim_ranges"].items())
     print(line)
+    if s["hint"]:
+        print(s["hint"])
     print(f"wrote {', '.join(Path(p).name for p in s['outputs'].values())} to {args.out}/")
 
 

@@ -166,16 +166,24 @@ def dim_spellings(
     (and ``rlx-compile --dim``) names it by: its ONNX ``dim_param``, or ``input:axis``
     for a dim without one (symbols are sanitised names, which neither accepts)."""
     fixed = dynamic_dims or {}
-    inits = {t.name for t in model.graph.initializer}
     out: dict[str, str] = {}
+    for name, axis, key in open_input_dims(model):
+        if f"{name}:{axis}" not in fixed and key not in fixed:
+            out.setdefault(symbol_name(key), key)
+    return out
+
+
+def open_input_dims(model: onnx.ModelProto) -> list[tuple[str, int, str]]:
+    """``(input, axis, dim_key)`` of every dim the model's tensor inputs leave open, in
+    input and axis order (the dim imports as the symbol ``symbol_name(dim_key)``)."""
+    inits = {t.name for t in model.graph.initializer}
+    out: list[tuple[str, int, str]] = []
     for vi in model.graph.input:
         if vi.name in inits or not vi.type.tensor_type.HasField("shape"):
             continue
         for axis, d in enumerate(vi.type.tensor_type.shape.dim):
-            key = dim_key(vi.name, axis, d)
-            if f"{vi.name}:{axis}" in fixed or key in fixed or fixed_size(d) is not None:
-                continue
-            out.setdefault(symbol_name(key), key)
+            if fixed_size(d) is None:
+                out.append((vi.name, axis, dim_key(vi.name, axis, d)))
     return out
 
 
