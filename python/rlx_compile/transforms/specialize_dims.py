@@ -13,17 +13,16 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Attribute
+from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
-    TypeConversionPattern,
-    attr_type_rewrite_pattern,
     op_type_rewrite_pattern,
 )
+from xdsl.rewriter import Rewriter
 
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.dim_expr import substitute, symbols_of
@@ -70,16 +69,30 @@ def format_ranges(ranges: Mapping[str, tuple[int, int]]) -> str:
     return ",".join(f"{k}={lo}..{hi}" for k, (lo, hi) in sorted(ranges.items()))
 
 
-class _BindDims(TypeConversionPattern):
-    def __init__(self, bindings: dict[str, int]):
-        super().__init__(recursive=True)
-        self.bindings = bindings
+def _bind_value_types(module: ModuleOp, bindings: dict[str, int]) -> None:
+    """Bind the symbols of every op result and block argument type. (No op holds a
+    tensor type in a property; function types follow with ``sync_function_type``.) A
+    direct walk: xDSL's recursive ``TypeConversionPattern`` takes ~10 ms per op here,
+    which a plan per shape signature cannot afford."""
+    bound: dict[TensorType, TensorType] = {}
 
-    @attr_type_rewrite_pattern
-    def convert_type(self, typ: TensorType) -> Attribute | None:
-        if not any(d in self.bindings for d in typ.symbols()):
-            return None
-        return typ.bind(self.bindings)
+    def bind(value: SSAValue) -> None:
+        t = value.type
+        if not isinstance(t, TensorType) or t.is_static:
+            return
+        new = bound.get(t)
+        if new is None:
+            new = bound[t] = t.bind(bindings) if set(t.symbols()) & bindings.keys() else t
+        if new is not t:
+            Rewriter.replace_value_with_new_type(value, new)
+
+    for op in module.walk():
+        for result in list(op.results):
+            bind(result)
+        for region in op.regions:
+            for block in region.blocks:
+                for arg in list(block.args):
+                    bind(arg)
 
 
 @dataclass
@@ -128,7 +141,7 @@ class SpecializeDimsPass(ModulePass):
         bindings = parse_bindings(self.bindings)
         if not bindings:
             return
-        PatternRewriteWalker(_BindDims(bindings)).rewrite_module(op)
+        _bind_value_types(op, bindings)
         PatternRewriteWalker(
             GreedyRewritePatternApplier([_BindNarrowStart(bindings), _BindSizesAsData(bindings)]),
             apply_recursively=False,
