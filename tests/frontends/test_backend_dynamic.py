@@ -168,3 +168,50 @@ def test_dynamic_exports_match_onnxruntime(
         for g, w in zip(got, want, strict=True):
             np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
     assert len(rep.compiled.cached_shapes) == len(set(shapes))
+
+
+def test_a_model_whose_symbolic_import_fails_is_imported_per_shape(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Where the symbolic import (or compile) fails, each shape signature gets a static
+    # import at its shapes: the model still runs at every shape, as onnxruntime runs it.
+    model = _matmul_model()
+    real = backend.import_model
+
+    def symbolic_fails(model: onnx.ModelProto, **kw: object) -> object:
+        if not kw.get("dynamic_dims"):
+            raise backend.OnnxImportError("MatMul: needs static shapes")
+        return real(model, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(backend, "import_model", symbolic_fails)
+    rep = backend.prepare(model)
+    compiled = rep.compiled
+    assert compiled is not None and compiled.result is None
+    assert str(compiled.symbolic_error) == "MatMul: needs static shapes"
+    rng = np.random.default_rng(2)
+    for b, s in ((1, 3), (2, 5), (1, 3)):
+        f = {"x": rng.standard_normal((b, s, 8)).astype(np.float32),
+             "m": rng.standard_normal((b, 1, 8)).astype(np.float32)}  # fmt: skip
+        np.testing.assert_allclose(rep.run(f)[0], _reference(model, f)[0], rtol=1e-5, atol=1e-6)
+    assert compiled.cached_shapes == [((2, 5, 8), (2, 1, 8)), ((1, 3, 8), (1, 1, 8))]
+    with pytest.raises(ValueError, match=r"dim 'batch' is 1 in input 'x' axis 0 but 2 in input"):
+        rep.run({"x": np.ones((1, 3, 8), np.float32), "m": np.ones((2, 1, 8), np.float32)})
+    # A model with static shapes has nothing to fall back to: its import error stands.
+    static = _model([helper.make_node("Relu", ["x"], ["y"])], [vi("x", F, [2])], [("y", F)])
+    with pytest.raises(backend.OnnxImportError, match="needs static shapes"):
+        backend.prepare(static)
+
+
+def test_resize_of_dynamic_height_and_width_matches_onnxruntime() -> None:
+    model = _model(
+        [helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="linear")],
+        [vi("x", F, ["N", 2, "H", "W"])], [("y", F)],
+        (helper.make_tensor("scales", F, [4], [1, 1, 2, 1.5]),),
+    )  # fmt: skip
+    rep = backend.prepare(model)
+    rng = np.random.default_rng(3)
+    for shape in ((1, 2, 4, 4), (2, 2, 5, 6)):
+        x = rng.standard_normal(shape).astype(np.float32)
+        np.testing.assert_allclose(
+            rep.run([x])[0], _reference(model, {"x": x})[0], rtol=1e-5, atol=1e-6
+        )
