@@ -179,6 +179,19 @@ def test_open_dims_compile_to_mir_and_say_how_to_size_them(tmp_path: Path) -> No
     _one_line_error(rlx_compile(str(path), "--dim", "x:1=0..4", "--out", str(tmp_path / "d")),
                     "--dim expects NAME=SIZE or NAME=LO..HI")  # fmt: skip
     assert not (tmp_path / "d").exists()
+    # A .mlir model's dims are its symbols.
+    mlir = tmp_path / "dyn.mlir"
+    mlir.write_text(
+        "func.func @g() -> (!rlx.tensor<[seq, 4], f32> {rlx.name = \"y\"}) {\n"
+        '  %x = mir.input "x" : !rlx.tensor<[seq, 4], f32>\n'
+        "  %y = mir.exp %x : !rlx.tensor<[seq, 4], f32>\n"
+        "  func.return %y : !rlx.tensor<[seq, 4], f32>\n}\n"
+    )
+    r = rlx_compile(str(mlir), "--out", str(tmp_path / "e"), "--json")
+    assert r.returncode == 0 and json.loads(r.stdout)["open_dims"] == ["seq"], r.stderr
+    r = rlx_compile(str(mlir), "--dim", "seq=1..8", "--out", str(tmp_path / "f"))
+    assert r.returncode == 0, r.stderr
+    assert "dims [1 <= seq <= 8]" in (tmp_path / "f" / "model.lir.mlir").read_text()
 
 
 def test_a_range_plan_serves_every_size_in_range(tmp_path: Path) -> None:
