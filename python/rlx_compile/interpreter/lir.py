@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -43,33 +43,29 @@ from rlx_compile.ir import graph_block, output_names
 POISON = 0xFF
 
 
-Layout = tuple[tuple[int, ...], np.dtype[Any]]
-"""A tensor's concrete shape (under the run's bindings) and NumPy dtype."""
+Shape = tuple[int, ...]
 
 
-def _layout(t: TensorType, env: Env) -> Layout:
-    return env.shape(t), t.dtype.numpy
+def _static_shape(t: TensorType) -> Shape:
+    return tuple(int(d) for d in t.shape)
 
 
-def _nbytes(layout: Layout) -> int:
-    shape, dtype = layout
-    return math.prod(shape) * dtype.itemsize
-
-
-def _reinterpret(root: np.ndarray, offset: int, layout: Layout) -> np.ndarray:
+def _reinterpret(root: np.ndarray, offset: int, t: TensorType, shape: Shape) -> np.ndarray:
+    """``root``'s bytes from ``offset`` read as a ``t`` of ``shape`` (its shape under the
+    run's bindings)."""
     raw = np.ascontiguousarray(root).reshape(-1).view(np.uint8)
-    nbytes = _nbytes(layout)
+    nbytes = math.prod(shape) * t.dtype.itemsize
     if offset < 0 or offset + nbytes > raw.size:
         raise ExecutionError(
             f"view bytes [{offset}, {offset + nbytes}) outside a {raw.size}-byte root"
         )
-    return raw[offset : offset + nbytes].view(layout[1]).reshape(layout[0])
+    return raw[offset : offset + nbytes].view(t.dtype.numpy).reshape(shape)
 
 
 @impl(lir.ViewOp)
 def _view(op: lir.ViewOp, args: list[np.ndarray], env: Env) -> list[np.ndarray]:
-    layout = _layout(cast(TensorType, op.result.type), env)
-    return [_reinterpret(args[0], op.offset, layout).copy()]
+    t = cast(TensorType, op.result.type)
+    return [_reinterpret(args[0], op.offset, t, env.shape(t)).copy()]
 
 
 class Arena:
@@ -78,10 +74,14 @@ class Arena:
     def __init__(self, size: int):
         self.bytes = np.full(size, POISON, dtype=np.uint8)
 
-    def window(self, offset: int, layout: Layout, limit: int | None = None) -> np.ndarray:
-        """The tensor at ``offset``; ``limit`` is the size of its slot, which the tensor
-        must fit (a range plan's slot holds its tensor at every size in range)."""
-        nbytes = _nbytes(layout)
+    def window(
+        self, offset: int, t: TensorType, shape: Shape | None = None, limit: int | None = None
+    ) -> np.ndarray:
+        """The ``t`` at ``offset``, of ``shape`` (``t``'s own when static); ``limit`` is
+        its slot's size, which the tensor must fit (a range plan's slot holds its tensor
+        at every size in range)."""
+        shape = _static_shape(t) if shape is None else shape
+        nbytes = math.prod(shape) * t.dtype.itemsize
         if limit is not None and nbytes > limit:
             raise ExecutionError(f"a {nbytes}-byte tensor does not fit its {limit}-byte slot")
         if offset < 0 or offset + nbytes > self.bytes.size:
@@ -89,7 +89,7 @@ class Arena:
                 f"slot [{offset}, {offset + nbytes}) is outside the {self.bytes.size}-byte arena"
             )
         raw = self.bytes[offset : offset + nbytes]
-        return raw.view(layout[1]).reshape(layout[0])
+        return raw.view(t.dtype.numpy).reshape(shape)
 
 
 def run_arena(
@@ -117,13 +117,14 @@ def run_arena(
         if isinstance(op, lir.ViewOp):
             root, base = root_of.get(op.root, (op.root, 0))
             offset = base + op.offset
-            layout = _layout(cast(TensorType, op.result.type), env)
+            t = cast(TensorType, op.result.type)
+            shape = env.shape(t)
             root_of[op.result] = (root, offset)
             slot = slot_of.get(root)
             values[op.result] = (
-                arena.window(slot.offset + offset, layout)
+                arena.window(slot.offset + offset, t, shape)
                 if slot is not None
-                else _reinterpret(values[root], offset, layout)
+                else _reinterpret(values[root], offset, t, shape)
             )
             continue
         try:
@@ -136,8 +137,8 @@ def run_arena(
             if slot is None:
                 values[result] = value
                 continue
-            layout = _layout(cast(TensorType, result.type), env)
-            window = arena.window(slot.offset, layout, slot.size)
+            t = cast(TensorType, result.type)
+            window = arena.window(slot.offset, t, env.shape(t), slot.size)
             window[...] = value
             slot_of[result] = slot
             values[result] = window
