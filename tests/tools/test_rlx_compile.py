@@ -182,7 +182,7 @@ def test_open_dims_compile_to_mir_and_say_how_to_size_them(tmp_path: Path) -> No
     # A .mlir model's dims are its symbols.
     mlir = tmp_path / "dyn.mlir"
     mlir.write_text(
-        "func.func @g() -> (!rlx.tensor<[seq, 4], f32> {rlx.name = \"y\"}) {\n"
+        'func.func @g() -> (!rlx.tensor<[seq, 4], f32> {rlx.name = "y"}) {\n'
         '  %x = mir.input "x" : !rlx.tensor<[seq, 4], f32>\n'
         "  %y = mir.exp %x : !rlx.tensor<[seq, 4], f32>\n"
         "  func.return %y : !rlx.tensor<[seq, 4], f32>\n}\n"
