@@ -11,7 +11,6 @@ the table per op type.
 
 from __future__ import annotations
 
-import re
 import warnings
 from collections import defaultdict
 from typing import Any
@@ -69,20 +68,16 @@ def test_the_claim_is_large() -> None:
 ONNXRUNTIME_PASSES = {"Real": 9, "Simple": 17, "PyTorchConverted": 59, "PyTorchOperator": 24}
 """What onnxruntime 1.32's backend passes of each model-test kind (``python
 bench/onnx_backend.py --all-kinds``)."""
-WAITING = re.compile(r".*the backend does not size them from its inputs")
-"""The expected failures that wait on other work: open dims sized from the inputs fed
-(the dynamic backend)."""
 
 
 @pytest.mark.parametrize("kind", sorted(ONNXRUNTIME_PASSES))
 def test_model_kinds_pass_as_often_as_onnxruntime(kind: str) -> None:
     """The model tests of each kind that must pass (they run above, as the generated
-    test cases), with those waiting on the dynamic backend, number at least what
-    onnxruntime passes: a new expected failure for any other reason is caught here."""
+    test cases) number at least what onnxruntime passes: a new expected failure is
+    caught here."""
     names = [n for n, (k, _) in _suite.cases.items() if k == kind]
     must_pass = [n for n in names if n in MUST_PASS]
-    waiting = [n for n in names if EXPECTED[n] and WAITING.match(EXPECTED[n])]
-    assert len(must_pass) + len(waiting) >= ONNXRUNTIME_PASSES[kind], (must_pass, waiting)
+    assert len(must_pass) >= ONNXRUNTIME_PASSES[kind], must_pass
 
 
 _FAILING: dict[str, list[str]] = defaultdict(list)

@@ -52,16 +52,6 @@ EXPECTED_FAILURES: dict[str, dict[str, str]] = {
         r"test_loop1[36]_seq": "sequence and optional values",
         r"test_loop11$": "a condition computed in the body (runtime control flow)",
     },
-    "SequenceMap": {
-        r"test_sequence_map_(identity|add)_1_sequence_1_tensor": (
-            "a tensor input with open dims (the backend does not size them from its inputs)"
-        ),
-    },
-    "Simple": {
-        r"test_sequence_model8$": (
-            "an input with an open dim (the backend does not size them from its inputs)"
-        ),
-    },
     "ai.onnx.ml.LabelEncoder": {r"test_ai_onnx_ml_label_encoder_(string|tensor)": "string tensors"},
 }
 """Claimed op type -> {test name pattern (regex, matched from the start): reason}."""
