@@ -1,6 +1,8 @@
 """ONNX models with open dims import once, symbolically, and the one MIR module runs at
 every size: shape arithmetic on symbolic dims (Shape/Gather/Concat/Reshape, Range, Slice on
-a symbolic axis, sizes used as data) checked against onnxruntime at several sizes."""
+a symbolic axis, sizes used as data) checked against onnxruntime at several sizes, through
+the MIR executor and through ``rlx_compile.backend`` with no dims given (one symbolic
+compile, a plan per shape fed)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
 
+import rlx_compile.backend as backend
 from rlx_compile.dialects.dim_expr import DimExpr
 from rlx_compile.frontends.onnx import import_model, param_values
 from rlx_compile.interpreter import run
@@ -45,11 +48,17 @@ def _check(model: onnx.ModelProto, feeds_list: list[dict[str, np.ndarray]]) -> N
     assert any(not isinstance(d, int) for s in shapes for d in s), "expected open dims"
     params = param_values(model, module)
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    rep = backend.prepare(model)
+    compiled = rep.compiled
+    assert compiled is not None and compiled.symbolic_error is None, "not compiled symbolically"
     for feeds in feeds_list:
         expected = sess.run(None, feeds)
         got = run(module, feeds, params)
-        for name, want in zip([o.name for o in model.graph.output], expected, strict=True):
+        from_backend = rep.run(feeds)
+        for i, (name, want) in enumerate(zip(rep.output_names, expected, strict=True)):
             np.testing.assert_allclose(got[name], want, rtol=1e-6, atol=1e-6, err_msg=name)
+            np.testing.assert_allclose(from_backend[i], want, rtol=1e-5, atol=1e-5, err_msg=name)
+    assert len(compiled.cached_shapes) == len({tuple(f["x"].shape) for f in feeds_list})
 
 
 def _x(*shape: int) -> np.ndarray:
@@ -149,3 +158,51 @@ def test_expand_to_a_computed_shape(seq: int) -> None:
     x = helper.make_tensor_value_info("x", F, ["a", "b"])
     model = _model(nodes, [x], ["y"], inits)
     _check(model, [{"x": _x(seq, 3)}])
+
+
+def test_conv_transpose_with_a_symbolic_batch_and_spatial_dims() -> None:
+    w = helper.make_tensor(
+        "w", F, [2, 3, 3, 3], np.random.default_rng(1).standard_normal(54).astype(np.float32)
+    )
+    nodes = [
+        helper.make_node(
+            "ConvTranspose",
+            ["x", "w"],
+            ["y"],
+            strides=[2, 2],
+            pads=[1, 1, 1, 1],
+            output_padding=[1, 1],
+        ),
+    ]
+    x = helper.make_tensor_value_info("x", F, ["batch_size", 2, "h", 5])
+    model = _model(nodes, [x], ["y"], [w])
+    _check(model, [{"x": _x(1, 2, 5, 5)}, {"x": _x(3, 2, 4, 5)}])
+
+
+def test_flatten_and_reshape_minus_one_beside_a_symbol() -> None:
+    # flatten of [batch, seq] at each axis
+    nodes = [
+        helper.make_node("Flatten", ["x"], ["flat0"], axis=0),
+        helper.make_node("Flatten", ["x"], ["flat1"], axis=1),
+    ]
+    x = helper.make_tensor_value_info("x", F, ["batch", "seq"])
+    model = _model(nodes, [x], ["flat0", "flat1"])
+    _check(model, [{"x": _x(2, 6)}, {"x": _x(1, 3)}])
+    # x.reshape(x.shape[:1] + (-1, 3)) and reshape [0, -1]: -1 beside a symbol
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Slice", ["s", "zero1", "one1", "zero1"], ["b"]),
+        helper.make_node("Concat", ["b", "minus1", "three1"], ["target"], axis=0),
+        helper.make_node("Reshape", ["x", "target"], ["y"]),
+        helper.make_node("Reshape", ["x", "keep_rest"], ["z"]),
+    ]
+    inits = [
+        _i64("zero1", [0]),
+        _i64("one1", [1]),
+        _i64("minus1", [-1]),
+        _i64("three1", [3]),
+        _i64("keep_rest", [0, -1]),
+    ]
+    x = helper.make_tensor_value_info("x", F, ["batch", "seq", 6])
+    model = _model(nodes, [x], ["y", "z"], inits)
+    _check(model, [{"x": _x(2, 5, 6)}, {"x": _x(1, 3, 6)}, {"x": _x(4, 1, 6)}])
