@@ -96,13 +96,68 @@ def first_line(err: BaseException) -> str:
     return " ".join(text.splitlines()[0].split()) if text else type(err).__name__
 
 
-def verify_module(module: Operation, context: str | None = None) -> None:
-    """Verify every op; on failure raise ``VerifyFailure`` naming the first bad op.
+Stamp = tuple[object, ...]
 
-    Ops are checked one by one (not recursively) so the offending op is known, which
-    ``Operation.verify`` on the module alone does not tell.
+_STAMP = "_rlx_verified_stamp"
+"""Where an op keeps the stamp it last verified with: on the op itself, so the record
+lives and dies with the op (a stamp references its block; a side table would keep
+every module alive) and a clone starts unverified."""
+
+
+def _verified_stamp(op: Operation) -> Stamp | None:
+    return op.__dict__.get(_STAMP)
+
+
+def _stamp(op: Operation) -> Stamp:
+    """Everything an op's own verifier reads, compared by value: its block, the op before
+    it (a moved op is checked again) and whether it ends the block (parent and terminator
+    rules), its operands and their types, its result
+    types, properties and attributes. Attributes are immutable, so an equal stamp means
+    an equal verdict; what it cannot see (an attribute's payload changed in place, a
+    region op's body) is covered by the full verify and by re-verifying ancestors."""
+    operands = op._operands  # the tuple behind op.operands (which wraps it per call)
+    return (
+        op.parent,
+        op.prev_op,
+        op.next_op is None,
+        operands,
+        tuple([v.type for v in operands]),
+        tuple([r.type for r in op.results]),
+        tuple(op.properties.items()),
+        tuple(op.attributes.items()),
+    )
+
+
+def verify_module(module: Operation, context: str | None = None, *, full: bool = False) -> None:
+    """Verify ``module``; on failure raise ``VerifyFailure`` naming the first bad op.
+
+    Only what changed since the last verify is checked unless ``full``: an op whose stamp
+    differs from the one it verified with, with its ancestors (a region op's verifier
+    reads its body) and, for an op with regions, the terminators of its blocks (they
+    check against their parent). Ops are checked one by one (not recursively) so the
+    offending op is known, which ``Operation.verify`` on the module alone does not tell;
+    so is the order of definitions within every block.
     """
+    dirty: dict[Operation, None] = {}
+    stamps: list[tuple[Operation, Stamp]] = []
     for op in module.walk():
+        stamp = _stamp(op)
+        if full or _verified_stamp(op) != stamp:
+            stamps.append((op, stamp))
+            dirty[op] = None
+            for region in op.regions:
+                for block in region.blocks:
+                    if (last := block.last_op) is not None:
+                        dirty[last] = None
+            parent = op.parent_op()
+            while parent is not None and parent not in dirty:
+                dirty[parent] = None
+                parent = parent.parent_op()
+    if not dirty:
+        return
+    for op in module.walk():  # walk order: the first bad op is the one named
+        if op not in dirty:
+            continue
         try:
             op.verify(verify_nested_ops=False)
         except (VerifyException, DiagnosticException) as err:
@@ -110,6 +165,8 @@ def verify_module(module: Operation, context: str | None = None) -> None:
         for region in op.regions:
             for block in region.blocks:
                 _check_defined_before_use(block, context)
+    for op, stamp in stamps:
+        op.__dict__[_STAMP] = stamp
 
 
 def _check_defined_before_use(block: Block, context: str | None) -> None:
@@ -122,6 +179,14 @@ def _check_defined_before_use(block: Block, context: str | None) -> None:
                 name = f"%{value.name_hint}" if value.name_hint else "an operand"
                 raise VerifyFailure(op, f"{name} is used before it is defined", context)
         seen.update(op.results)
+
+
+def mark_verified(source: Operation, copy: Operation) -> None:
+    """Record ``copy`` (a clone of ``source``) as verified wherever ``source`` is: a clone
+    verifies exactly as its original does."""
+    for a, b in zip(source.walk(), copy.walk(), strict=True):
+        if _verified_stamp(a) == _stamp(a):
+            b.__dict__[_STAMP] = _stamp(b)
 
 
 # ---------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from rlx_compile.diagnostics import (
     PassFailure,
     PassWarning,
     PipelineError,
+    VerifyFailure,
     first_line,
     handle_warnings,
     verify_module,
@@ -157,13 +158,28 @@ def describe_passes(passes: dict[str, PassFactory] | None = None) -> list[str]:
 # ---------------------------------------------------------------------------------
 
 
+VERIFY_MODES = ("changed", "full", "off")
+
+
+def verify_mode(value: bool | str) -> str:
+    """``changed``, ``full`` or ``off`` from a mode name or a bool (True: ``changed``)."""
+    if isinstance(value, bool):
+        return "changed" if value else "off"
+    if value not in VERIFY_MODES:
+        raise PipelineError(f"unknown verify-each mode '{value}' (use {', '.join(VERIFY_MODES)})")
+    return value
+
+
 @dataclass
 class Instrumentation:
     """What the pass manager records and prints while it runs (mlir-opt's flags)."""
 
-    verify_each: bool = True
-    """Verify after every pass (mlir-opt's default); otherwise the result is verified
-    once, after the last pass."""
+    verify_each: bool | str = True
+    """After every pass, verify what it changed (``changed``, True: the ops it created or
+    modified, their ancestors and whatever reads them, which names the first pass to
+    produce invalid IR), every op (``full``), or nothing (``off``, False). Whatever the
+    mode, the result is verified in full after the last pass, and so is the IR a pass
+    fails on."""
     print_before_all: bool = False
     print_after_all: bool = False
     print_after_change: bool = False
@@ -203,8 +219,9 @@ class PassManager:
 
     def run(self, module: ModuleOp) -> ModuleOp:
         inst = self.inst
-        if inst.verify_each:
-            verify_module(module)
+        mode = verify_mode(inst.verify_each)
+        if mode != "off":
+            verify_module(module, full=mode == "full")
         track_text = inst.print_after_change or inst.reproducer is not None
         if inst.dump_dir is not None:
             inst.dump_dir.mkdir(parents=True, exist_ok=True)
@@ -224,9 +241,9 @@ class PassManager:
             except Exception as err:
                 self._fail(p, index, module, text_before, f"{type(err).__name__}: {err}")
             seconds = time.perf_counter() - start
-            if inst.verify_each:
+            if mode != "off":
                 try:
-                    verify_module(module, f"after pass '{pass_spec(p)}'")
+                    verify_module(module, f"after pass '{pass_spec(p)}'", full=mode == "full")
                 except Exception:
                     if inst.print_after_failure:
                         self._print(f"// -----// IR Dump After {spec} Failed //----- //", module)
@@ -243,8 +260,15 @@ class PassManager:
             if self.callback is not None:
                 self.callback(p, module)
             text_before = text_after if track_text else None
-        if not inst.verify_each and self.passes:
-            verify_module(module, "after the pipeline; verify after each pass to find the pass")
+        if self.passes and mode != "full":
+            # What a stamp cannot see (an attribute's payload changed in place) shows here.
+            hint = (
+                "verify after each pass to find the pass"
+                if mode == "off"
+                else "an op changed in a way the per-pass check did not see; "
+                "--verify-each=full finds the pass"
+            )
+            verify_module(module, f"after the pipeline; {hint}", full=True)
         if inst.timing:
             inst.stream.write(self.timing_report())
         return module
@@ -304,6 +328,10 @@ class PassManager:
             )
         path = self._write_reproducer(p, index, text_before)
         suffix = f"; reproducer written to {path}" if path else ""
+        try:  # a pass may fail on IR an earlier pass broke where no stamp showed it
+            verify_module(module, full=True)
+        except VerifyFailure as err:
+            suffix += f"; the IR does not verify: {err.line()}"
         raise PassFailure(pass_spec(p), message + suffix, op) from None
 
     def _write_reproducer(self, p: ModulePass, index: int, text_before: str | None) -> Path | None:

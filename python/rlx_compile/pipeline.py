@@ -26,7 +26,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from rlx_compile import env
-from rlx_compile.diagnostics import PassWarning, RlxError
+from rlx_compile.diagnostics import PassWarning, RlxError, mark_verified, verify_module
 from rlx_compile.dialects import lir
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.fusion.report import FusionReport
@@ -41,6 +41,7 @@ from rlx_compile.passmanager import (
     parse_pipeline,
     pass_spec,
     pipeline_spec,
+    verify_mode,
 )
 from rlx_compile.reports import collect_reports
 from rlx_compile.targets import TARGET_NAMES, get_target
@@ -101,7 +102,9 @@ class CompileOptions:
     outside the arena, as runtimes that hold initializers apart do."""
     width: str | None = None
     """Slot width policy; by default native, f32-uniform for wgpu (f32-typed arenas)."""
-    verify_each: bool = True
+    verify_each: bool | str = True
+    """After every pass verify what it changed (True, ``changed``), everything (``full``)
+    or nothing (False, ``off``); the result is verified in full whatever the mode."""
     keep_stages: bool = True
     """Keep a copy of the module after every pass in ``CompileResult.stages``."""
     precision: str = "f32"
@@ -132,6 +135,10 @@ class CompileOptions:
         if self.quantize not in QUANTIZE_SCHEMES:
             known = ", ".join(str(q) for q in QUANTIZE_SCHEMES if q)
             raise CompileError(f"unknown quantize scheme '{self.quantize}' (known: {known})")
+        try:
+            verify_mode(self.verify_each)
+        except RlxError as err:
+            raise CompileError(str(err)) from None
         if self.fuse_skip:
             from rlx_compile.fusion import fusion_passes
 
@@ -450,6 +457,9 @@ class CompilePipeline:
                     "at MIR)"
                 )
         work = module.clone()
+        if verify_mode(self.options.verify_each) == "changed":
+            verify_module(module)  # what an importer or builder verified is not checked again
+            mark_verified(module, work)
         result = CompileResult(
             input=module, module=work, pipeline=self.pipeline, options=self.options
         )

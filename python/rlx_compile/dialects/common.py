@@ -283,6 +283,19 @@ def enum_attr(enum_type: type[StrEnum], v: str | StrEnum | None) -> Attribute | 
     return _ENUM_ATTR_OF[enum_type](value)
 
 
+_DEFAULTS: dict[type[IRDLOperation], dict[str, Attribute | None]] = {}
+
+
+def _defaults_of(op_type: type[IRDLOperation]) -> dict[str, Attribute | None]:
+    defaults = _DEFAULTS.get(op_type)
+    if defaults is None:
+        defaults = _DEFAULTS[op_type] = {
+            name: pdef.default_value
+            for name, pdef in op_type.get_irdl_definition().properties.items()
+        }
+    return defaults
+
+
 class Props:
     """Typed read access to an op's properties, falling back to the declared defaults."""
 
@@ -290,10 +303,7 @@ class Props:
 
     def __init__(self, op_type: type[IRDLOperation], props: Mapping[str, Attribute]):
         self._props = props
-        self._defaults = {
-            name: pdef.default_value
-            for name, pdef in op_type.get_irdl_definition().properties.items()
-        }
+        self._defaults = _defaults_of(op_type)
 
     def get(self, name: str) -> Attribute | None:
         attr = self._props.get(name)
@@ -467,6 +477,10 @@ class ShapedOp(IRDLOperation):
 
     # -- verification -------------------------------------------------------------------
     def named_operand_types(self) -> dict[str, OperandTypes]:
+        names = _single_operand_names(type(self))
+        operands = self.operands
+        if names is not None and len(names) == len(operands):
+            return {n: cast(TensorType, v.type) for n, v in zip(names, operands, strict=True)}
         out: dict[str, OperandTypes] = {}
         for name, odef in type(self).get_irdl_definition().operands:
             value = getattr(self, name)
@@ -500,6 +514,19 @@ class ShapedOp(IRDLOperation):
             if e != a:
                 which = "result type" if len(actual) == 1 else f"result #{i} type"
                 raise VerifyException(f"{which} {a} does not match the inferred type {e}")
+
+
+_SINGLE_OPERANDS: dict[type[IRDLOperation], tuple[str, ...] | None] = {}
+
+
+def _single_operand_names(op_type: type[IRDLOperation]) -> tuple[str, ...] | None:
+    """The operand names of an op with neither optional nor variadic operands (its
+    operands by position), else None."""
+    if op_type not in _SINGLE_OPERANDS:
+        defs = op_type.get_irdl_definition().operands
+        single = all(not isinstance(d, OptOperandDef | VarOperandDef) for _, d in defs)
+        _SINGLE_OPERANDS[op_type] = tuple(n for n, _ in defs) if single else None
+    return _SINGLE_OPERANDS[op_type]
 
 
 def _types_of(v: Any) -> OperandTypes:

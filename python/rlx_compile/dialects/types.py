@@ -254,43 +254,88 @@ class DimAttr(Data[DimExpr]):
         printer.print_string(f"<{self.data}>")
 
 
-def _dim_attr(d: object) -> IntAttr | DimAttr:
+_TENSOR_TYPES: dict[tuple[Shape, DType], TensorType] = {}
+"""Every tensor type made so far, by shape and element type (types are interned)."""
+_ELEMENT_ATTRS: dict[DType, StringAttr] = {}
+
+
+def _as_dims(shape: Iterable[object]) -> Shape:
     try:
-        dim = as_dim(d)
+        return tuple(as_dim(d) for d in shape)
     except DimError as err:
         raise VerifyException(str(err)) from None
-    return IntAttr(dim) if isinstance(dim, int) else DimAttr(dim)
 
 
 @irdl_attr_definition
 class TensorType(ParametrizedAttribute, TypeAttribute):
-    """``!rlx.tensor<[2, seq, 64], f32>``: static or symbolic dims and an element type."""
+    """``!rlx.tensor<[2, seq, 64], f32>``: static or symbolic dims and an element type.
+
+    Interned: ``TensorType(shape, dtype)`` returns the one instance for that shape and
+    element type (a compiler builds the same few types over and over; an interned one is
+    built and verified once, and compares by identity first). Its shape and dtype are
+    kept as Python values beside the attribute parameters."""
 
     name = "rlx.tensor"
 
     dims: ArrayAttr[IntAttr | DimAttr]
     element: StringAttr
 
+    def __new__(cls, shape: Iterable[Dim | str] | None = None, dtype: DType | str | None = None):
+        if shape is None or dtype is None:  # ParametrizedAttribute.new, copy, pickle
+            return super().__new__(cls)
+        return cls._intern(_as_dims(shape), DType.parse(dtype))
+
     def __init__(self, shape: Iterable[Dim | str], dtype: DType | str):
-        dims = ArrayAttr(tuple(_dim_attr(d) for d in shape))
-        super().__init__(dims, StringAttr(DType.parse(dtype).value))
+        pass  # built by __new__
+
+    @classmethod
+    def new(cls, params: Sequence[Attribute]) -> TensorType:
+        dims, element = params
+        if not isinstance(element, StringAttr) or element.data not in _DTYPE_SPELLINGS:
+            return super().new(params)  # let the verifier say what is wrong
+        assert isinstance(dims, ArrayAttr)
+        return cls._intern(tuple(d.data for d in dims.data), DType(element.data))
+
+    @classmethod
+    def _intern(cls, shape: Shape, dtype: DType) -> TensorType:
+        key = (shape, dtype)
+        t = _TENSOR_TYPES.get(key)
+        if t is None:
+            t = super().__new__(cls)
+            element = _ELEMENT_ATTRS.get(dtype)
+            if element is None:
+                element = _ELEMENT_ATTRS[dtype] = StringAttr(dtype.value)
+            dims = ArrayAttr(tuple(IntAttr(d) if isinstance(d, int) else DimAttr(d) for d in shape))
+            ParametrizedAttribute.__init__(t, dims, element)
+            object.__setattr__(t, "_shape", shape)
+            object.__setattr__(t, "_dtype", dtype)
+            _TENSOR_TYPES[key] = t
+        return t
 
     # -- accessors -----------------------------------------------------------------
     @property
     def shape(self) -> Shape:
-        return tuple(d.data for d in self.dims.data)
+        shape = self.__dict__.get("_shape")
+        if shape is None:  # an instance that did not come through _intern
+            shape = tuple(d.data for d in self.dims.data)
+            object.__setattr__(self, "_shape", shape)
+        return shape
 
     @property
     def dtype(self) -> DType:
-        return DType(self.element.data)
+        dtype = self.__dict__.get("_dtype")
+        if dtype is None:
+            dtype = DType(self.element.data)
+            object.__setattr__(self, "_dtype", dtype)
+        return dtype
 
     @property
     def rank(self) -> int:
-        return len(self.dims.data)
+        return len(self.shape)
 
     @property
     def is_static(self) -> bool:
-        return all(isinstance(d, IntAttr) for d in self.dims.data)
+        return all(isinstance(d, int) for d in self.shape)
 
     def symbols(self) -> tuple[str, ...]:
         """The symbols the dims are written in, sorted and without repeats."""

@@ -47,6 +47,7 @@ from rlx_compile.ir import graph_block, main_graph, parse_module, print_module
 from rlx_compile.legalization.dispatch import PATHS
 from rlx_compile.memory.placement import STRATEGIES
 from rlx_compile.memory.report import memory_report, mir_peak_live_bytes
+from rlx_compile.passmanager import VERIFY_MODES
 from rlx_compile.pipeline import TARGETS, CompileOptions, CompilePipeline, CompileResult
 from rlx_compile.progress import Progress
 from rlx_compile.tools.cli import cli_main, write_atomic
@@ -328,8 +329,15 @@ def build_arg_parser() -> argparse.ArgumentParser:
         help="params and constants in the arena (a self-contained plan) or bound outside it",
     )  # fmt: skip
     ap.add_argument("--pipeline", help="replace the default pass pipeline")
-    ap.add_argument("--no-verify-each", action="store_true",
-                    help="verify the IR once at the end instead of after every pass")  # fmt: skip
+    ap.add_argument(
+        "--verify-each",
+        choices=VERIFY_MODES,
+        default="changed",
+        help="after every pass verify what it changed (default), every op, or "
+        "nothing; the result is verified in full whatever the mode",
+    )
+    ap.add_argument("--no-verify-each", action="store_const", const="off", dest="verify_each",
+                    help="the same as --verify-each=off")  # fmt: skip
     ap.add_argument("--policy", default="keep", choices=("keep", "direct", "fusable"),
                     help="HIR lowering policy")  # fmt: skip
     return ap
@@ -379,7 +387,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         open_symbols = set(loaded.open_dims()) - set(bindings or ())
         pipeline = CompilePipeline(
             target=args.target, pipeline=args.pipeline, lower_policy=args.policy,
-            strategy=args.strategy, keep_stages=False, verify_each=not args.no_verify_each,
+            strategy=args.strategy, keep_stages=False, verify_each=args.verify_each,
             weights_in_arena=args.weights == "arena",
             dim_bindings=bindings, dim_ranges=loaded.ranges or None,
             plan_memory=not open_symbols, **extra,

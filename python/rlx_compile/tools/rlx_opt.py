@@ -21,6 +21,7 @@ from rlx_compile.fusion.report import FusionReport
 from rlx_compile.ir import make_context, parse_module, print_module
 from rlx_compile.legalization.dispatch import KernelDispatchReport, parse_policy
 from rlx_compile.passmanager import (
+    VERIFY_MODES,
     Instrumentation,
     PassManager,
     describe_passes,
@@ -63,9 +64,18 @@ def build_arg_parser() -> argparse.ArgumentParser:
     )
     ap.add_argument("--timing", action="store_true", help="print a per-pass wall-time table")
     ap.add_argument(
+        "--verify-each",
+        choices=VERIFY_MODES,
+        default="changed",
+        help="after every pass verify the ops it changed (default), every op (full), or "
+        "nothing (off); the result is verified in full after the last pass",
+    )
+    ap.add_argument(
         "--no-verify-each",
-        action="store_true",
-        help="verify the IR once after the last pass instead of after every pass",
+        action="store_const",
+        const="off",
+        dest="verify_each",
+        help="the same as --verify-each=off",
     )
     ap.add_argument("--print-op-generic", action="store_true", help="print the generic op form")
     ap.add_argument(
@@ -119,7 +129,7 @@ def _process(text: str, name: str, args: argparse.Namespace, line_offset: int = 
     except ParseError as err:
         raise ParseFailure(err) from None
     inst = Instrumentation(
-        verify_each=not args.no_verify_each,
+        verify_each=args.verify_each,
         print_before_all=args.print_ir_before_all,
         print_after_all=args.print_ir_after_all,
         print_after_change=args.print_ir_after_change,

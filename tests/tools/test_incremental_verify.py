@@ -1,0 +1,160 @@
+"""Verification that costs what changed: after a pass only the ops whose stamp changed
+(and their ancestors, users through their operand types, moved ops) are verified; the
+full verify after the last pass catches what no stamp shows; the first pass to produce
+invalid IR is the one named."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pytest
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntAttr, ModuleOp
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from rlx_compile import ModuleBuilder
+from rlx_compile.diagnostics import PassFailure, VerifyFailure, verify_module
+from rlx_compile.dialects import mir
+from rlx_compile.passmanager import Instrumentation, PassManager, parse_pipeline
+from rlx_compile.pipeline import CompileError, CompilePipeline
+
+
+def module() -> ModuleOp:
+    with ModuleBuilder("f") as m:
+        x = m.input("x", (2, 3))
+        y = m.transpose(m.relu(x), [1, 0])
+        m.output(m.add(y, y), names=["y"])
+    return m.module
+
+
+def first(op: ModuleOp, kind: type[Operation]) -> Operation:
+    return next(o for o in op.walk() if isinstance(o, kind))
+
+
+def mutate(edit: Callable[[ModuleOp], None]) -> ModulePass:
+    """A test pass named ``mutate`` that applies ``edit`` to the module."""
+
+    @dataclass(frozen=True)
+    class Mutate(ModulePass):
+        name = "mutate"
+
+        def apply(self, ctx: Context, op: ModuleOp) -> None:
+            edit(op)
+
+    return Mutate()
+
+
+def corrupt_in_place(m: ModuleOp) -> None:
+    """Changes the transpose's permutation inside its (immutable) attribute: the op's
+    stamp does not show it."""
+    perm = first(m, mir.TransposeOp).properties["perm"]
+    object.__setattr__(perm, "data", type(perm.data)(b"\x00" * 16))
+
+
+def corrupt_result_type(m: ModuleOp) -> None:
+    """Gives the relu a result type its operand does not produce: a visible change."""
+    relu = first(m, mir.ReluOp)
+    wrong = relu.results[0].type.with_shape([3, 2])
+    Rewriter.replace_op(relu, mir.ReluOp.create(operands=list(relu.operands), result_types=[wrong]))
+
+
+def run(*edits: Callable[[ModuleOp], None], verify_each: bool | str = True) -> None:
+    passes = [mutate(e) for e in edits] + parse_pipeline("cse")
+    PassManager(passes, Instrumentation(verify_each=verify_each)).run(module())
+
+
+def test_a_change_no_stamp_shows_is_caught_by_the_final_verify() -> None:
+    with pytest.raises(VerifyFailure) as err:
+        run(corrupt_in_place)
+    line = err.value.line()
+    assert "'mir.transpose' op" in line
+    assert "after the pipeline" in line and "--verify-each=full finds the pass" in line
+
+
+def test_full_mode_names_the_pass_that_changed_an_attribute_in_place() -> None:
+    with pytest.raises(VerifyFailure) as err:
+        run(corrupt_in_place, verify_each="full")
+    assert err.value.line().endswith("(after pass 'mutate')")
+
+
+def test_a_visible_change_is_caught_at_once_and_the_pass_named() -> None:
+    # The second, harmless pass must not be blamed: the first one broke the IR.
+    with pytest.raises(VerifyFailure) as err:
+        run(corrupt_result_type, lambda m: None)
+    line = err.value.line()
+    assert "'mir.relu' op result" in line
+    assert line.endswith("(after pass 'mutate')")
+
+
+def test_users_of_a_changed_op_are_verified_again() -> None:
+    """The new producer verifies on its own; the add now reading it does not."""
+
+    def reshape_producer(m: ModuleOp) -> None:
+        t = first(m, mir.TransposeOp)
+        narrower = mir.NarrowOp(t.results[0], 0, 0, 2)
+        Rewriter.insert_op(narrower, InsertPoint.after(t))
+        add = first(m, mir.AddOp)
+        add.operands = [narrower.results[0], add.operands[1]]
+
+    with pytest.raises(VerifyFailure) as err:
+        run(reshape_producer)
+    assert "'mir.add' op" in err.value.line()
+    assert err.value.line().endswith("(after pass 'mutate')")
+
+
+def test_a_moved_op_is_checked_for_order() -> None:
+    def move_relu_last(m: ModuleOp) -> None:
+        relu = first(m, mir.ReluOp)
+        ret = relu.parent_block().last_op
+        relu.detach()
+        Rewriter.insert_op(relu, InsertPoint.before(ret))
+
+    with pytest.raises(VerifyFailure) as err:
+        run(move_relu_last)
+    assert "is used before it is defined (after pass 'mutate')" in err.value.line()
+
+
+def test_unchanged_ops_are_not_verified_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    m = module()
+    verify_module(m)
+    seen: list[str] = []
+    original = Operation.verify
+
+    def spy(op: Operation, verify_nested_ops: bool = True) -> None:
+        seen.append(op.name)
+        original(op, verify_nested_ops)
+
+    monkeypatch.setattr(Operation, "verify", spy)
+    verify_module(m)
+    assert seen == []
+    relu = first(m, mir.ReluOp)
+    relu.attributes["tag"] = IntAttr(1)
+    verify_module(m)
+    # The changed op, and the graph and module holding it: nothing else.
+    assert sorted(seen) == ["builtin.module", "func.func", "mir.relu"]
+    seen.clear()
+    verify_module(m, full=True)
+    assert len(seen) == sum(1 for _ in m.walk())
+
+
+def test_a_failing_pass_reports_ir_that_does_not_verify() -> None:
+    def break_then_fail(m: ModuleOp) -> None:
+        corrupt_in_place(m)
+        raise RuntimeError("gave up")
+
+    with pytest.raises(PassFailure) as err:
+        run(break_then_fail)
+    assert "gave up; the IR does not verify:" in err.value.line()
+    assert "'mir.transpose' op" in err.value.line()
+
+
+def test_compile_pipeline_modes() -> None:
+    m = module()
+    for mode in (True, False, "changed", "full", "off"):
+        result = CompilePipeline(target="cpu", verify_each=mode, keep_stages=False).compile(m)
+        assert result.lir is not None
+    with pytest.raises(CompileError, match="unknown verify-each mode 'some'"):
+        CompilePipeline(target="cpu", verify_each="some")
