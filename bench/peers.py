@@ -1,0 +1,402 @@
+"""Side by side with onnxruntime (and onnxslim, where installed): compile time, compute
+ops and activation memory, on the committed models and real third-party ones.
+
+    python bench/peers.py                    # every model below
+    python bench/peers.py --only densenet121 --only ppocr_det
+    python bench/peers.py --full             # full-size exports of the committed models
+    python bench/peers.py --opset 13         # old-opset models through onnx's converter first
+
+Per model, ratios from one run in one process (best of ``--repeats`` for the times):
+- **compile**: ``import_model`` + ``CompilePipeline(target="cpu")`` (the default pipeline,
+  incremental verification, no stage copies) from the file, against
+  ``onnxruntime.InferenceSession`` creation with ORT_ENABLE_ALL from the same file, and
+  against ``onnxslim.slim`` (which only rewrites the graph) when onnxslim is installed;
+- **ops**: our compute ops (the planned LIR graph's ops less its leaves and terminator)
+  against the nodes of onnxruntime's ORT_ENABLE_EXTENDED graph
+  (``optimized_model_filepath``; NCHWc re-layouts of ORT_ENABLE_ALL left out);
+- **memory**: our activation arena (weights outside the arena, as onnxruntime keeps
+  initializers) against the source-order bound (the unplanned MIR's peak of live
+  activations, every tensor its own buffer, in source order) and against onnxruntime's
+  in-use peak (``mem_in_use_peak`` of its profiler over one run).
+
+Models: the committed ``examples/models/*.onnx`` (``--full``: exported at full size by
+``make_models.py --full`` with ``--torch-python``); onnx's light zoo models shipped in the
+onnx package (DenseNet-121, Inception v1/v2); PP-OCRv4 det/rec from the
+``rapidocr-onnxruntime`` wheel and silero-vad from the ``silero-vad`` wheel, fetched once
+with ``pip download --no-deps`` into the git-ignored ``bench/.models``. Models with open
+dims get a static copy (the sizes below) that both compilers read. A model that does not
+import is listed with the reason, not measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+
+from rlx_compile import CompilePipeline
+from rlx_compile.diagnostics import first_line
+from rlx_compile.frontends.onnx import import_model
+from rlx_compile.ir import main_graph
+from rlx_compile.memory.report import memory_report, mir_peak_live_bytes
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = ROOT / "bench" / ".models"
+LEAVES = frozenset({"mir.input", "mir.param", "mir.constant", "lir.return"})
+COMMITTED = ("resnet18", "resnet50", "mobilenetv2", "vit", "llama")
+LIGHT = ("densenet121", "inception_v1", "inception_v2")
+
+
+@dataclass(frozen=True)
+class Wheel:
+    """A model file inside a PyPI wheel, fixed to static sizes."""
+
+    package: str
+    version: str
+    member: str
+    sizes: dict[str, list[int]]
+    """Input name -> static shape (open dims only are replaced)."""
+    constants: dict[str, Any] = field(default_factory=dict)
+    """Inputs baked in as initializers (silero's sample rate)."""
+
+
+WHEELS: dict[str, Wheel] = {
+    "ppocr_det": Wheel(
+        "rapidocr-onnxruntime", "1.4.4",
+        "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx", {"x": [1, 3, 640, 640]},
+    ),
+    "ppocr_rec": Wheel(
+        "rapidocr-onnxruntime", "1.4.4",
+        "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx", {"x": [1, 3, 48, 320]},
+    ),
+    "silero_vad": Wheel(
+        "silero-vad", "6.2.3", "silero_vad/data/silero_vad.onnx",
+        {"input": [1, 512], "state": [2, 1, 128]}, {"sr": np.array(16000, np.int64)},
+    ),
+}  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------
+# Getting the models
+# ---------------------------------------------------------------------------------
+
+
+class Unavailable(Exception):
+    """A model that cannot be had here (no network, no PyTorch ...)."""
+
+
+def light_model(name: str) -> Path:
+    path = Path(onnx.__file__).parent / "backend/test/data/light" / f"light_{name}.onnx"
+    if not path.exists():
+        raise Unavailable(f"{path} is not in the installed onnx package")
+    return path
+
+
+def wheel_model(name: str) -> Path:
+    spec = WHEELS[name]
+    out = CACHE / "static" / f"{name}.onnx"
+    if out.exists():
+        return out
+    wheels = CACHE / "wheels"
+    wheels.mkdir(parents=True, exist_ok=True)
+    found = sorted(wheels.glob(f"{spec.package.replace('-', '_')}-{spec.version}-*.whl"))
+    if not found:
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(wheels),
+               f"{spec.package}=={spec.version}"]  # fmt: skip
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        found = sorted(wheels.glob(f"{spec.package.replace('-', '_')}-{spec.version}-*.whl"))
+        if r.returncode != 0 or not found:
+            raise Unavailable(f"pip download {spec.package}=={spec.version} failed")
+    with zipfile.ZipFile(found[0]) as z:
+        model = onnx.load_from_string(z.read(spec.member))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save(static_copy(model, spec.sizes, spec.constants), str(out))
+    return out
+
+
+def static_copy(
+    model: onnx.ModelProto, sizes: dict[str, list[int]], constants: dict[str, Any]
+) -> onnx.ModelProto:
+    """The model with the given inputs' open dims fixed and ``constants`` made initializers."""
+    graph = model.graph
+    for vi in list(graph.input):
+        if vi.name in constants:
+            graph.input.remove(vi)
+            graph.initializer.append(onnx.numpy_helper.from_array(constants[vi.name], vi.name))
+        elif vi.name in sizes:
+            for d, n in zip(vi.type.tensor_type.shape.dim, sizes[vi.name], strict=True):
+                if not d.HasField("dim_value"):
+                    d.Clear()
+                    d.dim_value = n
+    del graph.value_info[:]  # inferred again from the static inputs
+    return inline_constant_ifs(model) if constants else model
+
+
+def inline_constant_ifs(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Replace every top-level If whose condition is a constant by the branch it takes (a
+    fixed sample rate decides silero's: onnxruntime 1.32 fails inlining them itself)."""
+    while True:
+        ifs = [n for n in model.graph.node if n.op_type == "If"]
+        if not ifs:
+            return model
+        conds = [n.input[0] for n in ifs]
+        probe = onnx.ModelProto()
+        probe.CopyFrom(model)
+        del probe.graph.output[:]
+        probe.graph.output.extend(onnx.helper.make_empty_tensor_value_info(c) for c in conds)
+        opts = ort_options(ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
+        session = ort.InferenceSession(probe.SerializeToString(), opts)
+        values = session.run(None, feeds(session))
+        again = session.run(None, {k: v + 1 for k, v in feeds(session).items()})
+        fixed = [(n, bool(v)) for n, v, w in zip(ifs, values, again, strict=True) if v == w]
+        if not fixed:
+            return model
+        for node, taken in fixed:
+            branch = next(a.g for a in node.attribute
+                          if a.name == ("then_branch" if taken else "else_branch"))  # fmt: skip
+            at = list(model.graph.node).index(node)
+            body = [*branch.node, *(
+                onnx.helper.make_node("Identity", [o.name], [out])
+                for o, out in zip(branch.output, node.output, strict=True)
+            )]  # fmt: skip
+            model.graph.node.remove(node)
+            for i, n in enumerate(body):
+                model.graph.node.insert(at + i, n)
+            model.graph.initializer.extend(branch.initializer)
+
+
+def committed_model(name: str, full: bool, torch_python: str) -> Path:
+    if not full:
+        return ROOT / "examples" / "models" / f"{name}.onnx"
+    out = CACHE / "full" / f"{name}.onnx"
+    if not out.exists():
+        cmd = [torch_python, str(ROOT / "examples/models/make_models.py"), "--full",
+               "--out", str(out.parent), "--only", name]  # fmt: skip
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0 or not out.exists():
+            tail = (r.stderr.strip().splitlines() or ["no output"])[-1]
+            raise Unavailable(f"make_models.py --full with {torch_python}: {tail}")
+    return out
+
+
+def upgraded(path: Path, opset: int | None) -> Path:
+    """``path`` converted to ``opset`` when it declares an older default-domain opset."""
+    if opset is None:
+        return path
+    model = onnx.load(str(path))
+    if next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), opset) >= opset:
+        return path
+    out = CACHE / f"opset{opset}" / path.name
+    if not out.exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        onnx.save(onnx.version_converter.convert_version(model, opset), str(out))
+    return out
+
+
+# ---------------------------------------------------------------------------------
+# Measuring
+# ---------------------------------------------------------------------------------
+
+
+def best_of(n: int, fn: Callable[[], Any]) -> tuple[Any, float]:
+    best, out = math.inf, None
+    for _ in range(n):
+        start = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - start)
+    return out, best
+
+
+def ort_options(level: ort.GraphOptimizationLevel) -> ort.SessionOptions:
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = level
+    opts.log_severity_level = 3
+    return opts
+
+
+def ort_ops(path: Path) -> int:
+    """Nodes of onnxruntime's ORT_ENABLE_EXTENDED graph (constants are initializers)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        opts = ort_options(ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED)
+        opts.optimized_model_filepath = os.path.join(tmp, "opt.onnx")
+        ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+        graph = onnx.load(opts.optimized_model_filepath, load_external_data=False).graph
+    return sum(1 for n in graph.node if n.op_type != "Constant")
+
+
+def feeds(session: ort.InferenceSession) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    out = {}
+    for i in session.get_inputs():
+        shape = [d if isinstance(d, int) else 1 for d in i.shape]
+        if "int" in i.type:
+            out[i.name] = rng.integers(0, 8, shape).astype(np.int64)
+        elif "bool" in i.type:
+            out[i.name] = rng.integers(0, 2, shape).astype(bool)
+        else:
+            out[i.name] = rng.standard_normal(shape).astype(np.float32)
+    return out
+
+
+def ort_peak(path: Path) -> int:
+    """onnxruntime's in-use peak over one run, from its profiler, less what was in use when
+    the run began (the initializers it holds in the same allocator)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        opts = ort_options(ort.GraphOptimizationLevel.ORT_ENABLE_ALL)
+        opts.enable_profiling = True
+        opts.profile_file_prefix = os.path.join(tmp, "ort")
+        session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+        session.run(None, feeds(session))
+        events = json.loads(Path(session.end_profiling()).read_text())
+    nodes = [e["args"] for e in events if "mem_in_use_peak" in e.get("args", {})]
+    if not nodes:
+        return 0
+    start = int(nodes[0]["mem_bytes_in_use"]) - int(nodes[0]["mem_in_use_delta"])
+    return max(int(a["mem_in_use_peak"]) for a in nodes) - start
+
+
+def slim_seconds(path: Path, repeats: int) -> float | None:
+    try:
+        import onnxslim
+    except ImportError:
+        return None
+    model = onnx.load(str(path))
+    return best_of(repeats, lambda: onnxslim.slim(model))[1]
+
+
+def compute_ops(result: Any) -> int:
+    return sum(1 for op in result.lir.body.block.ops if op.name not in LEAVES)
+
+
+def measure(path: Path, repeats: int) -> dict[str, Any]:
+    def compile_rlx() -> Any:
+        module = import_model(path)
+        return module, CompilePipeline(target="cpu", keep_stages=False).compile(module)
+
+    (module, result), rlx_s = best_of(repeats, compile_rlx)
+    opts = ort_options(ort.GraphOptimizationLevel.ORT_ENABLE_ALL)
+    _, ort_s = best_of(
+        repeats, lambda: ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+    )
+    acts = CompilePipeline(target="cpu", weights_in_arena=False, keep_stages=False).compile(module)
+    return {
+        "rlx_s": rlx_s,
+        "ort_s": ort_s,
+        "slim_s": slim_seconds(path, repeats),
+        "ops": compute_ops(result),
+        "ort_ops": ort_ops(path),
+        "arena": memory_report(acts.lir).arena,
+        "bound": mir_peak_live_bytes(main_graph(module), static_leaves=False),
+        "ort_peak": ort_peak(path),
+    }
+
+
+# ---------------------------------------------------------------------------------
+# The table
+# ---------------------------------------------------------------------------------
+
+COLUMNS = (
+    ("model", 14), ("rlx s", 8), ("ort s", 8), ("/ort", 6), ("slim s", 8), ("/slim", 6),
+    ("ops", 6), ("ort ops", 8), ("/ort", 6), ("arena", 12), ("src bound", 12), ("/bound", 7),
+    ("ort peak", 12), ("/peak", 6),
+)  # fmt: skip
+
+
+def row(name: str, r: dict[str, Any]) -> list[str]:
+    slim = r["slim_s"]
+    return [
+        name, f"{r['rlx_s']:.3f}", f"{r['ort_s']:.3f}", f"{r['rlx_s'] / r['ort_s']:.2f}",
+        "-" if slim is None else f"{slim:.3f}",
+        "-" if slim is None else f"{r['rlx_s'] / slim:.2f}",
+        str(r["ops"]), str(r["ort_ops"]), f"{r['ops'] / r['ort_ops']:.2f}",
+        f"{r['arena']:,}", f"{r['bound']:,}", f"{r['arena'] / r['bound']:.2f}",
+        f"{r['ort_peak']:,}", f"{r['arena'] / r['ort_peak']:.2f}" if r["ort_peak"] else "-",
+    ]  # fmt: skip
+
+
+def render(cells: list[str]) -> str:
+    widths = [w for _, w in COLUMNS]
+    return "".join(
+        c.ljust(w) if i == 0 else c.rjust(w)
+        for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+    )
+
+
+def geomean(values: list[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else math.nan
+
+
+def summary(results: dict[str, dict[str, Any]]) -> list[str]:
+    ratios = {
+        "compile / ort session": [r["rlx_s"] / r["ort_s"] for r in results.values()],
+        "compile / onnxslim": [r["rlx_s"] / r["slim_s"] for r in results.values() if r["slim_s"]],
+        "ops / ort extended": [r["ops"] / r["ort_ops"] for r in results.values()],
+        "arena / source bound": [r["arena"] / r["bound"] for r in results.values()],
+        "arena / ort peak": [r["arena"] / r["ort_peak"] for r in results.values() if r["ort_peak"]],
+    }
+    return [
+        f"{what:<24} geomean {geomean(v):5.2f}  max {max(v):5.2f}"
+        for what, v in ratios.items()
+        if v
+    ]
+
+
+def models(args: argparse.Namespace) -> dict[str, Callable[[], Path]]:
+    table: dict[str, Callable[[], Path]] = {}
+    for n in COMMITTED:
+        table[n] = lambda n=n: committed_model(n, args.full, args.torch_python)
+    for n in LIGHT:
+        table[n] = lambda n=n: light_model(n)
+    for n in WHEELS:
+        table[n] = lambda n=n: wheel_model(n)
+    return table
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", action="append", help="only these models")
+    ap.add_argument("--full", action="store_true", help="full-size exports of the committed models")
+    ap.add_argument("--torch-python", default=os.environ.get("RLX_TORCH_PYTHON", sys.executable),
+                    help="a Python with PyTorch for --full (default: RLX_TORCH_PYTHON, "
+                    "else this one)")  # fmt: skip
+    ap.add_argument("--opset", type=int, help="convert models below this opset up to it first")
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args()
+    table = models(args)
+    names = args.only or list(table)
+    unknown = sorted(set(names) - set(table))
+    if unknown:
+        sys.exit(f"error: unknown model(s) {unknown} (known: {', '.join(table)})")
+    print(render([name for name, _ in COLUMNS]), flush=True)
+    results: dict[str, dict[str, Any]] = {}
+    for name in names:
+        try:
+            path = upgraded(table[name](), args.opset)
+            results[name] = measure(path, args.repeats)
+        except Unavailable as err:
+            print(f"{name:<14}not available: {err}", flush=True)
+            continue
+        except Exception as err:  # a model we do not import (yet): say why, go on
+            print(f"{name:<14}does not compile: {first_line(err)[:200]}", flush=True)
+            continue
+        print(render(row(name, results[name])), flush=True)
+    for line in summary(results):
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
