@@ -162,10 +162,32 @@ class GraphBuilder:
     def gelu(self, x: SSAValue, approximate: str = "none") -> SSAValue:
         return self._one(mir.GeluOp(x, approximate))
 
-    def activation(self, x: SSAValue, act: str | Activation | None) -> SSAValue:
-        """Apply one of the fused-op activations as primitive ops (identity for none)."""
+    def clip(self, x: SSAValue, lo: float, hi: float) -> SSAValue:
+        return self._one(mir.ClipOp(x, lo, hi))
+
+    def hard_sigmoid(self, x: SSAValue, alpha: float, beta: float) -> SSAValue:
+        return self._one(mir.HardSigmoidOp(x, alpha, beta))
+
+    def hard_swish(self, x: SSAValue) -> SSAValue:
+        return self.unary(mir.HardSwishOp, x)
+
+    def leaky_relu(self, x: SSAValue, alpha: float) -> SSAValue:
+        return self._one(mir.LeakyReluOp(x, alpha))
+
+    def activation(
+        self, x: SSAValue, act: str | Activation | None, params: Sequence[float] = ()
+    ) -> SSAValue:
+        """Apply one of the fused-op activations as its op (identity for none)."""
         kind = Activation(act or Activation.NONE)
         match kind:
+            case Activation.CLIP:
+                return self.clip(x, *params)
+            case Activation.HARD_SIGMOID:
+                return self.hard_sigmoid(x, *params)
+            case Activation.HARD_SWISH:
+                return self.hard_swish(x)
+            case Activation.LEAKY_RELU:
+                return self.leaky_relu(x, *params)
             case Activation.NONE:
                 return x
             case Activation.RELU:
@@ -395,9 +417,14 @@ class GraphBuilder:
 
     # -- fused MIR ops -----------------------------------------------------------------------
     def fused_matmul_bias_act(
-        self, x: SSAValue, w: SSAValue, bias: SSAValue, act: str = "none"
+        self,
+        x: SSAValue,
+        w: SSAValue,
+        bias: SSAValue,
+        act: str = "none",
+        act_params: Sequence[float] = (),
     ) -> SSAValue:
-        return self._one(mir.FusedMatmulBiasActOp(x, w, bias, act))
+        return self._one(mir.FusedMatmulBiasActOp(x, w, bias, act, act_params))
 
     def fused_swiglu(self, x: SSAValue, gate_first: bool = False) -> SSAValue:
         return self._one(mir.FusedSwigluOp(x, gate_first))
@@ -451,13 +478,24 @@ class GraphBuilder:
         dilations: Sequence[int] | None = None,
         groups: int = 1,
         act: str = "none",
+        act_params: Sequence[float] = (),
     ) -> SSAValue:
         return self._one(
             mir.FusedConvBiasActOp(
                 x, w, bias, residual, strides=strides, pads=pads, dilations=dilations,
-                groups=groups, activation=act,
+                groups=groups, activation=act, act_params=act_params,
             )
         )  # fmt: skip
+
+    def fused_scale_shift_act(
+        self,
+        x: SSAValue,
+        scale: SSAValue,
+        shift: SSAValue,
+        act: str = "none",
+        act_params: Sequence[float] = (),
+    ) -> SSAValue:
+        return self._one(mir.FusedScaleShiftActOp(x, scale, shift, act, act_params))
 
     # -- HIR blocks ------------------------------------------------------------------------
     def linear(

@@ -35,6 +35,7 @@ from xdsl.ir import (
 from xdsl.irdl import (
     IRDLOperation,
     OptOperandDef,
+    ResultDef,
     VarOperandDef,
     irdl_attr_definition,
 )
@@ -59,6 +60,18 @@ class Activation(StrEnum):
     SILU = "silu"
     SIGMOID = "sigmoid"
     TANH = "tanh"
+    CLIP = "clip"  # min(max(x, lo), hi); act_params [lo, hi] (ReLU6: [0, 6])
+    HARD_SIGMOID = "hard_sigmoid"  # max(min(alpha·x + beta, 1), 0); act_params [alpha, beta]
+    HARD_SWISH = "hard_swish"  # x · hard_sigmoid(x) with alpha 1/6, beta 1/2
+    LEAKY_RELU = "leaky_relu"  # x < 0 ? alpha·x : x; act_params [alpha]
+
+
+ACTIVATION_PARAMS: dict[Activation, tuple[str, ...]] = {
+    Activation.CLIP: ("min", "max"),
+    Activation.HARD_SIGMOID: ("alpha", "beta"),
+    Activation.LEAKY_RELU: ("alpha",),
+}
+"""The parameters of the activations that take them, in ``act_params`` order."""
 
 
 @irdl_attr_definition
@@ -249,6 +262,8 @@ I64Array = DenseArrayBase.constr(i64)
 """Integer-list properties: printed as ``[1, 0]`` inside op formats."""
 F64Attr = FloatAttr[Float64Type]
 """Float properties: printed bare and losslessly (``eps 1.000000e-05``)."""
+F64Array = DenseArrayBase.constr(f64)
+"""Float-list properties: printed as ``[0.000000e+00, 6.000000e+00]`` inside op formats."""
 
 
 # ---------------------------------------------------------------------------------
@@ -266,6 +281,20 @@ def ints_attr(v: Iterable[int] | None) -> DenseArrayBase | None:
 
 def float_attr(v: float | None) -> FloatAttr | None:
     return None if v is None else FloatAttr(float(v), f64)
+
+
+def floats_attr(v: Iterable[float] | None) -> DenseArrayBase | None:
+    return None if v is None else DenseArrayBase.from_list(f64, [float(x) for x in v])
+
+
+def activation_props(
+    activation: str | Activation, act_params: Sequence[float] = ()
+) -> dict[str, Attribute | None]:
+    """The ``activation`` and ``act_params`` properties of a fused op."""
+    return {
+        "activation": enum_attr(Activation, activation),
+        "act_params": floats_attr(act_params) if act_params else None,
+    }
 
 
 def flag_attr(v: bool) -> UnitAttr | None:
@@ -333,6 +362,10 @@ class Props:
     def float(self, name: str) -> float:
         return cast(FloatAttr, self._require(name)).value.data
 
+    def floats(self, name: str) -> tuple[float, ...]:
+        attr = self.get(name)
+        return () if attr is None else tuple(cast(DenseArrayBase, attr).get_values())
+
     def opt_float(self, name: str) -> float | None:
         attr = self.get(name)
         return None if attr is None else cast(FloatAttr, attr).value.data
@@ -391,6 +424,20 @@ def require_same_dtype(types: Sequence[TensorType], what: str) -> DType:
             f"{what} must share one element type, got " + ", ".join(t.dtype.value for t in types)
         )
     return types[0].dtype
+
+
+def check_activation(props: Props, out: TensorType) -> Activation:
+    """An op's fused ``activation``: float results only, and exactly the ``act_params`` the
+    activation takes."""
+    act: Activation = props.enum("activation")
+    if act is not Activation.NONE:
+        require_float(out, f"a result with a fused {act.value}")
+    names = ACTIVATION_PARAMS.get(act, ())
+    got = props.floats("act_params")
+    if len(got) != len(names):
+        want = f"[{', '.join(names)}]" if names else "none"
+        raise VerifyException(f"activation {act.value} takes act_params {want}, got {list(got)}")
+    return act
 
 
 def require_rank(t: TensorType, rank: int, what: str) -> None:
@@ -466,6 +513,17 @@ class ShapedOp(IRDLOperation):
         if result_types is None:
             types = {name: _types_of(v) for name, v in operands.items()}
             result_types = type(self).infer(Props(type(self), clean_props), **types)
+        if not regions and _plain(type(self)):
+            # What irdl_op_init builds for an op of single operands and results, minus its
+            # generic bookkeeping (segment sizes, variadic groups): half the cost of an op.
+            Operation.__init__(
+                self,
+                operands=[SSAValue.get(v) for v in ordered],
+                result_types=list(result_types),
+                properties=clean_props,
+                attributes={k: v for k, v in (attributes or {}).items() if v is not None},
+            )
+            return
         IRDLOperation.__init__(
             self,
             operands=ordered,
@@ -514,6 +572,25 @@ class ShapedOp(IRDLOperation):
             if e != a:
                 which = "result type" if len(actual) == 1 else f"result #{i} type"
                 raise VerifyException(f"{which} {a} does not match the inferred type {e}")
+
+
+_PLAIN: dict[type[IRDLOperation], bool] = {}
+
+
+def _plain(op_type: type[IRDLOperation]) -> bool:
+    """Whether the op has only single operands and results, no regions, successors or
+    definition options (what IRDL's builder has nothing to compute for)."""
+    plain = _PLAIN.get(op_type)
+    if plain is None:
+        d = op_type.get_irdl_definition()
+        plain = _PLAIN[op_type] = (
+            _single_operand_names(op_type) is not None
+            and all(type(r) is ResultDef for _, r in d.results)
+            and not d.regions
+            and not d.successors
+            and not d.options
+        )
+    return plain
 
 
 _SINGLE_OPERANDS: dict[type[IRDLOperation], tuple[str, ...] | None] = {}

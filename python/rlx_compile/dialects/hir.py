@@ -47,6 +47,7 @@ from rlx_compile.dialects.common import (
     MaskKindAttr,
     Props,
     ShapedOp,
+    check_activation,
     enum_attr,
     float_attr,
     int_attr,
@@ -117,6 +118,7 @@ class LinearOp(BlockOp):
         _weight(weight, input.shape[-1] if input.rank else None, "weight")
         if bias is None:
             (out,) = mir.MatmulOp.infer(props, lhs=input, rhs=weight)
+            check_activation(props, out)  # HIR blocks take none of the parametrized ones
             return (out,)
         return mir.FusedMatmulBiasActOp.infer(props, input=input, weight=weight, bias=bias)
 
@@ -530,6 +532,7 @@ class ConvBlockOp(BlockOp):
         cls, props: Props, *, input: TensorType, weight: TensorType, bias: TensorType | None = None
     ) -> tuple[TensorType, ...]:
         (out,) = mir.ConvOp.infer(props, input=input, weight=weight)
+        check_activation(props, out)  # HIR blocks take none of the parametrized ones
         if bias is not None and (bias.shape != (out.shape[1],) or bias.dtype is not out.dtype):
             raise VerifyException(f"bias must be [{out.shape[1]}] of {out.dtype.value}")
         return (out,)

@@ -73,6 +73,7 @@ from rlx_compile.dialects.common import (
     ActivationAttr,
     ComparePredicate,
     ComparePredicateAttr,
+    F64Array,
     F64Attr,
     GeluApproximation,
     GeluApproximationAttr,
@@ -87,6 +88,8 @@ from rlx_compile.dialects.common import (
     ScatterReduction,
     ScatterReductionAttr,
     ShapedOp,
+    activation_props,
+    check_activation,
     enum_attr,
     flag_attr,
     float_attr,
@@ -654,6 +657,51 @@ class GeluOp(FloatUnaryOp):
 
     def __init__(self, input: SSAValue, approximate: str = "none"):
         self._build({"input": input}, {"approximate": enum_attr(GeluApproximation, approximate)})
+
+
+@irdl_op_definition
+class ClipOp(FloatUnaryOp):
+    """min(max(x, min), max), NaN propagating (ReLU6 is min 0, max 6)."""
+
+    name = "mir.clip"
+    min = prop_def(F64Attr)
+    max = prop_def(F64Attr)
+    assembly_format = "$input `min` $min `max` $max attr-dict `:` type($result)"
+
+    def __init__(self, input: SSAValue, min: float, max: float):
+        self._build({"input": input}, {"min": float_attr(min), "max": float_attr(max)})
+
+
+@irdl_op_definition
+class HardSigmoidOp(FloatUnaryOp):
+    """max(min(alpha·x + beta, 1), 0)."""
+
+    name = "mir.hard_sigmoid"
+    alpha = prop_def(F64Attr)
+    beta = prop_def(F64Attr)
+    assembly_format = "$input `alpha` $alpha `beta` $beta attr-dict `:` type($result)"
+
+    def __init__(self, input: SSAValue, alpha: float = 0.2, beta: float = 0.5):
+        self._build({"input": input}, {"alpha": float_attr(alpha), "beta": float_attr(beta)})
+
+
+@irdl_op_definition
+class HardSwishOp(FloatUnaryOp):
+    """x · max(min(x/6 + 1/2, 1), 0)."""
+
+    name = "mir.hard_swish"
+
+
+@irdl_op_definition
+class LeakyReluOp(FloatUnaryOp):
+    """x < 0 ? alpha·x : x."""
+
+    name = "mir.leaky_relu"
+    alpha = prop_def(F64Attr)
+    assembly_format = "$input `alpha` $alpha attr-dict `:` type($result)"
+
+    def __init__(self, input: SSAValue, alpha: float = 0.01):
+        self._build({"input": input}, {"alpha": float_attr(alpha)})
 
 
 class BinaryOp(ShapedOp):
@@ -1918,6 +1966,129 @@ class ConvOp(ShapedOp):
         return (TensorType(shape, input.dtype),)
 
 
+@irdl_op_definition
+class ConvTransposeOp(ShapedOp):
+    """N-d transposed convolution (the gradient of ``mir.conv`` with respect to its
+    input), NCHW input, weight [C_in, C_out/groups, k...], optional bias [C_out].
+
+    Each input element scatters its kernel-weighted copy to the window at ``stride·i``:
+    ``full_i = (in_i - 1)·stride_i + (k_i - 1)·dilation_i + 1``; the result is ``full``
+    cropped by ``pads`` (begins, then ends) and extended by ``output_padding`` zeros at the
+    end (bias added everywhere): ``out_i = full_i + output_padding_i - begin_i - end_i``.
+    No zero-stuffed input is ever formed."""
+
+    name = "mir.conv_transpose"
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    strides = prop_def(I64Array)
+    pads = prop_def(I64Array)
+    dilations = prop_def(I64Array)
+    output_padding = prop_def(I64Array)
+    groups = prop_def(I64Attr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `,` $weight (`bias` $bias^)? `strides` $strides `pads` $pads `dilations` "
+        "$dilations `output_padding` $output_padding `groups` $groups attr-dict `:` "
+        "functional-type(operands, results)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue,
+        weight: SSAValue,
+        bias: SSAValue | None = None,
+        *,
+        strides: Sequence[int] | None = None,
+        pads: Sequence[int] | None = None,
+        dilations: Sequence[int] | None = None,
+        output_padding: Sequence[int] | None = None,
+        groups: int = 1,
+    ):
+        rank = SSAValue.get(input).type.rank  # type: ignore[attr-defined]
+        props = conv_props(rank, strides, pads, dilations, groups)
+        props["output_padding"] = ints_attr(output_padding or [0] * (rank - 2))
+        self._build({"input": input, "weight": weight, "bias": bias}, props)
+
+    @classmethod
+    def infer(
+        cls, props: Props, *, input: TensorType, weight: TensorType, bias: TensorType | None = None
+    ) -> tuple[TensorType, ...]:
+        require_float(input, "input")
+        require_min_rank(input, 3, "input")
+        require_same_dtype([input, weight], "input and weight")
+        if weight.rank != input.rank:
+            raise VerifyException(f"weight rank {weight.rank} differs from input rank {input.rank}")
+        k = input.rank - 2
+        strides, pads = props.ints("strides"), props.ints("pads")
+        dilations, extra = props.ints("dilations"), props.ints("output_padding")
+        groups = props.int("groups")
+        for name, v, n in (("strides", strides, k), ("pads", pads, 2 * k),
+                           ("dilations", dilations, k), ("output_padding", extra, k)):  # fmt: skip
+            _check_ints_len(v, n, name)
+        if groups <= 0 or min(strides) < 1 or min(dilations) < 1 or min(pads + extra) < 0:
+            raise VerifyException("groups, strides and dilations must be positive, pads >= 0")
+        if input.shape[1] != weight.shape[0]:
+            raise VerifyException(
+                f"weight {fmt_shape(weight.shape)} needs C_in = {input.shape[1]} in dim 0"
+            )
+        c_in, c_out_g = weight.shape[0], weight.shape[1]
+        if not isinstance(c_in, int) or not isinstance(c_out_g, int) or c_in % groups:
+            raise VerifyException(f"{c_in} input channels do not split into {groups} groups")
+        kernel = weight.shape[2:]
+        if not all(isinstance(d, int) for d in kernel):
+            raise VerifyException(f"the kernel size {fmt_shape(kernel)} must be static")
+        spatial = []
+        for i in range(k):
+            full = (input.shape[2 + i] - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1
+            size = full + extra[i] - pads[i] - pads[k + i]
+            if interval(size)[1] < 1:
+                raise VerifyException(f"pads leave no output along spatial dim {i}")
+            spatial.append(size)
+        out = TensorType((input.shape[0], c_out_g * groups, *spatial), input.dtype)
+        if bias is not None and (bias.shape != (out.shape[1],) or bias.dtype is not out.dtype):
+            raise VerifyException(f"bias must be [{out.shape[1]}] of {out.dtype.value}")
+        return (out,)
+
+
+@irdl_op_definition
+class LrnOp(ShapedOp):
+    """Local response normalisation across channels (ONNX LRN): with ``sq`` the sum of
+    x² over the ``size`` channels around c ((size - 1) // 2 before, the rest after),
+    ``y = x / (bias + alpha / size · sq)^beta``."""
+
+    name = "mir.lrn"
+    input = operand_def(TensorType)
+    size = prop_def(I64Attr)
+    alpha = prop_def(F64Attr)
+    beta = prop_def(F64Attr)
+    bias = prop_def(F64Attr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `size` $size `alpha` $alpha `beta` $beta `bias` $bias attr-dict `:` "
+        "type($input) `->` type($result)"
+    )
+
+    def __init__(
+        self, input: SSAValue, size: int, alpha: float = 1e-4, beta: float = 0.75, bias: float = 1.0
+    ):
+        self._build(
+            {"input": input},
+            {"size": int_attr(size), "alpha": float_attr(alpha), "beta": float_attr(beta),
+             "bias": float_attr(bias)},
+        )  # fmt: skip
+
+    @classmethod
+    def infer(cls, props: Props, *, input: TensorType) -> tuple[TensorType, ...]:
+        require_float(input, "input")
+        require_min_rank(input, 2, "input")
+        if props.int("size") < 1:
+            raise VerifyException("size must be positive")
+        return (input,)
+
+
 class PoolOp(ShapedOp):
     """Windowed reduction over the spatial dims of an ``[N, C, spatial...]`` tensor."""
 
@@ -2375,17 +2546,25 @@ class FusedMatmulBiasActOp(ShapedOp):
     weight = operand_def(TensorType)
     bias = operand_def(TensorType)
     activation = prop_def(ActivationAttr, default_value=ActivationAttr(Activation.NONE))
+    act_params = opt_prop_def(F64Array)
     result = result_def(TensorType)
     traits = traits_def(Pure())
     assembly_format = (
-        "$input `,` $weight `,` $bias (`act` $activation^)? attr-dict `:` "
-        "functional-type(operands, results)"
+        "$input `,` $weight `,` $bias (`act` $activation^)? (`act_params` $act_params^)? "
+        "attr-dict `:` functional-type(operands, results)"
     )
 
-    def __init__(self, input: SSAValue, weight: SSAValue, bias: SSAValue, activation: str = "none"):
+    def __init__(
+        self,
+        input: SSAValue,
+        weight: SSAValue,
+        bias: SSAValue,
+        activation: str = "none",
+        act_params: Sequence[float] = (),
+    ):
         self._build(
             {"input": input, "weight": weight, "bias": bias},
-            {"activation": enum_attr(Activation, activation)},
+            activation_props(activation, act_params),
         )
 
     @classmethod
@@ -2393,8 +2572,7 @@ class FusedMatmulBiasActOp(ShapedOp):
         cls, props: Props, *, input: TensorType, weight: TensorType, bias: TensorType
     ) -> tuple[TensorType, ...]:
         (out,) = MatmulOp.infer(props, lhs=input, rhs=weight)
-        if props.enum("activation") is not Activation.NONE:
-            require_float(out, "a matmul with an activation")
+        check_activation(props, out)
         _check_bias_vector(bias, out.shape[-1] if out.rank else 1, out.dtype, "bias")
         return (out,)
 
@@ -2503,12 +2681,13 @@ class FusedConvBiasActOp(ShapedOp):
     dilations = prop_def(I64Array)
     groups = prop_def(I64Attr)
     activation = prop_def(ActivationAttr, default_value=ActivationAttr(Activation.NONE))
+    act_params = opt_prop_def(F64Array)
     result = result_def(TensorType)
     traits = traits_def(Pure())
     assembly_format = (
         "$input `,` $weight `,` $bias (`residual` $residual^)? `strides` $strides `pads` $pads "
-        "`dilations` $dilations `groups` $groups (`act` $activation^)? attr-dict `:` "
-        "functional-type(operands, results)"
+        "`dilations` $dilations `groups` $groups (`act` $activation^)? "
+        "(`act_params` $act_params^)? attr-dict `:` functional-type(operands, results)"
     )
 
     def __init__(
@@ -2523,10 +2702,11 @@ class FusedConvBiasActOp(ShapedOp):
         dilations: Sequence[int] | None = None,
         groups: int = 1,
         activation: str = "none",
+        act_params: Sequence[float] = (),
     ):
         rank = SSAValue.get(input).type.rank  # type: ignore[attr-defined]
         props = conv_props(rank, strides, pads, dilations, groups)
-        props["activation"] = enum_attr(Activation, activation)
+        props.update(activation_props(activation, act_params))
         self._build({"input": input, "weight": weight, "bias": bias, "residual": residual}, props)
 
     @classmethod
@@ -2540,11 +2720,57 @@ class FusedConvBiasActOp(ShapedOp):
         residual: TensorType | None = None,
     ) -> tuple[TensorType, ...]:
         (out,) = ConvOp.infer(props, input=input, weight=weight)
+        check_activation(props, out)
         if bias.shape != (out.shape[1],) or bias.dtype is not out.dtype:
             raise VerifyException(f"bias must be [{out.shape[1]}] of {out.dtype.value}")
         if residual is not None and residual != out:
             raise VerifyException(f"residual must have the output type {out}")
         return (out,)
+
+
+@irdl_op_definition
+class FusedScaleShiftActOp(ShapedOp):
+    """act(x · scale[C] + shift[C]) along axis 1 of ``x`` [N, C, ...]: an inference batch
+    norm, or any per-channel affine, with its activation (a batch norm that no conv
+    before it can take, as after a concat)."""
+
+    name = "mir.fused_scale_shift_act"
+    input = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    shift = operand_def(TensorType)
+    activation = prop_def(ActivationAttr, default_value=ActivationAttr(Activation.NONE))
+    act_params = opt_prop_def(F64Array)
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$input `,` $scale `,` $shift (`act` $activation^)? (`act_params` $act_params^)? "
+        "attr-dict `:` functional-type(operands, results)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue,
+        scale: SSAValue,
+        shift: SSAValue,
+        activation: str = "none",
+        act_params: Sequence[float] = (),
+    ):
+        self._build(
+            {"input": input, "scale": scale, "shift": shift},
+            activation_props(activation, act_params),
+        )
+
+    @classmethod
+    def infer(
+        cls, props: Props, *, input: TensorType, scale: TensorType, shift: TensorType
+    ) -> tuple[TensorType, ...]:
+        require_float(input, "input")
+        require_min_rank(input, 2, "input")
+        for what, t in (("scale", scale), ("shift", shift)):
+            if t.shape != (input.shape[1],) or t.dtype is not input.dtype:
+                raise VerifyException(f"{what} must be [{input.shape[1]}] of {input.dtype.value}")
+        check_activation(props, input)
+        return (input,)
 
 
 @irdl_op_definition
@@ -2763,6 +2989,7 @@ MIR_OPS: list[type[ShapedOp]] = [
     InputOp, ParamOp, ConstantOp,
     NegOp, AbsOp, ReluOp, SignOp, NotOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, TanhOp,
     SigmoidOp, SiluOp, ErfOp, SinOp, CosOp, FloorOp, CeilOp, RoundOp, SoftplusOp, GeluOp,
+    ClipOp, HardSigmoidOp, HardSwishOp, LeakyReluOp, ConvTransposeOp, LrnOp,
     TanOp, AsinOp, AcosOp, AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, BitwiseNotOp,
     AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ModOp, AndOp, OrOp, XorOp,
     FmodOp, BitwiseAndOp, BitwiseOrOp, BitwiseXorOp, ShiftLeftOp, ShiftRightOp,
@@ -2776,7 +3003,7 @@ MIR_OPS: list[type[ShapedOp]] = [
     AttentionOp, RopeOp,
     QuantizeOp, DequantizeOp, FakeQuantizeOp,
     FusedMatmulBiasActOp, FusedSwigluOp, FusedResidualRmsNormOp, FusedResidualLayerNormOp,
-    FusedConvBiasActOp, FusedAttentionBlockOp,
+    FusedConvBiasActOp, FusedScaleShiftActOp, FusedAttentionBlockOp,
     ElementwiseRegionOp, YieldOp,
     DimsOp,
 ]  # fmt: skip

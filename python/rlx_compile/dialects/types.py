@@ -283,7 +283,12 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
     def __new__(cls, shape: Iterable[Dim | str] | None = None, dtype: DType | str | None = None):
         if shape is None or dtype is None:  # ParametrizedAttribute.new, copy, pickle
             return super().__new__(cls)
-        return cls._intern(_as_dims(shape), DType.parse(dtype))
+        dims = shape if type(shape) is tuple else tuple(shape)
+        if type(dtype) is DType and all(type(d) is int or type(d) is DimExpr for d in dims):
+            t = _TENSOR_TYPES.get((dims, dtype))  # the common case: built before
+            if t is not None:
+                return t
+        return cls._intern(_as_dims(dims), DType.parse(dtype))
 
     def __init__(self, shape: Iterable[Dim | str], dtype: DType | str):
         pass  # built by __new__
@@ -451,6 +456,9 @@ def broadcast_dims(a: Dim, b: Dim) -> Dim:
 
 def broadcast_shapes(*shapes: Sequence[Dim]) -> Shape:
     """NumPy broadcasting, right-aligned (symbolic dims: see ``broadcast_dims``)."""
+    first = shapes[0] if shapes else ()
+    if type(first) is tuple and all(s == first for s in shapes[1:]):
+        return tuple(as_dim(d) for d in first)
     rank = max((len(s) for s in shapes), default=0)
     out: list[Dim] = [1] * rank
     for s in shapes:

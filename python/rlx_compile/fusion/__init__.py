@@ -4,10 +4,12 @@
     passes = fusion_passes_for_supported({"mir.matmul", "mir.fused_matmul_bias_act", ...})
 
 Stage order (each a pass; the list keeps the passes whose fused ops are claimed):
-recognition of the decompositions exporters write (GELU, RMSNorm, rotary embeddings,
+recognition of the decompositions exporters write (clip, hard sigmoid/swish, leaky
+ReLU, GELU, RMSNorm, rotary embeddings,
 scaled dot-product attention), attention blocks, SwiGLU,
-conv + batch norm folding, conv + bias + activation,
-matmul + bias + activation, residual norms, shared-input matmuls, then elementwise
+conv + batch norm folding, per-channel scale/shift folding into convs, conv + bias +
+activation, matmul + bias + activation, per-channel scale-shifts (batch norms no conv
+took) + activation, residual norms, shared-input matmuls, then elementwise
 regions (marked for targets that keep them, unfused otherwise), then dead-code
 elimination. Patterns rooted at a consumer come before those that would consume its
 producers (the attention block before the matmul fusions, SwiGLU before shared-input
@@ -26,11 +28,19 @@ from rlx_compile.targets import resolve_target
 from rlx_compile.targets.base import REGION, Target
 
 REGION_MODES = ("target", "keep", "unfuse")
+ACTIVATION_RECOGNISED = (mir.ClipOp, mir.HardSigmoidOp, mir.HardSwishOp, mir.LeakyReluOp)
 
 
 def fusion_pattern_types() -> list[type]:
     """Every fusion pattern, in stage order (the near-miss scan runs all of them)."""
+    from rlx_compile.transforms.fold_conv_affine import FoldConvAffine
     from rlx_compile.transforms.fold_conv_batch_norm import FoldConvBatchNorm
+    from rlx_compile.transforms.fuse_activations import (
+        FuseClip,
+        FuseHardSigmoid,
+        FuseHardSwish,
+        FuseLeakyRelu,
+    )
     from rlx_compile.transforms.fuse_attention import FuseAttention
     from rlx_compile.transforms.fuse_attention_block import FuseAttentionBlock
     from rlx_compile.transforms.fuse_conv_bias_act import FuseConvBiasAct
@@ -39,14 +49,17 @@ def fusion_pattern_types() -> list[type]:
     from rlx_compile.transforms.fuse_residual_norm import FuseResidualLayerNorm, FuseResidualRmsNorm
     from rlx_compile.transforms.fuse_rms_norm import FoldRmsNormScale, FuseRmsNorm
     from rlx_compile.transforms.fuse_rope import FusePartialRope, FuseRope
+    from rlx_compile.transforms.fuse_scale_shift import FuseScaleShift
     from rlx_compile.transforms.fuse_shared_input_matmul import FuseSharedInputMatmul
     from rlx_compile.transforms.fuse_swiglu import FuseSwigluDualMatmul, FuseSwigluNarrow
     from rlx_compile.transforms.mark_elementwise_regions import MarkElementwiseRegion
 
     return [
+        FuseClip, FuseHardSigmoid, FuseHardSwish, FuseLeakyRelu,
         FuseGelu, FuseRmsNorm, FoldRmsNormScale, FuseRope, FusePartialRope, FuseAttention,
         FuseAttentionBlock, FuseSwigluDualMatmul, FuseSwigluNarrow, FoldConvBatchNorm,
-        FuseConvBiasAct, FuseMatmulBiasAct, FuseResidualRmsNorm, FuseResidualLayerNorm,
+        FoldConvAffine, FuseConvBiasAct, FuseMatmulBiasAct, FuseScaleShift, FuseResidualRmsNorm,
+        FuseResidualLayerNorm,
         FuseSharedInputMatmul, MarkElementwiseRegion,
     ]  # fmt: skip
 
@@ -60,7 +73,9 @@ def _select(
 ) -> list[ModulePass]:
     from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 
+    from rlx_compile.transforms.fold_conv_affine import FoldConvAffinePass
     from rlx_compile.transforms.fold_conv_batch_norm import FoldConvBatchNormPass
+    from rlx_compile.transforms.fuse_activations import FuseActivationsPass
     from rlx_compile.transforms.fuse_attention import FuseAttentionPass
     from rlx_compile.transforms.fuse_attention_block import FuseAttentionBlockPass
     from rlx_compile.transforms.fuse_conv_bias_act import FuseConvBiasActPass
@@ -69,6 +84,7 @@ def _select(
     from rlx_compile.transforms.fuse_residual_norm import FuseResidualNormPass
     from rlx_compile.transforms.fuse_rms_norm import FuseRmsNormPass
     from rlx_compile.transforms.fuse_rope import FuseRopePass
+    from rlx_compile.transforms.fuse_scale_shift import FuseScaleShiftPass
     from rlx_compile.transforms.fuse_shared_input_matmul import FuseSharedInputMatmulPass
     from rlx_compile.transforms.fuse_swiglu import FuseSwigluPass
     from rlx_compile.transforms.mark_elementwise_regions import MarkElementwiseRegionsPass
@@ -79,8 +95,10 @@ def _select(
     c = t.claims_op
     kw = {"target": target_name, "claims": claims}
     stages: list[tuple[bool, type[ModulePass]]] = [
-        # Recognition first: the fusions below then see a gelu (epilogues), an rms_norm
-        # (residual norms), rope and attention (attention blocks).
+        # Recognition first: the fusions below then see a clip, hard sigmoid/swish, leaky
+        # relu or gelu (epilogues), an rms_norm (residual norms), rope and attention
+        # (attention blocks).
+        (any(c(op.name) for op in ACTIVATION_RECOGNISED), FuseActivationsPass),
         (c(mir.GeluOp.name), FuseGeluPass),
         (c(mir.RmsNormOp.name), FuseRmsNormPass),
         (c(mir.RopeOp.name), FuseRopePass),
@@ -88,8 +106,10 @@ def _select(
         (c(mir.FusedAttentionBlockOp.name), FuseAttentionBlockPass),
         (c(mir.FusedSwigluOp.name), FuseSwigluPass),
         (c(mir.ConvOp.name) and c(mir.BatchNormOp.name), FoldConvBatchNormPass),
+        (c(mir.ConvOp.name), FoldConvAffinePass),
         (c(mir.FusedConvBiasActOp.name), FuseConvBiasActPass),
         (c(mir.FusedMatmulBiasActOp.name), FuseMatmulBiasActPass),
+        (c(mir.FusedScaleShiftActOp.name), FuseScaleShiftPass),
         (
             c(mir.FusedResidualRmsNormOp.name) or c(mir.FusedResidualLayerNormOp.name),
             FuseResidualNormPass,

@@ -28,24 +28,25 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, OpResult, SSAValue
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-)
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.traits import IsTerminator
 
-from rlx_compile.builder import ReplacingPattern
+from rlx_compile.builder import GraphBuilder, ReplacingPattern, type_of
+from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import Activation, ActivationAttr
-from rlx_compile.dialects.types import TensorType
+from rlx_compile.dialects.types import Dim, TensorType
 from rlx_compile.folding import constant_value
 from rlx_compile.fusion.report import FusionReport, MissedFusion
 from rlx_compile.ir import location_str
 from rlx_compile.legalization.driver import dispatched_ops
 from rlx_compile.reports import publish
 from rlx_compile.targets import TargetPass
-from rlx_compile.targets.base import ACTIVATION_LABELS, Target, activation_of
+from rlx_compile.targets.base import (
+    ACTIVATION_LABELS,
+    Target,
+    activation_of,
+    activation_params,
+)
 
 T = TypeVar("T", bound=Operation)
 
@@ -144,6 +145,45 @@ def channel_bias(bias: TensorType, out: TensorType) -> bool:
     return padded[1] == out.shape[1] and all(d == 1 for i, d in enumerate(padded) if i != 1)
 
 
+def per_channel(t: TensorType, out: TensorType) -> bool:
+    """Whether ``t`` broadcasts onto ``out`` [N, C, ...] along the channel axis alone, or
+    is one element (a scale or shift that is the same for every channel)."""
+    if t.rank <= out.rank and t.num_elements() == 1:
+        return out.rank >= 2
+    return channel_bias(t, out)
+
+
+def channel_vector(b: GraphBuilder, v: SSAValue, channels: Dim) -> SSAValue:
+    """The [C] vector of a per-channel value: the reshape's input when ``v`` is a reshape
+    or expand of one, else a new reshape (or expand, for one element)."""
+    if type_of(v).num_elements() == 1:
+        return b.expand(b.reshape(v, [1]), [channels])
+    source = v
+    while (p := producer(source, mir.ReshapeOp) or producer(source, mir.ExpandOp)) is not None:
+        source = p.input
+        if type_of(source).shape == (channels,):
+            return source
+    return b.reshape(v, [channels])
+
+
+def is_static(v: SSAValue, budget: int = 32) -> bool:
+    """Whether ``v`` is computed from params and constants alone (a weight, not an
+    activation): its producers, at most ``budget`` of them, read no graph input."""
+    stack, seen = [v], set[Operation]()
+    while stack:
+        value = stack.pop()
+        if not isinstance(value, OpResult):
+            return False  # a block argument: run-time data
+        op = value.op
+        if op in seen or isinstance(op, mir.ParamOp | mir.ConstantOp):
+            continue
+        seen.add(op)
+        if isinstance(op, mir.InputOp) or op.regions or len(seen) > budget:
+            return False
+        stack.extend(op.operands)
+    return True
+
+
 @dataclass(frozen=True)
 class Miss:
     reason: str
@@ -158,9 +198,16 @@ class Match:
     absorbed: list[Operation]
 
 
-def epilogue(
-    value: SSAValue, target: Target, conv: bool = False
-) -> tuple[Operation, Activation] | Miss | None:
+@dataclass(frozen=True)
+class Epilogue:
+    """An activation op folding into the fused op before it."""
+
+    op: Operation
+    act: Activation
+    params: tuple[float, ...] = ()
+
+
+def epilogue(value: SSAValue, target: Target, conv: bool = False) -> Epilogue | Miss | None:
     """The activation op that can fold into a fused op producing ``value``: a Miss when
     an activation reads ``value`` but cannot fold, None when no activation reads it."""
     readers = users(value)
@@ -180,14 +227,14 @@ def epilogue(
             f"activation {label} not claimed by target {target.name}",
             "the target's fused kernel does not apply it; it runs as its own op",
         )
-    return op, act
+    return Epilogue(op, act, activation_params(op))
 
 
 @dataclass
 class FoldActivation(Match):
     """An activation folding into a fused op (``absorbed[0]``) that has none."""
 
-    act: Activation
+    epilogue: Epilogue
 
 
 def fold_activation(op: Operation, target: Target, conv: bool = False) -> Match | Miss | None:
@@ -195,9 +242,9 @@ def fold_activation(op: Operation, target: Target, conv: bool = False) -> Match 
     if op.properties.get("activation") not in (None, ActivationAttr(Activation.NONE)):
         return None
     ep = epilogue(op.results[0], target, conv)
-    if not isinstance(ep, tuple):
+    if not isinstance(ep, Epilogue):
         return ep
-    return FoldActivation(ep[0], [op, ep[0]], ep[1])
+    return FoldActivation(ep.op, [op, ep.op], ep)
 
 
 # ---------------------------------------------------------------------------------
@@ -309,11 +356,26 @@ def erase_dead(rewriter: PatternRewriter, ops: Sequence[Operation]) -> None:
 
 
 def run_patterns(module: ModuleOp, patterns: Sequence[RewritePattern], reverse: bool) -> None:
-    PatternRewriteWalker(
-        GreedyRewritePatternApplier(list(patterns), dce_enabled=False),
-        walk_reverse=reverse,
-        apply_recursively=True,
-    ).rewrite_module(module)
+    """Apply ``patterns`` to a fixpoint, in rounds: each visits the ops of the patterns'
+    root kinds in block order (reversed with ``reverse``), tries the patterns in order on
+    each and skips the ops an earlier rewrite erased; a round that changes nothing ends it.
+    (xDSL's walker makes a rewriter per op of the module and re-walks it whole.)"""
+    roots = [getattr(p, "roots", (Operation,)) for p in patterns]
+    kinds = tuple({kind for group in roots for kind in group})
+    while True:
+        changed = False
+        for op in [o for o in module.walk(reverse=reverse) if isinstance(o, kinds)]:
+            if op.parent is None:
+                continue  # erased (or replaced) by a rewrite earlier in this round
+            for pattern, root in zip(patterns, roots, strict=True):
+                if isinstance(op, root):
+                    rewriter = PatternRewriter(op)
+                    pattern.match_and_rewrite(op, rewriter)
+                    if rewriter.has_done_action:
+                        changed = True
+                        break
+        if not changed:
+            return
 
 
 def scan(module: ModuleOp, ctx: FusionContext, kinds: Sequence[type[FusionPattern]]) -> None:

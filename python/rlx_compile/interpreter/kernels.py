@@ -177,7 +177,23 @@ def gelu_tanh_c(x: np.ndarray) -> np.ndarray:
     return np.where(x == -np.inf, -0.0, y).astype(x.dtype)  # limit at -inf is 0
 
 
-UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+def clip_c(x: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    return np.minimum(np.maximum(x, lo), hi)  # NaN propagates
+
+
+def hard_sigmoid_c(x: np.ndarray, alpha: float, beta: float) -> np.ndarray:
+    return np.maximum(np.minimum(x * alpha + beta, 1), 0)
+
+
+def hard_swish_c(x: np.ndarray) -> np.ndarray:
+    return x * hard_sigmoid_c(x, 1 / 6, 0.5)
+
+
+def leaky_relu_c(x: np.ndarray, alpha: float) -> np.ndarray:
+    return np.where(x < 0, x * alpha, x)
+
+
+UNARY: dict[str, Callable[..., np.ndarray]] = {
     "neg": np.negative,
     "abs": np.abs,
     "relu": lambda x: np.maximum(x, 0),  # NaN propagates
@@ -210,11 +226,18 @@ UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "acosh": np.arccosh,
     "atanh": np.arctanh,
     "bitwise_not": np.invert,
+    "clip": clip_c,
+    "hard_sigmoid": hard_sigmoid_c,
+    "hard_swish": hard_swish_c,
+    "leaky_relu": leaky_relu_c,
 }
+"""Unary kernels on compute-type arrays; clip, hard_sigmoid and leaky_relu take their
+parameters after the array."""
 
 
-def unary(kind: str, x: np.ndarray) -> np.ndarray:
-    return elementwise(UNARY[kind], x)
+def unary(kind: str, x: np.ndarray, params: Sequence[float] = ()) -> np.ndarray:
+    fn = UNARY[kind]
+    return elementwise((lambda c: fn(c, *params)) if params else fn, x)
 
 
 _ACTIVATIONS: dict[Activation, str] = {
@@ -224,14 +247,18 @@ _ACTIVATIONS: dict[Activation, str] = {
     Activation.SILU: "silu",
     Activation.SIGMOID: "sigmoid",
     Activation.TANH: "tanh",
+    Activation.CLIP: "clip",
+    Activation.HARD_SIGMOID: "hard_sigmoid",
+    Activation.HARD_SWISH: "hard_swish",
+    Activation.LEAKY_RELU: "leaky_relu",
 }
 
 
-def activation(x: np.ndarray, kind: Activation) -> np.ndarray:
+def activation(x: np.ndarray, kind: Activation, params: Sequence[float] = ()) -> np.ndarray:
     """The fused ops' activation: exactly the unary op of the same name (none = identity)."""
     if kind is Activation.NONE:
         return x
-    return unary(_ACTIVATIONS[kind], x)
+    return unary(_ACTIVATIONS[kind], x, params)
 
 
 # ---------------------------------------------------------------------------------
@@ -800,6 +827,62 @@ def conv(
     y = np.matmul(cols, wmat)  # [N, G, P, Cog]
     y = y.transpose(0, 1, 3, 2).reshape(n, c_out, *outs)
     return round_to(y, x.dtype)
+
+
+def conv_transpose(
+    x: np.ndarray,
+    w: np.ndarray,
+    bias: np.ndarray | None,
+    strides: Sequence[int],
+    pads: Sequence[int],
+    dilations: Sequence[int],
+    output_padding: Sequence[int],
+    groups: int,
+) -> np.ndarray:
+    """Transposed convolution of [N, C_in, ...] with [C_in, C_out/groups, k...]: one matrix
+    product per group gives every input element's kernel-weighted columns, which are
+    added into the output at stride·i + dilation·tap (col2im), then cropped by ``pads``
+    and extended by ``output_padding`` (the bias added everywhere)."""
+    k = x.ndim - 2
+    kernel = w.shape[2:]
+    n, c_in, *spatial = x.shape
+    cg, cog = c_in // groups, w.shape[1]
+    xs = widen(x).reshape(n, groups, cg, math.prod(spatial))
+    wm = widen(w).reshape(groups, cg, cog * math.prod(kernel))
+    cols = np.matmul(xs.transpose(0, 1, 3, 2), wm)  # [N, G, P, Cog·K]
+    cols = cols.reshape(n, groups, *spatial, cog, *kernel)
+    # -> [N, G, Cog, *K, *spatial]
+    cols = cols.transpose(0, 1, 2 + k, *range(3 + k, 3 + 2 * k), *range(2, 2 + k))
+    full = [(spatial[i] - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 for i in range(k)]
+    out = np.zeros((n, groups, cog, *full), dtype=cols.dtype)
+    for tap in np.ndindex(*kernel):
+        window = tuple(
+            slice(
+                t * dilations[i], t * dilations[i] + (spatial[i] - 1) * strides[i] + 1, strides[i]
+            )
+            for i, t in enumerate(tap)
+        )
+        out[(slice(None), slice(None), slice(None), *window)] += cols[(slice(None),) * 3 + tap]
+    out = out.reshape(n, groups * cog, *full)
+    crop = tuple(slice(pads[i], full[i] - pads[k + i]) for i in range(k))
+    out = np.pad(out[(slice(None), slice(None), *crop)],
+                 [(0, 0), (0, 0), *[(0, e) for e in output_padding]])  # fmt: skip
+    if bias is not None:
+        out = out + widen(bias).reshape(-1, *([1] * k))
+    return round_to(out, x.dtype)
+
+
+def lrn(x: np.ndarray, size: int, alpha: float, beta: float, bias: float) -> np.ndarray:
+    """x / (bias + alpha/size · (sum of x² over the channel window))^beta; the window
+    around c has (size - 1) // 2 channels before and the rest after."""
+    xc = widen(x)
+    c = x.shape[1]
+    before = (size - 1) // 2
+    padded = np.pad(xc * xc, [(0, 0), (before, size - 1 - before), *[(0, 0)] * (x.ndim - 2)])
+    total = padded[:, 0:c].copy()
+    for j in range(1, size):
+        total += padded[:, j : j + c]
+    return round_to(xc / (total * (alpha / size) + bias) ** beta, x.dtype)
 
 
 def max_pool(

@@ -130,6 +130,28 @@ def _unary(op: mir.UnaryOp, args: Arrays, env: Env) -> Arrays:
     return [K.unary(_UNARY[type(op)], args[0])]
 
 
+@impl(mir.ClipOp)
+def _clip(op: mir.ClipOp, args: Arrays, env: Env) -> Arrays:
+    p = op.props()
+    return [K.unary("clip", args[0], (p.float("min"), p.float("max")))]
+
+
+@impl(mir.HardSigmoidOp)
+def _hard_sigmoid(op: mir.HardSigmoidOp, args: Arrays, env: Env) -> Arrays:
+    p = op.props()
+    return [K.unary("hard_sigmoid", args[0], (p.float("alpha"), p.float("beta")))]
+
+
+@impl(mir.HardSwishOp)
+def _hard_swish(op: mir.HardSwishOp, args: Arrays, env: Env) -> Arrays:
+    return [K.unary("hard_swish", args[0])]
+
+
+@impl(mir.LeakyReluOp)
+def _leaky_relu(op: mir.LeakyReluOp, args: Arrays, env: Env) -> Arrays:
+    return [K.unary("leaky_relu", args[0], (op.props().float("alpha"),))]
+
+
 @impl(mir.GeluOp)
 def _gelu(op: mir.GeluOp, args: Arrays, env: Env) -> Arrays:
     approximate = op.props().enum("approximate").value
@@ -343,6 +365,26 @@ def _conv(op: mir.ConvOp, args: Arrays, env: Env) -> Arrays:
     return [K.conv(args[0], args[1], **_conv_props(op))]
 
 
+@impl(mir.ConvTransposeOp)
+def _conv_transpose(op: mir.ConvTransposeOp, args: Arrays, env: Env) -> Arrays:
+    a = _optional_args(op, args, ("input", "weight", "bias"))
+    x, w = a["input"], a["weight"]
+    assert x is not None and w is not None
+    p = op.props()
+    return [
+        K.conv_transpose(
+            x, w, a["bias"], p.ints("strides"), p.ints("pads"), p.ints("dilations"),
+            p.ints("output_padding"), p.int("groups"),
+        )
+    ]  # fmt: skip
+
+
+@impl(mir.LrnOp)
+def _lrn(op: mir.LrnOp, args: Arrays, env: Env) -> Arrays:
+    p = op.props()
+    return [K.lrn(args[0], p.int("size"), p.float("alpha"), p.float("beta"), p.float("bias"))]
+
+
 def _pool_props(op: mir.PoolOp) -> dict[str, Any]:
     p = op.props()
     return {
@@ -429,7 +471,7 @@ def _fused_matmul_bias_act(op: mir.FusedMatmulBiasActOp, args: Arrays, env: Env)
     """matmul -> add bias -> activation."""
     x, w, bias = args
     y = K.binary("add", K.matmul(x, w), bias)
-    return [K.activation(y, op.props().enum("activation"))]
+    return [K.activation(y, op.props().enum("activation"), op.props().floats("act_params"))]
 
 
 @impl(mir.FusedSwigluOp)
@@ -464,7 +506,16 @@ def _fused_conv_bias_act(op: mir.FusedConvBiasActOp, args: Arrays, env: Env) -> 
     y = K.binary("add", y, K.reshape(bias, (bias.shape[0], *([1] * (y.ndim - 2)))))
     if a["residual"] is not None:
         y = K.binary("add", y, a["residual"])
-    return [K.activation(y, op.props().enum("activation"))]
+    return [K.activation(y, op.props().enum("activation"), op.props().floats("act_params"))]
+
+
+@impl(mir.FusedScaleShiftActOp)
+def _fused_scale_shift_act(op: mir.FusedScaleShiftActOp, args: Arrays, env: Env) -> Arrays:
+    """mul by scale reshaped to [C, 1, ...] -> add shift so reshaped -> activation."""
+    x, scale, shift = args
+    view = (x.shape[1], *([1] * (x.ndim - 2)))
+    y = K.binary("add", K.binary("mul", x, K.reshape(scale, view)), K.reshape(shift, view))
+    return [K.activation(y, op.props().enum("activation"), op.props().floats("act_params"))]
 
 
 def _split_heads(x: np.ndarray, heads: int, head_dim: int) -> np.ndarray:

@@ -68,7 +68,9 @@ class UnfuseMatmulBiasAct(ConversionPattern):
     def match_and_rewrite(self, op: mir.FusedMatmulBiasActOp, rewriter: PatternRewriter) -> None:
         b, ops = self.builder(op)
         y = b.add(b.matmul(op.input, op.weight), op.bias)
-        self.commit(rewriter, op, ops, [b.activation(y, op.props().enum("activation"))])
+        p = op.props()
+        y = b.activation(y, p.enum("activation"), p.floats("act_params"))
+        self.commit(rewriter, op, ops, [y])
 
 
 class UnfuseSwiglu(ConversionPattern):
@@ -113,7 +115,23 @@ class UnfuseConvBiasAct(ConversionPattern):
         y = b.add(y, _channel_view(b, op.bias, type_of(y).rank))
         if op.residual is not None:
             y = b.add(y, op.residual)
-        self.commit(rewriter, op, ops, [b.activation(y, p.enum("activation"))])
+        y = b.activation(y, p.enum("activation"), p.floats("act_params"))
+        self.commit(rewriter, op, ops, [y])
+
+
+class UnfuseScaleShiftAct(ConversionPattern):
+    summary = "mul by the per-channel scale, add the shift, activation"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.FusedScaleShiftActOp, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(op)
+        p = op.props()
+        rank = type_of(op.input).rank
+        y = b.add(
+            b.mul(op.input, _channel_view(b, op.scale, rank)), _channel_view(b, op.shift, rank)
+        )
+        y = b.activation(y, p.enum("activation"), p.floats("act_params"))
+        self.commit(rewriter, op, ops, [y])
 
 
 class UnfuseAttentionBlock(ConversionPattern):
@@ -162,6 +180,7 @@ UNFUSE_PATTERNS: tuple[type[ConversionPattern], ...] = (
     UnfuseSwiglu,
     UnfuseResidualNorm,
     UnfuseConvBiasAct,
+    UnfuseScaleShiftAct,
     UnfuseAttentionBlock,
     UnfuseElementwiseRegion,
 )
@@ -384,6 +403,144 @@ class LowerSilu(ConversionPattern):
         self.commit(rewriter, op, ops, [b.mul(op.input, b.sigmoid(op.input))])
 
 
+class LowerClip(ConversionPattern):
+    path = COMMON_IR
+    summary = "min(max(x, lo), hi)"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.ClipOp, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(op)
+        p = op.props()
+        lo, hi = _scalar(b, p.float("min"), op.input), _scalar(b, p.float("max"), op.input)
+        self.commit(rewriter, op, ops, [b.minimum(b.maximum(op.input, lo), hi)])
+
+
+def _hard_sigmoid(b: GraphBuilder, x: SSAValue, alpha: float, beta: float) -> SSAValue:
+    y = b.add(b.mul(x, _scalar(b, alpha, x)), _scalar(b, beta, x))
+    return b.maximum(b.minimum(y, _scalar(b, 1.0, x)), _scalar(b, 0.0, x))
+
+
+class LowerHardSigmoid(ConversionPattern):
+    path = COMMON_IR
+    summary = "max(min(alpha·x + beta, 1), 0)"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.HardSigmoidOp, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(op)
+        p = op.props()
+        self.commit(
+            rewriter, op, ops, [_hard_sigmoid(b, op.input, p.float("alpha"), p.float("beta"))]
+        )
+
+
+class LowerHardSwish(ConversionPattern):
+    path = COMMON_IR
+    summary = "x · hard_sigmoid(x; 1/6, 1/2)"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.HardSwishOp, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(op)
+        self.commit(rewriter, op, ops, [b.mul(op.input, _hard_sigmoid(b, op.input, 1 / 6, 0.5))])
+
+
+class LowerLeakyRelu(ConversionPattern):
+    path = COMMON_IR
+    summary = "where(x < 0, alpha·x, x)"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.LeakyReluOp, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(op)
+        x = op.input
+        scaled = b.mul(x, _scalar(b, op.props().float("alpha"), x))
+        self.commit(rewriter, op, ops, [b.where(b.compare("lt", x, 0), scaled, x)])
+
+
+class LowerLrn(ConversionPattern):
+    path = COMMON_IR
+    summary = "pad x² along channels, sum of size narrows, divide by (bias + alpha/size·sum)^beta"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.LrnOp, rewriter: PatternRewriter) -> None:
+        x = op.input
+        shape = type_of(x).shape
+        if not isinstance(shape[1], int):
+            return  # the channel count must be known to slice the windows
+        b, ops = self.builder(op)
+        p = op.props()
+        size, channels, rank = p.int("size"), shape[1], len(shape)
+        pads = [0] * (2 * rank)
+        pads[1], pads[rank + 1] = (size - 1) // 2, size - 1 - (size - 1) // 2
+        sq = b.pad(b.mul(x, x), pads)
+        total = b.narrow(sq, 1, 0, channels)
+        for j in range(1, size):
+            total = b.add(total, b.narrow(sq, 1, j, channels))
+        scaled = b.add(
+            b.mul(total, _scalar(b, p.float("alpha") / size, x)), _scalar(b, p.float("bias"), x)
+        )
+        self.commit(rewriter, op, ops, [b.div(x, b.pow(scaled, _scalar(b, p.float("beta"), x)))])
+
+
+class LowerConvTranspose(ConversionPattern):
+    path = COMMON_IR
+    summary = "zeros between input elements, the kernel flipped with its channels swapped, a conv"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.ConvTransposeOp, rewriter: PatternRewriter) -> None:
+        x_shape, w_shape = type_of(op.input).shape, type_of(op.weight).shape
+        if not _static(x_shape):
+            return  # zero insertion needs the spatial sizes
+        b, ops = self.builder(op)
+        p = op.props()
+        k = len(x_shape) - 2
+        strides, pads, dilations = p.ints("strides"), p.ints("pads"), p.ints("dilations")
+        extra, groups = p.ints("output_padding"), p.int("groups")
+        kernel = [int(d) for d in w_shape[2:]]
+        c_in, c_out_g = int(w_shape[0]), int(w_shape[1])
+        cin_g = c_in // groups
+        # W [C_in, C_out/g, K] -> [g, C_in/g, C_out/g, K] -> [g, C_out/g, C_in/g, K]
+        # -> [C_out, C_in/g, K], then flipped along K
+        wt = b.reshape(op.weight, [groups, cin_g, c_out_g, *kernel])
+        wt = b.transpose(wt, [0, 2, 1, *range(3, 3 + k)])
+        wt = b.reshape(wt, [groups * c_out_g, cin_g, *kernel])
+        wt = b.emit(mir.SliceOp(
+            wt, [0, 0, *[d - 1 for d in kernel]], [1, 1, *([-1] * k)],
+            [groups * c_out_g, cin_g, *kernel],
+        )).results[0]  # fmt: skip
+        y = _insert_zeros(b, op.input, strides)
+        lo = [(kernel[i] - 1) * dilations[i] - pads[i] for i in range(k)]
+        hi = [(kernel[i] - 1) * dilations[i] - pads[k + i] + extra[i] for i in range(k)]
+        if any(v < 0 for v in lo + hi):  # a crop past the kernel's reach: slice it off
+            ys = type_of(y).shape
+            starts = [0, 0, *[max(-v, 0) for v in lo]]
+            lengths = [
+                ys[0],
+                ys[1],
+                *[ys[2 + i] - max(-lo[i], 0) - max(-hi[i], 0) for i in range(k)],
+            ]
+            y = b.emit(mir.SliceOp(y, starts, [1] * (2 + k), lengths)).results[0]
+        conv_pads = [*[max(v, 0) for v in lo], *[max(v, 0) for v in hi]]
+        y = b.conv(y, wt, strides=[1] * k, pads=conv_pads, dilations=dilations, groups=groups)
+        if op.bias is not None:
+            y = b.add(y, _channel_view(b, op.bias, k + 2))
+        self.commit(rewriter, op, ops, [y])
+
+
+def _insert_zeros(b: GraphBuilder, x: SSAValue, strides: Sequence[int]) -> SSAValue:
+    """Put s - 1 zeros between neighbours along every spatial dim (stride s)."""
+    if all(s == 1 for s in strides):
+        return x
+    n, c, *spatial = type_of(x).shape
+    k = len(spatial)
+    # [N, C, H, W] -> [N, C, H, 1, W, 1] -> pad to [N, C, H, s, W, s] -> [N, C, H·s, W·s]
+    y = b.reshape(x, [n, c, *[v for d in spatial for v in (d, 1)]])
+    pads = [0] * (2 * (2 + 2 * k))
+    for i, s in enumerate(strides):
+        pads[len(pads) // 2 + 2 + 2 * i + 1] = s - 1
+    y = b.reshape(b.pad(y, pads), [n, c, *[d * s for d, s in zip(spatial, strides, strict=True)]])
+    lengths = [(d - 1) * s + 1 for d, s in zip(spatial, strides, strict=True)]
+    return b.emit(mir.SliceOp(y, [0] * (2 + k), [1] * (2 + k), [n, c, *lengths])).results[0]
+
+
 LOGICAL_KERNEL_PATTERNS: tuple[type[ConversionPattern], ...] = (
     LowerLayerNorm,
     LowerRmsNorm,
@@ -393,6 +550,12 @@ LOGICAL_KERNEL_PATTERNS: tuple[type[ConversionPattern], ...] = (
     LowerRope,
     LowerGelu,
     LowerSilu,
+    LowerClip,
+    LowerHardSigmoid,
+    LowerHardSwish,
+    LowerLeakyRelu,
+    LowerLrn,
+    LowerConvTranspose,
 )
 
 

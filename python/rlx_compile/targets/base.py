@@ -25,7 +25,12 @@ from xdsl.ir import Operation
 from xdsl.pattern_rewriter import RewritePattern
 
 from rlx_compile.dialects import mir
-from rlx_compile.dialects.common import Activation, GeluApproximation, ShapedOp
+from rlx_compile.dialects.common import (
+    ACTIVATION_PARAMS,
+    Activation,
+    GeluApproximation,
+    ShapedOp,
+)
 from rlx_compile.dialects.types import DType, TensorType
 
 # ---------------------------------------------------------------------------------
@@ -42,6 +47,7 @@ FUSED = frozenset(
         mir.FusedResidualRmsNormOp,
         mir.FusedResidualLayerNormOp,
         mir.FusedConvBiasActOp,
+        mir.FusedScaleShiftActOp,
         mir.FusedAttentionBlockOp,
     )
 )
@@ -64,6 +70,10 @@ ACTIVATION_OPS: dict[Activation, str] = {
     Activation.SILU: mir.SiluOp.name,
     Activation.SIGMOID: mir.SigmoidOp.name,
     Activation.TANH: mir.TanhOp.name,
+    Activation.CLIP: mir.ClipOp.name,
+    Activation.HARD_SIGMOID: mir.HardSigmoidOp.name,
+    Activation.HARD_SWISH: mir.HardSwishOp.name,
+    Activation.LEAKY_RELU: mir.LeakyReluOp.name,
 }
 ACTIVATION_LABELS: dict[Activation, str] = {
     Activation.NONE: "none",
@@ -73,13 +83,34 @@ ACTIVATION_LABELS: dict[Activation, str] = {
     Activation.SILU: "silu",
     Activation.SIGMOID: "sigmoid",
     Activation.TANH: "tanh",
+    Activation.CLIP: "clip",
+    Activation.HARD_SIGMOID: "hard-sigmoid",
+    Activation.HARD_SWISH: "hard-swish",
+    Activation.LEAKY_RELU: "leaky-relu",
 }
 ALL_ACTIVATIONS = frozenset(a for a in Activation if a is not Activation.NONE)
+
+
+def activation_params(op: Operation) -> tuple[float, ...]:
+    """The ``act_params`` of the fused-epilogue activation ``op`` computes."""
+    match op:
+        case mir.ClipOp() | mir.HardSigmoidOp() | mir.LeakyReluOp():
+            p = op.props()
+            return tuple(p.float(name) for name in ACTIVATION_PARAMS[activation_of(op)])
+    return ()
 
 
 def activation_of(op: Operation) -> Activation | None:
     """The fused-epilogue activation an op computes, or None for other ops."""
     match op:
+        case mir.ClipOp():
+            return Activation.CLIP
+        case mir.HardSigmoidOp():
+            return Activation.HARD_SIGMOID
+        case mir.HardSwishOp():
+            return Activation.HARD_SWISH
+        case mir.LeakyReluOp():
+            return Activation.LEAKY_RELU
         case mir.ReluOp():
             return Activation.RELU
         case mir.GeluOp():

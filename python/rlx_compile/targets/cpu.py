@@ -1,8 +1,9 @@
 """cpu: the reference kernels (``rlx_compile.interpreter``, run in the arena).
 
 Claims every primitive and every fused op the reference kernels implement: the fused
-matmul, conv, SwiGLU, residual norms and the attention block (RLX's own CPU backend has
-no fused conv; ours does, and fusing it saves the conv's full-size intermediate).
+matmul, conv, per-channel scale-shift, SwiGLU, residual norms and the attention block
+(RLX's own CPU backend has no fused conv; ours does, and fusing it saves the conv's
+full-size intermediate).
 Elementwise regions are unfused: a CPU runs op by op. No fusion size limits. The kernels
 broadcast like NumPy, so no broadcast is materialised (RLX's CPU kernels index operands
 modulo their size and need ``legalize-broadcast``; an explicit expand costs a full-size
@@ -29,6 +30,7 @@ TARGET = Target(
         mir.FusedSwigluOp.name,
         mir.FusedAttentionBlockOp.name,
         mir.FusedConvBiasActOp.name,
+        mir.FusedScaleShiftActOp.name,
         REGION,
     },
     limits=FusionLimits(max_region_steps=UNBOUNDED, max_region_inputs=UNBOUNDED),

@@ -115,6 +115,24 @@ def _fuse_attention_block() -> type[ModulePass]:
     return FuseAttentionBlockPass
 
 
+def _fold_conv_affine() -> type[ModulePass]:
+    from rlx_compile.transforms.fold_conv_affine import FoldConvAffinePass
+
+    return FoldConvAffinePass
+
+
+def _fuse_scale_shift() -> type[ModulePass]:
+    from rlx_compile.transforms.fuse_scale_shift import FuseScaleShiftPass
+
+    return FuseScaleShiftPass
+
+
+def _fuse_activations() -> type[ModulePass]:
+    from rlx_compile.transforms.fuse_activations import FuseActivationsPass
+
+    return FuseActivationsPass
+
+
 def _fuse_gelu() -> type[ModulePass]:
     from rlx_compile.transforms.fuse_gelu import FuseGeluPass
 
@@ -232,6 +250,9 @@ RLX_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "specialize-dims": _specialize_dims,
     "fuse": _fuse,
     "fuse-attention-block": _fuse_attention_block,
+    "fuse-activations": _fuse_activations,
+    "fold-conv-affine": _fold_conv_affine,
+    "fuse-scale-shift": _fuse_scale_shift,
     "fuse-gelu": _fuse_gelu,
     "fuse-rms-norm": _fuse_rms_norm,
     "fuse-rope": _fuse_rope,

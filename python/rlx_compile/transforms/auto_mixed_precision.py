@@ -66,16 +66,17 @@ class Category(Enum):
 
 _BY_CATEGORY: dict[Category, tuple[type[Operation], ...]] = {
     Category.COMPUTE: (
-        mir.MatmulOp, mir.ConvOp, mir.AttentionOp, mir.FusedMatmulBiasActOp,
-        mir.FusedConvBiasActOp, mir.FusedAttentionBlockOp,
+        mir.MatmulOp, mir.ConvOp, mir.ConvTransposeOp, mir.AttentionOp,
+        mir.FusedMatmulBiasActOp, mir.FusedConvBiasActOp, mir.FusedAttentionBlockOp,
     ),
     Category.REDUCTION: (
         mir.ReduceOp, mir.ArgReduceOp, mir.SoftmaxOp, mir.LogSoftmaxOp, mir.NormOp,
         mir.GroupNormOp, mir.BatchNormOp, mir.FusedResidualNormOp, mir.AvgPoolOp,
-        mir.ScanOp, mir.PairwiseCouplingOp,
+        mir.ScanOp, mir.PairwiseCouplingOp, mir.LrnOp,
     ),
     Category.ELEMENTWISE: (
         mir.UnaryOp, mir.BinaryOp, mir.CompareOp, mir.WhereOp, mir.RopeOp, mir.FusedSwigluOp,
+        mir.FusedScaleShiftActOp,
     ),
     Category.DATA_MOVEMENT: (
         mir.ReshapeOp, mir.TransposeOp, mir.NarrowOp, mir.SliceOp, mir.ConcatOp,

@@ -15,38 +15,26 @@ from dataclasses import dataclass
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
-from rlx_compile.builder import GraphBuilder, type_of
+from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
-from rlx_compile.dialects.common import Activation
 from rlx_compile.fusion.base import (
+    Epilogue,
     FoldActivation,
     FusionPass,
     FusionPattern,
     Match,
     Miss,
     channel_bias,
+    channel_vector,
     describe_uses,
     epilogue,
     fold_activation,
     operand_from,
-    producer,
     sole_user,
 )
 from rlx_compile.targets.base import Target
 
 FUSED = mir.FusedConvBiasActOp.name
-
-
-def as_channel_vector(b: GraphBuilder, bias: SSAValue) -> SSAValue:
-    """The [C] vector behind a channel-broadcast bias (the reshape's input when the bias
-    is a reshape or expand of one, else a new reshape)."""
-    channels = [d for d in type_of(bias).shape if d != 1] or [1]
-    source = bias
-    while (p := producer(source, mir.ReshapeOp) or producer(source, mir.ExpandOp)) is not None:
-        source = p.input
-        if type_of(source).shape == tuple(channels):
-            return source
-    return b.reshape(bias, channels)
 
 
 def conv_rule_miss(conv: mir.ConvOp, target: Target) -> Miss | None:
@@ -78,7 +66,7 @@ class ConvBiasAct(Match):
     conv: mir.ConvOp
     bias: SSAValue
     residual: SSAValue | None
-    act: Activation
+    epilogue: Epilogue | None
 
 
 class FuseConvBiasAct(FusionPattern):
@@ -115,17 +103,18 @@ class FuseConvBiasAct(FusionPattern):
                 residual = other
                 absorbed.append(nxt)
                 last = nxt.result
-        act = Activation.NONE
         ep = epilogue(last, self.target, conv=True)
-        if isinstance(ep, tuple):
-            absorbed.append(ep[0])
-            act = ep[1]
-        return ConvBiasAct(absorbed[-1], absorbed, conv, bias, residual, act)
+        if isinstance(ep, Epilogue):
+            absorbed.append(ep.op)
+        ep = ep if isinstance(ep, Epilogue) else None
+        return ConvBiasAct(absorbed[-1], absorbed, conv, bias, residual, ep)
 
     def rewrite(self, m: Match, rewriter: PatternRewriter) -> None:
         b, ops = self.builder(m.root)
         if isinstance(m, ConvBiasAct):
-            conv, bias, residual, act = m.conv, as_channel_vector(b, m.bias), m.residual, m.act
+            channels = type_of(m.conv.result).shape[1]
+            conv, residual, ep = m.conv, m.residual, m.epilogue
+            bias = channel_vector(b, m.bias, channels)
             x, w, props = conv.input, conv.weight, conv.props()
         else:
             assert isinstance(m, FoldActivation)
@@ -134,10 +123,11 @@ class FuseConvBiasAct(FusionPattern):
             x, w, bias, residual, props = (
                 fused.input, fused.weight, fused.bias, fused.residual, fused.props()
             )  # fmt: skip
-            act = m.act
+            ep = m.epilogue
         y = b.fused_conv_bias_act(
             x, w, bias, residual, strides=props.ints("strides"), pads=props.ints("pads"),
-            dilations=props.ints("dilations"), groups=props.int("groups"), act=act.value,
+            dilations=props.ints("dilations"), groups=props.int("groups"),
+            act=ep.act.value if ep else "none", act_params=ep.params if ep else (),
         )  # fmt: skip
         self.replace(rewriter, m, ops, [y])
 

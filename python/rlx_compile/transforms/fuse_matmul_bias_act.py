@@ -1,9 +1,10 @@
 """``fuse-matmul-bias-act``: matmul → add(bias) → [activation] as one
 ``mir.fused_matmul_bias_act``.
 
-The matmul must be read by the add alone; the bias must be a vector over the last dim
-(rank ≤ 1, N or 1 elements). The activation folds in when the biased sum is read by it
-alone and the target's fused kernel applies it (``FusionLimits.matmul_epilogues``);
+The matmul must be read by the add alone; the bias must broadcast as a vector over the
+last dim (N or 1 elements, any leading dims 1: a ``[1, N]`` bias becomes ``[N]``). The
+activation folds in when the biased sum is read by it alone and the target's fused
+kernel applies it (``FusionLimits.matmul_epilogues``);
 otherwise the fused op has no activation and the activation stays an op. The same
 epilogue rule folds an activation into an existing fused op without one.
 """
@@ -17,8 +18,8 @@ from xdsl.pattern_rewriter import PatternRewriter
 
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
-from rlx_compile.dialects.common import Activation
 from rlx_compile.fusion.base import (
+    Epilogue,
     FoldActivation,
     FusionPass,
     FusionPattern,
@@ -39,7 +40,7 @@ class MatmulBiasAct(Match):
     x: SSAValue
     w: SSAValue
     bias: SSAValue
-    act: Activation
+    epilogue: Epilogue | None
 
 
 class FuseMatmulBiasAct(FusionPattern):
@@ -60,11 +61,6 @@ class FuseMatmulBiasAct(FusionPattern):
         squeezed = [d for d in bias_t.shape if d != 1]
         if squeezed not in ([], [out.shape[-1]]):
             return None  # a residual or other full-rank operand, not a bias
-        if bias_t.rank > 1:
-            return Miss(
-                f"bias has rank {bias_t.rank}",
-                f"reshape the bias to a vector of {out.shape[-1]}",
-            )
         if sole_user(mm.result) is not op:
             return Miss(
                 describe_uses(mm.result, "the matmul result"),
@@ -73,21 +69,25 @@ class FuseMatmulBiasAct(FusionPattern):
         if (miss := self.ctx.unclaimed(FUSED)) is not None:
             return miss
         absorbed: list[Operation] = [mm, op]
-        act = Activation.NONE
         ep = epilogue(op.result, self.target)
-        if isinstance(ep, tuple):
-            absorbed.append(ep[0])
-            act = ep[1]
-        return MatmulBiasAct(absorbed[-1], absorbed, mm.lhs, mm.rhs, bias, act)
+        if isinstance(ep, Epilogue):
+            absorbed.append(ep.op)
+        ep = ep if isinstance(ep, Epilogue) else None
+        return MatmulBiasAct(absorbed[-1], absorbed, mm.lhs, mm.rhs, bias, ep)
 
     def rewrite(self, m: Match, rewriter: PatternRewriter) -> None:
         b, ops = self.builder(m.root)
         if isinstance(m, FoldActivation):
             fused = m.absorbed[0]
             assert isinstance(fused, mir.FusedMatmulBiasActOp)
-            m = MatmulBiasAct(m.root, m.absorbed, fused.input, fused.weight, fused.bias, m.act)
+            m = MatmulBiasAct(m.root, m.absorbed, fused.input, fused.weight, fused.bias, m.epilogue)
         assert isinstance(m, MatmulBiasAct)
-        y = b.fused_matmul_bias_act(m.x, m.w, m.bias, m.act.value)
+        ep, bias = m.epilogue, m.bias
+        if type_of(bias).rank > 1:  # [1, ..., N]: the vector it broadcasts as
+            bias = b.reshape(bias, [type_of(bias).shape[-1]])
+        y = b.fused_matmul_bias_act(
+            m.x, m.w, bias, ep.act.value if ep else "none", ep.params if ep else ()
+        )
         self.replace(rewriter, m, ops, [y])
 
 

@@ -14,6 +14,7 @@ from rlx_compile.frontends.onnx.context import (
     ConverterResult,
     FoldingBuilder,
     NodeContext,
+    NotStatic,
     Unsupported,
     converter,
     dtype_of,
@@ -211,13 +212,13 @@ def activation_fn(
         case "Softsign":
             return lambda x: b.div(x, b.add(b.abs(x), 1))
         case "LeakyRelu":
-            return lambda x: b.where(b.compare("lt", x, 0), b.mul(x, alpha), x)
+            return lambda x: b.leaky_relu(x, alpha)
         case "ThresholdedRelu":
             return lambda x: b.where(b.compare("gt", x, alpha), x, 0)
         case "Elu":
             return lambda x: b.where(b.compare("lt", x, 0), b.mul(b.sub(b.exp(x), 1), alpha), x)
         case "HardSigmoid":
-            return lambda x: b.maximum(b.minimum(b.add(b.mul(x, alpha), beta), 1), 0)
+            return lambda x: b.hard_sigmoid(x, alpha, beta)
         case "ScaledTanh":  # RNN activations only (the op left ONNX at opset 10)
             return lambda x: b.mul(b.tanh(b.mul(x, beta)), alpha)
         case "Affine":
@@ -275,9 +276,7 @@ def celu(ctx: NodeContext) -> ConverterResult:
 
 @converter("HardSwish")
 def hard_swish(ctx: NodeContext) -> ConverterResult:
-    x = ctx.x(0)
-    gate = ctx.b.maximum(ctx.b.minimum(ctx.b.add(ctx.b.mul(x, 1 / 6), 0.5), 1), 0)
-    return ctx.b.mul(x, gate)
+    return ctx.b.hard_swish(ctx.x(0))
 
 
 @converter("Mish")
@@ -314,9 +313,23 @@ def shrink(ctx: NodeContext) -> ConverterResult:
     return ctx.b.where(ctx.b.compare("gt", x, lambd), ctx.b.sub(x, bias), low)
 
 
+def _scalar_bound(ctx: NodeContext, i: int) -> float | None:
+    """Input ``i`` as a Python float when it is a one-element constant."""
+    if not ctx.has(i):
+        return None
+    try:
+        arr = ctx.const(i)
+    except NotStatic:
+        return None
+    return float(arr.reshape(-1)[0]) if arr.size == 1 else None
+
+
 @converter("Clip")
 def clip(ctx: NodeContext) -> ConverterResult:
     x = ctx.x(0)
+    bounds = _scalar_bound(ctx, 1), _scalar_bound(ctx, 2)
+    if type_of(x).dtype.is_float and bounds[0] is not None and bounds[1] is not None:
+        return ctx.b.clip(x, *bounds)
     lo, hi = ctx.opt(1), ctx.opt(2)
     if lo is not None:
         x = ctx.b.maximum(x, lo)

@@ -444,23 +444,8 @@ def mean_variance_normalization(ctx: NodeContext) -> ConverterResult:
 
 @converter("LRN")
 def lrn(ctx: NodeContext) -> ConverterResult:
-    x = ctx.x(0)
-    size = ctx.attr("size")
     alpha, beta, bias = ctx.attr("alpha", 1e-4), ctx.attr("beta", 0.75), ctx.attr("bias", 1.0)
-    shape = type_of(x).shape
-    channels = shape[1]
-    if not isinstance(channels, int):
-        raise Unsupported("symbolic channel dim")
-    rank = len(shape)
-    before, after = (size - 1) // 2, size - 1 - (size - 1) // 2
-    pads = [0] * (2 * rank)
-    pads[1], pads[rank + 1] = before, after
-    sq = ctx.b.pad(ctx.b.mul(x, x), pads)
-    total = ctx.b.narrow(sq, 1, 0, channels)
-    for j in range(1, size):
-        total = ctx.b.add(total, ctx.b.narrow(sq, 1, j, channels))
-    denom = ctx.b.pow(ctx.b.add(ctx.b.mul(total, alpha / size), bias), beta)
-    return ctx.b.div(x, denom)
+    return ctx.b.emit(mir.LrnOp(ctx.x(0), ctx.attr("size"), alpha, beta, bias)).results[0]
 
 
 # ---------------------------------------------------------------------------------
@@ -492,35 +477,12 @@ def hardmax(ctx: NodeContext) -> ConverterResult:
     return ctx.b.cast(hot, type_of(x).dtype)
 
 
-def _insert_zeros(ctx: NodeContext, x: SSAValue, strides: list[int]) -> SSAValue:
-    """Put s - 1 zeros between neighbours along every spatial dim (stride s)."""
-    if all(s == 1 for s in strides):
-        return x
-    shape = list(type_of(x).shape)
-    n, c, spatial = shape[0], shape[1], shape[2:]
-    k = len(spatial)
-    # [N, C, H, W] -> [N, C, H, 1, W, 1] -> pad to [N, C, H, s, W, s] -> [N, C, H·s, W·s]
-    y = reshape(ctx, x, [n, c, *[v for d in spatial for v in (d, 1)]])
-    pads = [0] * (2 * (2 + 2 * k))
-    for i, s in enumerate(strides):
-        pads[len(pads) // 2 + 2 + 2 * i + 1] = s - 1
-    y = reshape(
-        ctx, ctx.b.pad(y, pads), [n, c, *[d * s for d, s in zip(spatial, strides, strict=True)]]
-    )
-    lengths = [(d - 1) * s + 1 for d, s in zip(spatial, strides, strict=True)]
-    return ctx.b.emit(mir.SliceOp(y, [0] * (2 + k), [1] * (2 + k), [n, c, *lengths])).results[0]
-
-
 @converter("ConvTranspose")
 def conv_transpose(ctx: NodeContext) -> ConverterResult:
-    # The transposed convolution as a direct one: zeros between input elements (stride),
-    # padding (K-1)·d minus the transposed pads, and the kernel flipped with its
-    # input/output channels swapped within each group.
-    x, w = ctx.x(0), ctx.x(1)
+    x, w, bias = ctx.x(0), ctx.x(1), ctx.opt(2)
     spatial = _spatial(ctx, 0)
     k = len(spatial)
-    wshape = list(ctx.static_shape(1))
-    kernel = wshape[2:]
+    kernel = list(ctx.static_shape(1))[2:]
     declared = ctx.attr("kernel_shape")
     if declared is not None and list(declared) != kernel:
         raise Unsupported(f"kernel_shape {declared} differs from the weight's {kernel}")
@@ -549,33 +511,27 @@ def conv_transpose(ctx: NodeContext) -> ConverterResult:
             out_len = list(output_shape)[-k:]
         else:
             out_len = [full[i] + out_pad[i] - pads[i] - pads[k + i] for i in range(k)]
-    c_in, c_out_g = wshape[0], wshape[1]
-    cin_g = c_in // group
-    # W [C_in, C_out/g, K] -> [g, C_in/g, C_out/g, K] -> [g, C_out/g, C_in/g, K]
-    # -> [C_out, C_in/g, K], then flipped along K
-    wt = reshape(ctx, w, [group, cin_g, c_out_g, *kernel])
-    wt = ctx.b.transpose(wt, [0, 2, 1, *range(3, 3 + k)])
-    wt = reshape(ctx, wt, [group * c_out_g, cin_g, *kernel])
-    flip = mir.SliceOp(
-        wt, [0, 0, *[d - 1 for d in kernel]], [1, 1, *([-1] * k)], [group * c_out_g, cin_g, *kernel]
-    )
-    wt = ctx.b.emit(flip).results[0]
-    y = _insert_zeros(ctx, x, strides)
-    lo = [(kernel[i] - 1) * dilations[i] - begin[i] for i in range(k)]
-    hi = [(kernel[i] - 1) * dilations[i] + begin[i] + out_len[i] - full[i] for i in range(k)]
-    if not all(isinstance(v, int) for v in lo + hi):
+    # The output is full[begin : begin + out_len]: cropped at both ends (pads), extended
+    # by zeros (+ bias) past either end.
+    front = [max(-b, 0) for b in begin]
+    crop = [max(b, 0) for b in begin]
+    rest = [out_len[i] - front[i] for i in range(k)]
+    end = [full[i] - crop[i] - rest[i] for i in range(k)]
+    if not all(isinstance(v, int) for v in front + end):
         raise Unsupported("output_shape with symbolic spatial dims: size them at compile time")
-    pos = [0, 0, *[max(v, 0) for v in lo], 0, 0, *[max(v, 0) for v in hi]]
-    if any(pos):
-        y = ctx.b.pad(y, pos)
-    if any(v < 0 for v in lo + hi):
-        ys = list(type_of(y).shape)
-        starts = [0, 0, *[max(-v, 0) for v in lo]]
-        lengths = [ys[0], ys[1], *[ys[2 + i] - max(-lo[i], 0) - max(-hi[i], 0) for i in range(k)]]
-        y = ctx.b.emit(mir.SliceOp(y, starts, [1] * (2 + k), lengths)).results[0]
-    y = ctx.b.conv(y, wt, [1] * k, [0] * (2 * k), dilations, group)
-    bias = ctx.opt(2)
-    return bias_per_channel(ctx, y, bias) if bias is not None else y
+    props = {"strides": strides, "dilations": dilations, "groups": group}
+    padded = any(front)
+    y = ctx.b.emit(
+        mir.ConvTransposeOp(
+            x, w, None if padded else bias, pads=[*crop, *[max(e, 0) for e in end]],
+            output_padding=[max(-e, 0) for e in end], **props,
+        )
+    ).results[0]  # fmt: skip
+    if padded:  # the output starts before the first full position: zeros there too
+        y = ctx.b.pad(y, [0, 0, *front, 0, 0, *([0] * k)])
+        if bias is not None:
+            y = bias_per_channel(ctx, y, bias)
+    return y
 
 
 @converter("DeformConv")

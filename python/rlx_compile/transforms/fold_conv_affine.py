@@ -1,0 +1,138 @@
+"""``fold-conv-affine``: per-channel scales and shifts after a conv fold into its weight
+and bias (onnxruntime's ConvMulFusion and ConvAddFusion).
+
+    conv(x, w) [+ b]  · s     ->  conv(x, w · s[C, 1, ...]) + b · s       (also / s)
+    conv(x, w) [+ b]  + t     ->  conv(x, w) + (b + t)                   (also - t)
+
+(a channel bias on a conv with none stays for ``fuse-conv-bias-act``)
+
+``s`` and ``t`` must be weights (computed from params and constants alone: folding an
+activation into the weights would recompute them on every call) and broadcast along the
+channel axis only, or be one element (the learnable affine blocks of PP-OCR and the
+scale layers of Caffe2 exports). Each link must have one reader. The new weight and bias
+are ops on the parameters, which fold away when those are constants; the result is the
+conv + channel bias that ``fuse-conv-bias-act`` takes next. Rounding differs from the
+unfolded graph (``w · s`` is rounded before the conv).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.ir import Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter
+
+from rlx_compile.builder import GraphBuilder, type_of
+from rlx_compile.dialects import mir
+from rlx_compile.fusion.base import (
+    FusionPass,
+    FusionPattern,
+    Match,
+    Miss,
+    channel_bias,
+    channel_vector,
+    describe_uses,
+    is_static,
+    per_channel,
+    producer,
+    sole_user,
+)
+
+NEEDED = tuple(op.name for op in (mir.ConvOp, mir.MulOp, mir.AddOp, mir.ReshapeOp))
+_HINT = "folding rewrites the conv's weights: nothing else may read its output"
+
+
+@dataclass
+class ConvAffine(Match):
+    conv: mir.ConvOp
+    bias: SSAValue | None
+    """The channel bias already added to the conv, if any."""
+    factor: SSAValue
+    """The scale (mul, div) or shift (add, sub)."""
+
+
+def _conv_chain(v: SSAValue) -> tuple[mir.ConvOp, mir.AddOp | None, SSAValue | None] | None:
+    """``v`` as conv(x, w) or conv(x, w) + b[C]: (the conv, the add, b)."""
+    conv = producer(v, mir.ConvOp)
+    if conv is not None:
+        return conv, None, None
+    add = producer(v, mir.AddOp)
+    if add is None:
+        return None
+    for y, bias in ((add.lhs, add.rhs), (add.rhs, add.lhs)):
+        conv = producer(y, mir.ConvOp)
+        if conv is None:
+            continue
+        out = type_of(conv.result)
+        if channel_bias(type_of(bias), out) and type_of(add.result) == out:
+            return conv, add, bias
+    return None
+
+
+class FoldConvAffine(FusionPattern):
+    name = "conv_affine"
+    roots = (mir.MulOp, mir.DivOp, mir.AddOp, mir.SubOp)
+
+    def match(self, op: Operation) -> Match | Miss | None:
+        commutes = isinstance(op, mir.MulOp | mir.AddOp)
+        a, b = op.operands
+        for y, factor in ((a, b), (b, a)) if commutes else ((a, b),):
+            found = _conv_chain(y)
+            if found is None:
+                continue
+            conv, add, bias = found
+            out = type_of(conv.result)
+            if isinstance(op, mir.AddOp) and add is None and channel_bias(type_of(factor), out):
+                return None  # the conv's own bias: fuse-conv-bias-act takes it
+            if type_of(op.results[0]) != out or not per_channel(type_of(factor), out):
+                return None
+            if not is_static(factor):
+                return None  # an activation (say, an attention gate): not a weight
+            links: list[tuple[SSAValue, Operation]] = [(conv.result, add or op)]
+            if add is not None:
+                links.append((add.result, op))
+            for value, reader in links:
+                if sole_user(value) is not reader:
+                    return Miss(describe_uses(value, f"the {value.owner.name} result"), _HINT)
+            if (miss := self.ctx.unclaimed(*NEEDED)) is not None:
+                return miss
+            absorbed: list[Operation] = [conv, *([add] if add else []), op]
+            return ConvAffine(op, absorbed, conv, bias, factor)
+        return None
+
+    def rewrite(self, m: Match, rewriter: PatternRewriter) -> None:
+        assert isinstance(m, ConvAffine)
+        b, ops = self.builder(m.root)
+        conv, root = m.conv, m.root
+        channels = type_of(conv.result).shape[1]
+        factor = channel_vector(b, m.factor, channels)
+        bias = channel_vector(b, m.bias, channels) if m.bias is not None else None
+        weight = conv.weight
+        if isinstance(root, mir.MulOp | mir.DivOp):
+            scale = b.reshape(factor, (channels, *([1] * (type_of(weight).rank - 1))))
+            weight = b.binary(type(root), weight, scale)
+            bias = b.binary(type(root), bias, factor) if bias is not None else None
+        elif bias is not None:
+            bias = b.binary(type(root), bias, factor)
+        else:
+            bias = factor if isinstance(root, mir.AddOp) else b.neg(factor)
+        y = _conv_like(b, conv, weight)
+        if bias is not None:
+            y = b.add(y, b.reshape(bias, (channels, *([1] * (type_of(y).rank - 2)))))
+        self.replace(rewriter, m, ops, [y])
+
+
+def _conv_like(b: GraphBuilder, conv: mir.ConvOp, weight: SSAValue) -> SSAValue:
+    p = conv.props()
+    return b.conv(
+        conv.input, weight, strides=p.ints("strides"), pads=p.ints("pads"),
+        dilations=p.ints("dilations"), groups=p.int("groups"),
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class FoldConvAffinePass(FusionPass):
+    """Fold per-channel scales and shifts after a conv into its weight and bias."""
+
+    name = "fold-conv-affine"
+    PATTERNS = (FoldConvAffine,)

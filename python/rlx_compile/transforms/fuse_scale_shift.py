@@ -1,0 +1,177 @@
+"""``fuse-scale-shift``: a per-channel affine with no conv to fold into, and its
+activation, as one ``mir.fused_scale_shift_act``.
+
+- an inference batch norm that ``fold-conv-batch-norm`` could not take (after a concat,
+  on a block input: DenseNet's pre-activation layers) becomes
+  ``x · s + t`` with ``s = scale · rsqrt(variance + eps)``, ``t = bias - mean · s``;
+- ``x · s + t`` (also ``- t``) with ``s`` and ``t`` weights broadcasting along the channel
+  axis or of one element (PP-OCR's learnable affine blocks);
+- a following ``· s`` / ``/ s`` / ``+ t`` / ``- t`` by such a weight folds into the scale
+  and shift, and an activation read by nothing else into the op (the conv's epilogue
+  rule, ``FusionLimits.conv_epilogues``).
+
+The scale and shift are ops on the parameters (folded away when they are constants); one
+kernel then reads the input once instead of once per op. Rounding differs from the
+unfolded ops by the reassociation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.ir import Operation, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter
+
+from rlx_compile.builder import GraphBuilder, type_of
+from rlx_compile.dialects import mir
+from rlx_compile.dialects.common import Activation
+from rlx_compile.fusion.base import (
+    FoldActivation,
+    FusionPass,
+    FusionPattern,
+    Match,
+    Miss,
+    channel_vector,
+    describe_uses,
+    fold_activation,
+    is_static,
+    per_channel,
+    producer,
+    sole_user,
+)
+
+FUSED = mir.FusedScaleShiftActOp.name
+NEEDED = tuple(
+    op.name for op in (mir.MulOp, mir.AddOp, mir.SubOp, mir.NegOp, mir.RsqrtOp, mir.ReshapeOp)
+)
+
+
+@dataclass
+class NewScaleShift(Match):
+    x: SSAValue
+    scale: SSAValue | None
+    shift: SSAValue | None
+    negate_shift: bool = False
+
+
+@dataclass
+class IntoScaleShift(Match):
+    """A weight folding into an existing scale-shift (``absorbed[0]``)."""
+
+    factor: SSAValue
+
+
+def _weight_on(op: Operation, kind: type[Operation]) -> tuple[Operation, SSAValue] | None:
+    """For a binary op: (the op of ``kind`` producing one operand, the other operand) when
+    the other is a per-channel weight (only the rhs for a sub or div)."""
+    a, b = op.operands
+    pairs = ((a, b), (b, a)) if isinstance(op, mir.MulOp | mir.AddOp) else ((a, b),)
+    for x, w in pairs:
+        p = producer(x, kind)
+        if p is None or type_of(x) != type_of(op.results[0]):
+            continue
+        if per_channel(type_of(w), type_of(x)) and is_static(w):
+            return p, w
+    return None
+
+
+class FuseScaleShift(FusionPattern):
+    name = "scale_shift"
+    roots = (mir.BatchNormOp, mir.MulOp, mir.DivOp, mir.AddOp, mir.SubOp, mir.FusedScaleShiftActOp)
+
+    def match(self, op: Operation) -> Match | Miss | None:
+        if isinstance(op, mir.FusedScaleShiftActOp):
+            return fold_activation(op, self.target, conv=True)
+        if not type_of(op.results[0]).dtype.is_float or type_of(op.results[0]).rank < 2:
+            return None
+        if isinstance(op, mir.BatchNormOp):
+            return self._claimed(NewScaleShift(op, [op], op.input, None, None))
+        found = _weight_on(op, mir.FusedScaleShiftActOp)
+        if found is not None:
+            fused, factor = found
+            assert isinstance(fused, mir.FusedScaleShiftActOp)
+            if fused.props().enum("activation") is not Activation.NONE:
+                return None
+            if sole_user(fused.results[0]) is not op:
+                return Miss(
+                    describe_uses(fused.results[0], "the scale-shift"),
+                    "a weight folds into the scale-shift only when nothing else reads it",
+                )
+            return self._claimed(IntoScaleShift(op, [fused, op], factor))
+        if not isinstance(op, mir.AddOp | mir.SubOp):
+            return None
+        shifted = _weight_on(op, mir.MulOp)
+        if shifted is None:
+            return None
+        mul, shift = shifted
+        scaled = _scaled_input(mul)
+        if scaled is None:
+            return None
+        if sole_user(mul.results[0]) is not op:
+            return Miss(
+                describe_uses(mul.results[0], "the scaled value"),
+                "the product must be read by the shift alone",
+            )
+        x, scale = scaled
+        return self._claimed(
+            NewScaleShift(op, [mul, op], x, scale, shift, isinstance(op, mir.SubOp))
+        )
+
+    def _claimed(self, m: Match) -> Match | Miss:
+        return self.ctx.unclaimed(FUSED, *NEEDED) or m
+
+    def rewrite(self, m: Match, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(m.root)
+        if isinstance(m, FoldActivation):
+            fused = m.absorbed[0]
+            assert isinstance(fused, mir.FusedScaleShiftActOp)
+            ep = m.epilogue
+            y = b.fused_scale_shift_act(
+                fused.input, fused.scale, fused.shift, ep.act.value, ep.params
+            )
+        elif isinstance(m, IntoScaleShift):
+            fused = m.absorbed[0]
+            assert isinstance(fused, mir.FusedScaleShiftActOp)
+            channels = type_of(fused.input).shape[1]
+            factor = channel_vector(b, m.factor, channels)
+            scale, shift, kind = fused.scale, fused.shift, type(m.root)
+            if isinstance(m.root, mir.MulOp | mir.DivOp):
+                scale, shift = b.binary(kind, scale, factor), b.binary(kind, shift, factor)
+            else:
+                shift = b.binary(kind, shift, factor)
+            y = b.fused_scale_shift_act(fused.input, scale, shift)
+        else:
+            assert isinstance(m, NewScaleShift)
+            scale, shift = _new_scale_shift(b, m)
+            y = b.fused_scale_shift_act(m.x, scale, shift)
+        self.replace(rewriter, m, ops, [y])
+
+
+def _scaled_input(mul: Operation) -> tuple[SSAValue, SSAValue] | None:
+    """For ``x · s``: (x, s) when s is a per-channel weight."""
+    a, b = mul.operands
+    for x, s in ((a, b), (b, a)):
+        out = type_of(mul.results[0])
+        if type_of(x) == out and per_channel(type_of(s), out) and is_static(s):
+            return x, s
+    return None
+
+
+def _new_scale_shift(b: GraphBuilder, m: NewScaleShift) -> tuple[SSAValue, SSAValue]:
+    channels = type_of(m.x).shape[1]
+    root = m.root
+    if isinstance(root, mir.BatchNormOp):
+        eps = b.scalar_like(root.props().float("epsilon"), root.variance)
+        s = b.mul(root.scale, b.rsqrt(b.add(root.variance, eps)))
+        return s, b.sub(root.bias, b.mul(root.mean, s))
+    assert m.scale is not None and m.shift is not None
+    shift = channel_vector(b, m.shift, channels)
+    return channel_vector(b, m.scale, channels), b.neg(shift) if m.negate_shift else shift
+
+
+@dataclass(frozen=True)
+class FuseScaleShiftPass(FusionPass):
+    """Fuse per-channel affines (batch norms without a conv) and their activations."""
+
+    name = "fuse-scale-shift"
+    PATTERNS = (FuseScaleShift,)
