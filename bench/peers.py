@@ -11,13 +11,16 @@ Per model, ratios from one run in one process (best of ``--repeats`` for the tim
   incremental verification, no stage copies) from the file, against
   ``onnxruntime.InferenceSession`` creation with ORT_ENABLE_ALL from the same file, and
   against ``onnxslim.slim`` (which only rewrites the graph) when onnxslim is installed;
-- **ops**: our compute ops (the planned LIR graph's ops less its leaves and terminator)
-  against the nodes of onnxruntime's ORT_ENABLE_EXTENDED graph
+- **ops**: our compute ops (the planned LIR graph's ops that run per inference: not its
+  leaves, terminator or the ops on params alone, which prepare weights once) against the
+  nodes of onnxruntime's ORT_ENABLE_EXTENDED graph
   (``optimized_model_filepath``; NCHWc re-layouts of ORT_ENABLE_ALL left out);
 - **memory**: our activation arena (weights outside the arena, as onnxruntime keeps
   initializers) against the source-order bound (the unplanned MIR's peak of live
   activations, every tensor its own buffer, in source order) and against onnxruntime's
-  in-use peak (``mem_in_use_peak`` of its profiler over one run).
+  in-use peak (``mem_in_use_peak`` of its profiler over one run);
+- **rel err**: the largest difference of our compiled model's outputs from onnxruntime's
+  on one random input, relative to each output's largest magnitude.
 
 Models: the committed ``examples/models/*.onnx`` (``--full``: exported at full size by
 ``make_models.py --full`` with ``--torch-python``); onnx's light zoo models shipped in the
@@ -252,6 +255,21 @@ def feeds(session: ort.InferenceSession) -> dict[str, np.ndarray]:
     return out
 
 
+def agreement(path: Path, result: Any, model_feeds: dict[str, np.ndarray]) -> float:
+    """The largest difference from onnxruntime's outputs, relative to each one's scale."""
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    want = dict(
+        zip([o.name for o in session.get_outputs()], session.run(None, model_feeds), strict=True)
+    )
+    got = result.run(model_feeds)
+    worst = 0.0
+    for name, w in want.items():
+        w = np.asarray(w, dtype=np.float64)
+        scale = float(np.abs(w).max()) or 1.0
+        worst = max(worst, float(np.abs(np.asarray(got[name], dtype=np.float64) - w).max()) / scale)
+    return worst
+
+
 def ort_peak(path: Path) -> int:
     """onnxruntime's in-use peak over one run, from its profiler, less what was in use when
     the run began (the initializers it holds in the same allocator)."""
@@ -279,7 +297,16 @@ def slim_seconds(path: Path, repeats: int) -> float | None:
 
 
 def compute_ops(result: Any) -> int:
-    return sum(1 for op in result.lir.body.block.ops if op.name not in LEAVES)
+    """The planned graph's ops that run per inference: those reading a graph input, at
+    any distance. Ops on params alone prepare weights (``param-hoist`` runs them once;
+    onnxruntime folds them into its initializers at session creation)."""
+    per_run: set[Any] = set()
+    count = 0
+    for op in result.lir.body.block.ops:
+        if op.name == "mir.input" or any(v in per_run for v in op.operands):
+            per_run.update(op.results)
+            count += op.name not in LEAVES
+    return count
 
 
 def measure(path: Path, repeats: int) -> dict[str, Any]:
@@ -293,7 +320,9 @@ def measure(path: Path, repeats: int) -> dict[str, Any]:
         repeats, lambda: ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
     )
     acts = CompilePipeline(target="cpu", weights_in_arena=False, keep_stages=False).compile(module)
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     return {
+        "err": agreement(path, result, feeds(session)),
         "rlx_s": rlx_s,
         "ort_s": ort_s,
         "slim_s": slim_seconds(path, repeats),
@@ -312,7 +341,7 @@ def measure(path: Path, repeats: int) -> dict[str, Any]:
 COLUMNS = (
     ("model", 14), ("rlx s", 8), ("ort s", 8), ("/ort", 6), ("slim s", 8), ("/slim", 6),
     ("ops", 6), ("ort ops", 8), ("/ort", 6), ("arena", 12), ("src bound", 12), ("/bound", 7),
-    ("ort peak", 12), ("/peak", 6),
+    ("ort peak", 12), ("/peak", 6), ("rel err", 9),
 )  # fmt: skip
 
 
@@ -325,6 +354,7 @@ def row(name: str, r: dict[str, Any]) -> list[str]:
         str(r["ops"]), str(r["ort_ops"]), f"{r['ops'] / r['ort_ops']:.2f}",
         f"{r['arena']:,}", f"{r['bound']:,}", f"{r['arena'] / r['bound']:.2f}",
         f"{r['ort_peak']:,}", f"{r['arena'] / r['ort_peak']:.2f}" if r["ort_peak"] else "-",
+        f"{r['err']:.1e}",
     ]  # fmt: skip
 
 
