@@ -4,7 +4,6 @@ ops and activation memory, on the committed models and real third-party ones.
     python bench/peers.py                    # every model below
     python bench/peers.py --only densenet121 --only ppocr_det
     python bench/peers.py --full             # full-size exports of the committed models
-    python bench/peers.py --opset 13         # old-opset models through onnx's converter first
 
 Per model, ratios from one run in one process (best of ``--repeats`` for the times):
 - **compile**: ``import_model`` + ``CompilePipeline(target="cpu")`` (the default pipeline,
@@ -193,20 +192,6 @@ def committed_model(name: str, full: bool, torch_python: str) -> Path:
         if r.returncode != 0 or not out.exists():
             tail = (r.stderr.strip().splitlines() or ["no output"])[-1]
             raise Unavailable(f"make_models.py --full with {torch_python}: {tail}")
-    return out
-
-
-def upgraded(path: Path, opset: int | None) -> Path:
-    """``path`` converted to ``opset`` when it declares an older default-domain opset."""
-    if opset is None:
-        return path
-    model = onnx.load(str(path))
-    if next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), opset) >= opset:
-        return path
-    out = CACHE / f"opset{opset}" / path.name
-    if not out.exists():
-        out.parent.mkdir(parents=True, exist_ok=True)
-        onnx.save(onnx.version_converter.convert_version(model, opset), str(out))
     return out
 
 
@@ -403,7 +388,6 @@ def main() -> None:
     ap.add_argument("--torch-python", default=os.environ.get("RLX_TORCH_PYTHON", sys.executable),
                     help="a Python with PyTorch for --full (default: RLX_TORCH_PYTHON, "
                     "else this one)")  # fmt: skip
-    ap.add_argument("--opset", type=int, help="convert models below this opset up to it first")
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
     table = models(args)
@@ -415,7 +399,7 @@ def main() -> None:
     results: dict[str, dict[str, Any]] = {}
     for name in names:
         try:
-            path = upgraded(table[name](), args.opset)
+            path = table[name]()
             results[name] = measure(path, args.repeats)
         except Unavailable as err:
             print(f"{name:<14}not available: {err}", flush=True)

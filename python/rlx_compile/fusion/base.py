@@ -157,7 +157,8 @@ def channel_vector(b: GraphBuilder, v: SSAValue, channels: Dim) -> SSAValue:
     """The [C] vector of a per-channel value: the reshape's input when ``v`` is a reshape
     or expand of one, else a new reshape (or expand, for one element)."""
     if type_of(v).num_elements() == 1:
-        return b.expand(b.reshape(v, [1]), [channels])
+        one = v if type_of(v).shape == (1,) else b.reshape(v, [1])
+        return b.expand(one, [channels])
     source = v
     while (p := producer(source, mir.ReshapeOp) or producer(source, mir.ExpandOp)) is not None:
         source = p.input
