@@ -280,7 +280,7 @@ def nice_ticks(lo: float, hi: float, count: int = 6) -> list[float]:
 
 def _byte_axis(lo: float, hi: float) -> tuple[str, int, list[float]]:
     """A unit for byte offsets and tick positions (in bytes) at round values of it."""
-    unit, size = next((u, n) for u, n in _UNITS if hi >= 2 * n)
+    unit, size = next(((u, n) for u, n in _UNITS if hi >= 2 * n), _UNITS[-1])
     return unit, size, [t * size for t in nice_ticks(lo / size, hi / size)]
 
 

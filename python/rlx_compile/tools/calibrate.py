@@ -22,7 +22,7 @@ from xdsl.dialects.builtin import ModuleOp
 from rlx_compile.diagnostics import RlxError, verify_module
 from rlx_compile.ir import graph_inputs, graph_params, main_graph
 from rlx_compile.quant import calibrate
-from rlx_compile.tools.cli import cli_main
+from rlx_compile.tools.cli import ArgumentParser, cli_main
 from rlx_compile.tools.compile import batches_of, load_model, load_npz
 
 
@@ -50,7 +50,7 @@ def _random_feeds(
 
 
 def build_arg_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="rlx-calibrate", description=__doc__.splitlines()[0])
+    ap = ArgumentParser(prog="rlx-calibrate", description=__doc__.splitlines()[0])
     ap.add_argument("model", type=Path, help="MIR model (.mlir)")
     ap.add_argument("-o", "--output", type=Path, required=True, help="stats file (.npz)")
     ap.add_argument("--batches", type=Path, help="inputs: one array per input, batch axis first")

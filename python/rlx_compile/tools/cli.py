@@ -2,13 +2,32 @@
 
 from __future__ import annotations
 
+import argparse
 import os
+import shutil
+import signal
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import NoReturn
 
 from rlx_compile.diagnostics import RlxError
+from rlx_compile.tools.entry import INTERRUPTED, TERMINATED, Terminated
+
+USAGE = 2
+
+
+class UsageError(RlxError):
+    """A command line argparse rejects: one line naming the problem and ``--help``."""
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse whose errors are one line (``UsageError``), not the usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see {self.prog} --help)")
 
 
 def cli_main(run: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None) -> None:
@@ -16,11 +35,21 @@ def cli_main(run: Callable[[Sequence[str] | None], int], argv: Sequence[str] | N
     prints ``error: internal error: ...`` (set RLX_DEBUG=1 for the traceback)."""
     try:
         code = run(argv)
+    except UsageError as err:
+        sys.stderr.write(err.line() + "\n")
+        code = USAGE
     except RlxError as err:
         sys.stderr.write(err.line() + "\n")
         code = 1
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted\n")
+        code = INTERRUPTED
+    except Terminated:
+        sys.stderr.write("error: terminated\n")
+        code = TERMINATED
+    except OSError as err:  # a path the user gave: named, not an internal error
+        where = f"'{err.filename}': " if err.filename else ""
+        sys.stderr.write(f"error: {where}{err.strerror or err}\n")
         code = 1
     except Exception as err:
         if os.environ.get("RLX_DEBUG"):
@@ -34,14 +63,21 @@ def cli_main(run: Callable[[Sequence[str] | None], int], argv: Sequence[str] | N
 def _default_file_mode() -> int:
     """The mode ``open`` would give a new file: 0o666 less the process umask (mkstemp's
     temporary files are 0o600, which would make every output private)."""
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
+    return 0o666 & ~_umask()
 
 
 def write_atomic(path: Path, text: str) -> None:
     """Write through a temporary file and rename, so a failure never leaves a
-    half-written output behind."""
+    half-written output behind. A symlink is written through (the file it names is
+    replaced, the link kept); a FIFO or device is written in place, as compilers do."""
+    if path.is_symlink():
+        path = path.resolve()
+    if path.is_dir():
+        raise RlxError(f"cannot write '{path}': it is a directory")
+    if path.exists() and not path.is_file():
+        with path.open("w") as f:
+            f.write(text)
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
@@ -52,3 +88,61 @@ def write_atomic(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+@contextmanager
+def _signals_blocked() -> Iterator[None]:
+    signals = {signal.SIGINT, signal.SIGTERM}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, signals)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+def check_output_directory(out: Path, ours: Callable[[str], bool]) -> Path:
+    """``out`` (a symlink resolved) if it is new or a directory of ``ours`` files only."""
+    if out.is_symlink():
+        out = out.resolve()
+    if out.exists():
+        if not out.is_dir():
+            raise RlxError(f"output directory '{out}' exists and is not a directory")
+        foreign = sorted(p.name for p in out.iterdir() if not (p.is_file() and ours(p.name)))
+        if foreign:
+            raise RlxError(
+                f"output directory '{out}' holds '{foreign[0]}', which this tool did not "
+                "write: give a new or empty directory, or remove it"
+            )
+    return out
+
+
+@contextmanager
+def staged_directory(out: Path, ours: Callable[[str], bool]) -> Iterator[Path]:
+    """A new directory beside ``out`` to write a run's outputs into. When the block
+    finishes it replaces ``out`` whole (no file of an earlier run stays beside the new
+    ones); on any error or signal it is removed and ``out`` is left as it was. An
+    existing ``out`` must be a directory holding only files ``ours`` accepts, so a
+    mistyped ``--out .`` never replaces a directory of the user's."""
+    out = check_output_directory(out, ours)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staged = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.new-"))
+    try:
+        os.chmod(staged, 0o777 & ~_umask())
+        yield staged
+        with _signals_blocked():  # both renames or neither
+            if out.exists():
+                aside = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.old-"))
+                os.replace(out, aside)  # onto the empty directory
+                os.replace(staged, out)
+                shutil.rmtree(aside, ignore_errors=True)
+            else:
+                os.replace(staged, out)
+    finally:
+        if staged.exists():
+            shutil.rmtree(staged, ignore_errors=True)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shlex
 import time
 from collections import Counter
@@ -50,7 +51,13 @@ from rlx_compile.memory.report import memory_report, mir_peak_live_bytes
 from rlx_compile.passmanager import VERIFY_MODES
 from rlx_compile.pipeline import TARGETS, CompileOptions, CompilePipeline, CompileResult
 from rlx_compile.progress import Progress
-from rlx_compile.tools.cli import cli_main, write_atomic
+from rlx_compile.tools.cli import (
+    ArgumentParser,
+    check_output_directory,
+    cli_main,
+    staged_directory,
+    write_atomic,
+)
 from rlx_compile.transforms.specialize_dims import parse_size
 
 LEAVES = ("mir.input", "mir.param", "mir.constant")
@@ -306,7 +313,7 @@ def dispatch_text(result: CompileResult, graph: Operation) -> str:
 
 
 def build_arg_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="rlx-compile", description=__doc__.splitlines()[0])
+    ap = ArgumentParser(prog="rlx-compile", description=__doc__.splitlines()[0])
     ap.add_argument("model", type=Path, help="model file: .onnx, or .mlir holding HIR or MIR")
     ap.add_argument("--target", default="cpu", help=f"one of {', '.join(TARGETS)}")
     ap.add_argument("--precision", help="f16 or bf16 (mixed precision)")
@@ -370,6 +377,7 @@ def check_options(args: argparse.Namespace) -> None:
 def run(argv: Sequence[str] | None = None) -> int:
     args = build_arg_parser().parse_args(argv)
     check_options(args)
+    check_output_directory(args.out, is_output_name)  # before the work, not after it
     dims = parse_dims(args.dim)
     is_onnx = args.model.suffix == ".onnx"
     start = time.perf_counter()
@@ -415,10 +423,30 @@ def run(argv: Sequence[str] | None = None) -> int:
 def write_outputs(
     args: argparse.Namespace, loaded: Loaded, result: CompileResult, seconds: float
 ) -> dict[str, Any]:
+    with staged_directory(args.out, is_output_name) as staged:
+        return _write_outputs(args, staged, loaded, result, seconds)
+
+
+OUTPUT_NAMES = re.compile(
+    r"model\.\w+\.mlir|(fusion|dispatch)\.txt|(graph|memory)\.svg|summary\.json"
+)
+
+
+def is_output_name(name: str) -> bool:
+    """Whether a file name is one ``rlx-compile`` writes into ``--out``."""
+    return OUTPUT_NAMES.fullmatch(name) is not None
+
+
+def _write_outputs(
+    args: argparse.Namespace,
+    out: Path,
+    loaded: Loaded,
+    result: CompileResult,
+    seconds: float,
+) -> dict[str, Any]:
     from rlx_compile.pictures import graph_svg, memory_svg
 
     module, nodes_in = loaded.module, loaded.nodes_in
-    out: Path = args.out
     graph = main_graph(result.module)
     out_level = level(result.module)
     files = {"module": out / f"model.{out_level}.mlir"}
@@ -473,7 +501,7 @@ def write_outputs(
         if not loaded.ranges:  # a range plan's MIR has no one peak
             summary["mir_peak_bytes"] = mir_peak_live_bytes(main_graph(module))
     files["summary"] = out / "summary.json"
-    summary["outputs"] = {k: str(v) for k, v in files.items()}
+    summary["outputs"] = {k: str(args.out / v.name) for k, v in files.items()}
     write_atomic(files["summary"], json.dumps(summary, indent=2) + "\n")
     return summary
 

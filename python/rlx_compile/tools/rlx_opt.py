@@ -30,13 +30,13 @@ from rlx_compile.passmanager import (
 )
 from rlx_compile.pipeline import print_requested_reports
 from rlx_compile.reports import collect_reports
-from rlx_compile.tools.cli import cli_main, write_atomic
+from rlx_compile.tools.cli import ArgumentParser, cli_main, write_atomic
 
 SPLIT_MARKER = "// -----"
 
 
 def build_arg_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(
+    ap = ArgumentParser(
         prog="rlx-opt",
         description="Run a pass pipeline over rlx-compile IR (HIR, MIR or LIR).",
     )

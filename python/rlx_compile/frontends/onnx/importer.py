@@ -264,6 +264,8 @@ class Importer:
     # -- entry -------------------------------------------------------------------------
     def run(self) -> ModuleOp:
         model = self.model
+        if not model.graph.output:
+            raise OnnxImportError("the model has no graph outputs (an empty or truncated file?)")
         opset = self._check_opsets(model)
         if model.functions:
             model = onnx.inliner.inline_local_functions(model)
