@@ -28,6 +28,7 @@ from xdsl.traits import IsTerminator, Pure
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
 from rlx_compile.dialects import mir
+from rlx_compile.dialects.traits import is_leaf
 from rlx_compile.dialects.types import TensorType
 
 DEFAULT_MAX_ELEMENTS = 1 << 20
@@ -61,7 +62,7 @@ def constant_value(value: SSAValue) -> np.ndarray | None:
 def is_foldable(op: Operation) -> bool:
     from rlx_compile.interpreter import lookup
 
-    if isinstance(op, mir.LEAF_OPS) or op.regions or not op.results:
+    if is_leaf(op) or op.regions or not op.results:
         return False
     if not op.has_trait(Pure) or lookup(op) is None:
         return False

@@ -11,7 +11,7 @@ import bisect
 import hashlib
 import io
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import cast
 
@@ -35,6 +35,7 @@ from xdsl.utils.lexer import Input
 from xdsl.utils.mlir_lexer import MLIRLexer
 
 from rlx_compile.dialects import RLX_DIALECTS
+from rlx_compile.dialects.traits import is_leaf, is_weight_leaf
 from rlx_compile.dialects.types import TensorType
 
 OUTPUT_NAME_ATTR = "rlx.name"
@@ -200,6 +201,19 @@ def output_names(graph: Operation) -> list[str]:
 
 def set_output_names(graph: func.FuncOp, names: list[str]) -> None:
     graph.res_attrs = ArrayAttr([DictionaryAttr({OUTPUT_NAME_ATTR: StringAttr(n)}) for n in names])
+
+
+def weight_values(ops: Iterable[Operation]) -> set[SSAValue]:
+    """The results of ``ops`` (in execution order) known before any input arrives:
+    params, constants, and the results of ops that read such values alone (weight
+    packs: a fused op's concatenated weights, a transposed weight)."""
+    weights: set[SSAValue] = set()
+    for op in ops:
+        if is_weight_leaf(op) or (
+            not is_leaf(op) and op.operands and all(v in weights for v in op.operands)
+        ):
+            weights.update(op.results)
+    return weights
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,13 @@ from xdsl.dialects.builtin import ModuleOp
 from examples.build_examples import decoder_block, small_cnn
 from rlx_compile import ModuleBuilder
 from rlx_compile.dialects import mir
+from rlx_compile.dialects.traits import Precision, PrecisionClass, precision_class
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.interpreter import run
 from rlx_compile.ir import graph_block, main_graph, print_module
 from rlx_compile.passmanager import PassManager, parse_pipeline
 from rlx_compile.testing.random_graphs import random_mir_graph
-from rlx_compile.transforms.auto_mixed_precision import POLICIES, Category, category
+from rlx_compile.transforms.auto_mixed_precision import POLICIES
 from tests.transforms.test_lowering_numeric import random_feeds
 
 # Tolerance, relative to max(|f32 output|, 1): 8 units of the low type's epsilon
@@ -44,16 +45,10 @@ def test_every_mir_op_has_one_category() -> None:
     # it has no category and keeps its operand types, like ops of other dialects.
     for op_type in mir.MIR_OPS:
         if op_type in (mir.ElementwiseRegionOp, mir.YieldOp):
+            assert not op_type.get_traits_of_type(Precision), op_type.name
             continue
-        op = op_type.__new__(op_type)
-        cats = [c for c, types in _categories().items() if isinstance(op, types)]
+        cats = op_type.get_traits_of_type(Precision)
         assert len(cats) == 1, f"{op_type.name}: {cats}"
-
-
-def _categories() -> dict[Category, tuple[type, ...]]:
-    from rlx_compile.transforms.auto_mixed_precision import _BY_CATEGORY
-
-    return _BY_CATEGORY
 
 
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
@@ -73,9 +68,9 @@ def test_examples_within_tolerance(build, policy: str, dtype: str) -> None:  # t
         t = op.results[0].type if op.results else None
         if not isinstance(t, TensorType):
             continue
-        if category(op) is Category.COMPUTE:
+        if precision_class(op) is PrecisionClass.COMPUTE:
             assert t.dtype.value == dtype, op.name
-        if category(op) is Category.REDUCTION:
+        if precision_class(op) is PrecisionClass.REDUCTION:
             assert t.dtype.value == "f32", op.name
 
 

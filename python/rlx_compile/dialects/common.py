@@ -461,9 +461,11 @@ class ShapedOp(IRDLOperation):
     """
 
     INFER_RESULTS: ClassVar[bool] = True
-    ELEMENTWISE: ClassVar[bool] = False
-    """Result element i depends only on element i of each operand (after broadcasting):
-    the op can write its result over a same-size operand that dies at this op."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "ELEMENTWISE" in vars(cls):  # the flag of old: say so rather than ignore it
+            raise TypeError(f"{cls.__name__}: ELEMENTWISE is the Elementwise() trait now")
 
     def contiguous_view_offset(self) -> int | None:
         """For ops whose result is a contiguous reinterpretation of operand 0's bytes (a
@@ -476,6 +478,13 @@ class ShapedOp(IRDLOperation):
         dims before the axis are all 1), the byte offset of each operand inside the
         result: a planner may have the operands produced in place there. None otherwise."""
         return None
+
+    def last_dim_pointwise_operands(self) -> tuple[int, ...]:
+        """The operands whose elements ``[..., j]`` alone feed the result's ``[..., j]``
+        (the last dim kept, or broadcast from 1): the op commutes with taking a slice of
+        the last dim of those operands. An op that declares none is treated as reading
+        its operands' last dims arbitrarily."""
+        return ()
 
     @classmethod
     def infer(cls, props: Props, **operands: Any) -> tuple[TensorType, ...]:

@@ -104,6 +104,14 @@ from rlx_compile.dialects.common import (
     require_same_dtype,
 )
 from rlx_compile.dialects.dim_expr import Dim, interval
+from rlx_compile.dialects.traits import (
+    Elementwise,
+    Fused,
+    Leaf,
+    Precision,
+    PrecisionClass,
+    ViewLike,
+)
 from rlx_compile.dialects.types import (
     DimAttr,
     DType,
@@ -118,6 +126,12 @@ from rlx_compile.dialects.types import (
 )
 
 AnyTensor = base(TensorType)
+
+
+def _same_last_dim(src: SSAValue, out: SSAValue) -> tuple[int, ...]:
+    """(0,) when a view keeps the last dim (so it maps [..., j] to [..., j])."""
+    a, b = cast(TensorType, src.type), cast(TensorType, out.type)
+    return (0,) if a.rank and b.rank and a.shape[-1] == b.shape[-1] else ()
 
 
 def _check_ints_len(values: Sequence[int], n: int, what: str) -> None:
@@ -154,6 +168,7 @@ class InputOp(ShapedOp):
     name = "mir.input"
     tensor_name = prop_def(StringAttr)
     result = result_def(TensorType)
+    traits = traits_def(Precision(PrecisionClass.BOUNDARY), Leaf())
     INFER_RESULTS: ClassVar[bool] = False
     assembly_format = "$tensor_name attr-dict `:` type($result)"
 
@@ -168,7 +183,7 @@ class ParamOp(ShapedOp):
     name = "mir.param"
     tensor_name = prop_def(StringAttr)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Precision(PrecisionClass.BOUNDARY), Leaf(weight=True))
     INFER_RESULTS: ClassVar[bool] = False
     assembly_format = "$tensor_name attr-dict `:` type($result)"
 
@@ -202,7 +217,9 @@ class ConstantOp(ShapedOp):
     name = "mir.constant"
     value = prop_def(RawDataAttr)
     result = result_def(TensorType)
-    traits = traits_def(Pure(), ConstantLike())
+    traits = traits_def(
+        Pure(), ConstantLike(), Precision(PrecisionClass.BOUNDARY), Leaf(weight=True)
+    )
     INFER_RESULTS: ClassVar[bool] = False
 
     def __init__(self, array: np.ndarray | float | int | bool, type: TensorType | None = None):
@@ -357,7 +374,7 @@ class DimsOp(ShapedOp):
     name = "mir.dims"
     values = prop_def(ArrayAttr[IntAttr | DimAttr])
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Precision(PrecisionClass.BOUNDARY))
     custom_directives = (DimList,)
     assembly_format = "custom<DimList>($values) attr-dict `:` type($result)"
 
@@ -394,12 +411,10 @@ def _parse_scalar(parser: Parser) -> float | int | bool:
 class UnaryOp(ShapedOp):
     """One operand, result of the same type."""
 
-    ELEMENTWISE: ClassVar[bool] = True
-
     T: ClassVar = VarConstraint("T", AnyTensor)
     input = operand_def(T)
     result = result_def(T)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Precision(PrecisionClass.ELEMENTWISE), Elementwise())
     assembly_format = "$input attr-dict `:` type($result)"
 
     def __init__(self, input: SSAValue):
@@ -413,6 +428,9 @@ class UnaryOp(ShapedOp):
     def infer(cls, props: Props, *, input: TensorType) -> tuple[TensorType, ...]:
         cls.check_input(input)
         return (input,)
+
+    def last_dim_pointwise_operands(self) -> tuple[int, ...]:
+        return (0,)
 
 
 class FloatUnaryOp(UnaryOp):
@@ -707,16 +725,17 @@ class LeakyReluOp(FloatUnaryOp):
 class BinaryOp(ShapedOp):
     """Two operands of one element type, broadcast like NumPy."""
 
-    ELEMENTWISE: ClassVar[bool] = True
-
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Precision(PrecisionClass.ELEMENTWISE), Elementwise())
     assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue):
         self._build({"lhs": lhs, "rhs": rhs})
+
+    def last_dim_pointwise_operands(self) -> tuple[int, ...]:
+        return (0, 1)
 
     @classmethod
     def check_dtype(cls, dtype: DType, t: TensorType) -> None:
@@ -883,14 +902,12 @@ class BitwiseXorOp(IntBinaryOp):
 class CompareOp(ShapedOp):
     """Elementwise comparison with broadcasting; the result is bool."""
 
-    ELEMENTWISE: ClassVar[bool] = True
-
     name = "mir.compare"
     predicate = prop_def(ComparePredicateAttr)
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Precision(PrecisionClass.ELEMENTWISE), Elementwise())
     assembly_format = (
         "$predicate `,` $lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
     )
@@ -908,14 +925,12 @@ class CompareOp(ShapedOp):
 class WhereOp(ShapedOp):
     """``cond ? on_true : on_false`` elementwise, the three operands broadcast together."""
 
-    ELEMENTWISE: ClassVar[bool] = True
-
     name = "mir.where"
     condition = operand_def(TensorType)
     on_true = operand_def(TensorType)
     on_false = operand_def(TensorType)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Precision(PrecisionClass.ELEMENTWISE), Elementwise())
     assembly_format = (
         "$condition `,` $on_true `,` $on_false attr-dict `:` functional-type(operands, results)"
     )
@@ -937,12 +952,12 @@ class WhereOp(ShapedOp):
 class CastOp(ShapedOp):
     """Element type conversion. Float to int truncates toward zero; to bool is ``!= 0``."""
 
-    ELEMENTWISE: ClassVar[bool] = True
-
     name = "mir.cast"
     input = operand_def(TensorType)
     result = result_def(TensorType)
-    traits = traits_def(Pure(), SimplifyCanonicalization())
+    traits = traits_def(
+        Pure(), SimplifyCanonicalization(), Precision(PrecisionClass.CAST), Elementwise()
+    )
     INFER_RESULTS: ClassVar[bool] = False
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
@@ -962,6 +977,9 @@ class CastOp(ShapedOp):
     def contiguous_view_offset(self) -> int | None:
         same = self.input.type == self.result.type
         return 0 if same else None
+
+    def last_dim_pointwise_operands(self) -> tuple[int, ...]:
+        return (0,)
 
 
 # =====================================================================================
@@ -999,7 +1017,7 @@ class MatmulOp(ShapedOp):
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Precision(PrecisionClass.COMPUTE))
     assembly_format = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)"
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue):
@@ -1030,7 +1048,7 @@ class ReduceOp(ShapedOp):
     axes = prop_def(I64Array)
     keepdims = opt_prop_def(UnitAttr)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Precision(PrecisionClass.REDUCTION))
     assembly_format = (
         "$input `axes` $axes (`keepdims` $keepdims^)? attr-dict `:` type($input) `->` type($result)"
     )
@@ -1092,7 +1110,7 @@ class ScanOp(ShapedOp):
     exclusive = opt_prop_def(UnitAttr)
     reverse = opt_prop_def(UnitAttr)
     result = result_def(T)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Precision(PrecisionClass.REDUCTION))
     assembly_format = (
         "$input `axis` $axis (`exclusive` $exclusive^)? (`reverse` $reverse^)? attr-dict `:` "
         "type($result)"
@@ -1142,7 +1160,7 @@ class TopKOp(ShapedOp):
     smallest = opt_prop_def(UnitAttr)
     values = result_def(TensorType)
     indices = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Precision(PrecisionClass.DATA_MOVEMENT))
     assembly_format = (
         "$input `k` $k `axis` $axis (`smallest` $smallest^)? attr-dict `:` type($input) `->` "
         "`(` type($values) `,` type($indices) `)`"
@@ -1186,7 +1204,7 @@ class ScatterNdOp(ShapedOp):
         ScatterReductionAttr, default_value=ScatterReductionAttr(ScatterReduction.NONE)
     )
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Precision(PrecisionClass.DATA_MOVEMENT))
     assembly_format = (
         "$data `,` $indices `,` $updates (`reduction` $reduction^)? attr-dict `:` "
         "functional-type(operands, results)"
@@ -1226,7 +1244,7 @@ class BitcastOp(ShapedOp):
     name = "mir.bitcast"
     input = operand_def(TensorType)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Precision(PrecisionClass.DATA_MOVEMENT))
     INFER_RESULTS: ClassVar[bool] = False
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
@@ -1254,7 +1272,7 @@ class ArgReduceOp(ShapedOp):
     axis = prop_def(I64Attr)
     keepdims = opt_prop_def(UnitAttr)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Precision(PrecisionClass.REDUCTION))
     assembly_format = (
         "$input `axis` $axis (`keepdims` $keepdims^)? attr-dict `:` type($input) `->` type($result)"
     )
@@ -1291,7 +1309,7 @@ class AxisFloatOp(ShapedOp):
     input = operand_def(T)
     axis = prop_def(I64Attr)
     result = result_def(T)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Precision(PrecisionClass.REDUCTION))
     assembly_format = "$input `axis` $axis attr-dict `:` type($result)"
 
     def __init__(self, input: SSAValue, axis: int):
@@ -1353,7 +1371,7 @@ class NormOp(ShapedOp):
     axis = prop_def(I64Attr)
     epsilon = prop_def(F64Attr)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Precision(PrecisionClass.REDUCTION))
     assembly_format = (
         "$input `,` $scale (`,` $bias^)? `axis` $axis `eps` $epsilon attr-dict `:` "
         "functional-type(operands, results)"
@@ -1411,7 +1429,7 @@ class GroupNormOp(ShapedOp):
     groups = prop_def(I64Attr)
     epsilon = prop_def(F64Attr)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Precision(PrecisionClass.REDUCTION))
     assembly_format = (
         "$input `,` $scale `,` $bias `groups` $groups `eps` $epsilon attr-dict `:` "
         "functional-type(operands, results)"
@@ -1455,7 +1473,7 @@ class BatchNormOp(ShapedOp):
     variance = operand_def(TensorType)
     epsilon = prop_def(F64Attr)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Precision(PrecisionClass.REDUCTION))
     assembly_format = (
         "$input `,` $scale `,` $bias `,` $mean `,` $variance `eps` $epsilon attr-dict `:` "
         "functional-type(operands, results)"
@@ -1510,7 +1528,9 @@ class ReshapeOp(ShapedOp):
     name = "mir.reshape"
     input = operand_def(TensorType)
     result = result_def(TensorType)
-    traits = traits_def(Pure(), SimplifyCanonicalization())
+    traits = traits_def(
+        Pure(), SimplifyCanonicalization(), Precision(PrecisionClass.DATA_MOVEMENT), ViewLike()
+    )
     INFER_RESULTS: ClassVar[bool] = False
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
@@ -1533,6 +1553,9 @@ class ReshapeOp(ShapedOp):
     def contiguous_view_offset(self) -> int | None:
         return 0
 
+    def last_dim_pointwise_operands(self) -> tuple[int, ...]:
+        return _same_last_dim(self.input, self.result)
+
 
 @irdl_op_definition
 class TransposeOp(ShapedOp):
@@ -1542,7 +1565,9 @@ class TransposeOp(ShapedOp):
     input = operand_def(TensorType)
     perm = prop_def(I64Array)
     result = result_def(TensorType)
-    traits = traits_def(Pure(), SimplifyCanonicalization())
+    traits = traits_def(
+        Pure(), SimplifyCanonicalization(), Precision(PrecisionClass.DATA_MOVEMENT), ViewLike()
+    )
     assembly_format = "$input `perm` $perm attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue, perm: Sequence[int]):
@@ -1562,6 +1587,10 @@ class TransposeOp(ShapedOp):
         moved = [p for p in self.props().ints("perm") if src.shape[p] != 1]
         return 0 if moved == sorted(moved) else None
 
+    def last_dim_pointwise_operands(self) -> tuple[int, ...]:
+        perm = self.props().ints("perm")
+        return (0,) if perm and perm[-1] == len(perm) - 1 else ()
+
 
 @irdl_op_definition
 class NarrowOp(ShapedOp):
@@ -1572,7 +1601,9 @@ class NarrowOp(ShapedOp):
     axis = prop_def(I64Attr)
     start = prop_def(I64Attr | DimAttr)
     result = result_def(TensorType)
-    traits = traits_def(Pure(), SimplifyCanonicalization())
+    traits = traits_def(
+        Pure(), SimplifyCanonicalization(), Precision(PrecisionClass.DATA_MOVEMENT), ViewLike()
+    )
     INFER_RESULTS: ClassVar[bool] = False
     custom_directives = (DimValue,)
     assembly_format = (
@@ -1630,6 +1661,10 @@ class NarrowOp(ShapedOp):
         inner = math.prod(int(d) for d in src.shape[axis + 1 :])
         return start * inner * src.dtype.itemsize
 
+    def last_dim_pointwise_operands(self) -> tuple[int, ...]:
+        rank = cast(TensorType, self.result.type).rank
+        return (0,) if rank and self.props().int("axis") != rank - 1 else ()
+
 
 @irdl_op_definition
 class SliceOp(ShapedOp):
@@ -1643,7 +1678,7 @@ class SliceOp(ShapedOp):
     starts = prop_def(I64Array)
     steps = prop_def(I64Array)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Precision(PrecisionClass.DATA_MOVEMENT), ViewLike())
     INFER_RESULTS: ClassVar[bool] = False
     assembly_format = (
         "$input `starts` $starts `steps` $steps attr-dict `:` type($input) `->` type($result)"
@@ -1697,7 +1732,7 @@ class ConcatOp(ShapedOp):
     inputs = var_operand_def(TensorType)
     axis = prop_def(I64Attr)
     result = result_def(TensorType)
-    traits = traits_def(Pure(), SimplifyCanonicalization())
+    traits = traits_def(Pure(), SimplifyCanonicalization(), Precision(PrecisionClass.DATA_MOVEMENT))
     assembly_format = "$inputs `axis` $axis attr-dict `:` functional-type($inputs, $result)"
 
     def __init__(self, inputs: Sequence[SSAValue], axis: int):
@@ -1748,7 +1783,7 @@ class ExpandOp(ShapedOp):
     name = "mir.expand"
     input = operand_def(TensorType)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Precision(PrecisionClass.DATA_MOVEMENT), ViewLike())
     INFER_RESULTS: ClassVar[bool] = False
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
@@ -1776,6 +1811,9 @@ class ExpandOp(ShapedOp):
         assert isinstance(src, TensorType) and isinstance(out, TensorType)
         return 0 if src.is_static and src.num_elements() == out.num_elements() else None
 
+    def last_dim_pointwise_operands(self) -> tuple[int, ...]:
+        return _same_last_dim(self.input, self.result)
+
 
 @irdl_op_definition
 class GatherOp(ShapedOp):
@@ -1789,7 +1827,7 @@ class GatherOp(ShapedOp):
     indices = operand_def(TensorType)
     axis = prop_def(I64Attr)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Precision(PrecisionClass.DATA_MOVEMENT))
     assembly_format = (
         "$table `,` $indices `axis` $axis attr-dict `:` functional-type(operands, results)"
     )
@@ -1807,6 +1845,10 @@ class GatherOp(ShapedOp):
         shape = (*table.shape[:axis], *indices.shape, *table.shape[axis + 1 :])
         return (TensorType(shape, table.dtype),)
 
+    def last_dim_pointwise_operands(self) -> tuple[int, ...]:
+        table = cast(TensorType, self.table.type)
+        return (0,) if self.props().int("axis") != table.rank - 1 else ()
+
 
 @irdl_op_definition
 class PadOp(ShapedOp):
@@ -1818,7 +1860,7 @@ class PadOp(ShapedOp):
     mode = prop_def(PadModeAttr, default_value=PadModeAttr(PadMode.CONSTANT))
     value = prop_def(F64Attr, default_value=FloatAttr(0.0, 64))
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Precision(PrecisionClass.DATA_MOVEMENT))
     assembly_format = (
         "$input `pads` $pads (`mode` $mode^)? (`value` $value^)? attr-dict `:` "
         "type($input) `->` type($result)"
@@ -1928,7 +1970,7 @@ class ConvOp(ShapedOp):
     dilations = prop_def(I64Array)
     groups = prop_def(I64Attr)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Precision(PrecisionClass.COMPUTE))
     assembly_format = (
         "$input `,` $weight `strides` $strides `pads` $pads `dilations` $dilations "
         "`groups` $groups attr-dict `:` functional-type(operands, results)"
@@ -1987,7 +2029,7 @@ class ConvTransposeOp(ShapedOp):
     output_padding = prop_def(I64Array)
     groups = prop_def(I64Attr)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Precision(PrecisionClass.COMPUTE))
     assembly_format = (
         "$input `,` $weight (`bias` $bias^)? `strides` $strides `pads` $pads `dilations` "
         "$dilations `output_padding` $output_padding `groups` $groups attr-dict `:` "
@@ -2065,7 +2107,7 @@ class LrnOp(ShapedOp):
     beta = prop_def(F64Attr)
     bias = prop_def(F64Attr)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Precision(PrecisionClass.REDUCTION))
     assembly_format = (
         "$input `size` $size `alpha` $alpha `beta` $beta `bias` $bias attr-dict `:` "
         "type($input) `->` type($result)"
@@ -2153,6 +2195,7 @@ class MaxPoolOp(PoolOp):
     """Max over each window; padding never wins."""
 
     name = "mir.max_pool"
+    traits = traits_def(Precision(PrecisionClass.DATA_MOVEMENT))
     assembly_format = (
         "$input `kernel` $kernel `strides` $strides `pads` $pads `dilations` $dilations "
         "(`ceil_mode` $ceil_mode^)? attr-dict `:` type($input) `->` type($result)"
@@ -2178,6 +2221,7 @@ class AvgPoolOp(PoolOp):
 
     name = "mir.avg_pool"
     count_include_pad = opt_prop_def(UnitAttr)
+    traits = traits_def(Precision(PrecisionClass.REDUCTION))
     assembly_format = (
         "$input `kernel` $kernel `strides` $strides `pads` $pads `dilations` $dilations "
         "(`ceil_mode` $ceil_mode^)? (`count_include_pad` $count_include_pad^)? attr-dict `:` "
@@ -2254,7 +2298,7 @@ class AttentionOp(ShapedOp):
     scale = opt_prop_def(F64Attr)
     softcap = opt_prop_def(F64Attr)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Precision(PrecisionClass.COMPUTE))
     assembly_format = (
         "$query `,` $key `,` $value (`mask` $mask^)? (`kind` $mask_kind^)? (`scale` $scale^)? "
         "(`softcap` $softcap^)? attr-dict `:` functional-type(operands, results)"
@@ -2330,7 +2374,7 @@ class RopeOp(ShapedOp):
     rotary_dim = opt_prop_def(I64Attr)
     interleaved = opt_prop_def(UnitAttr)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Precision(PrecisionClass.ELEMENTWISE))
     assembly_format = (
         "$input `,` $cos `,` $sin (`rotary_dim` $rotary_dim^)? (`interleaved` $interleaved^)? "
         "attr-dict `:` functional-type(operands, results)"
@@ -2386,7 +2430,7 @@ class QuantOpBase(ShapedOp):
     zero_point = opt_operand_def(TensorType)
     axis = opt_prop_def(I64Attr)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Precision(PrecisionClass.QUANT))
     assembly_format = (
         "$input `,` $scale (`,` $zero_point^)? (`axis` $axis^)? attr-dict `:` "
         "functional-type(operands, results)"
@@ -2488,7 +2532,7 @@ class FakeQuantizeOp(ShapedOp):
     quant_min = prop_def(I64Attr)
     quant_max = prop_def(I64Attr)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Precision(PrecisionClass.QUANT))
     assembly_format = (
         "$input `,` $scale `,` $zero_point (`axis` $axis^)? `range` $quant_min `to` $quant_max "
         "attr-dict `:` functional-type(operands, results)"
@@ -2548,7 +2592,9 @@ class FusedMatmulBiasActOp(ShapedOp):
     activation = prop_def(ActivationAttr, default_value=ActivationAttr(Activation.NONE))
     act_params = opt_prop_def(F64Array)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(
+        Pure(), Precision(PrecisionClass.COMPUTE), Fused("matmul, add bias, activation")
+    )
     assembly_format = (
         "$input `,` $weight `,` $bias (`act` $activation^)? (`act_params` $act_params^)? "
         "attr-dict `:` functional-type(operands, results)"
@@ -2588,7 +2634,9 @@ class FusedSwigluOp(ShapedOp):
     input = operand_def(TensorType)
     gate_first = opt_prop_def(UnitAttr)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(
+        Pure(), Precision(PrecisionClass.ELEMENTWISE), Fused("narrow the halves, silu(gate) * up")
+    )
     assembly_format = (
         "$input (`gate_first` $gate_first^)? attr-dict `:` type($input) `->` type($result)"
     )
@@ -2617,7 +2665,7 @@ class FusedResidualNormOp(ShapedOp):
     epsilon = prop_def(F64Attr)
     result = result_def(TensorType)
     sum = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Precision(PrecisionClass.REDUCTION), Fused("add, then the norm"))
     assembly_format = (
         "$input `,` $residual `,` $scale (`,` $bias^)? `axis` $axis `eps` $epsilon attr-dict `:` "
         "functional-type(operands, results)"
@@ -2683,7 +2731,11 @@ class FusedConvBiasActOp(ShapedOp):
     activation = prop_def(ActivationAttr, default_value=ActivationAttr(Activation.NONE))
     act_params = opt_prop_def(F64Array)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(
+        Pure(),
+        Precision(PrecisionClass.COMPUTE),
+        Fused("conv, add per-channel bias (and residual), activation"),
+    )
     assembly_format = (
         "$input `,` $weight `,` $bias (`residual` $residual^)? `strides` $strides `pads` $pads "
         "`dilations` $dilations `groups` $groups (`act` $activation^)? "
@@ -2741,7 +2793,11 @@ class FusedScaleShiftActOp(ShapedOp):
     activation = prop_def(ActivationAttr, default_value=ActivationAttr(Activation.NONE))
     act_params = opt_prop_def(F64Array)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(
+        Pure(),
+        Precision(PrecisionClass.ELEMENTWISE),
+        Fused("mul by the per-channel scale, add the shift, activation"),
+    )
     assembly_format = (
         "$input `,` $scale `,` $shift (`act` $activation^)? (`act_params` $act_params^)? "
         "attr-dict `:` functional-type(operands, results)"
@@ -2797,7 +2853,11 @@ class FusedAttentionBlockOp(ShapedOp):
     mask_kind = prop_def(MaskKindAttr, default_value=MaskKindAttr(MaskKind.NONE))
     scale = opt_prop_def(F64Attr)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(
+        Pure(),
+        Precision(PrecisionClass.COMPUTE),
+        Fused("qkv matmul, narrows, heads, rope, attention, out matmul"),
+    )
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
     assembly_format = (
         "$hidden `,` $qkv_weight `,` $out_weight "
@@ -2910,10 +2970,9 @@ class ElementwiseRegionOp(ShapedOp):
     inputs = var_operand_def(TensorType)
     result = result_def(TensorType)
     body = region_def("single_block")
-    traits = traits_def(Pure(), IsolatedFromAbove())
+    traits = traits_def(Pure(), IsolatedFromAbove(), Elementwise())
     INFER_RESULTS: ClassVar[bool] = False
     # Sound because the verifier admits only elementwise ops in the body.
-    ELEMENTWISE: ClassVar[bool] = True
     assembly_format = "`(` $inputs `)` attr-dict `:` functional-type($inputs, $result) $body"
 
     def __init__(self, inputs: Sequence[SSAValue], body: Region, result_type: TensorType):
@@ -2941,7 +3000,7 @@ class ElementwiseRegionOp(ShapedOp):
                 f"the body yields {term.values[0].type}, the result is {self.result.type}"
             )
         for op in self.steps:
-            if not (isinstance(op, ShapedOp) and op.ELEMENTWISE) or op.regions:
+            if not op.has_trait(Elementwise) or op.regions:
                 raise VerifyException(f"{op.name} is not an elementwise op: it cannot be fused")
 
 
@@ -2971,7 +3030,7 @@ class PairwiseCouplingOp(ShapedOp):
     name = "mir.pairwise_coupling"
     input = operand_def(TensorType)
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    traits = traits_def(Pure(), Precision(PrecisionClass.REDUCTION))
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue):
@@ -3008,12 +3067,9 @@ MIR_OPS: list[type[ShapedOp]] = [
     DimsOp,
 ]  # fmt: skip
 
-LEAF_OPS = (InputOp, ParamOp, ConstantOp)
-
 MIR = Dialect("mir", MIR_OPS, [])
 
 __all__ = [op.__name__ for op in MIR_OPS] + [
-    "LEAF_OPS",
     "MIR",
     "MIR_OPS",
     "matmul_shape",

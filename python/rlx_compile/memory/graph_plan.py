@@ -2,7 +2,7 @@
 and build the ``lir.graph`` that carries the plan.
 
 Views (``contiguous_view_offset``) alias their operand's bytes; elementwise ops
-(``ELEMENTWISE``) may write over a same-size operand that dies at them; the operands of
+(the ``Elementwise`` trait) may write over a same-size operand that dies at them; the operands of
 an op that lays them end to end (``contiguous_operand_offsets``: a concat whose dims
 before the axis are 1) may be produced at their place inside its result; leaves are
 preloaded and live for the whole run; graph outputs live to the end. Sizes follow a
@@ -30,8 +30,9 @@ from rlx_compile.dialects import lir, mir
 from rlx_compile.dialects.common import ShapedOp
 from rlx_compile.dialects.dim_expr import upper_bound
 from rlx_compile.dialects.lir import DimRanges
+from rlx_compile.dialects.traits import Elementwise
 from rlx_compile.dialects.types import DType, TensorType, element_count
-from rlx_compile.ir import graph_block, graph_name, graph_outputs, output_names
+from rlx_compile.ir import graph_block, graph_name, graph_outputs, output_names, weight_values
 from rlx_compile.memory.placement import DEFAULT_BUDGET, STRATEGIES
 
 WIDTH_POLICIES = ("native", "f32-uniform", "hybrid")
@@ -136,7 +137,7 @@ def export_graph(
     # Weight packs -- values computed from params and constants only (a fused op's
     # concatenated weights, a transposed weight) -- are weights too: they live where the
     # params live, so with params outside the arena they stay outside it as well.
-    static: set[SSAValue] = set()
+    static = weight_values(ops)
     ranges = opts.ranges
     for step, op in enumerate(ops):
         kind = _kind(op)
@@ -145,11 +146,6 @@ def export_graph(
             # An offset into a tensor whose size varies is only safe at 0 (no op gives
             # another one today): plan anything else as a copy.
             view = None
-        is_static = kind in (KIND_PARAM, KIND_CONSTANT) or (
-            kind == KIND_COMPUTE and bool(op.operands) and all(v in static for v in op.operands)
-        )
-        if is_static:
-            static.update(op.results)
         for result in op.results:
             t = cast(TensorType, result.type)
             unranged = set(t.symbols()) - ranges.keys()
@@ -163,13 +159,13 @@ def export_graph(
             cols["step"].append(step)
             cols["size"].append(slot_bytes(t, kind, opts.width, opts.alignment, ranges))
             cols["kind"].append(kind)
-            weight_pack = is_static and kind == KIND_COMPUTE
+            weight_pack = result in static and kind == KIND_COMPUTE
             cols["alloc"].append(int(opts.allocate_params if weight_pack else allocate[kind]))
             parent = index[op.operands[0]] if view is not None else -1
             cols["view_parent"].append(parent)
             cols["view_offset"].append(view or 0)
             cols["is_output"].append(int(result in output_set))
-            cols["inplace_ok"].append(int(isinstance(op, ShapedOp) and op.ELEMENTWISE))
+            cols["inplace_ok"].append(int(op.has_trait(Elementwise)))
             cols["embed_into"].append(-1)
             cols["embed_offset"].append(0)
             for operand in op.operands:

@@ -11,6 +11,7 @@ from xdsl.ir import Operation, SSAValue
 
 from rlx_compile.dialects import lir
 from rlx_compile.dialects.common import ShapedOp
+from rlx_compile.dialects.traits import is_leaf, is_weight_leaf
 from rlx_compile.ir import graph_block
 
 
@@ -91,9 +92,9 @@ def derive(graph: lir.GraphOp) -> LirLiveness:
             root, base = root_of.get(op.root, (op.root, 0))
             root_of[op.result] = (root, base + op.offset)
         else:
-            leaf = op.name in ("mir.input", "mir.param", "mir.constant")
+            leaf = is_leaf(op)
             # A reusable input is loaded before step 0 and dies at its last read.
-            whole = leaf and not (reuse_inputs and op.name == "mir.input")
+            whole = leaf and not (reuse_inputs and not is_weight_leaf(op))
             for result, slot in zip(op.results, lir.result_slots(op), strict=True):
                 root_of[result] = (result, 0)
                 if slot is None:

@@ -15,7 +15,7 @@ every tensor's actual bytes must fit its slot (``slot-overflow``), every view it
 sizes at which the graph has no meaning, e.g. a 3-wide window over 2 rows).
 
 It accepts two sharings, both declared by the op definitions: an elementwise op
-(``ELEMENTWISE``) writing its result exactly over an operand that dies at that op
+(the ``Elementwise`` trait) writing its result exactly over an operand that dies at that op
 (in-place), and a compute operand of an op that lays its operands end to end
 (``contiguous_operand_offsets``, a contiguous concat) living exactly at its offset inside
 that op's slot and dying at it (the op then rewrites the same bytes).
@@ -32,8 +32,8 @@ from typing import cast
 from xdsl.ir import SSAValue
 
 from rlx_compile.dialects import lir
-from rlx_compile.dialects.common import ShapedOp
 from rlx_compile.dialects.dim_expr import evaluate
+from rlx_compile.dialects.traits import Elementwise
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.memory.lir_liveness import (
     LirLiveness,
@@ -112,8 +112,7 @@ def _in_place(live: LirLiveness, p: Storage, q: Storage) -> bool:
     return (
         q.birth == q.step == p.death
         and q.step in p.read_steps
-        and isinstance(op, ShapedOp)
-        and op.ELEMENTWISE
+        and op.has_trait(Elementwise)
         and (p.offset, p.size) == (q.offset, q.size)
         and p.writable
         and not p.output

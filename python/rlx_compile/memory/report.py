@@ -22,8 +22,9 @@ from xdsl.dialects import func
 from xdsl.ir import SSAValue
 
 from rlx_compile.dialects import lir
+from rlx_compile.dialects.traits import is_leaf
 from rlx_compile.dialects.types import TensorType
-from rlx_compile.ir import graph_block, graph_outputs
+from rlx_compile.ir import graph_block, graph_outputs, weight_values
 from rlx_compile.memory.lir_liveness import derive, operand_offset_in_result
 from rlx_compile.memory.placement import peak_live_bytes
 
@@ -101,25 +102,19 @@ def mir_peak_live_bytes(graph: func.FuncOp, *, static_leaves: bool = True) -> in
     ops = [op for op in block.ops if op is not block.last_op]
     n = len(ops)
     index: dict[object, int] = {}
-    weights: set[object] = set()
     sizes: list[int] = []
     births: list[int] = []
     deaths: list[int] = []
+    weights = weight_values(ops)
     for step, op in enumerate(ops):
         for operand in op.operands:
             if operand in index:
                 deaths[index[operand]] = max(deaths[index[operand]], step)
-        leaf = op.name in ("mir.input", "mir.param", "mir.constant")
-        # Params, constants and values computed from them only (weight packs) are weights.
-        static = op.name in ("mir.param", "mir.constant") or (
-            not leaf and bool(op.operands) and all(v in weights for v in op.operands)
-        )
-        if static:
-            weights.update(op.results)
+        leaf = is_leaf(op)
         for r in op.results:
             index[r] = len(sizes)
             sizes.append(
-                0 if static and not static_leaves else cast(TensorType, r.type).nbytes() or 0
+                0 if r in weights and not static_leaves else cast(TensorType, r.type).nbytes() or 0
             )
             births.append(0 if leaf else step)
             deaths.append(n if leaf else step)

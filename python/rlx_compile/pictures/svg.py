@@ -24,6 +24,7 @@ from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Operation, SSAValue
 
 from rlx_compile.dialects import lir
+from rlx_compile.dialects.traits import is_fused, is_weight_leaf
 from rlx_compile.dialects.types import TensorType, fmt_shape
 from rlx_compile.ir import graph_block, graph_name, location_str, output_names
 from rlx_compile.memory.lir_liveness import LirLiveness, derive
@@ -35,7 +36,6 @@ NODE_H = 38
 LAYER_GAP = 34
 NODE_GAP = 14
 MARGIN = 24
-LEAVES = ("mir.param", "mir.constant")
 
 _FILL = {
     "input": "#d8f0d8",
@@ -96,12 +96,12 @@ def _build_nodes(graph: Operation) -> tuple[list[_Node], int]:
     skipped = 0
     ops = [op for op in block.ops if op is not block.last_op]
     for op in ops:
-        if op.name in LEAVES:
+        if is_weight_leaf(op):
             skipped += 1
             continue
         if op.name == "mir.input":
             kind, label = "input", cast(StringAttr, op.properties["tensor_name"]).data
-        elif op.name.startswith("mir.fused_"):
+        elif is_fused(op):
             kind, label = "fused", op.name.removeprefix("mir.")
         elif isinstance(op, lir.ViewOp):
             kind, label = "view", "view"
@@ -301,11 +301,11 @@ def memory_svg(graph: lir.GraphOp, title: str | None = None) -> str:
     count = 0
     for i, op in enumerate(live.ops):
         kernel_step[i] = count
-        count += op.name not in LEAVES and not isinstance(op, lir.ViewOp)
+        count += not is_weight_leaf(op) and not isinstance(op, lir.ViewOp)
     kernel_step[live.num_steps] = count
     steps = max(count, 1)
     arena = max(graph.arena_bytes, 1)
-    compute = [st for st in live.storages if st.op.name not in LEAVES]  # inputs included
+    compute = [st for st in live.storages if not is_weight_leaf(st.op)]  # inputs included
     lo = min((st.offset for st in compute), default=0)
     hi = max((st.end for st in compute), default=arena)
     zoom = bool(compute) and (hi - lo) < 0.5 * arena

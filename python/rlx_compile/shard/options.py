@@ -41,6 +41,7 @@ from xdsl.utils.str_enum import StrEnum
 
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import ShapedOp
+from rlx_compile.dialects.traits import Elementwise
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.ir import graph_name
 
@@ -330,7 +331,7 @@ def cuttable(op: Operation) -> bool:
     """Whether ``shardings`` knows how to cut this kind of op at all."""
     return isinstance(
         op, mir.MatmulOp | mir.FusedMatmulBiasActOp | mir.ConvOp | mir.FusedConvBiasActOp
-    ) or (isinstance(op, ShapedOp) and op.ELEMENTWISE)
+    ) or op.has_trait(Elementwise)
 
 
 def _enclosing(module: Operation, op: Operation) -> tuple[Operation, int]:
@@ -427,6 +428,6 @@ def flops_per_output_elem(op: Operation) -> int | None:
         w = cast(TensorType, op.operands[1].type)
         dims = w.shape[1:]
         return math.prod(cast(Sequence[int], dims)) if w.is_static else None
-    if isinstance(op, ShapedOp) and op.ELEMENTWISE:
+    if op.has_trait(Elementwise):
         return 1
     return None

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import RewritePattern
+from xdsl.traits import IsTerminator
 
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import (
@@ -31,32 +32,22 @@ from rlx_compile.dialects.common import (
     GeluApproximation,
     ShapedOp,
 )
+from rlx_compile.dialects.traits import is_fused, is_leaf
 from rlx_compile.dialects.types import DType, TensorType
 
 # ---------------------------------------------------------------------------------
 # Op name sets
 # ---------------------------------------------------------------------------------
 
-LEAVES = frozenset({"mir.input", "mir.param", "mir.constant"})
+LEAVES = frozenset(op.name for op in mir.MIR_OPS if is_leaf(op))
 REGION = mir.ElementwiseRegionOp.name
-FUSED = frozenset(
-    op.name
-    for op in (
-        mir.FusedMatmulBiasActOp,
-        mir.FusedSwigluOp,
-        mir.FusedResidualRmsNormOp,
-        mir.FusedResidualLayerNormOp,
-        mir.FusedConvBiasActOp,
-        mir.FusedScaleShiftActOp,
-        mir.FusedAttentionBlockOp,
-    )
-)
+FUSED = frozenset(op.name for op in mir.MIR_OPS if is_fused(op))
 MATMUL_AND_RESIDUAL_NORMS = frozenset(
     op.name
     for op in (mir.FusedMatmulBiasActOp, mir.FusedResidualRmsNormOp, mir.FusedResidualLayerNormOp)
 )
 """The fused ops every GPU-class target of RLX claims."""
-STRUCTURAL = frozenset({mir.YieldOp.name})
+STRUCTURAL = frozenset(op.name for op in mir.MIR_OPS if op.has_trait(IsTerminator))
 """Terminators and the like: part of another op, never dispatched on their own."""
 PRIMITIVES = frozenset(
     op.name for op in mir.MIR_OPS if op.name not in FUSED | {REGION} | STRUCTURAL

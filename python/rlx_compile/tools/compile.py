@@ -43,6 +43,7 @@ from xdsl.utils.exceptions import ParseError
 
 from rlx_compile.diagnostics import ParseFailure, RlxError, verify_module
 from rlx_compile.dialects import lir
+from rlx_compile.dialects.traits import is_fused, is_leaf
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.ir import graph_block, main_graph, parse_module, print_module
 from rlx_compile.legalization.dispatch import PATHS
@@ -60,7 +61,6 @@ from rlx_compile.tools.cli import (
 )
 from rlx_compile.transforms.specialize_dims import parse_size
 
-LEAVES = ("mir.input", "mir.param", "mir.constant")
 DISPATCH_KINDS = ("native", "common_ir", "rewritten", "unsupported")
 """The JSON keys of the dispatch paths (``legalization.dispatch.PATHS``, in order)."""
 
@@ -71,7 +71,7 @@ def kernel_ops(graph: Operation) -> list[Operation]:
     return [
         op
         for op in block.ops
-        if op is not block.last_op and op.name not in LEAVES and not isinstance(op, lir.ViewOp)
+        if op is not block.last_op and not is_leaf(op) and not isinstance(op, lir.ViewOp)
     ]
 
 
@@ -248,9 +248,7 @@ def dim_hint(names: Sequence[str]) -> str:
 
 def fused_ops(graph: Operation) -> dict[str, int]:
     """The fused ops of a compiled graph, per kind."""
-    counts = Counter(
-        op.name.removeprefix("mir.") for op in kernel_ops(graph) if op.name.startswith("mir.fused_")
-    )
+    counts = Counter(op.name.removeprefix("mir.") for op in kernel_ops(graph) if is_fused(op))
     return dict(sorted(counts.items()))
 
 

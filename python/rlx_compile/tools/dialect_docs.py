@@ -21,10 +21,12 @@ from xdsl.irdl import (
     OptPropertyDef,
     VarOperandDef,
 )
+from xdsl.traits import OpTrait
 
 from rlx_compile.dialects.hir import HIR
 from rlx_compile.dialects.lir import LIR
 from rlx_compile.dialects.mir import MIR
+from rlx_compile.dialects.traits import Fused, Leaf, Precision
 
 DIALECTS: dict[str, Dialect] = {"hir": HIR, "mir": MIR, "lir": LIR}
 REPO = Path(__file__).resolve().parents[3]
@@ -75,10 +77,21 @@ def op_section(op: type[IRDLOperation]) -> str:
         rows.append(f"| `{name}` | result | |")
     if rows:
         lines += ["| name | kind | default |", "|---|---|---|", *rows, ""]
-    traits = sorted(type(t).__name__ for t in op_def.traits)
+    traits = sorted(_trait_text(t) for t in op_def.traits)
     if traits:
         lines += ["Traits: " + ", ".join(traits), ""]
+    fused = next((t for t in op_def.traits if isinstance(t, Fused)), None)
+    if fused is not None:
+        lines += [f"Decomposition: {fused.summary}.", ""]
     return "\n".join(lines)
+
+
+def _trait_text(trait: OpTrait) -> str:
+    if isinstance(trait, Precision):
+        return f"Precision({trait.category.value})"
+    if isinstance(trait, Leaf):
+        return "Leaf(weight)" if trait.weight else "Leaf"
+    return type(trait).__name__
 
 
 def page(name: str, dialect: Dialect) -> str:

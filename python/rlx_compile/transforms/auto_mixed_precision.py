@@ -1,10 +1,11 @@
 """``auto-mixed-precision{dtype=f16 policy=compute}``: run chosen ops in f16 or bf16.
 
-Every MIR op falls in one precision category (RLX's ``precision`` module):
+Every MIR op declares one precision class (``dialects.traits.Precision``; RLX's
+``precision`` module):
 compute (matmul, conv, attention and their fused forms), reduction (reductions,
 softmax/log-softmax, every normalisation, average pooling), elementwise (unary, binary,
 compare, where, rope, fused swiglu), data movement (reshape, transpose, narrow, slice,
-concat, expand, gather, pad, max pooling). A policy gives each category ``low`` (the
+concat, expand, gather, pad, max pooling). A policy gives each class ``low`` (the
 ``dtype`` option), ``f32``, or ``follow``:
 
 | policy | compute | reduction | elementwise | data movement | origin |
@@ -35,7 +36,6 @@ Rules for every policy:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 from typing import cast
 
 from xdsl.context import Context
@@ -47,59 +47,19 @@ from xdsl.utils.exceptions import VerifyException
 
 from rlx_compile.builder import named
 from rlx_compile.dialects import mir
+from rlx_compile.dialects.traits import PrecisionClass, precision_class
 from rlx_compile.dialects.types import DType, TensorType
 from rlx_compile.ir import graph_block
 from rlx_compile.quant.qdq import set_operand
 from rlx_compile.quant.sites import is_weight
 from rlx_compile.transforms._mir import erase_dead, mir_graphs
 
-
-class Category(Enum):
-    COMPUTE = "compute"
-    REDUCTION = "reduction"
-    ELEMENTWISE = "elementwise"
-    DATA_MOVEMENT = "data-movement"
-    QUANT = "quant"
-    BOUNDARY = "boundary"
-    CAST = "cast"
-
-
-_BY_CATEGORY: dict[Category, tuple[type[Operation], ...]] = {
-    Category.COMPUTE: (
-        mir.MatmulOp, mir.ConvOp, mir.ConvTransposeOp, mir.AttentionOp,
-        mir.FusedMatmulBiasActOp, mir.FusedConvBiasActOp, mir.FusedAttentionBlockOp,
-    ),
-    Category.REDUCTION: (
-        mir.ReduceOp, mir.ArgReduceOp, mir.SoftmaxOp, mir.LogSoftmaxOp, mir.NormOp,
-        mir.GroupNormOp, mir.BatchNormOp, mir.FusedResidualNormOp, mir.AvgPoolOp,
-        mir.ScanOp, mir.PairwiseCouplingOp, mir.LrnOp,
-    ),
-    Category.ELEMENTWISE: (
-        mir.UnaryOp, mir.BinaryOp, mir.CompareOp, mir.WhereOp, mir.RopeOp, mir.FusedSwigluOp,
-        mir.FusedScaleShiftActOp,
-    ),
-    Category.DATA_MOVEMENT: (
-        mir.ReshapeOp, mir.TransposeOp, mir.NarrowOp, mir.SliceOp, mir.ConcatOp,
-        mir.ExpandOp, mir.GatherOp, mir.PadOp, mir.MaxPoolOp, mir.TopKOp, mir.ScatterNdOp,
-        mir.BitcastOp,  # a bitcast only lowers where the widths still match: never
-    ),
-    Category.QUANT: (mir.QuantizeOp, mir.DequantizeOp, mir.FakeQuantizeOp),
-    Category.BOUNDARY: (*mir.LEAF_OPS, mir.DimsOp),
-    Category.CAST: (mir.CastOp,),
-}  # fmt: skip
-
-
-def category(op: Operation) -> Category | None:
-    """The precision category of a MIR op (None for ops of other dialects)."""
-    for cat, types in _BY_CATEGORY.items():
-        if isinstance(op, types):
-            return cat
-    return None
-
-
 LOW, F32, FOLLOW = "low", "f32", "follow"
-_C, _R, _E, _D = Category.COMPUTE, Category.REDUCTION, Category.ELEMENTWISE, Category.DATA_MOVEMENT
-POLICIES: dict[str, dict[Category, str]] = {
+_C, _R, _E, _D = (
+    PrecisionClass.COMPUTE, PrecisionClass.REDUCTION, PrecisionClass.ELEMENTWISE,
+    PrecisionClass.DATA_MOVEMENT,
+)  # fmt: skip
+POLICIES: dict[str, dict[PrecisionClass, str]] = {
     "compute": {_C: LOW, _R: F32, _E: FOLLOW, _D: FOLLOW},
     "conservative": {_C: LOW, _R: F32, _E: LOW, _D: LOW},
     "metal": {_C: F32, _R: LOW, _E: LOW, _D: F32},
@@ -117,7 +77,7 @@ def _dtype(v: SSAValue) -> DType:
 class _Rewriter:
     """One forward walk over a graph block."""
 
-    def __init__(self, block: Block, low: DType, policy: dict[Category, str]):
+    def __init__(self, block: Block, low: DType, policy: dict[PrecisionClass, str]):
         self.block = block
         self.low = low
         self.policy = policy
@@ -179,12 +139,12 @@ class _Rewriter:
     def _is_weight(self, v: SSAValue) -> bool:
         return is_weight(v, self.weights)
 
-    def precision(self, op: Operation, cat: Category) -> str:
+    def precision(self, op: Operation, cat: PrecisionClass) -> str:
         choice = self.policy[cat]
         lowerable = [v for v in op.operands if self.was_f32.get(v, False)]
         if not lowerable:
             return F32
-        if cat is Category.COMPUTE and any(
+        if cat is PrecisionClass.COMPUTE and any(
             isinstance(v, OpResult) and isinstance(v.op, _QUANTIZED_SOURCES) for v in lowerable
         ):
             return F32
@@ -197,13 +157,13 @@ class _Rewriter:
 
     # -- the walk ---------------------------------------------------------------------
     def visit(self, op: Operation) -> None:
-        cat = category(op)
-        if cat is Category.BOUNDARY:
+        cat = precision_class(op)
+        if cat is PrecisionClass.BOUNDARY:
             return
-        if cat is Category.CAST:
+        if cat is PrecisionClass.CAST:
             self.visit_cast(cast(mir.CastOp, op))
             return
-        if cat is None or cat is Category.QUANT or op is self.block.last_op:
+        if cat is None or cat is PrecisionClass.QUANT or op is self.block.last_op:
             self.restore_operands(op)
             return
         if self.precision(op, cat) == F32:

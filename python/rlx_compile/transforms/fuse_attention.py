@@ -43,6 +43,7 @@ from xdsl.utils.exceptions import VerifyException
 from rlx_compile.builder import GraphBuilder, type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import MaskKind
+from rlx_compile.dialects.traits import ViewLike
 from rlx_compile.dialects.types import Dim, DType, Shape, TensorType
 from rlx_compile.folding import constant_value
 from rlx_compile.fusion.base import (
@@ -119,6 +120,8 @@ def _view_layout(layout: Layout, op: Operation, reps: list[int]) -> Layout | Non
                 reps.append(i)
                 result[i] = [(f"rep{len(reps)}", b)]
         return result
+    if op.has_trait(ViewLike):
+        return None  # a view whose layout is not tracked here (narrow, slice)
     return layout  # a scalar factor
 
 
@@ -135,9 +138,6 @@ def _scalar_factor(op: Operation, v: SSAValue) -> tuple[SSAValue, float] | None:
         if f is not None and f != 0.0 and op.lhs.type == v.type:
             return op.lhs, 1.0 / f
     return None
-
-
-_VIEWS = (mir.ReshapeOp, mir.TransposeOp, mir.ExpandOp)
 
 
 @dataclass
@@ -164,7 +164,7 @@ def _source(operand: SSAValue, reader: Operation, role: str) -> _Source | None:
     v, r = operand, reader
     while sole_user(v) is r and isinstance(v, OpResult):
         op = v.op
-        if isinstance(op, _VIEWS):
+        if op.has_trait(ViewLike):
             chain.append((op, 1.0))
             v, r = op.operands[0], op
         elif role != "v" and (found := _scalar_factor(op, v)) is not None:

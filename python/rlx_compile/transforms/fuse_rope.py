@@ -35,6 +35,7 @@ from xdsl.pattern_rewriter import PatternRewriter
 
 from rlx_compile.builder import GraphBuilder, type_of
 from rlx_compile.dialects import mir
+from rlx_compile.dialects.common import ShapedOp
 from rlx_compile.dialects.types import Dim, TensorType, fmt_shape
 from rlx_compile.folding import constant_value
 from rlx_compile.fusion.base import (
@@ -140,24 +141,14 @@ def _pointwise_operand(op: Operation) -> int | None:
     out = op.results[0].type if len(op.results) == 1 else None
     if not isinstance(out, TensorType) or out.rank == 0:
         return None
-    last = out.rank - 1
-    if isinstance(op, mir.UnaryOp | mir.CastOp):
-        return 0
-    if isinstance(op, mir.BinaryOp) and not isinstance(op, mir.CompareOp):
-        for i in (0, 1):
-            if scalar_constant(op.operands[1 - i]) is not None and op.operands[i].type == out:
-                return i
-        return None
-    if isinstance(op, mir.ReshapeOp | mir.ExpandOp):
-        src = type_of(op.operands[0])
-        return 0 if src.rank and src.shape[-1] == out.shape[-1] else None
-    if isinstance(op, mir.TransposeOp):
-        return 0 if op.props().ints("perm")[-1] == last else None
-    if isinstance(op, mir.NarrowOp):
-        return 0 if op.props().int("axis") != last else None
-    if isinstance(op, mir.GatherOp):
-        table = type_of(op.table)
-        return 0 if op.props().int("axis") != table.rank - 1 else None
+    flowing = op.last_dim_pointwise_operands() if isinstance(op, ShapedOp) else ()
+    if len(flowing) == 1:
+        return flowing[0]
+    # An elementwise combination: one operand carries the table, the others are scalars.
+    for i in flowing:
+        others = [op.operands[j] for j in flowing if j != i]
+        if op.operands[i].type == out and all(scalar_constant(v) is not None for v in others):
+            return i
     return None
 
 

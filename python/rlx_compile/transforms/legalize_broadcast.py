@@ -28,7 +28,7 @@ from xdsl.rewriter import InsertPoint
 
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
-from rlx_compile.dialects.common import ShapedOp
+from rlx_compile.dialects.traits import Elementwise
 from rlx_compile.dialects.types import Dim
 from rlx_compile.fusion.base import run_patterns
 from rlx_compile.targets import get_target
@@ -50,8 +50,7 @@ class ExplicitBroadcast(RewritePattern):
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not (
-            isinstance(op, ShapedOp)
-            and op.ELEMENTWISE
+            op.has_trait(Elementwise)
             and len(op.operands) >= 2
             and not isinstance(op, mir.ElementwiseRegionOp)
             and isinstance(op.parent_op(), func.FuncOp)

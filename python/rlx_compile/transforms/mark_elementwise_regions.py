@@ -21,6 +21,7 @@ from xdsl.pattern_rewriter import PatternRewriter
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import ShapedOp
+from rlx_compile.dialects.traits import Elementwise
 from rlx_compile.fusion.base import (
     FusionContext,
     FusionPass,
@@ -34,8 +35,7 @@ from rlx_compile.fusion.base import (
 
 def fusable(op: Operation) -> bool:
     return (
-        isinstance(op, ShapedOp)
-        and op.ELEMENTWISE
+        op.has_trait(Elementwise)
         and not isinstance(op, mir.ElementwiseRegionOp)
         and len(op.results) == 1
         and isinstance(op.parent_op(), func.FuncOp)

@@ -32,6 +32,7 @@ from xdsl.passes import ModulePass
 from xdsl.traits import IsTerminator, Pure
 
 from rlx_compile.dialects import mir
+from rlx_compile.dialects.traits import is_leaf
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.folding import erase_newly_dead, func_graphs, unused_ops
 from rlx_compile.ir import (
@@ -69,7 +70,7 @@ def boundary_values(block: Block, dynamic: set[SSAValue]) -> list[SSAValue]:
     """Static computed values read by a dynamic op or returned, in op order."""
     out: list[SSAValue] = []
     for op in block.ops:
-        if isinstance(op, mir.LEAF_OPS) or op.has_trait(IsTerminator):
+        if is_leaf(op) or op.has_trait(IsTerminator):
             continue
         out += [
             value

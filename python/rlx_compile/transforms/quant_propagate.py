@@ -51,6 +51,9 @@ from rlx_compile.transforms._mir import erase_dead, mir_graphs
 
 Quant = mir.QuantizeOp | mir.DequantizeOp | mir.FakeQuantizeOp
 _MOVES = (mir.ReshapeOp, mir.TransposeOp, mir.NarrowOp)
+"""The view-like ops (``ViewLike``) Q/DQ move across: those whose effect on a per-axis
+quantisation axis ``_moved_axis`` tracks. Slice and expand are view-like too; moving
+Q/DQ across them would change what this pass emits, so it is left for its own change."""
 
 
 # ---------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ import numpy as np
 from xdsl.ir import Block, SSAValue
 
 from rlx_compile.dialects import mir
+from rlx_compile.dialects.traits import is_leaf
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.folding import (
     KnownValues,
@@ -97,7 +98,7 @@ def propagate_block(block: Block, max_elements: int) -> bool:
         op.result.replace_all_uses_with(arm)
         changed = True
     for op in list(block.ops):
-        if isinstance(op, mir.LEAF_OPS):
+        if is_leaf(op):
             continue
         for value in op.results:
             array = known.get(value)

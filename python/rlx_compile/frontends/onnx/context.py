@@ -25,6 +25,7 @@ from xdsl.traits import Pure
 from rlx_compile.builder import GraphBuilder, type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.dim_expr import DimExpr, is_symbol_name
+from rlx_compile.dialects.traits import is_leaf
 from rlx_compile.dialects.types import Dim, DType, TensorType, fmt_shape
 from rlx_compile.frontends.onnx.structured import Structured
 from rlx_compile.interpreter import ExecutionError, evaluate_op
@@ -241,7 +242,7 @@ class FoldingBuilder(GraphBuilder):
         return super().emit(folded if folded is not None else op)
 
     def _fold(self, op: Operation) -> Operation | None:
-        if isinstance(op, mir.LEAF_OPS) or not op.operands or len(op.results) != 1:
+        if is_leaf(op) or not op.operands or len(op.results) != 1:
             return None
         if not op.has_trait(Pure):
             return None
