@@ -383,6 +383,11 @@ class GraphBuilder:
     def rope(self, x: SSAValue, cos: SSAValue, sin: SSAValue, rotary_dim: int | None = None):
         return self._one(mir.RopeOp(x, cos, sin, rotary_dim=rotary_dim))
 
+    def channel_view(self, v: SSAValue, rank: int) -> SSAValue:
+        """A [C] vector reshaped to [C, 1, ...] so that it broadcasts along axis 1 of a
+        rank-``rank`` tensor (a per-channel bias or scale of an NCHW tensor)."""
+        return self.reshape(v, (type_of(v).shape[0], *([1] * (rank - 2))))
+
     def split_heads(self, x: SSAValue, heads: int, head_dim: int) -> SSAValue:
         """[B, S, heads·D] -> reshape [B, S, heads, D] -> transpose [B, heads, S, D]."""
         bsz, seq, _ = type_of(x).shape

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -124,6 +124,9 @@ from rlx_compile.dialects.types import (
     same_element_count,
     window_out_size,
 )
+
+if TYPE_CHECKING:
+    from rlx_compile.builder import GraphBuilder
 
 AnyTensor = base(TensorType)
 
@@ -2622,6 +2625,11 @@ class FusedMatmulBiasActOp(ShapedOp):
         _check_bias_vector(bias, out.shape[-1] if out.rank else 1, out.dtype, "bias")
         return (out,)
 
+    def decompose(self, b: GraphBuilder) -> list[SSAValue]:
+        p = self.props()
+        y = b.add(b.matmul(self.input, self.weight), self.bias)
+        return [b.activation(y, p.enum("activation"), p.floats("act_params"))]
+
 
 @irdl_op_definition
 class FusedSwigluOp(ShapedOp):
@@ -2652,6 +2660,12 @@ class FusedSwigluOp(ShapedOp):
         if not isinstance(last, int) or last % 2:
             raise VerifyException(f"the last dim ({last}) must be static and even")
         return (input.with_shape((*input.shape[:-1], last // 2)),)
+
+    def decompose(self, b: GraphBuilder) -> list[SSAValue]:
+        n = cast(int, cast(TensorType, self.result.type).shape[-1])  # static (verified)
+        first, second = b.narrow(self.input, -1, 0, n), b.narrow(self.input, -1, n, n)
+        gate, up = (first, second) if self.props().flag("gate_first") else (second, first)
+        return [b.mul(b.silu(gate), up)]
 
 
 class FusedResidualNormOp(ShapedOp):
@@ -2699,6 +2713,15 @@ class FusedResidualNormOp(ShapedOp):
         (total,) = AddOp.infer(props, lhs=input, rhs=residual)
         check_norm_operands(total, scale, bias, props.int("axis"))
         return (total, total)
+
+    def decompose(self, b: GraphBuilder) -> list[SSAValue]:
+        p = self.props()
+        total = b.add(self.input, self.residual)
+        norm_type = RmsNormOp if isinstance(self, FusedResidualRmsNormOp) else LayerNormOp
+        norm = norm_type(
+            total, self.scale, self.bias, axis=p.int("axis"), epsilon=p.float("epsilon")
+        )
+        return [b.emit(norm).results[0], total]
 
 
 @irdl_op_definition
@@ -2779,6 +2802,17 @@ class FusedConvBiasActOp(ShapedOp):
             raise VerifyException(f"residual must have the output type {out}")
         return (out,)
 
+    def decompose(self, b: GraphBuilder) -> list[SSAValue]:
+        p = self.props()
+        y = b.conv(
+            self.input, self.weight, strides=p.ints("strides"), pads=p.ints("pads"),
+            dilations=p.ints("dilations"), groups=p.int("groups"),
+        )  # fmt: skip
+        y = b.add(y, b.channel_view(self.bias, cast(TensorType, y.type).rank))
+        if self.residual is not None:
+            y = b.add(y, self.residual)
+        return [b.activation(y, p.enum("activation"), p.floats("act_params"))]
+
 
 @irdl_op_definition
 class FusedScaleShiftActOp(ShapedOp):
@@ -2827,6 +2861,13 @@ class FusedScaleShiftActOp(ShapedOp):
                 raise VerifyException(f"{what} must be [{input.shape[1]}] of {input.dtype.value}")
         check_activation(props, input)
         return (input,)
+
+    def decompose(self, b: GraphBuilder) -> list[SSAValue]:
+        p = self.props()
+        rank = cast(TensorType, self.input.type).rank
+        y = b.add(b.mul(self.input, b.channel_view(self.scale, rank)),
+                  b.channel_view(self.shift, rank))  # fmt: skip
+        return [b.activation(y, p.enum("activation"), p.floats("act_params"))]
 
 
 @irdl_op_definition
@@ -2949,6 +2990,25 @@ class FusedAttentionBlockOp(ShapedOp):
             rope_check(kv, cos, sin, None)
         attention_shape(q, kv, kv, mask, props.enum("mask_kind"))
         return (TensorType((b, s, e_out), hidden.dtype),)
+
+    def decompose(self, b: GraphBuilder) -> list[SSAValue]:
+        p = self.props()
+        h, hk, d = p.int("num_heads"), p.int("num_kv_heads"), p.int("head_dim")
+        qkv = b.matmul(self.hidden, self.qkv_weight)
+        if self.qkv_bias is not None:
+            qkv = b.add(qkv, self.qkv_bias)
+        q = b.split_heads(b.narrow(qkv, 2, 0, h * d), h, d)
+        k = b.split_heads(b.narrow(qkv, 2, h * d, hk * d), hk, d)
+        v = b.split_heads(b.narrow(qkv, 2, (h + hk) * d, hk * d), hk, d)
+        if self.cos is not None and self.sin is not None:
+            q, k = b.rope(q, self.cos, self.sin), b.rope(k, self.cos, self.sin)
+        attn = AttentionOp(
+            q, k, v, self.mask, mask_kind=p.enum("mask_kind").value, scale=p.opt_float("scale")
+        )
+        out = b.matmul(b.merge_heads(b.emit(attn).results[0]), self.out_weight)
+        if self.out_bias is not None:
+            out = b.add(out, self.out_bias)
+        return [out]
 
 
 # =====================================================================================

@@ -14,9 +14,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import TYPE_CHECKING, Protocol, cast
 
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 from xdsl.traits import OpTrait
+from xdsl.utils.exceptions import VerifyException
+
+if TYPE_CHECKING:
+    from rlx_compile.builder import GraphBuilder
 
 
 @dataclass(frozen=True)
@@ -45,10 +50,30 @@ class ViewLike(OpTrait):
 
 @dataclass(frozen=True)
 class Fused(OpTrait):
-    """An op that stands for a chain of primitive ops (a fused kernel)."""
+    """An op that stands for a chain of primitive ops: it implements
+    ``decompose(builder) -> results``, the chain it means, which legalization emits for
+    targets that lack the fused kernel and which the reference executor's kernel for it
+    is tested against."""
 
     summary: str
     """The chain, in a few words (shown on the op's documentation page)."""
+
+    def verify(self, op: Operation) -> None:
+        if not callable(getattr(op, "decompose", None)):
+            raise VerifyException(f"{op.name} is Fused but defines no decompose(builder)")
+
+
+class Decomposable(Protocol):
+    """A ``Fused`` op: ``decompose`` emits the chain through the builder and returns the
+    values that replace the op's results, in order."""
+
+    def decompose(self, b: GraphBuilder) -> list[SSAValue]: ...
+
+
+def decompose(op: Operation, b: GraphBuilder) -> list[SSAValue]:
+    """The primitive chain a ``Fused`` op stands for, emitted through ``b``."""
+    assert is_fused(op), op.name
+    return cast(Decomposable, op).decompose(b)
 
 
 class PrecisionClass(Enum):

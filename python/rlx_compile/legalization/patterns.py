@@ -22,13 +22,14 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 import numpy as np
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
 
 from rlx_compile.builder import GraphBuilder, ReplacingPattern, type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import MaskKind
+from rlx_compile.dialects.traits import decompose, is_fused
 
 COMMON_IR = "common-ir"
 REWRITTEN = "rewritten"
@@ -46,119 +47,27 @@ def _static(shape: Sequence[object]) -> bool:
     return all(isinstance(d, int) for d in shape)
 
 
-def _channel_view(b: GraphBuilder, v: SSAValue, rank: int) -> SSAValue:
-    """A [C] vector reshaped to [C, 1, ...] so it broadcasts along axis 1 of a rank-``rank``
-    tensor."""
-    return b.reshape(v, (type_of(v).shape[0], *([1] * (rank - 2))))
-
-
 def _scalar(b: GraphBuilder, value: float, like: SSAValue) -> SSAValue:
     return b.scalar_like(value, like)
 
 
 # =====================================================================================
-# Fused ops back to their primitive chains (the executor's definition of each)
+# Fused ops back to their primitive chains (each op's decomposition)
 # =====================================================================================
 
 
-class UnfuseMatmulBiasAct(ConversionPattern):
-    summary = "matmul, add bias, activation"
+class Unfuse(ConversionPattern):
+    """A fused op back to the primitive chain it stands for: the op's own
+    ``decompose`` (the ``Fused`` trait), which the reference executor's kernel for the
+    op is tested against."""
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: mir.FusedMatmulBiasActOp, rewriter: PatternRewriter) -> None:
+    summary = "the op's decomposition"
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not is_fused(op):
+            return
         b, ops = self.builder(op)
-        y = b.add(b.matmul(op.input, op.weight), op.bias)
-        p = op.props()
-        y = b.activation(y, p.enum("activation"), p.floats("act_params"))
-        self.commit(rewriter, op, ops, [y])
-
-
-class UnfuseSwiglu(ConversionPattern):
-    summary = "narrow the halves, silu(gate) * up"
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: mir.FusedSwigluOp, rewriter: PatternRewriter) -> None:
-        b, ops = self.builder(op)
-        n = type_of(op.result).shape[-1]
-        assert isinstance(n, int)
-        first, second = b.narrow(op.input, -1, 0, n), b.narrow(op.input, -1, n, n)
-        gate, up = (first, second) if op.props().flag("gate_first") else (second, first)
-        self.commit(rewriter, op, ops, [b.mul(b.silu(gate), up)])
-
-
-class UnfuseResidualNorm(ConversionPattern):
-    summary = "add, then the norm"
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: mir.FusedResidualNormOp, rewriter: PatternRewriter) -> None:
-        b, ops = self.builder(op)
-        p = op.props()
-        total = b.add(op.input, op.residual)
-        norm_type = mir.RmsNormOp if isinstance(op, mir.FusedResidualRmsNormOp) else mir.LayerNormOp
-        norm = b.emit(
-            norm_type(total, op.scale, op.bias, axis=p.int("axis"), epsilon=p.float("epsilon"))
-        )
-        self.commit(rewriter, op, ops, [norm.results[0], total])
-
-
-class UnfuseConvBiasAct(ConversionPattern):
-    summary = "conv, add per-channel bias (and residual), activation"
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: mir.FusedConvBiasActOp, rewriter: PatternRewriter) -> None:
-        b, ops = self.builder(op)
-        p = op.props()
-        y = b.conv(
-            op.input, op.weight, strides=p.ints("strides"), pads=p.ints("pads"),
-            dilations=p.ints("dilations"), groups=p.int("groups"),
-        )  # fmt: skip
-        y = b.add(y, _channel_view(b, op.bias, type_of(y).rank))
-        if op.residual is not None:
-            y = b.add(y, op.residual)
-        y = b.activation(y, p.enum("activation"), p.floats("act_params"))
-        self.commit(rewriter, op, ops, [y])
-
-
-class UnfuseScaleShiftAct(ConversionPattern):
-    summary = "mul by the per-channel scale, add the shift, activation"
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: mir.FusedScaleShiftActOp, rewriter: PatternRewriter) -> None:
-        b, ops = self.builder(op)
-        p = op.props()
-        rank = type_of(op.input).rank
-        y = b.add(
-            b.mul(op.input, _channel_view(b, op.scale, rank)), _channel_view(b, op.shift, rank)
-        )
-        y = b.activation(y, p.enum("activation"), p.floats("act_params"))
-        self.commit(rewriter, op, ops, [y])
-
-
-class UnfuseAttentionBlock(ConversionPattern):
-    summary = "qkv matmul, narrows, heads, rope, attention, out matmul"
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: mir.FusedAttentionBlockOp, rewriter: PatternRewriter) -> None:
-        b, ops = self.builder(op)
-        p = op.props()
-        h, hk, d = p.int("num_heads"), p.int("num_kv_heads"), p.int("head_dim")
-        qkv = b.matmul(op.hidden, op.qkv_weight)
-        if op.qkv_bias is not None:
-            qkv = b.add(qkv, op.qkv_bias)
-        q = b.split_heads(b.narrow(qkv, 2, 0, h * d), h, d)
-        k = b.split_heads(b.narrow(qkv, 2, h * d, hk * d), hk, d)
-        v = b.split_heads(b.narrow(qkv, 2, (h + hk) * d, hk * d), hk, d)
-        if op.cos is not None and op.sin is not None:
-            q, k = b.rope(q, op.cos, op.sin), b.rope(k, op.cos, op.sin)
-        attn = b.emit(
-            mir.AttentionOp(
-                q, k, v, op.mask, mask_kind=p.enum("mask_kind").value, scale=p.opt_float("scale")
-            )
-        ).results[0]
-        out = b.matmul(b.merge_heads(attn), op.out_weight)
-        if op.out_bias is not None:
-            out = b.add(out, op.out_bias)
-        self.commit(rewriter, op, ops, [out])
+        self.commit(rewriter, op, ops, decompose(op, b))
 
 
 class UnfuseElementwiseRegion(ConversionPattern):
@@ -175,15 +84,7 @@ class UnfuseElementwiseRegion(ConversionPattern):
         rewriter.replace(op, [], [result])
 
 
-UNFUSE_PATTERNS: tuple[type[ConversionPattern], ...] = (
-    UnfuseMatmulBiasAct,
-    UnfuseSwiglu,
-    UnfuseResidualNorm,
-    UnfuseConvBiasAct,
-    UnfuseScaleShiftAct,
-    UnfuseAttentionBlock,
-    UnfuseElementwiseRegion,
-)
+UNFUSE_PATTERNS: tuple[type[ConversionPattern], ...] = (Unfuse, UnfuseElementwiseRegion)
 
 
 # =====================================================================================
@@ -270,8 +171,8 @@ class LowerGroupNorm(ConversionPattern):
         one = _scalar(b, 1.0, grouped)
         normed = b.layer_norm(grouped, one, axis=2, eps=p.float("epsilon"))
         y = b.reshape(normed, shape)
-        y = b.add(b.mul(y, _channel_view(b, op.scale, len(shape))),
-                  _channel_view(b, op.bias, len(shape)))  # fmt: skip
+        y = b.add(b.mul(y, b.channel_view(op.scale, len(shape))),
+                  b.channel_view(op.bias, len(shape)))  # fmt: skip
         self.commit(rewriter, op, ops, [y])
 
 
@@ -286,7 +187,7 @@ class LowerBatchNorm(ConversionPattern):
         eps = _scalar(b, op.props().float("epsilon"), op.variance)
         s = b.mul(op.scale, b.rsqrt(b.add(op.variance, eps)))
         shift = b.sub(op.bias, b.mul(op.mean, s))
-        y = b.add(b.mul(op.input, _channel_view(b, s, rank)), _channel_view(b, shift, rank))
+        y = b.add(b.mul(op.input, b.channel_view(s, rank)), b.channel_view(shift, rank))
         self.commit(rewriter, op, ops, [y])
 
 
@@ -521,7 +422,7 @@ class LowerConvTranspose(ConversionPattern):
         conv_pads = [*[max(v, 0) for v in lo], *[max(v, 0) for v in hi]]
         y = b.conv(y, wt, strides=[1] * k, pads=conv_pads, dilations=dilations, groups=groups)
         if op.bias is not None:
-            y = b.add(y, _channel_view(b, op.bias, k + 2))
+            y = b.add(y, b.channel_view(op.bias, k + 2))
         self.commit(rewriter, op, ops, [y])
 
 

@@ -79,6 +79,7 @@ func.func @nn() -> !rlx.tensor<[1, 4, 3, 3], f32> {
   %mp = mir.max_pool %x kernel [3, 3] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] : !rlx.tensor<[1, 4, 8, 8], f32> -> !rlx.tensor<[1, 4, 3, 3], f32>
   %ap = mir.avg_pool %x kernel [3, 3] strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] ceil_mode count_include_pad : !rlx.tensor<[1, 4, 8, 8], f32> -> !rlx.tensor<[1, 4, 5, 5], f32>
   %fcba = mir.fused_conv_bias_act %x, %w, %b residual %conv strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] groups 2 act relu : (!rlx.tensor<[1, 4, 8, 8], f32>, !rlx.tensor<[8, 2, 3, 3], f32>, !rlx.tensor<[8], f32>, !rlx.tensor<[1, 8, 4, 4], f32>) -> !rlx.tensor<[1, 8, 4, 4], f32>
+  %fssa = mir.fused_scale_shift_act %conv, %g, %b act clip act_params [0.000000e+00, 6.000000e+00] : (!rlx.tensor<[1, 8, 4, 4], f32>, !rlx.tensor<[8], f32>, !rlx.tensor<[8], f32>) -> !rlx.tensor<[1, 8, 4, 4], f32>
   func.return %mp : !rlx.tensor<[1, 4, 3, 3], f32>
 }
 
@@ -193,6 +194,7 @@ func.func @quant() -> !rlx.tensor<[4, 8], f32> {
 // CHECK-NEXT: %mp = mir.max_pool %x kernel [3, 3] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] : !rlx.tensor<[1, 4, 8, 8], f32> -> !rlx.tensor<[1, 4, 3, 3], f32>
 // CHECK-NEXT: %ap = mir.avg_pool %x kernel [3, 3] strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] ceil_mode count_include_pad : !rlx.tensor<[1, 4, 8, 8], f32> -> !rlx.tensor<[1, 4, 5, 5], f32>
 // CHECK-NEXT: %fcba = mir.fused_conv_bias_act %x, %w, %b residual %conv strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] groups 2 act relu : (!rlx.tensor<[1, 4, 8, 8], f32>, !rlx.tensor<[8, 2, 3, 3], f32>, !rlx.tensor<[8], f32>, !rlx.tensor<[1, 8, 4, 4], f32>) -> !rlx.tensor<[1, 8, 4, 4], f32>
+// CHECK-NEXT: %fssa = mir.fused_scale_shift_act %conv, %g, %b act clip act_params [0.000000e+00, 6.000000e+00] : (!rlx.tensor<[1, 8, 4, 4], f32>, !rlx.tensor<[8], f32>, !rlx.tensor<[8], f32>) -> !rlx.tensor<[1, 8, 4, 4], f32>
 // CHECK-NEXT: func.return %mp : !rlx.tensor<[1, 4, 3, 3], f32>
 // CHECK-LABEL: func.func @transformer() -> !rlx.tensor<[1, 6, 32], f32> {
 // CHECK-NEXT: %h = mir.input "h" : !rlx.tensor<[1, 6, 32], f32>
