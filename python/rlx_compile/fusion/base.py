@@ -37,7 +37,7 @@ from rlx_compile.dialects.common import Activation, ActivationAttr
 from rlx_compile.dialects.types import Dim, TensorType
 from rlx_compile.folding import constant_value
 from rlx_compile.fusion.report import FusionReport, MissedFusion
-from rlx_compile.ir import location_str
+from rlx_compile.ir import is_before, location_str, tracking_block_order
 from rlx_compile.legalization.driver import dispatched_ops
 from rlx_compile.reports import publish
 from rlx_compile.targets import TargetPass
@@ -96,17 +96,7 @@ def defined_before(v: SSAValue, op: Operation) -> bool:
     """Whether ``v`` is available right before ``op`` (same block)."""
     if not isinstance(v, OpResult):
         return True
-    return v.op.parent is op.parent and v.op.is_before_in_block(op)
-
-
-def in_block_order(ops: Sequence[T]) -> list[T]:
-    """``ops`` (all in one block) sorted by their position in it."""
-    if len(ops) < 2:
-        return list(ops)
-    block = ops[0].parent_block()
-    assert block is not None
-    index = {id(o): i for i, o in enumerate(block.ops)}
-    return sorted(ops, key=lambda o: index[id(o)])
+    return is_before(v.op, op)
 
 
 def operand_from(op: Operation, kind: type[T]) -> tuple[T, SSAValue] | None:
@@ -360,37 +350,41 @@ def run_patterns(module: ModuleOp, patterns: Sequence[RewritePattern], reverse: 
     """Apply ``patterns`` to a fixpoint, in rounds: each visits the ops of the patterns'
     root kinds in block order (reversed with ``reverse``), tries the patterns in order on
     each and skips the ops an earlier rewrite erased; a round that changes nothing ends it.
-    (xDSL's walker makes a rewriter per op of the module and re-walks it whole.)"""
-    roots = [getattr(p, "roots", (Operation,)) for p in patterns]
-    kinds = tuple({kind for group in roots for kind in group})
-    while True:
-        changed = False
-        for op in [o for o in module.walk(reverse=reverse) if isinstance(o, kinds)]:
-            if op.parent is None:
-                continue  # erased (or replaced) by a rewrite earlier in this round
-            for pattern, root in zip(patterns, roots, strict=True):
-                if isinstance(op, root):
-                    rewriter = PatternRewriter(op)
-                    pattern.match_and_rewrite(op, rewriter)
-                    if rewriter.has_done_action:
-                        changed = True
-                        break
-        if not changed:
-            return
+    (xDSL's walker makes a rewriter per op of the module and re-walks it whole.) The
+    patterns insert and erase ops, never move one within its block, so op order is
+    tracked across the run (``tracking_block_order``)."""
+    with tracking_block_order():
+        roots = [getattr(p, "roots", (Operation,)) for p in patterns]
+        kinds = tuple({kind for group in roots for kind in group})
+        while True:
+            changed = False
+            for op in [o for o in module.walk(reverse=reverse) if isinstance(o, kinds)]:
+                if op.parent is None:
+                    continue  # erased (or replaced) by a rewrite earlier in this round
+                for pattern, root in zip(patterns, roots, strict=True):
+                    if isinstance(op, root):
+                        rewriter = PatternRewriter(op)
+                        pattern.match_and_rewrite(op, rewriter)
+                        if rewriter.has_done_action:
+                            changed = True
+                            break
+            if not changed:
+                return
 
 
 def scan(module: ModuleOp, ctx: FusionContext, kinds: Sequence[type[FusionPattern]]) -> None:
     """Record every near miss of the given patterns in the module as it is now."""
     patterns = [k(ctx) for k in kinds]
-    for op in dispatched_ops(module):
-        for p in patterns:
-            if not isinstance(op, p.roots):
-                continue
-            m = p.match(op)
-            if isinstance(m, Miss):
-                ctx.report.missed.append(
-                    MissedFusion(p.name, op.name, location_str(op), m.reason, m.hint)
-                )
+    with tracking_block_order():
+        for op in dispatched_ops(module):
+            for p in patterns:
+                if not isinstance(op, p.roots):
+                    continue
+                m = p.match(op)
+                if isinstance(m, Miss):
+                    ctx.report.missed.append(
+                        MissedFusion(p.name, op.name, location_str(op), m.reason, m.hint)
+                    )
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from rlx_compile.fusion.base import (
     producer,
     users,
 )
+from rlx_compile.ir import is_before
 
 
 @dataclass
@@ -63,7 +64,7 @@ class _FuseResidualNorm(FusionPattern):
         affine = [op.scale] if op.bias is None else [op.scale, op.bias]
         if all(defined_before(v, add) for v in affine):
             anchor: Operation = add
-        elif all(u is op or op.is_before_in_block(u) for u in users(add.result)):
+        elif all(u is op or is_before(op, u) for u in users(add.result)):
             anchor = op
         else:
             return Miss(

@@ -21,9 +21,9 @@ from rlx_compile.fusion.base import (
     Match,
     Miss,
     defined_before,
-    in_block_order,
     users,
 )
+from rlx_compile.ir import in_block_order
 
 
 def _candidate(op: Operation) -> bool:
