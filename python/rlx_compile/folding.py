@@ -48,9 +48,9 @@ def graph_blocks(graph: Operation) -> list[Block]:
     return [b for op in graph.walk() for region in op.regions for b in region.blocks]
 
 
-def constant_value(value: SSAValue) -> np.ndarray | None:
-    """The array of a value defined by ``mir.constant``, else None."""
-    owner = value.owner
+def constant_value(value: SSAValue | None) -> np.ndarray | None:
+    """The array of a value defined by ``mir.constant``, else None (also for no value)."""
+    owner = value.owner if value is not None else None
     return owner.to_numpy() if isinstance(owner, mir.ConstantOp) else None
 
 

@@ -45,6 +45,7 @@ from xdsl.pattern_rewriter import (
 
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.types import TensorType
+from rlx_compile.folding import constant_value, evaluate
 from rlx_compile.ir import graph_block
 from rlx_compile.quant.sites import is_weight
 from rlx_compile.transforms._mir import erase_dead, mir_graphs
@@ -61,18 +62,12 @@ Q/DQ across them would change what this pass emits, so it is left for its own ch
 # ---------------------------------------------------------------------------------
 
 
-def _constant(v: SSAValue | None) -> np.ndarray | None:
-    if isinstance(v, OpResult) and isinstance(v.op, mir.ConstantOp):
-        return v.op.to_numpy()
-    return None
-
-
 def _same_operand(a: SSAValue | None, b: SSAValue | None) -> bool:
     """The same SSA value, or constants of one type holding equal values; an absent zero
     point equals an all-zero one."""
     if a is b:
         return True
-    ca, cb = _constant(a), _constant(b)
+    ca, cb = constant_value(a), constant_value(b)
     if a is None or b is None:
         other = cb if a is None else ca
         return other is not None and not np.any(other)
@@ -105,12 +100,12 @@ def _int_dtype(q: Quant) -> object:
 
 def _positive_scale_no_zp(dq: mir.DequantizeOp) -> bool:
     """relu commutes with dequantize when 0 maps to 0 and the scale keeps signs."""
-    scale = _constant(dq.scale)
+    scale = constant_value(dq.scale)
     if scale is None or not np.all(scale > 0):
         return False
     if dq.zero_point is None:
         return True
-    zp = _constant(dq.zero_point)
+    zp = constant_value(dq.zero_point)
     return zp is not None and not np.any(zp)
 
 
@@ -323,8 +318,6 @@ def _constant_cone(value: SSAValue) -> list[Operation] | None:
 class FoldQuantizedWeight(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, q: mir.QuantizeOp, rewriter: PatternRewriter) -> None:
-        from rlx_compile.interpreter import evaluate_op
-
         if _unused(q):
             return
         cone = _constant_cone(q.results[0])
@@ -332,7 +325,9 @@ class FoldQuantizedWeight(RewritePattern):
             return
         values: dict[SSAValue, np.ndarray] = {}
         for op in cone:
-            outs = evaluate_op(op, [values[v] for v in op.operands])
+            outs = evaluate(op, [values[v] for v in op.operands])
+            if outs is None:
+                return  # no value at compile time: the quantize stays and raises when run
             values.update(zip(op.results, outs, strict=True))
         folded = mir.ConstantOp(values[q.result], cast(TensorType, q.result.type))
         rewriter.replace(q, [folded], [folded.result])

@@ -27,8 +27,8 @@ from rlx_compile.dialects import mir
 from rlx_compile.dialects.dim_expr import DimExpr, is_symbol_name
 from rlx_compile.dialects.traits import is_leaf
 from rlx_compile.dialects.types import Dim, DType, TensorType, fmt_shape
+from rlx_compile.folding import constant_value, evaluate
 from rlx_compile.frontends.onnx.structured import Structured
-from rlx_compile.interpreter import ExecutionError, evaluate_op
 
 if TYPE_CHECKING:
     from rlx_compile.frontends.onnx.importer import Importer
@@ -226,12 +226,6 @@ def symbol_name(text: str) -> str:
 # ---------------------------------------------------------------------------------
 
 
-def constant_value(v: SSAValue) -> np.ndarray | None:
-    """The array of a value produced by ``mir.constant``, else None."""
-    owner = v.owner
-    return owner.to_numpy() if isinstance(owner, mir.ConstantOp) else None
-
-
 class FoldingBuilder(GraphBuilder):
     """A ``GraphBuilder`` that evaluates an op whose operands are all constants with the
     reference executor and emits the result as one ``mir.constant`` instead: the same
@@ -252,10 +246,10 @@ class FoldingBuilder(GraphBuilder):
         args = [constant_value(v) for v in op.operands]
         if any(a is None for a in args):
             return None
-        try:
-            (value,) = evaluate_op(op, args)
-        except ExecutionError:
+        results = evaluate(op, args)
+        if results is None:
             return None  # no value at compile time: keep the op, it raises when run
+        (value,) = results
         op.drop_all_references()
         return mir.ConstantOp(value, t)
 

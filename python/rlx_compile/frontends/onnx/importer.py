@@ -39,6 +39,7 @@ from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import attach_weights
 from rlx_compile.dialects.dim_expr import is_symbol, sym
 from rlx_compile.dialects.types import Dim, DType
+from rlx_compile.folding import constant_value
 from rlx_compile.frontends.onnx import ops as _ops  # noqa: F401  (registers the converters)
 from rlx_compile.frontends.onnx.context import (
     CONVERTERS,
@@ -50,7 +51,6 @@ from rlx_compile.frontends.onnx.context import (
     NotStatic,
     Unsupported,
     check_tensor_size,
-    constant_value,
     dtype_of,
     op_key,
     opset_versions,
