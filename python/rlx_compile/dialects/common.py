@@ -9,8 +9,9 @@ and dtype rules of an op live in exactly one place.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, ClassVar, cast
+import builtins
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from xdsl.dialects.builtin import (
     I64,
@@ -330,56 +331,56 @@ class Props:
 
     __slots__ = ("_defaults", "_props")
 
-    def __init__(self, op_type: type[IRDLOperation], props: Mapping[str, Attribute]):
+    def __init__(self, op_type: type[IRDLOperation], props: Mapping[builtins.str, Attribute]):
         self._props = props
         self._defaults = _defaults_of(op_type)
 
-    def get(self, name: str) -> Attribute | None:
+    def get(self, name: builtins.str) -> Attribute | None:
         attr = self._props.get(name)
         return attr if attr is not None else self._defaults.get(name)
 
-    def int(self, name: str) -> int:
+    def int(self, name: builtins.str) -> builtins.int:
         return cast(IntegerAttr, self._require(name)).value.data
 
-    def dim(self, name: str) -> Dim:
+    def dim(self, name: builtins.str) -> Dim:
         """A dim-valued property (an i64 integer, or a ``#rlx.dim`` expression)."""
         attr = self._require(name)
         if isinstance(attr, DimAttr):
             return attr.data
         return cast(IntegerAttr, attr).value.data
 
-    def opt_int(self, name: str) -> int | None:
+    def opt_int(self, name: builtins.str) -> builtins.int | None:
         attr = self.get(name)
         return None if attr is None else cast(IntegerAttr, attr).value.data
 
-    def ints(self, name: str) -> tuple[int, ...]:
-        return tuple(cast(DenseArrayBase, self._require(name)).get_values())
+    def ints(self, name: builtins.str) -> tuple[builtins.int, ...]:
+        return tuple(cast(DenseArrayBase[Any], self._require(name)).get_values())
 
-    def opt_ints(self, name: str) -> tuple[int, ...] | None:
+    def opt_ints(self, name: builtins.str) -> tuple[builtins.int, ...] | None:
         attr = self.get(name)
-        return None if attr is None else tuple(cast(DenseArrayBase, attr).get_values())
+        return None if attr is None else tuple(cast(DenseArrayBase[Any], attr).get_values())
 
-    def float(self, name: str) -> float:
+    def float(self, name: builtins.str) -> builtins.float:
         return cast(FloatAttr, self._require(name)).value.data
 
-    def floats(self, name: str) -> tuple[float, ...]:
+    def floats(self, name: builtins.str) -> tuple[builtins.float, ...]:
         attr = self.get(name)
-        return () if attr is None else tuple(cast(DenseArrayBase, attr).get_values())
+        return () if attr is None else tuple(cast(DenseArrayBase[Any], attr).get_values())
 
-    def opt_float(self, name: str) -> float | None:
+    def opt_float(self, name: builtins.str) -> builtins.float | None:
         attr = self.get(name)
         return None if attr is None else cast(FloatAttr, attr).value.data
 
-    def flag(self, name: str) -> bool:
+    def flag(self, name: builtins.str) -> bool:
         return self.get(name) is not None
 
-    def str(self, name: str) -> str:
+    def str(self, name: builtins.str) -> builtins.str:
         return cast(StringAttr, self._require(name)).data
 
-    def enum(self, name: str) -> Any:
+    def enum(self, name: builtins.str) -> Any:
         return cast(EnumAttribute[Any], self._require(name)).data
 
-    def _require(self, name: str) -> Attribute:
+    def _require(self, name: builtins.str) -> Attribute:
         attr = self.get(name)
         if attr is None:
             raise VerifyException(f"missing property '{name}'")
@@ -486,12 +487,24 @@ class ShapedOp(IRDLOperation):
         its operands' last dims arbitrarily."""
         return ()
 
-    @classmethod
-    def infer(cls, props: Props, **operands: Any) -> tuple[TensorType, ...]:
-        raise NotImplementedError(f"{cls.__name__} does not infer its result types")
+    if TYPE_CHECKING:
+        # Each op's infer / check_result takes its own operands' types as keywords
+        # (``infer(props, *, lhs, rhs)``): the base declares the protocol as a callable of
+        # any keywords, so an op's own signature is what its callers are checked against.
+        infer: ClassVar[Callable[..., tuple[TensorType, ...]]]
+        """The result types of an op with these properties and operand types (by operand
+        name); raises VerifyException when they are invalid."""
+        check_result: Callable[..., None]
+        """Extra checks for ops with free result types (called when INFER_RESULTS is
+        False)."""
+    else:
 
-    def check_result(self, props: Props, **operands: Any) -> None:
-        """Extra checks for ops with free result types (called when INFER_RESULTS is False)."""
+        @classmethod
+        def infer(cls, props: Props, **operands: Any) -> tuple[TensorType, ...]:
+            raise NotImplementedError(f"{cls.__name__} does not infer its result types")
+
+        def check_result(self, props: Props, **operands: Any) -> None:
+            pass
 
     # -- construction -------------------------------------------------------------------
     def _build(

@@ -611,4 +611,4 @@ HIR_OPS: list[type[ShapedOp]] = [
     DecoderBlockOp, ConvBlockOp, RegionOp, YieldOp,
 ]  # fmt: skip
 
-HIR = Dialect("hir", HIR_OPS, [])
+HIR = Dialect("hir", [*HIR_OPS], [])

@@ -3127,7 +3127,7 @@ MIR_OPS: list[type[ShapedOp]] = [
     DimsOp,
 ]  # fmt: skip
 
-MIR = Dialect("mir", MIR_OPS, [])
+MIR = Dialect("mir", [*MIR_OPS], [])
 
 __all__ = [op.__name__ for op in MIR_OPS] + [
     "MIR",

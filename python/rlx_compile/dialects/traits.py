@@ -99,7 +99,7 @@ class Precision(OpTrait):
     category: PrecisionClass
 
 
-def is_leaf(op: Operation) -> bool:
+def is_leaf(op: Operation | type[Operation]) -> bool:
     return op.has_trait(Leaf)
 
 
@@ -109,11 +109,11 @@ def is_weight_leaf(op: Operation) -> bool:
     return leaf is not None and leaf.weight
 
 
-def is_elementwise(op: Operation) -> bool:
+def is_elementwise(op: Operation | type[Operation]) -> bool:
     return op.has_trait(Elementwise)
 
 
-def is_view_like(op: Operation) -> bool:
+def is_view_like(op: Operation | type[Operation]) -> bool:
     return op.has_trait(ViewLike)
 
 
