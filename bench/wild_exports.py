@@ -1,0 +1,605 @@
+"""Exports for the models-from-the-wild corpus (``bench/wild.py``), made the way users
+make them: transformers models (random weights, tiny configs) and small torch modules
+through both PyTorch exporters with open dims, hummingbird conversions of scikit-learn
+trees, and the same models exported at old opsets (``bench/wild.py`` takes some further
+down with onnx's version converter).
+
+    /work/venv-wild/bin/python bench/wild_exports.py --out bench/.models/exports
+
+Needs torch, transformers and hummingbird-ml (not test dependencies: run it in a venv of
+its own). Writes ``<name>.onnx`` for every export that succeeds and ``failed.txt`` with
+one line per export the exporter itself refused (those are not our failures).
+"""
+
+from __future__ import annotations
+
+import argparse
+import traceback
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import onnx
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+torch.manual_seed(0)
+EXPORTS: dict[str, Callable[[Path], None]] = {}
+VOCAB = 100
+# Exports also made at these old opsets by the TorchScript exporter (``<name>_op<N>``).
+DOWN = {
+    "unet_ts": (11, 10),
+    "bert_ts": (13, 12, 11),
+    "tagger_ts": (13, 10, 9, 8, 7),
+    "cnn_ts": (12, 11, 9, 8, 7),
+    "vit_ts": (14,),
+}
+FAILED: list[str] = []
+
+
+def export(fn: Callable[[Path], None]) -> Callable[[Path], None]:
+    EXPORTS[fn.__name__] = fn
+    return fn
+
+
+def ts_export(
+    module: nn.Module,
+    args: tuple[torch.Tensor, ...],
+    path: Path,
+    names: list[str],
+    outputs: list[str],
+    axes: dict[str, dict[int, str]],
+    opset: int = 17,
+) -> None:
+    """The TorchScript exporter (``dynamic_axes``); the models of ``DOWN`` at their old
+    opsets too (where the exporter can, else recorded in FAILED)."""
+    module.eval()
+    for i, o in enumerate([opset, *DOWN.get(path.stem, ())]):
+        target = path if i == 0 else path.with_name(f"{path.stem}_op{o}.onnx")
+        try:
+            with torch.no_grad():
+                torch.onnx.export(
+                    module,
+                    args,
+                    str(target),
+                    dynamo=False,
+                    input_names=names,
+                    output_names=outputs,
+                    dynamic_axes=axes,
+                    opset_version=o,
+                )
+        except Exception as err:
+            if i == 0:
+                raise
+            FAILED.append(f"{target.stem}: {type(err).__name__}: {str(err)[:160]}")
+
+
+def dynamo_export(
+    module: nn.Module,
+    args: tuple[torch.Tensor, ...],
+    path: Path,
+    names: list[str],
+    outputs: list[str],
+    shapes: tuple[dict[int, object], ...] | dict[str, dict[int, object]],
+    opset: int = 18,
+) -> None:
+    """The torch.export-based exporter (``dynamo=True, dynamic_shapes=...``)."""
+    module.eval()
+    with torch.no_grad():
+        program = torch.onnx.export(
+            module,
+            args,
+            dynamo=True,
+            input_names=names,
+            output_names=outputs,
+            dynamic_shapes=shapes,
+            opset_version=opset,
+        )
+    assert program is not None
+    program.save(str(path))
+
+
+Dim = torch.export.Dim
+
+# ---------------------------------------------------------------------------------
+# transformers
+# ---------------------------------------------------------------------------------
+
+
+def _bert() -> nn.Module:
+    from transformers import BertConfig, BertModel
+
+    cfg = BertConfig(
+        vocab_size=VOCAB,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        attn_implementation="eager",
+    )
+    return BertModel(cfg)
+
+
+class _Hidden(nn.Module):
+    """A transformers model returning its last hidden state only."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        if mask is None:
+            return self.model(x).last_hidden_state
+        return self.model(x, mask).last_hidden_state
+
+
+def _ids(batch: int = 2, seq: int = 5) -> tuple[torch.Tensor, torch.Tensor]:
+    ids = torch.randint(0, VOCAB, (batch, seq))
+    mask = torch.ones(batch, seq, dtype=torch.int64)
+    mask[0, -2:] = 0
+    return ids, mask
+
+
+@export
+def bert_ts(out: Path) -> None:
+    ids, mask = _ids()
+    axes = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}}
+    axes["last_hidden_state"] = {0: "batch", 1: "seq"}
+    ts_export(
+        _Hidden(_bert()),
+        (ids, mask),
+        out / "bert_ts.onnx",
+        ["input_ids", "attention_mask"],
+        ["last_hidden_state"],
+        axes,
+    )
+
+
+@export
+def bert_dynamo(out: Path) -> None:
+    ids, mask = _ids()
+    batch, seq = Dim("batch", max=64), Dim("seq", max=64)
+    dynamo_export(
+        _Hidden(_bert()),
+        (ids, mask),
+        out / "bert_dynamo.onnx",
+        ["input_ids", "attention_mask"],
+        ["last_hidden_state"],
+        ({0: batch, 1: seq}, {0: batch, 1: seq}),
+    )
+
+
+@export
+def distilbert_ts(out: Path) -> None:
+    from transformers import DistilBertConfig, DistilBertModel
+
+    cfg = DistilBertConfig(
+        vocab_size=VOCAB, dim=32, n_layers=2, n_heads=2, hidden_dim=64, max_position_embeddings=64
+    )
+    ids, mask = _ids()
+    axes = {n: {0: "batch", 1: "seq"} for n in ("input_ids", "attention_mask", "hidden")}
+    ts_export(
+        _Hidden(DistilBertModel(cfg)),
+        (ids, mask),
+        out / "distilbert_ts.onnx",
+        ["input_ids", "attention_mask"],
+        ["hidden"],
+        axes,
+    )
+
+
+def _gpt2() -> nn.Module:
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    cfg = GPT2Config(vocab_size=VOCAB, n_positions=64, n_embd=32, n_layer=2, n_head=2)
+    return GPT2LMHeadModel(cfg)
+
+
+def _llama() -> nn.Module:
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    cfg = LlamaConfig(
+        vocab_size=VOCAB,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+        attn_implementation="eager",
+    )
+    return LlamaForCausalLM(cfg)
+
+
+class _Logits(nn.Module):
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.model(input_ids=ids, attention_mask=mask, use_cache=False).logits
+
+
+class _WithPast(nn.Module):
+    """A decoder step: ids, mask over past + new tokens, and each layer's past key and
+    value as plain tensors in; logits and the grown keys and values out."""
+
+    def __init__(self, model: nn.Module, layers: int):
+        super().__init__()
+        self.model = model
+        self.layers = layers
+
+    def forward(  # type: ignore[no-untyped-def]
+        self,
+        ids: torch.Tensor,
+        mask: torch.Tensor,
+        k0: torch.Tensor,
+        v0: torch.Tensor,
+        k1: torch.Tensor,
+        v1: torch.Tensor,
+    ):
+        from transformers import DynamicCache
+
+        past = (k0, v0, k1, v1)
+        cache = DynamicCache()
+        for i in range(self.layers):
+            cache.update(past[2 * i], past[2 * i + 1], i)
+        out = self.model(input_ids=ids, attention_mask=mask, past_key_values=cache, use_cache=True)
+        kv = []
+        for layer in out.past_key_values.layers:
+            kv += [layer.keys, layer.values]
+        return (out.logits, *kv)
+
+
+def _decoder(name: str, model: nn.Module, heads: int, head_dim: int, out: Path) -> None:
+    ids, mask = _ids()
+    axes = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"}}
+    ts_export(
+        _Logits(model),
+        (ids, mask),
+        out / f"{name}_ts.onnx",
+        ["input_ids", "attention_mask"],
+        ["logits"],
+        {**axes, "logits": {0: "batch", 1: "seq"}},
+    )
+    past_len, layers = 3, 2
+    past = [torch.randn(2, heads, past_len, head_dim) for _ in range(2 * layers)]
+    ids = torch.randint(0, VOCAB, (2, 1))
+    mask = torch.ones(2, past_len + 1, dtype=torch.int64)
+    names = ["input_ids", "attention_mask"] + [
+        f"past.{i}.{kv}" for i in range(layers) for kv in ("key", "value")
+    ]
+    outs = ["logits"] + [f"present.{i}.{kv}" for i in range(layers) for kv in ("key", "value")]
+    axes = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "total"}}
+    axes.update({n: {0: "batch", 2: "past"} for n in names[2:]})
+    axes.update({n: {0: "batch", 2: "total"} for n in outs[1:]})
+    ts_export(
+        _WithPast(model, layers),
+        (ids, mask, *past),
+        out / f"{name}_past_ts.onnx",
+        names,
+        outs,
+        axes,
+    )
+    batch, seq, plen = Dim("batch", max=16), Dim("seq", max=32), Dim("past", max=32)
+    shapes = ({0: batch, 1: seq}, {0: batch, 1: Dim.AUTO}, *({0: batch, 2: plen} for _ in past))
+    ids = torch.randint(0, VOCAB, (2, 2))
+    mask = torch.ones(2, past_len + 2, dtype=torch.int64)
+    dynamo_export(
+        _WithPast(model, layers), (ids, mask, *past), out / f"{name}_past_dynamo.onnx", names,
+        outs, shapes,
+    )  # fmt: skip
+
+
+@export
+def gpt2(out: Path) -> None:
+    _decoder("gpt2", _gpt2(), heads=2, head_dim=16, out=out)
+
+
+@export
+def llama(out: Path) -> None:
+    _decoder("llama", _llama(), heads=2, head_dim=8, out=out)
+
+
+@export
+def llama_dynamo(out: Path) -> None:
+    ids, mask = _ids()
+    batch, seq = Dim("batch", max=16), Dim("seq", max=32)
+    dynamo_export(
+        _Logits(_llama()),
+        (ids, mask),
+        out / "llama_dynamo.onnx",
+        ["input_ids", "attention_mask"],
+        ["logits"],
+        ({0: batch, 1: seq}, {0: batch, 1: seq}),
+    )
+
+
+class _Seq2Seq(nn.Module):
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, ids: torch.Tensor, mask: torch.Tensor, dec: torch.Tensor) -> torch.Tensor:
+        return self.model(input_ids=ids, attention_mask=mask, decoder_input_ids=dec).logits
+
+
+def _seq2seq(name: str, model: nn.Module, out: Path) -> None:
+    ids, mask = _ids()
+    dec = torch.randint(0, VOCAB, (2, 3))
+    axes = {
+        "input_ids": {0: "batch", 1: "src"},
+        "attention_mask": {0: "batch", 1: "src"},
+        "decoder_input_ids": {0: "batch", 1: "tgt"},
+        "logits": {0: "batch", 1: "tgt"},
+    }
+    ts_export(
+        _Seq2Seq(model), (ids, mask, dec), out / f"{name}_ts.onnx",
+        ["input_ids", "attention_mask", "decoder_input_ids"], ["logits"], axes,
+    )  # fmt: skip
+
+
+@export
+def t5(out: Path) -> None:
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    cfg = T5Config(
+        vocab_size=VOCAB, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4,
+        decoder_start_token_id=0,
+    )  # fmt: skip
+    _seq2seq("t5", T5ForConditionalGeneration(cfg), out)
+
+
+@export
+def bart(out: Path) -> None:
+    from transformers import BartConfig, BartForConditionalGeneration
+
+    cfg = BartConfig(
+        vocab_size=VOCAB, d_model=32, encoder_layers=2, decoder_layers=2,
+        encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64,
+        decoder_ffn_dim=64, max_position_embeddings=64,
+    )  # fmt: skip
+    _seq2seq("bart", BartForConditionalGeneration(cfg), out)
+
+
+@export
+def vit(out: Path) -> None:
+    from transformers import ViTConfig, ViTModel
+
+    cfg = ViTConfig(
+        image_size=32, patch_size=8, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+        intermediate_size=64,
+    )  # fmt: skip
+    x = torch.randn(2, 3, 32, 32)
+    ts_export(
+        _Hidden(ViTModel(cfg)), (x,), out / "vit_ts.onnx", ["pixel_values"], ["hidden"],
+        {"pixel_values": {0: "batch"}, "hidden": {0: "batch"}},
+    )  # fmt: skip
+    dynamo_export(
+        _Hidden(ViTModel(cfg)), (x,), out / "vit_dynamo.onnx", ["pixel_values"], ["hidden"],
+        ({0: Dim("batch", max=64)},),
+    )  # fmt: skip
+
+
+@export
+def whisper_encoder(out: Path) -> None:
+    from transformers import WhisperConfig, WhisperModel
+
+    cfg = WhisperConfig(
+        vocab_size=VOCAB, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+        decoder_start_token_id=1, d_model=32, encoder_layers=2, decoder_layers=2,
+        encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64,
+        decoder_ffn_dim=64, num_mel_bins=16, max_source_positions=25, max_target_positions=32,
+    )  # fmt: skip
+    encoder = WhisperModel(cfg).get_encoder()
+    x = torch.randn(2, 16, 50)
+    ts_export(
+        _Hidden(encoder), (x,), out / "whisper_encoder_ts.onnx", ["input_features"], ["hidden"],
+        {"input_features": {0: "batch"}, "hidden": {0: "batch"}},
+    )  # fmt: skip
+
+
+@export
+def wav2vec2(out: Path) -> None:
+    from transformers import Wav2Vec2Config, Wav2Vec2Model
+
+    cfg = Wav2Vec2Config(
+        hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+        conv_dim=(16, 16), conv_stride=(5, 2), conv_kernel=(10, 3), num_conv_pos_embeddings=16,
+        num_conv_pos_embedding_groups=2, vocab_size=VOCAB,
+    )  # fmt: skip
+    x = torch.randn(2, 400)
+    ts_export(
+        _Hidden(Wav2Vec2Model(cfg)), (x,), out / "wav2vec2_ts.onnx", ["input_values"], ["hidden"],
+        {"input_values": {0: "batch", 1: "samples"}, "hidden": {0: "batch", 1: "frames"}},
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------
+# torch modules
+# ---------------------------------------------------------------------------------
+
+
+class UNet(nn.Module):
+    """Conv/BN/pool down, upsample (nearest and bilinear) and concat up: sizes from H, W."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.down = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU())
+        self.mid = nn.Conv2d(8, 8, 3, stride=2, padding=1)
+        self.up = nn.ConvTranspose2d(8, 8, 2, stride=2)
+        self.head = nn.Conv2d(16, 2, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        a = self.down(x)
+        b = F.relu(self.mid(F.max_pool2d(a, 2, ceil_mode=True)))
+        c = F.interpolate(b, size=a.shape[2:], mode="bilinear", align_corners=False)
+        d = F.interpolate(self.up(b), scale_factor=0.5, mode="nearest")
+        d = F.interpolate(d, size=a.shape[2:], mode="nearest")
+        return torch.sigmoid(self.head(torch.cat([a, c + d], 1)))
+
+
+@export
+def unet(out: Path) -> None:
+    x = torch.randn(1, 3, 20, 24)
+    ts_export(
+        UNet(), (x,), out / "unet_ts.onnx", ["x"], ["y"],
+        {"x": {0: "batch", 2: "height", 3: "width"}, "y": {0: "batch", 2: "height", 3: "width"}},
+    )  # fmt: skip
+    h, w = Dim("h", min=8, max=256), Dim("w", min=8, max=256)
+    dynamo_export(
+        UNet(), (x,), out / "unet_dynamo.onnx", ["x"], ["y"],
+        ({0: Dim("batch", max=8), 2: h, 3: w},),
+    )  # fmt: skip
+
+
+class SmallCNN(nn.Module):
+    """Conv/BN/ReLU/pool and a classifier head flattened by x.size(0): the old-opset CNN."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.features = nn.Sequential(
+            nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(8, 8, 3, stride=2), nn.ReLU(), nn.AvgPool2d(2),
+        )  # fmt: skip
+        self.head = nn.Linear(8 * 3 * 3, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.features(x)
+        return F.softmax(self.head(y.view(y.size(0), -1)), dim=1)
+
+
+@export
+def cnn(out: Path) -> None:
+    x = torch.randn(2, 3, 28, 28)
+    ts_export(
+        SmallCNN(), (x,), out / "cnn_ts.onnx", ["x"], ["p"], {"x": {0: "batch"}, "p": {0: "batch"}}
+    )
+
+
+class Tagger(nn.Module):
+    """Embedding -> bidirectional LSTM -> GRU -> linear, packed by lengths' max."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.emb = nn.Embedding(VOCAB, 16)
+        self.lstm = nn.LSTM(16, 12, batch_first=True, bidirectional=True)
+        self.gru = nn.GRU(24, 8, batch_first=True)
+        self.out = nn.Linear(8, 5)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        h, _ = self.lstm(self.emb(ids))
+        g, _ = self.gru(h)
+        return F.log_softmax(self.out(g), -1)
+
+
+@export
+def tagger(out: Path) -> None:
+    ids = torch.randint(0, VOCAB, (2, 7))
+    ts_export(
+        Tagger(), (ids,), out / "tagger_ts.onnx", ["ids"], ["scores"],
+        {"ids": {0: "batch", 1: "seq"}, "scores": {0: "batch", 1: "seq"}},
+    )  # fmt: skip
+
+
+class SizesAsData(nn.Module):
+    """Sizes used as values: positions from arange(seq), a causal mask from the seq
+    length, a mean over seq written as a division by x.size(1), a reshape by -1."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pos = nn.Embedding(64, 8)
+        self.proj = nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, s, d = x.shape
+        pos = self.pos(torch.arange(s, device=x.device)).unsqueeze(0)
+        h = self.proj(x + pos)
+        mask = torch.triu(torch.full((s, s), float("-inf")), diagonal=1)
+        att = torch.softmax(h @ h.transpose(1, 2) / (d**0.5) + mask, -1) @ h
+        mean = att.sum(1, keepdim=True) / x.size(1)
+        flat = (att - mean).reshape(b, -1)
+        return flat * torch.tensor(s, dtype=torch.float32).sqrt()
+
+
+@export
+def sizes_as_data(out: Path) -> None:
+    x = torch.randn(2, 5, 8)
+    ts_export(
+        SizesAsData(), (x,), out / "sizes_as_data_ts.onnx", ["x"], ["y"],
+        {"x": {0: "batch", 1: "seq"}, "y": {0: "batch", 1: "flat"}},
+    )  # fmt: skip
+    dynamo_export(
+        SizesAsData(), (x,), out / "sizes_as_data_dynamo.onnx", ["x"], ["y"],
+        ({0: Dim("batch", max=8), 1: Dim("seq", min=2, max=64)},),
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------
+# hummingbird
+# ---------------------------------------------------------------------------------
+
+
+@export
+def hummingbird(out: Path) -> None:
+    from hummingbird.ml import convert
+    from sklearn.ensemble import GradientBoostingClassifier, RandomForestRegressor
+    from sklearn.tree import DecisionTreeClassifier
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((200, 6)).astype(np.float32)
+    y = (x[:, 0] + x[:, 1] * x[:, 2] > 0).astype(np.int64)
+    models = {
+        "hb_tree_gemm": (DecisionTreeClassifier(max_depth=4).fit(x, y), "gemm"),
+        "hb_forest_trav": (
+            RandomForestRegressor(n_estimators=5, max_depth=4).fit(x, x[:, 0]),
+            "tree_trav",
+        ),
+        "hb_gbdt_perf": (
+            GradientBoostingClassifier(n_estimators=5, max_depth=3).fit(x, y),
+            "perf_tree_trav",
+        ),
+    }
+    # hummingbird calls torch.onnx.export without choosing an exporter; the default is
+    # now torch.export, which cannot trace it: give it the TorchScript exporter it was
+    # written for.
+    torch_export = torch.onnx.export
+
+    def legacy_export(*args, **kwargs):  # type: ignore[no-untyped-def]
+        return torch_export(*args, **{"dynamo": False, **kwargs})
+
+    torch.onnx.export = legacy_export
+    try:
+        for name, (model, strategy) in models.items():
+            hb = convert(model, "onnx", x[:10], extra_config={"tree_implementation": strategy})
+            onnx.save(hb.model, str(out / f"{name}.onnx"))
+    finally:
+        torch.onnx.export = torch_export
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", type=Path, default=Path(__file__).parent / ".models" / "exports")
+    ap.add_argument("--only", action="append", help="export only these")
+    args = ap.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    warnings.filterwarnings("ignore")
+    for name, fn in EXPORTS.items():
+        if args.only and name not in args.only:
+            continue
+        try:
+            fn(args.out)
+            print("exported", name, flush=True)
+        except Exception as err:  # the exporter's failure, recorded
+            traceback.print_exc()
+            FAILED.append(f"{name}: {type(err).__name__}: {str(err).splitlines()[0][:160]}")
+    (args.out / "failed.txt").write_text("".join(f + "\n" for f in FAILED))
+    for f in FAILED:
+        print("FAILED", f)
+
+
+if __name__ == "__main__":
+    main()
