@@ -120,6 +120,8 @@ from rlx_compile.dialects.types import (
     broadcast_shapes,
     check_axis,
     fmt_shape,
+    may_equal,
+    may_expand_to,
     parse_ir_dim,
     same_element_count,
     window_out_size,
@@ -1750,9 +1752,10 @@ class ConcatOp(ShapedOp):
         first = inputs[0]
         check_axis(axis, first.rank)
         total: Any = 0
+        shape = list(first.shape)
         for t in inputs:
             if t.rank != first.rank or any(
-                a != b
+                not may_equal(a, b)
                 for i, (a, b) in enumerate(zip(t.shape, first.shape, strict=True))
                 if i != axis
             ):
@@ -1761,7 +1764,10 @@ class ConcatOp(ShapedOp):
                     f"outside axis {axis}"
                 )
             total = total + t.shape[axis]
-        shape = list(first.shape)
+            # Dims that are only equal at some sizes (checked when it runs): a number
+            # where an operand has one, else the first operand's expression.
+            shape = [d if isinstance(d, int) or i == axis or not isinstance(e, int) else e
+                     for i, (d, e) in enumerate(zip(shape, t.shape, strict=True))]  # fmt: skip
         shape[axis] = total
         return (TensorType(shape, dtype),)
 
@@ -1803,7 +1809,7 @@ class ExpandOp(ShapedOp):
         if out.rank < input.rank:
             raise VerifyException("expand cannot lower the rank")
         for a, b in zip(reversed(input.shape), reversed(out.shape), strict=False):
-            if a != b and a != 1:
+            if not may_expand_to(a, b):
                 raise VerifyException(
                     f"cannot expand {fmt_shape(input.shape)} to {fmt_shape(out.shape)}"
                 )

@@ -454,6 +454,30 @@ def broadcast_dims(a: Dim, b: Dim) -> Dim:
     return dim_max(a, b)
 
 
+def may_equal(a: Dim, b: Dim) -> bool:
+    """Whether two dims are equal at some sizes: surely, or symbolic ones whose
+    difference can be 0 (``2 * (h floordiv 32)`` and ``h floordiv 16``, equal where the
+    model's own size rule holds; the executor checks each run)."""
+    if a == b:
+        return True
+    if isinstance(a, int) and isinstance(b, int):
+        return False
+    lo, hi = interval(a - b)
+    return lo <= 0 <= hi
+
+
+def may_expand_to(a: Dim, b: Dim) -> bool:
+    """Whether a dim ``a`` can broadcast to ``b``: surely (``a == b`` or ``a == 1``), or,
+    for a symbolic ``a``, at the sizes where it is 1 or ``b`` (``min(seq, 64)`` to
+    ``seq``: the executor checks at run time, as broadcasting against a symbol does)."""
+    if a == b or a == 1:
+        return True
+    if isinstance(a, int):
+        return False
+    alo, ahi = interval(a)
+    return may_equal(a, b) or alo <= 1 <= ahi
+
+
 def broadcast_shapes(*shapes: Sequence[Dim]) -> Shape:
     """NumPy broadcasting, right-aligned (symbolic dims: see ``broadcast_dims``)."""
     first = shapes[0] if shapes else ()

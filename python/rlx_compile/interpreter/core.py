@@ -247,6 +247,15 @@ def evaluate_op(
             results = [np.asarray(r) for r in kernel(op, arrays, env)]
     except ExecutionError as err:
         raise ExecutionError(f"{describe(op)}: {err}") from None
+    except ValueError as err:
+        # Symbolic dims that verify because they may agree (a concat of 2 * (h floordiv 2)
+        # and h, a broadcast against a symbol) are checked here, where they are sizes.
+        if all(not isinstance(o.type, TensorType) or o.type.is_static for o in op.operands):
+            raise
+        shapes = ", ".join(str(list(a.shape)) for a in arrays)
+        raise ExecutionError(
+            f"{describe(op)}: operands of shapes {shapes} do not fit at these sizes ({err})"
+        ) from None
     if len(results) != len(op.results):
         raise ExecutionError(
             f"{describe(op)}: implementation returned {len(results)} results, "

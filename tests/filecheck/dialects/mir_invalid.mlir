@@ -154,6 +154,23 @@ func.func @expand_bad() {
 // CHECK: error: 'mir.expand' op cannot expand [3, 1] to [4, 5]
 
 // -----
+func.func @concat_symbolic_dims_never_equal() {
+  %a = mir.input "a" : !rlx.tensor<[n, 8], f32>
+  %b = mir.input "b" : !rlx.tensor<[n + 1, 4], f32>
+  %c = mir.concat %a, %b axis 1 : (!rlx.tensor<[n, 8], f32>, !rlx.tensor<[n + 1, 4], f32>) -> !rlx.tensor<[n, 12], f32>
+  func.return
+}
+// CHECK: error: 'mir.concat' op concat operands [n, 8] and [n + 1, 4] differ outside axis 1
+
+// -----
+func.func @expand_symbolic_never_fits() {
+  %a = mir.input "a" : !rlx.tensor<[n + 1], f32>
+  %c = mir.expand %a : !rlx.tensor<[n + 1], f32> -> !rlx.tensor<[n], f32>
+  func.return
+}
+// CHECK: error: 'mir.expand' op cannot expand [n + 1] to [n]
+
+// -----
 func.func @gather_float_index() {
   %t = mir.input "t" : !rlx.tensor<[10, 4], f32>
   %i = mir.input "i" : !rlx.tensor<[3], f32>

@@ -68,6 +68,17 @@ func.func @symbolic() -> !rlx.tensor<[batch, seq, 8], f32> {
   func.return %u : !rlx.tensor<[batch, seq, 8], f32>
 }
 
+// Dims equal only at some sizes (checked when it runs): a concat of a map upsampled
+// from stride 2 with the stride-1 one, a [1, min(seq, 64)] buffer slice expanded to seq.
+func.func @may_agree() -> (!rlx.tensor<[n, 4, h], f32>, !rlx.tensor<[b, seq], f32>) {
+  %x = mir.input "x" : !rlx.tensor<[n, 2, h], f32>
+  %u = mir.input "u" : !rlx.tensor<[n, 2, ((h + 1) floordiv 2) * 2], f32>
+  %c = mir.concat %x, %u axis 1 : (!rlx.tensor<[n, 2, h], f32>, !rlx.tensor<[n, 2, ((h + 1) floordiv 2) * 2], f32>) -> !rlx.tensor<[n, 4, h], f32>
+  %t = mir.input "t" : !rlx.tensor<[1, min(seq, 64)], f32>
+  %e = mir.expand %t : !rlx.tensor<[1, min(seq, 64)], f32> -> !rlx.tensor<[b, seq], f32>
+  func.return %c, %e : !rlx.tensor<[n, 4, h], f32>, !rlx.tensor<[b, seq], f32>
+}
+
 func.func @nn() -> !rlx.tensor<[1, 4, 3, 3], f32> {
   %x = mir.input "x" : !rlx.tensor<[1, 4, 8, 8], f32>
   %w = mir.param "w" : !rlx.tensor<[8, 2, 3, 3], f32>
@@ -183,6 +194,13 @@ func.func @quant() -> !rlx.tensor<[4, 8], f32> {
 // CHECK-NEXT: %f = mir.reshape %y : !rlx.tensor<[batch, seq, 8], f32> -> !rlx.tensor<[batch, seq, 2, 4], f32>
 // CHECK-NEXT: %u = mir.reshape %f : !rlx.tensor<[batch, seq, 2, 4], f32> -> !rlx.tensor<[batch, seq, 8], f32>
 // CHECK-NEXT: func.return %u : !rlx.tensor<[batch, seq, 8], f32>
+// CHECK-LABEL: func.func @may_agree() -> (!rlx.tensor<[n, 4, h], f32>, !rlx.tensor<[b, seq], f32>) {
+// CHECK-NEXT: %x = mir.input "x" : !rlx.tensor<[n, 2, h], f32>
+// CHECK-NEXT: %u = mir.input "u" : !rlx.tensor<[n, 2, ((h + 1) floordiv 2) * 2], f32>
+// CHECK-NEXT: %c = mir.concat %x, %u axis 1 : (!rlx.tensor<[n, 2, h], f32>, !rlx.tensor<[n, 2, ((h + 1) floordiv 2) * 2], f32>) -> !rlx.tensor<[n, 4, h], f32>
+// CHECK-NEXT: %t = mir.input "t" : !rlx.tensor<[1, min(seq, 64)], f32>
+// CHECK-NEXT: %e = mir.expand %t : !rlx.tensor<[1, min(seq, 64)], f32> -> !rlx.tensor<[b, seq], f32>
+// CHECK-NEXT: func.return %c, %e : !rlx.tensor<[n, 4, h], f32>, !rlx.tensor<[b, seq], f32>
 // CHECK-LABEL: func.func @nn() -> !rlx.tensor<[1, 4, 3, 3], f32> {
 // CHECK-NEXT: %x = mir.input "x" : !rlx.tensor<[1, 4, 8, 8], f32>
 // CHECK-NEXT: %w = mir.param "w" : !rlx.tensor<[8, 2, 3, 3], f32>
