@@ -393,6 +393,20 @@ class NodeContext:
         self.check_materialized(arr.size, "a constant")
         return self.b.constant(arr, DType.from_numpy(arr.dtype), arr.shape)
 
+    def dims(self, ds: Sequence[Dim], dtype: DType = DType.I64) -> SSAValue:
+        """Dims as a vector value: a constant, or ``mir.dims`` where one is symbolic
+        (evaluated under the run's bindings)."""
+        if all(isinstance(d, int) for d in ds):
+            return self.b.constant(np.asarray(ds, np.int64).astype(dtype.numpy), dtype, [len(ds)])
+        value = self.b.emit(mir.DimsOp(list(ds))).results[0]
+        return value if dtype is DType.I64 else self.b.cast(value, dtype)
+
+    def dim(self, d: Dim, dtype: DType = DType.I64) -> SSAValue:
+        """A dim as a scalar value (see ``dims``)."""
+        if isinstance(d, int):
+            return self.b.constant(np.array(d), dtype, ())
+        return self.b.reshape(self.dims([d], dtype), [])
+
     def full(self, shape: Sequence[Dim], value: float | bool, dtype: DType) -> SSAValue:
         """A tensor of ``shape`` holding ``value``: one scalar constant, expanded."""
         return self.b.expand(self.b.constant(np.array(value), dtype, ()), list(shape))

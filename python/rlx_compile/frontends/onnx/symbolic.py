@@ -98,8 +98,35 @@ def evaluate_shape_node(ctx: NodeContext) -> ShapeValue:
         return ShapeValue(_objects(total), DType.I64)
     args = [_objects(ctx.const(i)) if ctx.has(i) else None for i in range(ctx.num_inputs)]
     dtype = _input_dtype(ctx, 0)
+    if any(_input_dtype(ctx, i).is_float for i in range(ctx.num_inputs) if ctx.has(i)):
+        if op not in FLOAT_EXACT:
+            raise Undecidable(f"{op} of sizes as floats")
+        args = [None if a is None else _integral(a) for a in args]
     values, out_dtype = EVALUATORS[op](ctx, args, dtype)
     return ShapeValue(np.asarray(values, dtype=object), out_dtype or dtype)
+
+
+FLOAT_EXACT = frozenset({
+    "Cast", "Identity", "Add", "Sub", "Mul", "Neg", "Abs", "Min", "Max", "Sum", "Equal",
+    "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Where", "Gather", "Concat",
+    "Unsqueeze", "Squeeze", "Reshape", "Flatten", "Slice", "Expand", "Tile", "Transpose",
+    "Range",
+})  # fmt: skip
+"""Ops that stay exact on sizes cast to floats (``torch.arange(w, dtype=float)``): sizes
+are whole numbers, and these keep them whole. Division and the rest become data."""
+
+
+def _integral(a: np.ndarray) -> np.ndarray:
+    """Float operands of a float shape value as the whole numbers they are (others are
+    decided at run time)."""
+    out = []
+    for v in a.reshape(-1).tolist():
+        if isinstance(v, float):
+            if not v.is_integer():
+                raise Undecidable(f"sizes as floats with {v}")
+            v = int(v)
+        out.append(v)
+    return np.asarray(out, dtype=object).reshape(a.shape)
 
 
 def _input_dtype(ctx: NodeContext, i: int) -> DType:
@@ -276,7 +303,7 @@ def _cast(ctx: NodeContext, args: list[Any], dtype: DType) -> tuple[Any, DType |
     ctx.attr("saturate")
     ctx.attr("round_mode")
     to = dtype_of(ctx.attr("to"))
-    if not to.is_int:
+    if not (to.is_int or to.is_float) or (to.is_float and to.itemsize < 4):
         raise Undecidable(f"a cast of sizes to {to.value}")
     return args[0], to
 

@@ -14,13 +14,16 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Iterator, Sequence
+from fractions import Fraction
+from typing import cast
 
 import numpy as np
 from xdsl.ir import SSAValue
 
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
-from rlx_compile.dialects.types import DType
+from rlx_compile.dialects.dim_expr import DimExpr, floordiv
+from rlx_compile.dialects.types import Dim, DType
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
     FoldingBuilder,
@@ -30,7 +33,7 @@ from rlx_compile.frontends.onnx.context import (
     converter,
     numel,
 )
-from rlx_compile.frontends.onnx.ops.shape import plane_offsets, row_major_strides
+from rlx_compile.frontends.onnx.ops.shape import iota, plane_offsets, row_major_strides
 
 Coeffs = Callable[[float, float], np.ndarray]
 
@@ -188,10 +191,106 @@ def _apply_axis(
     return y
 
 
+def _nearest_index(b: FoldingBuilder, x: SSAValue, mode: str) -> SSAValue:
+    """The nearest input position to coordinate ``x`` under ``nearest_mode`` (a whole
+    coordinate is its own position), as a float."""
+    f = b.unary(mir.FloorOp, x)
+    r = b.sub(x, f)
+    if mode == "floor":
+        return f
+    predicate = {"round_prefer_floor": "gt", "round_prefer_ceil": "ge", "ceil": "gt"}[mode]
+    threshold = 0.0 if mode == "ceil" else 0.5
+    return b.where(b.compare(predicate, r, threshold), b.add(f, 1.0), f)
+
+
+def _symbolic_axis(
+    ctx: NodeContext,
+    x: SSAValue,
+    axis: int,
+    out_len: Dim,
+    scale: float | None,
+    mode: str,
+    coord: str,
+    nearest_mode: str,
+    cubic_a: float,
+    exclude_outside: bool,
+) -> SSAValue:
+    """One axis of Resize whose input or output length is symbolic: the coordinate
+    transform and the taps are IR over the lengths as data (in float64, as the static
+    path computes its matrices), each tap one gather along the axis. ``scale`` None:
+    output / input length (sizes given)."""
+    b = ctx.b
+    f64 = DType.F64
+    in_len = type_of(x).shape[axis]
+    rank = type_of(x).rank
+    n_in = ctx.dim(in_len, f64)
+    s = b.div(ctx.dim(out_len, f64), n_in) if scale is None else ctx.constant(np.float64(scale))
+    y = b.cast(iota(ctx, out_len, DType.I64), f64)
+    if coord == "align_corners":
+        scaled = b.mul(s, n_in)
+        ratio = b.div(b.sub(n_in, 1.0), b.maximum(b.sub(scaled, 1.0), 1e-300))
+        pos = b.where(b.compare("eq", scaled, 1.0), b.mul(y, 0.0), b.mul(y, ratio))
+    elif coord == "asymmetric":
+        pos = b.div(y, s)
+    elif coord in ("half_pixel", "pytorch_half_pixel"):
+        pos = b.sub(b.div(b.add(y, 0.5), s), 0.5)
+        if coord == "pytorch_half_pixel":
+            single = b.compare("eq", b.mul(s, n_in), 1.0)
+            pos = b.where(single, b.sub(b.mul(y, 0.0), 0.5), pos)
+    elif coord == "half_pixel_symmetric":
+        offset = b.mul(b.div(n_in, 2.0), b.sub(1.0, b.div(ctx.dim(out_len, f64), b.mul(s, n_in))))
+        pos = b.add(offset, b.sub(b.div(b.add(y, 0.5), s), 0.5))
+    else:
+        raise Unsupported(f"coordinate_transformation_mode {coord} on a symbolic axis")
+    last = b.sub(n_in, 1.0)
+    dtype = type_of(x).dtype
+
+    def tap(position: SSAValue) -> SSAValue:
+        clamped = b.minimum(b.maximum(position, 0.0), last)
+        return b.gather(x, b.cast(clamped, DType.I64), axis)
+
+    def along(v: SSAValue) -> SSAValue:  # [out] -> broadcastable along the axis
+        return b.reshape(b.cast(v, dtype), [out_len if i == axis else 1 for i in range(rank)])
+
+    if mode == "nearest":
+        return tap(_nearest_index(b, pos, nearest_mode))
+    first = b.unary(mir.FloorOp, pos)
+    t = b.sub(pos, first)
+    if mode == "linear":
+        offsets = [0.0, 1.0]
+        weights = [b.sub(1.0, t), t]
+    else:
+        offsets = [-1.0, 0.0, 1.0, 2.0]
+        weights = _cubic_weights(b, t, cubic_a)
+    positions = [b.add(first, o) for o in offsets]
+    if exclude_outside:
+        inside = [b.cast(b.binary(mir.AndOp, b.compare("ge", p, 0.0), b.compare("le", p, last)),
+                         f64) for p in positions]  # fmt: skip
+        weights = [b.mul(w, m) for w, m in zip(weights, inside, strict=True)]
+        total = weights[0]
+        for w in weights[1:]:
+            total = b.add(total, w)
+        weights = [b.div(w, b.where(b.compare("eq", total, 0.0), 1.0, total)) for w in weights]
+    out: SSAValue | None = None
+    for p, w in zip(positions, weights, strict=True):
+        term = b.mul(tap(p), along(w))
+        out = term if out is None else b.add(out, term)
+    assert out is not None
+    return out
+
+
+def _scaled_len(length: Dim, scale: float) -> Dim:
+    """floor(length · scale), exact: the float scale as the binary fraction it is."""
+    if isinstance(length, int):
+        return int(scale * length)
+    num, den = Fraction(scale).as_integer_ratio()
+    return floordiv(length * num, den)
+
+
 @converter("Resize")
 def resize(ctx: NodeContext) -> ConverterResult:
     x = ctx.x(0)
-    shape = ctx.static_shape(0)
+    shape = type_of(x).shape
     rank = len(shape)
     mode = ctx.check_attr("mode", ("nearest", "linear", "cubic"), "nearest")
     coord = ctx.check_attr("coordinate_transformation_mode", _COORDINATE_MODES, "half_pixel")
@@ -215,22 +314,29 @@ def resize(ctx: NodeContext) -> ConverterResult:
     if mode != "nearest" and not type_of(x).dtype.is_float:
         raise Unsupported(f"{mode} interpolation of {type_of(x).dtype.value}")
 
-    scale_of = [1.0] * rank
-    out_len = list(shape)
+    # scale_of[axis] None: output / input length, known at run time only.
+    scale_of: list[float | None] = [1.0] * rank
+    out_len: list[Dim] = list(shape)
     if sizes is not None and sizes.size:
         for i, a_ in enumerate(axes):
-            scale_of[a_] = int(sizes[i]) / shape[a_]
-            out_len[a_] = int(sizes[i])
+            size = sizes.reshape(-1)[i]
+            size = size if isinstance(size, DimExpr) else int(size)
+            dim = shape[a_]
+            static = isinstance(size, int) and isinstance(dim, int)
+            scale_of[a_] = size / dim if static else None  # type: ignore[operator]
+            out_len[a_] = size
         if policy != "stretch":
+            if any(scale_of[a_] is None for a_ in axes):
+                raise Unsupported(f"keep_aspect_ratio_policy={policy} on symbolic dims")
             pick = min if policy == "not_larger" else max
-            s = pick(scale_of[a_] for a_ in axes)
+            s = pick(cast(float, scale_of[a_]) for a_ in axes)
             for a_ in axes:
                 scale_of[a_] = s
-                out_len[a_] = int(s * shape[a_] + 0.5)
+                out_len[a_] = int(s * cast(int, shape[a_]) + 0.5)
     elif scales is not None and scales.size:
         for i, a_ in enumerate(axes):
-            scale_of[a_] = float(scales[i])
-            out_len[a_] = int(float(scales[i]) * shape[a_])
+            scale_of[a_] = float(scales.reshape(-1)[i])
+            out_len[a_] = _scaled_len(shape[a_], float(scales.reshape(-1)[i]))
     else:
         raise Unsupported("neither scales nor sizes is given")
     box: list[tuple[float, float] | None] = [None] * rank
@@ -249,16 +355,25 @@ def resize(ctx: NodeContext) -> ConverterResult:
     y = x
     for axis in range(rank):
         lo_hi = box[axis]
+        scale = scale_of[axis]
         if (
-            math.isclose(scale_of[axis], 1.0)
+            (scale is None or math.isclose(scale, 1.0))
             and out_len[axis] == shape[axis]
             and (lo_hi is None or (math.isclose(lo_hi[0], 0) and math.isclose(lo_hi[1], 1)))
         ):
             continue
-        weights, outside = axis_matrix(
-            shape[axis], out_len[axis], scale_of[axis], coeffs, coord, lo_hi, exclude_outside
+        in_n, out_n = shape[axis], out_len[axis]
+        if isinstance(in_n, int) and isinstance(out_n, int) and scale is not None:
+            weights, outside = axis_matrix(
+                in_n, out_n, scale, coeffs, coord, lo_hi, exclude_outside
+            )
+            y = _apply_axis(ctx, y, axis, weights, outside, mode == "nearest", extrapolation)
+            continue
+        if antialias:
+            raise Unsupported("antialias on a symbolic axis: size its dims at compile time")
+        y = _symbolic_axis(
+            ctx, y, axis, out_n, scale, mode, coord, nearest_mode, a, exclude_outside
         )
-        y = _apply_axis(ctx, y, axis, weights, outside, mode == "nearest", extrapolation)
     return y
 
 
@@ -290,9 +405,8 @@ def _reflect(b: FoldingBuilder, v: SSAValue, lo: float, hi: float) -> SSAValue:
     return b.where(b.binary(mir.OrOp, below, above), reflected, v)
 
 
-def _cubic_weights(b: FoldingBuilder, t: SSAValue) -> list[SSAValue]:
-    """Keys' cubic weights of the taps at distances t+1, t, 1-t, 2-t."""
-    a = _CUBIC_A
+def _cubic_weights(b: FoldingBuilder, t: SSAValue, a: float = _CUBIC_A) -> list[SSAValue]:
+    """Keys' cubic weights of the taps at distances t+1, t, 1-t, 2-t (0 <= t < 1)."""
 
     def outer(x: SSAValue) -> SSAValue:  # 1 < |x| < 2
         return b.sub(b.mul(b.add(b.mul(b.sub(b.mul(x, a), 5 * a), x), 8 * a), x), 4 * a)

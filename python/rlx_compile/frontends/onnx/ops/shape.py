@@ -213,8 +213,18 @@ def _clamp(v: Dim, lo: Dim, hi: Dim) -> Dim:
     return dim_max(lo, dim_min(hi, v))
 
 
+SLICE_TO_END = 10**9
+"""Exporters write "to the end of the axis" as a large index (INT64_MAX, INT32_MAX,
+tf2onnx's 1e9). On a symbolic axis ``min(dim, end)`` stays open (a symbol may be any
+size), so an index at least this large is taken as the end (and its negative as before
+the start): an axis that long would hold a billion elements."""
+
+
 def _from_end(v: Dim, dim: Dim) -> Dim:
-    """A Slice index: negative counts from the end."""
+    """A Slice index: negative counts from the end; on a symbolic axis, beyond
+    ``SLICE_TO_END`` is past the end (or before the start: -1, which clamps)."""
+    if isinstance(v, int) and not isinstance(dim, int) and abs(v) >= SLICE_TO_END:
+        return dim if v > 0 else -1
     if isinstance(v, int):
         return v + dim if v < 0 else v
     lo, hi = interval(v)
@@ -259,18 +269,22 @@ def slice_tensor(
             n = dim_max(0, ceildiv(s - e, -st))
         begin[a], stride[a], length[a] = (s if n != 0 else 0), st, n
     changed = [i for i in range(rank) if (begin[i], stride[i], length[i]) != (0, 1, shape[i])]
+    for a in [i for i in changed if not isinstance(begin[i], int)]:
+        if stride[a] == 1:  # a symbolic start: a narrow
+            x = narrow(ctx, x, a, begin[a], length[a])
+        else:  # and a stride (x[::-1]): a gather at start + i·step
+            steps = ctx.b.mul(iota(ctx, length[a], DType.I64), ctx.dim(stride[a]))
+            x = ctx.b.gather(x, ctx.b.add(steps, ctx.dim(begin[a])), a)
+    changed = [i for i in changed if isinstance(begin[i], int)]
     if not changed:
         return x
-    if all(stride[i] == 1 for i in changed) and (
-        len(changed) == 1 or not all(isinstance(begin[i], int) for i in changed)
-    ):
-        for a in changed:  # one narrow per axis (a symbolic start needs a narrow)
-            x = narrow(ctx, x, a, begin[a], length[a])
-        return x
-    if not all(isinstance(begin[i], int) for i in changed):
-        raise Unsupported("a strided slice from a symbolic start: size its dims at compile time")
-    steps_full = [st if length[i] != 0 else 1 for i, st in enumerate(stride)]
-    return ctx.b.emit(mir.SliceOp(x, begin, steps_full, length)).results[0]  # type: ignore[arg-type]
+    if len(changed) == 1 and stride[changed[0]] == 1:
+        return narrow(ctx, x, changed[0], begin[changed[0]], length[changed[0]])
+    now = type_of(x).shape
+    starts = [begin[i] if i in changed else 0 for i in range(rank)]
+    steps_full = [stride[i] if i in changed and length[i] != 0 else 1 for i in range(rank)]
+    sizes = [length[i] if i in changed else now[i] for i in range(rank)]
+    return ctx.b.emit(mir.SliceOp(x, starts, steps_full, sizes)).results[0]  # type: ignore[arg-type]
 
 
 @converter("Slice")
@@ -292,40 +306,53 @@ def gather(ctx: NodeContext) -> ConverterResult:
     return ctx.b.gather(x, ctx.x(1), axis)
 
 
-def row_major_strides(shape: Sequence[int]) -> list[int]:
-    out = [1] * len(shape)
+def row_major_strides(shape: Sequence[Dim]) -> list[Dim]:
+    out: list[Dim] = [1] * len(shape)
     for i in range(len(shape) - 2, -1, -1):
         out[i] = out[i + 1] * shape[i + 1]
     return out
 
 
-def _wrap_index(ctx: NodeContext, idx: SSAValue, size: SSAValue | int) -> SSAValue:
+def _wrap_index(ctx: NodeContext, idx: SSAValue, size: Dim) -> SSAValue:
     """Negative indices count from the end: idx + size where idx < 0 (in int64)."""
     idx = ctx.b.cast(idx, DType.I64) if type_of(idx).dtype is not DType.I64 else idx
-    return ctx.b.where(ctx.b.compare("lt", idx, 0), ctx.b.add(idx, size), idx)
+    return ctx.b.where(ctx.b.compare("lt", idx, 0), ctx.b.add(idx, ctx.dim(size)), idx)
 
 
 def take_along_axis(ctx: NodeContext, data: SSAValue, idx: SSAValue, axis: int) -> SSAValue:
     """out[i..] = data[i.. with i_axis replaced by idx[i..]] (negative indices wrap): one
     gather from the flattened data at idx·stride_axis + the offset of the other
-    coordinates (static shapes)."""
-    dshape = [int(d) for d in type_of(data).shape]
-    ishape = [int(d) for d in type_of(idx).shape]
+    coordinates (a constant table for static shapes, a sum of broadcast iotas times
+    the strides for symbolic ones)."""
+    dshape, ishape = type_of(data).shape, type_of(idx).shape
     strides = row_major_strides(dshape)
-    grids = np.meshgrid(*[np.arange(n, dtype=np.int64) for n in ishape], indexing="ij")
-    offsets = sum(
-        (g * strides[d] for d, g in enumerate(grids) if d != axis),
-        np.zeros(ishape, np.int64),
-    )
-    flat_idx = ctx.b.add(ctx.b.mul(_wrap_index(ctx, idx, dshape[axis]), strides[axis]),
-                         ctx.constant(np.asarray(offsets, np.int64)))  # fmt: skip
-    return ctx.b.gather(reshape(ctx, data, [numel(dshape)]), flat_idx, 0)
+    offsets: SSAValue
+    if all(isinstance(d, int) for d in (*dshape, *ishape)):
+        grids = np.meshgrid(*[np.arange(int(n), dtype=np.int64) for n in ishape], indexing="ij")
+        table = sum(
+            (g * int(strides[d]) for d, g in enumerate(grids) if d != axis),
+            np.zeros([int(n) for n in ishape], np.int64),
+        )
+        offsets = ctx.constant(np.asarray(table, np.int64))
+    else:
+        rank = len(ishape)
+        offsets = ctx.constant(np.zeros([1] * rank, np.int64))
+        for d, n in enumerate(ishape):
+            if d == axis or n == 1:
+                continue
+            coord = ctx.b.reshape(
+                iota(ctx, n, DType.I64), [n if i == d else 1 for i in range(rank)]
+            )
+            offsets = ctx.b.add(offsets, ctx.b.mul(coord, ctx.dim(strides[d])))
+    flat_idx = ctx.b.add(ctx.b.mul(_wrap_index(ctx, idx, dshape[axis]), ctx.dim(strides[axis])),
+                         offsets)  # fmt: skip
+    if type_of(flat_idx).shape != ishape:
+        flat_idx = ctx.b.expand(flat_idx, list(ishape))
+    return ctx.b.gather(reshape(ctx, data, [element_count(dshape)]), flat_idx, 0)
 
 
 @converter("GatherElements")
 def gather_elements(ctx: NodeContext) -> ConverterResult:
-    ctx.static_shape(0)
-    ctx.static_shape(1)
     axis = axis_of(ctx.attr("axis", 0), ctx.type(0).rank)
     return take_along_axis(ctx, ctx.x(0), ctx.x(1), axis)
 
@@ -333,9 +360,11 @@ def gather_elements(ctx: NodeContext) -> ConverterResult:
 @converter("GatherND")
 def gather_nd(ctx: NodeContext) -> ConverterResult:
     data, idx = ctx.x(0), ctx.x(1)
-    dshape, ishape = ctx.static_shape(0), ctx.static_shape(1)
+    dshape, ishape = type_of(data).shape, type_of(idx).shape
     b = ctx.attr("batch_dims", 0)
     k = ishape[-1]
+    if not isinstance(k, int):
+        raise Unsupported(f"the index depth (last dim of the indices) is symbolic: {k}")
     if b + k > len(dshape):
         raise Unsupported(f"index depth {k} exceeds the data rank {len(dshape)}")
     batch = dshape[:b]
@@ -343,18 +372,17 @@ def gather_nd(ctx: NodeContext) -> ConverterResult:
     rest = dshape[b + k :]
     # data -> [prod(batch) · prod(indexed), *rest]; a row is found at
     # batch_offset · prod(indexed) + Σ_j idx_j · stride_j.
-    flat = reshape(ctx, data, [numel(batch) * numel(indexed), *rest])
+    flat = reshape(ctx, data, [element_count(batch) * element_count(indexed), *rest])
     idx64 = ctx.b.cast(idx, DType.I64) if type_of(idx).dtype is not DType.I64 else idx
-    sizes = ctx.constant(np.asarray(indexed, np.int64))
+    sizes = ctx.dims(indexed)
     wrapped = ctx.b.where(ctx.b.compare("lt", idx64, 0), ctx.b.add(idx64, sizes), idx64)
-    strides = ctx.constant(np.asarray(row_major_strides(indexed), np.int64))
+    strides = ctx.dims(row_major_strides(indexed))
     linear = ctx.b.sum(ctx.b.mul(wrapped, strides), [len(ishape) - 1])
     if b:
         inner = ishape[b:-1]
-        offsets = (np.arange(numel(batch), dtype=np.int64) * numel(indexed)).reshape(
-            [*batch, *([1] * len(inner))]
-        )
-        linear = ctx.b.add(linear, ctx.constant(offsets))
+        count = element_count(batch)
+        offsets = ctx.b.mul(iota(ctx, count, DType.I64), ctx.dim(element_count(indexed)))
+        linear = ctx.b.add(linear, reshape(ctx, offsets, [*batch, *([1] * len(inner))]))
     return ctx.b.gather(flat, linear, 0)
 
 
@@ -512,7 +540,12 @@ def eye_like(ctx: NodeContext) -> ConverterResult:
 def range_op(ctx: NodeContext) -> ConverterResult:
     start, limit, delta = (ctx.const(i, "Range's operand").reshape(-1)[0] for i in range(3))
     if any(isinstance(v, DimExpr) for v in (start, limit, delta)):
-        return symbolic_range(ctx, *(np.asarray(v).item() for v in (start, limit, delta)))
+        # float operands of whole values (torch.arange(w, dtype=float)) as ints
+        ends = [np.asarray(v).item() for v in (start, limit, delta)]
+        ends = [int(v) if isinstance(v, float) and v.is_integer() else v for v in ends]
+        if not all(isinstance(v, int | DimExpr) for v in ends):
+            raise Unsupported(f"Range over fractions {ends[0]}, {ends[2]} to a symbolic limit")
+        return symbolic_range(ctx, *ends)
     if delta == 0:
         raise Unsupported("Range with delta 0")
     n = max(int(np.ceil((limit - start) / delta)), 0)
@@ -569,12 +602,18 @@ def one_hot(ctx: NodeContext) -> ConverterResult:
 @converter("Trilu")
 def trilu(ctx: NodeContext) -> ConverterResult:
     x = ctx.x(0)
-    shape = ctx.static_shape(0)
-    k = int(ctx.const(1, "Trilu's k").reshape(-1)[0]) if ctx.has(1) else 0
+    rows, cols = type_of(x).shape[-2:]
+    k = ctx.const(1, "Trilu's k").reshape(-1)[0] if ctx.has(1) else 0
+    k = k if isinstance(k, DimExpr) else int(k)
     upper = ctx.attr("upper", 1)
-    ones = np.ones(shape[-2:], dtype=bool)
-    mask = np.triu(ones, k) if upper else np.tril(ones, k)
-    return ctx.b.where(ctx.constant(mask), x, ctx.const_like(0, x))
+    if isinstance(rows, int) and isinstance(cols, int) and isinstance(k, int):
+        ones = np.ones((rows, cols), dtype=bool)
+        mask = ctx.constant(np.triu(ones, k) if upper else np.tril(ones, k))
+    else:  # col - row against k, from iotas of the symbolic sizes
+        col = ctx.b.reshape(iota(ctx, cols, DType.I64), [1, cols])
+        row = ctx.b.reshape(iota(ctx, rows, DType.I64), [rows, 1])
+        mask = ctx.b.compare("ge" if upper else "le", ctx.b.sub(col, row), ctx.dim(k))
+    return ctx.b.where(mask, x, ctx.const_like(0, x))
 
 
 @converter("CenterCropPad")

@@ -1,0 +1,214 @@
+"""What third-party models broke, one op pattern each: a small graph with open dims that
+imports once, symbolically, and runs at several sizes against onnxruntime (the whole
+models are in ``bench/wild.py``; the small ones committed under ``tests/data/wild`` are
+in ``test_onnx_wild_models.py``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+from tests.frontends.test_onnx_symbolic import _check, _i64, _model, _x
+from xdsl.ir import Block
+from xdsl.utils.exceptions import VerifyException
+
+from rlx_compile.builder import GraphBuilder
+from rlx_compile.dialects.dim_expr import sym
+from rlx_compile.dialects.types import DType
+from rlx_compile.frontends.onnx import import_model, param_values
+from rlx_compile.interpreter import ExecutionError, run
+
+F, I64 = TensorProto.FLOAT, TensorProto.INT64
+
+
+def test_gather_elements_on_symbolic_dims() -> None:
+    # BERT's token types: a [1, 64] buffer gathered at positions [1, seq] (and a 3-D one
+    # along a middle axis with negative indices).
+    nodes = [
+        helper.make_node("GatherElements", ["buf", "pos"], ["y"], axis=1),
+        helper.make_node("GatherElements", ["x", "idx"], ["z"], axis=1),
+    ]
+    inputs = [
+        helper.make_tensor_value_info("pos", I64, [1, "seq"]),
+        helper.make_tensor_value_info("x", F, ["b", 5, "n"]),
+        helper.make_tensor_value_info("idx", I64, ["b", "k", "n"]),
+    ]
+    inits = [helper.make_tensor("buf", F, [1, 8], np.arange(8, dtype=np.float32) * 1.5)]
+    model = _model(nodes, inputs, ["y", "z"], inits)
+    rng = np.random.default_rng(0)
+    _check(model, [
+        {"pos": rng.integers(0, 8, (1, s)), "x": _x(b, 5, n), "idx": rng.integers(-5, 5, (b, k, n))}
+        for s, b, k, n in [(3, 1, 2, 4), (8, 2, 5, 1), (1, 3, 1, 2)]
+    ])  # fmt: skip
+
+
+@pytest.mark.parametrize("batch_dims", [0, 1])
+def test_gather_nd_on_symbolic_dims(batch_dims: int) -> None:
+    nodes = [helper.make_node("GatherND", ["x", "idx"], ["y"], batch_dims=batch_dims)]
+    inputs = [
+        helper.make_tensor_value_info("x", F, ["b", "s", 3]),
+        helper.make_tensor_value_info("idx", I64, ["b", "k", 2 - batch_dims]),
+    ]
+    model = _model(nodes, inputs, ["y"])
+    rng = np.random.default_rng(1)
+    feeds = []
+    for b, s, k in [(2, 4, 3), (1, 7, 1), (3, 2, 5)]:
+        hi = [b, s][batch_dims:]
+        idx = np.stack([rng.integers(-n, n, (b, k)) for n in hi], -1)
+        feeds.append({"x": _x(b, s, 3), "idx": idx.astype(np.int64)})
+    _check(model, feeds)
+
+
+def test_expand_of_a_slice_clamped_to_a_buffer() -> None:
+    # buf[:, :seq] has [1, min(seq, 8)] dims; expanding it to [batch, seq] holds where
+    # seq <= 8 (the model's own limit): checked when it runs, as broadcasting is.
+    nodes = [
+        helper.make_node("Shape", ["ids"], ["s"]),
+        helper.make_node("Slice", ["s", "one", "two"], ["seq"]),
+        helper.make_node("Slice", ["buf", "zero", "seq", "one"], ["part"]),
+        helper.make_node("Expand", ["part", "s"], ["y"]),
+    ]
+    inputs = [helper.make_tensor_value_info("ids", I64, ["batch", "seq"])]
+    inits = [
+        helper.make_tensor("buf", F, [1, 8], np.arange(8, dtype=np.float32)),
+        _i64("zero", [0]),
+        _i64("one", [1]),
+        _i64("two", [2]),
+    ]
+    model = _model(nodes, inputs, ["y"], inits)
+    _check(model, [{"ids": np.zeros((b, s), np.int64)} for b, s in [(2, 3), (1, 8), (3, 1)]])
+
+
+def test_expand_that_cannot_hold_is_refused() -> None:
+    # [n + 1] can be neither 1 nor n: the verifier refuses it at build time; [n] to [m]
+    # (two symbols) may hold and is left to the run.
+    n, m = sym("n"), sym("m")
+    b = GraphBuilder(Block().add_op)
+    with pytest.raises(VerifyException, match="cannot expand"):
+        b.expand(b.input("x", [n + 1], DType.F32), [n]).owner.verify()
+    b.expand(b.input("y", [n], DType.F32), [m]).owner.verify()
+
+
+_RESIZE_CASES = [
+    # (mode, coordinate mode, nearest mode, scales or None (sizes from the input's shape))
+    ("nearest", "asymmetric", "floor", [1.0, 1.0, 2.0, 2.0]),
+    ("nearest", "half_pixel", "round_prefer_floor", [1.0, 1.0, 0.5, 0.5]),
+    ("nearest", "align_corners", "round_prefer_ceil", [1.0, 1.0, 2.0, 3.0]),
+    ("nearest", "pytorch_half_pixel", "ceil", [1.0, 1.0, 0.75, 2.0]),
+    ("linear", "pytorch_half_pixel", "round_prefer_floor", None),
+    ("linear", "half_pixel", "round_prefer_floor", [1.0, 1.0, 2.0, 0.5]),
+    ("linear", "align_corners", "round_prefer_floor", None),
+    ("linear", "asymmetric", "round_prefer_floor", [1.0, 1.0, 3.0, 1.5]),
+    ("cubic", "half_pixel", "round_prefer_floor", [1.0, 1.0, 2.0, 2.0]),
+    ("cubic", "half_pixel_symmetric", "round_prefer_floor", None),
+]
+
+
+@pytest.mark.parametrize(("mode", "coord", "nearest", "scales"), _RESIZE_CASES)
+def test_resize_of_symbolic_spatial_dims(
+    mode: str, coord: str, nearest: str, scales: list[float] | None
+) -> None:
+    """YOLO and PP-OCR upsampling (scales) and a UNet's resize to another tensor's
+    spatial size (sizes from its Shape), on images of open height and width."""
+    attrs = {"mode": mode, "coordinate_transformation_mode": coord, "nearest_mode": nearest}
+    inputs = [helper.make_tensor_value_info("x", F, ["n", 2, "h", "w"])]
+    inits: list[onnx.TensorProto] = []
+    if scales is not None:
+        nodes = [helper.make_node("Resize", ["x", "", "scales"], ["y"], **attrs)]
+        inits.append(helper.make_tensor("scales", F, [4], scales))
+    else:
+        inputs.append(helper.make_tensor_value_info("like", F, ["n", 1, "hh", "ww"]))
+        nodes = [
+            helper.make_node("Shape", ["like"], ["s"], start=2),
+            helper.make_node("Shape", ["x"], ["nc"], end=2),
+            helper.make_node("Concat", ["nc", "s"], ["sizes"], axis=0),
+            helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], **attrs),
+        ]
+    model = _model(nodes, inputs, ["y"], inits)
+    feeds = []
+    for n, h, w, hh, ww in [(1, 5, 7, 9, 3), (2, 8, 3, 4, 11), (1, 1, 4, 6, 6)]:
+        f = {"x": _x(n, 2, h, w)}
+        if scales is None:
+            f["like"] = _x(n, 1, hh, ww)
+        feeds.append(f)
+    _check(model, feeds, tol=1e-5)  # interpolation weights: float64, as the static path
+
+
+@pytest.mark.parametrize("end", [10**9, 2**31 - 1, 2**63 - 1])
+def test_slice_to_a_large_end_on_a_symbolic_axis(end: int) -> None:
+    # tf2onnx writes "to the end" as 1e9 or INT32_MAX: x[0:end] of an [n] axis is [n]
+    # (magika reshapes it into [n, 1] from its Shape); negative ones start at the start.
+    nodes = [
+        helper.make_node("Slice", ["x", "zero", "end", "zero"], ["a"]),
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Concat", ["s", "one"], ["target"], axis=0),
+        helper.make_node("Reshape", ["a", "target"], ["y"]),
+        helper.make_node("Slice", ["x", "neg", "minus_one", "zero"], ["z"]),
+        helper.make_node("Slice", ["x", "end", "neg", "zero", "minus_one"], ["r"]),
+    ]
+    inits = [_i64("zero", [0]), _i64("one", [1]), _i64("end", [end]), _i64("neg", [-end]),
+             _i64("minus_one", [-1])]  # fmt: skip
+    model = _model(nodes, [helper.make_tensor_value_info("x", F, ["n"])], ["y", "z", "r"], inits)
+    _check(model, [{"x": _x(n)} for n in (1, 4, 9)])
+
+
+def test_concat_of_dims_equal_at_the_models_sizes() -> None:
+    # YOLO's neck: a stride-2 feature map upsampled x2 joins the stride-1 one; the dims
+    # 2 * ((h + 1) floordiv 2) and h agree for even h, the sizes the model takes.
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["down"], strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("Resize", ["down", "", "scales"], ["up"], mode="nearest"),
+        helper.make_node("Concat", ["x", "up"], ["y"], axis=1),
+    ]
+    inits = [
+        helper.make_tensor("w", F, [2, 2, 3, 3], _x(2, 2, 3, 3).reshape(-1)),
+        helper.make_tensor("scales", F, [4], [1, 1, 2, 2]),
+    ]
+    model = _model(nodes, [helper.make_tensor_value_info("x", F, ["n", 2, "h", "w"])], ["y"], inits)
+    _check(model, [{"x": _x(n, 2, h, w)} for n, h, w in [(1, 4, 6), (2, 8, 2)]])
+    module = import_model(model)  # an odd height: refused when it runs
+    with pytest.raises(ExecutionError, match=r"mir.concat .* do not fit at these sizes"):
+        run(module, {"x": _x(1, 2, 5, 6)}, param_values(model, module))
+
+
+def test_float_range_over_a_symbolic_size() -> None:
+    # YOLOv8's anchors: arange(w, dtype=float) + 0.5 from Cast(Shape(x)[3], float)
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Gather", ["s", "three"], ["w"], axis=0),
+        helper.make_node("Cast", ["w"], ["wf"], to=F),
+        helper.make_node("Range", ["fzero", "wf", "fone"], ["r"]),
+        helper.make_node("Add", ["r", "half"], ["y"]),
+        helper.make_node("Div", ["wf", "two"], ["half_w"]),  # a fraction: stays data
+        helper.make_node("Add", ["y", "half_w"], ["z"]),
+    ]
+    inits = [
+        helper.make_tensor("three", I64, [], [3]),
+        helper.make_tensor("fzero", F, [], [0.0]),
+        helper.make_tensor("fone", F, [], [1.0]),
+        helper.make_tensor("half", F, [], [0.5]),
+        helper.make_tensor("two", F, [], [2.0]),
+    ]
+    model = _model(nodes, [helper.make_tensor_value_info("x", F, [1, 3, "h", "w"])], ["z"], inits)
+    _check(model, [{"x": _x(1, 3, 2, w)} for w in (1, 5, 8)])
+
+
+@pytest.mark.parametrize("upper", [0, 1])
+def test_trilu_of_symbolic_dims(upper: int) -> None:
+    # a causal mask triu(full((s, s), -inf), 1) and tril with k = the past length
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Gather", ["s", "zero"], ["k"], axis=0),
+        helper.make_node("Trilu", ["x", "one"], ["y"], upper=upper),
+        helper.make_node("Trilu", ["m", "k"], ["z"], upper=upper),
+    ]
+    inits = [helper.make_tensor("one", I64, [], [1]), helper.make_tensor("zero", I64, [], [0])]
+    inputs = [
+        helper.make_tensor_value_info("x", F, ["past", "s", "s"]),
+        helper.make_tensor_value_info("m", F, ["s", "t"]),
+    ]
+    model = _model(nodes, inputs, ["y", "z"], inits)
+    _check(
+        model, [{"x": _x(p, s, s), "m": _x(s, t)} for p, s, t in [(1, 3, 5), (2, 4, 2), (3, 1, 1)]]
+    )
