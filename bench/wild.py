@@ -118,13 +118,17 @@ def _bs(*names: str, sizes: tuple[int, ...] = (1, 3)) -> tuple[dict[str, int], .
     return tuple({n: s for n in names} for s in sizes)
 
 
-TEXT = {"input_ids": ints(0, 100), "attention_mask": mask(), "decoder_input_ids": ints(0, 100)}
+TEXT = {"input_ids": ints(0, 64), "attention_mask": mask(), "decoder_input_ids": ints(0, 64)}
 TEXT_SIZES = ({"batch": 1, "seq": 4}, {"batch": 2, "seq": 7})
 PAST_SIZES = (
     {"batch": 1, "seq": 1, "past": 3, "total": 4, "attention_mask:1": 4},
     {"batch": 2, "seq": 2, "past": 5, "total": 7, "attention_mask:1": 7},
 )
 SEQ2SEQ_SIZES = ({"batch": 1, "src": 4, "tgt": 3}, {"batch": 2, "src": 6, "tgt": 1})
+DETECTOR_SIZES = (
+    {"batch": 1, "height": 64, "width": 96},
+    {"batch": 2, "height": 32, "width": 160},
+)
 SEQ_SIZES = ({"batch": 1, "seq": 4}, {"batch": 3, "seq": 9})
 IMAGE_SIZES = ({"batch": 1, "height": 20, "width": 24}, {"batch": 2, "height": 33, "width": 17})
 LIGHT = ("squeezenet", "shufflenet", "bvlc_alexnet", "zfnet512", "inception_v1", "inception_v2",
@@ -205,21 +209,25 @@ CORPUS: list[Model] = [
       for n in ("unet_ts", "unet_ts_op11", "unet_ts_op10")],
     Model("unet_dynamo", "export:unet_dynamo.onnx",
           tuple({"batch": s["batch"], "h": s["height"], "w": s["width"]} for s in IMAGE_SIZES)),
-    *[Model(n, f"export:{n}.onnx", SEQ_SIZES, {"ids": ints(0, 100)})
+    *[Model(n, f"export:{n}.onnx", SEQ_SIZES, {"ids": ints(0, 64)})
       for n in ("tagger_ts", "tagger_ts_op13", "tagger_ts_op10", "tagger_ts_op9")],
     *[Model(n, f"export:{n}.onnx", SEQ_SIZES)
       for n in ("sizes_as_data_ts", "sizes_as_data_dynamo")],
     *[Model(n, f"export:{n}.onnx", ({"input_0:0": 10},))
       for n in ("hb_tree_gemm", "hb_forest_trav", "hb_gbdt_perf")],
+    Model("detector_ts", "export:detector_ts.onnx", DETECTOR_SIZES, {"images": image}),
+    Model("detector_dynamo", "export:detector_dynamo.onnx",
+          tuple({"batch": s["batch"], "images:2": s["height"], "images:3": s["width"]}
+                for s in DETECTOR_SIZES), {"images": image}),
     *[Model(n, f"export:{n}.onnx", _bs("batch"))
       for n in ("cnn_ts", "cnn_ts_op12", "cnn_ts_op11", "cnn_ts_op9", "cnn_ts_op8", "cnn_ts_op7")],
-    *[Model(n, f"export:{n}.onnx", SEQ_SIZES, {"ids": ints(0, 100)})
+    *[Model(n, f"export:{n}.onnx", SEQ_SIZES, {"ids": ints(0, 64)})
       for n in ("tagger_ts_op8", "tagger_ts_op7")],
     # -- down with onnx.version_converter (where it has the adapters) ----------------------
     Model("cnn_ts_op9_vc8", "down:cnn_ts_op9@8", _bs("batch")),
     Model("cnn_ts_op9_vc7", "down:cnn_ts_op9@7", _bs("batch")),
     Model("cnn_ts_vc15", "down:cnn_ts@15", _bs("batch")),
-    Model("tagger_ts_op10_vc9", "down:tagger_ts_op10@9", SEQ_SIZES, {"ids": ints(0, 100)}),
+    Model("tagger_ts_op10_vc9", "down:tagger_ts_op10@9", SEQ_SIZES, {"ids": ints(0, 64)}),
     Model("unet_ts_vc15", "down:unet_ts@15", IMAGE_SIZES),
     Model("sizes_as_data_ts_vc15", "down:sizes_as_data_ts@15", SEQ_SIZES),
     Model("llama_ts_vc16", "down:llama_ts@16", TEXT_SIZES, TEXT),

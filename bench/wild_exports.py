@@ -27,7 +27,8 @@ from torch.nn import functional as F
 
 torch.manual_seed(0)
 EXPORTS: dict[str, Callable[[Path], None]] = {}
-VOCAB = 100
+VOCAB = 64
+HIDDEN = 16  # tiny configs: the regression models under tests/data/wild stay < 200 KB
 # Exports also made at these old opsets by the TorchScript exporter (``<name>_op<N>``).
 DOWN = {
     "unet_ts": (11, 10),
@@ -113,11 +114,11 @@ def _bert() -> nn.Module:
 
     cfg = BertConfig(
         vocab_size=VOCAB,
-        hidden_size=32,
+        hidden_size=HIDDEN,
         num_hidden_layers=2,
         num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=64,
+        intermediate_size=2 * HIDDEN,
+        max_position_embeddings=32,
         attn_implementation="eager",
     )
     return BertModel(cfg)
@@ -161,7 +162,7 @@ def bert_ts(out: Path) -> None:
 @export
 def bert_dynamo(out: Path) -> None:
     ids, mask = _ids()
-    batch, seq = Dim("batch", max=64), Dim("seq", max=64)
+    batch, seq = Dim("batch", max=64), Dim("seq", max=32)
     dynamo_export(
         _Hidden(_bert()),
         (ids, mask),
@@ -177,7 +178,12 @@ def distilbert_ts(out: Path) -> None:
     from transformers import DistilBertConfig, DistilBertModel
 
     cfg = DistilBertConfig(
-        vocab_size=VOCAB, dim=32, n_layers=2, n_heads=2, hidden_dim=64, max_position_embeddings=64
+        vocab_size=VOCAB,
+        dim=HIDDEN,
+        n_layers=2,
+        n_heads=2,
+        hidden_dim=2 * HIDDEN,
+        max_position_embeddings=32,
     )
     ids, mask = _ids()
     axes = {n: {0: "batch", 1: "seq"} for n in ("input_ids", "attention_mask", "hidden")}
@@ -194,7 +200,7 @@ def distilbert_ts(out: Path) -> None:
 def _gpt2() -> nn.Module:
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    cfg = GPT2Config(vocab_size=VOCAB, n_positions=64, n_embd=32, n_layer=2, n_head=2)
+    cfg = GPT2Config(vocab_size=VOCAB, n_positions=32, n_embd=HIDDEN, n_layer=2, n_head=2)
     return GPT2LMHeadModel(cfg)
 
 
@@ -203,12 +209,12 @@ def _llama() -> nn.Module:
 
     cfg = LlamaConfig(
         vocab_size=VOCAB,
-        hidden_size=32,
-        intermediate_size=64,
+        hidden_size=HIDDEN,
+        intermediate_size=2 * HIDDEN,
         num_hidden_layers=2,
         num_attention_heads=4,
         num_key_value_heads=2,
-        max_position_embeddings=64,
+        max_position_embeddings=32,
         attn_implementation="eager",
     )
     return LlamaForCausalLM(cfg)
@@ -284,7 +290,7 @@ def _decoder(name: str, model: nn.Module, heads: int, head_dim: int, out: Path) 
         outs,
         axes,
     )
-    batch, seq, plen = Dim("batch", max=16), Dim("seq", max=32), Dim("past", max=32)
+    batch, seq, plen = Dim("batch", max=16), Dim("seq", max=16), Dim("past", max=16)
     shapes = ({0: batch, 1: seq}, {0: batch, 1: Dim.AUTO}, *({0: batch, 2: plen} for _ in past))
     ids = torch.randint(0, VOCAB, (2, 2))
     mask = torch.ones(2, past_len + 2, dtype=torch.int64)
@@ -296,12 +302,12 @@ def _decoder(name: str, model: nn.Module, heads: int, head_dim: int, out: Path) 
 
 @export
 def gpt2(out: Path) -> None:
-    _decoder("gpt2", _gpt2(), heads=2, head_dim=16, out=out)
+    _decoder("gpt2", _gpt2(), heads=2, head_dim=HIDDEN // 2, out=out)
 
 
 @export
 def llama(out: Path) -> None:
-    _decoder("llama", _llama(), heads=2, head_dim=8, out=out)
+    _decoder("llama", _llama(), heads=2, head_dim=HIDDEN // 4, out=out)
 
 
 @export
@@ -347,7 +353,7 @@ def t5(out: Path) -> None:
     from transformers import T5Config, T5ForConditionalGeneration
 
     cfg = T5Config(
-        vocab_size=VOCAB, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_heads=4,
+        vocab_size=VOCAB, d_model=HIDDEN, d_kv=4, d_ff=2 * HIDDEN, num_layers=2, num_heads=4,
         decoder_start_token_id=0,
     )  # fmt: skip
     _seq2seq("t5", T5ForConditionalGeneration(cfg), out)
@@ -358,9 +364,9 @@ def bart(out: Path) -> None:
     from transformers import BartConfig, BartForConditionalGeneration
 
     cfg = BartConfig(
-        vocab_size=VOCAB, d_model=32, encoder_layers=2, decoder_layers=2,
-        encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64,
-        decoder_ffn_dim=64, max_position_embeddings=64,
+        vocab_size=VOCAB, d_model=HIDDEN, encoder_layers=2, decoder_layers=2,
+        encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=2 * HIDDEN,
+        decoder_ffn_dim=2 * HIDDEN, max_position_embeddings=32,
     )  # fmt: skip
     _seq2seq("bart", BartForConditionalGeneration(cfg), out)
 
@@ -370,8 +376,8 @@ def vit(out: Path) -> None:
     from transformers import ViTConfig, ViTModel
 
     cfg = ViTConfig(
-        image_size=32, patch_size=8, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=64,
+        image_size=32, patch_size=8, hidden_size=HIDDEN, num_hidden_layers=2,
+        num_attention_heads=2, intermediate_size=2 * HIDDEN,
     )  # fmt: skip
     x = torch.randn(2, 3, 32, 32)
     ts_export(
@@ -390,9 +396,10 @@ def whisper_encoder(out: Path) -> None:
 
     cfg = WhisperConfig(
         vocab_size=VOCAB, pad_token_id=0, bos_token_id=1, eos_token_id=2,
-        decoder_start_token_id=1, d_model=32, encoder_layers=2, decoder_layers=2,
-        encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64,
-        decoder_ffn_dim=64, num_mel_bins=16, max_source_positions=25, max_target_positions=32,
+        decoder_start_token_id=1, d_model=HIDDEN, encoder_layers=2, decoder_layers=2,
+        encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=2 * HIDDEN,
+        decoder_ffn_dim=2 * HIDDEN, num_mel_bins=16, max_source_positions=25,
+        max_target_positions=32,
     )  # fmt: skip
     encoder = WhisperModel(cfg).get_encoder()
     x = torch.randn(2, 16, 50)
@@ -407,8 +414,9 @@ def wav2vec2(out: Path) -> None:
     from transformers import Wav2Vec2Config, Wav2Vec2Model
 
     cfg = Wav2Vec2Config(
-        hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-        conv_dim=(16, 16), conv_stride=(5, 2), conv_kernel=(10, 3), num_conv_pos_embeddings=16,
+        hidden_size=HIDDEN, num_hidden_layers=2, num_attention_heads=2,
+        intermediate_size=2 * HIDDEN, conv_dim=(16, 16), conv_stride=(5, 2), conv_kernel=(10, 3),
+        num_conv_pos_embeddings=16,
         num_conv_pos_embedding_groups=2, vocab_size=VOCAB,
     )  # fmt: skip
     x = torch.randn(2, 400)
@@ -453,6 +461,52 @@ def unet(out: Path) -> None:
     dynamo_export(
         UNet(), (x,), out / "unet_dynamo.onnx", ["x"], ["y"],
         ({0: Dim("batch", max=8), 2: h, 3: w},),
+    )  # fmt: skip
+
+
+def _conv(cin: int, cout: int, stride: int = 1) -> nn.Module:
+    return nn.Sequential(nn.Conv2d(cin, cout, 3, stride, 1), nn.BatchNorm2d(cout), nn.SiLU())
+
+
+class Detector(nn.Module):
+    """A YOLO-style detector: a backbone to strides 8/16/32, a neck that upsamples and
+    concatenates (dims equal only at multiples of 32), and a head whose anchor grid
+    comes from arange over each map's height and width (sizes as float data)."""
+
+    def __init__(self, c: int = 8):
+        super().__init__()
+        self.p3 = nn.Sequential(_conv(3, c, 2), _conv(c, c, 2), _conv(c, c, 2))
+        self.p4, self.p5 = _conv(c, c, 2), _conv(c, c, 2)
+        self.lat4, self.lat3 = _conv(2 * c, c), _conv(2 * c, c)
+        self.head = nn.Conv2d(c, 6, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        p3 = self.p3(x)
+        p4 = self.p4(p3)
+        p5 = self.p5(p4)
+        n4 = self.lat4(torch.cat([F.interpolate(p5, scale_factor=2.0, mode="nearest"), p4], 1))
+        n3 = self.lat3(torch.cat([F.interpolate(n4, scale_factor=2.0, mode="nearest"), p3], 1))
+        outs = []
+        for f, stride in ((n3, 8), (n4, 16), (p5, 32)):
+            h, w = f.shape[2:]
+            y = self.head(f).flatten(2)
+            gy = torch.arange(h, dtype=torch.float32) + 0.5
+            gx = torch.arange(w, dtype=torch.float32) + 0.5
+            sy, sx = torch.meshgrid(gy, gx, indexing="ij")
+            anchors = torch.stack([sx, sy], 0).reshape(2, -1) * stride
+            outs.append(torch.cat([y[:, :2] * stride + anchors, y[:, 2:].sigmoid()], 1))
+        return torch.cat(outs, 2)
+
+
+@export
+def detector(out: Path) -> None:
+    x = torch.randn(1, 3, 64, 96)
+    axes = {"images": {0: "batch", 2: "height", 3: "width"}, "boxes": {0: "batch", 2: "anchors"}}
+    ts_export(Detector(), (x,), out / "detector_ts.onnx", ["images"], ["boxes"], axes)
+    h, w = Dim("h", min=1, max=20), Dim("w", min=1, max=20)
+    dynamo_export(
+        Detector(), (x,), out / "detector_dynamo.onnx", ["images"], ["boxes"],
+        ({0: Dim("batch", max=8), 2: 32 * h, 3: 32 * w},),
     )  # fmt: skip
 
 
