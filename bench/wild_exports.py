@@ -644,6 +644,7 @@ def main() -> None:
     for name, fn in EXPORTS.items():
         if args.only and name not in args.only:
             continue
+        torch.manual_seed(0)  # each export's weights whatever else is exported
         try:
             fn(args.out)
             print("exported", name, flush=True)
