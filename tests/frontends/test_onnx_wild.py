@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import onnx
+import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
 from tests.frontends.test_onnx_symbolic import _check, _i64, _model, _x
@@ -16,7 +17,7 @@ from xdsl.utils.exceptions import VerifyException
 from rlx_compile.builder import GraphBuilder
 from rlx_compile.dialects.dim_expr import sym
 from rlx_compile.dialects.types import DType
-from rlx_compile.frontends.onnx import import_model, param_values
+from rlx_compile.frontends.onnx import OnnxImportError, import_model, param_values
 from rlx_compile.interpreter import ExecutionError, run
 
 F, I64 = TensorProto.FLOAT, TensorProto.INT64
@@ -212,3 +213,37 @@ def test_trilu_of_symbolic_dims(upper: int) -> None:
     _check(
         model, [{"x": _x(p, s, s), "m": _x(s, t)} for p, s, t in [(1, 3, 5), (2, 4, 2), (3, 1, 1)]]
     )
+
+
+def test_a_condition_on_sizes_asks_for_sizes_not_values() -> None:
+    # silero-vad's `if x.shape[-1] == 1: x = x.squeeze(-1)`: the If's condition depends
+    # on x's sizes only, so the error says so (and does not ask for x's values, which
+    # would not help); with the dims fixed it folds and runs.
+    squeeze = helper.make_graph(
+        [helper.make_node("Squeeze", ["x", "last"], ["y1"])], "then", [],
+        [helper.make_empty_tensor_value_info("y1")],
+    )  # fmt: skip
+    keep = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["y2"])], "else", [],
+        [helper.make_empty_tensor_value_info("y2")],
+    )  # fmt: skip
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Gather", ["s", "minus_one"], ["n"], axis=0),
+        helper.make_node("Equal", ["n", "one"], ["c"]),
+        helper.make_node("If", ["c"], ["y"], then_branch=squeeze, else_branch=keep),
+    ]
+    inits = [
+        helper.make_tensor("minus_one", I64, [], [-1]),
+        helper.make_tensor("one", I64, [], [1]),
+        _i64("last", [-1]),
+    ]
+    model = _model(nodes, [helper.make_tensor_value_info("x", F, [2, "t"])], ["y"], inits)
+    with pytest.raises(OnnxImportError, match="depends on the sizes of symbolic dims") as err:
+        import_model(model)
+    assert err.value.needs_values == ()
+    for t in (1, 3):
+        module = import_model(model, dynamic_dims={"t": t})
+        x = _x(2, t)
+        want = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
+        np.testing.assert_array_equal(run(module, {"x": x})["y"], want)

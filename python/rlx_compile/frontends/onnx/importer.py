@@ -523,10 +523,13 @@ class Importer:
                 return arr
         raise NotStatic(name, what)
 
-    def graph_inputs_behind(self, name: str) -> list[str]:
-        """The graph inputs a value is computed from."""
+    def graph_inputs_behind(self, name: str) -> tuple[list[str], bool]:
+        """The graph inputs whose values a value is computed from, and whether it also
+        depends on symbolic sizes: through a Shape or Size of a tensor with open dims,
+        whose sizes matter and not its values (baking that tensor in would not help)."""
         seen: set[str] = set()
         found: list[str] = []
+        sized = False
         stack = [name]
         while stack:
             n = stack.pop()
@@ -536,9 +539,14 @@ class Importer:
             if n in self.graph_inputs and n not in self.input_values:
                 found.append(n)
             node = self.producer.get(n)
-            if node is not None:
-                stack.extend(i for i in node.input if i)
-        return sorted(found)
+            if node is None:
+                continue
+            if node.op_type in ("Shape", "Size") and node.domain in DEFAULT_DOMAINS:
+                of = self.values.get(node.input[0])
+                sized = sized or (of is not None and not type_of(of).is_static)
+                continue
+            stack.extend(i for i in node.input if i)
+        return sorted(found), sized
 
     # -- conversion ---------------------------------------------------------------------------
     def convert_graph(self, graph: onnx.GraphProto, prefix: str = "") -> None:
@@ -623,10 +631,11 @@ class Importer:
                 self.values[out_name] = named(value, out_name) if not value.name_hint else value
         except NotStatic as err:
             self.poisoned.update(node.output)
-            behind = self.graph_inputs_behind(err.tensor)
+            behind, sized = self.graph_inputs_behind(err.tensor)
             if behind:
                 self.needs_values.extend(i for i in behind if i not in self.needs_values)
-            self.problems.append(Problem(node.op_type, name, str(err)))
+            message = str(err) + (": it depends on the sizes of symbolic dims" if sized else "")
+            self.problems.append(Problem(node.op_type, name, message))
         except Unsupported as err:
             self.poisoned.update(node.output)
             self.problems.append(Problem(node.op_type, name, str(err)))
