@@ -247,3 +247,30 @@ def test_a_condition_on_sizes_asks_for_sizes_not_values() -> None:
         x = _x(2, t)
         want = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
         np.testing.assert_array_equal(run(module, {"x": x})["y"], want)
+
+
+def test_reshape_that_drops_a_height_of_one() -> None:
+    # PP-OCR's recognizer: the feature map's height is 1 at the input height it takes, and
+    # the exporter wrote the 1 into the reshape target (the rest from Shape).
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["f"], strides=[16, 1], pads=[1, 0, 1, 0]),
+        helper.make_node("Shape", ["f"], ["s"]),
+        helper.make_node("Gather", ["s", "idx"], ["nw"], axis=0),
+        helper.make_node("Slice", ["nw", "zero", "one"], ["n"]),
+        helper.make_node("Slice", ["nw", "one", "two"], ["wd"]),
+        helper.make_node("Concat", ["n", "channels", "wd"], ["target"], axis=0),
+        helper.make_node("Reshape", ["f", "target"], ["y"]),
+    ]
+    inits = [
+        helper.make_tensor("w", F, [4, 2, 3, 1], _x(4, 2, 3, 1).reshape(-1)),
+        _i64("idx", [0, 3]),
+        _i64("zero", [0]),
+        _i64("one", [1]),
+        _i64("two", [2]),
+        _i64("channels", [4]),
+    ]
+    model = _model(nodes, [helper.make_tensor_value_info("x", F, ["n", 2, "h", "w"])], ["y"], inits)
+    _check(model, [{"x": _x(n, 2, h, w)} for n, h, w in [(1, 16, 5), (2, 9, 3)]])
+    module = import_model(model)  # a height of 20 gives a map of height 2: refused
+    with pytest.raises(ExecutionError, match=r"mir\.reshape"):
+        run(module, {"x": _x(1, 2, 20, 3)}, param_values(model, module))

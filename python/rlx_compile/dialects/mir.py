@@ -122,8 +122,8 @@ from rlx_compile.dialects.types import (
     fmt_shape,
     may_equal,
     may_expand_to,
+    may_reshape,
     parse_ir_dim,
-    same_element_count,
     window_out_size,
 )
 
@@ -1549,7 +1549,7 @@ class ReshapeOp(ShapedOp):
         assert isinstance(out, TensorType)
         if out.dtype is not input.dtype:
             raise VerifyException("reshape must keep the element type")
-        if not same_element_count(input.shape, out.shape):
+        if not may_reshape(input.shape, out.shape):
             raise VerifyException(
                 f"cannot reshape {fmt_shape(input.shape)} into {fmt_shape(out.shape)}: "
                 "element counts differ"

@@ -36,6 +36,7 @@ from rlx_compile.dialects.dim_expr import (
     parse_dim_tokens,
     shape_symbols,
     substitute,
+    symbols_of,
 )
 
 Shape = tuple[Dim, ...]
@@ -510,10 +511,17 @@ def check_axis(axis: int, rank: int, what: str = "axis") -> None:
         raise VerifyException(f"{what} {axis} must be in [0, {rank}) for a rank-{rank} operand")
 
 
-def same_element_count(a: Sequence[Dim], b: Sequence[Dim]) -> bool:
-    """Whether two shapes surely hold as many elements (their products are one
-    expression)."""
-    return element_count(a) == element_count(b)
+def may_reshape(a: Sequence[Dim], b: Sequence[Dim]) -> bool:
+    """Whether shape ``a`` can be reshaped into ``b``: their element counts are one
+    expression, or counts that agree at some sizes over ``a``'s own symbols (PP-OCR's
+    recognizer reshapes its feature map by a height it takes to be 1, which is so only
+    at its 48-pixel input height: the executor checks each run). A count over a symbol
+    ``a`` does not hold cannot be sized from ``a``: refused."""
+    ca = element_count([as_dim(d) for d in a])
+    cb = element_count([as_dim(d) for d in b])
+    if ca == cb:
+        return True
+    return symbols_of(cb) <= symbols_of(ca) and may_equal(ca, cb)
 
 
 def tensor(shape: Iterable[Dim | str], dtype: DType | str = DType.F32) -> TensorType:
