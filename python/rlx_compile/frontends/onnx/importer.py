@@ -546,6 +546,7 @@ class Importer:
                 sized = sized or (of is not None and not type_of(of).is_static)
                 continue
             stack.extend(i for i in node.input if i)
+            stack.extend(outer_names(node))
         return sorted(found), sized
 
     # -- conversion ---------------------------------------------------------------------------
@@ -770,6 +771,19 @@ def remove_dead_ops(block: Block) -> None:
             continue
         if all(not r.uses for r in op.results):
             block.erase_op(op)
+
+
+def outer_names(node: onnx.NodeProto) -> set[str]:
+    """The values of the enclosing graph that a node's subgraphs (an If's branches, a
+    Loop's body) read."""
+    names: set[str] = set()
+    for a in node.attribute:
+        for g in [a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs):
+            local = {i.name for i in g.input} | {t.name for t in g.initializer}
+            for n in g.node:
+                names.update(i for i in [*n.input, *outer_names(n)] if i and i not in local)
+                local.update(n.output)
+    return names
 
 
 def normalize_outputs(result: object, n: int) -> list[SSAValue | Structured | None]:
