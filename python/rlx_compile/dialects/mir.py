@@ -1001,7 +1001,7 @@ def matmul_shape(a: TensorType, b: TensorType) -> tuple[Any, ...]:
         sa = [1, *sa]
     if len(sb) == 1:
         sb = [*sb, 1]
-    if sa[-1] != sb[-2]:
+    if not may_equal(sa[-1], sb[-2]):  # symbolic ones that may agree: checked at run time
         raise VerifyException(
             f"contraction dims differ: {fmt_shape(a.shape)} x {fmt_shape(b.shape)}"
         )
