@@ -141,3 +141,13 @@ def test_upper_bounds_for_range_plans() -> None:
 def test_malformed_expressions_are_clear_errors(text: str) -> None:
     with pytest.raises(DimError):
         parse_dim(text)
+
+
+def test_a_remainder_is_bounded_by_its_divisor() -> None:
+    # the pad to a multiple of 8 of a model from the wild, (8 - n mod 8) mod 8, decides
+    # its sign: interval arithmetic on n * 7 - ((n * 7) floordiv 8) * 8 alone cannot
+    n = sym("n")
+    assert interval(mod(8 - mod(n, 8), 8)) == (0, 7)
+    assert interval(mod(n + 3, 4)) == (0, 3)
+    assert interval(2 * mod(n, 3) + 1) == (1, 5)
+    assert interval(-mod(n, 6)) == (-5, 0)

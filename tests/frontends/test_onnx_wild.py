@@ -274,3 +274,94 @@ def test_reshape_that_drops_a_height_of_one() -> None:
     module = import_model(model)  # a height of 20 gives a map of height 2: refused
     with pytest.raises(ExecutionError, match=r"mir\.reshape"):
         run(module, {"x": _x(1, 2, 20, 3)}, param_values(model, module))
+
+
+def test_matmul_over_dims_named_apart() -> None:
+    # tf2onnx names every unknown dim apart (unk__1, unk__2): a product over two of them
+    # imports and runs where they agree, and is refused where they do not.
+    nodes = [helper.make_node("MatMul", ["a", "b"], ["y"])]
+    inputs = [
+        helper.make_tensor_value_info("a", F, ["unk__1", "unk__2"]),
+        helper.make_tensor_value_info("b", F, ["unk__3", 4]),
+    ]
+    model = _model(nodes, inputs, ["y"])
+    _check(model, [{"a": _x(n, k), "b": _x(k, 4)} for n, k in [(2, 3), (1, 5)]])
+    module = import_model(model)
+    with pytest.raises(ExecutionError, match=r"mir\.matmul .* do not fit"):
+        run(module, {"a": _x(2, 3), "b": _x(4, 4)})
+
+
+@pytest.mark.parametrize(
+    ("op", "inputs"),
+    [
+        ("TopK", ["x", "k"]),  # detection post-processing: top min(300, n)
+        ("OneHot", ["idx", "k", "values"]),
+    ],
+)
+def test_a_size_that_must_be_a_number_is_refused_clearly(op: str, inputs: list[str]) -> None:
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Gather", ["s", "one"], ["n"], axis=0),
+        helper.make_node("Min", ["n", "cap"], ["k1"]),
+        helper.make_node("Unsqueeze", ["k1", "zero"], ["k"]),
+        helper.make_node(op, inputs, ["y"] if op == "OneHot" else ["y", "i"]),
+    ]
+    inits = [
+        helper.make_tensor("one", I64, [], [1]),
+        helper.make_tensor("cap", I64, [], [300]),
+        _i64("zero", [0]),
+        helper.make_tensor("values", F, [2], [0.0, 1.0]),
+    ]
+    inputs_vi = [
+        helper.make_tensor_value_info("x", F, [1, "n"]),
+        helper.make_tensor_value_info("idx", I64, [3]),
+    ]
+    outs = ["y"] if op == "OneHot" else ["y", "i"]
+    model = _model(nodes, inputs_vi, outs, inits)
+    with pytest.raises(OnnxImportError, match=r"is the symbolic size min\(n, 300\)"):
+        import_model(model)
+
+
+def test_einsum_over_symbolic_dims() -> None:
+    nodes = [
+        helper.make_node("Einsum", ["q", "k"], ["s"], equation="bhqd,bhkd->bhqk"),
+        helper.make_node("Einsum", ["s", "v"], ["y"], equation="bhqk,bhkd->bqhd"),
+    ]
+    inputs = [helper.make_tensor_value_info(n, F, ["b", 2, s, 4]) for n, s in
+              (("q", "sq"), ("k", "sk"), ("v", "sk"))]  # fmt: skip
+    model = _model(nodes, inputs, ["y"])
+    _check(
+        model,
+        [
+            {"q": _x(b, 2, q, 4), "k": _x(b, 2, k, 4), "v": _x(b, 2, k, 4)}
+            for b, q, k in [(1, 3, 5), (2, 1, 2)]
+        ],
+        tol=1e-5,
+    )
+
+
+def test_pad_to_a_multiple_of_a_window() -> None:
+    # Swin / wav2vec2-style: pad the sequence up to a multiple of 8, (8 - n % 8) % 8 >= 0
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Slice", ["s", "one", "two"], ["n"]),
+        helper.make_node("Mod", ["n", "eight"], ["r"]),
+        helper.make_node("Sub", ["eight", "r"], ["gap"]),
+        helper.make_node("Mod", ["gap", "eight"], ["p"]),
+        helper.make_node("Concat", ["zero", "zero", "zero", "p"], ["pads"], axis=0),
+        helper.make_node("Pad", ["x", "pads", "value"], ["y"], mode="constant"),
+    ]
+    inits = [_i64("one", [1]), _i64("two", [2]), _i64("eight", [8]), _i64("zero", [0]),
+             helper.make_tensor("value", F, [], [-1.5])]  # fmt: skip
+    model = _model(nodes, [helper.make_tensor_value_info("x", F, [2, "n"])], ["y"], inits)
+    _check(model, [{"x": _x(2, n)} for n in (3, 8, 13)])
+
+
+def test_a_convolution_weight_of_symbolic_size_is_refused_clearly() -> None:
+    nodes = [helper.make_node("Conv", ["x", "w"], ["y"])]
+    inputs = [
+        helper.make_tensor_value_info("x", F, [1, 2, 8, 8]),
+        helper.make_tensor_value_info("w", F, [3, 2, "kh", "kw"]),
+    ]
+    with pytest.raises(OnnxImportError, match=r"a weight of symbolic kernel size \[kh, kw\]"):
+        import_model(_model(nodes, inputs, ["y"]))

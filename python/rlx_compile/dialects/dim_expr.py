@@ -263,6 +263,9 @@ class DimExpr:
         for (klo, khi), pair in _floordiv_differences(self.terms):
             lo, hi = lo + klo, hi + khi
             paired |= pair
+        for (klo, khi), pair, const in _remainders(self.terms, paired):
+            lo, hi = lo + klo - const, hi + khi - const
+            paired |= pair
         for i, (mono, coeff) in enumerate(self.terms):
             if i in paired:
                 continue
@@ -647,6 +650,36 @@ def _floordiv_differences(
                 bounds = (ci * (k // a.den), ci * -(-k // a.den))
                 yield (min(bounds), max(bounds)), {i, j}
                 break
+
+
+def _remainders(
+    terms: Sequence[tuple[Monomial, int]], taken: set[int]
+) -> Iterator[tuple[tuple[int, int], set[int], int]]:
+    """Terms that add up to ``c * (a mod d)``, i.e. ``c * a - c * d * (a floordiv d)``
+    (the canonical form of a mod, ``(8 - n mod 8) mod 8`` for a pad to a multiple):
+    in ``c * [0, d - 1]``, which interval arithmetic on the parts cannot see. Yields the
+    bounds, the terms used and ``c * a``'s constant (held in the sum's constant)."""
+    used = set(taken)
+    index = {(mono, coeff): i for i, (mono, coeff) in enumerate(terms)}
+    for i, (mono, coeff) in enumerate(terms):
+        if i in used or len(mono) != 1 or not isinstance(mono[0], FloorDiv):
+            continue
+        f = mono[0]
+        if (
+            not isinstance(f.den, int)
+            or f.den <= 0
+            or coeff % f.den
+            or not isinstance(f.num, DimExpr)
+        ):
+            continue
+        c = -coeff // f.den
+        parts = [index.get((m, c * k)) for m, k in f.num.terms]
+        if c == 0 or any(j is None or j in used or j == i for j in parts):
+            continue
+        pair = {i, *(j for j in parts if j is not None)}
+        used |= pair
+        bounds = (0, c * (f.den - 1))
+        yield (min(bounds), max(bounds)), pair, c * f.num.const
 
 
 def _finite(x: float) -> bool:

@@ -317,6 +317,14 @@ class NodeContext:
             raise Unsupported(f"input #{i} must hold integers, got {arr.dtype}")
         return [v if isinstance(v, DimExpr) else int(v) for v in arr.reshape(-1).tolist()]
 
+    def int_operand(self, i: int, what: str) -> int:
+        """A scalar integer operand known at import (TopK's K, a window size): a size
+        that stays symbolic is refused, with a hint to size it."""
+        v = self.const(i, what).reshape(-1)[0]
+        if isinstance(v, DimExpr):
+            raise Unsupported(f"{what} is the symbolic size {v}: size its dims at compile time")
+        return int(v)
+
     def type(self, i: int) -> TensorType:
         return type_of(self.x(i))
 

@@ -3,7 +3,6 @@ ReverseSequence and AffineGrid."""
 
 from __future__ import annotations
 
-import math
 import string
 from collections.abc import Sequence
 from typing import Any
@@ -13,7 +12,7 @@ from xdsl.ir import SSAValue
 
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
-from rlx_compile.dialects.types import Dim, DType
+from rlx_compile.dialects.types import Dim, DType, element_count
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
     NodeContext,
@@ -111,8 +110,8 @@ def _contract(
     left = "".join(c for c in ta if c not in tb)
     right = "".join(c for c in tb if c not in ta)
 
-    def size(letters: str) -> int:
-        return math.prod(int(dims[c]) for c in letters)
+    def size(letters: str) -> Dim:
+        return element_count([dims[c] for c in letters])
 
     a3 = reshape(
         ctx,
@@ -166,7 +165,7 @@ def einsum(ctx: NodeContext) -> ConverterResult:
 
 
 def _window(ctx: NodeContext) -> tuple[np.ndarray, int, DType]:
-    size = int(ctx.const(0, f"{ctx.op_type}'s size").reshape(-1)[0])
+    size = ctx.int_operand(0, f"{ctx.op_type}'s size")
     periodic = ctx.attr("periodic", 1)
     dtype = dtype_of(ctx.attr("output_datatype", 1))
     return np.arange(size, dtype=np.float64), size if periodic else size - 1, dtype

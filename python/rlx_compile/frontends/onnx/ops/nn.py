@@ -11,7 +11,7 @@ from xdsl.ir import SSAValue
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.dim_expr import ceildiv
-from rlx_compile.dialects.types import Dim, DType, window_out_size
+from rlx_compile.dialects.types import Dim, DType, fmt_shape, window_out_size
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
     NodeContext,
@@ -102,7 +102,9 @@ def conv_geometry(ctx: NodeContext, w: SSAValue) -> tuple[list[int], list[int], 
     ``kernel_shape``, when given, must be the weight's."""
     spatial = _spatial(ctx, 0)  # x is input 0 or computed from it
     k = len(spatial)
-    kernel = [int(d) for d in type_of(w).shape[2:]]
+    kernel = [d for d in type_of(w).shape[2:]]
+    if not all(isinstance(d, int) for d in kernel):
+        raise Unsupported(f"a weight of symbolic kernel size {fmt_shape(kernel)}")
     declared = ctx.attr("kernel_shape")
     if declared is not None and list(declared) != kernel:
         raise Unsupported(f"kernel_shape {declared} differs from the weight's {kernel}")
@@ -187,6 +189,11 @@ def _max_pool_indices(
     window is gathered from the flattened input (padding reads a -inf sentinel), its
     argmax picks the offset, a constant table turns that into the input position."""
     b = ctx.b
+    if not type_of(x).is_static:
+        raise Unsupported(
+            f"MaxPool's Indices of a {fmt_shape(type_of(x).shape)} input: size its dims "
+            "at compile time"
+        )
     shape = [int(d) for d in type_of(x).shape]
     n, c, spatial = shape[0], shape[1], shape[2:]
     out_spatial = [int(d) for d in out_shape[2:]]

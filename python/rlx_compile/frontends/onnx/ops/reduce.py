@@ -135,7 +135,7 @@ def arg_reduce(ctx: NodeContext) -> ConverterResult:
 @converter("CumSum", "CumProd")
 def cumulative(ctx: NodeContext) -> ConverterResult:
     x = ctx.x(0)
-    axis = axis_of(int(ctx.const(1, f"{ctx.op_type}'s axis").reshape(-1)[0]), type_of(x).rank)
+    axis = axis_of(ctx.int_operand(1, f"{ctx.op_type}'s axis"), type_of(x).rank)
     exclusive = bool(ctx.attr("exclusive", 0))
     reverse = bool(ctx.attr("reverse", 0))
     op = mir.CumsumOp if ctx.op_type == "CumSum" else mir.CumprodOp
@@ -146,7 +146,7 @@ def cumulative(ctx: NodeContext) -> ConverterResult:
 def topk(ctx: NodeContext) -> ConverterResult:
     x = ctx.x(0)
     axis = axis_of(ctx.attr("axis", -1), type_of(x).rank)
-    k = int(ctx.const(1, "TopK's K").reshape(-1)[0])
+    k = ctx.int_operand(1, "TopK's K")
     smallest = not ctx.attr("largest", 1)
     ctx.attr("sorted", 1)  # always sorted: a valid order for sorted=0 as well
     op = ctx.b.emit(mir.TopKOp(x, k, axis, smallest))

@@ -435,14 +435,39 @@ def pad(ctx: NodeContext) -> ConverterResult:
     for j, a in enumerate(axes):
         a = axis_of(a, rank)
         full[a], full[rank + a] = pads[j], pads[len(axes) + j]
-    positive = [max(p, 0) for p in full]
+    signs = [_pad_sign(p) for p in full]
+    # Numbers pad with mir.pad; a symbolic amount (a mask padded to a key length) is a
+    # block of the value concatenated on (constant mode).
+    positive = [p if isinstance(p, int) and p > 0 else 0 for p in full]
     y = ctx.b.pad(x, positive, mode, value) if any(positive) else x
-    if any(p < 0 for p in full):
+    for i, (p, sign) in enumerate(zip(full, signs, strict=True)):
+        if isinstance(p, int) or sign <= 0:
+            continue
+        if mode != "constant":
+            raise Unsupported(f"{mode} padding by a symbolic amount {p}")
+        axis = i % rank
+        block = ctx.full([p if a == axis else d for a, d in enumerate(type_of(y).shape)],
+                         value, type_of(y).dtype)  # fmt: skip
+        y = ctx.b.concat([block, y] if i < rank else [y, block], axis)
+    if any(sign < 0 for sign in signs):
         yshape = type_of(y).shape
-        starts = [-min(full[i], 0) for i in range(rank)]
-        ends = [yshape[i] + min(full[rank + i], 0) for i in range(rank)]
+        starts = [-p if signs[i] < 0 else 0 for i, p in enumerate(full[:rank])]
+        ends = [yshape[i] + (p if signs[rank + i] < 0 else 0) for i, p in enumerate(full[rank:])]
         y = slice_tensor(ctx, y, starts, ends, list(range(rank)), [1] * rank)
     return y
+
+
+def _pad_sign(p: Dim) -> int:
+    """Whether a pad amount grows (1), crops (-1) or keeps (0) its axis: decided for
+    every size, else the node is refused."""
+    lo, hi = interval(p)
+    if lo == hi == 0:
+        return 0
+    if lo >= 0:
+        return 1
+    if hi <= 0:
+        return -1
+    raise Unsupported(f"pad amount {p} may be negative or not: size its dims at compile time")
 
 
 @converter("DepthToSpace")
@@ -585,7 +610,7 @@ def symbolic_range(ctx: NodeContext, start: Dim, limit: Dim, delta: Dim) -> SSAV
 @converter("OneHot")
 def one_hot(ctx: NodeContext) -> ConverterResult:
     idx, values = ctx.x(0), ctx.x(2)
-    depth = int(ctx.const(1, "OneHot's depth").reshape(-1)[0])
+    depth = ctx.int_operand(1, "OneHot's depth")
     rank = type_of(idx).rank + 1
     axis = axis_of(ctx.attr("axis", -1), rank)
     idx64 = ctx.b.cast(idx, DType.I64) if type_of(idx).dtype is not DType.I64 else idx

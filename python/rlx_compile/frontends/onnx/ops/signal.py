@@ -90,7 +90,7 @@ def dft(ctx: NodeContext) -> ConverterResult:
     x = ctx.x(0)
     rank = ctx.type(0).rank
     if ctx.since >= 20:
-        axis = int(ctx.const(2, "DFT's axis").reshape(-1)[0]) if ctx.has(2) else -2
+        axis = ctx.int_operand(2, "DFT's axis") if ctx.has(2) else -2
     else:
         axis = ctx.attr("axis", 1)
     axis = axis_of(axis, rank)
@@ -101,7 +101,7 @@ def dft(ctx: NodeContext) -> ConverterResult:
         raise Unsupported("a one-sided transform of a complex signal")
     length = ctx.shape(0)[axis]
     if ctx.has(1):
-        n = int(ctx.const(1, "DFT's dft_length").reshape(-1)[0])
+        n = ctx.int_operand(1, "DFT's dft_length")
     elif not isinstance(length, int):
         raise Unsupported("a symbolic transform axis")
     else:
@@ -126,10 +126,10 @@ def stft(ctx: NodeContext) -> ConverterResult:
     shape = ctx.static_shape(0)
     if len(shape) != 3:
         raise Unsupported("the signal must be [batch, length, 1 or 2]")
-    step = int(ctx.const(1, "STFT's frame_step").reshape(-1)[0])
+    step = ctx.int_operand(1, "STFT's frame_step")
     window = ctx.opt(2)
     if ctx.has(3):
-        frame = int(ctx.const(3, "STFT's frame_length").reshape(-1)[0])
+        frame = ctx.int_operand(3, "STFT's frame_length")
     elif window is not None:
         frame = int(type_of(window).shape[0])
     else:
