@@ -79,6 +79,9 @@ def test_expand_of_a_slice_clamped_to_a_buffer() -> None:
     ]
     model = _model(nodes, inputs, ["y"], inits)
     _check(model, [{"ids": np.zeros((b, s), np.int64)} for b, s in [(2, 3), (1, 8), (3, 1)]])
+    module = import_model(model)  # past the buffer: [1, 8] cannot expand to [2, 9]
+    with pytest.raises(ExecutionError, match=r"mir\.expand .*cannot expand \[1, 8\] to \[2, 9\]"):
+        run(module, {"ids": np.zeros((2, 9), np.int64)}, param_values(model, module))
 
 
 def test_expand_that_cannot_hold_is_refused() -> None:
