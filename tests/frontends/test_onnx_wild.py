@@ -5,6 +5,8 @@ in ``test_onnx_wild_models.py``)."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -14,7 +16,9 @@ from tests.frontends.test_onnx_symbolic import _check, _i64, _model, _x
 from xdsl.ir import Block
 from xdsl.utils.exceptions import VerifyException
 
+from rlx_compile import backend
 from rlx_compile.builder import GraphBuilder
+from rlx_compile.diagnostics import PassFailure
 from rlx_compile.dialects.dim_expr import sym
 from rlx_compile.dialects.types import DType
 from rlx_compile.frontends.onnx import OnnxImportError, import_model, param_values
@@ -61,6 +65,17 @@ def test_gather_nd_on_symbolic_dims(batch_dims: int) -> None:
     _check(model, feeds)
 
 
+def _refused_by_backend(
+    model: onnx.ModelProto, feeds: dict[str, np.ndarray], op: str, size: str
+) -> None:
+    """Dims that verify because they may agree are checked again once the backend binds
+    them to the feeds' sizes: refused there, naming the op and the sizes, before any
+    memory is planned for them."""
+    rep = backend.prepare(model)
+    with pytest.raises(PassFailure, match=rf"{re.escape(op)} does not hold at .*{size}"):
+        rep.run(feeds)
+
+
 def test_expand_of_a_slice_clamped_to_a_buffer() -> None:
     # buf[:, :seq] has [1, min(seq, 8)] dims; expanding it to [batch, seq] holds where
     # seq <= 8 (the model's own limit): checked when it runs, as broadcasting is.
@@ -82,6 +97,7 @@ def test_expand_of_a_slice_clamped_to_a_buffer() -> None:
     module = import_model(model)  # past the buffer: [1, 8] cannot expand to [2, 9]
     with pytest.raises(ExecutionError, match=r"mir\.expand .*cannot expand \[1, 8\] to \[2, 9\]"):
         run(module, {"ids": np.zeros((2, 9), np.int64)}, param_values(model, module))
+    _refused_by_backend(model, {"ids": np.zeros((2, 9), np.int64)}, "mir.expand", "seq=9")
 
 
 def test_expand_that_cannot_hold_is_refused() -> None:
@@ -174,6 +190,7 @@ def test_concat_of_dims_equal_at_the_models_sizes() -> None:
     module = import_model(model)  # an odd height: refused when it runs
     with pytest.raises(ExecutionError, match=r"mir.concat .* do not fit at these sizes"):
         run(module, {"x": _x(1, 2, 5, 6)}, param_values(model, module))
+    _refused_by_backend(model, {"x": _x(1, 2, 5, 6)}, "mir.concat", "h=5")
 
 
 def test_float_range_over_a_symbolic_size() -> None:
@@ -277,6 +294,7 @@ def test_reshape_that_drops_a_height_of_one() -> None:
     module = import_model(model)  # a height of 20 gives a map of height 2: refused
     with pytest.raises(ExecutionError, match=r"mir\.reshape"):
         run(module, {"x": _x(1, 2, 20, 3)}, param_values(model, module))
+    _refused_by_backend(model, {"x": _x(1, 2, 20, 3)}, "mir.reshape", "h=20")
 
 
 def test_matmul_over_dims_named_apart() -> None:
@@ -292,6 +310,7 @@ def test_matmul_over_dims_named_apart() -> None:
     module = import_model(model)
     with pytest.raises(ExecutionError, match=r"mir\.matmul .* do not fit"):
         run(module, {"a": _x(2, 3), "b": _x(4, 4)})
+    _refused_by_backend(model, {"a": _x(2, 3), "b": _x(4, 4)}, "mir.matmul", "unk__2=3")
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,10 @@
 """``specialize-dims{bindings="seq=8,batch=1"}``: bind symbolic dims to sizes in every
 tensor type of the module; symbols not named stay symbolic. Dims held as properties are
 bound too: a narrow's symbolic start, and ``mir.dims`` (sizes used as data), which folds
-to a ``mir.constant`` once every value is static. Verifiers re-check every op, so a
-binding that breaks a shape rule (or a reshape's element count) fails clearly."""
+to a ``mir.constant`` once every value is static. Every op whose types were bound is
+verified again here: dims that verify symbolically because they may agree (a concat of
+``2 * ((h + 1) floordiv 2)`` and ``h``, a reshape's element counts) fail at a binding
+where they do not, naming the op and the sizes, before memory is planned for them."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -23,7 +25,9 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 from xdsl.rewriter import Rewriter
+from xdsl.utils.exceptions import VerifyException
 
+from rlx_compile.diagnostics import OpPassFailure
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.dim_expr import substitute, symbols_of
 from rlx_compile.dialects.types import TensorType
@@ -69,12 +73,14 @@ def format_ranges(ranges: Mapping[str, tuple[int, int]]) -> str:
     return ",".join(f"{k}={lo}..{hi}" for k, (lo, hi) in sorted(ranges.items()))
 
 
-def _bind_value_types(module: ModuleOp, bindings: dict[str, int]) -> None:
+def _bind_value_types(module: ModuleOp, bindings: dict[str, int]) -> list[Operation]:
     """Bind the symbols of every op result and block argument type. (No op holds a
     tensor type in a property; function types follow with ``sync_function_type``.) A
     direct walk: xDSL's recursive ``TypeConversionPattern`` takes ~10 ms per op here,
-    which a plan per shape signature cannot afford."""
+    which a plan per shape signature cannot afford. Returns the ops that define or use
+    a value whose type changed."""
     bound: dict[TensorType, TensorType] = {}
+    touched: dict[Operation, None] = {}
 
     def bind(value: SSAValue) -> None:
         t = value.type
@@ -84,7 +90,10 @@ def _bind_value_types(module: ModuleOp, bindings: dict[str, int]) -> None:
         if new is None:
             new = bound[t] = t.bind(bindings) if set(t.symbols()) & bindings.keys() else t
         if new is not t:
-            Rewriter.replace_value_with_new_type(value, new)
+            new_value = Rewriter.replace_value_with_new_type(value, new)
+            if isinstance(new_value.owner, Operation):
+                touched[new_value.owner] = None
+            touched.update((use.operation, None) for use in new_value.uses)
 
     for op in module.walk():
         for result in list(op.results):
@@ -93,6 +102,19 @@ def _bind_value_types(module: ModuleOp, bindings: dict[str, int]) -> None:
             for block in region.blocks:
                 for arg in list(block.args):
                     bind(arg)
+    return list(touched)
+
+
+def _verify_bound(ops: list[Operation], bindings: Mapping[str, int]) -> None:
+    """Each op's own verifier (not its regions': their ops are in ``ops`` as well)."""
+    for op in ops:
+        if op.parent is None:  # replaced by a rewrite since
+            continue
+        try:
+            op.verify(verify_nested_ops=False)
+        except VerifyException as err:
+            sizes = ", ".join(f"{k}={v}" for k, v in sorted(bindings.items()))
+            raise OpPassFailure(f"{op.name} does not hold at {sizes}: {err}", op) from None
 
 
 @dataclass
@@ -141,7 +163,7 @@ class SpecializeDimsPass(ModulePass):
         bindings = parse_bindings(self.bindings)
         if not bindings:
             return
-        _bind_value_types(op, bindings)
+        touched = _bind_value_types(op, bindings)
         PatternRewriteWalker(
             GreedyRewritePatternApplier([_BindNarrowStart(bindings), _BindSizesAsData(bindings)]),
             apply_recursively=False,
@@ -149,3 +171,4 @@ class SpecializeDimsPass(ModulePass):
         for graph in op.ops:
             if isinstance(graph, func.FuncOp) and graph.body.blocks:
                 sync_function_type(graph)
+        _verify_bound(touched, bindings)
