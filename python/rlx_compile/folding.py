@@ -20,7 +20,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -30,22 +29,11 @@ from xdsl.transforms.dead_code_elimination import is_trivially_dead
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.traits import is_leaf
 from rlx_compile.dialects.types import TensorType
+from rlx_compile.ir import func_graphs, graph_blocks
 
 DEFAULT_MAX_ELEMENTS = 1 << 20
 """Largest result (in elements) the passes evaluate or materialise by default: 4 MiB of
 f32. Bigger values (a transposed weight, say) would duplicate weights in the module."""
-
-
-def func_graphs(module: Operation) -> list[func.FuncOp]:
-    """The ``func.func`` graphs of a module (HIR or MIR); planned ``lir.graph``s are not
-    cleaned up: their ops carry arena slots."""
-    ops = module.regions[0].block.ops
-    return [op for op in ops if isinstance(op, func.FuncOp) and op.body.blocks]
-
-
-def graph_blocks(graph: Operation) -> list[Block]:
-    """Every block of a graph, nested ones (``hir.region`` bodies) included."""
-    return [b for op in graph.walk() for region in op.regions for b in region.blocks]
 
 
 def constant_value(value: SSAValue | None) -> np.ndarray | None:

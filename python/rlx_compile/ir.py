@@ -140,6 +140,18 @@ def graph_ops(module: ModuleOp) -> list[Operation]:
     return out
 
 
+def func_graphs(module: Operation) -> list[func.FuncOp]:
+    """The ``func.func`` graphs of a module (HIR or MIR); planned ``lir.graph``s are not
+    cleaned up: their ops carry arena slots."""
+    ops = module.regions[0].block.ops
+    return [op for op in ops if isinstance(op, func.FuncOp) and op.body.blocks]
+
+
+def graph_blocks(graph: Operation) -> list[Block]:
+    """Every block of a graph, nested ones (``hir.region`` bodies) included."""
+    return [b for op in graph.walk() for region in op.regions for b in region.blocks]
+
+
 class GraphNotFoundError(ValueError):
     pass
 

@@ -7,6 +7,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import PassFailedException
 
+from rlx_compile.ir import func_graphs
+
 
 def mir_graphs(module: ModuleOp, pass_name: str) -> list[func.FuncOp]:
     """The MIR graph functions of a module; HIR or LIR content is a clear error."""
@@ -18,7 +20,7 @@ def mir_graphs(module: ModuleOp, pass_name: str) -> list[func.FuncOp]:
             )
         if dialect == "lir":
             raise PassFailedException(f"{pass_name} runs on MIR, before plan-memory")
-    return [g for g in module.ops if isinstance(g, func.FuncOp) and g.body.blocks]
+    return func_graphs(module)
 
 
 def erase_dead(candidates: list[Operation]) -> None:

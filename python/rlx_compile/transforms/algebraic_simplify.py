@@ -46,7 +46,8 @@ from xdsl.pattern_rewriter import (
 
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.types import DType, TensorType, exactly_representable
-from rlx_compile.folding import constant_value, func_graphs
+from rlx_compile.folding import constant_value
+from rlx_compile.ir import func_graphs
 
 
 def _tensor(value: SSAValue) -> TensorType:

@@ -29,7 +29,7 @@ from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.traits import IsolatedFromAbove, IsTerminator, Pure
 
-from rlx_compile.folding import func_graphs
+from rlx_compile.ir import func_graphs
 
 
 class _Computation:

@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.transforms.dead_code_elimination import region_dce
 
-from rlx_compile.folding import func_graphs
+from rlx_compile.ir import func_graphs
 
 
 @dataclass(frozen=True)

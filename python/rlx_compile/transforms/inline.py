@@ -22,8 +22,8 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriteWalker
 from xdsl.utils.exceptions import PassFailedException
 
-from rlx_compile.folding import func_graphs
 from rlx_compile.inlining import InlineRegion, inline_call
+from rlx_compile.ir import func_graphs
 
 
 def _calls(graph: func.FuncOp) -> list[func.CallOp]:

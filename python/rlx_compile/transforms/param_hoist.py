@@ -34,8 +34,9 @@ from xdsl.traits import IsTerminator, Pure
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.traits import is_leaf
 from rlx_compile.dialects.types import TensorType
-from rlx_compile.folding import erase_newly_dead, func_graphs, unused_ops
+from rlx_compile.folding import erase_newly_dead, unused_ops
 from rlx_compile.ir import (
+    func_graphs,
     graph_inputs,
     graph_name,
     graph_params,

@@ -24,7 +24,8 @@ from xdsl.utils.exceptions import PassFailedException
 
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.types import TensorType
-from rlx_compile.folding import func_graphs, materialize
+from rlx_compile.folding import materialize
+from rlx_compile.ir import func_graphs
 from rlx_compile.params import load_bindings, param_array
 
 

@@ -25,7 +25,7 @@ from xdsl.passes import ModulePass
 
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.types import TensorType
-from rlx_compile.folding import func_graphs
+from rlx_compile.ir import func_graphs
 from rlx_compile.params import save_bindings
 
 CONST_PREFIX = "__rlx_const_"
