@@ -387,3 +387,32 @@ def test_a_convolution_weight_of_symbolic_size_is_refused_clearly() -> None:
     ]
     with pytest.raises(OnnxImportError, match=r"a weight of symbolic kernel size \[kh, kw\]"):
         import_model(_model(nodes, inputs, ["y"]))
+
+
+@pytest.mark.parametrize("opset", [10, 13])
+@pytest.mark.parametrize(
+    ("mode", "coord"),
+    [("nearest", "asymmetric"), ("linear", "asymmetric"), ("nearest", "half_pixel")],
+)
+@pytest.mark.parametrize(("length", "resized"), [(9, 33), (5, 7), (33, 9)])
+def test_resize_by_a_ratio_of_sizes_as_onnxruntime_rounds_it(
+    opset: int, mode: str, coord: str, length: int, resized: int
+) -> None:
+    # A UNet at opset 10 upsamples to its skip's size by scales = skip / map, float32:
+    # onnxruntime sizes the output as the float32 product (5 * 1.4f is 7) and maps
+    # coordinates in float32 (11 / 3.6666667f is 3), where exact arithmetic gives 6 and 2.
+    if opset == 10 and coord != "asymmetric":
+        pytest.skip("Resize-10 has no coordinate modes")
+    scales = np.array([1, 1, resized / length, 1], np.float32)
+    attrs = {} if opset == 10 else {"coordinate_transformation_mode": coord}
+    operands = ["x", "scales"] if opset == 10 else ["x", "", "scales"]
+    nodes = [helper.make_node("Resize", operands, ["y"], mode=mode, **attrs)]
+    inits = [helper.make_tensor("scales", F, [4], scales)]
+    model = _model(
+        nodes, [helper.make_tensor_value_info("x", F, [1, 2, length, 3])], ["y"], inits, opset
+    )
+    x = _x(1, 2, length, 3)
+    want = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
+    got = backend.prepare(model).run({"x": x})[0]
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)

@@ -383,6 +383,13 @@ class NodeContext:
         """Output ``i``'s shape from ONNX shape inference when every dim is known."""
         return self.imp.inferred_shape(self.node.output[i]) if self.output_used(i) else None
 
+    def distrust_inferred_shape(self, i: int = 0) -> None:
+        """No cross-check of output ``i`` against ONNX shape inference: where that
+        computes a size otherwise than onnxruntime (Resize's floor(length · scale) in
+        exact arithmetic, onnxruntime's in float32), the converter follows onnxruntime."""
+        if self.output_used(i):
+            self.imp.inferred[self.node.output[i]] = None
+
     # -- helpers ----------------------------------------------------------------------------
     def const_like(self, value: Any, like: SSAValue) -> SSAValue:
         return self.b.constant(np.asarray(value), type_of(like).dtype, np.shape(value))

@@ -101,12 +101,17 @@ def _source_coords(
     mode: str, out_len: int, in_len: int, scale: float, roi: tuple[float, float] | None
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Input coordinate of every output position; for tf_crop_and_resize also which
-    positions fall outside the input."""
-    y = np.arange(out_len, dtype=np.float64)
-    scaled_len = scale * in_len
+    positions fall outside the input. In float32, as onnxruntime computes them: a
+    nearest tap is a floor or a rounding of the coordinate, and 11 / 3.6666667 (a scale
+    of 33 / 9) is 3 in float32 but 2.99999994 in float64."""
+    f32 = np.float32
+    y = np.arange(out_len, dtype=f32)
+    scale = f32(scale)
+    scaled_len = scale * f32(in_len)
+    in_len = f32(in_len)  # type: ignore[assignment]
     outside = None
     if mode == "align_corners":
-        x = np.zeros(out_len) if scaled_len == 1 else y * (in_len - 1) / (scaled_len - 1)
+        x = np.zeros(out_len, f32) if scaled_len == 1 else y * (in_len - 1) / (scaled_len - 1)
     elif mode == "asymmetric":
         x = y / scale
     elif mode == "tf_crop_and_resize":
@@ -119,13 +124,13 @@ def _source_coords(
         x = x + lo * (in_len - 1)
         outside = (x < 0) | (x > in_len - 1)
     elif mode == "pytorch_half_pixel":
-        x = np.full(out_len, -0.5) if scaled_len == 1 else (y + 0.5) / scale - 0.5
+        x = np.full(out_len, f32(-0.5)) if scaled_len == 1 else (y + f32(0.5)) / scale - f32(0.5)
     elif mode == "half_pixel":
-        x = (y + 0.5) / scale - 0.5
+        x = (y + f32(0.5)) / scale - f32(0.5)
     else:  # half_pixel_symmetric
-        offset = in_len / 2 * (1 - out_len / scaled_len)
-        x = offset + (y + 0.5) / scale - 0.5
-    return x, outside
+        offset = in_len / f32(2) * (f32(1) - f32(out_len) / scaled_len)
+        x = offset + (y + f32(0.5)) / scale - f32(0.5)
+    return x.astype(np.float64), outside
 
 
 def axis_matrix(
@@ -216,16 +221,16 @@ def _symbolic_axis(
     exclude_outside: bool,
 ) -> SSAValue:
     """One axis of Resize whose input or output length is symbolic: the coordinate
-    transform and the taps are IR over the lengths as data (in float64, as the static
-    path computes its matrices), each tap one gather along the axis. ``scale`` None:
-    output / input length (sizes given)."""
+    transform and the taps are IR over the lengths as data (in float32, as the static
+    path and onnxruntime compute coordinates), each tap one gather along the axis.
+    ``scale`` None: output / input length (sizes given)."""
     b = ctx.b
-    f64 = DType.F64
+    ft = DType.F32
     in_len = type_of(x).shape[axis]
     rank = type_of(x).rank
-    n_in = ctx.dim(in_len, f64)
-    s = b.div(ctx.dim(out_len, f64), n_in) if scale is None else ctx.constant(np.float64(scale))
-    y = b.cast(iota(ctx, out_len, DType.I64), f64)
+    n_in = ctx.dim(in_len, ft)
+    s = b.div(ctx.dim(out_len, ft), n_in) if scale is None else ctx.constant(np.float32(scale))
+    y = b.cast(iota(ctx, out_len, DType.I64), ft)
     if coord == "align_corners":
         scaled = b.mul(s, n_in)
         ratio = b.div(b.sub(n_in, 1.0), b.maximum(b.sub(scaled, 1.0), 1e-300))
@@ -238,7 +243,7 @@ def _symbolic_axis(
             single = b.compare("eq", b.mul(s, n_in), 1.0)
             pos = b.where(single, b.sub(b.mul(y, 0.0), 0.5), pos)
     elif coord == "half_pixel_symmetric":
-        offset = b.mul(b.div(n_in, 2.0), b.sub(1.0, b.div(ctx.dim(out_len, f64), b.mul(s, n_in))))
+        offset = b.mul(b.div(n_in, 2.0), b.sub(1.0, b.div(ctx.dim(out_len, ft), b.mul(s, n_in))))
         pos = b.add(offset, b.sub(b.div(b.add(y, 0.5), s), 0.5))
     else:
         raise Unsupported(f"coordinate_transformation_mode {coord} on a symbolic axis")
@@ -265,7 +270,7 @@ def _symbolic_axis(
     positions = [b.add(first, o) for o in offsets]
     if exclude_outside:
         inside = [b.cast(b.binary(mir.AndOp, b.compare("ge", p, 0.0), b.compare("le", p, last)),
-                         f64) for p in positions]  # fmt: skip
+                         ft) for p in positions]  # fmt: skip
         weights = [b.mul(w, m) for w, m in zip(weights, inside, strict=True)]
         total = weights[0]
         for w in weights[1:]:
@@ -280,9 +285,12 @@ def _symbolic_axis(
 
 
 def _scaled_len(length: Dim, scale: float) -> Dim:
-    """floor(length · scale), exact: the float scale as the binary fraction it is."""
+    """floor(length · scale): a number as onnxruntime computes it, the float32 product
+    (5 · 1.4f is 7, not 6.99999998); a symbolic length exactly, the float scale as the
+    binary fraction it is (they differ only where the product is within a float32 step
+    of a whole number)."""
     if isinstance(length, int):
-        return int(scale * length)
+        return int(np.float32(scale) * np.float32(length))
     num, den = Fraction(scale).as_integer_ratio()
     return floordiv(length * num, den)
 
@@ -336,7 +344,11 @@ def resize(ctx: NodeContext) -> ConverterResult:
     elif scales is not None and scales.size:
         for i, a_ in enumerate(axes):
             scale_of[a_] = float(scales.reshape(-1)[i])
-            out_len[a_] = _scaled_len(shape[a_], float(scales.reshape(-1)[i]))
+            out_len[a_] = _scaled_len(shape[a_], scale_of[a_])
+            if isinstance(shape[a_], int) and out_len[a_] != int(
+                Fraction(scale_of[a_]) * shape[a_]
+            ):
+                ctx.distrust_inferred_shape()
     else:
         raise Unsupported("neither scales nor sizes is given")
     box: list[tuple[float, float] | None] = [None] * rank
