@@ -488,7 +488,7 @@ class ReduceToLastAxis(ConversionPattern):
             x = b.transpose(x, kept + axes)
         if len(axes) > 1:
             x = b.reshape(x, (*(x_t.shape[a] for a in kept), math.prod(int(d) for d in reduced)))
-        y = b.emit(type(op)(x, [type_of(x).rank - 1])).results[0]
+        y: SSAValue = b.emit(type(op)(x, [type_of(x).rank - 1])).results[0]
         if type_of(y).shape != out_t.shape:
             y = b.reshape(y, out_t.shape)
         self.commit(rewriter, op, ops, [y])
@@ -509,6 +509,7 @@ class AxisToLast(ConversionPattern):
         b, ops = self.builder(op)
         perm = [a for a in range(rank) if a != axis] + [axis]
         moved = b.transpose(op.input, perm)
+        y: SSAValue
         if isinstance(op, mir.ArgReduceOp):
             keep = op.props().flag("keepdims")
             y = b.emit(type(op)(moved, rank - 1, keep)).results[0]

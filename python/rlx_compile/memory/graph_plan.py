@@ -178,10 +178,10 @@ def export_graph(
             _embed_candidates(op, embed, index, cols)
     arrays = {k: np.asarray(v, dtype=np.int64) for k, v in cols.items()}
     # A view's slot size is its own (possibly f32-widened) size; keep it within its parent.
-    for t, parent in enumerate(arrays["view_parent"]):
+    for i, parent in enumerate(arrays["view_parent"]):
         if parent >= 0:
-            arrays["size"][t] = min(
-                arrays["size"][t], arrays["size"][parent] - arrays["view_offset"][t]
+            arrays["size"][i] = min(
+                arrays["size"][i], arrays["size"][parent] - arrays["view_offset"][i]
             )
     arrays["dep_offsets"] = np.asarray(dep_offsets, dtype=np.int64)
     arrays["deps"] = np.asarray(deps, dtype=np.int64)
