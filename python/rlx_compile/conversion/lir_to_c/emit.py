@@ -1,0 +1,168 @@
+"""``emit_program``: a planned ``lir.graph`` -> the kernel ``Program``.
+
+Where every value lives:
+- a compute op's results at their planned slots (``Ptr("arena", offset)``);
+- an input at its slot, copied there when the schedule reaches its ``mir.input`` (its
+  bytes may hold another tensor before that), or in the caller's buffer when the plan
+  gave it no slot;
+- params, constants and weight packs (values computed from those alone) in the weights
+  blob, whatever slot the plan gave them: a run only reads weights, and packs are
+  computed once, when the blob is packed, by the reference executor;
+- a ``lir.view`` at its root's address plus its byte offset.
+Outputs are copied to the caller's buffers at the end.
+"""
+
+from __future__ import annotations
+
+from xdsl.ir import Operation, SSAValue
+
+import rlx_compile.conversion.lir_to_c.kernels  # noqa: F401  (registers the lowerings)
+from rlx_compile.conversion.lir_to_c.lowering import (
+    LOWERINGS,
+    EmitOptions,
+    OpEmitter,
+    Operand,
+    Unsupported,
+)
+from rlx_compile.conversion.lir_to_c.program import (
+    ALIGN,
+    Call,
+    NativeUnsupportedError,
+    Program,
+    Ptr,
+    Tensor,
+    WeightEntry,
+    align_up,
+)
+from rlx_compile.dialects import lir, mir
+from rlx_compile.dialects.types import TensorType
+from rlx_compile.ir import graph_block, graph_name, location_str, output_names
+from rlx_compile.targets.base import STRUCTURAL, Target
+
+_LEAVES = mir.InputOp | mir.ParamOp | mir.ConstantOp
+
+
+def _tensor_type(v: SSAValue) -> TensorType:
+    t = v.type
+    assert isinstance(t, TensorType)
+    return t
+
+
+def _leaf_name(op: mir.InputOp | mir.ParamOp) -> str:
+    return op.tensor_name.data  # type: ignore[union-attr]
+
+
+def static_values(ops: list[Operation]) -> set[SSAValue]:
+    """Params, constants and the values computed from them alone (weight packs)."""
+    static: set[SSAValue] = set()
+    for op in ops:
+        leaf = isinstance(op, mir.ParamOp | mir.ConstantOp)
+        if leaf or (
+            not isinstance(op, mir.InputOp)
+            and op.operands
+            and all(v in static for v in op.operands)
+        ):
+            static.update(op.results)
+    return static
+
+
+def emit_program(
+    graph: lir.GraphOp, target: Target | None = None, options: EmitOptions | None = None
+) -> Program:
+    """The kernel program of a planned graph; ``target`` (its claim set) must allow every
+    op, and every op needs a native lowering for its element types, else
+    ``NativeUnsupportedError`` names each op kind that has none."""
+    options = options or EmitOptions()
+    block = graph_block(graph)
+    terminator = block.last_op
+    ops = [op for op in block.ops if op is not terminator]
+    program = Program(graph_name(graph), graph.arena_bytes, graph.align)
+    static = static_values(ops)
+    where: dict[SSAValue, Ptr] = {}
+    problems: list[tuple[str, str, str | None]] = []
+
+    # The weights blob: params in manifest order, then constants and packs.
+    offset = 0
+
+    def add_weight(entry_kind: str, name: str, op: Operation, index: int) -> None:
+        nonlocal offset
+        t = _tensor_type(op.results[index])
+        entry = WeightEntry(entry_kind, name, t, offset, op, index)  # type: ignore[arg-type]
+        program.weights.append(entry)
+        where[op.results[index]] = Ptr("weights", offset)
+        offset += align_up(entry.nbytes, ALIGN)
+
+    for op in ops:
+        if isinstance(op, mir.ParamOp):
+            add_weight("param", _leaf_name(op), op, 0)
+    for op in ops:
+        if isinstance(op, mir.ConstantOp):
+            add_weight("constant", f"constant{len(program.weights)}", op, 0)
+        elif not isinstance(op, _LEAVES | lir.ViewOp) and op.results[0] in static:
+            for i in range(len(op.results)):
+                add_weight("pack", f"pack{len(program.weights)}", op, i)
+    program.weights_bytes = offset
+    program.static_ops = [op for op in ops if op.results and op.results[0] in static]
+
+    for op in ops:
+        if isinstance(op, mir.InputOp):
+            index = len(program.inputs)
+            slot = lir.result_slots(op)[0]
+            t = _tensor_type(op.result)
+            program.inputs.append(Tensor(_leaf_name(op), t, slot.offset if slot else None))
+            if slot is None:
+                where[op.result] = Ptr("input", 0, index)
+                continue
+            where[op.result] = Ptr("arena", slot.offset)
+            program.steps.append(op)
+            copy_in = (where[op.result], Ptr("input", 0, index), t.nbytes())
+            program.calls.append(Call("rlx_memcpy", copy_in, len(program.steps) - 1))
+            continue
+        if isinstance(op, lir.ViewOp):
+            where[op.result] = where[op.root].at(op.offset)
+            continue
+        if isinstance(op, mir.ParamOp | mir.ConstantOp) or op.results[0] in static:
+            continue
+        if op.name in STRUCTURAL:
+            continue
+        step = len(program.steps)
+        program.steps.append(op)
+        why = target.illegal_reason(op) if target is not None else None
+        lowering = LOWERINGS.get(type(op))
+        if why is not None or lowering is None:
+            problems.append((op.name, why or "no kernel", location_str(op)))
+            continue
+        slots = lir.result_slots(op)
+        if any(s is None for s in slots):
+            problems.append((op.name, "a result without an arena slot", location_str(op)))
+            continue
+        outs = []
+        for result, slot in zip(op.results, slots, strict=True):
+            assert slot is not None
+            where[result] = Ptr("arena", slot.offset)
+            outs.append(Operand(where[result], _tensor_type(result)))
+        args = [Operand(where[v], _tensor_type(v)) for v in op.operands]
+        emitter = OpEmitter(op, args, outs, step, options)
+        try:
+            lowering(emitter)
+        except Unsupported as err:
+            problems.append((op.name, str(err), location_str(op)))
+            continue
+        program.calls += emitter.calls
+        program.scratch = max(program.scratch, emitter.scratch_used)
+
+    if problems:
+        raise NativeUnsupportedError(problems)
+    assert terminator is not None
+    program.steps.append(terminator)
+    for index, (name, value) in enumerate(
+        zip(output_names(graph), terminator.operands, strict=True)
+    ):
+        t = _tensor_type(value)
+        loc = where[value]
+        program.outputs.append(Tensor(name, t, loc.offset if loc.base == "arena" else None))
+        nbytes = t.nbytes()
+        program.calls.append(
+            Call("rlx_memcpy", (Ptr("output", 0, index), loc, nbytes), len(program.steps) - 1)
+        )
+    return program

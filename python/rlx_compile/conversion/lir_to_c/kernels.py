@@ -1,0 +1,909 @@
+"""Lowerings of the MIR ops onto the C kernel library (``rlx_compile/native/c``).
+
+One lowering per op family; fused ops and regions are their primitive chains, call by
+call, through scratch tensors (the reference executor defines them that way, so their
+results round exactly as the chain's do). Element types outside ``lowering.SUFFIX``
+(narrow floats, sub-byte ints) have no kernels: such ops are unsupported, by name.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import cast
+
+import numpy as np
+
+from rlx_compile.conversion.lir_to_c.lowering import (
+    DTYPE_CODE,
+    FLOATS,
+    INDEX_KIND,
+    INTS,
+    NUMERIC,
+    SUFFIX,
+    OpEmitter,
+    Operand,
+    broadcast_strides,
+    collapse,
+    dense_strides,
+    lowers,
+    split_axis,
+)
+from rlx_compile.conversion.lir_to_c.program import Bytes, Ints, Ptr
+from rlx_compile.dialects import mir
+from rlx_compile.dialects.common import Activation, GeluApproximation, MaskKind, PadMode
+from rlx_compile.dialects.types import DType, TensorType
+from rlx_compile.interpreter.kernels import _ACTIVATIONS as ACTIVATION_UNARY
+
+# ---------------------------------------------------------------------------------
+# Elementwise
+# ---------------------------------------------------------------------------------
+
+FLOAT_UNARY = {
+    mir.NegOp: "neg", mir.AbsOp: "abs", mir.ReluOp: "relu", mir.SignOp: "sign",
+    mir.ExpOp: "exp", mir.LogOp: "log", mir.SqrtOp: "sqrt", mir.RsqrtOp: "rsqrt",
+    mir.ReciprocalOp: "reciprocal", mir.TanhOp: "tanh", mir.SigmoidOp: "sigmoid",
+    mir.SiluOp: "silu", mir.ErfOp: "erf", mir.SinOp: "sin", mir.CosOp: "cos",
+    mir.FloorOp: "floor", mir.CeilOp: "ceil", mir.RoundOp: "round",
+    mir.SoftplusOp: "softplus", mir.TanOp: "tan", mir.AsinOp: "asin", mir.AcosOp: "acos",
+    mir.AtanOp: "atan", mir.SinhOp: "sinh", mir.CoshOp: "cosh", mir.AsinhOp: "asinh",
+    mir.AcoshOp: "acosh", mir.AtanhOp: "atanh",
+}  # fmt: skip
+INT_UNARY = {
+    mir.NegOp: "neg", mir.AbsOp: "abs", mir.ReluOp: "relu", mir.SignOp: "sign",
+    mir.BitwiseNotOp: "bitwise_not",
+}  # fmt: skip
+FLOAT_BINARY = {
+    mir.AddOp: "add", mir.SubOp: "sub", mir.MulOp: "mul", mir.DivOp: "div",
+    mir.PowOp: "pow", mir.MaxOp: "max", mir.MinOp: "min", mir.ModOp: "mod",
+    mir.FmodOp: "fmod",
+}  # fmt: skip
+INT_BINARY = {
+    **FLOAT_BINARY,
+    mir.BitwiseAndOp: "bitwise_and", mir.BitwiseOrOp: "bitwise_or",
+    mir.BitwiseXorOp: "bitwise_xor", mir.ShiftLeftOp: "shift_left",
+    mir.ShiftRightOp: "shift_right",
+}  # fmt: skip
+BOOL_BINARY = {mir.AndOp: "and", mir.OrOp: "or", mir.XorOp: "xor"}
+ACTIVATION_CODE = {
+    Activation.NONE: 0,
+    Activation.RELU: 1,
+    Activation.GELU: 2,
+    Activation.GELU_TANH: 3,
+    Activation.SILU: 4,
+    Activation.SIGMOID: 5,
+    Activation.TANH: 6,
+}
+
+
+def elementwise(e: OpEmitter, kernel: str, out: Operand, *operands: Operand) -> None:
+    """One elementwise call: the operands broadcast to ``out`` (dense)."""
+    strides = [broadcast_strides(x.shape, out.shape) for x in operands]
+    shape, collapsed = collapse(out.shape, dense_strides(out.shape), *strides)
+    args: list[object] = [len(shape), Ints(tuple(shape)), out.loc]
+    for x, st in zip(operands, collapsed[1:], strict=True):
+        args += [x.loc, Ints(tuple(st))]
+    e.call(kernel, *args)  # type: ignore[arg-type]
+
+
+def unary(e: OpEmitter, name: str, x: Operand, y: Operand) -> None:
+    if name == "not":
+        allowed = frozenset({DType.BOOL})
+    elif x.dtype in INTS:
+        allowed = INTS if name in INT_UNARY.values() else frozenset()
+    else:
+        allowed = FLOATS
+    elementwise(e, f"rlx_{name}_{e.suffix(x, allowed)}", y, x)
+
+
+def activation(e: OpEmitter, act: Activation, x: Operand, y: Operand) -> None:
+    """The fused ops' activation: the unary op of the same name (none: a copy, or nothing
+    when in place)."""
+    if act is Activation.NONE:
+        if x.loc != y.loc:
+            copy(e, x, y)
+        return
+    unary(e, ACTIVATION_UNARY[act], x, y)
+
+
+def binary(e: OpEmitter, name: str, a: Operand, b: Operand, y: Operand) -> None:
+    if name in BOOL_BINARY.values():
+        sfx = e.suffix(a, frozenset({DType.BOOL}))
+    else:
+        allowed = FLOATS | INTS if name in FLOAT_BINARY.values() else INTS
+        sfx = e.suffix(a, allowed)
+    elementwise(e, f"rlx_{name}_{sfx}", y, a, b)
+
+
+@lowers(*set(FLOAT_UNARY) | set(INT_UNARY), mir.NotOp)
+def _unary(e: OpEmitter) -> None:
+    (x,), (y,) = e.args, e.outs
+    name = "not" if isinstance(e.op, mir.NotOp) else None
+    if name is None:
+        table = INT_UNARY if x.dtype in INTS else FLOAT_UNARY
+        name = table.get(type(e.op))  # type: ignore[call-overload]
+        if name is None:
+            e.unsupported(f"{x.dtype.value} tensors")
+    unary(e, name, x, y)
+
+
+@lowers(mir.GeluOp)
+def _gelu(e: OpEmitter) -> None:
+    tanh = e.op.props().enum("approximate") is GeluApproximation.TANH  # type: ignore[attr-defined]
+    unary(e, "gelu_tanh" if tanh else "gelu", e.args[0], e.outs[0])
+
+
+@lowers(*set(INT_BINARY) | set(BOOL_BINARY))
+def _binary(e: OpEmitter) -> None:
+    a, b = e.args
+    name = {**INT_BINARY, **BOOL_BINARY}[type(e.op)]  # type: ignore[index]
+    binary(e, name, a, b, e.outs[0])
+
+
+@lowers(mir.CompareOp)
+def _compare(e: OpEmitter) -> None:
+    a, b = e.args
+    predicate = e.op.props().enum("predicate").value  # type: ignore[attr-defined]
+    elementwise(e, f"rlx_cmp_{predicate}_{e.suffix(a)}", e.outs[0], a, b)
+
+
+@lowers(mir.WhereOp)
+def _where(e: OpEmitter) -> None:
+    cond, a, b = e.args
+    e.suffix(a)
+    elementwise(e, f"rlx_where_{a.dtype.itemsize}", e.outs[0], cond, a, b)
+
+
+def cast_to(e: OpEmitter, x: Operand, y: Operand) -> None:
+    if x.dtype is y.dtype:
+        copy(e, x, y)
+        return
+    e.call(f"rlx_cast_{e.suffix(x)}_{e.suffix(y)}", x.size, y.loc, x.loc)
+
+
+@lowers(mir.CastOp)
+def _cast(e: OpEmitter) -> None:
+    cast_to(e, e.args[0], e.outs[0])
+
+
+def in_compute_type(e: OpEmitter, x: Operand, dtype: DType) -> Operand:
+    """``x`` as ``dtype`` (a scratch copy when it is another type)."""
+    if x.dtype is dtype:
+        return x
+    y = e.tmp(x.type.with_dtype(dtype))
+    cast_to(e, x, y)
+    return y
+
+
+# ---------------------------------------------------------------------------------
+# Data movement
+# ---------------------------------------------------------------------------------
+
+
+def strided_copy(
+    e: OpEmitter,
+    shape: list[int],
+    elem: int,
+    dst: Ptr,
+    dst_strides: list[int],
+    src: Ptr,
+    src_strides: list[int],
+) -> None:
+    """dst[i] = src[i] over ``shape``, strides in elements."""
+    if dst == src and dst_strides == src_strides:
+        return
+    shape, (ds, ss) = collapse(shape, dst_strides, src_strides)
+    if len(shape) == 1 and ds == [1] and ss == [1]:
+        e.call("rlx_memcpy", dst, src, shape[0] * elem)
+        return
+    e.call(
+        "rlx_copy", len(shape), Ints(tuple(shape)), elem,
+        dst, Ints(tuple(s * elem for s in ds)), src, Ints(tuple(s * elem for s in ss)),
+    )  # fmt: skip
+
+
+def copy(e: OpEmitter, x: Operand, y: Operand) -> None:
+    """y = x broadcast to y's shape."""
+    strided_copy(
+        e, list(y.shape), y.dtype.itemsize, y.loc, dense_strides(y.shape),
+        x.loc, broadcast_strides(x.shape, y.shape),
+    )  # fmt: skip
+
+
+@lowers(mir.ReshapeOp, mir.BitcastOp)
+def _bytes_copy(e: OpEmitter) -> None:
+    (x,), (y,) = e.args, e.outs
+    e.call("rlx_memcpy", y.loc, x.loc, y.nbytes)
+
+
+@lowers(mir.ExpandOp)
+def _expand(e: OpEmitter) -> None:
+    copy(e, e.args[0], e.outs[0])
+
+
+@lowers(mir.TransposeOp)
+def _transpose(e: OpEmitter) -> None:
+    (x,), (y,) = e.args, e.outs
+    perm = e.op.props().ints("perm")  # type: ignore[attr-defined]
+    xs = dense_strides(x.shape)
+    strided_copy(
+        e, list(y.shape), y.dtype.itemsize, y.loc, dense_strides(y.shape),
+        x.loc, [xs[p] for p in perm],
+    )  # fmt: skip
+
+
+def fail(e: OpEmitter, code: int) -> None:
+    """A call that fails the run with a kernel error (the reference raises there)."""
+    e.call("rlx_fail", code)
+
+
+@lowers(mir.NarrowOp)
+def _narrow(e: OpEmitter) -> None:
+    (x,), (y,) = e.args, e.outs
+    p = e.op.props()  # type: ignore[attr-defined]
+    axis, start = p.int("axis"), p.int("start")
+    if start < 0 or start + y.shape[axis] > x.shape[axis]:
+        fail(e, 2)
+        return
+    xs = dense_strides(x.shape)
+    src = x.loc.at(start * xs[axis] * x.dtype.itemsize)
+    strided_copy(e, list(y.shape), y.dtype.itemsize, y.loc, dense_strides(y.shape), src, xs)
+
+
+@lowers(mir.SliceOp)
+def _slice(e: OpEmitter) -> None:
+    (x,), (y,) = e.args, e.outs
+    p = e.op.props()  # type: ignore[attr-defined]
+    starts, steps = p.ints("starts"), p.ints("steps")
+    xs = dense_strides(x.shape)
+    offset = 0
+    for axis, (start, step, n) in enumerate(zip(starts, steps, y.shape, strict=True)):
+        last = start + (n - 1) * step
+        if n and (min(start, last) < 0 or max(start, last) >= x.shape[axis]):
+            fail(e, 2)
+            return
+        offset += start * xs[axis]
+    src = x.loc.at(offset * x.dtype.itemsize)
+    strides = [s * xs[a] for a, s in enumerate(steps)]
+    strided_copy(e, list(y.shape), y.dtype.itemsize, y.loc, dense_strides(y.shape), src, strides)
+
+
+@lowers(mir.ConcatOp)
+def _concat(e: OpEmitter) -> None:
+    y = e.outs[0]
+    axis = e.op.props().int("axis")  # type: ignore[attr-defined]
+    ys = dense_strides(y.shape)
+    at = 0
+    for x in e.args:
+        dst = y.loc.at(at * ys[axis] * y.dtype.itemsize)
+        # An operand the planner produced inside the concat's slot is already there.
+        strided_copy(e, list(x.shape), y.dtype.itemsize, dst, ys, x.loc, dense_strides(x.shape))
+        at += x.shape[axis]
+
+
+@lowers(mir.GatherOp)
+def _gather(e: OpEmitter) -> None:
+    table, indices = e.args
+    axis = e.op.props().int("axis")  # type: ignore[attr-defined]
+    if indices.dtype not in INDEX_KIND:
+        e.unsupported(f"{indices.dtype.value} indices")
+    outer, n, inner = split_axis(table.shape, axis)
+    e.call(
+        "rlx_gather", outer, n, inner * table.dtype.itemsize, e.outs[0].loc, table.loc,
+        indices.loc, indices.size, INDEX_KIND[indices.dtype],
+    )  # fmt: skip
+
+
+@lowers(mir.PadOp)
+def _pad(e: OpEmitter) -> None:
+    from rlx_compile.interpreter.kernels import cast as reference_cast
+
+    (x,), (y,) = e.args, e.outs
+    p = e.op.props()  # type: ignore[attr-defined]
+    mode: PadMode = p.enum("mode")
+    fill = reference_cast(np.asarray(p.float("value"), dtype=np.float64), x.dtype.numpy)
+    code = {PadMode.CONSTANT: 0, PadMode.REFLECT: 1, PadMode.EDGE: 2, PadMode.WRAP: 3}[mode]
+    e.call(
+        "rlx_pad", x.rank, Ints(x.shape), Ints(p.ints("pads")), code, x.dtype.itemsize,
+        y.loc, x.loc, Bytes(np.ascontiguousarray(fill).tobytes()),
+    )  # fmt: skip
+
+
+@lowers(mir.ScatterNdOp)
+def _scatter_nd(e: OpEmitter) -> None:
+    data, indices, updates = e.args
+    y = e.outs[0]
+    e.suffix(data)
+    if indices.dtype not in INDEX_KIND:
+        e.unsupported(f"{indices.dtype.value} indices")
+    reduction = e.op.props().enum("reduction").value  # type: ignore[attr-defined]
+    code = ("none", "add", "mul", "max", "min").index(reduction)
+    copy(e, data, y)
+    q = indices.shape[-1]
+    e.call(
+        "rlx_scatter_nd", q, Ints(data.shape[:q]), math.prod(data.shape[q:]),
+        math.prod(indices.shape[:-1]), DTYPE_CODE[data.dtype], code, y.loc, indices.loc,
+        INDEX_KIND[indices.dtype], updates.loc,
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------
+# Along one axis
+# ---------------------------------------------------------------------------------
+
+
+@lowers(mir.SoftmaxOp, mir.LogSoftmaxOp)
+def _softmax(e: OpEmitter) -> None:
+    (x,), (y,) = e.args, e.outs
+    name = "softmax" if isinstance(e.op, mir.SoftmaxOp) else "log_softmax"
+    outer, n, inner = split_axis(x.shape, e.op.props().int("axis"))  # type: ignore[attr-defined]
+    e.call(f"rlx_{name}_{e.suffix(x, FLOATS)}", outer, n, inner, y.loc, x.loc)
+
+
+@lowers(mir.ArgMaxOp, mir.ArgMinOp)
+def _arg_reduce(e: OpEmitter) -> None:
+    (x,), (y,) = e.args, e.outs
+    name = "argmax" if isinstance(e.op, mir.ArgMaxOp) else "argmin"
+    outer, n, inner = split_axis(x.shape, e.op.props().int("axis"))  # type: ignore[attr-defined]
+    e.call(f"rlx_{name}_{e.suffix(x, NUMERIC)}", outer, n, inner, y.loc, x.loc)
+
+
+@lowers(mir.CumsumOp, mir.CumprodOp)
+def _scan(e: OpEmitter) -> None:
+    (x,), (y,) = e.args, e.outs
+    p = e.op.props()  # type: ignore[attr-defined]
+    name = "cumsum" if isinstance(e.op, mir.CumsumOp) else "cumprod"
+    outer, n, inner = split_axis(x.shape, p.int("axis"))
+    e.call(
+        f"rlx_{name}_{e.suffix(x, NUMERIC)}", outer, n, inner, y.loc, x.loc,
+        int(p.flag("exclusive")), int(p.flag("reverse")),
+    )  # fmt: skip
+
+
+@lowers(mir.TopKOp)
+def _topk(e: OpEmitter) -> None:
+    (x,) = e.args
+    values, indices = e.outs
+    p = e.op.props()  # type: ignore[attr-defined]
+    outer, n, inner = split_axis(x.shape, p.int("axis"))
+    sfx = e.suffix(x, NUMERIC)
+    e.call(
+        f"rlx_topk_{sfx}", outer, n, inner, p.int("k"), int(p.flag("smallest")),
+        values.loc, indices.loc, x.loc, e.scratch(16 * n),
+    )  # fmt: skip
+
+
+_REDUCE = {
+    mir.ReduceSumOp: "sum", mir.ReduceMeanOp: "mean", mir.ReduceMaxOp: "max",
+    mir.ReduceMinOp: "min", mir.ReduceProdOp: "prod",
+}  # fmt: skip
+
+
+def reduce(e: OpEmitter, kind: str, x: Operand, axes: tuple[int, ...], y: Operand) -> None:
+    sfx = e.suffix(x, NUMERIC)
+    shape: list[int] = []
+    flags: list[int] = []
+    for d, n in enumerate(x.shape):
+        if n == 1:
+            continue
+        flag = int(d in axes)
+        if flags and flags[-1] == flag:
+            shape[-1] *= n
+        else:
+            shape.append(n)
+            flags.append(flag)
+    if 0 in x.shape:  # empty: every output element reduces nothing
+        shape = [0 if d in axes else n for d, n in enumerate(x.shape)]
+        flags = [int(d in axes) for d in range(x.rank)]
+    e.call(
+        f"rlx_reduce_{kind}_{sfx}", len(shape), Ints(tuple(shape)), Ints(tuple(flags)),
+        y.loc, x.loc, e.scratch(8 * max(y.size, 1)),
+    )  # fmt: skip
+
+
+@lowers(*_REDUCE)
+def _reduce(e: OpEmitter) -> None:
+    axes = tuple(e.op.props().ints("axes"))  # type: ignore[attr-defined]
+    reduce(e, _REDUCE[type(e.op)], e.args[0], axes, e.outs[0])  # type: ignore[index]
+
+
+# ---------------------------------------------------------------------------------
+# Normalisation
+# ---------------------------------------------------------------------------------
+
+
+def dense_param(e: OpEmitter, v: Operand | None, shape: tuple[int, ...]) -> Ptr | None:
+    """An affine parameter as a dense ``shape`` array (broadcast into scratch if it is
+    given in a broadcasting shape)."""
+    if v is None:
+        return None
+    if v.size == math.prod(shape):
+        return v.loc
+    full = e.tmp(v.type.with_shape(shape))
+    copy(e, v, full)
+    return full.loc
+
+
+def norm(
+    e: OpEmitter,
+    kind: str,
+    x: Operand,
+    scale: Operand,
+    bias: Operand | None,
+    axis: int,
+    eps: float,
+    y: Operand,
+) -> None:
+    sfx = e.suffix(x, FLOATS)
+    tail = x.shape[axis:]
+    rows, n = math.prod(x.shape[:axis]), math.prod(tail)
+    sp, bp = dense_param(e, scale, tail), dense_param(e, bias, tail)
+    e.call(f"rlx_{kind}_{sfx}", rows, n, eps, y.loc, x.loc, sp, bp)
+
+
+def _optional(e: OpEmitter, names: tuple[str, ...]) -> dict[str, Operand | None]:
+    """The op's operands by name (absent optional operands are None)."""
+    out: dict[str, Operand | None] = {}
+    it = iter(e.args)
+    for name in names:
+        out[name] = None if getattr(e.op, name) is None else next(it)
+    return out
+
+
+@lowers(mir.LayerNormOp, mir.RmsNormOp)
+def _norm(e: OpEmitter) -> None:
+    a = _optional(e, ("input", "scale", "bias"))
+    p = e.op.props()  # type: ignore[attr-defined]
+    kind = "layer_norm" if isinstance(e.op, mir.LayerNormOp) else "rms_norm"
+    x, scale = a["input"], a["scale"]
+    assert x is not None and scale is not None
+    norm(e, kind, x, scale, a["bias"], p.int("axis"), p.float("epsilon"), e.outs[0])
+
+
+@lowers(mir.GroupNormOp)
+def _group_norm(e: OpEmitter) -> None:
+    x, scale, bias = e.args
+    p = e.op.props()  # type: ignore[attr-defined]
+    n, c = x.shape[:2]
+    e.call(
+        f"rlx_group_norm_{e.suffix(x, FLOATS)}", n, c, math.prod(x.shape[2:]), p.int("groups"),
+        p.float("epsilon"), e.outs[0].loc, x.loc, scale.loc, bias.loc,
+    )  # fmt: skip
+
+
+@lowers(mir.BatchNormOp)
+def _batch_norm(e: OpEmitter) -> None:
+    x, scale, bias, mean, var = e.args
+    n, c = x.shape[0], x.shape[1] if x.rank > 1 else 1
+    e.call(
+        f"rlx_batch_norm_{e.suffix(x, FLOATS)}", n, c, math.prod(x.shape[2:]),
+        e.op.props().float("epsilon"), e.outs[0].loc, x.loc, scale.loc, bias.loc,  # type: ignore[attr-defined]
+        mean.loc, var.loc,
+    )  # fmt: skip
+
+
+@lowers(mir.FusedResidualRmsNormOp, mir.FusedResidualLayerNormOp)
+def _fused_residual_norm(e: OpEmitter) -> None:
+    """add -> norm; the sum is the second result."""
+    a = _optional(e, ("input", "residual", "scale", "bias"))
+    x, residual, scale = a["input"], a["residual"], a["scale"]
+    assert x is not None and residual is not None and scale is not None
+    p = e.op.props()  # type: ignore[attr-defined]
+    out, total = e.outs
+    binary(e, "add", x, residual, total)
+    kind = "rms_norm" if isinstance(e.op, mir.FusedResidualRmsNormOp) else "layer_norm"
+    norm(e, kind, total, scale, a["bias"], p.int("axis"), p.float("epsilon"), out)
+
+
+# ---------------------------------------------------------------------------------
+# Matrix products
+# ---------------------------------------------------------------------------------
+
+
+def matmul(e: OpEmitter, a: Operand, b: Operand, y: Operand) -> None:
+    sfx = e.suffix(a, NUMERIC)
+    sa, sb = list(a.shape), list(b.shape)
+    if len(sa) == 1:
+        sa = [1, *sa]
+    if len(sb) == 1:
+        sb = [*sb, 1]
+    m, k, n = sa[-2], sa[-1], sb[-1]
+    batch = list(np.broadcast_shapes(tuple(sa[:-2]), tuple(sb[:-2])))
+    a_strides = [s * m * k for s in broadcast_strides(sa[:-2], batch)]
+    b_strides = [s * k * n for s in broadcast_strides(sb[:-2], batch)]
+    if batch and not any(b_strides) and a_strides == [s * m * k for s in dense_strides(batch)]:
+        # A shared right operand: the batch is more rows of one product.
+        m *= math.prod(batch)
+        batch, a_strides, b_strides = [], [], []
+    out_strides = [s * m * n for s in dense_strides(batch)]
+    batch, (_, a_strides, b_strides) = (
+        collapse(batch, out_strides, a_strides, b_strides) if batch else ([], ([], [], []))
+    )
+    scratch = e.scratch(4 * (m * k + k * n + m * n)) if a.dtype in (DType.F16, DType.BF16) else None
+    e.call(
+        f"rlx_matmul_{sfx}", len(batch), Ints(tuple(batch)), Ints(tuple(a_strides)),
+        Ints(tuple(b_strides)), m, n, k, y.loc, a.loc, b.loc, scratch,
+    )  # fmt: skip
+
+
+def rows_of(shape: tuple[int, ...]) -> int:
+    return math.prod(shape[:-1])
+
+
+def bias_act(
+    e: OpEmitter,
+    y: Operand,
+    bias: Operand | None,
+    act: Activation,
+    channels_axis: int,
+    residual: Operand | None = None,
+) -> None:
+    """y = act((y + bias along ``channels_axis``) + residual), in place: one epilogue
+    call when bias is per channel and residual has y's shape, else the chain."""
+    c = y.shape[channels_axis] if y.rank else 1
+    per_channel = bias is None or bias.size == c
+    same_residual = residual is None or residual.shape == y.shape
+    if y.dtype in FLOATS and per_channel and same_residual:
+        outer = math.prod(y.shape[:channels_axis])
+        inner = math.prod(y.shape[channels_axis + 1 :])
+        if bias is None and residual is None and act is Activation.NONE:
+            return
+        e.call(
+            f"rlx_epilogue_{e.suffix(y, FLOATS)}", outer, c, inner, y.loc,
+            bias.loc if bias else None, residual.loc if residual else None, ACTIVATION_CODE[act],
+        )  # fmt: skip
+        return
+    if bias is not None:
+        shape = [1] * y.rank
+        shape[channels_axis] = bias.size
+        binary(e, "add", y, Operand(bias.loc, bias.type.with_shape(shape)), y)
+    if residual is not None:
+        binary(e, "add", y, residual, y)
+    activation(e, act, y, y)
+
+
+@lowers(mir.MatmulOp)
+def _matmul(e: OpEmitter) -> None:
+    a, b = e.args
+    matmul(e, a, b, e.outs[0])
+
+
+@lowers(mir.FusedMatmulBiasActOp)
+def _fused_matmul(e: OpEmitter) -> None:
+    """matmul -> add bias -> activation."""
+    x, w, bias = e.args
+    y = e.outs[0]
+    matmul(e, x, w, y)
+    act: Activation = e.op.props().enum("activation")  # type: ignore[attr-defined]
+    if y.rank and tuple(d for d in bias.shape) in ((y.shape[-1],), (1, y.shape[-1])):
+        bias_act(e, y, bias, act, y.rank - 1)
+    else:
+        binary(e, "add", y, bias, y)
+        activation(e, act, y, y)
+
+
+@lowers(mir.FusedSwigluOp)
+def _fused_swiglu(e: OpEmitter) -> None:
+    """silu(gate half) * up half, reading the halves in place."""
+    (x,), (y,) = e.args, e.outs
+    n = x.shape[-1] // 2
+    row = dense_strides(x.shape)
+
+    def half(start: int) -> Operand:
+        return Operand(x.loc.at(start * x.dtype.itemsize), x.type.with_shape(y.shape))
+
+    first, second = half(0), half(n)
+    gate, up = (first, second) if e.op.props().flag("gate_first") else (second, first)  # type: ignore[attr-defined]
+    sfx = e.suffix(x, FLOATS)
+    strides = [*row[:-1], 1]
+    shape, (ys, gs) = collapse(list(y.shape), dense_strides(y.shape), strides)
+    e.call(f"rlx_silu_{sfx}", len(shape), Ints(tuple(shape)), y.loc, gate.loc, Ints(tuple(gs)))
+    e.call(
+        f"rlx_mul_{sfx}", len(shape), Ints(tuple(shape)), y.loc, y.loc, Ints(tuple(ys)),
+        up.loc, Ints(tuple(gs)),
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------
+# Convolution and pooling
+# ---------------------------------------------------------------------------------
+
+
+def _pad3(values: tuple[int, ...], fill: int) -> list[int]:
+    return [fill] * (3 - len(values)) + list(values)
+
+
+def conv(e: OpEmitter, x: Operand, w: Operand, y: Operand) -> None:
+    p = e.op.props()  # type: ignore[attr-defined]
+    sfx = e.suffix(x, FLOATS)
+    k = x.rank - 2
+    if not 1 <= k <= 3:
+        e.unsupported(f"{k}-d convolutions")
+    strides, pads, dilations, groups = (
+        p.ints("strides"), p.ints("pads"), p.ints("dilations"), p.int("groups")
+    )  # fmt: skip
+    n, c_in = x.shape[:2]
+    c_out = w.shape[0]
+    cg = c_in // groups
+    spatial_in, kernel, spatial_out = x.shape[2:], w.shape[2:], y.shape[2:]
+    taps, positions = cg * math.prod(kernel), math.prod(spatial_out)
+    pointwise = math.prod(kernel) == 1 and all(s == 1 for s in strides) and not any(pads)
+    if not e.options.scratch:
+        algo = 0
+    elif pointwise:
+        algo = 1
+    elif cg == 1:
+        algo = 3
+    else:
+        algo = 2
+    geom = (
+        algo, n, c_in, c_out, groups, *_pad3(spatial_in, 1), *_pad3(kernel, 1),
+        *_pad3(spatial_out, 1), *_pad3(strides, 1), *_pad3(pads[:k], 0), *_pad3(dilations, 1),
+    )  # fmt: skip
+    cols = taps * positions if algo == 2 else 0
+    if x.dtype in (DType.F16, DType.BF16):
+        floats = x.size + w.size + y.size + cols
+        scratch: Ptr | None = e.scratch(4 * floats)
+    else:
+        scratch = e.scratch(cols * x.dtype.itemsize) if cols else None
+    e.call(f"rlx_conv_{sfx}", Ints(geom), y.loc, x.loc, w.loc, scratch)
+
+
+@lowers(mir.ConvOp)
+def _conv(e: OpEmitter) -> None:
+    x, w = e.args
+    conv(e, x, w, e.outs[0])
+
+
+@lowers(mir.FusedConvBiasActOp)
+def _fused_conv(e: OpEmitter) -> None:
+    """conv -> add bias per channel -> add residual -> activation."""
+    a = _optional(e, ("input", "weight", "bias", "residual"))
+    x, w, bias = a["input"], a["weight"], a["bias"]
+    assert x is not None and w is not None and bias is not None
+    y = e.outs[0]
+    conv(e, x, w, y)
+    act: Activation = e.op.props().enum("activation")  # type: ignore[attr-defined]
+    bias_act(e, y, bias, act, 1, a["residual"])
+
+
+@lowers(mir.MaxPoolOp, mir.AvgPoolOp)
+def _pool(e: OpEmitter) -> None:
+    (x,), (y,) = e.args, e.outs
+    p = e.op.props()  # type: ignore[attr-defined]
+    k = x.rank - 2
+    if not 1 <= k <= 3:
+        e.unsupported(f"{k}-d pooling")
+    pads = p.ints("pads")
+    geom = (
+        x.shape[0], x.shape[1], *_pad3(x.shape[2:], 1), *_pad3(p.ints("kernel"), 1),
+        *_pad3(y.shape[2:], 1), *_pad3(p.ints("strides"), 1), *_pad3(pads[:k], 0),
+        *_pad3(pads[k:], 0), *_pad3(p.ints("dilations"), 1),
+    )  # fmt: skip
+    if isinstance(e.op, mir.MaxPoolOp):
+        e.call(f"rlx_max_pool_{e.suffix(x, FLOATS)}", Ints(geom), y.loc, x.loc, 0)
+    else:
+        flag = int(p.flag("count_include_pad"))
+        e.call(f"rlx_avg_pool_{e.suffix(x, FLOATS)}", Ints(geom), y.loc, x.loc, flag)
+
+
+# ---------------------------------------------------------------------------------
+# Attention and rope
+# ---------------------------------------------------------------------------------
+
+
+def attention(
+    e: OpEmitter,
+    q: Operand,
+    k: Operand,
+    v: Operand,
+    mask: Operand | None,
+    mask_kind: MaskKind,
+    scale: float | None,
+    softcap: float | None,
+    y: Operand,
+) -> None:
+    sfx = e.suffix(q, FLOATS)
+    b, h, sq, d = q.shape
+    bk, hk, sk, _ = k.shape
+    dv = v.shape[3]
+    geom = (
+        b, h, hk, sq, sk, d, dv,
+        0 if bk == 1 and b > 1 else hk * sk * d, 0 if bk == 1 and b > 1 else hk * sk * dv,
+    )  # fmt: skip
+    if mask_kind is MaskKind.CAUSAL:
+        kind = 1
+    elif mask_kind is MaskKind.EXPLICIT:
+        assert mask is not None
+        kind = 2 if mask.dtype is DType.BOOL else 3
+    else:
+        kind = 0
+    mask_strides = Ints(tuple(broadcast_strides(mask.shape, (b, h, sq, sk)))) if mask else None
+    if q.dtype in (DType.F16, DType.BF16):
+        scratch = e.scratch(4 * (sq * sk + sq * d + sk * d + sk * dv + sq * dv))
+    else:
+        scratch = e.scratch(sq * sk * q.dtype.itemsize)
+    e.call(
+        f"rlx_attention_{sfx}", Ints(geom), y.loc, q.loc, k.loc, v.loc,
+        mask.loc if mask else None, mask_strides, kind,
+        1.0 / math.sqrt(d) if scale is None else scale, 0.0 if softcap is None else softcap,
+        scratch,
+    )  # fmt: skip
+
+
+@lowers(mir.AttentionOp)
+def _attention(e: OpEmitter) -> None:
+    a = _optional(e, ("query", "key", "value", "mask"))
+    p = e.op.props()  # type: ignore[attr-defined]
+    q, k, v = a["query"], a["key"], a["value"]
+    assert q is not None and k is not None and v is not None
+    attention(
+        e, q, k, v, a["mask"], p.enum("mask_kind"), p.opt_float("scale"),
+        p.opt_float("softcap"), e.outs[0],
+    )  # fmt: skip
+
+
+def rope(
+    e: OpEmitter,
+    x: Operand,
+    cos: Operand,
+    sin: Operand,
+    rotary_dim: int | None,
+    interleaved: bool,
+    y: Operand,
+) -> None:
+    sfx = e.suffix(x, FLOATS)
+    d = x.shape[-1]
+    r = d if rotary_dim is None else rotary_dim
+    target = (*x.shape[:-1], r // 2)
+    e.call(
+        f"rlx_rope_{sfx}", x.rank - 1, Ints(x.shape[:-1]), d, r, int(interleaved), y.loc, x.loc,
+        cos.loc, Ints(tuple(broadcast_strides(cos.shape, target))),
+        sin.loc, Ints(tuple(broadcast_strides(sin.shape, target))),
+    )  # fmt: skip
+
+
+@lowers(mir.RopeOp)
+def _rope(e: OpEmitter) -> None:
+    x, cos, sin = e.args
+    p = e.op.props()  # type: ignore[attr-defined]
+    rope(e, x, cos, sin, p.opt_int("rotary_dim"), p.flag("interleaved"), e.outs[0])
+
+
+def _heads(x: Operand, start: int, heads: int, d: int) -> tuple[Operand, list[int]]:
+    """The [B, S, heads, D] slice of a [B, S, width] tensor from column ``start``, as a
+    [B, heads, S, D] operand read at strides (the reference's reshape + transpose)."""
+    b, s, width = x.shape
+    t = x.type.with_shape((b, heads, s, d))
+    strides = [s * width, d, width, 1]
+    return Operand(x.loc.at(start * x.dtype.itemsize), t), strides
+
+
+@lowers(mir.FusedAttentionBlockOp)
+def _fused_attention_block(e: OpEmitter) -> None:
+    """qkv matmul -> add qkv_bias -> split heads -> rope on q, k -> attention -> merge
+    heads -> out matmul -> add out_bias."""
+    names = ("hidden", "qkv_weight", "out_weight", "qkv_bias", "out_bias", "mask", "cos", "sin")
+    a = _optional(e, names)
+    hidden, qkv_w, out_w = a["hidden"], a["qkv_weight"], a["out_weight"]
+    assert hidden is not None and qkv_w is not None and out_w is not None
+    p = e.op.props()  # type: ignore[attr-defined]
+    h, hk, d = p.int("num_heads"), p.int("num_kv_heads"), p.int("head_dim")
+    b, s, _ = hidden.shape
+    dtype = hidden.dtype
+    qkv = e.tmp(TensorType((b, s, (h + 2 * hk) * d), dtype))
+    matmul(e, hidden, qkv_w, qkv)
+    if a["qkv_bias"] is not None:
+        binary(e, "add", qkv, a["qkv_bias"], qkv)
+    heads = []
+    for start, count in ((0, h), (h * d, hk), ((h + hk) * d, hk)):
+        view, strides = _heads(qkv, start, count, d)
+        dense = e.tmp(view.type)
+        strided_copy(
+            e, list(view.shape), dtype.itemsize, dense.loc, dense_strides(view.shape),
+            view.loc, strides,
+        )  # fmt: skip
+        heads.append(dense)
+    q, k, v = heads
+    cos, sin = a["cos"], a["sin"]
+    if cos is not None and sin is not None:
+        rope(e, q, cos, sin, None, False, q)
+        rope(e, k, cos, sin, None, False, k)
+    attn = e.tmp(TensorType((b, h, s, d), dtype))
+    attention(e, q, k, v, a["mask"], p.enum("mask_kind"), p.opt_float("scale"), None, attn)
+    merged = e.tmp(TensorType((b, s, h * d), dtype))
+    # [B, H, S, D] -> transpose [B, S, H, D] -> reshape [B, S, H*D]
+    strided_copy(
+        e, [b, s, h, d], dtype.itemsize, merged.loc, dense_strides((b, s, h, d)),
+        attn.loc, [h * s * d, d, s * d, 1],
+    )  # fmt: skip
+    out = e.outs[0]
+    matmul(e, merged, out_w, out)
+    if a["out_bias"] is not None:
+        binary(e, "add", out, a["out_bias"], out)
+
+
+# ---------------------------------------------------------------------------------
+# Quantisation
+# ---------------------------------------------------------------------------------
+
+QUANT_INTS = INTS
+
+
+def _channels(e: OpEmitter, x: Operand) -> tuple[int, int, int]:
+    axis = e.op.props().opt_int("axis")  # type: ignore[attr-defined]
+    if axis is None:
+        return 1, 1, x.size
+    return split_axis(x.shape, axis)
+
+
+@lowers(mir.QuantizeOp)
+def _quantize(e: OpEmitter) -> None:
+    a = _optional(e, ("input", "scale", "zero_point"))
+    x, scale, zp = a["input"], a["scale"], a["zero_point"]
+    assert x is not None and scale is not None
+    y = e.outs[0]
+    qs = e.suffix(y, QUANT_INTS)
+    xs = e.suffix(x, FLOATS)
+    ct = DType.F64 if DType.F64 in (x.dtype, scale.dtype) else DType.F32
+    scale_ct = in_compute_type(e, scale, ct)
+    outer, c, inner = _channels(e, x)
+    e.call(
+        f"rlx_quantize_{xs}_{SUFFIX[ct]}_{qs}", outer, c, inner, y.loc, x.loc, scale_ct.loc,
+        zp.loc if zp else None,
+    )  # fmt: skip
+
+
+@lowers(mir.DequantizeOp)
+def _dequantize(e: OpEmitter) -> None:
+    a = _optional(e, ("input", "scale", "zero_point"))
+    q, scale, zp = a["input"], a["scale"], a["zero_point"]
+    assert q is not None and scale is not None
+    outer, c, inner = _channels(e, q)
+    e.call(
+        f"rlx_dequantize_{e.suffix(q, QUANT_INTS)}_{e.suffix(scale, FLOATS)}", outer, c, inner,
+        e.outs[0].loc, q.loc, scale.loc, zp.loc if zp else None,
+    )  # fmt: skip
+
+
+@lowers(mir.FakeQuantizeOp)
+def _fake_quantize(e: OpEmitter) -> None:
+    x, scale, zp = e.args
+    p = e.op.props()  # type: ignore[attr-defined]
+    ct = DType.F64 if DType.F64 in (x.dtype, scale.dtype) else DType.F32
+    e.suffix(zp, INTS)
+    scale_ct, zp_ct = in_compute_type(e, scale, ct), in_compute_type(e, zp, ct)
+    outer, c, inner = _channels(e, x)
+    e.call(
+        f"rlx_fake_quantize_{e.suffix(x, FLOATS)}_{SUFFIX[ct]}", outer, c, inner, e.outs[0].loc,
+        x.loc, scale_ct.loc, zp_ct.loc, p.int("quant_min"), p.int("quant_max"),
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------
+# Elementwise regions: the body, op by op
+# ---------------------------------------------------------------------------------
+
+
+@lowers(mir.ElementwiseRegionOp)
+def _elementwise_region(e: OpEmitter) -> None:
+    from rlx_compile.conversion.lir_to_c.lowering import LOWERINGS
+
+    block = e.op.regions[0].blocks[0]
+    where = {arg: operand for arg, operand in zip(block.args, e.args, strict=True)}
+    for op in block.ops:
+        if isinstance(op, mir.YieldOp):
+            for value, out in zip(op.operands, e.outs, strict=True):
+                copy(e, where[value], out)
+            continue
+        lowering = LOWERINGS.get(type(op))
+        if lowering is None:
+            e.unsupported(f"{op.name} inside a region")
+        results = [e.tmp(cast(TensorType, r.type)) for r in op.results]
+        inner = OpEmitter(
+            op, [where[v] for v in op.operands], results, e.step, e.options,
+            scratch_used=e.scratch_used,
+        )  # fmt: skip
+        lowering(inner)
+        e.calls += inner.calls
+        e.scratch_used = inner.scratch_used
+        where.update(zip(op.results, results, strict=True))

@@ -1,0 +1,380 @@
+/* Matrix products, convolution, pooling and the fused bias/activation epilogue.
+ *
+ * With RLX_BLAS defined, f32/f64 products go through CBLAS (symbols prefixed by
+ * RLX_BLAS_PREFIX: scipy_ for scipy-openblas32); without it, through the portable loops
+ * below (microcontrollers). */
+#include "rlx_scalar.h"
+
+#ifdef RLX_BLAS
+#ifndef RLX_BLAS_PREFIX
+#define RLX_BLAS_PREFIX
+#endif
+#define RLX_PASTE2(a, b) a##b
+#define RLX_PASTE(a, b) RLX_PASTE2(a, b)
+#define RLX_CBLAS(name) RLX_PASTE(RLX_BLAS_PREFIX, name)
+void RLX_CBLAS(cblas_sgemm)(int order, int ta, int tb, int m, int n, int k, float alpha,
+                            const float *a, int lda, const float *b, int ldb, float beta,
+                            float *c, int ldc);
+void RLX_CBLAS(cblas_dgemm)(int order, int ta, int tb, int m, int n, int k, double alpha,
+                            const double *a, int lda, const double *b, int ldb, double beta,
+                            double *c, int ldc);
+void RLX_CBLAS(openblas_set_num_threads)(int n);
+#define RLX_ROW_MAJOR 101
+#define RLX_NO_TRANS 111
+#define RLX_TRANS 112
+#endif
+
+void rlx_set_num_threads(int64_t n) {
+#ifdef RLX_BLAS
+    RLX_CBLAS(openblas_set_num_threads)((int)n);
+#else
+    (void)n;
+#endif
+}
+
+/* C[M, N] = A[M, K] (row stride lda) x B[K, N] (or B[N, K] transposed), row stride ldc */
+#define RLX_GEMM(CF, T, BLAS_FN)                                                        \
+    void rlx_gemm_##CF(int64_t M, int64_t N, int64_t K, const T *A, int64_t lda, const T *B, \
+                       int64_t ldb, int trans_b, T *C, int64_t ldc) {                   \
+        int64_t i, j, k;                                                                \
+        if (M <= 0 || N <= 0) return;                                                   \
+        if (K <= 0) {                                                                   \
+            for (i = 0; i < M; i++)                                                     \
+                for (j = 0; j < N; j++) C[i * ldc + j] = 0;                             \
+            return;                                                                     \
+        }                                                                               \
+        BLAS_FN                                                                         \
+        for (i = 0; i < M; i++) {                                                       \
+            T *c = C + i * ldc;                                                         \
+            const T *a = A + i * lda;                                                   \
+            for (j = 0; j < N; j++) c[j] = 0;                                           \
+            if (!trans_b) {                                                             \
+                for (k = 0; k < K; k++) {                                               \
+                    T av = a[k];                                                        \
+                    const T *b = B + k * ldb;                                           \
+                    for (j = 0; j < N; j++) c[j] += av * b[j];                          \
+                }                                                                       \
+            } else {                                                                    \
+                for (j = 0; j < N; j++) {                                               \
+                    const T *b = B + j * ldb;                                           \
+                    T s = 0;                                                            \
+                    for (k = 0; k < K; k++) s += a[k] * b[k];                           \
+                    c[j] = s;                                                           \
+                }                                                                       \
+            }                                                                           \
+        }                                                                               \
+    }
+#ifdef RLX_BLAS
+#define RLX_BLAS_CALL(fn)                                                               \
+    {                                                                                   \
+        RLX_CBLAS(fn)(RLX_ROW_MAJOR, RLX_NO_TRANS, trans_b ? RLX_TRANS : RLX_NO_TRANS,  \
+                      (int)M, (int)N, (int)K, 1, A, (int)lda, B, (int)ldb, 0, C, (int)ldc); \
+        return;                                                                         \
+    }
+RLX_GEMM(f, float, RLX_BLAS_CALL(cblas_sgemm))
+RLX_GEMM(d, double, RLX_BLAS_CALL(cblas_dgemm))
+#else
+RLX_GEMM(f, float, )
+RLX_GEMM(d, double, )
+#endif
+
+/* ---- matmul ----------------------------------------------------------------------- */
+#define RLX_BATCHES                                                                     \
+    int64_t nb = 1, bi, idx[RLX_MAX_RANK] = {0}, off[2] = {0, 0};                       \
+    const int64_t *st[2];                                                               \
+    int d_;                                                                             \
+    st[0] = a_bstrides;                                                                 \
+    st[1] = b_bstrides;                                                                 \
+    for (d_ = 0; d_ < (int)batch_rank; d_++) nb *= batch_shape[d_];
+
+/* rlx_advance steps the dims before the last one: pass a trailing dummy dim */
+#define RLX_NEXT_BATCH                                                                  \
+    {                                                                                   \
+        int d2;                                                                         \
+        for (d2 = (int)batch_rank - 1; d2 >= 0; d2--) {                                 \
+            if (++idx[d2] < batch_shape[d2]) {                                          \
+                off[0] += a_bstrides[d2];                                               \
+                off[1] += b_bstrides[d2];                                               \
+                break;                                                                  \
+            }                                                                           \
+            idx[d2] = 0;                                                                \
+            off[0] -= a_bstrides[d2] * (batch_shape[d2] - 1);                           \
+            off[1] -= b_bstrides[d2] * (batch_shape[d2] - 1);                           \
+        }                                                                               \
+    }
+
+#define RLX_MATMUL_NATIVE(sfx, T, CF)                                                   \
+    RLX_MATMUL_SIG(rlx_matmul_##sfx) {                                                  \
+        const T *pa = (const T *)a, *pb = (const T *)b;                                 \
+        T *py = (T *)y;                                                                 \
+        RLX_BATCHES                                                                     \
+        (void)scratch;                                                                  \
+        (void)st;                                                                       \
+        for (bi = 0; bi < nb; bi++) {                                                   \
+            rlx_gemm_##CF(M, N, K, pa + off[0], K, pb + off[1], N, 0, py + bi * M * N, N); \
+            RLX_NEXT_BATCH                                                              \
+        }                                                                               \
+        return 0;                                                                       \
+    }
+void rlx_gemm_f(int64_t, int64_t, int64_t, const float *, int64_t, const float *, int64_t, int,
+                float *, int64_t);
+void rlx_gemm_d(int64_t, int64_t, int64_t, const double *, int64_t, const double *, int64_t, int,
+                double *, int64_t);
+RLX_MATMUL_NATIVE(f32, float, f)
+RLX_MATMUL_NATIVE(f64, double, d)
+
+#define RLX_MATMUL_LOW(sfx, LOAD, STORE)                                                \
+    RLX_MATMUL_SIG(rlx_matmul_##sfx) {                                                  \
+        const uint16_t *pa = (const uint16_t *)a, *pb = (const uint16_t *)b;            \
+        uint16_t *py = (uint16_t *)y;                                                   \
+        float *a32 = (float *)scratch, *b32 = a32 + M * K, *c32 = b32 + K * N;          \
+        int64_t i;                                                                      \
+        RLX_BATCHES                                                                     \
+        (void)st;                                                                       \
+        for (bi = 0; bi < nb; bi++) {                                                   \
+            for (i = 0; i < M * K; i++) a32[i] = LOAD(pa[off[0] + i]);                  \
+            for (i = 0; i < K * N; i++) b32[i] = LOAD(pb[off[1] + i]);                  \
+            rlx_gemm_f(M, N, K, a32, K, b32, N, 0, c32, N);                             \
+            for (i = 0; i < M * N; i++) py[bi * M * N + i] = STORE(c32[i]);             \
+            RLX_NEXT_BATCH                                                              \
+        }                                                                               \
+        return 0;                                                                       \
+    }
+RLX_MATMUL_LOW(f16, rlx_f16_to_f32, rlx_f32_to_f16)
+RLX_MATMUL_LOW(bf16, rlx_bf16_to_f32, rlx_f32_to_bf16)
+
+/* integers wrap: the 64-bit sum of 64-bit products, truncated */
+#define RLX_MATMUL_INT(sfx, T, UT, SG, MN, MX, ...)                                     \
+    RLX_MATMUL_SIG(rlx_matmul_##sfx) {                                                  \
+        const T *pa = (const T *)a, *pb = (const T *)b;                                 \
+        T *py = (T *)y;                                                                 \
+        int64_t i, j, k;                                                                \
+        RLX_BATCHES                                                                     \
+        (void)scratch;                                                                  \
+        (void)st;                                                                       \
+        for (bi = 0; bi < nb; bi++) {                                                   \
+            const T *ab = pa + off[0], *bb = pb + off[1];                               \
+            T *yb = py + bi * M * N;                                                    \
+            for (i = 0; i < M; i++)                                                     \
+                for (j = 0; j < N; j++) {                                               \
+                    uint64_t s = 0;                                                     \
+                    for (k = 0; k < K; k++) s += (uint64_t)ab[i * K + k] * (uint64_t)bb[k * N + j]; \
+                    yb[i * N + j] = (T)s;                                               \
+                }                                                                       \
+            RLX_NEXT_BATCH                                                              \
+        }                                                                               \
+        return 0;                                                                       \
+    }
+RLX_INT_TYPES(RLX_MATMUL_INT, _)
+
+/* ---- epilogue --------------------------------------------------------------------- */
+#define RLX_EPILOGUE(sfx, T, CT, CF, LOAD, STORE, ...)                                   \
+    RLX_EPILOGUE_SIG(rlx_epilogue_##sfx) {                                              \
+        T *py = (T *)y;                                                                 \
+        const T *pb = (const T *)bias, *pr = (const T *)residual;                       \
+        int64_t o, c, i;                                                                \
+        for (o = 0; o < outer; o++)                                                     \
+            for (c = 0; c < channels; c++) {                                            \
+                T *row = py + (o * channels + c) * inner;                               \
+                const T *res = pr ? pr + (o * channels + c) * inner : 0;                \
+                CT b = pb ? (CT)LOAD(pb[c]) : (CT)0;                                    \
+                for (i = 0; i < inner; i++) {                                           \
+                    T v = row[i];                                                       \
+                    if (pb) v = STORE((CT)LOAD(v) + b);                                 \
+                    if (res) v = STORE((CT)LOAD(v) + (CT)LOAD(res[i]));                 \
+                    if (act) v = STORE(rlx_activation_##CF((CT)LOAD(v), act));          \
+                    row[i] = v;                                                         \
+                }                                                                       \
+            }                                                                           \
+        return 0;                                                                       \
+    }
+RLX_FLOAT_TYPES(RLX_EPILOGUE, _)
+
+/* ---- convolution ------------------------------------------------------------------ */
+/* geom: [algo, N, C_in, C_out, groups, in[3], kernel[3], out[3], stride[3], pad[3],
+ * dilation[3]] (the emitter pads 1-d and 2-d convs to 3 spatial dims). algo: 0 direct,
+ * 1 pointwise GEMM (1x1x1, stride 1, no pad), 2 im2col + GEMM (scratch: taps x P),
+ * 3 direct depthwise (one input channel per group). */
+#define RLX_G_ALGO 0
+#define RLX_G_N 1
+#define RLX_G_CIN 2
+#define RLX_G_COUT 3
+#define RLX_G_GROUPS 4
+#define RLX_G_IN 5
+#define RLX_G_K 8
+#define RLX_G_OUT 11
+#define RLX_G_STRIDE 14
+#define RLX_G_PAD 17
+#define RLX_G_DIL 20
+
+#define RLX_CONV_BODY(T, CF)                                                            \
+    static void rlx_conv_run_##CF(const int64_t *g, T *y, const T *x, const T *w, T *cols) { \
+        int64_t N = g[RLX_G_N], Cin = g[RLX_G_CIN], Cout = g[RLX_G_COUT], G = g[RLX_G_GROUPS]; \
+        const int64_t *in = g + RLX_G_IN, *kk = g + RLX_G_K, *out = g + RLX_G_OUT;       \
+        const int64_t *sd = g + RLX_G_STRIDE, *pd = g + RLX_G_PAD, *dl = g + RLX_G_DIL;  \
+        int64_t cg = Cin / G, cog = Cout / G, S = in[0] * in[1] * in[2];                \
+        int64_t P = out[0] * out[1] * out[2], K = kk[0] * kk[1] * kk[2], taps = cg * K;  \
+        int64_t n, gi, c, k0, k1, k2, o0, o1, o2, oc;                                   \
+        for (n = 0; n < N; n++)                                                         \
+            for (gi = 0; gi < G; gi++) {                                                \
+                const T *xg = x + (n * Cin + gi * cg) * S;                              \
+                const T *wg = w + gi * cog * taps;                                      \
+                T *yg = y + (n * Cout + gi * cog) * P;                                  \
+                if (g[RLX_G_ALGO] == 1) {                                               \
+                    rlx_gemm_##CF(cog, P, cg, wg, cg, xg, P, 0, yg, P);                 \
+                } else if (g[RLX_G_ALGO] == 2) {                                        \
+                    for (c = 0; c < cg; c++)                                            \
+                        for (k0 = 0; k0 < kk[0]; k0++)                                  \
+                            for (k1 = 0; k1 < kk[1]; k1++)                              \
+                                for (k2 = 0; k2 < kk[2]; k2++) {                        \
+                                    T *row = cols + (((c * kk[0] + k0) * kk[1] + k1) * kk[2] + k2) * P; \
+                                    const T *xc = xg + c * S;                           \
+                                    for (o0 = 0; o0 < out[0]; o0++) {                   \
+                                        int64_t i0 = o0 * sd[0] - pd[0] + k0 * dl[0];   \
+                                        for (o1 = 0; o1 < out[1]; o1++) {               \
+                                            int64_t i1 = o1 * sd[1] - pd[1] + k1 * dl[1]; \
+                                            T *r = row + (o0 * out[1] + o1) * out[2];    \
+                                            if (i0 < 0 || i0 >= in[0] || i1 < 0 || i1 >= in[1]) { \
+                                                for (o2 = 0; o2 < out[2]; o2++) r[o2] = 0; \
+                                                continue;                               \
+                                            }                                           \
+                                            {                                           \
+                                                const T *xr = xc + (i0 * in[1] + i1) * in[2]; \
+                                                int64_t base = k2 * dl[2] - pd[2];      \
+                                                if (sd[2] == 1) {                       \
+                                                    for (o2 = 0; o2 < out[2]; o2++) {   \
+                                                        int64_t i2 = o2 + base;         \
+                                                        r[o2] = (i2 >= 0 && i2 < in[2]) ? xr[i2] : (T)0; \
+                                                    }                                   \
+                                                } else {                                \
+                                                    for (o2 = 0; o2 < out[2]; o2++) {   \
+                                                        int64_t i2 = o2 * sd[2] + base; \
+                                                        r[o2] = (i2 >= 0 && i2 < in[2]) ? xr[i2] : (T)0; \
+                                                    }                                   \
+                                                }                                       \
+                                            }                                           \
+                                        }                                               \
+                                    }                                                   \
+                                }                                                       \
+                    rlx_gemm_##CF(cog, P, taps, wg, taps, cols, P, 0, yg, P);           \
+                } else {                                                                \
+                    /* direct: one output channel at a time (depthwise: cg == 1) */     \
+                    for (oc = 0; oc < cog; oc++) {                                      \
+                        const T *wo = wg + oc * taps;                                   \
+                        T *yo = yg + oc * P;                                            \
+                        for (o0 = 0; o0 < out[0]; o0++)                                 \
+                            for (o1 = 0; o1 < out[1]; o1++)                             \
+                                for (o2 = 0; o2 < out[2]; o2++) {                       \
+                                    T acc = 0;                                          \
+                                    for (c = 0; c < cg; c++) {                          \
+                                        const T *xc = xg + c * S;                       \
+                                        const T *wc = wo + c * K;                       \
+                                        for (k0 = 0; k0 < kk[0]; k0++) {                \
+                                            int64_t i0 = o0 * sd[0] - pd[0] + k0 * dl[0]; \
+                                            if (i0 < 0 || i0 >= in[0]) continue;        \
+                                            for (k1 = 0; k1 < kk[1]; k1++) {            \
+                                                int64_t i1 = o1 * sd[1] - pd[1] + k1 * dl[1]; \
+                                                const T *xr;                            \
+                                                const T *wr;                            \
+                                                if (i1 < 0 || i1 >= in[1]) continue;    \
+                                                xr = xc + (i0 * in[1] + i1) * in[2];    \
+                                                wr = wc + (k0 * kk[1] + k1) * kk[2];    \
+                                                for (k2 = 0; k2 < kk[2]; k2++) {        \
+                                                    int64_t i2 = o2 * sd[2] - pd[2] + k2 * dl[2]; \
+                                                    if (i2 >= 0 && i2 < in[2]) acc += xr[i2] * wr[k2]; \
+                                                }                                       \
+                                            }                                           \
+                                        }                                               \
+                                    }                                                   \
+                                    yo[(o0 * out[1] + o1) * out[2] + o2] = acc;         \
+                                }                                                       \
+                    }                                                                   \
+                }                                                                       \
+            }                                                                           \
+    }
+RLX_CONV_BODY(float, f)
+RLX_CONV_BODY(double, d)
+
+RLX_CONV_SIG(rlx_conv_f32) {
+    rlx_conv_run_f(geom, (float *)y, (const float *)x, (const float *)w, (float *)scratch);
+    return 0;
+}
+RLX_CONV_SIG(rlx_conv_f64) {
+    rlx_conv_run_d(geom, (double *)y, (const double *)x, (const double *)w, (double *)scratch);
+    return 0;
+}
+
+/* f16/bf16: scratch = [x as f32][w as f32][y as f32][the f32 algorithm's scratch] */
+#define RLX_CONV_LOW(sfx, LOAD, STORE)                                                  \
+    RLX_CONV_SIG(rlx_conv_##sfx) {                                                      \
+        const int64_t *g = geom;                                                        \
+        int64_t nx = g[RLX_G_N] * g[RLX_G_CIN] * g[RLX_G_IN] * g[RLX_G_IN + 1] * g[RLX_G_IN + 2]; \
+        int64_t nw = g[RLX_G_COUT] * (g[RLX_G_CIN] / g[RLX_G_GROUPS]) * g[RLX_G_K] *     \
+                     g[RLX_G_K + 1] * g[RLX_G_K + 2];                                   \
+        int64_t ny = g[RLX_G_N] * g[RLX_G_COUT] * g[RLX_G_OUT] * g[RLX_G_OUT + 1] * g[RLX_G_OUT + 2]; \
+        float *x32 = (float *)scratch, *w32 = x32 + nx, *y32 = w32 + nw, *rest = y32 + ny; \
+        const uint16_t *px = (const uint16_t *)x, *pw = (const uint16_t *)w;            \
+        uint16_t *py = (uint16_t *)y;                                                   \
+        int64_t i;                                                                      \
+        for (i = 0; i < nx; i++) x32[i] = LOAD(px[i]);                                  \
+        for (i = 0; i < nw; i++) w32[i] = LOAD(pw[i]);                                  \
+        rlx_conv_run_f(g, y32, x32, w32, rest);                                         \
+        for (i = 0; i < ny; i++) py[i] = STORE(y32[i]);                                 \
+        return 0;                                                                       \
+    }
+RLX_CONV_LOW(f16, rlx_f16_to_f32, rlx_f32_to_f16)
+RLX_CONV_LOW(bf16, rlx_bf16_to_f32, rlx_f32_to_bf16)
+
+/* ---- pooling ---------------------------------------------------------------------- */
+/* geom: [N, C, in[3], kernel[3], out[3], stride[3], pad_begin[3], pad_end[3], dil[3]];
+ * max: padding never wins, NaN propagates; avg: flag = count_include_pad (the count
+ * then covers the explicit pads, never a ceil-mode window's extra cells). */
+#define RLX_POOLS(sfx, T, CT, CF, LOAD, STORE, ...)                                      \
+    static void rlx_pool_##sfx(const int64_t *g, T *py, const T *px, int is_max, int64_t include_pad) { \
+        const int64_t *in = g + 2, *kk = g + 5, *out = g + 8, *sd = g + 11;              \
+        const int64_t *pb = g + 14, *pe = g + 17, *dl = g + 20;                         \
+        int64_t NC = g[0] * g[1], S = in[0] * in[1] * in[2], P = out[0] * out[1] * out[2]; \
+        int64_t nc, o0, o1, o2, k0, k1, k2;                                             \
+        for (nc = 0; nc < NC; nc++) {                                                   \
+            const T *xc = px + nc * S;                                                  \
+            T *yc = py + nc * P;                                                        \
+            for (o0 = 0; o0 < out[0]; o0++)                                             \
+                for (o1 = 0; o1 < out[1]; o1++)                                         \
+                    for (o2 = 0; o2 < out[2]; o2++) {                                   \
+                        CT acc = is_max ? -(CT)INFINITY : (CT)0;                        \
+                        int64_t count = 0;                                              \
+                        for (k0 = 0; k0 < kk[0]; k0++) {                                \
+                            int64_t i0 = o0 * sd[0] - pb[0] + k0 * dl[0];               \
+                            int in0 = i0 >= 0 && i0 < in[0];                            \
+                            int pad0 = i0 >= -pb[0] && i0 < in[0] + pe[0];              \
+                            for (k1 = 0; k1 < kk[1]; k1++) {                            \
+                                int64_t i1 = o1 * sd[1] - pb[1] + k1 * dl[1];           \
+                                int in1 = in0 && i1 >= 0 && i1 < in[1];                 \
+                                int pad1 = pad0 && i1 >= -pb[1] && i1 < in[1] + pe[1];  \
+                                for (k2 = 0; k2 < kk[2]; k2++) {                        \
+                                    int64_t i2 = o2 * sd[2] - pb[2] + k2 * dl[2];       \
+                                    int in2 = in1 && i2 >= 0 && i2 < in[2];             \
+                                    int pad2 = pad1 && i2 >= -pb[2] && i2 < in[2] + pe[2]; \
+                                    if (in2) {                                          \
+                                        CT v = (CT)LOAD(xc[(i0 * in[1] + i1) * in[2] + i2]); \
+                                        if (is_max) acc = rlx_s_max_##CF(acc, v, 0);    \
+                                        else acc += v;                                  \
+                                    }                                                   \
+                                    count += include_pad ? pad2 : in2;                  \
+                                }                                                       \
+                            }                                                           \
+                        }                                                               \
+                        yc[(o0 * out[1] + o1) * out[2] + o2] = STORE(is_max ? acc : acc / (CT)count); \
+                    }                                                                   \
+        }                                                                               \
+    }                                                                                   \
+    RLX_POOL_SIG(rlx_max_pool_##sfx) {                                                  \
+        (void)flag;                                                                     \
+        rlx_pool_##sfx(geom, (T *)y, (const T *)x, 1, 0);                               \
+        return 0;                                                                       \
+    }                                                                                   \
+    RLX_POOL_SIG(rlx_avg_pool_##sfx) {                                                  \
+        rlx_pool_##sfx(geom, (T *)y, (const T *)x, 0, flag);                            \
+        return 0;                                                                       \
+    }
+RLX_FLOAT_TYPES(RLX_POOLS, _)

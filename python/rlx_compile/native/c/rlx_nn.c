@@ -1,0 +1,231 @@
+/* Attention, rotary embeddings, quantisation. */
+#include "rlx_scalar.h"
+
+void rlx_gemm_f(int64_t, int64_t, int64_t, const float *, int64_t, const float *, int64_t, int,
+                float *, int64_t);
+void rlx_gemm_d(int64_t, int64_t, int64_t, const double *, int64_t, const double *, int64_t, int,
+                double *, int64_t);
+
+/* ---- attention -------------------------------------------------------------------- */
+/* One head: scores = q k^T * scale -> softcap -> mask -> softmax -> p v, all in CT (f32,
+ * f64 for f64), rounding where the reference rounds (the scores product, the scaling,
+ * each softmax step). */
+#define RLX_ATTN_HEAD(CF, T)                                                            \
+    static void rlx_attn_head_##CF(int64_t Sq, int64_t Sk, int64_t D, int64_t Dv, const T *q, \
+                                   const T *k, const T *v, T *out, T *s, const void *mask, \
+                                   const int64_t *ms, int64_t moff, int64_t kind, int mask_low, \
+                                   double scale, double softcap) {                      \
+        int64_t i, j;                                                                   \
+        rlx_gemm_##CF(Sq, Sk, D, q, D, k, D, 1, s, Sk);                                 \
+        for (i = 0; i < Sq; i++) {                                                      \
+            T *row = s + i * Sk, m = -(T)INFINITY;                                      \
+            double sum = 0;                                                             \
+            T inv;                                                                      \
+            for (j = 0; j < Sk; j++) {                                                  \
+                T x = row[j] * (T)scale;                                                \
+                if (softcap != 0) x = (T)softcap * RLX_FN_##CF(tanh)(x / (T)softcap);   \
+                if (kind == 1) {                                                        \
+                    if (j > i) x = -(T)INFINITY;                                        \
+                } else if (kind == 2) {                                                 \
+                    if (!((const uint8_t *)mask)[moff + i * ms[2] + j * ms[3]]) x = -(T)INFINITY; \
+                } else if (kind == 3) {                                                 \
+                    int64_t at = moff + i * ms[2] + j * ms[3];                          \
+                    T mv = mask_low == 1 ? (T)rlx_f16_to_f32(((const uint16_t *)mask)[at]) \
+                         : mask_low == 2 ? (T)rlx_bf16_to_f32(((const uint16_t *)mask)[at]) \
+                                         : ((const T *)mask)[at];                       \
+                    x = x + mv;                                                         \
+                }                                                                       \
+                row[j] = x;                                                             \
+                m = rlx_s_max_##CF(m, x, 0);                                            \
+            }                                                                           \
+            for (j = 0; j < Sk; j++) {                                                  \
+                row[j] = RLX_FN_##CF(exp)(row[j] - m);                                  \
+                sum += (double)row[j];                                                  \
+            }                                                                           \
+            inv = (T)sum;                                                               \
+            for (j = 0; j < Sk; j++) row[j] = row[j] / inv;                             \
+        }                                                                               \
+        rlx_gemm_##CF(Sq, Dv, Sk, s, Sk, v, Dv, 0, out, Dv);                            \
+    }
+#define RLX_FN_f(name) name##f
+#define RLX_FN_d(name) name
+RLX_ATTN_HEAD(f, float)
+RLX_ATTN_HEAD(d, double)
+
+/* geom: [B, H, Hkv, Sq, Sk, D, Dv, k_batch_stride, v_batch_stride]; mask_kind 0 none,
+ * 1 causal, 2 bool, 3 additive (mask of the query's type) */
+#define RLX_ATTENTION_NATIVE(sfx, T, CF, MASK_LOW)                                      \
+    RLX_ATTENTION_SIG(rlx_attention_##sfx) {                                            \
+        int64_t B = geom[0], H = geom[1], Hkv = geom[2], Sq = geom[3], Sk = geom[4];     \
+        int64_t D = geom[5], Dv = geom[6], kbs = geom[7], vbs = geom[8], b, h;           \
+        for (b = 0; b < B; b++)                                                         \
+            for (h = 0; h < H; h++) {                                                   \
+                int64_t hk = h / (H / Hkv);                                             \
+                int64_t moff = mask ? b * mask_strides[0] + h * mask_strides[1] : 0;    \
+                rlx_attn_head_##CF(Sq, Sk, D, Dv, (const T *)q + (b * H + h) * Sq * D,  \
+                                   (const T *)k + b * kbs + hk * Sk * D,                \
+                                   (const T *)v + b * vbs + hk * Sk * Dv,               \
+                                   (T *)y + (b * H + h) * Sq * Dv, (T *)scratch, mask,  \
+                                   mask_strides, moff, mask_kind, MASK_LOW, scale, softcap); \
+            }                                                                           \
+        return 0;                                                                       \
+    }
+RLX_ATTENTION_NATIVE(f32, float, f, 0)
+RLX_ATTENTION_NATIVE(f64, double, d, 0)
+
+/* f16/bf16: each head's q, k, v widened to f32 scratch, the output rounded once */
+#define RLX_ATTENTION_LOW(sfx, LOAD, STORE, MASK_LOW)                                   \
+    RLX_ATTENTION_SIG(rlx_attention_##sfx) {                                            \
+        int64_t B = geom[0], H = geom[1], Hkv = geom[2], Sq = geom[3], Sk = geom[4];     \
+        int64_t D = geom[5], Dv = geom[6], kbs = geom[7], vbs = geom[8], b, h, i;        \
+        float *s = (float *)scratch, *q32 = s + Sq * Sk, *k32 = q32 + Sq * D;            \
+        float *v32 = k32 + Sk * D, *o32 = v32 + Sk * Dv;                                 \
+        for (b = 0; b < B; b++)                                                         \
+            for (h = 0; h < H; h++) {                                                   \
+                int64_t hk = h / (H / Hkv);                                             \
+                int64_t moff = mask ? b * mask_strides[0] + h * mask_strides[1] : 0;    \
+                const uint16_t *qh = (const uint16_t *)q + (b * H + h) * Sq * D;        \
+                const uint16_t *kh = (const uint16_t *)k + b * kbs + hk * Sk * D;       \
+                const uint16_t *vh = (const uint16_t *)v + b * vbs + hk * Sk * Dv;      \
+                uint16_t *yh = (uint16_t *)y + (b * H + h) * Sq * Dv;                   \
+                for (i = 0; i < Sq * D; i++) q32[i] = LOAD(qh[i]);                      \
+                for (i = 0; i < Sk * D; i++) k32[i] = LOAD(kh[i]);                      \
+                for (i = 0; i < Sk * Dv; i++) v32[i] = LOAD(vh[i]);                     \
+                rlx_attn_head_f(Sq, Sk, D, Dv, q32, k32, v32, o32, s, mask, mask_strides, moff, \
+                                mask_kind, MASK_LOW, scale, softcap);                   \
+                for (i = 0; i < Sq * Dv; i++) yh[i] = STORE(o32[i]);                    \
+            }                                                                           \
+        return 0;                                                                       \
+    }
+RLX_ATTENTION_LOW(f16, rlx_f16_to_f32, rlx_f32_to_f16, 1)
+RLX_ATTENTION_LOW(bf16, rlx_bf16_to_f32, rlx_f32_to_bf16, 2)
+
+/* ---- rope ------------------------------------------------------------------------- */
+/* cos/sin strides: lead_rank strides over the leading dims, then one along the half */
+#define RLX_ROPE(sfx, T, CT, CF, LOAD, STORE, ...)                                       \
+    RLX_NO_SLP RLX_ROPE_SIG(rlx_rope_##sfx) {                                                      \
+        const T *px = (const T *)x, *pc = (const T *)cos, *ps = (const T *)sin;         \
+        T *py = (T *)y;                                                                 \
+        int64_t rows = 1, r, i, half = rot / 2, idx[RLX_MAX_RANK] = {0}, off[2] = {0, 0}; \
+        int64_t cl = cos_strides[lead_rank], sl = sin_strides[lead_rank], ext[RLX_MAX_RANK + 1]; \
+        const int64_t *st[2];                                                           \
+        int d;                                                                          \
+        st[0] = cos_strides;                                                            \
+        st[1] = sin_strides;                                                            \
+        for (d = 0; d < (int)lead_rank; d++) {                                          \
+            rows *= lead_shape[d];                                                      \
+            ext[d] = lead_shape[d];                                                     \
+        }                                                                               \
+        ext[lead_rank] = 1;                                                             \
+        for (r = 0; r < rows; r++) {                                                    \
+            const T *xr = px + r * D;                                                   \
+            T *yr = py + r * D;                                                         \
+            const T *cr = pc + off[0], *sr = ps + off[1];                               \
+            for (i = 0; i < half; i++) {                                                \
+                int64_t i1 = interleaved ? 2 * i : i, i2 = interleaved ? 2 * i + 1 : i + half; \
+                CT x1 = (CT)LOAD(xr[i1]), x2 = (CT)LOAD(xr[i2]);                        \
+                CT c = (CT)LOAD(cr[i * cl]), s = (CT)LOAD(sr[i * sl]);                  \
+                yr[i1] = STORE(x1 * c - x2 * s);                                        \
+                yr[i2] = STORE(x2 * c + x1 * s);                                        \
+            }                                                                           \
+            for (i = rot; i < D; i++) yr[i] = xr[i];                                    \
+            rlx_advance(lead_rank + 1, ext, idx, 2, off, st);                           \
+        }                                                                               \
+        return 0;                                                                       \
+    }
+RLX_FLOAT_TYPES(RLX_ROPE, _)
+
+/* ---- quantize / dequantize ----------------------------------------------------------- */
+/* q = saturate(rint(x / scale) + zero_point), in CT (f32, or f64 with an f64 operand) */
+#define RLX_QUANTIZE(q, xs, cs, XT, XLOAD, CT, QT)                                       \
+    RLX_QUANTIZE_SIG(rlx_quantize_##xs##_##cs##_##q) {                                  \
+        const XT *px = (const XT *)x;                                                   \
+        const CT *psc = (const CT *)scale;                                              \
+        const QT *pz = (const QT *)zero_point;                                          \
+        QT *py = (QT *)y;                                                               \
+        int64_t o, c, i;                                                                \
+        for (o = 0; o < outer; o++)                                                     \
+            for (c = 0; c < channels; c++) {                                            \
+                CT s = psc[c], z = pz ? (CT)pz[c] : (CT)0;                              \
+                const XT *xr = px + (o * channels + c) * inner;                         \
+                QT *yr = py + (o * channels + c) * inner;                               \
+                for (i = 0; i < inner; i++) {                                           \
+                    CT v = nearbyint((CT)XLOAD(xr[i]) / s);                             \
+                    if (pz) v = v + z;                                                  \
+                    yr[i] = rlx_f2i_##q((double)v);                                     \
+                }                                                                       \
+            }                                                                           \
+        return 0;                                                                       \
+    }
+#define RLX_QT_i8 int8_t
+#define RLX_QT_i16 int16_t
+#define RLX_QT_i32 int32_t
+#define RLX_QT_i64 int64_t
+#define RLX_QT_u8 uint8_t
+#define RLX_QT_u16 uint16_t
+#define RLX_QT_u32 uint32_t
+#define RLX_QT_u64 uint64_t
+#define RLX_QUANT_ONE(q, xs, XT, XLOAD, cs, CT) RLX_QUANTIZE(q, xs, cs, XT, XLOAD, CT, RLX_QT_##q)
+#define RLX_QUANT_F32(q, xs, XT, XLOAD) RLX_QUANT_ONE(q, xs, XT, XLOAD, f32, float)
+#define RLX_QUANT_F64(q, xs, XT, XLOAD) RLX_QUANT_ONE(q, xs, XT, XLOAD, f64, double)
+RLX_QUANT_INT_TYPES(RLX_QUANT_F32, f32, float, RLX_ID)
+RLX_QUANT_INT_TYPES(RLX_QUANT_F32, f16, uint16_t, rlx_f16_to_f32)
+RLX_QUANT_INT_TYPES(RLX_QUANT_F32, bf16, uint16_t, rlx_bf16_to_f32)
+RLX_QUANT_INT_TYPES(RLX_QUANT_F64, f32, float, RLX_ID)
+RLX_QUANT_INT_TYPES(RLX_QUANT_F64, f64, double, RLX_ID)
+RLX_QUANT_INT_TYPES(RLX_QUANT_F64, f16, uint16_t, rlx_f16_to_f32)
+RLX_QUANT_INT_TYPES(RLX_QUANT_F64, bf16, uint16_t, rlx_bf16_to_f32)
+
+/* y = (q - zero_point) * scale: the difference exact (in double), then the product in
+ * the scale's compute type, rounded to the scale's type */
+#define RLX_DEQUANTIZE(q, ss, ST, CT, SLOAD, SSTORE)                                     \
+    RLX_QUANTIZE_SIG(rlx_dequantize_##q##_##ss) {                                       \
+        const RLX_QT_##q *px = (const RLX_QT_##q *)x, *pz = (const RLX_QT_##q *)zero_point; \
+        const ST *psc = (const ST *)scale;                                              \
+        ST *py = (ST *)y;                                                               \
+        int64_t o, c, i;                                                                \
+        for (o = 0; o < outer; o++)                                                     \
+            for (c = 0; c < channels; c++) {                                            \
+                CT s = (CT)SLOAD(psc[c]);                                               \
+                double z = pz ? (double)pz[c] : 0.0;                                    \
+                const RLX_QT_##q *xr = px + (o * channels + c) * inner;                 \
+                ST *yr = py + (o * channels + c) * inner;                               \
+                for (i = 0; i < inner; i++) yr[i] = SSTORE((CT)((double)xr[i] - z) * s); \
+            }                                                                           \
+        return 0;                                                                       \
+    }
+#define RLX_DEQUANT_F32(q, ...) RLX_DEQUANTIZE(q, f32, float, float, RLX_ID, RLX_ID)
+#define RLX_DEQUANT_F64(q, ...) RLX_DEQUANTIZE(q, f64, double, double, RLX_ID, RLX_ID)
+#define RLX_DEQUANT_F16(q, ...) RLX_DEQUANTIZE(q, f16, uint16_t, float, rlx_f16_to_f32, rlx_f32_to_f16)
+#define RLX_DEQUANT_BF16(q, ...) RLX_DEQUANTIZE(q, bf16, uint16_t, float, rlx_bf16_to_f32, rlx_f32_to_bf16)
+RLX_QUANT_INT_TYPES(RLX_DEQUANT_F32, _)
+RLX_QUANT_INT_TYPES(RLX_DEQUANT_F64, _)
+RLX_QUANT_INT_TYPES(RLX_DEQUANT_F16, _)
+RLX_QUANT_INT_TYPES(RLX_DEQUANT_BF16, _)
+
+#define RLX_FAKE_QUANT(xs, cs, XT, CT, LOAD, STORE)                                     \
+    RLX_FAKE_QUANT_SIG(rlx_fake_quantize_##xs##_##cs) {                                 \
+        const XT *px = (const XT *)x;                                                   \
+        const CT *psc = (const CT *)scale, *pz = (const CT *)zero_point;                \
+        XT *py = (XT *)y;                                                               \
+        int64_t o, c, i;                                                                \
+        for (o = 0; o < outer; o++)                                                     \
+            for (c = 0; c < channels; c++) {                                            \
+                CT s = psc[c], z = pz[c], lo = (CT)qmin, hi = (CT)qmax;                 \
+                const XT *xr = px + (o * channels + c) * inner;                         \
+                XT *yr = py + (o * channels + c) * inner;                               \
+                for (i = 0; i < inner; i++) {                                           \
+                    CT q = (CT)nearbyint((CT)LOAD(xr[i]) / s) + z;                      \
+                    q = q < lo ? lo : q > hi ? hi : q;                                  \
+                    yr[i] = STORE((CT)((q - z) * s));                                   \
+                }                                                                       \
+            }                                                                           \
+        return 0;                                                                       \
+    }
+RLX_FAKE_QUANT(f32, f32, float, float, RLX_ID, RLX_ID)
+RLX_FAKE_QUANT(f16, f32, uint16_t, float, rlx_f16_to_f32, rlx_f32_to_f16)
+RLX_FAKE_QUANT(bf16, f32, uint16_t, float, rlx_bf16_to_f32, rlx_f32_to_bf16)
+RLX_FAKE_QUANT(f32, f64, float, double, RLX_ID, (float))
+RLX_FAKE_QUANT(f64, f64, double, double, RLX_ID, RLX_ID)
+RLX_FAKE_QUANT(f16, f64, uint16_t, double, rlx_f16_to_f32, rlx_f64_to_f16)
+RLX_FAKE_QUANT(bf16, f64, uint16_t, double, rlx_bf16_to_f32, rlx_f64_to_bf16)

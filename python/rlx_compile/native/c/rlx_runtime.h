@@ -1,0 +1,339 @@
+/* rlx-compile native kernel library (C99).
+ *
+ * The kernels that code emitted from LIR calls: every tensor is a pointer into the
+ * planned arena, the weights blob or a caller's buffer; shapes and strides come as
+ * int64 arrays the emitter writes as constants. Kernels never allocate: the few that
+ * need scratch memory get a pointer into the scratch region the emitter reserves after
+ * the planned arena. Every kernel returns 0 or an RLX_ERR_* code.
+ *
+ * Element types are spelled by a suffix: f32 f64 f16 bf16 (f16/bf16 stored as their
+ * bits, computed in f32 and rounded once per op, as the reference executor does),
+ * i8 i16 i32 i64 u8 u16 u32 u64 (wrapping arithmetic), b (bool, one byte 0/1).
+ *
+ * The reference executor (rlx_compile.interpreter) defines what every kernel computes;
+ * tests/native checks each kernel against it.
+ */
+#ifndef RLX_RUNTIME_H
+#define RLX_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RLX_MAX_RANK 16
+
+enum {
+    RLX_OK = 0,
+    RLX_ERR_DIV_ZERO = 1,      /* integer division or modulo by zero */
+    RLX_ERR_INDEX = 2,         /* gather/scatter index out of range */
+    RLX_ERR_POW_ZERO = 3,      /* integer zero raised to a negative power */
+    RLX_ERR_EMPTY = 4,         /* max/min/arg reduction over an empty axis */
+    RLX_ERR_PAD = 5            /* reflect pad wider than the axis, or pad of an empty axis */
+};
+
+/* Fused epilogue activations (rlx_compile.dialects.common.Activation). */
+enum {
+    RLX_ACT_NONE = 0,
+    RLX_ACT_RELU = 1,
+    RLX_ACT_GELU = 2,
+    RLX_ACT_GELU_TANH = 3,
+    RLX_ACT_SILU = 4,
+    RLX_ACT_SIGMOID = 5,
+    RLX_ACT_TANH = 6
+};
+
+/* ---- the element types, as X-macro lists ----------------------------------------- */
+/* X(suffix, storage type, compute type, f|d (compute float/double), load, store) */
+#define RLX_FLOAT_TYPES(X, ...)                                                         \
+    X(f32, float, float, f, RLX_ID, RLX_ID, __VA_ARGS__)                                \
+    X(f64, double, double, d, RLX_ID, RLX_ID, __VA_ARGS__)                              \
+    X(f16, uint16_t, float, f, rlx_f16_to_f32, rlx_f32_to_f16, __VA_ARGS__)             \
+    X(bf16, uint16_t, float, f, rlx_bf16_to_f32, rlx_f32_to_bf16, __VA_ARGS__)
+/* X(suffix, type, unsigned type, is signed, min, max) */
+#define RLX_INT_TYPES(X, ...)                                                           \
+    X(i8, int8_t, uint8_t, 1, INT8_MIN, INT8_MAX, __VA_ARGS__)                          \
+    X(i16, int16_t, uint16_t, 1, INT16_MIN, INT16_MAX, __VA_ARGS__)                     \
+    X(i32, int32_t, uint32_t, 1, INT32_MIN, INT32_MAX, __VA_ARGS__)                     \
+    X(i64, int64_t, uint64_t, 1, INT64_MIN, INT64_MAX, __VA_ARGS__)                     \
+    X(u8, uint8_t, uint8_t, 0, 0, UINT8_MAX, __VA_ARGS__)                               \
+    X(u16, uint16_t, uint16_t, 0, 0, UINT16_MAX, __VA_ARGS__)                           \
+    X(u32, uint32_t, uint32_t, 0, 0, UINT32_MAX, __VA_ARGS__)                           \
+    X(u64, uint64_t, uint64_t, 0, 0, UINT64_MAX, __VA_ARGS__)
+
+#define RLX_ID(x) (x)
+
+/* ---- f16 / bf16 ------------------------------------------------------------------- */
+
+/* Round a double to a binary format with `ebits` exponent and `mbits` mantissa bits
+ * (IEEE-like: infinities, subnormals), round half to even; returns the bits. */
+uint32_t rlx_round_f64_bits(double x, int ebits, int mbits);
+float rlx_f16_to_f32(uint16_t h);
+uint16_t rlx_f32_to_f16(float f);
+uint16_t rlx_f64_to_f16(double d);
+uint16_t rlx_f32_to_bf16(float f);
+uint16_t rlx_f64_to_bf16(double d);
+float rlx_bf16_to_f32(uint16_t b);
+
+/* ---- elementwise ------------------------------------------------------------------ */
+/* Elementwise kernels write a dense row-major result of `shape`; each operand is read
+ * at element strides (0 along broadcast dims) over the same index space. */
+#define RLX_UNARY_SIG(name)                                                              \
+    int name(int64_t rank, const int64_t *shape, void *y, const void *x, const int64_t *sx)
+#define RLX_BINARY_SIG(name)                                                             \
+    int name(int64_t rank, const int64_t *shape, void *y, const void *a, const int64_t *sa, \
+             const void *b, const int64_t *sb)
+#define RLX_WHERE_SIG(name)                                                              \
+    int name(int64_t rank, const int64_t *shape, void *y, const void *c, const int64_t *sc, \
+             const void *a, const int64_t *sa, const void *b, const int64_t *sb)
+#define RLX_CAST_SIG(name) int name(int64_t n, void *y, const void *x)
+
+#define RLX_FLOAT_UNARY_OPS(X, ...)                                                     \
+    X(neg, __VA_ARGS__) X(abs, __VA_ARGS__) X(relu, __VA_ARGS__) X(sign, __VA_ARGS__)  \
+    X(exp, __VA_ARGS__) X(log, __VA_ARGS__) X(sqrt, __VA_ARGS__) X(rsqrt, __VA_ARGS__) \
+    X(reciprocal, __VA_ARGS__) X(tanh, __VA_ARGS__) X(sigmoid, __VA_ARGS__)            \
+    X(silu, __VA_ARGS__) X(erf, __VA_ARGS__) X(sin, __VA_ARGS__) X(cos, __VA_ARGS__)   \
+    X(floor, __VA_ARGS__) X(ceil, __VA_ARGS__) X(round, __VA_ARGS__)                   \
+    X(softplus, __VA_ARGS__) X(gelu, __VA_ARGS__) X(gelu_tanh, __VA_ARGS__)            \
+    X(tan, __VA_ARGS__) X(asin, __VA_ARGS__) X(acos, __VA_ARGS__) X(atan, __VA_ARGS__) \
+    X(sinh, __VA_ARGS__) X(cosh, __VA_ARGS__) X(asinh, __VA_ARGS__)                    \
+    X(acosh, __VA_ARGS__) X(atanh, __VA_ARGS__)
+#define RLX_INT_UNARY_OPS(X, ...)                                                       \
+    X(neg, __VA_ARGS__) X(abs, __VA_ARGS__) X(relu, __VA_ARGS__) X(sign, __VA_ARGS__)  \
+    X(bitwise_not, __VA_ARGS__)
+#define RLX_FLOAT_BINARY_OPS(X, ...)                                                    \
+    X(add, __VA_ARGS__) X(sub, __VA_ARGS__) X(mul, __VA_ARGS__) X(div, __VA_ARGS__)    \
+    X(pow, __VA_ARGS__) X(max, __VA_ARGS__) X(min, __VA_ARGS__) X(mod, __VA_ARGS__)    \
+    X(fmod, __VA_ARGS__)
+#define RLX_INT_BINARY_OPS(X, ...)                                                      \
+    X(add, __VA_ARGS__) X(sub, __VA_ARGS__) X(mul, __VA_ARGS__) X(div, __VA_ARGS__)    \
+    X(pow, __VA_ARGS__) X(max, __VA_ARGS__) X(min, __VA_ARGS__) X(mod, __VA_ARGS__)    \
+    X(fmod, __VA_ARGS__) X(bitwise_and, __VA_ARGS__) X(bitwise_or, __VA_ARGS__)        \
+    X(bitwise_xor, __VA_ARGS__) X(shift_left, __VA_ARGS__) X(shift_right, __VA_ARGS__)
+#define RLX_COMPARE_OPS(X, ...)                                                         \
+    X(eq, ==, __VA_ARGS__) X(ne, !=, __VA_ARGS__) X(lt, <, __VA_ARGS__)                \
+    X(le, <=, __VA_ARGS__) X(gt, >, __VA_ARGS__) X(ge, >=, __VA_ARGS__)
+
+#define RLX_DECL_UNARY_F(op, sfx, ...) RLX_UNARY_SIG(rlx_##op##_##sfx);
+#define RLX_DECL_UNARY_FT(sfx, T, CT, CF, L, S, ...) RLX_FLOAT_UNARY_OPS(RLX_DECL_UNARY_F, sfx)
+RLX_FLOAT_TYPES(RLX_DECL_UNARY_FT, _)
+#define RLX_DECL_UNARY_IT(sfx, T, UT, SG, MN, MX, ...) RLX_INT_UNARY_OPS(RLX_DECL_UNARY_F, sfx)
+RLX_INT_TYPES(RLX_DECL_UNARY_IT, _)
+RLX_UNARY_SIG(rlx_not_b);
+
+#define RLX_DECL_BINARY(op, sfx, ...) RLX_BINARY_SIG(rlx_##op##_##sfx);
+#define RLX_DECL_BINARY_FT(sfx, T, CT, CF, L, S, ...) RLX_FLOAT_BINARY_OPS(RLX_DECL_BINARY, sfx)
+RLX_FLOAT_TYPES(RLX_DECL_BINARY_FT, _)
+#define RLX_DECL_BINARY_IT(sfx, T, UT, SG, MN, MX, ...) RLX_INT_BINARY_OPS(RLX_DECL_BINARY, sfx)
+RLX_INT_TYPES(RLX_DECL_BINARY_IT, _)
+RLX_BINARY_SIG(rlx_and_b);
+RLX_BINARY_SIG(rlx_or_b);
+RLX_BINARY_SIG(rlx_xor_b);
+
+#define RLX_DECL_COMPARE(op, sym, sfx) RLX_BINARY_SIG(rlx_cmp_##op##_##sfx);
+#define RLX_DECL_COMPARE_FT(sfx, T, CT, CF, L, S, ...) RLX_COMPARE_OPS(RLX_DECL_COMPARE, sfx)
+RLX_FLOAT_TYPES(RLX_DECL_COMPARE_FT, _)
+#define RLX_DECL_COMPARE_IT(sfx, T, UT, SG, MN, MX, ...) RLX_COMPARE_OPS(RLX_DECL_COMPARE, sfx)
+RLX_INT_TYPES(RLX_DECL_COMPARE_IT, _)
+RLX_COMPARE_OPS(RLX_DECL_COMPARE, b)
+
+/* where: cond is bool; the branches are copied by element size (1, 2, 4, 8 bytes) */
+RLX_WHERE_SIG(rlx_where_1);
+RLX_WHERE_SIG(rlx_where_2);
+RLX_WHERE_SIG(rlx_where_4);
+RLX_WHERE_SIG(rlx_where_8);
+
+/* cast: rlx_cast_<from>_<to>, contiguous, n elements */
+#define RLX_ALL_TYPES(X, ...)                                                           \
+    X(f32, __VA_ARGS__) X(f64, __VA_ARGS__) X(f16, __VA_ARGS__) X(bf16, __VA_ARGS__)   \
+    X(i8, __VA_ARGS__) X(i16, __VA_ARGS__) X(i32, __VA_ARGS__) X(i64, __VA_ARGS__)     \
+    X(u8, __VA_ARGS__) X(u16, __VA_ARGS__) X(u32, __VA_ARGS__) X(u64, __VA_ARGS__)     \
+    X(b, __VA_ARGS__)
+/* the same list again: a macro cannot expand inside its own expansion */
+#define RLX_ALL_TYPES_TO(X, ...)                                                        \
+    X(f32, __VA_ARGS__) X(f64, __VA_ARGS__) X(f16, __VA_ARGS__) X(bf16, __VA_ARGS__)   \
+    X(i8, __VA_ARGS__) X(i16, __VA_ARGS__) X(i32, __VA_ARGS__) X(i64, __VA_ARGS__)     \
+    X(u8, __VA_ARGS__) X(u16, __VA_ARGS__) X(u32, __VA_ARGS__) X(u64, __VA_ARGS__)     \
+    X(b, __VA_ARGS__)
+#define RLX_DECL_CAST(to, from) RLX_CAST_SIG(rlx_cast_##from##_##to);
+#define RLX_DECL_CAST_FROM(from, ...) RLX_ALL_TYPES_TO(RLX_DECL_CAST, from)
+RLX_ALL_TYPES(RLX_DECL_CAST_FROM, _)
+
+/* ---- data movement (by element size; strides in bytes) --------------------------- */
+
+/* dst[i] = src[i] over `shape`, both at byte strides. */
+int rlx_copy(int64_t rank, const int64_t *shape, int64_t elem, void *dst, const int64_t *dst_strides,
+             const void *src, const int64_t *src_strides);
+int rlx_memcpy(void *dst, const void *src, int64_t nbytes);
+int rlx_fail(int64_t code);
+/* dst = table gathered along its middle axis: table [outer, axis_n, inner_bytes],
+ * indices (n_idx of int type idx_kind: 0..7 = i8 i16 i32 i64 u8 u16 u32 u64). */
+int rlx_gather(int64_t outer, int64_t axis_n, int64_t inner_bytes, void *dst, const void *table,
+               const void *indices, int64_t n_idx, int64_t idx_kind);
+/* pad mode: 0 constant (fill = one element's bytes), 1 reflect, 2 edge, 3 wrap */
+int rlx_pad(int64_t rank, const int64_t *in_shape, const int64_t *pads, int64_t mode,
+            int64_t elem, void *dst, const void *src, const void *fill);
+
+/* ---- linear algebra -------------------------------------------------------------- */
+/* y[batch..., M, N] = a[.., M, K] x b[.., K, N]; batch dims at element strides (0 when
+ * broadcast); scratch holds (M*K + K*N + M*N) floats for f16/bf16, none otherwise. */
+#define RLX_MATMUL_SIG(name)                                                            \
+    int name(int64_t batch_rank, const int64_t *batch_shape, const int64_t *a_bstrides,   \
+             const int64_t *b_bstrides, int64_t M, int64_t N, int64_t K, void *y,         \
+             const void *a, const void *b, void *scratch)
+#define RLX_DECL_MATMUL(sfx, ...) RLX_MATMUL_SIG(rlx_matmul_##sfx);
+RLX_FLOAT_TYPES(RLX_DECL_MATMUL, _)
+RLX_INT_TYPES(RLX_DECL_MATMUL, _)
+
+/* y[outer, C, inner]: ((y + bias[c]) + residual) -> activation, rounded after every
+ * step like the unfused chain (bias and residual may be NULL). */
+#define RLX_EPILOGUE_SIG(name)                                                          \
+    int name(int64_t outer, int64_t channels, int64_t inner, void *y, const void *bias,  \
+             const void *residual, int64_t act)
+#define RLX_DECL_EPILOGUE(sfx, ...) RLX_EPILOGUE_SIG(rlx_epilogue_##sfx);
+RLX_FLOAT_TYPES(RLX_DECL_EPILOGUE, _)
+
+/* conv geometry: [nsp, N, C_in, C_out, groups, in[nsp], kernel[nsp], out[nsp],
+ * stride[nsp], pad_begin[nsp], dilation[nsp]]; scratch: see rlx_conv_scratch_floats. */
+#define RLX_CONV_SIG(name)                                                              \
+    int name(const int64_t *geom, void *y, const void *x, const void *w, void *scratch)
+#define RLX_DECL_CONV(sfx, ...) RLX_CONV_SIG(rlx_conv_##sfx);
+RLX_FLOAT_TYPES(RLX_DECL_CONV, _)
+
+/* pool geometry: [nsp, N, C, in[nsp], kernel[nsp], out[nsp], stride[nsp],
+ * pad_begin[nsp], pad_end[nsp], dilation[nsp]] */
+#define RLX_POOL_SIG(name) int name(const int64_t *geom, void *y, const void *x, int64_t flag)
+#define RLX_DECL_POOL(sfx, ...) RLX_POOL_SIG(rlx_max_pool_##sfx); RLX_POOL_SIG(rlx_avg_pool_##sfx);
+RLX_FLOAT_TYPES(RLX_DECL_POOL, _)
+
+/* ---- reductions and normalisation -------------------------------------------------- */
+/* Reduce x[shape] over the dims with reduced[d] != 0 into y (the kept dims, row-major).
+ * acc: one 8-byte accumulator per output element. */
+#define RLX_REDUCE_SIG(name)                                                            \
+    int name(int64_t rank, const int64_t *shape, const int64_t *reduced, void *y,        \
+             const void *x, void *acc)
+#define RLX_REDUCE_KINDS(X, ...)                                                        \
+    X(sum, __VA_ARGS__) X(mean, __VA_ARGS__) X(max, __VA_ARGS__) X(min, __VA_ARGS__)   \
+    X(prod, __VA_ARGS__)
+#define RLX_DECL_REDUCE(kind, sfx) RLX_REDUCE_SIG(rlx_reduce_##kind##_##sfx);
+#define RLX_DECL_REDUCE_T(sfx, ...) RLX_REDUCE_KINDS(RLX_DECL_REDUCE, sfx)
+RLX_FLOAT_TYPES(RLX_DECL_REDUCE_T, _)
+RLX_INT_TYPES(RLX_DECL_REDUCE_T, _)
+
+/* Along the middle axis of [outer, n, inner]: softmax, log_softmax, argmax/argmin
+ * (int64 results), and the running sum/product (exclusive: shifted by one, reverse:
+ * from the end). */
+#define RLX_AXIS_SIG(name) int name(int64_t outer, int64_t n, int64_t inner, void *y, const void *x)
+#define RLX_SCAN_SIG(name)                                                              \
+    int name(int64_t outer, int64_t n, int64_t inner, void *y, const void *x,            \
+             int64_t exclusive, int64_t reverse)
+#define RLX_DECL_AXIS_F(sfx, ...)                                                       \
+    RLX_AXIS_SIG(rlx_softmax_##sfx); RLX_AXIS_SIG(rlx_log_softmax_##sfx);               \
+    RLX_AXIS_SIG(rlx_argmax_##sfx); RLX_AXIS_SIG(rlx_argmin_##sfx);                     \
+    RLX_SCAN_SIG(rlx_cumsum_##sfx); RLX_SCAN_SIG(rlx_cumprod_##sfx);
+RLX_FLOAT_TYPES(RLX_DECL_AXIS_F, _)
+#define RLX_DECL_AXIS_I(sfx, ...)                                                       \
+    RLX_AXIS_SIG(rlx_argmax_##sfx); RLX_AXIS_SIG(rlx_argmin_##sfx);                     \
+    RLX_SCAN_SIG(rlx_cumsum_##sfx); RLX_SCAN_SIG(rlx_cumprod_##sfx);
+RLX_INT_TYPES(RLX_DECL_AXIS_I, _)
+
+/* scatter_nd: out (already a copy of data) [q dims..., inner elements] gets `m` updates
+ * of `inner` elements at the int indices [m, q]; reduction 0 none, 1 add, 2 mul, 3 max,
+ * 4 min; dtype: position in RLX_ALL_TYPES. */
+int rlx_scatter_nd(int64_t q, const int64_t *dims, int64_t inner, int64_t m, int64_t dtype,
+                   int64_t reduction, void *out, const void *indices, int64_t idx_kind,
+                   const void *updates);
+
+/* topk along the middle axis of [outer, n, inner]: k values and their i64 indices;
+ * scratch holds 2*n int64. */
+#define RLX_TOPK_SIG(name)                                                              \
+    int name(int64_t outer, int64_t n, int64_t inner, int64_t k, int64_t smallest,       \
+             void *values, void *indices, const void *x, void *scratch)
+#define RLX_DECL_TOPK(sfx, ...) RLX_TOPK_SIG(rlx_topk_##sfx);
+RLX_FLOAT_TYPES(RLX_DECL_TOPK, _)
+RLX_INT_TYPES(RLX_DECL_TOPK, _)
+
+/* Norms over the trailing n elements of each of `rows` rows; scale/bias hold n values
+ * (bias may be NULL). */
+#define RLX_NORM_SIG(name)                                                              \
+    int name(int64_t rows, int64_t n, double eps, void *y, const void *x, const void *scale, \
+             const void *bias)
+/* group norm: x [N, C, inner], `groups` groups of C/groups channels; scale/bias [C] */
+#define RLX_GROUP_NORM_SIG(name)                                                        \
+    int name(int64_t N, int64_t C, int64_t inner, int64_t groups, double eps, void *y,   \
+             const void *x, const void *scale, const void *bias)
+/* batch norm: x [N, C, inner] with per-channel statistics */
+#define RLX_BATCH_NORM_SIG(name)                                                        \
+    int name(int64_t N, int64_t C, int64_t inner, double eps, void *y, const void *x,    \
+             const void *scale, const void *bias, const void *mean, const void *var)
+#define RLX_DECL_NORM(sfx, ...)                                                         \
+    RLX_NORM_SIG(rlx_layer_norm_##sfx); RLX_NORM_SIG(rlx_rms_norm_##sfx);               \
+    RLX_GROUP_NORM_SIG(rlx_group_norm_##sfx); RLX_BATCH_NORM_SIG(rlx_batch_norm_##sfx);
+RLX_FLOAT_TYPES(RLX_DECL_NORM, _)
+
+/* ---- attention, rope ------------------------------------------------------------- */
+/* geom: [B, H, Hkv, Sq, Sk, D, Dv, k_batch_stride, v_batch_stride] (element strides of
+ * k's and v's batch dim: 0 when broadcast). mask: element strides over [B, H, Sq, Sk]
+ * (mask_kind 0 none, 1 causal, 2 explicit bool, 3 explicit additive). scratch: see
+ * rlx_attention emitter (Sq*Sk floats, plus f32 copies of q/k/v heads for f16/bf16). */
+#define RLX_ATTENTION_SIG(name)                                                         \
+    int name(const int64_t *geom, void *y, const void *q, const void *k, const void *v,  \
+             const void *mask, const int64_t *mask_strides, int64_t mask_kind,           \
+             double scale, double softcap, void *scratch)
+/* rope: x [rows, D] (rows over `lead_rank` leading dims), rotary dim r; cos/sin at
+ * element strides over the leading dims and along the half. */
+#define RLX_ROPE_SIG(name)                                                              \
+    int name(int64_t lead_rank, const int64_t *lead_shape, int64_t D, int64_t rot,        \
+             int64_t interleaved, void *y, const void *x, const void *cos,               \
+             const int64_t *cos_strides, const void *sin, const int64_t *sin_strides)
+#define RLX_DECL_ATTN(sfx, ...) RLX_ATTENTION_SIG(rlx_attention_##sfx); RLX_ROPE_SIG(rlx_rope_##sfx);
+RLX_FLOAT_TYPES(RLX_DECL_ATTN, _)
+
+/* ---- quantisation ----------------------------------------------------------------- */
+/* x [outer, C, inner] with C scales (C = 1: per tensor); the scale is already in the
+ * compute type (f32, or f64 when x or the scale is f64); zero point of the result type
+ * or NULL. */
+#define RLX_QUANTIZE_SIG(name)                                                          \
+    int name(int64_t outer, int64_t channels, int64_t inner, void *y, const void *x,     \
+             const void *scale, const void *zero_point)
+#define RLX_QUANT_INT_TYPES(X, ...)                                                     \
+    X(i8, __VA_ARGS__) X(i16, __VA_ARGS__) X(i32, __VA_ARGS__) X(i64, __VA_ARGS__)     \
+    X(u8, __VA_ARGS__) X(u16, __VA_ARGS__) X(u32, __VA_ARGS__) X(u64, __VA_ARGS__)
+#define RLX_DECL_QUANT(q, x, c) RLX_QUANTIZE_SIG(rlx_quantize_##x##_##c##_##q);
+RLX_QUANT_INT_TYPES(RLX_DECL_QUANT, f32, f32)
+RLX_QUANT_INT_TYPES(RLX_DECL_QUANT, f16, f32)
+RLX_QUANT_INT_TYPES(RLX_DECL_QUANT, bf16, f32)
+RLX_QUANT_INT_TYPES(RLX_DECL_QUANT, f32, f64)
+RLX_QUANT_INT_TYPES(RLX_DECL_QUANT, f64, f64)
+RLX_QUANT_INT_TYPES(RLX_DECL_QUANT, f16, f64)
+RLX_QUANT_INT_TYPES(RLX_DECL_QUANT, bf16, f64)
+/* y = (q - zero_point) * scale in the scale's type (rlx_dequantize_<q>_<scale>) */
+#define RLX_DECL_DEQUANT(q, s) RLX_QUANTIZE_SIG(rlx_dequantize_##q##_##s);
+RLX_QUANT_INT_TYPES(RLX_DECL_DEQUANT, f32)
+RLX_QUANT_INT_TYPES(RLX_DECL_DEQUANT, f64)
+RLX_QUANT_INT_TYPES(RLX_DECL_DEQUANT, f16)
+RLX_QUANT_INT_TYPES(RLX_DECL_DEQUANT, bf16)
+
+/* fake quantize: (clamp(rint(x / scale) + zp, qmin, qmax) - zp) * scale in CT, scale
+ * and zero point given in CT (rlx_fake_quantize_<x>_<ct>) */
+#define RLX_FAKE_QUANT_SIG(name)                                                        \
+    int name(int64_t outer, int64_t channels, int64_t inner, void *y, const void *x,     \
+             const void *scale, const void *zero_point, int64_t qmin, int64_t qmax)
+RLX_FAKE_QUANT_SIG(rlx_fake_quantize_f32_f32);
+RLX_FAKE_QUANT_SIG(rlx_fake_quantize_f16_f32);
+RLX_FAKE_QUANT_SIG(rlx_fake_quantize_bf16_f32);
+RLX_FAKE_QUANT_SIG(rlx_fake_quantize_f32_f64);
+RLX_FAKE_QUANT_SIG(rlx_fake_quantize_f64_f64);
+RLX_FAKE_QUANT_SIG(rlx_fake_quantize_f16_f64);
+RLX_FAKE_QUANT_SIG(rlx_fake_quantize_bf16_f64);
+
+/* ---- threads ---------------------------------------------------------------------- */
+/* Threads of the BLAS (no effect without one). */
+void rlx_set_num_threads(int64_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* RLX_RUNTIME_H */

@@ -1,0 +1,638 @@
+"""One-op graphs for every op the cpu target claims, built for a given element type.
+
+``CASES`` maps a case name to ``(op class, make)``: ``make(dtype, rng)`` returns the MIR
+module and its inputs, or None when the op does not take that element type (the
+verifier rejects it). Inputs avoid only what has no defined result (integer division
+by zero, out-of-range indices); floats include signed zeros, infinities and NaN where
+an op defines them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Region, SSAValue
+from xdsl.utils.exceptions import VerifyException
+
+from rlx_compile.builder import ModuleBuilder
+from rlx_compile.dialects import mir
+from rlx_compile.dialects.types import DType, TensorType
+
+Make = Callable[[DType, np.random.Generator], "tuple[ModuleOp, dict[str, np.ndarray]] | None"]
+
+FLOAT_SPECIALS = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5, -2.5])
+
+
+def values(shape: tuple[int, ...], dtype: DType, rng: np.random.Generator, kind: str = "any"):
+    """Random values of ``dtype``: ``any`` (with specials for floats), ``finite``,
+    ``positive``, ``nonzero`` (ints: no zeros), ``small`` (ints in [-3, 3])."""
+    n = int(np.prod(shape))
+    if dtype.is_bool:
+        return rng.random(shape) < 0.5
+    if dtype.is_float:
+        x = rng.standard_normal(n) * 2
+        if kind == "positive":
+            x = np.abs(x) + 0.1
+        if kind == "any" and n >= 12:
+            x[: len(FLOAT_SPECIALS)] = FLOAT_SPECIALS
+            rng.shuffle(x)
+        with np.errstate(all="ignore"):
+            return x.astype(dtype.numpy).reshape(shape)
+    lo, hi = dtype.int_range
+    if kind == "small":
+        lo, hi = max(lo, -3), min(hi, 3)
+    elif kind == "positive":
+        lo, hi = 1, min(hi, 100)
+    else:
+        lo, hi = max(lo, -(2**62)), min(hi, 2**62)
+    x = rng.integers(lo, hi, size=n, endpoint=True, dtype=np.int64 if lo < 0 else np.uint64)
+    if kind == "nonzero":
+        x[x == 0] = 1
+    return x.astype(dtype.numpy).reshape(shape)
+
+
+def graph(
+    specs: dict[str, tuple[tuple[int, ...], DType]],
+    body: Callable[..., Any],
+) -> ModuleOp | None:
+    """A graph of one input per spec; ``body(m, *inputs)`` returns the output(s);
+    None when an op does not verify for these types."""
+    try:
+        with ModuleBuilder("g") as m:
+            leaves = [m.input(name, shape, dtype) for name, (shape, dtype) in specs.items()]
+            out = body(m, *leaves)
+            outs = list(out) if isinstance(out, list | tuple) else [out]
+            m.output(*outs, names=[f"y{i}" for i in range(len(outs))])
+    except (VerifyException, ValueError):
+        return None
+    return m.module
+
+
+def one(op: Any) -> Any:
+    return op.results[0] if len(op.results) == 1 else list(op.results)
+
+
+CASES: dict[str, tuple[type, Make]] = {}
+
+
+def case(name: str, op: type) -> Callable[[Make], Make]:
+    def register(make: Make) -> Make:
+        CASES[name] = (op, make)
+        return make
+
+    return register
+
+
+# ---------------------------------------------------------------------------------
+# Elementwise
+# ---------------------------------------------------------------------------------
+
+UNARY = [
+    mir.NegOp, mir.AbsOp, mir.ReluOp, mir.SignOp, mir.NotOp, mir.ExpOp, mir.LogOp,
+    mir.SqrtOp, mir.RsqrtOp, mir.ReciprocalOp, mir.TanhOp, mir.SigmoidOp, mir.SiluOp,
+    mir.ErfOp, mir.SinOp, mir.CosOp, mir.FloorOp, mir.CeilOp, mir.RoundOp, mir.SoftplusOp,
+    mir.TanOp, mir.AsinOp, mir.AcosOp, mir.AtanOp, mir.SinhOp, mir.CoshOp, mir.AsinhOp,
+    mir.AcoshOp, mir.AtanhOp, mir.BitwiseNotOp,
+]  # fmt: skip
+
+
+def _unary_case(op: type) -> Make:
+    def make(dtype: DType, rng: np.random.Generator):
+        module = graph({"x": ((3, 7), dtype)}, lambda m, x: m.unary(op, x))
+        return module and (module, {"x": values((3, 7), dtype, rng)})
+
+    return make
+
+
+for _op in UNARY:
+    case(_op.name.removeprefix("mir."), _op)(_unary_case(_op))
+
+for _approx in ("none", "tanh"):
+
+    @case(f"gelu_{_approx}", mir.GeluOp)
+    def _gelu(dtype: DType, rng: np.random.Generator, approx: str = _approx):
+        module = graph({"x": ((4, 6), dtype)}, lambda m, x: m.gelu(x, approx))
+        return module and (module, {"x": values((4, 6), dtype, rng)})
+
+
+BINARY = [
+    mir.AddOp, mir.SubOp, mir.MulOp, mir.DivOp, mir.PowOp, mir.MaxOp, mir.MinOp, mir.ModOp,
+    mir.AndOp, mir.OrOp, mir.XorOp, mir.FmodOp, mir.BitwiseAndOp, mir.BitwiseOrOp,
+    mir.BitwiseXorOp, mir.ShiftLeftOp, mir.ShiftRightOp,
+]  # fmt: skip
+_DIVIDES = (mir.DivOp, mir.ModOp, mir.FmodOp)
+
+
+def _binary_case(op: type, shapes: tuple[tuple[int, ...], tuple[int, ...]]) -> Make:
+    def make(dtype: DType, rng: np.random.Generator):
+        module = graph(
+            {"a": (shapes[0], dtype), "b": (shapes[1], dtype)}, lambda m, a, b: m.binary(op, a, b)
+        )
+        if module is None:
+            return None
+        kind_b = "any"
+        if dtype.is_int and op in _DIVIDES:
+            kind_b = "nonzero"
+        if dtype.is_int and op is mir.PowOp:
+            kind_b = "small"
+        a = values(shapes[0], dtype, rng, "small" if op is mir.PowOp and dtype.is_int else "any")
+        if op in (mir.ShiftLeftOp, mir.ShiftRightOp):
+            bits = dtype.itemsize * 8
+            lo = -2 if dtype.is_signed_int else 0
+            b = rng.integers(lo, bits + 2, size=shapes[1]).astype(dtype.numpy)
+        else:
+            b = values(shapes[1], dtype, rng, kind_b)
+        return module, {"a": a, "b": b}
+
+    return make
+
+
+for _op in BINARY:
+    _n = _op.name.removeprefix("mir.")
+    case(f"{_n}_broadcast", _op)(_binary_case(_op, ((3, 1, 5), (4, 5))))
+    case(f"{_n}_same", _op)(_binary_case(_op, ((2, 9), (2, 9))))
+    case(f"{_n}_scalar", _op)(_binary_case(_op, ((), (6,))))
+
+for _pred in ("eq", "ne", "lt", "le", "gt", "ge"):
+
+    @case(f"compare_{_pred}", mir.CompareOp)
+    def _compare(dtype: DType, rng: np.random.Generator, pred: str = _pred):
+        module = graph(
+            {"a": ((3, 4), dtype), "b": ((4,), dtype)}, lambda m, a, b: m.compare(pred, a, b)
+        )
+        a = values((3, 4), dtype, rng, "small" if dtype.is_int else "any")
+        b = values((4,), dtype, rng, "small" if dtype.is_int else "any")
+        return module and (module, {"a": a, "b": b})
+
+
+@case("where", mir.WhereOp)
+def _where(dtype: DType, rng: np.random.Generator):
+    module = graph(
+        {"c": ((3, 1), DType.BOOL), "a": ((3, 4), dtype), "b": ((4,), dtype)},
+        lambda m, c, a, b: m.where(c, a, b),
+    )
+    inputs = {
+        "c": values((3, 1), DType.BOOL, rng),
+        "a": values((3, 4), dtype, rng),
+        "b": values((4,), dtype, rng),
+    }
+    return module and (module, inputs)
+
+
+def cast_case(src: DType) -> Make:
+    """A cast from ``src`` to ``dtype``."""
+
+    def make(dtype: DType, rng: np.random.Generator):
+        module = graph({"x": ((5, 6), src)}, lambda m, x: m.cast(x, dtype))
+        x = values((5, 6), src, rng)
+        if src.is_float:
+            x = (x.astype(np.float64) * 1e3).astype(src.numpy)  # saturating ints too
+        return module and (module, {"x": x})
+
+    return make
+
+
+for _src in DType:
+    case(f"cast_from_{_src.value}", mir.CastOp)(cast_case(_src))
+
+
+@case("bitcast", mir.BitcastOp)
+def _bitcast(dtype: DType, rng: np.random.Generator):
+    target = {1: DType.U8, 2: DType.I16, 4: DType.I32, 8: DType.U64}[dtype.itemsize]
+    module = graph({"x": ((3, 4), dtype)}, lambda m, x: one(m.emit(mir.BitcastOp(x, target))))
+    return module and (module, {"x": values((3, 4), dtype, rng)})
+
+
+# ---------------------------------------------------------------------------------
+# Data movement
+# ---------------------------------------------------------------------------------
+
+
+def _movement(name: str, op: type, shape: tuple[int, ...], body: Callable[..., Any]) -> None:
+    @case(name, op)
+    def make(dtype: DType, rng: np.random.Generator):
+        module = graph({"x": (shape, dtype)}, body)
+        return module and (module, {"x": values(shape, dtype, rng)})
+
+
+_movement("reshape", mir.ReshapeOp, (2, 3, 4), lambda m, x: m.reshape(x, (4, 6)))
+_movement("transpose", mir.TransposeOp, (2, 3, 4), lambda m, x: m.transpose(x, (2, 0, 1)))
+_movement("narrow_inner", mir.NarrowOp, (3, 8), lambda m, x: m.narrow(x, 1, 2, 5))
+_movement(
+    "slice_steps", mir.SliceOp, (5, 7),
+    lambda m, x: one(m.emit(mir.SliceOp(x, (4, 1), (-2, 3), (3, 2)))),
+)  # fmt: skip
+_movement("expand", mir.ExpandOp, (3, 1), lambda m, x: m.expand(x, (2, 3, 4)))
+_movement(
+    "concat", mir.ConcatOp, (2, 3),
+    lambda m, x: m.concat([x, m.transpose(m.reshape(x, (3, 2)), (1, 0)), x], 1),
+)  # fmt: skip
+for _mode in ("constant", "reflect", "edge", "wrap"):
+    _movement(
+        f"pad_{_mode}", mir.PadOp, (3, 4),
+        lambda m, x, mode=_mode: m.pad(x, (1, 2, 2, 1), mode, 1.5),
+    )  # fmt: skip
+
+
+@case("gather", mir.GatherOp)
+def _gather(dtype: DType, rng: np.random.Generator):
+    module = graph(
+        {"t": ((4, 5, 3), dtype), "i": ((2, 3), DType.I64)},
+        lambda m, t, i: m.gather(t, i, axis=1),
+    )
+    idx = rng.integers(-5, 5, size=(2, 3)).astype(np.int64)
+    return module and (module, {"t": values((4, 5, 3), dtype, rng), "i": idx})
+
+
+@case("gather_i32_index", mir.GatherOp)
+def _gather32(dtype: DType, rng: np.random.Generator):
+    module = graph(
+        {"t": ((6, 2), dtype), "i": ((4,), DType.I32)}, lambda m, t, i: m.gather(t, i, axis=0)
+    )
+    idx = rng.integers(-6, 6, size=(4,)).astype(np.int32)
+    return module and (module, {"t": values((6, 2), dtype, rng), "i": idx})
+
+
+for _red in ("none", "add", "mul", "max", "min"):
+
+    @case(f"scatter_nd_{_red}", mir.ScatterNdOp)
+    def _scatter(dtype: DType, rng: np.random.Generator, red: str = _red):
+        module = graph(
+            {"d": ((4, 3), dtype), "i": ((3, 1), DType.I64), "u": ((3, 3), dtype)},
+            lambda m, d, i, u: one(m.emit(mir.ScatterNdOp(d, i, u, red))),
+        )
+        idx = np.array([[1], [-1], [1]] if red != "none" else [[0], [2], [-1]], dtype=np.int64)
+        inputs = {"d": values((4, 3), dtype, rng), "i": idx, "u": values((3, 3), dtype, rng)}
+        return module and (module, inputs)
+
+
+# ---------------------------------------------------------------------------------
+# Reductions and axis ops
+# ---------------------------------------------------------------------------------
+
+REDUCE = [mir.ReduceSumOp, mir.ReduceMeanOp, mir.ReduceMaxOp, mir.ReduceMinOp, mir.ReduceProdOp]
+for _op in REDUCE:
+    for _axes, _keep in (((1,), False), ((0, 2), True), ((2,), False), ((0, 1, 2), False)):
+
+        @case(f"{_op.name.removeprefix('mir.')}_{''.join(map(str, _axes))}", _op)
+        def _reduce(dtype: DType, rng: np.random.Generator, op=_op, axes=_axes, keep=_keep):
+            module = graph({"x": ((3, 4, 5), dtype)}, lambda m, x: one(m.emit(op(x, axes, keep))))
+            kind = "small" if op is mir.ReduceProdOp else "finite"
+            return module and (module, {"x": values((3, 4, 5), dtype, rng, kind)})
+
+
+for _op in (mir.CumsumOp, mir.CumprodOp):
+    for _ex, _rev in ((False, False), (True, False), (False, True), (True, True)):
+
+        @case(f"{_op.name.removeprefix('mir.')}_{int(_ex)}{int(_rev)}", _op)
+        def _scan(dtype: DType, rng: np.random.Generator, op=_op, ex=_ex, rev=_rev):
+            module = graph({"x": ((3, 5, 2), dtype)}, lambda m, x: one(m.emit(op(x, 1, ex, rev))))
+            kind = "small" if op is mir.CumprodOp else "finite"
+            return module and (module, {"x": values((3, 5, 2), dtype, rng, kind)})
+
+
+for _op in (mir.ArgMaxOp, mir.ArgMinOp):
+    for _axis in (0, 2):
+
+        @case(f"{_op.name.removeprefix('mir.')}_{_axis}", _op)
+        def _arg(dtype: DType, rng: np.random.Generator, op=_op, axis=_axis):
+            module = graph({"x": ((3, 4, 5), dtype)}, lambda m, x: one(m.emit(op(x, axis, True))))
+            kind = "small" if dtype.is_int else "any"
+            return module and (module, {"x": values((3, 4, 5), dtype, rng, kind)})
+
+
+for _smallest in (False, True):
+
+    @case(f"topk_{'smallest' if _smallest else 'largest'}", mir.TopKOp)
+    def _topk(dtype: DType, rng: np.random.Generator, smallest=_smallest):
+        module = graph(
+            {"x": ((3, 9, 2), dtype)}, lambda m, x: one(m.emit(mir.TopKOp(x, 4, 1, smallest)))
+        )
+        kind = "small" if dtype.is_int else "any"
+        return module and (module, {"x": values((3, 9, 2), dtype, rng, kind)})
+
+
+for _op in (mir.SoftmaxOp, mir.LogSoftmaxOp):
+    for _axis in (1, 2):
+
+        @case(f"{_op.name.removeprefix('mir.')}_{_axis}", _op)
+        def _softmax(dtype: DType, rng: np.random.Generator, op=_op, axis=_axis):
+            module = graph({"x": ((2, 5, 7), dtype)}, lambda m, x: one(m.emit(op(x, axis))))
+            return module and (module, {"x": values((2, 5, 7), dtype, rng, "finite")})
+
+
+for _op in (mir.LayerNormOp, mir.RmsNormOp):
+    for _bias in (False, True):
+
+        @case(f"{_op.name.removeprefix('mir.')}{'_bias' if _bias else ''}", _op)
+        def _norm(dtype: DType, rng: np.random.Generator, op=_op, bias=_bias):
+            specs = {"x": ((3, 4, 6), dtype), "s": ((4, 6), dtype), "b": ((6,), dtype)}
+
+            def body(m, x, s, b):
+                return one(m.emit(op(x, s, b if bias else None, axis=1, epsilon=1e-5)))
+
+            module = graph(specs, body)
+            inputs = {k: values(v[0], dtype, rng, "finite") for k, v in specs.items()}
+            return module and (module, inputs)
+
+
+@case("group_norm", mir.GroupNormOp)
+def _group_norm(dtype: DType, rng: np.random.Generator):
+    specs = {"x": ((2, 6, 5), dtype), "s": ((6,), dtype), "b": ((6,), dtype)}
+    module = graph(
+        specs,
+        lambda m, x, s, b: one(m.emit(mir.GroupNormOp(x, s, b, groups=3, epsilon=1e-5))),
+    )
+    return module and (module, {k: values(v[0], dtype, rng, "finite") for k, v in specs.items()})
+
+
+@case("batch_norm", mir.BatchNormOp)
+def _batch_norm(dtype: DType, rng: np.random.Generator):
+    c = 4
+    specs = {"x": ((2, c, 3, 3), dtype), **{k: ((c,), dtype) for k in "sbmv"}}
+    module = graph(
+        specs,
+        lambda m, x, s, b, mean, v: one(m.emit(mir.BatchNormOp(x, s, b, mean, v, epsilon=1e-3))),
+    )
+    inputs = {k: values(v[0], dtype, rng, "finite") for k, v in specs.items()}
+    if module is not None:
+        inputs["v"] = values((c,), dtype, rng, "positive")
+    return module and (module, inputs)
+
+
+# ---------------------------------------------------------------------------------
+# Matmul, conv, pooling
+# ---------------------------------------------------------------------------------
+
+for _name, _sa, _sb in (
+    ("matmul_2d", (5, 6), (6, 7)),
+    ("matmul_batched_shared_rhs", (2, 3, 6), (6, 4)),
+    ("matmul_batched", (2, 3, 6), (2, 6, 4)),
+    ("matmul_broadcast", (1, 3, 6), (2, 6, 4)),
+    ("matmul_vector_lhs", (6,), (2, 6, 3)),
+    ("matmul_vector_rhs", (2, 3, 6), (6,)),
+):
+
+    @case(_name, mir.MatmulOp)
+    def _matmul(dtype: DType, rng: np.random.Generator, sa=_sa, sb=_sb):
+        module = graph({"a": (sa, dtype), "b": (sb, dtype)}, lambda m, a, b: m.matmul(a, b))
+        kind = "small" if dtype.is_int else "finite"
+        return module and (
+            module,
+            {"a": values(sa, dtype, rng, kind), "b": values(sb, dtype, rng, kind)},
+        )
+
+
+for _name, _x, _w, _kw in (
+    ("conv2d", (2, 4, 7, 6), (6, 4, 3, 3), {"pads": (1, 0, 1, 2)}),
+    (
+        "conv2d_strided_dilated",
+        (1, 3, 9, 8),
+        (4, 3, 3, 2),
+        {"strides": (2, 1), "dilations": (1, 2)},
+    ),
+    ("conv2d_grouped", (1, 6, 5, 5), (4, 3, 3, 3), {"groups": 2, "pads": (1, 1, 1, 1)}),
+    ("conv2d_depthwise", (1, 4, 6, 6), (8, 1, 3, 3), {"groups": 4, "pads": (1, 1, 1, 1)}),
+    ("conv2d_pointwise", (2, 5, 4, 3), (3, 5, 1, 1), {}),
+    ("conv1d", (2, 3, 10), (4, 3, 3), {"strides": (2,), "pads": (1, 2)}),
+    ("conv3d", (1, 2, 4, 5, 4), (3, 2, 2, 3, 2), {"pads": (0, 1, 0, 1, 0, 1)}),
+):
+
+    @case(_name, mir.ConvOp)
+    def _conv(dtype: DType, rng: np.random.Generator, xs=_x, ws=_w, kw=_kw):
+        module = graph({"x": (xs, dtype), "w": (ws, dtype)}, lambda m, x, w: m.conv(x, w, **kw))
+        return module and (
+            module, {"x": values(xs, dtype, rng, "finite"), "w": values(ws, dtype, rng, "finite")}
+        )  # fmt: skip
+
+
+for _op in (mir.MaxPoolOp, mir.AvgPoolOp):
+    for _name, _x, _kw in (
+        ("2d", (2, 3, 7, 6), {"kernel": (3, 2), "strides": (2, 2), "pads": (1, 0, 1, 1)}),
+        ("2d_ceil", (1, 2, 7, 7), {"kernel": (3, 3), "strides": (2, 2), "ceil_mode": True}),
+        ("2d_dilated", (1, 2, 8, 8), {"kernel": (2, 2), "dilations": (2, 3)}),
+        ("1d", (2, 3, 9), {"kernel": (4,), "strides": (3,), "pads": (2, 1)}),
+        ("3d", (1, 2, 4, 4, 5), {"kernel": (2, 2, 3), "pads": (0, 1, 1, 1, 0, 1)}),
+    ):
+        extras = [False, True] if _op is mir.AvgPoolOp else [False]
+        for _inc in extras:
+
+            @case(f"{_op.name.removeprefix('mir.')}_{_name}{'_incpad' if _inc else ''}", _op)
+            def _pool(dtype: DType, rng: np.random.Generator, op=_op, xs=_x, kw=_kw, inc=_inc):
+                extra = {"count_include_pad": inc} if op is mir.AvgPoolOp else {}
+                module = graph({"x": (xs, dtype)}, lambda m, x: one(m.emit(op(x, **kw, **extra))))
+                return module and (module, {"x": values(xs, dtype, rng, "any")})
+
+
+# ---------------------------------------------------------------------------------
+# Attention, rope
+# ---------------------------------------------------------------------------------
+
+for _name, _kv_heads, _kind, _extra in (
+    ("attention", 2, "none", {}),
+    ("attention_gqa_causal", 1, "causal", {"scale": 0.3}),
+    ("attention_bool_mask", 2, "bool", {}),
+    ("attention_float_mask_softcap", 2, "float", {"softcap": 5.0}),
+):
+
+    @case(_name, mir.AttentionOp)
+    def _attention(dtype: DType, rng: np.random.Generator, hk=_kv_heads, kind=_kind, extra=_extra):
+        b, h, sq, sk, d = 2, 2, 3, 4, 5
+        specs = {
+            "q": ((b, h, sq, d), dtype),
+            "k": ((b, hk, sk, d), dtype),
+            "v": ((b, hk, sk, d), dtype),
+        }
+        if kind == "bool":
+            specs["mask"] = ((1, 1, sq, sk), DType.BOOL)
+        elif kind == "float":
+            specs["mask"] = ((b, 1, 1, sk), dtype)
+
+        def body(m, q, k, v, mask=None):
+            mask_kind = (
+                "causal" if kind == "causal" else ("explicit" if mask is not None else "none")
+            )
+            return one(m.emit(mir.AttentionOp(q, k, v, mask, mask_kind=mask_kind, **extra)))
+
+        module = graph(specs, body)
+        inputs = {k_: values(v_[0], v_[1], rng, "finite") for k_, v_ in specs.items()}
+        if kind == "bool":
+            inputs["mask"][..., 0] = True  # every query attends somewhere
+        return module and (module, inputs)
+
+
+for _name, _kw, _cs in (
+    ("rope", {}, (3, 4)),
+    ("rope_interleaved_partial", {"rotary_dim": 4, "interleaved": True}, (1, 3, 2)),
+):
+
+    @case(_name, mir.RopeOp)
+    def _rope(dtype: DType, rng: np.random.Generator, kw=_kw, cs=_cs):
+        specs = {"x": ((2, 1, 3, 8), dtype), "c": (cs, dtype), "s": (cs, dtype)}
+        module = graph(specs, lambda m, x, c, s: one(m.emit(mir.RopeOp(x, c, s, **kw))))
+        return module and (
+            module,
+            {k: values(v[0], dtype, rng, "finite") for k, v in specs.items()},
+        )
+
+
+# ---------------------------------------------------------------------------------
+# Quantisation
+# ---------------------------------------------------------------------------------
+
+
+def _scale_dtype(dtype: DType) -> DType:
+    return dtype if dtype.is_float else DType.F32
+
+
+for _axis in (None, 1):
+
+    @case(f"quantize{'_axis' if _axis is not None else ''}", mir.QuantizeOp)
+    def _quantize(dtype: DType, rng: np.random.Generator, axis=_axis):
+        """Quantize f32 into ``dtype`` (and f16/f64 inputs into i8)."""
+        src, out = (DType.F32, dtype) if dtype.is_int else (dtype, DType.I8)
+        n = 1 if axis is None else 4
+        specs = {"x": ((3, 4, 2), src), "s": ((n,), DType.F32), "z": ((n,), out)}
+        module = graph(
+            specs,
+            lambda m, x, s, z: one(m.emit(mir.QuantizeOp(x, s, z, dtype=out, axis=axis))),
+        )
+        inputs = {
+            "x": values((3, 4, 2), src, rng) * 20,
+            "s": values((n,), DType.F32, rng, "positive"),
+            "z": values((n,), out, rng, "small"),
+        }
+        return module and (module, inputs)
+
+    @case(f"dequantize{'_axis' if _axis is not None else ''}", mir.DequantizeOp)
+    def _dequantize(dtype: DType, rng: np.random.Generator, axis=_axis):
+        """Dequantize ``dtype`` ints with an f32 scale (float dtypes: i8 with that scale)."""
+        q, s = (dtype, DType.F32) if dtype.is_int else (DType.I8, dtype)
+        n = 1 if axis is None else 4
+        specs = {"q": ((3, 4, 2), q), "s": ((n,), s), "z": ((n,), q)}
+        module = graph(
+            specs, lambda m, x, sc, z: one(m.emit(mir.DequantizeOp(x, sc, z, axis=axis)))
+        )
+        inputs = {"q": values((3, 4, 2), q, rng), "s": values((n,), s, rng, "positive"),
+                  "z": values((n,), q, rng, "small")}  # fmt: skip
+        return module and (module, inputs)
+
+
+@case("fake_quantize", mir.FakeQuantizeOp)
+def _fake_quantize(dtype: DType, rng: np.random.Generator):
+    specs = {"x": ((3, 4), dtype), "s": ((4,), dtype), "z": ((4,), DType.I32)}
+    module = graph(
+        specs,
+        lambda m, x, s, z: one(
+            m.emit(mir.FakeQuantizeOp(x, s, z, quant_min=-8, quant_max=7, axis=1))
+        ),
+    )
+    inputs = {"x": values((3, 4), dtype, rng) * 4, "s": values((4,), dtype, rng, "positive"),
+              "z": values((4,), DType.I32, rng, "small")}  # fmt: skip
+    return module and (module, inputs)
+
+
+# ---------------------------------------------------------------------------------
+# Fused ops and regions
+# ---------------------------------------------------------------------------------
+
+for _act in ("none", "relu", "gelu", "gelu_tanh", "silu", "sigmoid", "tanh"):
+
+    @case(f"fused_matmul_bias_{_act}", mir.FusedMatmulBiasActOp)
+    def _fmm(dtype: DType, rng: np.random.Generator, act=_act):
+        specs = {"x": ((2, 3, 6), dtype), "w": ((6, 5), dtype), "b": ((5,), dtype)}
+        module = graph(specs, lambda m, x, w, b: m.fused_matmul_bias_act(x, w, b, act))
+        return module and (
+            module,
+            {k: values(v[0], dtype, rng, "finite") for k, v in specs.items()},
+        )
+
+    @case(f"fused_conv_bias_{_act}", mir.FusedConvBiasActOp)
+    def _fconv(dtype: DType, rng: np.random.Generator, act=_act):
+        specs = {"x": ((1, 3, 6, 5), dtype), "w": ((4, 3, 3, 3), dtype), "b": ((4,), dtype),
+                 "r": ((1, 4, 6, 5), dtype)}  # fmt: skip
+        module = graph(
+            specs,
+            lambda m, x, w, b, r: one(
+                m.emit(mir.FusedConvBiasActOp(x, w, b, r, pads=(1, 1, 1, 1), activation=act))
+            ),
+        )
+        return module and (
+            module,
+            {k: values(v[0], dtype, rng, "finite") for k, v in specs.items()},
+        )
+
+
+for _gate_first in (False, True):
+
+    @case(f"fused_swiglu_{int(_gate_first)}", mir.FusedSwigluOp)
+    def _swiglu(dtype: DType, rng: np.random.Generator, gate_first=_gate_first):
+        module = graph({"x": ((2, 3, 8), dtype)}, lambda m, x: m.fused_swiglu(x, gate_first))
+        return module and (module, {"x": values((2, 3, 8), dtype, rng, "finite")})
+
+
+for _op in (mir.FusedResidualRmsNormOp, mir.FusedResidualLayerNormOp):
+
+    @case(_op.name.removeprefix("mir."), _op)
+    def _fres(dtype: DType, rng: np.random.Generator, op=_op):
+        specs = {"x": ((2, 3, 8), dtype), "r": ((2, 3, 8), dtype), "s": ((8,), dtype),
+                 "b": ((8,), dtype)}  # fmt: skip
+        module = graph(
+            specs, lambda m, x, r, s, b: one(m.emit(op(x, r, s, b, axis=2, epsilon=1e-6)))
+        )
+        return module and (
+            module,
+            {k: values(v[0], dtype, rng, "finite") for k, v in specs.items()},
+        )
+
+
+for _rope_on, _mask in ((False, "causal"), (True, "none")):
+
+    @case(f"fused_attention_block_{'rope' if _rope_on else 'causal'}", mir.FusedAttentionBlockOp)
+    def _fab(dtype: DType, rng: np.random.Generator, rope_on=_rope_on, mask=_mask):
+        b, s, h, hk, d = 2, 3, 2, 1, 4
+        hidden = h * d
+        specs = {
+            "x": ((b, s, hidden), dtype),
+            "wqkv": ((hidden, (h + 2 * hk) * d), dtype),
+            "wo": ((h * d, hidden), dtype),
+            "bqkv": (((h + 2 * hk) * d,), dtype),
+            "cos": ((s, d // 2), dtype),
+            "sin": ((s, d // 2), dtype),
+        }
+
+        def body(m, x, wqkv, wo, bqkv, cos, sin):
+            op = mir.FusedAttentionBlockOp(
+                x, wqkv, wo, num_heads=h, num_kv_heads=hk, head_dim=d, qkv_bias=bqkv,
+                cos=cos if rope_on else None, sin=sin if rope_on else None, mask_kind=mask,
+            )  # fmt: skip
+            return one(m.emit(op))
+
+        module = graph(specs, body)
+        inputs = {k: values(v[0], dtype, rng, "finite") for k, v in specs.items()}
+        return module and (module, inputs)
+
+
+@case("elementwise_region", mir.ElementwiseRegionOp)
+def _region(dtype: DType, rng: np.random.Generator):
+    def body(m, a, b):
+        block = Block(arg_types=[a.type, b.type])
+        x, y = block.args
+        ops = [mir.MulOp(x, y)]
+        ops.append(mir.AddOp(ops[-1].results[0], x))
+        ops.append(mir.NegOp(ops[-1].results[0]))
+        for op in ops:
+            block.add_op(op)
+        block.add_op(mir.YieldOp([ops[-1].results[0]]))
+        t = TensorType((3, 4), dtype)
+        return one(m.emit(mir.ElementwiseRegionOp([a, b], Region(block), t)))
+
+    module = graph({"a": ((3, 4), dtype), "b": ((4,), dtype)}, body)
+    inputs = {"a": values((3, 4), dtype, rng, "small"), "b": values((4,), dtype, rng, "small")}
+    return module and (module, inputs)
+
+
+__all__ = ["CASES", "SSAValue", "graph", "values"]
