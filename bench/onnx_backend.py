@@ -3,6 +3,8 @@
     python bench/onnx_backend.py                  # table of every op type
     python bench/onnx_backend.py --op Resize -v   # one op type, with failure messages
     python bench/onnx_backend.py --ort            # onnxruntime's backend on the same tests
+    python bench/onnx_backend.py --backend reference   # the oracle (default: native)
+    python bench/onnx_backend.py --backend native-compiled  # each model's C built
     python bench/onnx_backend.py --kind real      # another test kind (simple, pytorch-*, real)
     python bench/onnx_backend.py --all-kinds      # every kind, ours beside onnxruntime's
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import time
@@ -103,10 +106,16 @@ def main() -> None:
         help="which test kind (real: the light CNN models shipped with onnx)",
     )  # fmt: skip
     ap.add_argument(
+        "--backend", choices=("native", "native-compiled", "reference"),
+        help="rlx_compile.backend's executor (RLX_BACKEND; default: native with a C compiler)",
+    )  # fmt: skip
+    ap.add_argument(
         "--all-kinds", action="store_true",
         help="a summary of every kind: passes through rlx_compile and through onnxruntime",
     )  # fmt: skip
     args = ap.parse_args()
+    if args.backend:
+        os.environ["RLX_BACKEND"] = args.backend
     if args.all_kinds:
         all_kinds(args)
         return
@@ -141,6 +150,10 @@ def main() -> None:
         failed += bad
         unexpected += surprise
         print(f"{op:<34} {ok:>5} {bad:>5}  {claim:<8} {surprise or ''}")
+    if not args.ort:
+        fell = dict(sorted(backend.FALLBACKS.items()))
+        executor = f"\nexecutor: {backend.backend_kind()}"
+        print(executor + (f"; models run on the reference for {fell}" if fell else ""))
     print(
         f"\n{passed} passed, {failed} failed of {len(results)} {args.kind} tests in {total:.1f} s; "
         f"{claimed_ops} op types claimed, {by_function} more through their function body; "

@@ -1,6 +1,13 @@
 """An ONNX backend (``onnx.backend.base.Backend``) that runs models through the compiler:
-import (``frontends.onnx``) -> ``CompilePipeline(target="cpu")`` -> the arena executor
-(``interpreter.run_arena``, every tensor at its planned offset of one arena).
+import (``frontends.onnx``) -> ``CompilePipeline(target="cpu")`` -> native kernels in the
+planned arena when a C compiler is present (``rlx_compile.native``), else the arena
+executor (``interpreter.run_arena``); every tensor at its planned offset of one arena.
+
+``RLX_BACKEND`` picks the executor: ``native`` (the kernels called one by one, no
+per-model C compile; the default when a C compiler is present), ``native-compiled``
+(each model's C translation unit built and cached), ``reference`` (the oracle). A
+model with an op that has no native kernel runs on the reference, with a
+``NativeFallbackWarning`` naming the op.
 
 Used like ``onnxruntime.backend``::
 
@@ -25,7 +32,8 @@ import at those shapes.
 
 from __future__ import annotations
 
-from collections import OrderedDict
+import warnings
+from collections import Counter, OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -34,6 +42,7 @@ import onnx
 from onnx.backend.base import Backend, BackendRep, namedtupledict
 from xdsl.dialects.builtin import ModuleOp
 
+from rlx_compile import env
 from rlx_compile.diagnostics import RlxError
 from rlx_compile.frontends.onnx import OnnxImportError, dim_spellings, import_model
 from rlx_compile.frontends.onnx.context import symbol_name
@@ -46,9 +55,11 @@ from rlx_compile.frontends.onnx.structured import (
     rebuild_outputs,
 )
 from rlx_compile.ir import graph_inputs, main_graph
+from rlx_compile.native import NativeFallbackWarning, NativeModel, NativeUnsupportedError
 from rlx_compile.pipeline import CompilePipeline, CompileResult
 
 DEVICES = ("CPU",)
+BACKENDS = ("native", "native-compiled", "reference")
 CACHED_VALUES = 16
 """Compiles kept per prepared model, one per value of the inputs baked into it."""
 CACHED_SHAPES = 16
@@ -56,30 +67,66 @@ CACHED_SHAPES = 16
 
 
 _PIPELINES: dict[bool, CompilePipeline] = {}
+FALLBACKS: Counter[str] = Counter()
+"""Op kinds that sent a model to the reference executor (no native kernel), counted."""
 
 
 def _pipeline(plan_memory: bool = True) -> CompilePipeline:
     """The cpu pipeline, parsed once (with ``plan_memory=False``: up to memory planning,
     for models with open dims). The importer verifies the module it builds and the
     executor verifies the compiled one before every run; verifying after each pass as
-    well costs more than compiling a one-node model, so that is off here."""
+    well costs more than compiling a one-node model, so that is off here. Weights stay
+    out of the arena: native code reads them from their own blob."""
     if plan_memory not in _PIPELINES:
         _PIPELINES[plan_memory] = CompilePipeline(
-            target="cpu", keep_stages=False, verify_each=False, plan_memory=plan_memory
-        )
+            target="cpu", keep_stages=False, verify_each=False, plan_memory=plan_memory,
+            weights_in_arena=False,
+        )  # fmt: skip
     return _PIPELINES[plan_memory]
 
 
+def backend_kind() -> str:
+    """``RLX_BACKEND``: native (the default when a C compiler is present), native-compiled
+    or reference."""
+    from rlx_compile.native import native_available
+
+    chosen = (env.value("BACKEND") or "").strip().lower()
+    if chosen and chosen not in BACKENDS:
+        raise ValueError(f"RLX_BACKEND={chosen} is not one of {', '.join(BACKENDS)}")
+    if chosen:
+        return chosen
+    if native_available():
+        return "native"
+    warnings.warn(
+        "no C compiler: rlx_compile.backend runs the reference executor",
+        NativeFallbackWarning,
+        stacklevel=3,
+    )
+    return "reference"
+
+
 class Planned:
-    """What runs: a compile with its arena plan (the weights travel with it), and the
-    imported module whose output spec rebuilds non-tensor outputs."""
+    """What runs: a compile with its arena plan (the weights travel with it), its native
+    code (None when it runs on the reference executor), and the imported module whose
+    output spec rebuilds non-tensor outputs."""
 
     def __init__(self, result: CompileResult, module: ModuleOp):
         self.result = result
         self.module = module
+        self.native: NativeModel | None = None
+        kind = backend_kind()
+        if kind != "reference":
+            mode = "compiled" if kind == "native-compiled" else "direct"
+            try:
+                self.native = result.build(mode=mode)
+            except NativeUnsupportedError as err:
+                FALLBACKS.update(err.op_names)
+                message = f"running on the reference executor: {err}"
+                warnings.warn(message, NativeFallbackWarning, stacklevel=3)
 
     def run(self, inputs: Mapping[str, np.ndarray], names: Sequence[str]) -> list[Any]:
-        return rebuild_outputs(self.module, names, self.result.run(inputs))
+        outputs = self.native.run(inputs) if self.native is not None else self.result.run(inputs)
+        return rebuild_outputs(self.module, names, outputs)
 
 
 OpenDims = tuple[tuple[str, int, tuple[tuple[int, str | None], ...]], ...]

@@ -18,7 +18,7 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -46,6 +46,9 @@ from rlx_compile.passmanager import (
 from rlx_compile.reports import collect_reports
 from rlx_compile.targets import TARGET_NAMES, get_target
 from rlx_compile.transforms.specialize_dims import format_ranges
+
+if TYPE_CHECKING:
+    from rlx_compile.native import NativeModel
 
 TARGETS = TARGET_NAMES
 """Target names (``rlx_compile.targets`` defines each one)."""
@@ -348,15 +351,32 @@ class CompileResult:
         (baked in by ``param_bindings``, or unused) are dropped."""
         from rlx_compile.interpreter import run, run_arena
 
-        if params is not None:
-            kept = _param_names(self.module)
-            removed = _param_names(self.input) - kept
-            if isinstance(self.options.param_bindings, Mapping):  # baked in before `input`
-                removed |= set(self.options.param_bindings) - kept
-            params = {k: v for k, v in params.items() if k not in removed}
+        params = self.kept_params(params)
         if self.lir is not None:
             return run_arena(self.module, inputs, params)
         return run(self.module, inputs, params)
+
+    def kept_params(self, params: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+        """``params`` less those the compile removed (baked in, or unused)."""
+        if params is None:
+            return None
+        kept = _param_names(self.module)
+        removed = _param_names(self.input) - kept
+        if isinstance(self.options.param_bindings, Mapping):  # baked in before `input`
+            removed |= set(self.options.param_bindings) - kept
+        return {k: v for k, v in params.items() if k not in removed} if removed else params
+
+    def build(self, **options: Any) -> NativeModel:
+        """Native code for the planned graph (``rlx_compile.native.build``: ``mode``,
+        ``threads``, ``cc``, ``cflags``); its ``run(inputs, params)`` takes the params
+        ``run`` takes."""
+        from rlx_compile.native import build
+
+        if self.lir is None:
+            raise CompileError("build() needs a planned graph: compile with plan_memory=True")
+        model = build(self.lir, target=self.options.target, **options)
+        model.params_filter = self.kept_params
+        return model
 
 
 def _param_names(module: ModuleOp) -> set[str]:

@@ -636,3 +636,17 @@ def _region(dtype: DType, rng: np.random.Generator):
 
 
 __all__ = ["CASES", "SSAValue", "graph", "values"]
+
+
+@case("compare_over_its_broadcast_operand", mir.CompareOp)
+def _compare_in_place(dtype: DType, rng: np.random.Generator):
+    """The planner may put a bool [2, 8] result over a dying [2, 1] 8-byte operand (same
+    size): each operand element must be read before its bytes are overwritten."""
+    if dtype.itemsize != 8:
+        return None
+    module = graph(
+        {"a": ((2, 1), dtype), "b": ((1, 8), dtype)},
+        lambda m, a, b: m.compare("lt", b, m.add(a, a) if not dtype.is_bool else a),
+    )
+    inputs = {"a": values((2, 1), dtype, rng, "small"), "b": values((1, 8), dtype, rng, "small")}
+    return module and (module, inputs)

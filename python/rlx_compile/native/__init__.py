@@ -39,6 +39,14 @@ from rlx_compile.native.toolchain import (
 from rlx_compile.targets import get_target
 
 MODES = ("compiled", "direct")
+EMIT_OPTIONS = {"cpu": EmitOptions(), "cortex-m": EmitOptions(scratch=False)}
+"""The targets with a C emitter (cortex-m: no scratch, convolutions run direct); the GPU
+targets are legalization-only."""
+
+
+class NativeFallbackWarning(UserWarning):
+    """A graph runs on the reference executor instead of native code (the message says
+    why: an op without a native kernel, or no C compiler)."""
 
 
 @cache
@@ -64,7 +72,14 @@ def native_available() -> bool:
 
 
 def program_of(graph: lir.GraphOp, target: str = "cpu") -> Program:
-    return emit_program(graph, get_target(target), EmitOptions())
+    """The kernel program of a planned graph for ``target``."""
+    options = EMIT_OPTIONS.get(target)
+    if options is None:
+        known = ", ".join(EMIT_OPTIONS)
+        raise NativeBuildError(
+            f"target {target} has no native code generator (legalization only; native: {known})"
+        )
+    return emit_program(graph, get_target(target), options)
 
 
 def build(
@@ -98,14 +113,17 @@ def build(
 
 
 __all__ = [
+    "EMIT_OPTIONS",
     "MODES",
     "BuildTimes",
     "NativeBuildError",
+    "NativeFallbackWarning",
     "NativeModel",
     "NativeUnsupportedError",
     "Toolchain",
     "build",
     "cache_root",
+    "compiler_available",
     "host_toolchain",
     "kernel_dir",
     "native_available",

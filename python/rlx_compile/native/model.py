@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -169,6 +169,8 @@ class NativeModel:
         self._params_key: tuple[Any, ...] | None = None
         self._params_held: dict[str, Any] = {}
         self.last_run = RunStats()
+        self.params_filter: Callable[[Mapping[str, Any]], Mapping[str, Any] | None] | None = None
+        """Drops params the compile removed (set by ``CompileResult.build``)."""
         if threads is not None and runtime is not None:
             runtime.rlx_set_num_threads.argtypes = [ctypes.c_int64]
             runtime.rlx_set_num_threads(int(threads))
@@ -216,6 +218,8 @@ class NativeModel:
     ) -> dict[str, np.ndarray]:
         """Run once. ``poison`` fills the arena with 0xFF first, so that a tensor read
         before it is written is garbage (NaN for floats), as in the arena executor."""
+        if params is not None and self.params_filter is not None:
+            params = self.params_filter(params)
         if params is not None and _identity_key(params) != self._params_key:
             self.load_params(params)
         if self._weights is None:

@@ -35,6 +35,7 @@ from rlx_compile.conversion.lir_to_c.program import (
     align_up,
 )
 from rlx_compile.dialects import lir, mir
+from rlx_compile.dialects.common import ShapedOp
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.ir import graph_block, graph_name, location_str, output_names
 from rlx_compile.targets.base import STRUCTURAL, Target
@@ -64,6 +65,30 @@ def static_values(ops: list[Operation]) -> set[SSAValue]:
         ):
             static.update(op.results)
     return static
+
+
+def _overlap(a: Operand, b: Operand) -> bool:
+    if a.loc.base != "arena" or b.loc.base != "arena":
+        return False
+    return a.loc.offset < b.loc.offset + b.nbytes and b.loc.offset < a.loc.offset + a.nbytes
+
+
+def _clobbers(op: Operation, out: Operand, args: list[Operand]) -> bool:
+    """Whether writing ``out`` in place could overwrite operand bytes a kernel has yet to
+    read. The planner lets an elementwise op write over a same-size operand that dies at
+    it, and produces concat operands inside the concat's slot; kernels stream element by
+    element, which is safe only for an operand of the result's very type at the result's
+    address (the reference computes whole results first, so it needs no such rule)."""
+    if isinstance(op, mir.ConcatOp):
+        return False
+    elementwise = isinstance(op, ShapedOp) and op.ELEMENTWISE
+    for a in args:
+        if not _overlap(out, a):
+            continue
+        if elementwise and a.loc == out.loc and a.type == out.type:
+            continue
+        return True
+    return False
 
 
 def emit_program(
@@ -132,22 +157,32 @@ def emit_program(
         if why is not None or lowering is None:
             problems.append((op.name, why or "no kernel", location_str(op)))
             continue
+        if any(v not in where for v in op.operands):
+            continue  # reads a value an earlier problem left without a place
         slots = lir.result_slots(op)
-        if any(s is None for s in slots):
-            problems.append((op.name, "a result without an arena slot", location_str(op)))
-            continue
         outs = []
         for result, slot in zip(op.results, slots, strict=True):
-            assert slot is not None
-            where[result] = Ptr("arena", slot.offset)
-            outs.append(Operand(where[result], _tensor_type(result)))
+            t = _tensor_type(result)
+            if slot is None and t.nbytes():
+                problems.append((op.name, "a result without an arena slot", location_str(op)))
+                break
+            # An empty tensor has no bytes (and no slot): any address will do.
+            where[result] = Ptr("arena", slot.offset if slot else 0)
+            outs.append(Operand(where[result], t))
+        if len(outs) != len(op.results):
+            continue
         args = [Operand(where[v], _tensor_type(v)) for v in op.operands]
-        emitter = OpEmitter(op, args, outs, step, options)
+        staged = [i for i, out in enumerate(outs) if _clobbers(op, out, args)]
+        emitter = OpEmitter(op, args, list(outs), step, options)
+        for i in staged:  # computed into scratch, then copied to the slot
+            emitter.outs[i] = emitter.tmp(outs[i].type)
         try:
             lowering(emitter)
         except Unsupported as err:
             problems.append((op.name, str(err), location_str(op)))
             continue
+        for i in staged:
+            emitter.call("rlx_memcpy", outs[i].loc, emitter.outs[i].loc, outs[i].nbytes)
         program.calls += emitter.calls
         program.scratch = max(program.scratch, emitter.scratch_used)
 
