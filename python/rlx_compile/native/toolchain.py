@@ -214,7 +214,7 @@ def build_runtime(tc: Toolchain, times: BuildTimes | None = None) -> Path:
 def build_model(
     files: dict[str, str], name: str, tc: Toolchain, times: BuildTimes | None = None
 ) -> tuple[Path, Path]:
-    """Compile a model's sources (``<name>.c`` + ``<name>.h``) into a shared library
+    """Compile a model's sources (``rlx_<name>.c`` + ``.h``) into a shared library
     linked against the kernel library; returns (library, source directory)."""
     runtime = build_runtime(tc, times)
     key = tc.key(
@@ -231,7 +231,7 @@ def build_model(
         for fname, text in files.items():
             (tmp / fname).write_text(text)
         cmd = [
-            *tc.cc, *tc.compile_flags, "-shared", str(tmp / f"{name}.c"), "-o",
+            *tc.cc, *tc.compile_flags, "-shared", str(tmp / f"rlx_{name}.c"), "-o",
             str(tmp / f"lib{name}.so"), f"-L{runtime.parent}", "-lrlx_runtime",
             f"-Wl,-rpath,{runtime.parent}", *tc.ldflags, "-lm",
         ]  # fmt: skip

@@ -110,6 +110,9 @@ def export_onnx(module: ModuleOp, params: Mapping[str, np.ndarray]) -> Any:
             node("Conv", [name_of(op.input), name_of(op.weight)], op, kernel_shape=kernel,
                  strides=list(p.ints("strides")), pads=list(p.ints("pads")),
                  dilations=list(p.ints("dilations")), group=p.int("groups"))  # fmt: skip
+        elif isinstance(op, mir.ConcatOp):
+            axis = op.props().int("axis")
+            node("Concat", [name_of(v) for v in op.operands], op, axis=axis)
         elif isinstance(op, mir.MaxPoolOp):
             p = op.props()
             node("MaxPool", [name_of(op.input)], op, kernel_shape=list(p.ints("kernel")),

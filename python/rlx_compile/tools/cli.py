@@ -100,14 +100,15 @@ def _signals_blocked() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
-def check_output_directory(out: Path, ours: Callable[[str], bool]) -> Path:
-    """``out`` (a symlink resolved) if it is new or a directory of ``ours`` files only."""
+def check_output_directory(out: Path, ours: Callable[[Path], bool]) -> Path:
+    """``out`` (a symlink resolved) if it is new or a directory of entries ``ours``
+    accepts only."""
     if out.is_symlink():
         out = out.resolve()
     if out.exists():
         if not out.is_dir():
             raise RlxError(f"output directory '{out}' exists and is not a directory")
-        foreign = sorted(p.name for p in out.iterdir() if not (p.is_file() and ours(p.name)))
+        foreign = sorted(p.name for p in out.iterdir() if not ours(p))
         if foreign:
             raise RlxError(
                 f"output directory '{out}' holds '{foreign[0]}', which this tool did not "
@@ -117,11 +118,11 @@ def check_output_directory(out: Path, ours: Callable[[str], bool]) -> Path:
 
 
 @contextmanager
-def staged_directory(out: Path, ours: Callable[[str], bool]) -> Iterator[Path]:
+def staged_directory(out: Path, ours: Callable[[Path], bool]) -> Iterator[Path]:
     """A new directory beside ``out`` to write a run's outputs into. When the block
     finishes it replaces ``out`` whole (no file of an earlier run stays beside the new
     ones); on any error or signal it is removed and ``out`` is left as it was. An
-    existing ``out`` must be a directory holding only files ``ours`` accepts, so a
+    existing ``out`` must be a directory holding only entries ``ours`` accepts, so a
     mistyped ``--out .`` never replaces a directory of the user's."""
     out = check_output_directory(out, ours)
     out.parent.mkdir(parents=True, exist_ok=True)

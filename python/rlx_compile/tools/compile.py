@@ -45,7 +45,7 @@ from rlx_compile.diagnostics import ParseFailure, RlxError, verify_module
 from rlx_compile.dialects import lir
 from rlx_compile.dialects.traits import is_fused, is_leaf
 from rlx_compile.dialects.types import TensorType
-from rlx_compile.ir import graph_block, main_graph, parse_module, print_module
+from rlx_compile.ir import graph_block, graph_params, main_graph, parse_module, print_module
 from rlx_compile.legalization.dispatch import PATHS
 from rlx_compile.memory.placement import STRATEGIES
 from rlx_compile.memory.report import memory_report, mir_peak_live_bytes
@@ -345,6 +345,11 @@ def build_arg_parser() -> argparse.ArgumentParser:
                     help="the same as --verify-each=off")  # fmt: skip
     ap.add_argument("--policy", default="keep", choices=("keep", "direct", "fusable"),
                     help="HIR lowering policy")  # fmt: skip
+    ap.add_argument("--emit", choices=("c",),
+                    help="c: also write DIR/c, the model as C (sources, weights, kernel "
+                         "library, runner, Makefile)")  # fmt: skip
+    ap.add_argument("--embed-weights", action="store_true",
+                    help="--emit c: the weights as a const C array too (weights.c)")  # fmt: skip
     return ap
 
 
@@ -370,12 +375,14 @@ def check_options(args: argparse.Namespace) -> None:
         )
     if args.calibration is not None and args.quantize is None:
         raise RlxError("--calibration is only used with --quantize int8")
+    if args.embed_weights and args.emit != "c":
+        raise RlxError("--embed-weights is only used with --emit c")
 
 
 def run(argv: Sequence[str] | None = None) -> int:
     args = build_arg_parser().parse_args(argv)
     check_options(args)
-    check_output_directory(args.out, is_output_name)  # before the work, not after it
+    check_output_directory(args.out, is_output_entry)  # before the work, not after it
     dims = parse_dims(args.dim)
     is_onnx = args.model.suffix == ".onnx"
     start = time.perf_counter()
@@ -394,7 +401,8 @@ def run(argv: Sequence[str] | None = None) -> int:
         pipeline = CompilePipeline(
             target=args.target, pipeline=args.pipeline, lower_policy=args.policy,
             strategy=args.strategy, keep_stages=False, verify_each=args.verify_each,
-            weights_in_arena=args.weights == "arena",
+            # --emit c: weights in their own blob (the arena holds activations alone)
+            weights_in_arena=args.weights == "arena" and args.emit is None,
             dim_bindings=bindings, dim_ranges=loaded.ranges or None,
             plan_memory=not open_symbols, **extra,
         )  # fmt: skip
@@ -410,7 +418,8 @@ def run(argv: Sequence[str] | None = None) -> int:
         pipeline.hooks.append(step)
         result = pipeline.compile(loaded.module)
     seconds = time.perf_counter() - start
-    summary = write_outputs(args, loaded, result, seconds)
+    params = load_npz(args.params, "params") if args.params else loaded.params
+    summary = write_outputs(args, loaded, result, seconds, params)
     if args.json:
         print(json.dumps(summary))
     else:
@@ -418,11 +427,44 @@ def run(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
+def emit_c(
+    args: argparse.Namespace, out: Path, result: CompileResult, params: dict[str, np.ndarray]
+) -> dict[str, int]:
+    """``--emit c``: the C bundle in ``out``/c; its memory figures for the summary."""
+    from rlx_compile.native.bundle import write_bundle
+
+    if result.lir is None or result.options.dim_ranges:
+        raise RlxError(
+            "--emit c needs a graph planned at static shapes: size every open dim with "
+            "--dim NAME=N (not a range), and keep plan-memory in a custom --pipeline"
+        )
+    given = result.kept_params(params) or {}
+    missing = [p.name for p in graph_params(result.lir) if p.name not in given]
+    if missing:
+        raise RlxError(
+            f"--emit c needs the values of params {missing}: an .onnx file holds them; "
+            "for an .mlir model give --params WEIGHTS.npz"
+        )
+    program = write_bundle(
+        result.lir, out / "c", given, target=args.target, embed_weights=args.embed_weights
+    )
+    return {
+        "arena_bytes": program.arena_bytes,
+        "planned_arena_bytes": program.planned_arena,
+        "scratch_bytes": program.scratch,
+        "weights_bytes": program.weights_bytes,
+    }
+
+
 def write_outputs(
-    args: argparse.Namespace, loaded: Loaded, result: CompileResult, seconds: float
+    args: argparse.Namespace,
+    loaded: Loaded,
+    result: CompileResult,
+    seconds: float,
+    params: dict[str, np.ndarray] | None = None,
 ) -> dict[str, Any]:
-    with staged_directory(args.out, is_output_name) as staged:
-        return _write_outputs(args, staged, loaded, result, seconds)
+    with staged_directory(args.out, is_output_entry) as staged:
+        return _write_outputs(args, staged, loaded, result, seconds, params)
 
 
 OUTPUT_NAMES = re.compile(
@@ -430,9 +472,12 @@ OUTPUT_NAMES = re.compile(
 )
 
 
-def is_output_name(name: str) -> bool:
-    """Whether a file name is one ``rlx-compile`` writes into ``--out``."""
-    return OUTPUT_NAMES.fullmatch(name) is not None
+def is_output_entry(entry: Path) -> bool:
+    """Whether an entry of ``--out`` is one ``rlx-compile`` writes: a file of its names,
+    or the ``c`` directory of ``--emit c`` (holding its Makefile)."""
+    if entry.is_dir() and not entry.is_symlink():
+        return entry.name == "c" and (entry / "Makefile").is_file()
+    return entry.is_file() and OUTPUT_NAMES.fullmatch(entry.name) is not None
 
 
 def _write_outputs(
@@ -441,10 +486,13 @@ def _write_outputs(
     loaded: Loaded,
     result: CompileResult,
     seconds: float,
+    params: dict[str, np.ndarray] | None = None,
 ) -> dict[str, Any]:
     from rlx_compile.pictures import graph_svg, memory_svg
 
     module, nodes_in = loaded.module, loaded.nodes_in
+    # The bundle first: a model it cannot be written for leaves no other output behind.
+    native = emit_c(args, out, result, params or {}) if args.emit == "c" else None
     graph = main_graph(result.module)
     out_level = level(result.module)
     files = {"module": out / f"model.{out_level}.mlir"}
@@ -498,6 +546,9 @@ def _write_outputs(
         )
         if not loaded.ranges:  # a range plan's MIR has no one peak
             summary["mir_peak_bytes"] = mir_peak_live_bytes(main_graph(module))
+    if native is not None:
+        summary["native"] = native
+        files["c"] = out / "c"
     files["summary"] = out / "summary.json"
     summary["outputs"] = {k: str(args.out / v.name) for k, v in files.items()}
     write_atomic(files["summary"], json.dumps(summary, indent=2) + "\n")

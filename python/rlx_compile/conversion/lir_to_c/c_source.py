@@ -36,7 +36,7 @@ class CSources:
     """The generated files, by name."""
 
     name: str
-    """The C name of the graph: files ``<name>.c``/``<name>.h``, entry ``rlx_<name>_run``."""
+    """The C name of the graph: files ``rlx_<name>.c``/``.h``, entry ``rlx_<name>_run``."""
     files: dict[str, str]
 
 
@@ -190,7 +190,7 @@ def source(program: Program, name: str) -> str:
         "#include <stdint.h>",
         "",
         '#include "rlx_runtime.h"',
-        f'#include "{name}.h"',
+        f'#include "rlx_{name}.h"',
         "",
         *io_tables,
         "",
@@ -230,13 +230,14 @@ def source(program: Program, name: str) -> str:
 def c_sources(program: Program) -> CSources:
     """The model's translation unit and header."""
     name = c_name(program.graph)
-    return CSources(name, {f"{name}.c": source(program, name), f"{name}.h": header(program, name)})
+    files = {f"rlx_{name}.c": source(program, name), f"rlx_{name}.h": header(program, name)}
+    return CSources(name, files)
 
 
 def weights_c(name: str, blob: bytes) -> str:
     """The weights blob as a ``const`` C array (in flash on a microcontroller)."""
     lines = [
-        f'#include "{name}.h"',
+        f'#include "rlx_{name}.h"',
         "",
         f"const uint8_t rlx_{name}_weights[RLX_{name.upper()}_WEIGHTS_SIZE + 1]",
         "    __attribute__((aligned(64))) =",
