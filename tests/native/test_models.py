@@ -78,7 +78,8 @@ def test_mlir_example_matches_the_reference_natively(name: str) -> None:
     lowered = CompilePipeline(
         pipeline="builtin.module(lower-hir-to-mir{policy=fusable},inline,cse,dce)"
     ).compile(module)
-    for got_v, want_v in zip(got.values(), _ort(export_onnx(lowered.module, params), feeds)):
+    peer = _ort(export_onnx(lowered.module, params), feeds)
+    for got_v, want_v in zip(got.values(), peer, strict=True):
         _close(got_v, want_v, 1e-4)
 
 
