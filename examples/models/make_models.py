@@ -4,8 +4,9 @@
     python examples/models/make_models.py            # the small configurations (committed)
     python examples/models/make_models.py --full --out DIR   # the full ones (benchmark)
 
-Models: ResNet-18, ResNet-50, MobileNetV2, a small ViT and a 2-layer Llama-style decoder
-(RMSNorm, rotary embeddings, SwiGLU, causal grouped-query attention). The architectures
+Models: ResNet-18, ResNet-50, MobileNetV2, a small ViT, a 2-layer Llama-style decoder
+(RMSNorm, rotary embeddings, SwiGLU, causal grouped-query attention) and a BERT-style
+encoder (post-norm layers, GELU; BERT-base sizes with ``--full``). The architectures
 are written out here (torchvision does not install beside this torch build); weights are
 random from a fixed seed, and batch-norm statistics are randomised too so that folding
 them is not a no-op. Each model is exported with the torch.export-based exporter
@@ -286,6 +287,49 @@ class Llama(nn.Module):
 
 
 # ---------------------------------------------------------------------------------
+# BERT-style encoder
+# ---------------------------------------------------------------------------------
+
+
+class BertLayer(nn.Module):
+    """Post-norm encoder layer: attention + residual -> LayerNorm, GELU MLP + residual ->
+    LayerNorm."""
+
+    def __init__(self, dim: int, heads: int, ffn: int):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+        self.ln1 = nn.LayerNorm(dim, eps=1e-12)
+        self.fc1 = nn.Linear(dim, ffn)
+        self.fc2 = nn.Linear(ffn, dim)
+        self.ln2 = nn.LayerNorm(dim, eps=1e-12)
+
+    def forward(self, x: Tensor) -> Tensor:
+        b, s, d = x.shape
+        qkv = self.qkv(x).reshape(b, s, 3, self.heads, d // self.heads)
+        q, k, v = qkv.permute(2, 0, 3, 1, 4)
+        y = F.scaled_dot_product_attention(q, k, v)
+        x = self.ln1(x + self.proj(y.transpose(1, 2).reshape(b, s, d)))
+        return self.ln2(x + self.fc2(F.gelu(self.fc1(x))))
+
+
+class Bert(nn.Module):
+    def __init__(self, vocab: int, dim: int, layers: int, heads: int, ffn: int, seq: int):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, dim)
+        self.pos = nn.Parameter(torch.randn(1, seq, dim) * 0.02)
+        self.ln = nn.LayerNorm(dim, eps=1e-12)
+        self.layers = nn.Sequential(*[BertLayer(dim, heads, ffn) for _ in range(layers)])
+        self.pool = nn.Linear(dim, dim)
+        self.head = nn.Linear(dim, 2)
+
+    def forward(self, tokens: Tensor) -> Tensor:
+        x = self.layers(self.ln(self.embed(tokens) + self.pos[:, : tokens.shape[1]]))
+        return self.head(torch.tanh(self.pool(x[:, 0])))
+
+
+# ---------------------------------------------------------------------------------
 # Export
 # ---------------------------------------------------------------------------------
 
@@ -308,10 +352,12 @@ def specs(full: bool) -> list[Spec]:
         mobilenet = lambda: MobileNetV2(1.0, classes)  # noqa: E731
         vit = lambda: ViT(image, 16, 192, 12, 3, classes)  # noqa: E731 (ViT-Tiny)
         vocab, dim, ffn, seq = 32000, 512, 1408, 128
+        bert = lambda: Bert(30522, 768, 12, 12, 3072, 128)  # noqa: E731 (BERT-base)
     else:
         mobilenet = lambda: MobileNetV2(0.25, classes, last=128)  # noqa: E731
         vit = lambda: ViT(image, 8, 32, 2, 2, classes)  # noqa: E731
         vocab, dim, ffn, seq = 256, 64, 128, 16
+        bert = lambda: Bert(256, 32, 2, 2, 64, 16)  # noqa: E731
     r50_width = width if full else 4
     return [
         Spec("resnet18", lambda: ResNet(BasicBlock, [2, 2, 2, 2], width, classes), _image(image),
@@ -322,6 +368,7 @@ def specs(full: bool) -> list[Spec]:
         Spec("vit", vit, _image(image), "image"),
         Spec("llama", lambda: Llama(vocab, dim, 2, 8 if full else 4, 2, ffn, seq),
              lambda: torch.randint(0, vocab, (1, seq)), "tokens"),
+        Spec("bert", bert, lambda: torch.randint(0, 256, (1, 128 if full else 16)), "tokens"),
     ]  # fmt: skip
 
 

@@ -19,7 +19,7 @@ from rlx_compile.frontends.onnx import import_model, param_values
 from rlx_compile.interpreter import run
 
 MODELS = Path(__file__).resolve().parents[2] / "examples" / "models"
-NAMES = ["resnet18", "resnet50", "mobilenetv2", "vit", "llama"]
+NAMES = ["resnet18", "resnet50", "mobilenetv2", "vit", "llama", "bert"]
 
 
 def model_input(model: onnx.ModelProto, seed: int = 0) -> tuple[str, np.ndarray]:

@@ -102,6 +102,24 @@ def test_kernel_matches_reference(name: str) -> None:
     assert wrong == [], f"{name}: refused {wrong}"
 
 
+CONVS = sorted(n for n, (op, _) in CASES.items() if op in (mir.ConvOp, mir.FusedConvBiasActOp))
+
+
+@pytest.mark.parametrize("name", CONVS)
+def test_direct_convolution_matches_reference(name: str) -> None:
+    """cortex-m's kernels run convolutions direct (no im2col scratch): f32, its float."""
+    op, make = CASES[name]
+    made = make(DType.F32, np.random.default_rng(0))
+    assert made is not None
+    module, inputs = made
+    graph = PLAN.compile(module).lir
+    model = build(graph, mode="direct", target="cortex-m")
+    assert model.scratch_bytes == 0
+    got, want = model.run(inputs, poison=True), run(module, inputs)
+    for key in want:
+        compare(op, got[key], want[key], f"{name} direct {key}")
+
+
 def test_every_claimed_op_has_a_case() -> None:
     claimed = get_target("cpu").claims - LEAVES
     covered = {op.name for op, _ in CASES.values()}

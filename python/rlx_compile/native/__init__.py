@@ -39,9 +39,9 @@ from rlx_compile.native.toolchain import (
 from rlx_compile.targets import get_target
 
 MODES = ("compiled", "direct")
-EMIT_OPTIONS = {"cpu": EmitOptions(), "cortex-m": EmitOptions(scratch=False)}
-"""The targets with a C emitter (cortex-m: no scratch, convolutions run direct); the GPU
-targets are legalization-only."""
+EMIT_OPTIONS = {"cpu": EmitOptions(), "cortex-m": EmitOptions(im2col=False)}
+"""The targets with a C emitter (cortex-m: no im2col scratch, convolutions run direct);
+the GPU targets are legalization-only."""
 
 
 class NativeFallbackWarning(UserWarning):

@@ -204,6 +204,13 @@ class NativeModel:
         self._params_key = _identity_key(params)
         self._params_held = dict(params)  # keeps the ids in the key alive
 
+    def weights_blob(self) -> np.ndarray:
+        """The packed weights (params given to ``load_params`` or ``run``)."""
+        if self._weights is None:
+            self.load_params({})
+        assert self._weights is not None
+        return self._weights
+
     def _inputs(self, inputs: Mapping[str, Any]) -> list[np.ndarray]:
         declared = {t.name: t.type for t in self.program.inputs}
         bound = _bind_leaves("input", declared, inputs, Env())

@@ -627,7 +627,7 @@ def conv(e: OpEmitter, x: Operand, w: Operand, y: Operand) -> None:
     spatial_in, kernel, spatial_out = x.shape[2:], w.shape[2:], y.shape[2:]
     taps, positions = cg * math.prod(kernel), math.prod(spatial_out)
     pointwise = math.prod(kernel) == 1 and all(s == 1 for s in strides) and not any(pads)
-    if not e.options.scratch:
+    if not e.options.im2col:
         algo = 0
     elif pointwise:
         algo = 1
@@ -679,11 +679,13 @@ def _pool(e: OpEmitter) -> None:
         *_pad3(y.shape[2:], 1), *_pad3(p.ints("strides"), 1), *_pad3(pads[:k], 0),
         *_pad3(pads[k:], 0), *_pad3(p.ints("dilations"), 1),
     )  # fmt: skip
+    sfx = e.suffix(x, FLOATS)
+    acc = e.scratch(y.shape[-1] * (8 if x.dtype is DType.F64 else 4))
     if isinstance(e.op, mir.MaxPoolOp):
-        e.call(f"rlx_max_pool_{e.suffix(x, FLOATS)}", Ints(geom), y.loc, x.loc, 0)
+        e.call(f"rlx_max_pool_{sfx}", Ints(geom), y.loc, x.loc, 0, acc)
     else:
         flag = int(p.flag("count_include_pad"))
-        e.call(f"rlx_avg_pool_{e.suffix(x, FLOATS)}", Ints(geom), y.loc, x.loc, flag)
+        e.call(f"rlx_avg_pool_{sfx}", Ints(geom), y.loc, x.loc, flag, acc)
 
 
 # ---------------------------------------------------------------------------------

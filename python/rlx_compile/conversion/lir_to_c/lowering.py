@@ -78,9 +78,10 @@ class Operand:
 class EmitOptions:
     """What the kernel set may use on this target."""
 
-    scratch: bool = True
-    """Kernels may take scratch memory (im2col buffers...); without it convolutions run
-    direct (microcontrollers, where RAM is the arena)."""
+    im2col: bool = True
+    """Convolutions may unfold their input into a taps x positions scratch matrix for a
+    GEMM; without it they run direct (microcontrollers, where RAM is the arena). Row-sized
+    scratch (pooling accumulators) is always allowed."""
 
 
 @dataclass

@@ -168,27 +168,90 @@ RLX_MATMUL_LOW(bf16, rlx_bf16_to_f32, rlx_f32_to_bf16)
 RLX_INT_TYPES(RLX_MATMUL_INT, _)
 
 /* ---- epilogue --------------------------------------------------------------------- */
-#define RLX_EPILOGUE(sfx, T, CT, CF, LOAD, STORE, ...)                                   \
+/* f32/f64 round nothing between the steps, so each (bias?, residual?, activation) case
+ * is one tight loop the compiler vectorises; f16/bf16 round after every step. */
+#define RLX_EPILOGUE_ROW(T, CF, BODY)                                                   \
+    for (i = 0; i < n; i++) {                                                           \
+        T v = row[i];                                                                   \
+        BODY                                                                            \
+        row[i] = v;                                                                     \
+    }
+#define RLX_EPILOGUE_ACTS(T, CF, PRE)                                                   \
+    switch (act) {                                                                      \
+    case RLX_ACT_RELU: RLX_EPILOGUE_ROW(T, CF, PRE v = rlx_s_relu_##CF(v);) break;      \
+    case RLX_ACT_GELU: RLX_EPILOGUE_ROW(T, CF, PRE v = rlx_s_gelu_##CF(v);) break;      \
+    case RLX_ACT_GELU_TANH: RLX_EPILOGUE_ROW(T, CF, PRE v = rlx_s_gelu_tanh_##CF(v);) break; \
+    case RLX_ACT_SILU: RLX_EPILOGUE_ROW(T, CF, PRE v = rlx_s_silu_##CF(v);) break;      \
+    case RLX_ACT_SIGMOID: RLX_EPILOGUE_ROW(T, CF, PRE v = rlx_s_sigmoid_##CF(v);) break; \
+    case RLX_ACT_TANH: RLX_EPILOGUE_ROW(T, CF, PRE v = rlx_s_tanh_##CF(v);) break;      \
+    default: RLX_EPILOGUE_ROW(T, CF, PRE) break;                                        \
+    }
+#define RLX_EPILOGUE_NATIVE(sfx, T, CF)                                                 \
     RLX_EPILOGUE_SIG(rlx_epilogue_##sfx) {                                              \
         T *py = (T *)y;                                                                 \
         const T *pb = (const T *)bias, *pr = (const T *)residual;                       \
-        int64_t o, c, i;                                                                \
+        int64_t o, c, i, n = inner;                                                     \
+        if (inner == 1) {                                                               \
+            /* a bias per column of [outer, channels] rows (a matmul's): rows of the    \
+             * channels, the bias read along them */                                    \
+            n = channels;                                                               \
+            for (o = 0; o < outer; o++) {                                               \
+                T *row = py + o * channels;                                             \
+                const T *res = pr ? pr + o * channels : 0;                              \
+                if (pb && res) {                                                        \
+                    RLX_EPILOGUE_ACTS(T, CF, v = v + pb[i]; v = v + res[i];)            \
+                } else if (pb) {                                                        \
+                    RLX_EPILOGUE_ACTS(T, CF, v = v + pb[i];)                            \
+                } else if (res) {                                                       \
+                    RLX_EPILOGUE_ACTS(T, CF, v = v + res[i];)                           \
+                } else {                                                                \
+                    RLX_EPILOGUE_ACTS(T, CF, )                                          \
+                }                                                                       \
+            }                                                                           \
+            return 0;                                                                   \
+        }                                                                               \
         for (o = 0; o < outer; o++)                                                     \
             for (c = 0; c < channels; c++) {                                            \
                 T *row = py + (o * channels + c) * inner;                               \
                 const T *res = pr ? pr + (o * channels + c) * inner : 0;                \
-                CT b = pb ? (CT)LOAD(pb[c]) : (CT)0;                                    \
+                T b = pb ? pb[c] : (T)0;                                                \
+                if (pb && res) {                                                        \
+                    RLX_EPILOGUE_ACTS(T, CF, v = v + b; v = v + res[i];)                \
+                } else if (pb) {                                                        \
+                    RLX_EPILOGUE_ACTS(T, CF, v = v + b;)                                \
+                } else if (res) {                                                       \
+                    RLX_EPILOGUE_ACTS(T, CF, v = v + res[i];)                           \
+                } else {                                                                \
+                    RLX_EPILOGUE_ACTS(T, CF, )                                          \
+                }                                                                       \
+            }                                                                           \
+        return 0;                                                                       \
+    }
+RLX_EPILOGUE_NATIVE(f32, float, f)
+RLX_EPILOGUE_NATIVE(f64, double, d)
+
+#define RLX_EPILOGUE_LOW(sfx, LOAD, STORE)                                              \
+    RLX_EPILOGUE_SIG(rlx_epilogue_##sfx) {                                              \
+        uint16_t *py = (uint16_t *)y;                                                   \
+        const uint16_t *pb = (const uint16_t *)bias, *pr = (const uint16_t *)residual;  \
+        int64_t o, c, i;                                                                \
+        for (o = 0; o < outer; o++)                                                     \
+            for (c = 0; c < channels; c++) {                                            \
+                uint16_t *row = py + (o * channels + c) * inner;                        \
+                const uint16_t *res = pr ? pr + (o * channels + c) * inner : 0;         \
+                float b = pb ? LOAD(pb[c]) : 0.0f;                                      \
                 for (i = 0; i < inner; i++) {                                           \
-                    T v = row[i];                                                       \
-                    if (pb) v = STORE((CT)LOAD(v) + b);                                 \
-                    if (res) v = STORE((CT)LOAD(v) + (CT)LOAD(res[i]));                 \
-                    if (act) v = STORE(rlx_activation_##CF((CT)LOAD(v), act));          \
+                    uint16_t v = row[i];                                                \
+                    if (pb) v = STORE(LOAD(v) + b);                                     \
+                    if (res) v = STORE(LOAD(v) + LOAD(res[i]));                         \
+                    if (act) v = STORE(rlx_activation_f(LOAD(v), act));                 \
                     row[i] = v;                                                         \
                 }                                                                       \
             }                                                                           \
         return 0;                                                                       \
     }
-RLX_FLOAT_TYPES(RLX_EPILOGUE, _)
+RLX_EPILOGUE_LOW(f16, rlx_f16_to_f32, rlx_f32_to_f16)
+RLX_EPILOGUE_LOW(bf16, rlx_bf16_to_f32, rlx_f32_to_bf16)
 
 /* ---- convolution ------------------------------------------------------------------ */
 /* geom: [algo, N, C_in, C_out, groups, in[3], kernel[3], out[3], stride[3], pad[3],
@@ -207,6 +270,63 @@ RLX_FLOAT_TYPES(RLX_EPILOGUE, _)
 #define RLX_G_PAD 17
 #define RLX_G_DIL 20
 
+/* The valid outputs [lo, hi) of one kernel tap along a dim: input o*stride + off must
+ * lie in [0, n). */
+RLX_INLINE void rlx_tap_range(int64_t n, int64_t stride, int64_t off, int64_t out, int64_t *lo,
+                              int64_t *hi) {
+    int64_t a = off >= 0 ? 0 : (-off + stride - 1) / stride;
+    int64_t b = n - 1 - off >= 0 ? (n - 1 - off) / stride + 1 : 0;
+    *lo = a;
+    *hi = b < out ? b : out;
+}
+
+/* Direct convolution of one group: every output row accumulates its (channel, tap)
+ * contributions as shifted rows of the input, in (channel, k0, k1, k2) order; the last
+ * dim's loop is an axpy the compiler vectorises (stride 1). No scratch. */
+#define RLX_CONV_DIRECT(T, CF)                                                          \
+    static void rlx_conv_direct_##CF(const int64_t *g, T *yg, const T *xg, const T *wg,  \
+                                     int64_t cg, int64_t cog, int64_t S, int64_t P,      \
+                                     int64_t K, int64_t taps) {                         \
+        const int64_t *in = g + RLX_G_IN, *kk = g + RLX_G_K, *out = g + RLX_G_OUT;       \
+        const int64_t *sd = g + RLX_G_STRIDE, *pd = g + RLX_G_PAD, *dl = g + RLX_G_DIL;  \
+        int64_t oc, c, k0, k1, k2, o0, o1, o2, lo, hi;                                  \
+        for (oc = 0; oc < cog; oc++) {                                                  \
+            T *yo = yg + oc * P;                                                        \
+            for (o2 = 0; o2 < P; o2++) yo[o2] = 0;                                      \
+            for (c = 0; c < cg; c++) {                                                  \
+                const T *xc = xg + c * S, *wc = wg + oc * taps + c * K;                 \
+                for (o0 = 0; o0 < out[0]; o0++)                                         \
+                    for (o1 = 0; o1 < out[1]; o1++) {                                   \
+                        T *yr = yo + (o0 * out[1] + o1) * out[2];                       \
+                        for (k0 = 0; k0 < kk[0]; k0++) {                                \
+                            int64_t i0 = o0 * sd[0] - pd[0] + k0 * dl[0];               \
+                            if (i0 < 0 || i0 >= in[0]) continue;                        \
+                            for (k1 = 0; k1 < kk[1]; k1++) {                            \
+                                int64_t i1 = o1 * sd[1] - pd[1] + k1 * dl[1];           \
+                                const T *xr = xc + (i0 * in[1] + i1) * in[2];           \
+                                const T *wr = wc + (k0 * kk[1] + k1) * kk[2];           \
+                                if (i1 < 0 || i1 >= in[1]) continue;                    \
+                                for (k2 = 0; k2 < kk[2]; k2++) {                        \
+                                    int64_t off = k2 * dl[2] - pd[2];                   \
+                                    T wv = wr[k2];                                      \
+                                    rlx_tap_range(in[2], sd[2], off, out[2], &lo, &hi); \
+                                    if (sd[2] == 1) {                                   \
+                                        const T *xs = xr + off;                         \
+                                        for (o2 = lo; o2 < hi; o2++) yr[o2] += wv * xs[o2]; \
+                                    } else {                                            \
+                                        for (o2 = lo; o2 < hi; o2++)                    \
+                                            yr[o2] += wv * xr[o2 * sd[2] + off];        \
+                                    }                                                   \
+                                }                                                       \
+                            }                                                           \
+                        }                                                               \
+                    }                                                                   \
+            }                                                                           \
+        }                                                                               \
+    }
+RLX_CONV_DIRECT(float, f)
+RLX_CONV_DIRECT(double, d)
+
 #define RLX_CONV_BODY(T, CF)                                                            \
     static void rlx_conv_run_##CF(const int64_t *g, T *y, const T *x, const T *w, T *cols) { \
         int64_t N = g[RLX_G_N], Cin = g[RLX_G_CIN], Cout = g[RLX_G_COUT], G = g[RLX_G_GROUPS]; \
@@ -214,7 +334,7 @@ RLX_FLOAT_TYPES(RLX_EPILOGUE, _)
         const int64_t *sd = g + RLX_G_STRIDE, *pd = g + RLX_G_PAD, *dl = g + RLX_G_DIL;  \
         int64_t cg = Cin / G, cog = Cout / G, S = in[0] * in[1] * in[2];                \
         int64_t P = out[0] * out[1] * out[2], K = kk[0] * kk[1] * kk[2], taps = cg * K;  \
-        int64_t n, gi, c, k0, k1, k2, o0, o1, o2, oc;                                   \
+        int64_t n, gi, c, k0, k1, k2, o0, o1, o2;                                       \
         for (n = 0; n < N; n++)                                                         \
             for (gi = 0; gi < G; gi++) {                                                \
                 const T *xg = x + (n * Cin + gi * cg) * S;                              \
@@ -258,40 +378,11 @@ RLX_FLOAT_TYPES(RLX_EPILOGUE, _)
                                 }                                                       \
                     rlx_gemm_##CF(cog, P, taps, wg, taps, cols, P, 0, yg, P);           \
                 } else {                                                                \
-                    /* direct: one output channel at a time (depthwise: cg == 1) */     \
-                    for (oc = 0; oc < cog; oc++) {                                      \
-                        const T *wo = wg + oc * taps;                                   \
-                        T *yo = yg + oc * P;                                            \
-                        for (o0 = 0; o0 < out[0]; o0++)                                 \
-                            for (o1 = 0; o1 < out[1]; o1++)                             \
-                                for (o2 = 0; o2 < out[2]; o2++) {                       \
-                                    T acc = 0;                                          \
-                                    for (c = 0; c < cg; c++) {                          \
-                                        const T *xc = xg + c * S;                       \
-                                        const T *wc = wo + c * K;                       \
-                                        for (k0 = 0; k0 < kk[0]; k0++) {                \
-                                            int64_t i0 = o0 * sd[0] - pd[0] + k0 * dl[0]; \
-                                            if (i0 < 0 || i0 >= in[0]) continue;        \
-                                            for (k1 = 0; k1 < kk[1]; k1++) {            \
-                                                int64_t i1 = o1 * sd[1] - pd[1] + k1 * dl[1]; \
-                                                const T *xr;                            \
-                                                const T *wr;                            \
-                                                if (i1 < 0 || i1 >= in[1]) continue;    \
-                                                xr = xc + (i0 * in[1] + i1) * in[2];    \
-                                                wr = wc + (k0 * kk[1] + k1) * kk[2];    \
-                                                for (k2 = 0; k2 < kk[2]; k2++) {        \
-                                                    int64_t i2 = o2 * sd[2] - pd[2] + k2 * dl[2]; \
-                                                    if (i2 >= 0 && i2 < in[2]) acc += xr[i2] * wr[k2]; \
-                                                }                                       \
-                                            }                                           \
-                                        }                                               \
-                                    }                                                   \
-                                    yo[(o0 * out[1] + o1) * out[2] + o2] = acc;         \
-                                }                                                       \
-                    }                                                                   \
+                    rlx_conv_direct_##CF(g, yg, xg, wg, cg, cog, S, P, K, taps);          \
                 }                                                                       \
             }                                                                           \
     }
+
 RLX_CONV_BODY(float, f)
 RLX_CONV_BODY(double, d)
 
@@ -329,52 +420,79 @@ RLX_CONV_LOW(bf16, rlx_bf16_to_f32, rlx_f32_to_bf16)
 /* geom: [N, C, in[3], kernel[3], out[3], stride[3], pad_begin[3], pad_end[3], dil[3]];
  * max: padding never wins, NaN propagates; avg: flag = count_include_pad (the count
  * then covers the explicit pads, never a ceil-mode window's extra cells). */
+/* taps of a window along one dim inside [lo_edge, hi_edge) */
+RLX_INLINE int64_t rlx_window_count(int64_t o, int64_t stride, int64_t pad, int64_t k,
+                                    int64_t dil, int64_t lo_edge, int64_t hi_edge) {
+    int64_t t, n = 0;
+    for (t = 0; t < k; t++) {
+        int64_t i = o * stride - pad + t * dil;
+        n += i >= lo_edge && i < hi_edge;
+    }
+    return n;
+}
+
+/* Each output row takes its taps as shifted input rows in (k0, k1, k2) order (the
+ * reference's window order), the last dim's loop vectorising for stride 1. */
 #define RLX_POOLS(sfx, T, CT, CF, LOAD, STORE, ...)                                      \
-    static void rlx_pool_##sfx(const int64_t *g, T *py, const T *px, int is_max, int64_t include_pad) { \
+    static void rlx_pool_##sfx(const int64_t *g, T *py, const T *px, int is_max, int64_t include_pad, \
+                               CT *acc) {                                               \
         const int64_t *in = g + 2, *kk = g + 5, *out = g + 8, *sd = g + 11;              \
         const int64_t *pb = g + 14, *pe = g + 17, *dl = g + 20;                         \
         int64_t NC = g[0] * g[1], S = in[0] * in[1] * in[2], P = out[0] * out[1] * out[2]; \
-        int64_t nc, o0, o1, o2, k0, k1, k2;                                             \
+        int64_t nc, o0, o1, o2, k0, k1, k2, lo, hi;                                     \
         for (nc = 0; nc < NC; nc++) {                                                   \
             const T *xc = px + nc * S;                                                  \
             T *yc = py + nc * P;                                                        \
             for (o0 = 0; o0 < out[0]; o0++)                                             \
-                for (o1 = 0; o1 < out[1]; o1++)                                         \
-                    for (o2 = 0; o2 < out[2]; o2++) {                                   \
-                        CT acc = is_max ? -(CT)INFINITY : (CT)0;                        \
-                        int64_t count = 0;                                              \
-                        for (k0 = 0; k0 < kk[0]; k0++) {                                \
-                            int64_t i0 = o0 * sd[0] - pb[0] + k0 * dl[0];               \
-                            int in0 = i0 >= 0 && i0 < in[0];                            \
-                            int pad0 = i0 >= -pb[0] && i0 < in[0] + pe[0];              \
-                            for (k1 = 0; k1 < kk[1]; k1++) {                            \
-                                int64_t i1 = o1 * sd[1] - pb[1] + k1 * dl[1];           \
-                                int in1 = in0 && i1 >= 0 && i1 < in[1];                 \
-                                int pad1 = pad0 && i1 >= -pb[1] && i1 < in[1] + pe[1];  \
-                                for (k2 = 0; k2 < kk[2]; k2++) {                        \
-                                    int64_t i2 = o2 * sd[2] - pb[2] + k2 * dl[2];       \
-                                    int in2 = in1 && i2 >= 0 && i2 < in[2];             \
-                                    int pad2 = pad1 && i2 >= -pb[2] && i2 < in[2] + pe[2]; \
-                                    if (in2) {                                          \
-                                        CT v = (CT)LOAD(xc[(i0 * in[1] + i1) * in[2] + i2]); \
-                                        if (is_max) acc = rlx_s_max_##CF(acc, v, 0);    \
-                                        else acc += v;                                  \
-                                    }                                                   \
-                                    count += include_pad ? pad2 : in2;                  \
+                for (o1 = 0; o1 < out[1]; o1++) {                                       \
+                    T *yr = yc + (o0 * out[1] + o1) * out[2];                           \
+                    int64_t c01 = 1;                                                    \
+                    for (o2 = 0; o2 < out[2]; o2++) acc[o2] = is_max ? -(CT)INFINITY : (CT)0; \
+                    for (k0 = 0; k0 < kk[0]; k0++) {                                    \
+                        int64_t i0 = o0 * sd[0] - pb[0] + k0 * dl[0];                   \
+                        if (i0 < 0 || i0 >= in[0]) continue;                            \
+                        for (k1 = 0; k1 < kk[1]; k1++) {                                \
+                            int64_t i1 = o1 * sd[1] - pb[1] + k1 * dl[1];               \
+                            const T *xr = xc + (i0 * in[1] + i1) * in[2];               \
+                            if (i1 < 0 || i1 >= in[1]) continue;                        \
+                            for (k2 = 0; k2 < kk[2]; k2++) {                            \
+                                int64_t off = k2 * dl[2] - pb[2];                       \
+                                rlx_tap_range(in[2], sd[2], off, out[2], &lo, &hi);     \
+                                if (is_max) {                                           \
+                                    for (o2 = lo; o2 < hi; o2++)                        \
+                                        acc[o2] = rlx_s_max_##CF(acc[o2], (CT)LOAD(xr[o2 * sd[2] + off]), 0); \
+                                } else {                                                \
+                                    for (o2 = lo; o2 < hi; o2++) acc[o2] += (CT)LOAD(xr[o2 * sd[2] + off]); \
                                 }                                                       \
                             }                                                           \
                         }                                                               \
-                        yc[(o0 * out[1] + o1) * out[2] + o2] = STORE(is_max ? acc : acc / (CT)count); \
                     }                                                                   \
+                    if (is_max) {                                                       \
+                        for (o2 = 0; o2 < out[2]; o2++) yr[o2] = STORE(acc[o2]);        \
+                        continue;                                                       \
+                    }                                                                   \
+                    /* the count: taps inside the input (or the padded input) per dim */ \
+                    c01 = include_pad                                                   \
+                        ? rlx_window_count(o0, sd[0], pb[0], kk[0], dl[0], -pb[0], in[0] + pe[0]) * \
+                          rlx_window_count(o1, sd[1], pb[1], kk[1], dl[1], -pb[1], in[1] + pe[1]) \
+                        : rlx_window_count(o0, sd[0], pb[0], kk[0], dl[0], 0, in[0]) *   \
+                          rlx_window_count(o1, sd[1], pb[1], kk[1], dl[1], 0, in[1]);    \
+                    for (o2 = 0; o2 < out[2]; o2++) {                                   \
+                        int64_t c2 = include_pad                                        \
+                            ? rlx_window_count(o2, sd[2], pb[2], kk[2], dl[2], -pb[2], in[2] + pe[2]) \
+                            : rlx_window_count(o2, sd[2], pb[2], kk[2], dl[2], 0, in[2]); \
+                        yr[o2] = STORE(acc[o2] / (CT)(c01 * c2));                        \
+                    }                                                                   \
+                }                                                                       \
         }                                                                               \
     }                                                                                   \
     RLX_POOL_SIG(rlx_max_pool_##sfx) {                                                  \
         (void)flag;                                                                     \
-        rlx_pool_##sfx(geom, (T *)y, (const T *)x, 1, 0);                               \
+        rlx_pool_##sfx(geom, (T *)y, (const T *)x, 1, 0, (CT *)scratch);                \
         return 0;                                                                       \
     }                                                                                   \
     RLX_POOL_SIG(rlx_avg_pool_##sfx) {                                                  \
-        rlx_pool_##sfx(geom, (T *)y, (const T *)x, 0, flag);                            \
+        rlx_pool_##sfx(geom, (T *)y, (const T *)x, 0, flag, (CT *)scratch);             \
         return 0;                                                                       \
     }
 RLX_FLOAT_TYPES(RLX_POOLS, _)

@@ -16,33 +16,31 @@ void rlx_gemm_d(int64_t, int64_t, int64_t, const double *, int64_t, const double
                                    const int64_t *ms, int64_t moff, int64_t kind, int mask_low, \
                                    double scale, double softcap) {                      \
         int64_t i, j;                                                                   \
+        T sc = (T)scale, cap = (T)softcap;                                              \
         rlx_gemm_##CF(Sq, Sk, D, q, D, k, D, 1, s, Sk);                                 \
         for (i = 0; i < Sq; i++) {                                                      \
-            T *row = s + i * Sk, m = -(T)INFINITY;                                      \
-            double sum = 0;                                                             \
-            T inv;                                                                      \
-            for (j = 0; j < Sk; j++) {                                                  \
-                T x = row[j] * (T)scale;                                                \
-                if (softcap != 0) x = (T)softcap * RLX_FN_##CF(tanh)(x / (T)softcap);   \
-                if (kind == 1) {                                                        \
-                    if (j > i) x = -(T)INFINITY;                                        \
-                } else if (kind == 2) {                                                 \
-                    if (!((const uint8_t *)mask)[moff + i * ms[2] + j * ms[3]]) x = -(T)INFINITY; \
-                } else if (kind == 3) {                                                 \
-                    int64_t at = moff + i * ms[2] + j * ms[3];                          \
-                    T mv = mask_low == 1 ? (T)rlx_f16_to_f32(((const uint16_t *)mask)[at]) \
-                         : mask_low == 2 ? (T)rlx_bf16_to_f32(((const uint16_t *)mask)[at]) \
-                                         : ((const T *)mask)[at];                       \
-                    x = x + mv;                                                         \
-                }                                                                       \
-                row[j] = x;                                                             \
-                m = rlx_s_max_##CF(m, x, 0);                                            \
+            T *row = s + i * Sk, inv;                                                   \
+            for (j = 0; j < Sk; j++) row[j] = row[j] * sc;                              \
+            if (softcap != 0)                                                           \
+                for (j = 0; j < Sk; j++) row[j] = cap * RLX_FN_##CF(tanh)(row[j] / cap); \
+            if (kind == 1) {                                                            \
+                for (j = i + 1; j < Sk; j++) row[j] = -(T)INFINITY;                     \
+            } else if (kind == 2) {                                                     \
+                const uint8_t *mr = (const uint8_t *)mask + moff + i * ms[2];           \
+                for (j = 0; j < Sk; j++)                                                \
+                    if (!mr[j * ms[3]]) row[j] = -(T)INFINITY;                          \
+            } else if (kind == 3) {                                                     \
+                int64_t at = moff + i * ms[2];                                          \
+                if (mask_low == 1)                                                      \
+                    for (j = 0; j < Sk; j++)                                            \
+                        row[j] = row[j] + (T)rlx_f16_to_f32(((const uint16_t *)mask)[at + j * ms[3]]); \
+                else if (mask_low == 2)                                                 \
+                    for (j = 0; j < Sk; j++)                                            \
+                        row[j] = row[j] + (T)rlx_bf16_to_f32(((const uint16_t *)mask)[at + j * ms[3]]); \
+                else                                                                    \
+                    for (j = 0; j < Sk; j++) row[j] = row[j] + ((const T *)mask)[at + j * ms[3]]; \
             }                                                                           \
-            for (j = 0; j < Sk; j++) {                                                  \
-                row[j] = RLX_FN_##CF(exp)(row[j] - m);                                  \
-                sum += (double)row[j];                                                  \
-            }                                                                           \
-            inv = (T)sum;                                                               \
+            inv = (T)rlx_row_exp_sum_##CF(row, row, rlx_row_max_##CF(row, Sk), Sk);     \
             for (j = 0; j < Sk; j++) row[j] = row[j] / inv;                             \
         }                                                                               \
         rlx_gemm_##CF(Sq, Dv, Sk, s, Sk, v, Dv, 0, out, Dv);                            \

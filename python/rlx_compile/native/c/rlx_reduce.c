@@ -134,6 +134,21 @@ RLX_INT_TYPES(RLX_REDUCE_INT, _)
         const T *px = (const T *)x;                                                     \
         T *py = (T *)y;                                                                 \
         int64_t o, j, i;                                                                \
+        if (inner == 1 && n > 0) { /* contiguous rows: vectorising passes */           \
+            for (o = 0; o < outer; o++) {                                               \
+                const T *row = px + o * n;                                              \
+                T *out = py + o * n;                                                    \
+                T m = rlx_row_max_##CF(row, n);                                         \
+                if (log_form) {                                                         \
+                    T ls = RLX_FN_##CF(log)((T)rlx_row_exp_sum_##CF(out, row, m, n));   \
+                    for (i = 0; i < n; i++) out[i] = (row[i] - m) - ls;                 \
+                } else {                                                                \
+                    T inv = (T)rlx_row_exp_sum_##CF(out, row, m, n);                    \
+                    for (i = 0; i < n; i++) out[i] = out[i] / inv;                      \
+                }                                                                       \
+            }                                                                           \
+            return 0;                                                                   \
+        }                                                                               \
         for (o = 0; o < outer; o++)                                                     \
             for (j = 0; j < inner; j++) {                                               \
                 const T *row = px + o * n * inner + j;                                  \
@@ -144,13 +159,13 @@ RLX_INT_TYPES(RLX_REDUCE_INT, _)
                 for (i = 0; i < n; i++) m = rlx_s_max_##CF(m, (CT)LOAD(row[i * inner]), 0); \
                 if (log_form) {                                                         \
                     CT ls;                                                              \
-                    for (i = 0; i < n; i++) s += (double)RLX_FN_##CF(exp)((CT)LOAD(row[i * inner]) - m); \
+                    for (i = 0; i < n; i++) s += (double)rlx_s_exp_##CF((CT)LOAD(row[i * inner]) - m); \
                     ls = RLX_FN_##CF(log)((CT)s);                                       \
                     for (i = 0; i < n; i++) out[i * inner] = STORE(((CT)LOAD(row[i * inner]) - m) - ls); \
                 } else {                                                                \
                     CT inv;                                                             \
                     for (i = 0; i < n; i++) {                                           \
-                        CT e = RLX_FN_##CF(exp)((CT)LOAD(row[i * inner]) - m);          \
+                        CT e = rlx_s_exp_##CF((CT)LOAD(row[i * inner]) - m);          \
                         s += (double)e;                                                 \
                         out[i * inner] = STORE(e);                                      \
                     }                                                                   \
@@ -183,11 +198,11 @@ RLX_SOFTMAX(f64, double, double, d, RLX_ID, RLX_ID, _)
                 double s = 0;                                                           \
                 if (n == 0) continue;                                                   \
                 for (i = 0; i < n; i++) m = rlx_s_max_f(m, LOAD(row[i * inner]), 0);    \
-                for (i = 0; i < n; i++) s += (double)expf(LOAD(row[i * inner]) - m);    \
+                for (i = 0; i < n; i++) s += (double)rlx_expf(LOAD(row[i * inner]) - m);    \
                 ls = log_form ? logf((float)s) : (float)s;                              \
                 for (i = 0; i < n; i++) {                                               \
                     float v = LOAD(row[i * inner]) - m;                                 \
-                    out[i * inner] = STORE(log_form ? v - ls : expf(v) / ls);           \
+                    out[i * inner] = STORE(log_form ? v - ls : rlx_expf(v) / ls);           \
                 }                                                                       \
             }                                                                           \
         return 0;                                                                       \
@@ -198,7 +213,7 @@ RLX_SOFTMAX_LOW(f16, rlx_f16_to_f32, rlx_f32_to_f16)
 RLX_SOFTMAX_LOW(bf16, rlx_bf16_to_f32, rlx_f32_to_bf16)
 
 /* ---- norms ------------------------------------------------------------------------ */
-#define RLX_NORMS(sfx, T, CT, CF, LOAD, STORE, ...)                                      \
+#define RLX_ROW_NORMS(sfx, T, CT, CF, LOAD, STORE, ...)                                      \
     RLX_NORM_SIG(rlx_layer_norm_##sfx) {                                                \
         const T *px = (const T *)x, *ps = (const T *)scale, *pb = (const T *)bias;     \
         T *py = (T *)y;                                                                 \
@@ -245,7 +260,9 @@ RLX_SOFTMAX_LOW(bf16, rlx_bf16_to_f32, rlx_f32_to_bf16)
             }                                                                           \
         }                                                                               \
         return 0;                                                                       \
-    }                                                                                   \
+    }
+
+#define RLX_CHANNEL_NORMS(sfx, T, CT, CF, LOAD, STORE, ...)                             \
     RLX_GROUP_NORM_SIG(rlx_group_norm_##sfx) {                                          \
         const T *px = (const T *)x, *ps = (const T *)scale, *pb = (const T *)bias;     \
         T *py = (T *)y;                                                                 \
@@ -287,4 +304,42 @@ RLX_SOFTMAX_LOW(bf16, rlx_bf16_to_f32, rlx_f32_to_bf16)
             }                                                                           \
         return 0;                                                                       \
     }
-RLX_FLOAT_TYPES(RLX_NORMS, _)
+RLX_ROW_NORMS(f64, double, double, d, RLX_ID, RLX_ID, _)
+RLX_ROW_NORMS(f16, uint16_t, float, f, rlx_f16_to_f32, rlx_f32_to_f16, _)
+RLX_ROW_NORMS(bf16, uint16_t, float, f, rlx_bf16_to_f32, rlx_f32_to_bf16, _)
+RLX_FLOAT_TYPES(RLX_CHANNEL_NORMS, _)
+
+/* f32 rows: the sums in vectorising lanes, the affine pass one tight loop */
+RLX_NORM_SIG(rlx_layer_norm_f32) {
+    const float *px = (const float *)x, *ps = (const float *)scale, *pb = (const float *)bias;
+    float *py = (float *)y;
+    int64_t r, i;
+    for (r = 0; r < rows; r++) {
+        const float *row = px + r * n;
+        float *out = py + r * n;
+        float mean = (float)(rlx_row_sum_f(row, n) / (double)n);
+        float var = (float)(rlx_row_sumsq_f(row, mean, n) / (double)n);
+        float den = sqrtf(var + (float)eps);
+        if (pb)
+            for (i = 0; i < n; i++) out[i] = ((row[i] - mean) / den) * ps[i] + pb[i];
+        else
+            for (i = 0; i < n; i++) out[i] = ((row[i] - mean) / den) * ps[i];
+    }
+    return 0;
+}
+
+RLX_NORM_SIG(rlx_rms_norm_f32) {
+    const float *px = (const float *)x, *ps = (const float *)scale, *pb = (const float *)bias;
+    float *py = (float *)y;
+    int64_t r, i;
+    for (r = 0; r < rows; r++) {
+        const float *row = px + r * n;
+        float *out = py + r * n;
+        float den = sqrtf((float)(rlx_row_sumsq_f(row, 0.0f, n) / (double)n) + (float)eps);
+        if (pb)
+            for (i = 0; i < n; i++) out[i] = (row[i] / den) * ps[i] + pb[i];
+        else
+            for (i = 0; i < n; i++) out[i] = (row[i] / den) * ps[i];
+    }
+    return 0;
+}

@@ -195,16 +195,18 @@ RLX_INT_TYPES(RLX_DECL_MATMUL, _)
 #define RLX_DECL_EPILOGUE(sfx, ...) RLX_EPILOGUE_SIG(rlx_epilogue_##sfx);
 RLX_FLOAT_TYPES(RLX_DECL_EPILOGUE, _)
 
-/* conv geometry: [nsp, N, C_in, C_out, groups, in[nsp], kernel[nsp], out[nsp],
- * stride[nsp], pad_begin[nsp], dilation[nsp]]; scratch: see rlx_conv_scratch_floats. */
+/* conv geometry: [algo, N, C_in, C_out, groups, in[3], kernel[3], out[3], stride[3],
+ * pad_begin[3], dilation[3]] (see rlx_linalg.c); scratch as the emitter sizes it. */
 #define RLX_CONV_SIG(name)                                                              \
     int name(const int64_t *geom, void *y, const void *x, const void *w, void *scratch)
 #define RLX_DECL_CONV(sfx, ...) RLX_CONV_SIG(rlx_conv_##sfx);
 RLX_FLOAT_TYPES(RLX_DECL_CONV, _)
 
-/* pool geometry: [nsp, N, C, in[nsp], kernel[nsp], out[nsp], stride[nsp],
- * pad_begin[nsp], pad_end[nsp], dilation[nsp]] */
-#define RLX_POOL_SIG(name) int name(const int64_t *geom, void *y, const void *x, int64_t flag)
+/* pool geometry: [N, C, in[3], kernel[3], out[3], stride[3], pad_begin[3], pad_end[3],
+ * dilation[3]] (1-d and 2-d pools padded to 3 spatial dims); flag: count_include_pad for
+ * avg; scratch: one compute-type element (f32, f64 for f64) per output of the last dim */
+#define RLX_POOL_SIG(name)                                                              \
+    int name(const int64_t *geom, void *y, const void *x, int64_t flag, void *scratch)
 #define RLX_DECL_POOL(sfx, ...) RLX_POOL_SIG(rlx_max_pool_##sfx); RLX_POOL_SIG(rlx_avg_pool_##sfx);
 RLX_FLOAT_TYPES(RLX_DECL_POOL, _)
 

@@ -23,8 +23,52 @@
 #define RLX_NO_SLP
 #endif
 
+/* ---- fast f32 exp and erfc (branch-free: loops over them vectorise) ----------------- */
+/* exp(x) within 2 ulp over the whole range (Cephes' polynomial after a Cody-Waite
+ * reduction; 2^n applied in two halves so that subnormal results come out right). */
+RLX_INLINE float rlx_expf(float x) {
+    float xc = x > 88.7228394f ? 88.7228394f : (x < -103.972084f ? -103.972084f : x);
+    float n = (xc * 1.44269504f + 12582912.0f) - 12582912.0f; /* round to nearest */
+    float r = xc - n * 0.693359375f;
+    float p, s1, s2;
+    int32_t ni = (int32_t)n, n1 = ni / 2, n2 = ni - n1;
+    uint32_t b1 = (uint32_t)(n1 + 127) << 23, b2 = (uint32_t)(n2 + 127) << 23;
+    r = r - n * -2.12194440e-4f;
+    p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * (r * r) + r + 1.0f;
+    memcpy(&s1, &b1, 4);
+    memcpy(&s2, &b2, 4);
+    p = p * s1 * s2;
+    p = x > 88.7228394f ? (float)INFINITY : p;
+    p = x < -103.972084f ? 0.0f : p;
+    return x != x ? x : p;
+}
+
+/* erfc(x) with a relative error below ~1e-6 everywhere (Numerical Recipes' erfcc: a
+ * Chebyshev fit of exp(z^2) erfc(z), fractional error 1.2e-7 in exact arithmetic). */
+RLX_INLINE float rlx_erfcf(float x) {
+    float z = x < 0 ? -x : x, t = 1.0f / (1.0f + 0.5f * z), p, r;
+    p = 0.17087277f;
+    p = p * t - 0.82215223f;
+    p = p * t + 1.48851587f;
+    p = p * t - 1.13520398f;
+    p = p * t + 0.27886807f;
+    p = p * t - 0.18628806f;
+    p = p * t + 0.09678418f;
+    p = p * t + 0.37409196f;
+    p = p * t + 1.00002368f;
+    p = p * t - 1.26551223f;
+    r = t * rlx_expf(p - z * z);
+    return x < 0 ? 2.0f - r : r;
+}
+
 /* ---- float unary ------------------------------------------------------------------ */
-#define RLX_FLOAT_SCALARS(CF, T, FN)                                                    \
+#define RLX_FLOAT_SCALARS(CF, T, FN, EXP, GELU_EXACT)                                   \
     RLX_INLINE T rlx_s_neg_##CF(T x) { return -x; }                                     \
     RLX_INLINE T rlx_s_abs_##CF(T x) { return FN(fabs)(x); }                            \
     /* np.maximum(x, 0): NaN propagates, equal values give the second (0) */            \
@@ -32,7 +76,7 @@
     RLX_INLINE T rlx_s_sign_##CF(T x) {                                                 \
         return x > 0 ? (T)1 : x < 0 ? (T)-1 : x == 0 ? (T)0 : x;                        \
     }                                                                                   \
-    RLX_INLINE T rlx_s_exp_##CF(T x) { return FN(exp)(x); }                             \
+    RLX_INLINE T rlx_s_exp_##CF(T x) { return EXP(x); }                                 \
     RLX_INLINE T rlx_s_log_##CF(T x) { return FN(log)(x); }                             \
     RLX_INLINE T rlx_s_sqrt_##CF(T x) { return FN(sqrt)(x); }                           \
     RLX_INLINE T rlx_s_rsqrt_##CF(T x) { return (T)1 / FN(sqrt)(x); }                   \
@@ -40,7 +84,7 @@
     RLX_INLINE T rlx_s_tanh_##CF(T x) { return FN(tanh)(x); }                           \
     /* exp of -|x| only: never overflows */                                             \
     RLX_INLINE T rlx_s_sigmoid_##CF(T x) {                                              \
-        T e = FN(exp)(-FN(fabs)(x));                                                    \
+        T e = EXP(-FN(fabs)(x));                                                        \
         return x >= 0 ? (T)1 / ((T)1 + e) : e / ((T)1 + e);                             \
     }                                                                                   \
     RLX_INLINE T rlx_s_silu_##CF(T x) {                                                 \
@@ -53,13 +97,12 @@
     RLX_INLINE T rlx_s_ceil_##CF(T x) { return FN(ceil)(x); }                           \
     RLX_INLINE T rlx_s_round_##CF(T x) { return FN(nearbyint)(x); }                     \
     RLX_INLINE T rlx_s_softplus_##CF(T x) {                                             \
-        return rlx_s_relu_##CF(x) + FN(log1p)(FN(exp)(-FN(fabs)(x)));                    \
+        return rlx_s_relu_##CF(x) + FN(log1p)(EXP(-FN(fabs)(x)));                       \
     }                                                                                   \
-    /* exact GELU as 0.5 x erfc(-x/sqrt 2), in double */                                \
+    /* exact GELU as 0.5 x erfc(-x/sqrt 2): no cancellation in the negative tail */     \
     RLX_INLINE T rlx_s_gelu_##CF(T x) {                                                 \
-        double d = (double)x;                                                           \
-        if (d == -INFINITY) return (T)-0.0;                                             \
-        return (T)(0.5 * d * erfc(-d / 1.4142135623730951));                            \
+        T y = GELU_EXACT(x);                                                            \
+        return x == -(T)INFINITY ? (T)-0.0 : y;                                         \
     }                                                                                   \
     RLX_INLINE T rlx_s_gelu_tanh_##CF(T x) {                                            \
         T inner = (T)0.7978845608028654 * (x + (T)0.044715 * (x * x * x));              \
@@ -104,8 +147,80 @@
 
 #define RLX_FN_F(name) name##f
 #define RLX_FN_D(name) name
-RLX_FLOAT_SCALARS(f, float, RLX_FN_F)
-RLX_FLOAT_SCALARS(d, double, RLX_FN_D)
+#define RLX_GELU_F(x) (0.5f * (x) * rlx_erfcf((x) * -0.70710678f))
+#define RLX_GELU_D(x) (0.5 * (x) * erfc(-(x) / 1.4142135623730951))
+RLX_FLOAT_SCALARS(f, float, RLX_FN_F, rlx_expf, RLX_GELU_F)
+RLX_FLOAT_SCALARS(d, double, RLX_FN_D, exp, RLX_GELU_D)
+
+/* ---- row reductions in independent lanes (the lane loops vectorise; a sequential
+ * float reduction would not, without reassociation) ------------------------------------ */
+#define RLX_LANES 16
+#define RLX_ROW_REDUCTIONS(CF, T)                                                       \
+    /* max of x[0..n): NaN if any is NaN, -inf for n = 0 */                             \
+    RLX_INLINE T rlx_row_max_##CF(const T *x, int64_t n) {                              \
+        T lane[RLX_LANES], m = -(T)INFINITY;                                            \
+        int nan[RLX_LANES], any = 0, k;                                                 \
+        int64_t i = 0;                                                                  \
+        for (k = 0; k < RLX_LANES; k++) {                                               \
+            lane[k] = -(T)INFINITY;                                                     \
+            nan[k] = 0;                                                                 \
+        }                                                                               \
+        for (; i + RLX_LANES <= n; i += RLX_LANES)                                      \
+            for (k = 0; k < RLX_LANES; k++) {                                           \
+                T v = x[i + k];                                                         \
+                lane[k] = v > lane[k] ? v : lane[k];                                    \
+                nan[k] |= v != v;                                                       \
+            }                                                                           \
+        for (k = 0; k < RLX_LANES; k++) {                                               \
+            m = lane[k] > m ? lane[k] : m;                                              \
+            any |= nan[k];                                                              \
+        }                                                                               \
+        for (; i < n; i++) {                                                            \
+            m = x[i] > m ? x[i] : m;                                                    \
+            any |= x[i] != x[i];                                                        \
+        }                                                                               \
+        return any ? (T)NAN : m;                                                        \
+    }                                                                                   \
+    /* sum of x[0..n) (lanes in T, combined in double) */                               \
+    RLX_INLINE double rlx_row_sum_##CF(const T *x, int64_t n) {                         \
+        T lane[RLX_LANES];                                                              \
+        double s = 0;                                                                   \
+        int k;                                                                          \
+        int64_t i = 0;                                                                  \
+        for (k = 0; k < RLX_LANES; k++) lane[k] = 0;                                    \
+        for (; i + RLX_LANES <= n; i += RLX_LANES)                                      \
+            for (k = 0; k < RLX_LANES; k++) lane[k] += x[i + k];                        \
+        for (k = 0; k < RLX_LANES; k++) s += (double)lane[k];                           \
+        for (; i < n; i++) s += (double)x[i];                                           \
+        return s;                                                                       \
+    }                                                                                   \
+    /* sum of (x - c)^2 over x[0..n) */                                                 \
+    RLX_INLINE double rlx_row_sumsq_##CF(const T *x, T c, int64_t n) {                  \
+        T lane[RLX_LANES];                                                              \
+        double s = 0;                                                                   \
+        int k;                                                                          \
+        int64_t i = 0;                                                                  \
+        for (k = 0; k < RLX_LANES; k++) lane[k] = 0;                                    \
+        for (; i + RLX_LANES <= n; i += RLX_LANES)                                      \
+            for (k = 0; k < RLX_LANES; k++) {                                           \
+                T d = x[i + k] - c;                                                     \
+                lane[k] += d * d;                                                       \
+            }                                                                           \
+        for (k = 0; k < RLX_LANES; k++) s += (double)lane[k];                           \
+        for (; i < n; i++) {                                                            \
+            T d = x[i] - c;                                                             \
+            s += (double)(d * d);                                                       \
+        }                                                                               \
+        return s;                                                                       \
+    }                                                                                   \
+    /* y = exp(x - m) over [0..n); returns the sum of y */                              \
+    RLX_INLINE double rlx_row_exp_sum_##CF(T *y, const T *x, T m, int64_t n) {          \
+        int64_t i;                                                                      \
+        for (i = 0; i < n; i++) y[i] = rlx_s_exp_##CF(x[i] - m);                        \
+        return rlx_row_sum_##CF(y, n);                                                  \
+    }
+RLX_ROW_REDUCTIONS(f, float)
+RLX_ROW_REDUCTIONS(d, double)
 
 RLX_INLINE float rlx_activation_f(float x, int64_t act) {
     switch (act) {
