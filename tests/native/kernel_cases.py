@@ -650,3 +650,22 @@ def _compare_in_place(dtype: DType, rng: np.random.Generator):
     )
     inputs = {"a": values((2, 1), dtype, rng, "small"), "b": values((1, 8), dtype, rng, "small")}
     return module and (module, inputs)
+
+
+for _order in ("max_min", "min_max"):
+
+    @case(f"fused_conv_then_clip_{_order}", mir.FusedConvBiasActOp)
+    def _conv_clip(dtype: DType, rng: np.random.Generator, order: str = _order):
+        """A conv followed by a clip (relu6): the max/min may become the conv's epilogue."""
+        specs = {"x": ((1, 3, 6, 5), dtype), "w": ((4, 3, 3, 3), dtype), "b": ((4,), dtype)}
+
+        def body(m, x, w, b):
+            y = one(m.emit(mir.FusedConvBiasActOp(x, w, b, pads=(1, 1, 1, 1))))
+            lo, hi = m.scalar_like(0.0, y), m.scalar_like(1.5, y)
+            if order == "max_min":
+                return m.minimum(m.maximum(y, lo), hi)
+            return m.maximum(m.minimum(y, hi), lo)
+
+        module = graph(specs, body)
+        inputs = {k: values(v[0], dtype, rng, "finite") for k, v in specs.items()}
+        return module and (module, inputs)

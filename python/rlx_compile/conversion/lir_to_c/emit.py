@@ -14,6 +14,8 @@ Outputs are copied to the caller's buffers at the end.
 
 from __future__ import annotations
 
+import math
+
 from xdsl.ir import Operation, SSAValue
 
 import rlx_compile.conversion.lir_to_c.kernels  # noqa: F401  (registers the lowerings)
@@ -89,6 +91,57 @@ def _clobbers(op: Operation, out: Operand, args: list[Operand]) -> bool:
             continue
         return True
     return False
+
+
+# Where the epilogue's (lo, hi) clamp bounds sit in the calls that take them.
+_CLAMP_ARGS = {
+    "rlx_epilogue_f32": (3, 7), "rlx_epilogue_f64": (3, 7), "rlx_epilogue_f16": (3, 7),
+    "rlx_epilogue_bf16": (3, 7), "rlx_conv_f32": (1, 8), "rlx_conv_f64": (1, 8),
+}  # fmt: skip
+"""kernel -> (index of its output pointer, index of lo; hi follows)."""
+
+
+def _absorb_clamp(
+    program: Program, op: Operation, args: list[Operand], out: Operand | None
+) -> bool:
+    """``max(y, c)`` / ``min(y, c)`` with a scalar constant ``c``, written over ``y`` right
+    after the epilogue that produced it, becomes that epilogue's clamp bound instead of a
+    pass of its own (a conv + clip is one kernel). The epilogue applies the same max/min
+    functions in the same order, so the values are the same."""
+    if out is None or not isinstance(op, mir.MaxOp | mir.MinOp) or not program.calls:
+        return False
+    prev = program.calls[-1]
+    where = _CLAMP_ARGS.get(prev.kernel)
+    # The last call made y (every op since emitted no call: none read y before the clamp).
+    if where is None:
+        return False
+    y_arg, lo_arg = where
+    y, const = args
+    const_op = op.operands[1].owner
+    # y first: max(y, c) and max(c, y) differ on ties (which zero) and the epilogue's is
+    # max(y, c).
+    if not (y.loc == out.loc and y.type == out.type and prev.args[y_arg] == out.loc):
+        return False
+    if const.size != 1 or not isinstance(const_op, mir.ConstantOp):
+        return False
+    c = float(const_op.to_numpy().reshape(-1)[0])
+    if math.isnan(c):
+        return False
+    lo, hi = prev.args[lo_arg], prev.args[lo_arg + 1]
+    assert isinstance(lo, float) and isinstance(hi, float)
+    # One max, then one min: the epilogue's order (a max after a min would not be).
+    if isinstance(op, mir.MaxOp):
+        if lo != -math.inf or hi != math.inf:
+            return False
+        lo = c
+    else:
+        if hi != math.inf:
+            return False
+        hi = c
+    new_args = list(prev.args)
+    new_args[lo_arg], new_args[lo_arg + 1] = lo, hi
+    program.calls[-1] = Call(prev.kernel, tuple(new_args), prev.step)
+    return True
 
 
 def emit_program(
@@ -172,6 +225,8 @@ def emit_program(
         if len(outs) != len(op.results):
             continue
         args = [Operand(where[v], _tensor_type(v)) for v in op.operands]
+        if _absorb_clamp(program, op, args, outs[0] if outs else None):
+            continue
         staged = [i for i, out in enumerate(outs) if _clobbers(op, out, args)]
         emitter = OpEmitter(op, args, list(outs), step, options)
         for i in staged:  # computed into scratch, then copied to the slot

@@ -550,6 +550,7 @@ def bias_act(
         e.call(
             f"rlx_epilogue_{e.suffix(y, FLOATS)}", outer, c, inner, y.loc,
             bias.loc if bias else None, residual.loc if residual else None, ACTIVATION_CODE[act],
+            -math.inf, math.inf,
         )  # fmt: skip
         return
     if bias is not None:
@@ -612,7 +613,16 @@ def _pad3(values: tuple[int, ...], fill: int) -> list[int]:
     return [fill] * (3 - len(values)) + list(values)
 
 
-def conv(e: OpEmitter, x: Operand, w: Operand, y: Operand) -> None:
+def conv(
+    e: OpEmitter,
+    x: Operand,
+    w: Operand,
+    y: Operand,
+    bias: Operand | None = None,
+    residual: Operand | None = None,
+    act: Activation = Activation.NONE,
+) -> None:
+    """y = conv(x, w), then (f32/f64 only) the epilogue per block as the conv makes it."""
     p = e.op.props()  # type: ignore[attr-defined]
     sfx = e.suffix(x, FLOATS)
     k = x.rank - 2
@@ -645,7 +655,11 @@ def conv(e: OpEmitter, x: Operand, w: Operand, y: Operand) -> None:
         scratch: Ptr | None = e.scratch(4 * floats)
     else:
         scratch = e.scratch(cols * x.dtype.itemsize) if cols else None
-    e.call(f"rlx_conv_{sfx}", Ints(geom), y.loc, x.loc, w.loc, scratch)
+    e.call(
+        f"rlx_conv_{sfx}", Ints(geom), y.loc, x.loc, w.loc, scratch,
+        bias.loc if bias else None, residual.loc if residual else None, ACTIVATION_CODE[act],
+        -math.inf, math.inf,
+    )  # fmt: skip
 
 
 @lowers(mir.ConvOp)
@@ -660,10 +674,13 @@ def _fused_conv(e: OpEmitter) -> None:
     a = _optional(e, ("input", "weight", "bias", "residual"))
     x, w, bias = a["input"], a["weight"], a["bias"]
     assert x is not None and w is not None and bias is not None
-    y = e.outs[0]
-    conv(e, x, w, y)
+    y, residual = e.outs[0], a["residual"]
     act: Activation = e.op.props().enum("activation")  # type: ignore[attr-defined]
-    bias_act(e, y, bias, act, 1, a["residual"])
+    if x.dtype in (DType.F32, DType.F64) and (residual is None or residual.shape == y.shape):
+        conv(e, x, w, y, bias, residual, act)  # the epilogue inside the conv
+        return
+    conv(e, x, w, y)
+    bias_act(e, y, bias, act, 1, residual)
 
 
 @lowers(mir.MaxPoolOp, mir.AvgPoolOp)

@@ -187,10 +187,10 @@ RLX_INT_TYPES(RLX_MATMUL_INT, _)
     default: RLX_EPILOGUE_ROW(T, CF, PRE) break;                                        \
     }
 #define RLX_EPILOGUE_NATIVE(sfx, T, CF)                                                 \
-    RLX_EPILOGUE_SIG(rlx_epilogue_##sfx) {                                              \
-        T *py = (T *)y;                                                                 \
-        const T *pb = (const T *)bias, *pr = (const T *)residual;                       \
+    static void rlx_epilogue_rows_##CF(int64_t outer, int64_t channels, int64_t inner, T *py, \
+                                       const T *pb, const T *pr, int64_t act, T lo, T hi) { \
         int64_t o, c, i, n = inner;                                                     \
+        int clamp = lo > -(T)INFINITY || hi < (T)INFINITY;                              \
         if (inner == 1) {                                                               \
             /* a bias per column of [outer, channels] rows (a matmul's): rows of the    \
              * channels, the bias read along them */                                    \
@@ -207,8 +207,9 @@ RLX_INT_TYPES(RLX_MATMUL_INT, _)
                 } else {                                                                \
                     RLX_EPILOGUE_ACTS(T, CF, )                                          \
                 }                                                                       \
+                if (clamp) RLX_EPILOGUE_ROW(T, CF, v = rlx_s_max_##CF(v, lo, 0); v = rlx_s_min_##CF(v, hi, 0);) \
             }                                                                           \
-            return 0;                                                                   \
+            return;                                                                     \
         }                                                                               \
         for (o = 0; o < outer; o++)                                                     \
             for (c = 0; c < channels; c++) {                                            \
@@ -224,7 +225,12 @@ RLX_INT_TYPES(RLX_MATMUL_INT, _)
                 } else {                                                                \
                     RLX_EPILOGUE_ACTS(T, CF, )                                          \
                 }                                                                       \
+                if (clamp) RLX_EPILOGUE_ROW(T, CF, v = rlx_s_max_##CF(v, lo, 0); v = rlx_s_min_##CF(v, hi, 0);) \
             }                                                                           \
+    }                                                                                   \
+    RLX_EPILOGUE_SIG(rlx_epilogue_##sfx) {                                              \
+        rlx_epilogue_rows_##CF(outer, channels, inner, (T *)y, (const T *)bias,         \
+                               (const T *)residual, act, (T)lo, (T)hi);                 \
         return 0;                                                                       \
     }
 RLX_EPILOGUE_NATIVE(f32, float, f)
@@ -245,6 +251,8 @@ RLX_EPILOGUE_NATIVE(f64, double, d)
                     if (pb) v = STORE(LOAD(v) + b);                                     \
                     if (res) v = STORE(LOAD(v) + LOAD(res[i]));                         \
                     if (act) v = STORE(rlx_activation_f(LOAD(v), act));                 \
+                    if (lo > -INFINITY) v = STORE(rlx_s_max_f(LOAD(v), (float)lo, 0));  \
+                    if (hi < INFINITY) v = STORE(rlx_s_min_f(LOAD(v), (float)hi, 0));   \
                     row[i] = v;                                                         \
                 }                                                                       \
             }                                                                           \
@@ -328,7 +336,8 @@ RLX_CONV_DIRECT(float, f)
 RLX_CONV_DIRECT(double, d)
 
 #define RLX_CONV_BODY(T, CF)                                                            \
-    static void rlx_conv_run_##CF(const int64_t *g, T *y, const T *x, const T *w, T *cols) { \
+    static void rlx_conv_run_##CF(const int64_t *g, T *y, const T *x, const T *w, T *cols, \
+                                  const T *bias, const T *res, int64_t act, T lo, T hi) { \
         int64_t N = g[RLX_G_N], Cin = g[RLX_G_CIN], Cout = g[RLX_G_COUT], G = g[RLX_G_GROUPS]; \
         const int64_t *in = g + RLX_G_IN, *kk = g + RLX_G_K, *out = g + RLX_G_OUT;       \
         const int64_t *sd = g + RLX_G_STRIDE, *pd = g + RLX_G_PAD, *dl = g + RLX_G_DIL;  \
@@ -380,6 +389,9 @@ RLX_CONV_DIRECT(double, d)
                 } else {                                                                \
                     rlx_conv_direct_##CF(g, yg, xg, wg, cg, cog, S, P, K, taps);          \
                 }                                                                       \
+                if (bias || res || act || lo > -(T)INFINITY || hi < (T)INFINITY)        \
+                    rlx_epilogue_rows_##CF(1, cog, P, yg, bias ? bias + gi * cog : 0,   \
+                                           res ? res + (n * Cout + gi * cog) * P : 0, act, lo, hi); \
             }                                                                           \
     }
 
@@ -387,11 +399,13 @@ RLX_CONV_BODY(float, f)
 RLX_CONV_BODY(double, d)
 
 RLX_CONV_SIG(rlx_conv_f32) {
-    rlx_conv_run_f(geom, (float *)y, (const float *)x, (const float *)w, (float *)scratch);
+    rlx_conv_run_f(geom, (float *)y, (const float *)x, (const float *)w, (float *)scratch,
+                   (const float *)bias, (const float *)residual, act, (float)lo, (float)hi);
     return 0;
 }
 RLX_CONV_SIG(rlx_conv_f64) {
-    rlx_conv_run_d(geom, (double *)y, (const double *)x, (const double *)w, (double *)scratch);
+    rlx_conv_run_d(geom, (double *)y, (const double *)x, (const double *)w, (double *)scratch,
+                   (const double *)bias, (const double *)residual, act, lo, hi);
     return 0;
 }
 
@@ -409,7 +423,12 @@ RLX_CONV_SIG(rlx_conv_f64) {
         int64_t i;                                                                      \
         for (i = 0; i < nx; i++) x32[i] = LOAD(px[i]);                                  \
         for (i = 0; i < nw; i++) w32[i] = LOAD(pw[i]);                                  \
-        rlx_conv_run_f(g, y32, x32, w32, rest);                                         \
+        (void)bias;                                                                     \
+        (void)residual;                                                                 \
+        (void)act;                                                                      \
+        (void)lo;                                                                       \
+        (void)hi;                                                                       \
+        rlx_conv_run_f(g, y32, x32, w32, rest, 0, 0, 0, -INFINITY, INFINITY);           \
         for (i = 0; i < ny; i++) py[i] = STORE(y32[i]);                                 \
         return 0;                                                                       \
     }

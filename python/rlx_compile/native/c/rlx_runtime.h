@@ -187,18 +187,23 @@ int rlx_pad(int64_t rank, const int64_t *in_shape, const int64_t *pads, int64_t 
 RLX_FLOAT_TYPES(RLX_DECL_MATMUL, _)
 RLX_INT_TYPES(RLX_DECL_MATMUL, _)
 
-/* y[outer, C, inner]: ((y + bias[c]) + residual) -> activation, rounded after every
- * step like the unfused chain (bias and residual may be NULL). */
+/* y[outer, C, inner]: ((y + bias[c]) + residual) -> activation -> max(., lo) ->
+ * min(., hi), rounded after every step like the unfused chain (bias and residual may be
+ * NULL; lo = -inf and hi = +inf clamp nothing). */
 #define RLX_EPILOGUE_SIG(name)                                                          \
     int name(int64_t outer, int64_t channels, int64_t inner, void *y, const void *bias,  \
-             const void *residual, int64_t act)
+             const void *residual, int64_t act, double lo, double hi)
 #define RLX_DECL_EPILOGUE(sfx, ...) RLX_EPILOGUE_SIG(rlx_epilogue_##sfx);
 RLX_FLOAT_TYPES(RLX_DECL_EPILOGUE, _)
 
 /* conv geometry: [algo, N, C_in, C_out, groups, in[3], kernel[3], out[3], stride[3],
- * pad_begin[3], dilation[3]] (see rlx_linalg.c); scratch as the emitter sizes it. */
+ * pad_begin[3], dilation[3]] (see rlx_linalg.c); scratch as the emitter sizes it. f32
+ * and f64 convolutions apply the epilogue (bias, residual, act, lo, hi as above) to each
+ * block they produce, while it is in cache; f16/bf16 ones take none (NULL, NULL, 0, -inf,
+ * inf): their epilogue rounds per step, a separate call. */
 #define RLX_CONV_SIG(name)                                                              \
-    int name(const int64_t *geom, void *y, const void *x, const void *w, void *scratch)
+    int name(const int64_t *geom, void *y, const void *x, const void *w, void *scratch,  \
+             const void *bias, const void *residual, int64_t act, double lo, double hi)
 #define RLX_DECL_CONV(sfx, ...) RLX_CONV_SIG(rlx_conv_##sfx);
 RLX_FLOAT_TYPES(RLX_DECL_CONV, _)
 
