@@ -399,6 +399,8 @@ for _name, _x, _w, _kw in (
     ("conv2d_pointwise", (2, 5, 4, 3), (3, 5, 1, 1), {}),
     ("conv1d", (2, 3, 10), (4, 3, 3), {"strides": (2,), "pads": (1, 2)}),
     ("conv3d", (1, 2, 4, 5, 4), (3, 2, 2, 3, 2), {"pads": (0, 1, 0, 1, 0, 1)}),
+    # im2col in tiles of output rows (taps x row is 90 KiB: a 512 KiB tile holds 5 rows)
+    ("conv2d_tiled", (1, 64, 21, 40), (4, 64, 3, 3), {"pads": (1, 1, 1, 1)}),
 ):
 
     @case(_name, mir.ConvOp)

@@ -609,6 +609,9 @@ def _fused_swiglu(e: OpEmitter) -> None:
 # ---------------------------------------------------------------------------------
 
 
+IM2COL_TILE_BYTES = 512 * 1024
+
+
 def _pad3(values: tuple[int, ...], fill: int) -> list[int]:
     return [fill] * (3 - len(values)) + list(values)
 
@@ -635,7 +638,7 @@ def conv(
     c_out = w.shape[0]
     cg = c_in // groups
     spatial_in, kernel, spatial_out = x.shape[2:], w.shape[2:], y.shape[2:]
-    taps, positions = cg * math.prod(kernel), math.prod(spatial_out)
+    taps = cg * math.prod(kernel)
     pointwise = math.prod(kernel) == 1 and all(s == 1 for s in strides) and not any(pads)
     if not e.options.im2col:
         algo = 0
@@ -645,11 +648,17 @@ def conv(
         algo = 3
     else:
         algo = 2
+    out3 = _pad3(spatial_out, 1)
+    rows, row = out3[0] * out3[1], out3[2]
+    # im2col tiles of whole output rows: the tile's columns fit in IM2COL_TILE_BYTES (the
+    # GEMM reads them while they are in cache), but at least 64 positions wide.
+    tile = max(1, IM2COL_TILE_BYTES // max(1, taps * row * x.dtype.itemsize), -(-64 // row))
+    tile = min(tile, rows)
     geom = (
-        algo, n, c_in, c_out, groups, *_pad3(spatial_in, 1), *_pad3(kernel, 1),
-        *_pad3(spatial_out, 1), *_pad3(strides, 1), *_pad3(pads[:k], 0), *_pad3(dilations, 1),
+        algo, n, c_in, c_out, groups, *_pad3(spatial_in, 1), *_pad3(kernel, 1), *out3,
+        *_pad3(strides, 1), *_pad3(pads[:k], 0), *_pad3(dilations, 1), tile,
     )  # fmt: skip
-    cols = taps * positions if algo == 2 else 0
+    cols = taps * tile * row if algo == 2 else 0
     if x.dtype in (DType.F16, DType.BF16):
         floats = x.size + w.size + y.size + cols
         scratch: Ptr | None = e.scratch(4 * floats)

@@ -263,9 +263,10 @@ RLX_EPILOGUE_LOW(bf16, rlx_bf16_to_f32, rlx_f32_to_bf16)
 
 /* ---- convolution ------------------------------------------------------------------ */
 /* geom: [algo, N, C_in, C_out, groups, in[3], kernel[3], out[3], stride[3], pad[3],
- * dilation[3]] (the emitter pads 1-d and 2-d convs to 3 spatial dims). algo: 0 direct,
- * 1 pointwise GEMM (1x1x1, stride 1, no pad), 2 im2col + GEMM (scratch: taps x P),
- * 3 direct depthwise (one input channel per group). */
+ * dilation[3], tile] (the emitter pads 1-d and 2-d convs to 3 spatial dims). algo: 0
+ * direct, 1 pointwise GEMM (1x1x1, stride 1, no pad), 2 im2col + GEMM, a tile of output
+ * rows at a time (scratch: taps x tile x out[2]), 3 direct depthwise (one input channel
+ * per group). */
 #define RLX_G_ALGO 0
 #define RLX_G_N 1
 #define RLX_G_CIN 2
@@ -277,6 +278,7 @@ RLX_EPILOGUE_LOW(bf16, rlx_bf16_to_f32, rlx_f32_to_bf16)
 #define RLX_G_STRIDE 14
 #define RLX_G_PAD 17
 #define RLX_G_DIL 20
+#define RLX_G_TILE 23 /* im2col: output rows (of the last dim) per tile */
 
 /* The valid outputs [lo, hi) of one kernel tap along a dim: input o*stride + off must
  * lie in [0, n). */
@@ -343,7 +345,7 @@ RLX_CONV_DIRECT(double, d)
         const int64_t *sd = g + RLX_G_STRIDE, *pd = g + RLX_G_PAD, *dl = g + RLX_G_DIL;  \
         int64_t cg = Cin / G, cog = Cout / G, S = in[0] * in[1] * in[2];                \
         int64_t P = out[0] * out[1] * out[2], K = kk[0] * kk[1] * kk[2], taps = cg * K;  \
-        int64_t n, gi, c, k0, k1, k2, o0, o1, o2;                                       \
+        int64_t n, gi, c, k0, k1, k2, o2;                                               \
         for (n = 0; n < N; n++)                                                         \
             for (gi = 0; gi < G; gi++) {                                                \
                 const T *xg = x + (n * Cin + gi * cg) * S;                              \
@@ -352,40 +354,39 @@ RLX_CONV_DIRECT(double, d)
                 if (g[RLX_G_ALGO] == 1) {                                               \
                     rlx_gemm_##CF(cog, P, cg, wg, cg, xg, P, 0, yg, P);                 \
                 } else if (g[RLX_G_ALGO] == 2) {                                        \
-                    for (c = 0; c < cg; c++)                                            \
-                        for (k0 = 0; k0 < kk[0]; k0++)                                  \
-                            for (k1 = 0; k1 < kk[1]; k1++)                              \
-                                for (k2 = 0; k2 < kk[2]; k2++) {                        \
-                                    T *row = cols + (((c * kk[0] + k0) * kk[1] + k1) * kk[2] + k2) * P; \
-                                    const T *xc = xg + c * S;                           \
-                                    for (o0 = 0; o0 < out[0]; o0++) {                   \
-                                        int64_t i0 = o0 * sd[0] - pd[0] + k0 * dl[0];   \
-                                        for (o1 = 0; o1 < out[1]; o1++) {               \
-                                            int64_t i1 = o1 * sd[1] - pd[1] + k1 * dl[1]; \
-                                            T *r = row + (o0 * out[1] + o1) * out[2];    \
+                    /* im2col a tile of output rows at a time (the tile stays in cache   \
+                     * for its GEMM): cols[(c, k0, k1, k2), positions of the tile] */    \
+                    int64_t rows = out[0] * out[1], tile = g[RLX_G_TILE], r0;            \
+                    for (r0 = 0; r0 < rows; r0 += tile) {                               \
+                        int64_t r1 = r0 + tile < rows ? r0 + tile : rows, tp = (r1 - r0) * out[2], r; \
+                        for (c = 0; c < cg; c++)                                        \
+                            for (k0 = 0; k0 < kk[0]; k0++)                              \
+                                for (k1 = 0; k1 < kk[1]; k1++)                          \
+                                    for (k2 = 0; k2 < kk[2]; k2++) {                    \
+                                        T *row = cols + (((c * kk[0] + k0) * kk[1] + k1) * kk[2] + k2) * tp; \
+                                        const T *xc = xg + c * S;                       \
+                                        int64_t base = k2 * dl[2] - pd[2], lo, hi;      \
+                                        rlx_tap_range(in[2], sd[2], base, out[2], &lo, &hi); \
+                                        for (r = r0; r < r1; r++) {                     \
+                                            int64_t i0 = (r / out[1]) * sd[0] - pd[0] + k0 * dl[0]; \
+                                            int64_t i1 = (r % out[1]) * sd[1] - pd[1] + k1 * dl[1]; \
+                                            T *dst = row + (r - r0) * out[2];           \
+                                            const T *xr;                                \
                                             if (i0 < 0 || i0 >= in[0] || i1 < 0 || i1 >= in[1]) { \
-                                                for (o2 = 0; o2 < out[2]; o2++) r[o2] = 0; \
+                                                for (o2 = 0; o2 < out[2]; o2++) dst[o2] = 0; \
                                                 continue;                               \
                                             }                                           \
-                                            {                                           \
-                                                const T *xr = xc + (i0 * in[1] + i1) * in[2]; \
-                                                int64_t base = k2 * dl[2] - pd[2];      \
-                                                if (sd[2] == 1) {                       \
-                                                    for (o2 = 0; o2 < out[2]; o2++) {   \
-                                                        int64_t i2 = o2 + base;         \
-                                                        r[o2] = (i2 >= 0 && i2 < in[2]) ? xr[i2] : (T)0; \
-                                                    }                                   \
-                                                } else {                                \
-                                                    for (o2 = 0; o2 < out[2]; o2++) {   \
-                                                        int64_t i2 = o2 * sd[2] + base; \
-                                                        r[o2] = (i2 >= 0 && i2 < in[2]) ? xr[i2] : (T)0; \
-                                                    }                                   \
-                                                }                                       \
-                                            }                                           \
+                                            xr = xc + (i0 * in[1] + i1) * in[2];        \
+                                            for (o2 = 0; o2 < lo; o2++) dst[o2] = 0;    \
+                                            if (sd[2] == 1)                             \
+                                                memcpy(dst + lo, xr + lo + base, (size_t)(hi - lo) * sizeof(T)); \
+                                            else                                        \
+                                                for (o2 = lo; o2 < hi; o2++) dst[o2] = xr[o2 * sd[2] + base]; \
+                                            for (o2 = hi; o2 < out[2]; o2++) dst[o2] = 0; \
                                         }                                               \
                                     }                                                   \
-                                }                                                       \
-                    rlx_gemm_##CF(cog, P, taps, wg, taps, cols, P, 0, yg, P);           \
+                        rlx_gemm_##CF(cog, tp, taps, wg, taps, cols, tp, 0, yg + r0 * out[2], P); \
+                    }                                                                   \
                 } else {                                                                \
                     rlx_conv_direct_##CF(g, yg, xg, wg, cg, cog, S, P, K, taps);          \
                 }                                                                       \
