@@ -217,6 +217,9 @@ def precision_passes(options: CompileOptions) -> list[str]:
             f"calibration={options.quant_calibration}}}",
             "quant-propagate",
         ]
+        target = get_target(options.target)
+        if target.claims_op("mir.integer_matmul") or target.claims_op("mir.integer_conv"):
+            passes.append(f"quant-to-integer{{target={options.target}}}")
     elif options.quantize == "fp8":
         passes.append(f"scaled-quant-insert{{dtype=f8e4m3 amax={options.fp8_amax}}}")
     if options.precision != "f32":

@@ -671,3 +671,60 @@ for _order in ("max_min", "min_max"):
         module = graph(specs, body)
         inputs = {k: values(v[0], dtype, rng, "finite") for k, v in specs.items()}
         return module and (module, inputs)
+
+
+# ---------------------------------------------------------------------------------
+# Integer kernels (quant-to-integer's): i8/u8 inputs, i8 weights, f32 or requantised
+# (requantised with exact activations only: a last-bit difference of an approximated one
+# could move a value to the next step)
+# ---------------------------------------------------------------------------------
+
+
+def _integer_case(conv: bool, x_type: DType, out: DType, act: str, zero: int, bias: bool,
+                  batched: bool = False):  # fmt: skip
+    def make(dtype: DType, rng: np.random.Generator):
+        if dtype is not out:  # the case's element type is its result's
+            return None
+        x_shape, w_shape = ((2, 4, 6, 5), (6, 2, 3, 3)) if conv else ((2, 3, 20), (20, 7))
+        if batched:  # an activation times an activation, batch dims broadcasting
+            x_shape, w_shape = (2, 1, 3, 9), (1, 4, 9, 5)
+        channels = w_shape[0] if conv else w_shape[-1]
+        specs = {"x": (x_shape, x_type), "w": (w_shape, DType.I8), "s": ((channels,), DType.F32),
+                 "b": ((channels,), DType.F32)}  # fmt: skip
+        extra = {"out_scale": 0.05, "out_zero_point": 3, "out_dtype": out} if out.is_int else {}
+
+        def body(m, x, w, s, b):
+            common = {"input_zero_point": zero, "activation": act, **extra}
+            if conv:
+                op = mir.IntegerConvOp(x, w, s, b if bias else None, pads=(1, 0, 1, 1),
+                                       strides=(1, 2), groups=2, **common)  # fmt: skip
+            else:
+                op = mir.IntegerMatmulOp(x, w, s, b if bias else None, **common)
+            return one(m.emit(op))
+
+        module = graph(specs, body)
+        inputs = {
+            "x": values(x_shape, x_type, rng),
+            "w": values(w_shape, DType.I8, rng),
+            "s": (rng.random(channels) * 1e-2 + 1e-3).astype(np.float32),
+            "b": values((channels,), DType.F32, rng, "finite"),
+        }
+        return module and (module, inputs)
+
+    return make
+
+
+for _conv in (False, True):
+    for _x, _out, _act, _zero, _bias in (
+        (DType.I8, DType.F32, "none", 0, True),
+        (DType.U8, DType.F32, "gelu", 128, False),
+        (DType.I8, DType.I8, "relu", -3, True),
+        (DType.U8, DType.U8, "none", 7, True),
+    ):
+        _name = f"integer_{'conv' if _conv else 'matmul'}_{_x.value}_{_out.value}_{_act}"
+        case(_name, mir.IntegerConvOp if _conv else mir.IntegerMatmulOp)(
+            _integer_case(_conv, _x, _out, _act, _zero, _bias)
+        )
+case("integer_matmul_batched", mir.IntegerMatmulOp)(
+    _integer_case(False, DType.I8, DType.F32, "none", 0, False, batched=True)
+)

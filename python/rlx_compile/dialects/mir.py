@@ -3018,6 +3018,188 @@ class FusedAttentionBlockOp(ShapedOp):
 
 
 # =====================================================================================
+# Integer kernels (made by quant-to-integer)
+# =====================================================================================
+
+
+class IntegerLinearOp(ShapedOp):
+    """A quantised matmul/conv on integers: ``acc = Σ (input - input_zero_point) · weight``
+    accumulated exactly (int32 on a device), then ``act(f32(acc) · scale + bias)`` in f32,
+    ``scale`` being the product of the input's and the weight's scales (per output
+    channel, or one element); with ``out_scale`` the result is that value quantised:
+    ``saturate(round_half_even(· / out_scale) + out_zero_point)`` into the result's
+    integer type (requantisation). Weights are symmetric (no zero point)."""
+
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    scale = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    input_zero_point = prop_def(I64Attr, default_value=int_attr(0))
+    activation = prop_def(ActivationAttr, default_value=ActivationAttr(Activation.NONE))
+    out_scale = opt_prop_def(F64Attr)
+    out_zero_point = prop_def(I64Attr, default_value=int_attr(0))
+    result = result_def(TensorType)
+    traits = traits_def(Pure())
+    INFER_RESULTS: ClassVar[bool] = False
+
+    def _common_props(
+        self,
+        input_zero_point: int,
+        activation: str,
+        out_scale: float | None,
+        out_zero_point: int,
+    ) -> dict[str, Attribute | None]:
+        return {
+            "input_zero_point": int_attr(input_zero_point),
+            "activation": enum_attr(Activation, activation),
+            "out_scale": float_attr(out_scale),
+            "out_zero_point": int_attr(out_zero_point),
+        }
+
+    def check_integer(
+        self, props: Props, input: TensorType, weight: TensorType, scale: TensorType,
+        bias: TensorType | None, shape: Sequence[Any], channels: Any,
+    ) -> None:  # fmt: skip
+        for t, what in ((input, "input"), (weight, "weight")):
+            if t.dtype not in (DType.I8, DType.U8):
+                raise VerifyException(f"{what} must be i8 or u8, got {t.dtype.value}")
+        if weight.dtype is not DType.I8:
+            raise VerifyException("weight must be i8 (symmetric)")
+        lo, hi = input.dtype.int_range
+        if not lo <= props.int("input_zero_point") <= hi:
+            raise VerifyException(f"input_zero_point must be a {input.dtype.value} value")
+        _check_bias_vector(scale, channels, DType.F32, "scale")
+        if bias is not None:
+            _check_bias_vector(bias, channels, DType.F32, "bias")
+        out = self.result.type
+        assert isinstance(out, TensorType)
+        quantised = props.opt_float("out_scale") is not None
+        want = out.dtype if quantised else DType.F32
+        if quantised and out.dtype not in (DType.I8, DType.U8):
+            raise VerifyException("a requantised result must be i8 or u8")
+        if quantised:
+            lo, hi = out.dtype.int_range
+            if not lo <= props.int("out_zero_point") <= hi:
+                raise VerifyException(f"out_zero_point must be a {out.dtype.value} value")
+        if out != TensorType(shape, want):
+            raise VerifyException(f"the result must be {TensorType(shape, want)}, got {out}")
+
+
+@irdl_op_definition
+class IntegerMatmulOp(IntegerLinearOp):
+    """``input [.., M, K] · weight [.., K, N]`` on integers (see ``IntegerLinearOp``;
+    batch dims broadcast like ``mir.matmul``); scale and bias over N."""
+
+    name = "mir.integer_matmul"
+    assembly_format = (
+        "$input `,` $weight `scale` $scale (`bias` $bias^)? (`zero_point` $input_zero_point^)? "
+        "(`act` $activation^)? (`out_scale` $out_scale^)? (`out_zero_point` $out_zero_point^)? "
+        "attr-dict `:` functional-type(operands, results)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue,
+        weight: SSAValue,
+        scale: SSAValue,
+        bias: SSAValue | None = None,
+        *,
+        input_zero_point: int = 0,
+        activation: str = "none",
+        out_scale: float | None = None,
+        out_zero_point: int = 0,
+        out_dtype: DType | str = DType.F32,
+    ):
+        a, w = SSAValue.get(input).type, SSAValue.get(weight).type
+        assert isinstance(a, TensorType) and isinstance(w, TensorType)
+        shape = matmul_shape(a.with_dtype(DType.F32), w.with_dtype(DType.F32))
+        props = self._common_props(input_zero_point, activation, out_scale, out_zero_point)
+        self._build(
+            {"input": input, "weight": weight, "scale": scale, "bias": bias},
+            props,
+            [TensorType(shape, out_dtype)],
+        )
+
+    def check_result(
+        self,
+        props: Props,
+        *,
+        input: TensorType,
+        weight: TensorType,
+        scale: TensorType,
+        bias: TensorType | None = None,
+    ) -> None:
+        if weight.rank < 2 or input.rank < 2:
+            raise VerifyException("integer matmul takes an input [.., M, K], a weight [.., K, N]")
+        shape = matmul_shape(input.with_dtype(DType.F32), weight.with_dtype(DType.F32))
+        self.check_integer(props, input, weight, scale, bias, shape, weight.shape[-1])
+
+
+@irdl_op_definition
+class IntegerConvOp(IntegerLinearOp):
+    """A convolution on integers (see ``IntegerLinearOp``), NCHW like ``mir.conv``; scale
+    and bias per output channel."""
+
+    name = "mir.integer_conv"
+    strides = prop_def(I64Array)
+    pads = prop_def(I64Array)
+    dilations = prop_def(I64Array)
+    groups = prop_def(I64Attr)
+    assembly_format = (
+        "$input `,` $weight `scale` $scale (`bias` $bias^)? `strides` $strides `pads` $pads "
+        "`dilations` $dilations `groups` $groups (`zero_point` $input_zero_point^)? "
+        "(`act` $activation^)? (`out_scale` $out_scale^)? (`out_zero_point` $out_zero_point^)? "
+        "attr-dict `:` functional-type(operands, results)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue,
+        weight: SSAValue,
+        scale: SSAValue,
+        bias: SSAValue | None = None,
+        *,
+        strides: Sequence[int] | None = None,
+        pads: Sequence[int] | None = None,
+        dilations: Sequence[int] | None = None,
+        groups: int = 1,
+        input_zero_point: int = 0,
+        activation: str = "none",
+        out_scale: float | None = None,
+        out_zero_point: int = 0,
+        out_dtype: DType | str = DType.F32,
+    ):
+        x, w = SSAValue.get(input).type, SSAValue.get(weight).type
+        assert isinstance(x, TensorType) and isinstance(w, TensorType)
+        k = x.rank - 2
+        strides, pads = list(strides or [1] * k), list(pads or [0] * (2 * k))
+        dilations = list(dilations or [1] * k)
+        props = conv_props(x.rank, strides, pads, dilations, groups)
+        props.update(self._common_props(input_zero_point, activation, out_scale, out_zero_point))
+        shape = conv_output_shape(x, w, strides, pads, dilations, groups)
+        self._build(
+            {"input": input, "weight": weight, "scale": scale, "bias": bias},
+            props,
+            [TensorType(shape, out_dtype)],
+        )
+
+    def check_result(
+        self,
+        props: Props,
+        *,
+        input: TensorType,
+        weight: TensorType,
+        scale: TensorType,
+        bias: TensorType | None = None,
+    ) -> None:
+        shape = conv_output_shape(
+            input, weight, props.ints("strides"), props.ints("pads"), props.ints("dilations"),
+            props.int("groups"),
+        )  # fmt: skip
+        self.check_integer(props, input, weight, scale, bias, shape, weight.shape[0])
+
+
+# =====================================================================================
 # Elementwise regions (made by mark-elementwise-regions)
 # =====================================================================================
 
@@ -3129,6 +3311,7 @@ MIR_OPS: list[type[ShapedOp]] = [
     QuantizeOp, DequantizeOp, FakeQuantizeOp,
     FusedMatmulBiasActOp, FusedSwigluOp, FusedResidualRmsNormOp, FusedResidualLayerNormOp,
     FusedConvBiasActOp, FusedScaleShiftActOp, FusedAttentionBlockOp,
+    IntegerMatmulOp, IntegerConvOp,
     ElementwiseRegionOp, YieldOp,
     DimsOp,
 ]  # fmt: skip

@@ -350,7 +350,7 @@ def _pad(op: mir.PadOp, args: Arrays, env: Env) -> Arrays:
 # ---------------------------------------------------------------------------------
 
 
-def _conv_props(op: mir.ConvOp | mir.FusedConvBiasActOp) -> dict[str, Any]:
+def _conv_props(op: mir.ConvOp | mir.FusedConvBiasActOp | mir.IntegerConvOp) -> dict[str, Any]:
     p = op.props()
     return {
         "strides": p.ints("strides"),
@@ -552,6 +552,51 @@ def _fused_attention_block(op: mir.FusedAttentionBlockOp, args: Arrays, env: Env
     if a["out_bias"] is not None:
         out = K.binary("add", out, a["out_bias"])
     return [out]
+
+
+# ---------------------------------------------------------------------------------
+# Integer kernels
+# ---------------------------------------------------------------------------------
+
+
+def _integer_epilogue(op: mir.IntegerLinearOp, acc: np.ndarray, args: Arrays, axis: int) -> Arrays:
+    """f32(acc) · scale (+ bias) -> activation (-> requantise), channels along ``axis``;
+    ``acc`` holds exact integer sums (in float64)."""
+    a = _optional_args(op, args, ("input", "weight", "scale", "bias"))
+    scale, bias = a["scale"], a["bias"]
+    assert scale is not None
+    p = op.props()
+    shape = [1] * acc.ndim
+    shape[axis] = -1
+    y = K.binary("mul", acc.astype(np.float32), scale.reshape(shape))
+    if bias is not None:
+        y = K.binary("add", y, bias.reshape(shape))
+    y = K.activation(y, p.enum("activation"))
+    out_scale = p.opt_float("out_scale")
+    if out_scale is None:
+        return [y]
+    dtype = _np_dtype(op)
+    zero = np.asarray(p.int("out_zero_point"), dtype=dtype).reshape(1)
+    return [K.quantize(y, np.asarray([out_scale], np.float32), zero, None, dtype)]
+
+
+@impl(mir.IntegerMatmulOp)
+def _integer_matmul(op: mir.IntegerMatmulOp, args: Arrays, env: Env) -> Arrays:
+    """The exact integer sums: integers below 2^53 are exact in float64, whatever the
+    summation order."""
+    x, w = args[0], args[1]
+    zero = op.props().int("input_zero_point")
+    acc = K.matmul(x.astype(np.float64) - zero, w.astype(np.float64))
+    return _integer_epilogue(op, acc, args, acc.ndim - 1)
+
+
+@impl(mir.IntegerConvOp)
+def _integer_conv(op: mir.IntegerConvOp, args: Arrays, env: Env) -> Arrays:
+    """Padding adds zeros to (input - zero point), as the dequantised input pads 0.0."""
+    x, w = args[0], args[1]
+    zero = op.props().int("input_zero_point")
+    acc = K.conv(x.astype(np.float64) - zero, w.astype(np.float64), **_conv_props(op))
+    return _integer_epilogue(op, acc, args, 1)
 
 
 # ---------------------------------------------------------------------------------

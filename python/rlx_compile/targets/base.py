@@ -49,8 +49,10 @@ MATMUL_AND_RESIDUAL_NORMS = frozenset(
 """The fused ops every GPU-class target of RLX claims."""
 STRUCTURAL = frozenset(op.name for op in mir.MIR_OPS if op.has_trait(IsTerminator))
 """Terminators and the like: part of another op, never dispatched on their own."""
+INTEGER = frozenset({mir.IntegerMatmulOp.name, mir.IntegerConvOp.name})
+"""Integer matmul/conv kernels (quant-to-integer makes them for targets claiming them)."""
 PRIMITIVES = frozenset(
-    op.name for op in mir.MIR_OPS if op.name not in FUSED | {REGION} | STRUCTURAL
+    op.name for op in mir.MIR_OPS if op.name not in FUSED | {REGION} | STRUCTURAL | INTEGER
 )
 """Every MIR op that is not a fused op or a region: RLX's primitive vocabulary."""
 
@@ -205,7 +207,7 @@ class Target:
     def __post_init__(self) -> None:
         if self.broadcast not in BROADCAST_KINDS:
             raise ValueError(f"unknown broadcast kind {self.broadcast!r}")
-        unknown = sorted(self.claims - PRIMITIVES - FUSED - {REGION})
+        unknown = sorted(self.claims - PRIMITIVES - FUSED - INTEGER - {REGION})
         if unknown:
             raise ValueError(f"target {self.name} claims unknown ops {unknown}")
 

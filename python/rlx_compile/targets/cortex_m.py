@@ -28,7 +28,7 @@ _KERNELS = (
     mir.ReshapeOp, mir.TransposeOp, mir.NarrowOp, mir.ConcatOp, mir.ExpandOp, mir.GatherOp,
     mir.PadOp,
     mir.ConvOp, mir.FusedConvBiasActOp, mir.MaxPoolOp, mir.AvgPoolOp,
-    mir.QuantizeOp, mir.DequantizeOp,
+    mir.QuantizeOp, mir.DequantizeOp, mir.IntegerMatmulOp, mir.IntegerConvOp,
 )  # fmt: skip
 
 _RELU = frozenset({Activation.RELU})

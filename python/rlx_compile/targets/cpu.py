@@ -1,9 +1,9 @@
 """cpu: the reference kernels (``rlx_compile.interpreter``, run in the arena).
 
 Claims every primitive and every fused op the reference kernels implement: the fused
-matmul, conv, per-channel scale-shift, SwiGLU, residual norms and the attention block
-(RLX's own CPU backend has no fused conv; ours does, and fusing it saves the conv's
-full-size intermediate).
+matmul, conv, per-channel scale-shift, SwiGLU, residual norms and the attention block,
+and the integer matmul/conv that int8 quantisation runs on (RLX's own CPU backend has no
+fused conv; ours does, and fusing it saves the conv's full-size intermediate).
 Elementwise regions are unfused: a CPU runs op by op. No fusion size limits. The kernels
 broadcast like NumPy, so no broadcast is materialised (RLX's CPU kernels index operands
 modulo their size and need ``legalize-broadcast``; an explicit expand costs a full-size
@@ -13,6 +13,7 @@ buffer per broadcast operand).
 from rlx_compile.dialects import mir
 from rlx_compile.legalization.patterns import LOGICAL_KERNEL_PATTERNS, UNFUSE_PATTERNS
 from rlx_compile.targets.base import (
+    INTEGER,
     MATMUL_AND_RESIDUAL_NORMS,
     PRIMITIVES,
     REGION,
@@ -26,6 +27,7 @@ TARGET = Target(
     description="CPU reference kernels",
     claims=PRIMITIVES
     | MATMUL_AND_RESIDUAL_NORMS
+    | INTEGER
     | {
         mir.FusedSwigluOp.name,
         mir.FusedAttentionBlockOp.name,

@@ -229,6 +229,12 @@ def _quant_propagate() -> type[ModulePass]:
     return QuantPropagatePass
 
 
+def _quant_to_integer() -> type[ModulePass]:
+    from rlx_compile.transforms.quant_to_integer import QuantToIntegerPass
+
+    return QuantToIntegerPass
+
+
 def _scaled_quant_insert() -> type[ModulePass]:
     from rlx_compile.transforms.scaled_quant_insert import ScaledQuantInsertPass
 
@@ -270,6 +276,7 @@ RLX_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "auto-mixed-precision": _auto_mixed_precision,
     "quant-insert": _quant_insert,
     "quant-propagate": _quant_propagate,
+    "quant-to-integer": _quant_to_integer,
     "scaled-quant-insert": _scaled_quant_insert,
     # MIR cleanup; cse and dce replace xDSL's passes of the same name.
     "constant-fold": _constant_fold,

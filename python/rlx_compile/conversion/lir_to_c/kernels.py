@@ -499,8 +499,9 @@ def _fused_residual_norm(e: OpEmitter) -> None:
 # ---------------------------------------------------------------------------------
 
 
-def matmul(e: OpEmitter, a: Operand, b: Operand, y: Operand) -> None:
-    sfx = e.suffix(a, NUMERIC)
+def matmul_geometry(a: Operand, b: Operand) -> tuple[list[object], int, int, int]:
+    """The batch arguments (rank, shape, a's and b's batch strides) and M, N, K of
+    ``a · b`` with NumPy matmul broadcasting (1-d operands promoted)."""
     sa, sb = list(a.shape), list(b.shape)
     if len(sa) == 1:
         sa = [1, *sa]
@@ -518,11 +519,20 @@ def matmul(e: OpEmitter, a: Operand, b: Operand, y: Operand) -> None:
     batch, (_, a_strides, b_strides) = (
         collapse(batch, out_strides, a_strides, b_strides) if batch else ([], ([], [], []))
     )
+    args: list[object] = [
+        len(batch),
+        Ints(tuple(batch)),
+        Ints(tuple(a_strides)),
+        Ints(tuple(b_strides)),
+    ]
+    return args, m, n, k
+
+
+def matmul(e: OpEmitter, a: Operand, b: Operand, y: Operand) -> None:
+    sfx = e.suffix(a, NUMERIC)
+    batch, m, n, k = matmul_geometry(a, b)
     scratch = e.scratch(4 * (m * k + k * n + m * n)) if a.dtype in (DType.F16, DType.BF16) else None
-    e.call(
-        f"rlx_matmul_{sfx}", len(batch), Ints(tuple(batch)), Ints(tuple(a_strides)),
-        Ints(tuple(b_strides)), m, n, k, y.loc, a.loc, b.loc, scratch,
-    )  # fmt: skip
+    e.call(f"rlx_matmul_{sfx}", *batch, m, n, k, y.loc, a.loc, b.loc, scratch)  # type: ignore[arg-type]
 
 
 def rows_of(shape: tuple[int, ...]) -> int:
@@ -904,6 +914,63 @@ def _fake_quantize(e: OpEmitter) -> None:
     e.call(
         f"rlx_fake_quantize_{e.suffix(x, FLOATS)}_{SUFFIX[ct]}", outer, c, inner, e.outs[0].loc,
         x.loc, scale_ct.loc, zp_ct.loc, p.int("quant_min"), p.int("quant_max"),
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------
+# Integer kernels
+# ---------------------------------------------------------------------------------
+
+INTEGER_INPUTS = frozenset({DType.I8, DType.U8})
+INTEGER_RESULTS = frozenset({DType.F32, DType.I8, DType.U8})
+
+
+def _integer_args(e: OpEmitter, channels: int) -> tuple[str, list[object]]:
+    """The kernel suffix and the epilogue arguments of an integer op."""
+    a = _optional(e, ("input", "weight", "scale", "bias"))
+    x, scale = a["input"], a["scale"]
+    assert x is not None and scale is not None
+    y = e.outs[0]
+    p = e.op.props()  # type: ignore[attr-defined]
+    sfx = f"{e.suffix(x, INTEGER_INPUTS)}_{e.suffix(y, INTEGER_RESULTS)}"
+    out_scale = p.opt_float("out_scale")
+    epilogue = [
+        dense_param(e, scale, (channels,)), dense_param(e, a["bias"], (channels,)),
+        p.int("input_zero_point"), ACTIVATION_CODE[p.enum("activation")],
+        0.0 if out_scale is None else out_scale, p.int("out_zero_point"),
+    ]  # fmt: skip
+    return sfx, epilogue
+
+
+@lowers(mir.IntegerMatmulOp)
+def _integer_matmul(e: OpEmitter) -> None:
+    x, w = e.args[0], e.args[1]
+    batch, m, n, k = matmul_geometry(x, w)
+    sfx, epilogue = _integer_args(e, n)
+    e.call(
+        f"rlx_integer_matmul_{sfx}", *batch, m, n, k, e.outs[0].loc, x.loc, w.loc, *epilogue,
+        e.scratch(4 * n),
+    )  # fmt: skip
+
+
+@lowers(mir.IntegerConvOp)
+def _integer_conv(e: OpEmitter) -> None:
+    x, w = e.args[0], e.args[1]
+    y = e.outs[0]
+    p = e.op.props()  # type: ignore[attr-defined]
+    k = x.rank - 2
+    if not 1 <= k <= 3:
+        e.unsupported(f"{k}-d convolutions")
+    pads = p.ints("pads")
+    geom = (
+        0, x.shape[0], x.shape[1], w.shape[0], p.int("groups"), *_pad3(x.shape[2:], 1),
+        *_pad3(w.shape[2:], 1), *_pad3(y.shape[2:], 1), *_pad3(p.ints("strides"), 1),
+        *_pad3(pads[:k], 0), *_pad3(p.ints("dilations"), 1), 1,
+    )  # fmt: skip
+    sfx, epilogue = _integer_args(e, w.shape[0])
+    e.call(
+        f"rlx_integer_conv_{sfx}", Ints(geom), y.loc, x.loc, w.loc, *epilogue,
+        e.scratch(4 * math.prod(y.shape[2:])),
     )  # fmt: skip
 
 

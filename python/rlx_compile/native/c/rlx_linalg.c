@@ -87,21 +87,7 @@ RLX_GEMM(d, double, )
     st[1] = b_bstrides;                                                                 \
     for (d_ = 0; d_ < (int)batch_rank; d_++) nb *= batch_shape[d_];
 
-/* rlx_advance steps the dims before the last one: pass a trailing dummy dim */
-#define RLX_NEXT_BATCH                                                                  \
-    {                                                                                   \
-        int d2;                                                                         \
-        for (d2 = (int)batch_rank - 1; d2 >= 0; d2--) {                                 \
-            if (++idx[d2] < batch_shape[d2]) {                                          \
-                off[0] += a_bstrides[d2];                                               \
-                off[1] += b_bstrides[d2];                                               \
-                break;                                                                  \
-            }                                                                           \
-            idx[d2] = 0;                                                                \
-            off[0] -= a_bstrides[d2] * (batch_shape[d2] - 1);                           \
-            off[1] -= b_bstrides[d2] * (batch_shape[d2] - 1);                           \
-        }                                                                               \
-    }
+#define RLX_NEXT_BATCH rlx_next_index(batch_rank, batch_shape, idx, 2, off, st);
 
 #define RLX_MATMUL_NATIVE(sfx, T, CF)                                                   \
     RLX_MATMUL_SIG(rlx_matmul_##sfx) {                                                  \
@@ -109,7 +95,6 @@ RLX_GEMM(d, double, )
         T *py = (T *)y;                                                                 \
         RLX_BATCHES                                                                     \
         (void)scratch;                                                                  \
-        (void)st;                                                                       \
         for (bi = 0; bi < nb; bi++) {                                                   \
             rlx_gemm_##CF(M, N, K, pa + off[0], K, pb + off[1], N, 0, py + bi * M * N, N); \
             RLX_NEXT_BATCH                                                              \
@@ -130,7 +115,6 @@ RLX_MATMUL_NATIVE(f64, double, d)
         float *a32 = (float *)scratch, *b32 = a32 + M * K, *c32 = b32 + K * N;          \
         int64_t i;                                                                      \
         RLX_BATCHES                                                                     \
-        (void)st;                                                                       \
         for (bi = 0; bi < nb; bi++) {                                                   \
             for (i = 0; i < M * K; i++) a32[i] = LOAD(pa[off[0] + i]);                  \
             for (i = 0; i < K * N; i++) b32[i] = LOAD(pb[off[1] + i]);                  \
@@ -151,7 +135,6 @@ RLX_MATMUL_LOW(bf16, rlx_bf16_to_f32, rlx_f32_to_bf16)
         int64_t i, j, k;                                                                \
         RLX_BATCHES                                                                     \
         (void)scratch;                                                                  \
-        (void)st;                                                                       \
         for (bi = 0; bi < nb; bi++) {                                                   \
             const T *ab = pa + off[0], *bb = pb + off[1];                               \
             T *yb = py + bi * M * N;                                                    \

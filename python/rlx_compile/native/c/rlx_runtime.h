@@ -336,6 +336,29 @@ RLX_FAKE_QUANT_SIG(rlx_fake_quantize_f64_f64);
 RLX_FAKE_QUANT_SIG(rlx_fake_quantize_f16_f64);
 RLX_FAKE_QUANT_SIG(rlx_fake_quantize_bf16_f64);
 
+/* ---- integer kernels (int8 x int8 -> int32, then f32 scale, bias, activation and,
+ * with out_scale > 0, requantisation to the result type) ------------------------------- */
+/* x [batch.., M, K] (i8 or u8, minus zx) times w [batch.., K, N] (i8), batch dims at
+ * element strides as rlx_matmul; scale/bias [N] f32 (bias may be NULL); acc: N int32
+ * scratch. rlx_integer_matmul_<x>_<result> */
+#define RLX_INTEGER_MATMUL_SIG(name)                                                    \
+    int name(int64_t batch_rank, const int64_t *batch_shape, const int64_t *a_bstrides,   \
+             const int64_t *b_bstrides, int64_t M, int64_t N, int64_t K, void *y,         \
+             const void *x, const void *w, const void *scale, const void *bias, int64_t zx, \
+             int64_t act, double out_scale, int64_t out_zp, void *acc)
+/* conv geometry as rlx_conv (algo and tile unused: direct); scale/bias [C_out]; acc: one
+ * output plane of int32. rlx_integer_conv_<x>_<result> */
+#define RLX_INTEGER_CONV_SIG(name)                                                      \
+    int name(const int64_t *geom, void *y, const void *x, const void *w, const void *scale, \
+             const void *bias, int64_t zx, int64_t act, double out_scale, int64_t out_zp, \
+             void *acc)
+#define RLX_INTEGER_OUTS(X, XS) X(XS, f32) X(XS, i8) X(XS, u8)
+#define RLX_DECL_INTEGER(XS, out)                                                       \
+    RLX_INTEGER_MATMUL_SIG(rlx_integer_matmul_##XS##_##out);                            \
+    RLX_INTEGER_CONV_SIG(rlx_integer_conv_##XS##_##out);
+RLX_INTEGER_OUTS(RLX_DECL_INTEGER, i8)
+RLX_INTEGER_OUTS(RLX_DECL_INTEGER, u8)
+
 /* ---- threads ---------------------------------------------------------------------- */
 /* Threads of the BLAS (no effect without one). */
 void rlx_set_num_threads(int64_t n);

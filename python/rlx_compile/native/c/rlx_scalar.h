@@ -320,12 +320,11 @@ RLX_INT_TYPES(RLX_INT_SCALARS, _)
 RLX_INT_TYPES(RLX_F2I, _)
 
 /* ---- the elementwise loop ----------------------------------------------------------- */
-/* Rows are the last dim; the outer dims advance like an odometer, moving each operand's
- * offset by its strides (`nops` operands). */
-RLX_INLINE void rlx_advance(int64_t rank, const int64_t *shape, int64_t *idx, int nops,
-                            int64_t *offs, const int64_t *const *strides) {
+/* The next index of `shape` (row-major), moving each operand's offset by its strides. */
+RLX_INLINE void rlx_next_index(int64_t rank, const int64_t *shape, int64_t *idx, int nops,
+                               int64_t *offs, const int64_t *const *strides) {
     int d, k;
-    for (d = (int)rank - 2; d >= 0; d--) {
+    for (d = (int)rank - 1; d >= 0; d--) {
         if (++idx[d] < shape[d]) {
             for (k = 0; k < nops; k++) offs[k] += strides[k][d];
             return;
@@ -333,6 +332,12 @@ RLX_INLINE void rlx_advance(int64_t rank, const int64_t *shape, int64_t *idx, in
         idx[d] = 0;
         for (k = 0; k < nops; k++) offs[k] -= strides[k][d] * (shape[d] - 1);
     }
+}
+
+/* Rows are the last dim: the next row, the outer dims advancing like an odometer. */
+RLX_INLINE void rlx_advance(int64_t rank, const int64_t *shape, int64_t *idx, int nops,
+                            int64_t *offs, const int64_t *const *strides) {
+    if (rank > 1) rlx_next_index(rank - 1, shape, idx, nops, offs, strides);
 }
 
 RLX_INLINE int64_t rlx_rows(int64_t rank, const int64_t *shape) {
