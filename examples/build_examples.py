@@ -130,11 +130,35 @@ def dense_cnn(
     return m.module
 
 
+def kws_dscnn(
+    *, batch: int = 1, channels: int = 64, blocks: int = 4, keywords: int = 12,
+    policy: str = "direct",
+) -> ModuleOp:  # fmt: skip
+    """A keyword-spotting DS-CNN (Hello Edge's DS-CNN-S shape): 49x10 MFCC features, a
+    10x4 stride-2 conv, depthwise-separable blocks (3x3 depthwise + 1x1 pointwise, each
+    conv + bias + relu), global average pooling and a linear classifier."""
+    c = channels
+    with ModuleBuilder("kws_dscnn", policy=policy) as m:
+        x = m.input("mfcc", (batch, 1, 49, 10))
+        w, b = m.param("conv1_w", (c, 1, 10, 4)), m.param("conv1_b", (c,))
+        h = m.conv_block(x, w, b, strides=(2, 2), pads=(4, 1, 5, 2), act="relu")
+        for i in range(blocks):
+            dw, db = m.param(f"dw{i}_w", (c, 1, 3, 3)), m.param(f"dw{i}_b", (c,))
+            h = m.conv_block(h, dw, db, pads=(1, 1, 1, 1), groups=c, act="relu")
+            pw, pb = m.param(f"pw{i}_w", (c, c, 1, 1)), m.param(f"pw{i}_b", (c,))
+            h = m.conv_block(h, pw, pb, act="relu")
+        pooled = m.mean(h, axes=(2, 3))
+        wf, bf = m.param("fc_w", (c, keywords)), m.param("fc_b", (keywords,))
+        m.output(m.linear(pooled, wf, bf), names=["logits"])
+    return m.module
+
+
 EXAMPLES = {
     "decoder_block.mlir": decoder_block,
     "small_cnn.mlir": small_cnn,
     "inception_cnn.mlir": inception_cnn,
     "dense_cnn.mlir": dense_cnn,
+    "kws_dscnn.mlir": kws_dscnn,
 }
 
 

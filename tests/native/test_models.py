@@ -22,7 +22,7 @@ from rlx_compile.testing.onnx_export import export_onnx
 from tests.frontends.test_onnx_models import NAMES, model_input
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-MLIR = ["small_cnn", "dense_cnn", "inception_cnn", "decoder_block"]
+MLIR = ["small_cnn", "dense_cnn", "inception_cnn", "decoder_block", "kws_dscnn"]
 
 
 def _ort(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:

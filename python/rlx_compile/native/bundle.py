@@ -3,7 +3,9 @@
 ``write_bundle(graph, directory, params)`` writes the model's translation unit and
 header, the weights blob (``weights.bin``; ``weights.c`` as a ``const`` array with
 ``embed_weights``), the kernel library's sources (``runtime/``), a standalone runner
-(``main.c``) and a Makefile. The directory appears complete or not at all.
+(``main.c``) and a Makefile; for cortex-m the weights array, a semihosting runner,
+startup code, a linker script and a cross Makefile (``rlx_compile.native.cortex_m``).
+The directory appears complete or not at all.
 """
 
 from __future__ import annotations
@@ -87,5 +89,11 @@ def write_bundle(
 ) -> Program:
     """Write the C bundle of a planned graph; returns its kernel program."""
     program = program_of(graph, target)
-    write_files(directory, bundle_files(program, params, embed_weights=embed_weights))
+    if target == "cortex-m":  # weights in flash: always the const array
+        from rlx_compile.native.cortex_m import mcu_files
+
+        files = mcu_files(program, pack_weights(program, params).tobytes())
+    else:
+        files = bundle_files(program, params, embed_weights=embed_weights)
+    write_files(directory, files)
     return program

@@ -60,6 +60,8 @@ def pack_weights(program: Program, params: Mapping[str, Any]) -> np.ndarray:
         values.update(zip(op.results, results, strict=True))
     blob = aligned_bytes(program.weights_bytes)
     for w in program.weights:
+        if w.offset is None:
+            continue
         data = np.ascontiguousarray(values[w.op.results[w.result]]).reshape(-1).view(np.uint8)
         blob[w.offset : w.offset + data.size] = data
     return blob

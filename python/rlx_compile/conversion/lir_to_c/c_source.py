@@ -21,6 +21,7 @@ from rlx_compile.conversion.lir_to_c.program import (
     Program,
     Ptr,
     Tensor,
+    align_up,
 )
 from rlx_compile.interpreter.core import describe
 
@@ -109,6 +110,7 @@ def _io_macros(prefix: str, kind: str, tensors: list[Tensor]) -> list[str]:
 
 
 def header(program: Program, name: str) -> str:
+    io_bytes = sum(align_up(t.nbytes) for t in (*program.inputs, *program.outputs))
     guard = f"RLX_{name.upper()}_H"
     prefix = f"RLX_{name.upper()}"
     lines = [
@@ -125,6 +127,8 @@ def header(program: Program, name: str) -> str:
         f"#define {prefix}_SCRATCH_SIZE {program.scratch}",
         f"#define {prefix}_ARENA_ALIGN {max(program.alignment, 64)}",
         f"#define {prefix}_WEIGHTS_SIZE {program.weights_bytes}",
+        "/* Bytes of the inputs and outputs, each 64-aligned (a static IO buffer's size). */",
+        f"#define {prefix}_IO_SIZE {io_bytes}",
         f"#define {prefix}_WEIGHTS_ALIGN 64",
         *_io_macros(prefix, "INPUT", program.inputs),
         *_io_macros(prefix, "OUTPUT", program.outputs),

@@ -55,6 +55,23 @@ def _leaf_name(op: mir.InputOp | mir.ParamOp) -> str:
     return op.tensor_name.data  # type: ignore[union-attr]
 
 
+def _read_at_run_time(
+    ops: list[Operation], terminator: Operation | None, static: set[SSAValue]
+) -> set[SSAValue]:
+    """The static values (views followed to their roots) that run-time ops or the
+    outputs read."""
+    read: set[SSAValue] = set()
+    for op in [*ops, terminator]:
+        if op is None or isinstance(op, lir.ViewOp) or (op.results and op.results[0] in static):
+            continue
+        for v in op.operands:
+            owner = v.owner
+            root = owner.root if isinstance(owner, lir.ViewOp) else v
+            if root in static:
+                read.add(root)
+    return read
+
+
 def static_values(ops: list[Operation]) -> set[SSAValue]:
     """Params, constants and the values computed from them alone (weight packs)."""
     static: set[SSAValue] = set()
@@ -159,16 +176,20 @@ def emit_program(
     where: dict[SSAValue, Ptr] = {}
     problems: list[tuple[str, str, str | None]] = []
 
-    # The weights blob: params in manifest order, then constants and packs.
+    # The weights blob: params in manifest order, then constants and packs -- those a run
+    # reads (a param only packs read, an int8 model's f32 weights, is not stored).
+    read = _read_at_run_time(ops, terminator, static)
     offset = 0
 
     def add_weight(entry_kind: str, name: str, op: Operation, index: int) -> None:
         nonlocal offset
         t = _tensor_type(op.results[index])
-        entry = WeightEntry(entry_kind, name, t, offset, op, index)  # type: ignore[arg-type]
+        stored = op.results[index] in read
+        entry = WeightEntry(entry_kind, name, t, offset if stored else None, op, index)  # type: ignore[arg-type]
         program.weights.append(entry)
-        where[op.results[index]] = Ptr("weights", offset)
-        offset += align_up(entry.nbytes, ALIGN)
+        if stored:
+            where[op.results[index]] = Ptr("weights", offset)
+            offset += align_up(entry.nbytes, ALIGN)
 
     for op in ops:
         if isinstance(op, mir.ParamOp):

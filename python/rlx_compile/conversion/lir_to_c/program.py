@@ -100,7 +100,8 @@ class WeightEntry:
     kind: Literal["param", "constant", "pack"]
     name: str
     type: TensorType
-    offset: int
+    offset: int | None
+    """Where it is in the blob; None for what no run reads (a param only packs read)."""
     op: Operation | None = None
     """The op computing a pack (or holding a constant)."""
     result: int = 0
