@@ -728,3 +728,23 @@ for _conv in (False, True):
 case("integer_matmul_batched", mir.IntegerMatmulOp)(
     _integer_case(False, DType.I8, DType.F32, "none", 0, False, batched=True)
 )
+
+
+@case("pairwise_coupling", mir.PairwiseCouplingOp)
+def _pairwise(dtype: DType, rng: np.random.Generator):
+    c = 4
+    module = graph({"r": ((3, c, c), dtype)}, lambda m, r: one(m.emit(mir.PairwiseCouplingOp(r))))
+    r = rng.random((3, c, c)) * 0.8 + 0.1
+    r = np.where(np.eye(c, dtype=bool), 0.5, r)
+    r = np.triu(r, 1) + np.tril(1 - r.transpose(0, 2, 1), -1) + np.eye(c) * 0.5  # r_ji = 1 - r_ij
+    return module and (module, {"r": r.astype(dtype.numpy)})
+
+
+@case("dims", mir.DimsOp)
+def _dims(dtype: DType, rng: np.random.Generator):
+    """Sizes as data, added to an input so the graph computes something."""
+    if dtype is not DType.I64:
+        return None
+    module = graph({"x": ((2,), DType.I64)},
+                   lambda m, x: m.add(x, one(m.emit(mir.DimsOp([3, 5])))))  # fmt: skip
+    return module and (module, {"x": np.array([1, -2], np.int64)})

@@ -326,6 +326,25 @@ def _scatter_nd(e: OpEmitter) -> None:
     )  # fmt: skip
 
 
+@lowers(mir.DimsOp)
+def _dims(e: OpEmitter) -> None:
+    """Sizes as data: in a planned graph every dim is a number."""
+    values = e.op.dims  # type: ignore[attr-defined]
+    if not all(isinstance(d, int) for d in values):
+        e.unsupported("symbolic dims")
+    data = np.asarray(values, np.int64).tobytes()
+    e.call("rlx_memcpy", e.outs[0].loc, Bytes(data), len(data))
+
+
+@lowers(mir.PairwiseCouplingOp)
+def _pairwise_coupling(e: OpEmitter) -> None:
+    (x,), (y,) = e.args, e.outs
+    c = x.shape[-1]
+    sfx = e.suffix(x, FLOATS)
+    scratch = e.scratch((c * c + 2 * c) * 8)  # in the compute type: at most a double
+    e.call(f"rlx_pairwise_coupling_{sfx}", math.prod(x.shape[:-2]), c, y.loc, x.loc, scratch)
+
+
 # ---------------------------------------------------------------------------------
 # Along one axis
 # ---------------------------------------------------------------------------------

@@ -314,3 +314,66 @@ RLX_INT_TYPES(RLX_SCAN_INT, _)
 
 /* A step the emitter knows fails (the reference raises there): the run stops with it. */
 int rlx_fail(int64_t code) { return (int)code; }
+
+/* ---- pairwise coupling (mir.pairwise_coupling: libsvm's Gauss-Seidel, as the reference
+ * executor writes it: every step rounded to the input's type, sums accumulated in the
+ * compute type; a converged sample stops) ------------------------------------------ */
+#define RLX_PAIRWISE(sfx, T, CT, CF, L, S, ...)                                         \
+    int rlx_pairwise_coupling_##sfx(int64_t n, int64_t c, void *y, const void *x, void *scratch) { \
+        const T *px = (const T *)x;                                                     \
+        T *py = (T *)y;                                                                 \
+        CT *q = (CT *)scratch, *qp = q + c * c, *p = qp + c;                            \
+        CT eps = R_(R_((CT)0.005) / (CT)c);                                             \
+        int64_t s, i, j, it;                                                            \
+        for (s = 0; s < n; s++) {                                                       \
+            const T *r = px + s * c * c;                                                \
+            for (i = 0; i < c; i++)                                                     \
+                for (j = 0; j < c; j++)                                                 \
+                    q[i * c + j] = i == j ? 0 : -R_(L(r[i * c + j]) * L(r[j * c + i])); \
+            for (j = 0; j < c; j++) {                                                   \
+                CT d = 0;                                                               \
+                for (i = 0; i < c; i++)                                                 \
+                    if (i != j) d += R_(L(r[i * c + j]) * L(r[i * c + j]));             \
+                q[j * c + j] = R_(d);                                                   \
+            }                                                                           \
+            for (i = 0; i < c; i++) p[i] = R_((CT)1 / (CT)c);                           \
+            for (it = 0; it < 100; it++) {                                              \
+                CT pqp = 0, worst = 0;                                                  \
+                for (i = 0; i < c; i++) {                                               \
+                    CT t = 0;                                                           \
+                    for (j = 0; j < c; j++) t += q[i * c + j] * p[j];                   \
+                    qp[i] = R_(t);                                                      \
+                }                                                                       \
+                for (i = 0; i < c; i++) pqp += R_(p[i] * qp[i]);                        \
+                pqp = R_(pqp);                                                          \
+                for (i = 0; i < c; i++) {                                               \
+                    CT e = R_(qp[i] - pqp);                                             \
+                    e = e < 0 ? -e : e;                                                 \
+                    worst = e > worst ? e : worst;                                      \
+                }                                                                       \
+                if (worst < eps) break;                                                 \
+                for (i = 0; i < c; i++) {                                               \
+                    CT qii = q[i * c + i], diff = R_(R_(pqp - qp[i]) / qii), grow;      \
+                    p[i] = R_(p[i] + diff);                                             \
+                    grow = R_((CT)1 + diff);                                            \
+                    pqp = R_(R_(R_(pqp + R_(diff * R_(R_(diff * qii) + R_((CT)2 * qp[i])))) \
+                                / grow) / grow);                                        \
+                    for (j = 0; j < c; j++)                                             \
+                        qp[j] = R_(R_(qp[j] + R_(diff * q[i * c + j])) / grow);         \
+                    for (j = 0; j < c; j++) p[j] = R_(p[j] / grow);                     \
+                }                                                                       \
+            }                                                                           \
+            for (i = 0; i < c; i++) py[s * c + i] = S(p[i]);                            \
+        }                                                                               \
+        return 0;                                                                       \
+    }
+#define R_(v) (v)
+RLX_PAIRWISE(f32, float, float, f, RLX_ID, RLX_ID, _)
+RLX_PAIRWISE(f64, double, double, d, RLX_ID, RLX_ID, _)
+#undef R_
+#define R_(v) rlx_f16_to_f32(rlx_f32_to_f16(v))
+RLX_PAIRWISE(f16, uint16_t, float, f, rlx_f16_to_f32, rlx_f32_to_f16, _)
+#undef R_
+#define R_(v) rlx_bf16_to_f32(rlx_f32_to_bf16(v))
+RLX_PAIRWISE(bf16, uint16_t, float, f, rlx_bf16_to_f32, rlx_f32_to_bf16, _)
+#undef R_

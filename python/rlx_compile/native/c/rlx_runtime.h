@@ -246,6 +246,12 @@ RLX_FLOAT_TYPES(RLX_DECL_AXIS_F, _)
     RLX_SCAN_SIG(rlx_cumsum_##sfx); RLX_SCAN_SIG(rlx_cumprod_##sfx);
 RLX_INT_TYPES(RLX_DECL_AXIS_I, _)
 
+/* pairwise coupling: x [n, c, c] pairwise probabilities -> y [n, c]; scratch c*c + 2c
+ * elements of the compute type. */
+#define RLX_DECL_PAIRWISE(sfx, ...)                                                     \
+    int rlx_pairwise_coupling_##sfx(int64_t n, int64_t c, void *y, const void *x, void *scratch);
+RLX_FLOAT_TYPES(RLX_DECL_PAIRWISE, _)
+
 /* scatter_nd: out (already a copy of data) [q dims..., inner elements] gets `m` updates
  * of `inner` elements at the int indices [m, q]; reduction 0 none, 1 add, 2 mul, 3 max,
  * 4 min; dtype: position in RLX_ALL_TYPES. */
