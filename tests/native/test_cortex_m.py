@@ -10,12 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rlx_compile import parse_module
+from rlx_compile import env, parse_module
 from rlx_compile.native import build
 from rlx_compile.native.cortex_m import missing_tools, random_weights_compile, run_on_cortex_m
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 MISSING = missing_tools()
+if MISSING is not None and env.flag("REQUIRE_CROSS"):  # CI installs them: absent is a failure
+    raise RuntimeError(f"RLX_REQUIRE_CROSS is set but cortex-m cannot run: {MISSING}")
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=f"cortex-m: {MISSING}")
 
 

@@ -53,12 +53,21 @@ TEMPLATES = ("startup.c", "mps2_an386.ld", "main.c.in", "Makefile.in")
 def missing_tools() -> str | None:
     """Why Cortex-M images cannot be built and run here (None: they can)."""
     absent = [t for t in (CC, QEMU, f"{CC[:-3]}size") if shutil.which(t) is None]
+    if not absent and not _has_newlib_nano():
+        absent.append("newlib-nano")
     if absent:
         return (
             f"{', '.join(absent)} not installed (apt-get install gcc-arm-none-eabi "
             "libnewlib-arm-none-eabi qemu-system-arm)"
         )
     return None
+
+
+def _has_newlib_nano() -> bool:
+    """gcc prints a bare name for a library it cannot find, a path for one it can."""
+    found = subprocess.run([CC, *CPU_FLAGS, "-print-file-name=libc_nano.a"],
+                           capture_output=True, text=True, check=False).stdout.strip()  # fmt: skip
+    return Path(found).is_absolute() and Path(found).is_file()
 
 
 def _template(name: str) -> str:
