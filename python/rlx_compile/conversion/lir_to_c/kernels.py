@@ -75,6 +75,15 @@ ACTIVATION_CODE = {
 }
 
 
+def fused_activation(e: OpEmitter) -> Activation:
+    """A fused op's activation, if the kernels have it (else the op is unsupported, so the
+    backend falls back to the reference rather than computing another function)."""
+    act: Activation = e.op.props().enum("activation")  # type: ignore[attr-defined]
+    if act not in ACTIVATION_CODE or (act not in ACTIVATION_UNARY and act is not Activation.NONE):
+        e.unsupported(f"the {act.value} activation")
+    return act
+
+
 def elementwise(e: OpEmitter, kernel: str, out: Operand, *operands: Operand) -> None:
     """One elementwise call: the operands broadcast to ``out`` (dense)."""
     strides = [broadcast_strides(x.shape, out.shape) for x in operands]
@@ -603,7 +612,7 @@ def _fused_matmul(e: OpEmitter) -> None:
     x, w, bias = e.args
     y = e.outs[0]
     matmul(e, x, w, y)
-    act: Activation = e.op.props().enum("activation")  # type: ignore[attr-defined]
+    act = fused_activation(e)
     if y.rank and tuple(d for d in bias.shape) in ((y.shape[-1],), (1, y.shape[-1])):
         bias_act(e, y, bias, act, y.rank - 1)
     else:
@@ -713,7 +722,7 @@ def _fused_conv(e: OpEmitter) -> None:
     x, w, bias = a["input"], a["weight"], a["bias"]
     assert x is not None and w is not None and bias is not None
     y, residual = e.outs[0], a["residual"]
-    act: Activation = e.op.props().enum("activation")  # type: ignore[attr-defined]
+    act = fused_activation(e)
     if x.dtype in (DType.F32, DType.F64) and (residual is None or residual.shape == y.shape):
         conv(e, x, w, y, bias, residual, act)  # the epilogue inside the conv
         return
@@ -955,7 +964,7 @@ def _integer_args(e: OpEmitter, channels: int) -> tuple[str, list[object]]:
     out_scale = p.opt_float("out_scale")
     epilogue = [
         dense_param(e, scale, (channels,)), dense_param(e, a["bias"], (channels,)),
-        p.int("input_zero_point"), ACTIVATION_CODE[p.enum("activation")],
+        p.int("input_zero_point"), ACTIVATION_CODE[fused_activation(e)],
         0.0 if out_scale is None else out_scale, p.int("out_zero_point"),
     ]  # fmt: skip
     return sfx, epilogue
