@@ -748,3 +748,100 @@ def _dims(dtype: DType, rng: np.random.Generator):
     module = graph({"x": ((2,), DType.I64)},
                    lambda m, x: m.add(x, one(m.emit(mir.DimsOp([3, 5])))))  # fmt: skip
     return module and (module, {"x": np.array([1, -2], np.int64)})
+
+
+# ---------------------------------------------------------------------------------
+# Parameterised activations (as ops and as fused epilogues), scale-shift, LRN
+# ---------------------------------------------------------------------------------
+
+PARAM_ACTIVATIONS = {
+    "clip": (0.0, 6.0), "clip_neg": (-1.5, 0.25), "hard_sigmoid": (0.2, 0.5),
+    "hard_swish": (), "leaky_relu": (0.1,),
+}  # fmt: skip
+
+
+def _param_op(kind: str, x: SSAValue, params: tuple[float, ...]) -> Any:
+    if kind.startswith("clip"):
+        return mir.ClipOp(x, *params)
+    if kind == "hard_sigmoid":
+        return mir.HardSigmoidOp(x, *params)
+    if kind == "hard_swish":
+        return mir.HardSwishOp(x)
+    return mir.LeakyReluOp(x, *params)
+
+
+for _kind, _params in PARAM_ACTIVATIONS.items():
+    _op = type(_param_op(_kind, ModuleBuilder("t").input("x", (1,), "f32"), _params))
+
+    @case(_kind, _op)
+    def _param_unary(dtype: DType, rng: np.random.Generator, kind=_kind, params=_params):
+        module = graph({"x": ((4, 6), dtype)},
+                       lambda m, x: one(m.emit(_param_op(kind, x, params))))  # fmt: skip
+        return module and (module, {"x": values((4, 6), dtype, rng) * 4})
+
+    _act = "clip" if _kind.startswith("clip") else _kind
+
+    @case(f"fused_matmul_bias_{_kind}", mir.FusedMatmulBiasActOp)
+    def _fmm_param(dtype: DType, rng: np.random.Generator, act=_act, params=_params):
+        specs = {"x": ((2, 3, 6), dtype), "w": ((6, 5), dtype), "b": ((5,), dtype)}
+        module = graph(
+            specs,
+            lambda m, x, w, b: one(m.emit(mir.FusedMatmulBiasActOp(x, w, b, act, params))),
+        )
+        return module and (
+            module,
+            {k: values(v[0], dtype, rng, "finite") for k, v in specs.items()},
+        )
+
+    @case(f"fused_conv_bias_{_kind}", mir.FusedConvBiasActOp)
+    def _fconv_param(dtype: DType, rng: np.random.Generator, act=_act, params=_params):
+        specs = {"x": ((1, 3, 6, 5), dtype), "w": ((4, 3, 3, 3), dtype), "b": ((4,), dtype),
+                 "r": ((1, 4, 6, 5), dtype)}  # fmt: skip
+        module = graph(
+            specs,
+            lambda m, x, w, b, r: one(m.emit(mir.FusedConvBiasActOp(
+                x, w, b, r, pads=(1, 1, 1, 1), activation=act, act_params=params
+            ))),
+        )  # fmt: skip
+        return module and (
+            module,
+            {k: values(v[0], dtype, rng, "finite") for k, v in specs.items()},
+        )
+
+    @case(f"fused_scale_shift_{_kind}", mir.FusedScaleShiftActOp)
+    def _scale_shift_param(dtype: DType, rng: np.random.Generator, act=_act, params=_params):
+        specs = {"x": ((2, 3, 4, 5), dtype), "s": ((3,), dtype), "t": ((3,), dtype)}
+        module = graph(
+            specs, lambda m, x, s, t: one(m.emit(mir.FusedScaleShiftActOp(x, s, t, act, params)))
+        )
+        return module and (module, {k: values(v[0], dtype, rng) for k, v in specs.items()})
+
+
+for _act in ("none", "relu", "sigmoid"):
+
+    @case(f"fused_scale_shift_{_act}", mir.FusedScaleShiftActOp)
+    def _scale_shift(dtype: DType, rng: np.random.Generator, act=_act):
+        specs = {"x": ((2, 3, 4, 5), dtype), "s": ((3,), dtype), "t": ((3,), dtype)}
+        module = graph(
+            specs, lambda m, x, s, t: one(m.emit(mir.FusedScaleShiftActOp(x, s, t, act)))
+        )
+        return module and (module, {k: values(v[0], dtype, rng) for k, v in specs.items()})
+
+
+for _size in (1, 3, 4):
+
+    @case(f"lrn_{_size}", mir.LrnOp)
+    def _lrn(dtype: DType, rng: np.random.Generator, size=_size):
+        module = graph({"x": ((2, 5, 3, 2), dtype)},
+                       lambda m, x: one(m.emit(mir.LrnOp(x, size, 1e-2, 0.75, 2.0))))  # fmt: skip
+        return module and (module, {"x": values((2, 5, 3, 2), dtype, rng, "finite") * 3})
+
+
+@case("conv_transpose", mir.ConvTransposeOp)
+def _conv_transpose(dtype: DType, rng: np.random.Generator):
+    """No native kernel yet: refused by name (the backend runs it on the reference)."""
+    specs = {"x": ((1, 2, 4, 3), dtype), "w": ((2, 3, 3, 3), dtype), "b": ((3,), dtype)}
+    module = graph(specs, lambda m, x, w, b: one(m.emit(
+        mir.ConvTransposeOp(x, w, b, strides=(2, 2), pads=(1, 1, 1, 1))
+    )))  # fmt: skip
+    return module and (module, {k: values(v[0], dtype, rng, "finite") for k, v in specs.items()})

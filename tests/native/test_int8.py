@@ -34,7 +34,7 @@ def _models() -> dict[str, tuple[ModuleOp, dict, list, list]]:
         module = build()
         out[name] = (module, init_params(module), random_batches(module, 8, 0),
                      random_batches(module, 3, 100))  # fmt: skip
-    for name in ("resnet18", "vit"):
+    for name in ("resnet18", "mobilenetv2", "vit"):  # mobilenetv2: relu6 as clip
         model = onnx.load(str(MODELS / f"{name}.onnx"))
         module = import_model(model)
         out[name] = (module, param_values(model, module), model_batches(model, 8, 0),

@@ -69,6 +69,7 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 
 from rlx_compile.dialects.common import (
+    ACTIVATION_PARAMS,
     Activation,
     ActivationAttr,
     ComparePredicate,
@@ -3063,6 +3064,9 @@ class IntegerLinearOp(ShapedOp):
         for t, what in ((input, "input"), (weight, "weight")):
             if t.dtype not in (DType.I8, DType.U8):
                 raise VerifyException(f"{what} must be i8 or u8, got {t.dtype.value}")
+        act = props.enum("activation")
+        if act in ACTIVATION_PARAMS or act is Activation.HARD_SWISH:
+            raise VerifyException(f"the {act.value} activation is not an integer epilogue")
         if weight.dtype is not DType.I8:
             raise VerifyException("weight must be i8 (symmetric)")
         lo, hi = input.dtype.int_range

@@ -8,7 +8,8 @@ on the dequantised values. For a target that claims ``mir.integer_conv`` /
 - ``conv`` / ``fused_conv_bias_act`` of a per-tensor dequantized i8/u8 input and a
   symmetric i8 weight dequantized per output channel (or per tensor) into
   ``mir.integer_conv`` (scale ``s_x · s_w``, the bias and activation kept; a residual
-  add and the activation after it stay f32 ops);
+  add and the activation after it stay f32 ops, as do the parameterised activations --
+  clip, hard sigmoid/swish, leaky relu -- that the integer epilogue does not take);
 - ``matmul`` / ``fused_matmul_bias_act`` of such an input and a [.., K, N] symmetric i8
   operand dequantized per column (or per tensor: an attention's two activations) into
   ``mir.integer_matmul``;
@@ -115,14 +116,48 @@ def _combined_scale(x: _Input, w_scales: np.ndarray) -> mir.ConstantOp:
     return mir.ConstantOp(np.float32(x.scale) * w_scales)
 
 
-def _activation_op(act: Activation, x: SSAValue) -> Operation:
-    """The unary op of a fused epilogue's activation."""
+SEPARATE_ACTIVATIONS = frozenset({
+    Activation.CLIP, Activation.HARD_SIGMOID, Activation.HARD_SWISH, Activation.LEAKY_RELU,
+})  # fmt: skip
+"""Activations an integer op's epilogue does not apply: their own f32 op follows it."""
+
+
+def _activation_op(act: Activation, params: tuple[float, ...], x: SSAValue) -> Operation:
+    """The unary op of a fused epilogue's activation (``params``: its act_params)."""
     if act in (Activation.GELU, Activation.GELU_TANH):
         return mir.GeluOp(x, "tanh" if act is Activation.GELU_TANH else "none")
+    if act is Activation.CLIP:
+        return mir.ClipOp(x, *params)
+    if act is Activation.HARD_SIGMOID:
+        return mir.HardSigmoidOp(x, *params)
+    if act is Activation.LEAKY_RELU:
+        return mir.LeakyReluOp(x, *params)
     return {
         Activation.RELU: mir.ReluOp, Activation.SILU: mir.SiluOp,
         Activation.SIGMOID: mir.SigmoidOp, Activation.TANH: mir.TanhOp,
+        Activation.HARD_SWISH: mir.HardSwishOp,
     }[act](x)  # fmt: skip
+
+
+def _with_tail(
+    rewriter: PatternRewriter,
+    op: Operation,
+    scale: mir.ConstantOp,
+    new: Operation,
+    residual: SSAValue | None,
+    act: Activation,
+) -> None:
+    """``op`` replaced by ``new``, then (f32) the residual add and the activation."""
+    rewriter.insert(scale, InsertPoint.before(op))
+    tail: list[Operation] = [new]
+    if residual is not None:
+        tail.append(mir.AddOp(new.results[0], residual))
+    if act is not Activation.NONE:
+        params = tuple(op.props().floats("act_params"))  # type: ignore[attr-defined]
+        tail.append(_activation_op(act, params, tail[-1].results[0]))
+    for t in tail:
+        t.location = op.location
+    rewriter.replace(op, tail, [tail[-1].results[0]])
 
 
 def _replace(
@@ -146,25 +181,20 @@ class IntegerConv(RewritePattern):
         p = op.props()
         scale = _combined_scale(x, w[1])
         residual = op.residual if fused else None
-        activation = p.enum("activation").value if fused else "none"
+        act = p.enum("activation") if fused else Activation.NONE
+        # act((conv + bias) + residual): the residual add and the activation follow
+        separate = residual is not None or act in SEPARATE_ACTIVATIONS
         new = mir.IntegerConvOp(
             x.q, w[0], scale.result, op.bias if fused else None,
             strides=p.ints("strides"), pads=p.ints("pads"), dilations=p.ints("dilations"),
             groups=p.int("groups"), input_zero_point=x.zero_point,
-            activation="none" if residual is not None else activation,
+            activation="none" if separate else act.value,
         )  # fmt: skip
         new.location = op.location
-        if residual is None:
+        if separate:
+            _with_tail(rewriter, op, scale, new, residual, act)
+        else:
             _replace(rewriter, op, scale, new)
-            return
-        # act((conv + bias) + residual): the residual add and the activation follow
-        rewriter.insert(scale, InsertPoint.before(op))
-        tail: list[Operation] = [new, mir.AddOp(new.results[0], residual)]
-        if p.enum("activation") is not Activation.NONE:
-            tail.append(_activation_op(p.enum("activation"), tail[-1].results[0]))
-        for t in tail:
-            t.location = op.location
-        rewriter.replace(op, tail, [tail[-1].results[0]])
 
 
 class IntegerMatmul(RewritePattern):
@@ -183,12 +213,17 @@ class IntegerMatmul(RewritePattern):
         if bias is not None and (_type(bias).dtype is not DType.F32 or _type(bias).rank != 1):
             return
         scale = _combined_scale(x, w[1])
-        activation = op.props().enum("activation").value if fused else "none"
+        act = op.props().enum("activation") if fused else Activation.NONE
+        separate = act in SEPARATE_ACTIVATIONS
         new = mir.IntegerMatmulOp(
-            x.q, w[0], scale.result, bias, input_zero_point=x.zero_point, activation=activation
-        )
+            x.q, w[0], scale.result, bias, input_zero_point=x.zero_point,
+            activation="none" if separate else act.value,
+        )  # fmt: skip
         new.location = op.location
-        _replace(rewriter, op, scale, new)
+        if separate:
+            _with_tail(rewriter, op, scale, new, None, act)
+        else:
+            _replace(rewriter, op, scale, new)
 
 
 class Requantize(RewritePattern):

@@ -75,13 +75,57 @@ ACTIVATION_CODE = {
 }
 
 
-def fused_activation(e: OpEmitter) -> Activation:
-    """A fused op's activation, if the kernels have it (else the op is unsupported, so the
-    backend falls back to the reference rather than computing another function)."""
-    act: Activation = e.op.props().enum("activation")  # type: ignore[attr-defined]
-    if act not in ACTIVATION_CODE or (act not in ACTIVATION_UNARY and act is not Activation.NONE):
+PARAM_ACTIVATION_CODE = {
+    Activation.CLIP: 7,
+    Activation.HARD_SIGMOID: 8,
+    Activation.HARD_SWISH: 9,
+    Activation.LEAKY_RELU: 10,
+}
+"""The parameterised activations: ``rlx_param_act_*`` after the fused epilogue (clip
+is the epilogue's clamp)."""
+
+
+def fused_activation(e: OpEmitter) -> tuple[Activation, tuple[float, ...]]:
+    """A fused op's activation and its act_params, if the kernels have it (else the op is
+    unsupported, so the backend falls back rather than computing another function)."""
+    p = e.op.props()  # type: ignore[attr-defined]
+    act: Activation = p.enum("activation")
+    if act not in ACTIVATION_CODE and act not in PARAM_ACTIVATION_CODE:
         e.unsupported(f"the {act.value} activation")
-    return act
+    return act, tuple(p.floats("act_params"))
+
+
+def epilogue_of(act: Activation, params: tuple[float, ...]) -> tuple[int, float, float, bool]:
+    """The fused epilogue's activation code and clamp bounds, and whether the activation
+    runs after it instead (a parameterised one other than clip)."""
+    if act is Activation.CLIP:
+        return 0, params[0], params[1], False
+    if act in PARAM_ACTIVATION_CODE:
+        return 0, -math.inf, math.inf, True
+    return ACTIVATION_CODE[act], -math.inf, math.inf, False
+
+
+def param_activation(
+    e: OpEmitter, act: Activation, params: tuple[float, ...], x: Operand, y: Operand
+) -> None:
+    """clip / hard sigmoid / hard swish / leaky relu of dense ``x`` into ``y``."""
+    p0, p1 = (*params, 0.0, 0.0)[:2]
+    sfx = e.suffix(x, FLOATS)
+    e.call(f"rlx_param_act_{sfx}", x.size, y.loc, x.loc, PARAM_ACTIVATION_CODE[act], p0, p1)
+
+
+@lowers(mir.ClipOp, mir.HardSigmoidOp, mir.HardSwishOp, mir.LeakyReluOp)
+def _param_unary(e: OpEmitter) -> None:
+    (x,), (y,) = e.args, e.outs
+    p = e.op.props()  # type: ignore[attr-defined]
+    if isinstance(e.op, mir.ClipOp):
+        param_activation(e, Activation.CLIP, (p.float("min"), p.float("max")), x, y)
+    elif isinstance(e.op, mir.HardSigmoidOp):
+        param_activation(e, Activation.HARD_SIGMOID, (p.float("alpha"), p.float("beta")), x, y)
+    elif isinstance(e.op, mir.HardSwishOp):
+        param_activation(e, Activation.HARD_SWISH, (), x, y)
+    else:
+        param_activation(e, Activation.LEAKY_RELU, (p.float("alpha"),), x, y)
 
 
 def elementwise(e: OpEmitter, kernel: str, out: Operand, *operands: Operand) -> None:
@@ -104,12 +148,17 @@ def unary(e: OpEmitter, name: str, x: Operand, y: Operand) -> None:
     elementwise(e, f"rlx_{name}_{e.suffix(x, allowed)}", y, x)
 
 
-def activation(e: OpEmitter, act: Activation, x: Operand, y: Operand) -> None:
+def activation(
+    e: OpEmitter, act: Activation, x: Operand, y: Operand, params: tuple[float, ...] = ()
+) -> None:
     """The fused ops' activation: the unary op of the same name (none: a copy, or nothing
     when in place)."""
     if act is Activation.NONE:
         if x.loc != y.loc:
             copy(e, x, y)
+        return
+    if act in PARAM_ACTIVATION_CODE:
+        param_activation(e, act, params, x, y)
         return
     unary(e, ACTIVATION_UNARY[act], x, y)
 
@@ -574,6 +623,7 @@ def bias_act(
     act: Activation,
     channels_axis: int,
     residual: Operand | None = None,
+    params: tuple[float, ...] = (),
 ) -> None:
     """y = act((y + bias along ``channels_axis``) + residual), in place: one epilogue
     call when bias is per channel and residual has y's shape, else the chain."""
@@ -585,11 +635,13 @@ def bias_act(
         inner = math.prod(y.shape[channels_axis + 1 :])
         if bias is None and residual is None and act is Activation.NONE:
             return
+        code, lo, hi, after = epilogue_of(act, params)
         e.call(
             f"rlx_epilogue_{e.suffix(y, FLOATS)}", outer, c, inner, y.loc,
-            bias.loc if bias else None, residual.loc if residual else None, ACTIVATION_CODE[act],
-            -math.inf, math.inf,
+            bias.loc if bias else None, residual.loc if residual else None, code, lo, hi,
         )  # fmt: skip
+        if after:
+            param_activation(e, act, params, y, y)
         return
     if bias is not None:
         shape = [1] * y.rank
@@ -597,7 +649,7 @@ def bias_act(
         binary(e, "add", y, Operand(bias.loc, bias.type.with_shape(shape)), y)
     if residual is not None:
         binary(e, "add", y, residual, y)
-    activation(e, act, y, y)
+    activation(e, act, y, y, params)
 
 
 @lowers(mir.MatmulOp)
@@ -612,12 +664,12 @@ def _fused_matmul(e: OpEmitter) -> None:
     x, w, bias = e.args
     y = e.outs[0]
     matmul(e, x, w, y)
-    act = fused_activation(e)
+    act, params = fused_activation(e)
     if y.rank and tuple(d for d in bias.shape) in ((y.shape[-1],), (1, y.shape[-1])):
-        bias_act(e, y, bias, act, y.rank - 1)
+        bias_act(e, y, bias, act, y.rank - 1, params=params)
     else:
         binary(e, "add", y, bias, y)
-        activation(e, act, y, y)
+        activation(e, act, y, y, params)
 
 
 @lowers(mir.FusedSwigluOp)
@@ -662,6 +714,7 @@ def conv(
     bias: Operand | None = None,
     residual: Operand | None = None,
     act: Activation = Activation.NONE,
+    params: tuple[float, ...] = (),
 ) -> None:
     """y = conv(x, w), then (f32/f64 only) the epilogue per block as the conv makes it."""
     p = e.op.props()  # type: ignore[attr-defined]
@@ -702,11 +755,13 @@ def conv(
         scratch: Ptr | None = e.scratch(4 * floats)
     else:
         scratch = e.scratch(cols * x.dtype.itemsize) if cols else None
+    code, lo, hi, after = epilogue_of(act, params)
     e.call(
         f"rlx_conv_{sfx}", Ints(geom), y.loc, x.loc, w.loc, scratch,
-        bias.loc if bias else None, residual.loc if residual else None, ACTIVATION_CODE[act],
-        -math.inf, math.inf,
+        bias.loc if bias else None, residual.loc if residual else None, code, lo, hi,
     )  # fmt: skip
+    if after:
+        param_activation(e, act, params, y, y)
 
 
 @lowers(mir.ConvOp)
@@ -722,12 +777,35 @@ def _fused_conv(e: OpEmitter) -> None:
     x, w, bias = a["input"], a["weight"], a["bias"]
     assert x is not None and w is not None and bias is not None
     y, residual = e.outs[0], a["residual"]
-    act = fused_activation(e)
+    act, params = fused_activation(e)
     if x.dtype in (DType.F32, DType.F64) and (residual is None or residual.shape == y.shape):
-        conv(e, x, w, y, bias, residual, act)  # the epilogue inside the conv
+        conv(e, x, w, y, bias, residual, act, params)  # the epilogue inside the conv
         return
     conv(e, x, w, y)
-    bias_act(e, y, bias, act, 1, residual)
+    bias_act(e, y, bias, act, 1, residual, params)
+
+
+@lowers(mir.FusedScaleShiftActOp)
+def _fused_scale_shift_act(e: OpEmitter) -> None:
+    """mul by scale along axis 1 -> add shift so -> activation, each rounded as the
+    reference's primitives round."""
+    (x, scale, shift), (y,) = e.args, e.outs
+    view = [1] * x.rank
+    view[1] = x.shape[1]
+    binary(e, "mul", x, Operand(scale.loc, scale.type.with_shape(view)), y)
+    binary(e, "add", y, Operand(shift.loc, shift.type.with_shape(view)), y)
+    act, params = fused_activation(e)
+    activation(e, act, y, y, params)
+
+
+@lowers(mir.LrnOp)
+def _lrn(e: OpEmitter) -> None:
+    (x,), (y,) = e.args, e.outs
+    p = e.op.props()  # type: ignore[attr-defined]
+    e.call(
+        f"rlx_lrn_{e.suffix(x, FLOATS)}", x.shape[0], x.shape[1], math.prod(x.shape[2:]),
+        y.loc, x.loc, p.int("size"), p.float("alpha"), p.float("beta"), p.float("bias"),
+    )  # fmt: skip
 
 
 @lowers(mir.MaxPoolOp, mir.AvgPoolOp)
@@ -953,6 +1031,13 @@ INTEGER_INPUTS = frozenset({DType.I8, DType.U8})
 INTEGER_RESULTS = frozenset({DType.F32, DType.I8, DType.U8})
 
 
+def _integer_activation(e: OpEmitter) -> Activation:
+    act, _ = fused_activation(e)
+    if act in PARAM_ACTIVATION_CODE:  # quant-to-integer keeps them out; the verifier too
+        e.unsupported(f"an integer {act.value} epilogue")
+    return act
+
+
 def _integer_args(e: OpEmitter, channels: int) -> tuple[str, list[object]]:
     """The kernel suffix and the epilogue arguments of an integer op."""
     a = _optional(e, ("input", "weight", "scale", "bias"))
@@ -964,7 +1049,7 @@ def _integer_args(e: OpEmitter, channels: int) -> tuple[str, list[object]]:
     out_scale = p.opt_float("out_scale")
     epilogue = [
         dense_param(e, scale, (channels,)), dense_param(e, a["bias"], (channels,)),
-        p.int("input_zero_point"), ACTIVATION_CODE[fused_activation(e)],
+        p.int("input_zero_point"), ACTIVATION_CODE[_integer_activation(e)],
         0.0 if out_scale is None else out_scale, p.int("out_zero_point"),
     ]  # fmt: skip
     return sfx, epilogue

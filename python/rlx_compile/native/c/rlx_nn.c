@@ -227,3 +227,34 @@ RLX_FAKE_QUANT(f32, f64, float, double, RLX_ID, (float))
 RLX_FAKE_QUANT(f64, f64, double, double, RLX_ID, RLX_ID)
 RLX_FAKE_QUANT(f16, f64, uint16_t, double, rlx_f16_to_f32, rlx_f64_to_f16)
 RLX_FAKE_QUANT(bf16, f64, uint16_t, double, rlx_bf16_to_f32, rlx_f64_to_bf16)
+
+/* ---- lrn (local response normalisation across channels) ------------------------------ */
+/* y = x / (bias + alpha/size * sum of x^2 over the window)^beta, in CT as the reference:
+ * the squares rounded, summed in window order, then scaled, offset and raised. */
+#define RLX_POW_f powf
+#define RLX_POW_d pow
+#define RLX_LRN(sfx, T, CT, CF, LOAD, STORE, ...)                                        \
+    int rlx_lrn_##sfx(int64_t n, int64_t c, int64_t inner, void *y, const void *x,       \
+                      int64_t size, double alpha, double beta, double bias) {            \
+        const T *px = (const T *)x;                                                     \
+        T *py = (T *)y;                                                                 \
+        int64_t before = (size - 1) / 2, b, ch, j, i;                                   \
+        CT scale = (CT)(alpha / (double)size), offset = (CT)bias, power = (CT)beta;     \
+        for (b = 0; b < n; b++)                                                         \
+            for (ch = 0; ch < c; ch++)                                                  \
+                for (i = 0; i < inner; i++) {                                           \
+                    CT total = 0, v;                                                    \
+                    for (j = 0; j < size; j++) {                                        \
+                        int64_t k = ch - before + j;                                    \
+                        if (k >= 0 && k < c) {                                          \
+                            CT u = (CT)LOAD(px[(b * c + k) * inner + i]);               \
+                            total += u * u;                                             \
+                        }                                                               \
+                    }                                                                   \
+                    v = (CT)LOAD(px[(b * c + ch) * inner + i]);                         \
+                    py[(b * c + ch) * inner + i] =                                      \
+                        STORE(v / RLX_POW_##CF(total * scale + offset, power));         \
+                }                                                                       \
+        return 0;                                                                       \
+    }
+RLX_FLOAT_TYPES(RLX_LRN, _)

@@ -42,7 +42,12 @@ enum {
     RLX_ACT_GELU_TANH = 3,
     RLX_ACT_SILU = 4,
     RLX_ACT_SIGMOID = 5,
-    RLX_ACT_TANH = 6
+    RLX_ACT_TANH = 6,
+    /* the parameterised ones (rlx_param_act_*, not in the fused epilogues) */
+    RLX_ACT_CLIP = 7,
+    RLX_ACT_HARD_SIGMOID = 8,
+    RLX_ACT_HARD_SWISH = 9,
+    RLX_ACT_LEAKY_RELU = 10
 };
 
 /* ---- the element types, as X-macro lists ----------------------------------------- */
@@ -193,6 +198,17 @@ RLX_INT_TYPES(RLX_DECL_MATMUL, _)
 #define RLX_EPILOGUE_SIG(name)                                                          \
     int name(int64_t outer, int64_t channels, int64_t inner, void *y, const void *bias,  \
              const void *residual, int64_t act, double lo, double hi)
+/* lrn of x [n, c, inner] (mir.lrn: the window (size - 1) / 2 channels before c) */
+#define RLX_DECL_LRN(sfx, ...)                                                          \
+    int rlx_lrn_##sfx(int64_t n, int64_t c, int64_t inner, void *y, const void *x,       \
+                      int64_t size, double alpha, double beta, double bias);
+RLX_FLOAT_TYPES(RLX_DECL_LRN, _)
+/* y[i] = act(x[i]) over n dense elements for the parameterised activations (clip
+ * [p0, p1], hard sigmoid alpha p0 beta p1, hard swish, leaky relu alpha p0), computed
+ * in the compute type, the parameters rounded to it; y may be x. */
+#define RLX_DECL_PARAM_ACT(sfx, ...)                                                    \
+    int rlx_param_act_##sfx(int64_t n, void *y, const void *x, int64_t act, double p0, double p1);
+RLX_FLOAT_TYPES(RLX_DECL_PARAM_ACT, _)
 #define RLX_DECL_EPILOGUE(sfx, ...) RLX_EPILOGUE_SIG(rlx_epilogue_##sfx);
 RLX_FLOAT_TYPES(RLX_DECL_EPILOGUE, _)
 
