@@ -115,7 +115,7 @@ class Planned:
         self.module = module
         self.native: NativeModel | None = None
         kind = backend_kind()
-        if kind != "reference":
+        if kind != "reference" and result.lir is not None:  # unplanned MIR: the reference
             mode = "compiled" if kind == "native-compiled" else "direct"
             try:
                 self.native = result.build(mode=mode)
