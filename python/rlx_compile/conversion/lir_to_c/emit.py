@@ -72,6 +72,20 @@ def _read_at_run_time(
     return read
 
 
+def _reads_around(op: Operation) -> bool:
+    """Whether ``op``'s regions read values from around it (control flow does, through
+    the enclosing scope): then its operands are not all it reads."""
+    for inner in op.walk():
+        if inner is op:
+            continue
+        for v in inner.operands:
+            owner = v.owner
+            defining = owner if isinstance(owner, Operation) else owner.parent_op()
+            if defining is None or not op.is_ancestor(defining):
+                return True
+    return False
+
+
 def static_values(ops: list[Operation]) -> set[SSAValue]:
     """Params, constants and the values computed from them alone (weight packs)."""
     static: set[SSAValue] = set()
@@ -81,6 +95,7 @@ def static_values(ops: list[Operation]) -> set[SSAValue]:
             not isinstance(op, mir.InputOp)
             and op.operands
             and all(v in static for v in op.operands)
+            and not (op.regions and _reads_around(op))
         ):
             static.update(op.results)
     return static
