@@ -3040,7 +3040,8 @@ class IntegerLinearOp(ShapedOp):
     out_scale = opt_prop_def(F64Attr)
     out_zero_point = prop_def(I64Attr, default_value=int_attr(0))
     result = result_def(TensorType)
-    traits = traits_def(Pure())
+    # the quantisation scheme fixes its types: mixed precision leaves them alone
+    traits = traits_def(Pure(), Precision(PrecisionClass.QUANT))
     INFER_RESULTS: ClassVar[bool] = False
 
     def _common_props(

@@ -37,7 +37,7 @@ from rlx_compile.conversion.lir_to_c.program import (
     align_up,
 )
 from rlx_compile.dialects import lir, mir
-from rlx_compile.dialects.common import ShapedOp
+from rlx_compile.dialects.traits import is_elementwise
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.ir import graph_block, graph_name, location_str, output_names
 from rlx_compile.targets.base import STRUCTURAL, Target
@@ -115,7 +115,7 @@ def _clobbers(op: Operation, out: Operand, args: list[Operand]) -> bool:
     address (the reference computes whole results first, so it needs no such rule)."""
     if isinstance(op, mir.ConcatOp):
         return False
-    elementwise = isinstance(op, ShapedOp) and op.ELEMENTWISE
+    elementwise = is_elementwise(op)
     for a in args:
         if not _overlap(out, a):
             continue
