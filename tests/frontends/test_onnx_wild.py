@@ -416,3 +416,41 @@ def test_resize_by_a_ratio_of_sizes_as_onnxruntime_rounds_it(
     got = backend.prepare(model).run({"x": x})[0]
     assert got.shape == want.shape
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_if_branches_with_initializers_of_their_own() -> None:
+    # openwakeword's silero-vad: each branch of `if sr == 16000` holds its own
+    # initializers (a Gather index, a weight), read by the branch's nodes only.
+    def branch(name: str, scale: float) -> onnx.GraphProto:
+        return helper.make_graph(
+            [
+                helper.make_node("Shape", ["x"], [f"{name}_s"]),
+                helper.make_node("Gather", [f"{name}_s", f"{name}_i"], [f"{name}_n"], axis=0),
+                helper.make_node("Cast", [f"{name}_n"], [f"{name}_f"], to=F),
+                helper.make_node("Mul", ["x", f"{name}_w"], [f"{name}_m"]),
+                helper.make_node("Add", [f"{name}_m", f"{name}_f"], [f"{name}_y"]),
+            ],
+            name,
+            [],
+            [helper.make_empty_tensor_value_info(f"{name}_y")],
+            [
+                helper.make_tensor(f"{name}_i", I64, [], [1]),
+                helper.make_tensor(f"{name}_w", F, [3], [scale, 2 * scale, 3 * scale]),
+            ],
+        )
+
+    nodes = [
+        helper.make_node("Equal", ["sr", "rate"], ["c"]),
+        helper.make_node("If", ["c"], ["y"], then_branch=branch("then", 1.0),
+                         else_branch=branch("else", -0.5)),
+    ]  # fmt: skip
+    inputs = [
+        helper.make_tensor_value_info("x", F, [2, 3]),
+        helper.make_tensor_value_info("sr", I64, []),
+    ]
+    model = _model(nodes, inputs, ["y"], [helper.make_tensor("rate", I64, [], [16000])])
+    rep = backend.prepare(model)
+    session = ort.InferenceSession(model.SerializeToString())
+    for sr in (16000, 8000):
+        feeds = {"x": _x(2, 3), "sr": np.array(sr, np.int64)}
+        np.testing.assert_allclose(rep.run(feeds)[0], session.run(None, feeds)[0], rtol=1e-6)

@@ -552,8 +552,10 @@ class Importer:
     # -- conversion ---------------------------------------------------------------------------
     def convert_graph(self, graph: onnx.GraphProto, prefix: str = "") -> None:
         """Convert a graph's nodes in order (the main graph, or a subgraph inlined into
-        it, whose node names get ``prefix``)."""
+        it, whose node names get ``prefix``, and whose own initializers its nodes read)."""
         if prefix:
+            for t in graph.initializer:
+                self.initializers.setdefault(t.name, t)
             for node in graph.node:
                 for out in node.output:
                     self.producer[out] = node

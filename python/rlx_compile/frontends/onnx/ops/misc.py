@@ -311,8 +311,6 @@ class UnrolledBody:
             raise Unsupported(f"no {attr}")
         ctx.used_attrs.add(attr)
         self.ctx, self.body, self.imp = ctx, body, ctx.imp
-        for t in body.initializer:
-            self.imp.initializers.setdefault(t.name, t)
         self.names = [i.name for i in body.input] + [o for n in body.node for o in n.output]
         self.saved = {name: self.imp.values[name] for name in self.names if name in self.imp.values}
         held = self.imp.structured
