@@ -28,6 +28,7 @@ from xdsl.passes import ModulePass
 from rlx_compile import env
 from rlx_compile.diagnostics import PassWarning, RlxError, mark_verified, verify_module
 from rlx_compile.dialects import lir
+from rlx_compile.dialects.common import kept_weights
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.fusion.report import FusionReport
 from rlx_compile.ir import fingerprint, graph_ops, graph_params, print_module
@@ -379,6 +380,13 @@ class CompileResult:
             raise CompileError("build() needs a planned graph: compile with plan_memory=True")
         model = build(self.lir, target=self.options.target, **options)
         model.params_filter = self.kept_params
+        # An imported model's weights travel with its module (as interpreter.run reads
+        # them): loaded here, so run(inputs) needs no params; run(inputs, params) still
+        # replaces them.
+        kept = kept_weights(self.lir)
+        wanted = {w.name for w in model.program.params}
+        if kept and wanted <= kept.keys():
+            model.load_params({k: kept[k] for k in wanted})
         return model
 
 

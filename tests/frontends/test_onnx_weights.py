@@ -56,6 +56,19 @@ def test_compile_of_an_imported_model_runs_without_params(tmp_path: Path) -> Non
     np.testing.assert_allclose(run(import_model(path), {"x": x})["y"], expected(x, w), rtol=1e-5)
 
 
+def test_native_code_of_an_imported_model_runs_without_params(tmp_path: Path) -> None:
+    from rlx_compile.native import native_available
+
+    if not native_available():
+        pytest.skip("no C compiler")
+    path, w = mlp(tmp_path / "m.onnx")
+    x = np.random.default_rng(1).normal(size=(2, 8)).astype(np.float32)
+    native = CompilePipeline().compile(import_model(path)).build()
+    np.testing.assert_allclose(native.run({"x": x})["y"], expected(x, w), rtol=1e-5, atol=1e-5)
+    other = {**w, "w2": w["w2"] * -2.0}  # params given still replace them
+    np.testing.assert_allclose(native.run({"x": x}, other)["y"], expected(x, other), rtol=1e-5)
+
+
 def test_params_given_to_run_override_the_kept_ones(tmp_path: Path) -> None:
     path, w = mlp(tmp_path / "m.onnx")
     x = np.ones((2, 8), np.float32)

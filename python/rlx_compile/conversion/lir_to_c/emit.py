@@ -233,7 +233,8 @@ def emit_program(
             program.calls.append(Call("rlx_memcpy", copy_in, len(program.steps) - 1))
             continue
         if isinstance(op, lir.ViewOp):
-            where[op.result] = where[op.root].at(op.offset)
+            if op.root in where:  # else a view of a pack that no run-time op reads
+                where[op.result] = where[op.root].at(op.offset)
             continue
         if isinstance(op, mir.ParamOp | mir.ConstantOp) or op.results[0] in static:
             continue
