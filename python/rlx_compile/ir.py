@@ -15,6 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TypeVar, cast
 
 from xdsl.context import Context
@@ -32,7 +33,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.parser.generic_parser import ParserState
 from xdsl.printer import Printer
-from xdsl.utils.exceptions import ParseError
+from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Input
 from xdsl.utils.mlir_lexer import MLIRLexer
 
@@ -96,7 +97,34 @@ class LocatingParser(Parser):
 def parse_module(text: str, filename: str = "<string>", ctx: Context | None = None) -> ModuleOp:
     """Parse IR text; a top-level op other than ``builtin.module`` is wrapped in one."""
     parser = LocatingParser(ctx or make_context(), text, filename)
-    return parser.parse_module()
+    try:
+        return parser.parse_module()
+    except (VerifyException, ValueError, OverflowError) as err:
+        # An attribute or type built from the text refused its value (an integer out of
+        # its type's range, say): a parse error at the token where it happened.
+        message = " ".join(str(err).split()) or type(err).__name__
+        raise ParseError(parser._current_token.span, message) from None
+
+
+def read_source(path: str | Path) -> str:
+    """The text of an IR file; bytes that are not UTF-8 are a located error."""
+    return decode_source(Path(path).read_bytes(), str(path))
+
+
+def decode_source(data: bytes, path: str) -> str:
+    """``data`` as UTF-8 text; a byte that is not is a ``file:line:col`` error."""
+    try:
+        return data.decode()
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        col = err.start - (data.rfind(b"\n", 0, err.start) + 1) + 1
+        raise SourceError(
+            f"{path}:{line}:{col}: error: invalid UTF-8 (byte 0x{data[err.start]:02x})"
+        ) from None
+
+
+class SourceError(Exception):
+    """A source file that cannot be read as IR text; ``str`` is the whole located line."""
 
 
 def print_module(op: Operation, *, generic: bool = False, debuginfo: bool = False) -> str:

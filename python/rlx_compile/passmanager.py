@@ -326,25 +326,29 @@ class PassManager:
             self._print(
                 f"// -----// IR Dump After {pass_spec(p, full=True)} Failed //----- //", module
             )
-        path = self._write_reproducer(p, index, text_before)
-        suffix = f"; reproducer written to {path}" if path else ""
+        suffix = self._write_reproducer(p, index, text_before)
         try:  # a pass may fail on IR an earlier pass broke where no stamp showed it
             verify_module(module, full=True)
         except VerifyFailure as err:
             suffix += f"; the IR does not verify: {err.line()}"
         raise PassFailure(pass_spec(p), message + suffix, op) from None
 
-    def _write_reproducer(self, p: ModulePass, index: int, text_before: str | None) -> Path | None:
+    def _write_reproducer(self, p: ModulePass, index: int, text_before: str | None) -> str:
+        """Write the reproducer; what to add to the failure's message (its own failure
+        is reported after the real one, never instead of it)."""
         path = self.inst.reproducer
         if path is None or text_before is None:
-            return None
+            return ""
         remaining = pipeline_spec(self.passes[index - 1 :], full=True)
-        path.write_text(
-            f"// rlx-opt reproducer: pass {index} ({pass_spec(p)}) failed\n"
-            f"// pipeline: {remaining}\n"
-            f"// replay: rlx-opt {path.name} --run-reproducer\n" + text_before
-        )
-        return path
+        try:
+            path.write_text(
+                f"// rlx-opt reproducer: pass {index} ({pass_spec(p)}) failed\n"
+                f"// pipeline: {remaining}\n"
+                f"// replay: rlx-opt {path.name} --run-reproducer\n" + text_before
+            )
+        except OSError as err:
+            return f"; the reproducer could not be written to '{path}': {err.strerror or err}"
+        return f"; reproducer written to {path}"
 
 
 REPRODUCER_PIPELINE = re.compile(r"^// pipeline: (.*)$", re.M)

@@ -321,6 +321,11 @@ class ConstantOp(ShapedOp):
         assert values is not None
         if len(values) not in (1, n):
             parser.raise_error(f"constant has {len(values)} values, type {t} holds {n}", start)
+        if not t.dtype.is_float and t.dtype.numpy.kind in "iu":
+            info = np.iinfo(t.dtype.numpy)
+            bad = next((v for v in values if not info.min <= int(v) <= info.max), None)
+            if bad is not None:
+                parser.raise_error(f"value {bad} is out of range for {t.dtype.value}", start)
         arr = np.array(values, dtype=np.float64 if t.dtype.is_float else object)
         op = cls(arr.astype(t.dtype.numpy) if len(values) == n else arr[0], t)
         op.attributes.update(attributes)

@@ -236,6 +236,10 @@ def parse_ir_dim(parser: AttrParser) -> Dim:
     return parse_dim_tokens(_IRTokens(parser))
 
 
+MAX_DIM = (1 << 63) - 1
+"""The largest dim a tensor type holds (sizes and offsets are int64 in the C++ core)."""
+
+
 @irdl_attr_definition
 class DimAttr(Data[DimExpr]):
     """A symbolic dim inside a tensor type (``#rlx.dim<seq + 1>`` on its own)."""
@@ -374,6 +378,8 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
             if isinstance(value, int):
                 if value < 0:
                     parser.raise_error(f"negative dim {value}", pos, parser.pos)
+                if value > MAX_DIM:
+                    parser.raise_error(f"dim {value} does not fit in 63 bits", pos, parser.pos)
                 return IntAttr(value)
             if interval(value)[1] < 0:
                 parser.raise_error(f"dim '{value}' is negative", pos, parser.pos)
@@ -397,6 +403,8 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
         for d in self.dims.data:
             if isinstance(d, IntAttr) and d.data < 0:
                 raise VerifyException(f"negative dim {d.data} in tensor type")
+            if isinstance(d, IntAttr) and d.data > MAX_DIM:
+                raise VerifyException(f"dim {d.data} does not fit in 63 bits")
             if isinstance(d, DimAttr) and interval(d.data)[1] < 0:
                 raise VerifyException(f"dim '{d.data}' is negative for every size")
         if self.element.data not in _DTYPE_SPELLINGS:

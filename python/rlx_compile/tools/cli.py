@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from rlx_compile.diagnostics import RlxError
+from rlx_compile.ir import SourceError
 from rlx_compile.tools.entry import INTERRUPTED, TERMINATED, Terminated
 
 USAGE = 2
@@ -35,6 +36,9 @@ def cli_main(run: Callable[[Sequence[str] | None], int], argv: Sequence[str] | N
     prints ``error: internal error: ...`` (set RLX_DEBUG=1 for the traceback)."""
     try:
         code = run(argv)
+    except SourceError as err:
+        sys.stderr.write(f"{err}\n")
+        code = 1
     except UsageError as err:
         sys.stderr.write(err.line() + "\n")
         code = USAGE

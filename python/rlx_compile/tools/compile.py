@@ -45,7 +45,14 @@ from rlx_compile.diagnostics import ParseFailure, RlxError, verify_module
 from rlx_compile.dialects import lir
 from rlx_compile.dialects.traits import is_fused, is_leaf
 from rlx_compile.dialects.types import TensorType
-from rlx_compile.ir import graph_block, graph_params, main_graph, parse_module, print_module
+from rlx_compile.ir import (
+    graph_block,
+    graph_params,
+    main_graph,
+    parse_module,
+    print_module,
+    read_source,
+)
 from rlx_compile.legalization.dispatch import PATHS
 from rlx_compile.memory.placement import STRATEGIES
 from rlx_compile.memory.report import memory_report, mir_peak_live_bytes
@@ -152,7 +159,7 @@ def load(path: Path, dims: Mapping[str, Size] | None = None) -> Loaded:
         return Loaded(module, len(model.graph.node), param_values(model, module), names, ranges)
     if path.suffix == ".mlir":
         try:
-            module = parse_module(path.read_text(), str(path))
+            module = parse_module(read_source(path), str(path))
         except ParseError as err:
             raise ParseFailure(err) from None
         verify_module(module)

@@ -18,7 +18,7 @@ from xdsl.utils.exceptions import ParseError
 from rlx_compile import env
 from rlx_compile.diagnostics import ParseFailure, RlxError
 from rlx_compile.fusion.report import FusionReport
-from rlx_compile.ir import make_context, parse_module, print_module
+from rlx_compile.ir import decode_source, make_context, parse_module, print_module, read_source
 from rlx_compile.legalization.dispatch import KernelDispatchReport, parse_policy
 from rlx_compile.passmanager import (
     VERIFY_MODES,
@@ -112,9 +112,9 @@ def build_arg_parser() -> argparse.ArgumentParser:
 
 def _read_input(path: str) -> tuple[str, str]:
     if path == "-":
-        return sys.stdin.read(), "<stdin>"
+        return decode_source(sys.stdin.buffer.read(), "<stdin>"), "<stdin>"
     try:
-        return Path(path).read_text(), path
+        return read_source(path), path
     except OSError as err:
         raise RlxError(f"cannot read '{path}': {err.strerror}") from None
 

@@ -9,6 +9,7 @@ that the converter never read is reported as unsupported, so nothing is ignored 
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -344,10 +345,16 @@ class NodeContext:
     def attr(self, name: str, default: Any = None) -> Any:
         """An attribute's value (strings decoded, tensors as arrays), or ``default``."""
         self.used_attrs.add(name)
+        declared = declared_attribute(self.node.domain, self.op_type, self.since, name)
         for a in self.node.attribute:
             if a.name == name:
                 if a.ref_attr_name:
                     raise Unsupported(f"attribute '{name}' refers to a function attribute")
+                if declared is not None and a.type != declared.type:
+                    raise Unsupported(
+                        f"attribute '{name}' is {_ATTR_KIND.get(a.type, a.type)}, "
+                        f"{self.op_type} takes {_ATTR_KIND.get(declared.type, declared.type)}"
+                    )
                 if a.type == onnx.AttributeProto.TENSOR:
                     return tensor_to_array(a.t)
                 if a.type == onnx.AttributeProto.SPARSE_TENSOR:
@@ -360,6 +367,8 @@ class NodeContext:
                 if isinstance(value, list) and value and isinstance(value[0], bytes):
                     return [v.decode() for v in value]
                 return list(value) if isinstance(value, list) else value
+        if default is None and declared is not None and declared.required:
+            raise Unsupported(f"required attribute '{name}' is missing")
         return default
 
     def has_attr(self, name: str) -> bool:
@@ -425,6 +434,38 @@ class NodeContext:
     def full(self, shape: Sequence[Dim], value: float | bool, dtype: DType) -> SSAValue:
         """A tensor of ``shape`` holding ``value``: one scalar constant, expanded."""
         return self.b.expand(self.b.constant(np.array(value), dtype, ()), list(shape))
+
+
+_ATTR_KIND = {
+    onnx.AttributeProto.FLOAT: "a float",
+    onnx.AttributeProto.INT: "an int",
+    onnx.AttributeProto.STRING: "a string",
+    onnx.AttributeProto.TENSOR: "a tensor",
+    onnx.AttributeProto.GRAPH: "a graph",
+    onnx.AttributeProto.SPARSE_TENSOR: "a sparse tensor",
+    onnx.AttributeProto.TYPE_PROTO: "a type",
+    onnx.AttributeProto.FLOATS: "a list of floats",
+    onnx.AttributeProto.INTS: "a list of ints",
+    onnx.AttributeProto.STRINGS: "a list of strings",
+    onnx.AttributeProto.TENSORS: "a list of tensors",
+    onnx.AttributeProto.GRAPHS: "a list of graphs",
+    onnx.AttributeProto.SPARSE_TENSORS: "a list of sparse tensors",
+    onnx.AttributeProto.TYPE_PROTOS: "a list of types",
+    onnx.AttributeProto.UNDEFINED: "of no type",
+}
+
+
+@functools.lru_cache(maxsize=4096)
+def declared_attribute(
+    domain: str, op_type: str, since: int, name: str
+) -> onnx.defs.OpSchema.Attribute | None:
+    """The attribute as the op's ONNX schema declares it (None for ops onnx does not
+    know, such as our own or a converter's legacy definitions)."""
+    try:
+        schema = onnx.defs.get_schema(op_type, since, "" if domain == "ai.onnx" else domain)
+    except onnx.defs.SchemaError:
+        return None
+    return schema.attributes.get(name)
 
 
 def tensor_to_array(t: onnx.TensorProto) -> np.ndarray:
