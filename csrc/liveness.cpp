@@ -28,8 +28,8 @@ Intervals liveness_intervals(const std::vector<std::int64_t>& producer_step,
 
 namespace {
 
-py::tuple py_liveness_intervals(const I64Array& producer_step, const I64Array& consumer_offsets,
-                                const I64Array& consumer_steps, const I64Array& is_output,
+py::tuple py_liveness_intervals(const IntArg& producer_step, const IntArg& consumer_offsets,
+                                const IntArg& consumer_steps, const IntArg& is_output,
                                 std::int64_t num_steps) {
     auto producer = to_vector(producer_step, "producer_step");
     auto offsets = to_vector(consumer_offsets, "consumer_offsets");

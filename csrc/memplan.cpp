@@ -496,12 +496,12 @@ std::string at(const char* name, std::size_t i) {
     return std::string(name) + "[" + std::to_string(i) + "]";
 }
 
-TensorGraph make_graph(const I64Array& step, const I64Array& size, const I64Array& kind,
-                       const I64Array& alloc, const I64Array& view_parent,
-                       const I64Array& view_offset, const I64Array& dep_offsets,
-                       const I64Array& deps, const I64Array& is_output,
-                       const I64Array& inplace_ok, const I64Array& embed_into,
-                       const I64Array& embed_offset, i64 num_steps) {
+TensorGraph make_graph(const IntArg& step, const IntArg& size, const IntArg& kind,
+                       const IntArg& alloc, const IntArg& view_parent,
+                       const IntArg& view_offset, const IntArg& dep_offsets,
+                       const IntArg& deps, const IntArg& is_output,
+                       const IntArg& inplace_ok, const IntArg& embed_into,
+                       const IntArg& embed_offset, i64 num_steps) {
     TensorGraph g;
     g.step = to_vector(step, "step");
     const std::size_t n = g.step.size();
@@ -532,11 +532,13 @@ TensorGraph make_graph(const I64Array& step, const I64Array& size, const I64Arra
             throw py::value_error(at("dep_offsets", t + 1) + " decreases");
         }
     }
+    for (std::size_t t = 0; t < n; ++t) {  // first, so the checks below can subtract sizes
+        if (g.size[t] < 0) throw py::value_error(at("size", t) + " is negative");
+    }
     for (std::size_t t = 0; t < n; ++t) {
         if (g.step[t] < 0 || g.step[t] >= std::max<i64>(num_steps, 1)) {
             throw py::value_error(at("step", t) + " is outside [0, num_steps)");
         }
-        if (g.size[t] < 0) throw py::value_error(at("size", t) + " is negative");
         if (g.kind[t] < kCompute || g.kind[t] > kConstant) {
             throw py::value_error(at("kind", t) + " is not 0..3");
         }
@@ -544,14 +546,15 @@ TensorGraph make_graph(const I64Array& step, const I64Array& size, const I64Arra
         if (vp < -1 || vp >= static_cast<i64>(n) || (vp >= 0 && g.step[vp] >= g.step[t])) {
             throw py::value_error(at("view_parent", t) + " is not an earlier tensor or -1");
         }
-        if (vp >= 0 && (g.view_offset[t] < 0 || g.view_offset[t] + g.size[t] > g.size[vp])) {
+        // Compared as offset > parent - size: offset + size may overflow.
+        if (vp >= 0 && (g.view_offset[t] < 0 || g.view_offset[t] > g.size[vp] - g.size[t])) {
             throw py::value_error(at("view_offset", t) + " puts the view outside its parent");
         }
         const i64 e = g.embed_into[t];
         if (e < -1 || e >= static_cast<i64>(n) || (e >= 0 && g.step[e] <= g.step[t])) {
             throw py::value_error(at("embed_into", t) + " is not a later tensor or -1");
         }
-        if (e >= 0 && (g.embed_offset[t] < 0 || g.embed_offset[t] + g.size[t] > g.size[e])) {
+        if (e >= 0 && (g.embed_offset[t] < 0 || g.embed_offset[t] > g.size[e] - g.size[t])) {
             throw py::value_error(at("embed_offset", t) + " puts the tensor outside " +
                                   at("embed_into", t));
         }
@@ -564,6 +567,7 @@ TensorGraph make_graph(const I64Array& step, const I64Array& size, const I64Arra
             }
         }
     }
+    require_total_fits(g.size, 1, "size");
     return g;
 }
 
@@ -589,12 +593,12 @@ PlanOptions make_options(bool leaves_live_whole, bool inputs_live_whole,
     return opt;
 }
 
-py::dict py_plan_tensors(const I64Array& step, const I64Array& size, const I64Array& kind,
-                         const I64Array& alloc, const I64Array& view_parent,
-                         const I64Array& view_offset, const I64Array& dep_offsets,
-                         const I64Array& deps, const I64Array& is_output,
-                         const I64Array& inplace_ok, const I64Array& embed_into,
-                         const I64Array& embed_offset, i64 num_steps, bool leaves_live_whole,
+py::dict py_plan_tensors(const IntArg& step, const IntArg& size, const IntArg& kind,
+                         const IntArg& alloc, const IntArg& view_parent,
+                         const IntArg& view_offset, const IntArg& dep_offsets,
+                         const IntArg& deps, const IntArg& is_output,
+                         const IntArg& inplace_ok, const IntArg& embed_into,
+                         const IntArg& embed_offset, i64 num_steps, bool leaves_live_whole,
                          bool inputs_live_whole, bool pin_output_ancestors, bool inplace,
                          bool concat_inplace, i64 alignment, const std::string& strategy,
                          i64 budget) {
@@ -623,17 +627,20 @@ py::dict py_plan_tensors(const I64Array& step, const I64Array& size, const I64Ar
     return out;
 }
 
-py::dict py_schedule_memory(const I64Array& step, const I64Array& size, const I64Array& kind,
-                            const I64Array& alloc, const I64Array& view_parent,
-                            const I64Array& view_offset, const I64Array& dep_offsets,
-                            const I64Array& deps, const I64Array& is_output,
-                            const I64Array& inplace_ok, const I64Array& embed_into,
-                            const I64Array& embed_offset, i64 num_steps,
+py::dict py_schedule_memory(const IntArg& step, const IntArg& size, const IntArg& kind,
+                            const IntArg& alloc, const IntArg& view_parent,
+                            const IntArg& view_offset, const IntArg& dep_offsets,
+                            const IntArg& deps, const IntArg& is_output,
+                            const IntArg& inplace_ok, const IntArg& embed_into,
+                            const IntArg& embed_offset, i64 num_steps,
                             bool leaves_live_whole, bool inputs_live_whole,
                             bool pin_output_ancestors, bool inplace, bool concat_inplace,
                             i64 alignment) {
     TensorGraph g = make_graph(step, size, kind, alloc, view_parent, view_offset, dep_offsets,
                                deps, is_output, inplace_ok, embed_into, embed_offset, num_steps);
+    if (num_steps < 1 && !g.step.empty()) {
+        throw py::value_error("num_steps must be >= 1: tensors are produced by steps");
+    }
     // Placement is not run; the alignment only decides which concat operands embed.
     PlanOptions opt = make_options(leaves_live_whole, inputs_live_whole, pin_output_ancestors,
                                    inplace, concat_inplace, alignment, "rlx", 0);

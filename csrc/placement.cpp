@@ -788,28 +788,15 @@ void validate_alignment(i64 alignment) {
     }
 }
 
-// Offsets are at most the sum of all aligned sizes; keeping that sum below 2^62
-// rules out overflow anywhere in the engine.
-void validate_total(const std::vector<i64>& sizes, i64 alignment) {
-    constexpr i64 kLimit = i64{1} << 62;
-    i64 total = 0;
-    for (std::size_t i = 0; i < sizes.size(); ++i) {
-        if (sizes[i] > kLimit - alignment || total > kLimit - alignment - sizes[i]) {
-            throw py::value_error("the sizes sum past 2^62 bytes at " + at("sizes", i));
-        }
-        total += sizes[i] + alignment;
-    }
-}
-
-py::tuple py_place_intervals(const I64Array& sizes_a, const I64Array& births_a,
-                             const I64Array& deaths_a, i64 alignment,
+py::tuple py_place_intervals(const IntArg& sizes_a, const IntArg& births_a,
+                             const IntArg& deaths_a, i64 alignment,
                              const std::string& strategy_name, i64 budget) {
     const auto sizes = to_vector(sizes_a, "sizes");
     const auto births = to_vector(births_a, "births");
     const auto deaths = to_vector(deaths_a, "deaths");
     validate(sizes, births, deaths);
     validate_alignment(alignment);
-    validate_total(sizes, alignment);
+    require_total_fits(sizes, alignment, "sizes");
     Strategy strategy;
     if (!parse_strategy(strategy_name, &strategy)) {
         std::string known;
@@ -826,13 +813,13 @@ py::tuple py_place_intervals(const I64Array& sizes_a, const I64Array& births_a,
     return py::make_tuple(to_array(plan.offsets), plan.arena_size, plan.steps, plan.winner);
 }
 
-i64 py_peak_live_bytes(const I64Array& sizes_a, const I64Array& births_a,
-                       const I64Array& deaths_a) {
+i64 py_peak_live_bytes(const IntArg& sizes_a, const IntArg& births_a,
+                       const IntArg& deaths_a) {
     const auto sizes = to_vector(sizes_a, "sizes");
     const auto births = to_vector(births_a, "births");
     const auto deaths = to_vector(deaths_a, "deaths");
     validate(sizes, births, deaths);
-    validate_total(sizes, 1);
+    require_total_fits(sizes, 1, "sizes");
     py::gil_scoped_release release;
     return peak_live_bytes(sizes, births, deaths);
 }

@@ -184,9 +184,9 @@ void check_positive(const std::vector<double>& v, const char* name, bool allow_i
     }
 }
 
-ShardOptions read_options(const I64Array& op_offsets, const I64Array& piece_offsets,
-                          const I64Array& piece_elems, const I64Array& sliced_bytes,
-                          const I64Array& shared_bytes, const I64Array& out_bytes,
+ShardOptions read_options(const IntArg& op_offsets, const IntArg& piece_offsets,
+                          const IntArg& piece_elems, const IntArg& sliced_bytes,
+                          const IntArg& shared_bytes, const IntArg& out_bytes,
                           const F64Array& op_cost) {
     ShardOptions o;
     o.op_offsets = to_vector(op_offsets, "op_offsets");
@@ -240,9 +240,9 @@ ShardOptions read_options(const I64Array& op_offsets, const I64Array& piece_offs
     return o;
 }
 
-ShardConfigs read_configs(const I64Array& worker_offsets, const F64Array& worker_rates,
-                          const I64Array& worker_rankable, const F64Array& bandwidth,
-                          const F64Array& latency, const I64Array& resident,
+ShardConfigs read_configs(const IntArg& worker_offsets, const F64Array& worker_rates,
+                          const IntArg& worker_rankable, const F64Array& bandwidth,
+                          const F64Array& latency, const IntArg& resident,
                           const F64Array& local_rate) {
     ShardConfigs c;
     c.worker_offsets = to_vector(worker_offsets, "worker_offsets");
@@ -280,13 +280,13 @@ ShardConfigs read_configs(const I64Array& worker_offsets, const F64Array& worker
     return c;
 }
 
-py::tuple py_shard_search(const I64Array& op_offsets, const I64Array& piece_offsets,
-                          const I64Array& piece_elems, const I64Array& sliced_bytes,
-                          const I64Array& shared_bytes, const I64Array& out_bytes,
+py::tuple py_shard_search(const IntArg& op_offsets, const IntArg& piece_offsets,
+                          const IntArg& piece_elems, const IntArg& sliced_bytes,
+                          const IntArg& shared_bytes, const IntArg& out_bytes,
                           const F64Array& op_cost,
-                          const I64Array& worker_offsets, const F64Array& worker_rates,
-                          const I64Array& worker_rankable, const F64Array& bandwidth,
-                          const F64Array& latency, const I64Array& resident,
+                          const IntArg& worker_offsets, const F64Array& worker_rates,
+                          const IntArg& worker_rankable, const F64Array& bandwidth,
+                          const F64Array& latency, const IntArg& resident,
                           const F64Array& local_rate) {
     const ShardOptions o = read_options(op_offsets, piece_offsets, piece_elems, sliced_bytes,
                                         shared_bytes, out_bytes, op_cost);
