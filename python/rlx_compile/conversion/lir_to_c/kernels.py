@@ -1028,6 +1028,8 @@ def _fake_quantize(e: OpEmitter) -> None:
 # ---------------------------------------------------------------------------------
 
 INTEGER_INPUTS = frozenset({DType.I8, DType.U8})
+INTEGER_CONV_ROW_TAPS = 64
+"""The widest kernel row rlx_integer_conv takes (RLX_ROW_TAPS: its per-tap ranges)."""
 INTEGER_RESULTS = frozenset({DType.F32, DType.I8, DType.U8})
 
 
@@ -1074,6 +1076,8 @@ def _integer_conv(e: OpEmitter) -> None:
     k = x.rank - 2
     if not 1 <= k <= 3:
         e.unsupported(f"{k}-d convolutions")
+    if w.shape[-1] > INTEGER_CONV_ROW_TAPS:
+        e.unsupported(f"integer convolutions more than {INTEGER_CONV_ROW_TAPS} taps wide")
     pads = p.ints("pads")
     geom = (
         0, x.shape[0], x.shape[1], w.shape[0], p.int("groups"), *_pad3(x.shape[2:], 1),

@@ -13,6 +13,18 @@
 #define RLX_STORE_i8(v, s, z) rlx_f2i_i8((double)(nearbyintf((v) / (s)) + (z)))
 #define RLX_STORE_u8(v, s, z) rlx_f2i_u8((double)(nearbyintf((v) / (s)) + (z)))
 
+/* An accumulator row += w * (x - z) over [lo, hi): restrict, so that the compiler knows
+ * the (char-typed) input cannot alias the int32 row and vectorises it. */
+#define RLX_ROW_TAPS 64
+#define RLX_ACC_ROW(XS)                                                                 \
+    static void rlx_acc_row_##XS(int32_t *restrict ar, const RLX_XT_##XS *restrict xs,   \
+                                 int64_t lo, int64_t hi, int32_t wv, int32_t z) {        \
+        int64_t i;                                                                      \
+        for (i = lo; i < hi; i++) ar[i] += wv * ((int32_t)xs[i] - z);                   \
+    }
+RLX_ACC_ROW(i8)
+RLX_ACC_ROW(u8)
+
 #define RLX_INTEGER_KERNELS(XS, out)                                                     \
     RLX_INTEGER_MATMUL_SIG(rlx_integer_matmul_##XS##_##out) {                            \
         const RLX_XT_##XS *px = (const RLX_XT_##XS *)x;                                   \
@@ -62,9 +74,18 @@
         RLX_QT_##out *py = (RLX_QT_##out *)y;                                           \
         int32_t *a = (int32_t *)acc, z = (int32_t)zx;                                   \
         float os = (float)out_scale, oz = (float)out_zp;                                \
-        int64_t n, oc, c, o0, o1, o2, k0, k1, k2, lo, hi;                               \
+        int64_t n, oc, c, o0, o1, o2, k0, k1, k2;                                       \
+        int64_t lo_k[RLX_ROW_TAPS], hi_k[RLX_ROW_TAPS];                                 \
         (void)os;                                                                       \
         (void)oz;                                                                       \
+        if (kk[2] > RLX_ROW_TAPS) return 1;                                             \
+        /* each tap's range of output columns reading inside the row: once per call */  \
+        for (k2 = 0; k2 < kk[2]; k2++) {                                                \
+            int64_t off = k2 * dl[2] - pd[2], hi_;                                      \
+            lo_k[k2] = off >= 0 ? 0 : (-off + sd[2] - 1) / sd[2];                       \
+            hi_ = in[2] - 1 - off >= 0 ? (in[2] - 1 - off) / sd[2] + 1 : 0;             \
+            hi_k[k2] = hi_ < o[2] ? hi_ : o[2];                                         \
+        }                                                                               \
         for (n = 0; n < N; n++)                                                         \
             for (oc = 0; oc < Cout; oc++) {                                             \
                 int64_t gi = oc / cog;                                                  \
@@ -85,19 +106,13 @@
                                     if (i1 < 0 || i1 >= in[1]) continue;                \
                                     for (k2 = 0; k2 < kk[2]; k2++) {                    \
                                         int64_t off = k2 * dl[2] - pd[2];               \
+                                        int64_t lo = lo_k[k2], hi = hi_k[k2];           \
                                         int32_t wv = wr[k2];                            \
-                                        int64_t lo_, hi_;                               \
-                                        lo = off >= 0 ? 0 : (-off + sd[2] - 1) / sd[2]; \
-                                        hi_ = in[2] - 1 - off >= 0 ? (in[2] - 1 - off) / sd[2] + 1 : 0; \
-                                        hi = hi_ < o[2] ? hi_ : o[2];                   \
-                                        lo_ = lo;                                       \
-                                        if (sd[2] == 1) {                               \
-                                            const RLX_XT_##XS *xs = xr + off;            \
-                                            for (o2 = lo_; o2 < hi; o2++) ar[o2] += wv * ((int32_t)xs[o2] - z); \
-                                        } else {                                        \
-                                            for (o2 = lo_; o2 < hi; o2++)               \
+                                        if (sd[2] == 1)                                 \
+                                            rlx_acc_row_##XS(ar, xr + off, lo, hi, wv, z); \
+                                        else                                            \
+                                            for (o2 = lo; o2 < hi; o2++)                \
                                                 ar[o2] += wv * ((int32_t)xr[o2 * sd[2] + off] - z); \
-                                        }                                               \
                                     }                                                   \
                                 }                                                       \
                             }                                                           \
