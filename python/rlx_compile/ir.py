@@ -11,6 +11,7 @@ import bisect
 import hashlib
 import io
 import re
+import struct
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -99,7 +100,7 @@ def parse_module(text: str, filename: str = "<string>", ctx: Context | None = No
     parser = LocatingParser(ctx or make_context(), text, filename)
     try:
         return parser.parse_module()
-    except (VerifyException, ValueError, OverflowError) as err:
+    except (VerifyException, ValueError, OverflowError, struct.error) as err:
         # An attribute or type built from the text refused its value (an integer out of
         # its type's range, say): a parse error at the token where it happened.
         message = " ".join(str(err).split()) or type(err).__name__

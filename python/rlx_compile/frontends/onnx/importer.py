@@ -126,6 +126,30 @@ def load(model: str | os.PathLike[str] | onnx.ModelProto | bytes) -> onnx.ModelP
         raise OnnxImportError(f"'{path}' is not a readable ONNX model: {first_line(err)}") from None
 
 
+def check_names_are_text(graph: onnx.GraphProto) -> None:
+    """Protobuf hands a string field that is not UTF-8 over as bytes: refuse it here,
+    naming where, rather than deep inside a converter or onnx's schema lookup."""
+
+    def check(value: object, where: str) -> None:
+        if not isinstance(value, str):
+            raise OnnxImportError(f"{where} is not UTF-8 text: {value!r:.60}")
+
+    for i, node in enumerate(graph.node):
+        where = f"node #{i}"
+        for field in ("op_type", "domain", "name"):
+            check(getattr(node, field), f"the {field} of {where}")
+        for name in [*node.input, *node.output]:
+            check(name, f"a value name of {where}")
+        for a in node.attribute:
+            check(a.name, f"an attribute name of {where}")
+            for sub in [*([a.g] if a.HasField("g") else []), *a.graphs]:
+                check_names_are_text(sub)
+    for vi in [*graph.input, *graph.output, *graph.value_info]:
+        check(vi.name, "a graph input, output or value_info name")
+    for t in graph.initializer:
+        check(t.name, "an initializer name")
+
+
 def import_model(
     model: str | os.PathLike[str] | onnx.ModelProto | bytes,
     *,
@@ -154,6 +178,7 @@ def import_model(
             f"unknown initializers mode '{initializers}' (use {' or '.join(INITIALIZER_MODES)})"
         )
     proto = load(model)
+    check_names_are_text(proto.graph)
     importer = Importer(proto, dynamic_dims or {}, initializers, input_values or {}, graph_name)
     importer.structured_inputs = dict(structured_inputs or {})
     return importer.run()
