@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from types import TracebackType
 from typing import Any
 
@@ -616,6 +617,73 @@ class GraphBuilder:
                 activation=act or "none", policy=policy,
             )
         )  # fmt: skip
+
+    # -- control flow -------------------------------------------------------------------
+    @contextmanager
+    def building(self, block: Block) -> Iterator[GraphBuilder]:
+        """Emit into ``block`` inside the ``with`` (MLIR's insertion guard): a region's
+        body is built by the builder of the graph around it, whose values it may use."""
+        saved = self._insert
+        self._insert = block.add_op
+        try:
+            yield self
+        finally:
+            self._insert = saved
+
+    def if_(
+        self,
+        condition: SSAValue,
+        then_body: Callable[[], Sequence[SSAValue]],
+        else_body: Callable[[], Sequence[SSAValue]],
+    ) -> list[SSAValue]:
+        """``mir.if``: each body emits its region's ops through this builder and returns
+        the values its region yields."""
+        blocks: list[Block] = []
+        yielded: list[list[SSAValue]] = []
+        for body in (then_body, else_body):
+            block = Block()
+            with self.building(block):
+                values = list(body())
+                self.emit(mir.YieldOp(values))
+            blocks.append(block)
+            yielded.append(values)
+        types = [type_of(v) for v in yielded[0]]
+        op = self.emit(mir.IfOp(condition, Region(blocks[0]), Region(blocks[1]), types))
+        return list(op.results)
+
+    def loop(
+        self,
+        trip_count: SSAValue | None,
+        condition: SSAValue | None,
+        inits: Sequence[SSAValue],
+        body: Callable[
+            [SSAValue, SSAValue, list[SSAValue]],
+            tuple[SSAValue, Sequence[SSAValue], Sequence[SSAValue]],
+        ],
+        scan_length: Dim | None = None,
+    ) -> tuple[list[SSAValue], list[SSAValue]]:
+        """``mir.loop``: ``body(iteration, condition, carried)`` emits one iteration
+        through this builder and returns (next condition, next carried values, scan
+        elements). Returns (the final carried values, the scan results), the scan results
+        ``scan_length`` long (the number of iterations: a fresh symbol when only the run
+        knows it)."""
+        block = Block(arg_types=[mir.I64_SCALAR, mir.BOOL_SCALAR, *(type_of(v) for v in inits)])
+        i, cond, *carried = block.args
+        with self.building(block):
+            next_cond, next_carried, elements = body(i, cond, list(carried))
+            self.emit(mir.YieldOp([next_cond, *next_carried, *elements]))
+        if elements and scan_length is None:
+            raise ValueError("a loop with scan elements needs their scan_length")
+        scan_types = [
+            TensorType((scan_length, *type_of(e).shape), type_of(e).dtype) for e in elements
+        ]
+        op = self.emit(
+            mir.LoopOp(
+                trip_count, condition, inits, Region(block), [*map(type_of, inits), *scan_types]
+            )
+        )
+        n = len(inits)
+        return list(op.results[:n]), list(op.results[n:])
 
     def region(
         self,

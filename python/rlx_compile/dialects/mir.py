@@ -30,7 +30,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import Attribute, Dialect, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
     IRDLOperation,
@@ -46,6 +46,7 @@ from xdsl.irdl import (
     result_def,
     traits_def,
     var_operand_def,
+    var_result_def,
 )
 from xdsl.irdl.declarative_assembly_format import (
     AttributeVariable,
@@ -104,7 +105,7 @@ from rlx_compile.dialects.common import (
     require_rank,
     require_same_dtype,
 )
-from rlx_compile.dialects.dim_expr import Dim, interval
+from rlx_compile.dialects.dim_expr import Dim, DimExpr, interval
 from rlx_compile.dialects.traits import (
     Elementwise,
     Fused,
@@ -3264,13 +3265,16 @@ class ElementwiseRegionOp(ShapedOp):
 
 @irdl_op_definition
 class YieldOp(ShapedOp):
-    """Terminator of an elementwise region: the value it yields is the region's result."""
+    """Terminator of a region (an elementwise region, a branch of ``mir.if``, the body of
+    ``mir.loop``): the values it yields are what the region computes."""
 
     name = "mir.yield"
     values = var_operand_def(TensorType)
-    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(ElementwiseRegionOp), Pure()))
+    traits = lazy_traits_def(
+        lambda: (IsTerminator(), HasParent(ElementwiseRegionOp, IfOp, LoopOp), Pure())
+    )
     INFER_RESULTS: ClassVar[bool] = False
-    assembly_format = "$values attr-dict `:` type($values)"
+    assembly_format = "($values^ `:` type($values))? attr-dict"
 
     def __init__(self, values: Sequence[SSAValue]):
         self._build({"values": list(values)}, {}, [])
@@ -3302,6 +3306,275 @@ class PairwiseCouplingOp(ShapedOp):
         return (input.with_shape(input.shape[:-1]),)
 
 
+# =====================================================================================
+# Control flow: regions chosen and repeated at run time (as MLIR's scf.if / scf.while)
+# =====================================================================================
+
+I64_SCALAR = TensorType((), DType.I64)
+BOOL_SCALAR = TensorType((), DType.BOOL)
+
+
+def _types_text(types: Sequence[Attribute]) -> str:
+    return "(" + ", ".join(map(str, types)) + ")"
+
+
+class ControlFlowOp(ShapedOp):
+    """Base of the ops that run their regions at run time (``mir.if``, ``mir.loop``).
+
+    As in scf, their regions read values of the enclosing graph directly (implicit
+    capture) and end with ``mir.yield``. They compute only: no graph leaves (inputs and
+    params belong to the graph) and pure ops alone, so the op itself is pure -- dce
+    drops an unused one, cse merges two with equal regions."""
+
+    INFER_RESULTS: ClassVar[bool] = False
+
+    def captured_values(self) -> list[SSAValue]:
+        """The values its regions (nested ones included) read from outside the op, in
+        order of first use."""
+        inside: set[SSAValue] = set()
+        captured: dict[SSAValue, None] = {}
+        for region in self.regions:
+            for block in region.blocks:
+                _collect_captures(block, inside, captured)
+        return list(captured)
+
+    def check_region(self, block: Block, what: str) -> list[Attribute]:
+        """Check a region's body and return the types it yields."""
+        term = block.last_op
+        if not isinstance(term, YieldOp):
+            raise VerifyException(f"{what} must end with mir.yield")
+        for op in block.ops:
+            if isinstance(op, InputOp | ParamOp):
+                raise VerifyException(
+                    f"{what} holds {op.name}: graph leaves belong to the graph, outside regions"
+                )
+            if not op.has_trait(Pure):
+                raise VerifyException(f"{what} holds {op.name}, which is not pure")
+        return [v.type for v in term.values]
+
+
+def _collect_captures(block: Block, inside: set[SSAValue], captured: dict[SSAValue, None]) -> None:
+    inside.update(block.args)
+    for op in block.ops:
+        for v in op.operands:
+            if v not in inside:
+                captured.setdefault(v, None)
+        for region in op.regions:
+            for nested in region.blocks:
+                _collect_captures(nested, inside, captured)
+        inside.update(op.results)
+
+
+@irdl_op_definition
+class IfOp(ControlFlowOp):
+    """Runs one of two regions, chosen at run time: ``then`` when the bool scalar
+    ``condition`` is true, else ``else``. The results are the values the taken region
+    yields; both regions yield the result types.
+
+        %r = mir.if %c : !rlx.tensor<[], bool> -> (!rlx.tensor<[4], f32>) {
+          %y = mir.neg %x : !rlx.tensor<[4], f32>
+          mir.yield %y : !rlx.tensor<[4], f32>
+        } else {
+          mir.yield %x : !rlx.tensor<[4], f32>
+        }
+    """
+
+    name = "mir.if"
+    condition = operand_def(TensorType)
+    outs = var_result_def(TensorType)
+    then_region = region_def("single_block")
+    else_region = region_def("single_block")
+    traits = traits_def(Pure())
+    assembly_format = (
+        "$condition attr-dict `:` type($condition) `->` `(` type($outs) `)` "
+        "$then_region `else` $else_region"
+    )
+
+    def __init__(
+        self,
+        condition: SSAValue,
+        then_region: Region,
+        else_region: Region,
+        result_types: Sequence[TensorType],
+    ):
+        self._build(
+            {"condition": condition}, {}, [list(result_types)], regions=[then_region, else_region]
+        )
+
+    def branch(self, taken: bool) -> Block:
+        """The block that runs when the condition is ``taken``."""
+        return (self.then_region if taken else self.else_region).block
+
+    def check_result(self, props: Props, *, condition: TensorType) -> None:
+        if condition != BOOL_SCALAR:
+            raise VerifyException(f"the condition must be {BOOL_SCALAR}, got {condition}")
+        results = [r.type for r in self.outs]
+        for taken, what in ((True, "the then region"), (False, "the else region")):
+            block = self.branch(taken)
+            if block.args:
+                raise VerifyException(f"{what} takes no arguments")
+            yielded = self.check_region(block, what)
+            if yielded != results:
+                raise VerifyException(
+                    f"{what} yields {_types_text(yielded)}, the results are {_types_text(results)}"
+                )
+
+
+@irdl_op_definition
+class LoopOp(ControlFlowOp):
+    """ONNX's Loop: runs ``body`` while the iteration number is below ``trip_count`` (if
+    given) and the condition holds (if given; the body yields the next one), at least
+    one of the two given.
+
+    The body takes (iteration number i64, condition, carried values...) and yields
+    (condition, carried values..., scan elements...). The results are the carried values
+    after the last iteration (the initial ones if none ran), then one scan result per
+    scan element: the elements of every iteration stacked along a new leading axis,
+    whose length is the number of iterations -- the trip count when it is a constant
+    and there is no condition, else a dim known at run time (a fresh symbol, bound by
+    the executor when the loop ends). Without ``condition`` the yielded one is ignored
+    (the body sees true). Carried values keep their type across iterations.
+
+        %h, %ys = mir.loop trips(%n : !rlx.tensor<[], i64>) iter_args(%h0)
+            : (!rlx.tensor<[4], f32>) -> (!rlx.tensor<[4], f32>, !rlx.tensor<[n, 4], f32>) {
+        ^0(%i : !rlx.tensor<[], i64>, %c : !rlx.tensor<[], bool>, %h : !rlx.tensor<[4], f32>):
+          %h2 = mir.tanh %h : !rlx.tensor<[4], f32>
+          mir.yield %c, %h2, %h2 : !rlx.tensor<[], bool>, !rlx.tensor<[4], f32>, ...
+        }
+    """
+
+    name = "mir.loop"
+    trip_count = opt_operand_def(TensorType)
+    condition = opt_operand_def(TensorType)
+    inits = var_operand_def(TensorType)
+    outs = var_result_def(TensorType)
+    body = region_def("single_block")
+    traits = traits_def(Pure())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = (
+        "(`trips` `(` $trip_count^ `:` type($trip_count) `)`)? "
+        "(`while` `(` $condition^ `:` type($condition) `)`)? "
+        "`iter_args` `(` $inits `)` attr-dict `:` functional-type($inits, $outs) $body"
+    )
+
+    def __init__(
+        self,
+        trip_count: SSAValue | None,
+        condition: SSAValue | None,
+        inits: Sequence[SSAValue],
+        body: Region,
+        result_types: Sequence[TensorType],
+    ):
+        self._build(
+            {"trip_count": trip_count, "condition": condition, "inits": list(inits)},
+            {},
+            [list(result_types)],  # one variadic result group
+            regions=[body],
+        )
+
+    @property
+    def carried_results(self) -> Sequence[SSAValue]:
+        return self.outs[: len(self.inits)]
+
+    @property
+    def scan_results(self) -> Sequence[SSAValue]:
+        return self.outs[len(self.inits) :]
+
+    def scan_length(self) -> Dim | None:
+        """The leading dim of the scan results (the number of iterations)."""
+        scans = self.scan_results
+        return cast(TensorType, scans[0].type).shape[0] if scans else None
+
+    def static_trip_count(self) -> int | None:
+        """The trip count, when it is a ``mir.constant``: a bound on the iterations."""
+        if self.trip_count is None or not isinstance(self.trip_count.owner, ConstantOp):
+            return None
+        return int(self.trip_count.owner.to_numpy())
+
+    def check_result(
+        self,
+        props: Props,
+        *,
+        trip_count: TensorType | None,
+        condition: TensorType | None,
+        inits: Sequence[TensorType],
+    ) -> None:
+        if trip_count is None and condition is None:
+            raise VerifyException("a loop needs a trip count or a condition, or it never ends")
+        if trip_count is not None and trip_count != I64_SCALAR:
+            raise VerifyException(f"the trip count must be {I64_SCALAR}, got {trip_count}")
+        if condition is not None and condition != BOOL_SCALAR:
+            raise VerifyException(f"the condition must be {BOOL_SCALAR}, got {condition}")
+        block = self.body.block
+        args = [a.type for a in block.args]
+        expected = [I64_SCALAR, BOOL_SCALAR, *inits]
+        if args != expected:
+            raise VerifyException(
+                f"the body takes {_types_text(args)}, expected (iteration number, condition, "
+                f"carried values...) = {_types_text(expected)}"
+            )
+        yielded = self.check_region(block, "the body")
+        n = len(inits)
+        if yielded[:1] != [BOOL_SCALAR] or yielded[1 : 1 + n] != list(inits):
+            raise VerifyException(
+                f"the body yields {_types_text(yielded)}, expected (condition, carried "
+                f"values..., scan elements...) starting {_types_text([BOOL_SCALAR, *inits])}"
+            )
+        results = [cast(TensorType, r.type) for r in self.outs]
+        elements = cast(list[TensorType], yielded[1 + n :])
+        if len(results) != n + len(elements) or results[:n] != list(inits):
+            raise VerifyException(
+                f"the results are {_types_text(results)}, expected the carried values "
+                f"{_types_text(inits)} then {len(elements)} scan result(s)"
+            )
+        for j, (res, elem) in enumerate(zip(results[n:], elements, strict=True)):
+            if res.dtype is not elem.dtype or res.shape[1:] != elem.shape or res.rank == 0:
+                raise VerifyException(
+                    f"scan result #{j} is {res}; the body yields elements of {elem}, so it "
+                    f"must be [iterations, {fmt_shape(elem.shape)[1:-1]}] of {elem.dtype.value}"
+                )
+        lengths = {r.shape[0] for r in results[n:]}
+        if len(lengths) > 1:
+            raise VerifyException(
+                "the scan results must share one length (the number of iterations), got "
+                + ", ".join(sorted(map(str, lengths)))
+            )
+        trips = self.static_trip_count()
+        length = self.scan_length()
+        runs = None if condition is not None or trips is None else max(trips, 0)
+        if runs is not None and isinstance(length, int) and length != runs:
+            raise VerifyException(
+                f"the loop runs {runs} iterations, the scan results have {length}"
+            )
+
+
+CONTROL_FLOW_OPS: tuple[type[ControlFlowOp], ...] = (IfOp, LoopOp)
+
+
+def read_values(op: Operation) -> list[SSAValue]:
+    """What an op reads when it runs: its operands and, for a control-flow op, the values
+    its regions capture (a dependence as real as an operand's)."""
+    if isinstance(op, ControlFlowOp):
+        return [*op.operands, *(v for v in op.captured_values() if v not in op.operands)]
+    return list(op.operands)
+
+
+def run_time_symbols(root: Operation) -> set[str]:
+    """The symbolic dims that loops under ``root`` bind when they end -- the lengths of
+    scan results that only the run decides -- and that no graph leaf's type names: no one
+    sizes them beforehand."""
+    bound: set[str] = set()
+    named: set[str] = set()
+    for op in root.walk():
+        if isinstance(op, LoopOp):
+            length = op.scan_length()
+            if isinstance(length, DimExpr) and length.symbol_name is not None:
+                bound.add(length.symbol_name)
+        elif isinstance(op, InputOp | ParamOp):
+            named.update(cast(TensorType, op.result.type).symbols())
+    return bound - named
+
+
 MIR_OPS: list[type[ShapedOp]] = [
     InputOp, ParamOp, ConstantOp,
     NegOp, AbsOp, ReluOp, SignOp, NotOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, TanhOp,
@@ -3324,12 +3597,19 @@ MIR_OPS: list[type[ShapedOp]] = [
     IntegerMatmulOp, IntegerConvOp,
     ElementwiseRegionOp, YieldOp,
     DimsOp,
+    IfOp, LoopOp,
 ]  # fmt: skip
 
 MIR = Dialect("mir", [*MIR_OPS], [])
 
 __all__ = [op.__name__ for op in MIR_OPS] + [
+    "BOOL_SCALAR",
+    "CONTROL_FLOW_OPS",
+    "I64_SCALAR",
     "MIR",
     "MIR_OPS",
+    "ControlFlowOp",
     "matmul_shape",
+    "read_values",
+    "run_time_symbols",
 ]

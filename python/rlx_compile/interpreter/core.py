@@ -14,7 +14,8 @@ caused it instead of surfacing as a wrong number downstream.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections import ChainMap
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -22,7 +23,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
@@ -61,12 +62,23 @@ class Env:
     params: Mapping[str, np.ndarray] = field(default_factory=dict)
     bindings: dict[str, int] = field(default_factory=dict)
     call_stack: tuple[str, ...] = ()
+    scope: Mapping[SSAValue, np.ndarray] = field(default_factory=dict)
+    """The values of the blocks around the op being run: what its regions may read
+    (control-flow regions capture the values of the enclosing graph)."""
     # Which tensor first bound each symbol, for conflict messages.
     _bound_by: dict[str, str] = field(default_factory=dict, init=False, repr=False)
 
     def child(self, callee: str) -> Env:
         """The environment of a called graph: same leaves, fresh symbol scope."""
         return Env(self.inputs, self.params, {}, (*self.call_stack, callee))
+
+    def scoped_bindings(self) -> tuple[dict[str, int], dict[str, str]]:
+        """A snapshot of the bindings, for ``restore_bindings``: symbols first bound
+        inside a loop body belong to one iteration."""
+        return dict(self.bindings), dict(self._bound_by)
+
+    def restore_bindings(self, snapshot: tuple[dict[str, int], dict[str, str]]) -> None:
+        self.bindings, self._bound_by = dict(snapshot[0]), dict(snapshot[1])
 
     def bind(self, symbol: str, size: int, what: str) -> None:
         known = self.bindings.get(symbol)
@@ -256,6 +268,12 @@ def evaluate_op(
         raise ExecutionError(
             f"{describe(op)}: operands of shapes {shapes} do not fit at these sizes ({err})"
         ) from None
+    check_results(op, results, env)
+    return results
+
+
+def check_results(op: Operation, results: Sequence[np.ndarray], env: Env) -> None:
+    """Results against the op's declared result types (binding their symbols)."""
     if len(results) != len(op.results):
         raise ExecutionError(
             f"{describe(op)}: implementation returned {len(results)} results, "
@@ -268,7 +286,6 @@ def evaluate_op(
             if arr.dtype != t.dtype.numpy:
                 raise ExecutionError(f"{what} has dtype {arr.dtype}, declared {t}")
             env.check_shape(t, arr.shape, what)
-    return results
 
 
 def execute_graph(graph: Operation, args: Sequence[np.ndarray], env: Env) -> list[np.ndarray]:
@@ -276,21 +293,27 @@ def execute_graph(graph: Operation, args: Sequence[np.ndarray], env: Env) -> lis
     (``func.func``, ``lir.graph``) -- with its block arguments bound to ``args``."""
     if len(graph.regions) != 1 or len(graph.regions[0].blocks) != 1:
         raise ExecutionError(f"@{graph_name(graph)} must hold exactly one block to be run")
-    block = graph.regions[0].blocks[0]
+    return execute_block(graph.regions[0].blocks[0], args, env, f"@{graph_name(graph)}")
+
+
+def execute_block(
+    block: Block, args: Sequence[np.ndarray], env: Env, what: str
+) -> list[np.ndarray]:
+    """Run a block's ops in order with its arguments bound to ``args`` and return the
+    operands of its terminator. The block reads the values of ``env.scope`` too (a
+    region capturing values of the blocks around it); ``what`` names it in errors."""
     if len(args) != len(block.args):
-        raise ExecutionError(
-            f"@{graph_name(graph)} takes {len(block.args)} arguments, got {len(args)}"
-        )
-    values: dict[SSAValue, np.ndarray] = {}
+        raise ExecutionError(f"{what} takes {len(block.args)} arguments, got {len(args)}")
+    values: MutableMapping[SSAValue, np.ndarray] = ChainMap({}, env.scope) if env.scope else {}
     for i, (barg, value) in enumerate(zip(block.args, args, strict=True)):
         if isinstance(barg.type, TensorType):
-            what = f"argument #{i} of @{graph_name(graph)}"
-            value = coerce(value, barg.type, what)
-            env.check_shape(barg.type, value.shape, what)
+            arg_what = f"argument #{i} of {what}"
+            value = coerce(value, barg.type, arg_what)
+            env.check_shape(barg.type, value.shape, arg_what)
         values[barg] = value
     ops = list(block.ops)
     if not ops:
-        raise ExecutionError(f"@{graph_name(graph)} has an empty body")
+        raise ExecutionError(f"{what} has an empty body")
     *body, terminator = ops
 
     def operand_values(op: Operation) -> list[np.ndarray]:
@@ -301,9 +324,13 @@ def execute_graph(graph: Operation, args: Sequence[np.ndarray], env: Env) -> lis
                 f"{describe(op)} uses a value that is not defined before it"
             ) from None
 
-    for op in body:
-        values.update(zip(op.results, evaluate_op(op, operand_values(op), env), strict=True))
-    return operand_values(terminator)
+    outer, env.scope = env.scope, values
+    try:
+        for op in body:
+            values.update(zip(op.results, evaluate_op(op, operand_values(op), env), strict=True))
+        return operand_values(terminator)
+    finally:
+        env.scope = outer
 
 
 @impl(func.CallOp)
@@ -471,9 +498,11 @@ __all__ = [
     "Env",
     "ExecutionError",
     "Kernel",
+    "check_results",
     "coerce",
     "describe",
     "evaluate_op",
+    "execute_block",
     "execute_graph",
     "has_impl",
     "impl",

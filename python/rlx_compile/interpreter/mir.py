@@ -8,7 +8,7 @@ bit-identical to the unfused ops it replaces.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -19,7 +19,14 @@ from rlx_compile.dialects.common import MaskKind
 from rlx_compile.dialects.dim_expr import DimError, evaluate
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.interpreter import kernels as K
-from rlx_compile.interpreter.core import Env, ExecutionError, execute_graph, impl
+from rlx_compile.interpreter.core import (
+    Env,
+    ExecutionError,
+    describe,
+    execute_block,
+    execute_graph,
+    impl,
+)
 
 Arrays = list[np.ndarray]
 
@@ -609,3 +616,66 @@ def _elementwise_region(op: mir.ElementwiseRegionOp, args: Arrays, env: Env) -> 
     """A region means its body: the same kernels in the same order, so marking a chain
     as a region (and unfusing it again) never changes a value."""
     return execute_graph(op, args, env)
+
+
+# ---------------------------------------------------------------------------------
+# Control flow: regions run on the values of the graph around them
+# ---------------------------------------------------------------------------------
+
+
+@impl(mir.IfOp)
+def _if(op: mir.IfOp, args: Arrays, env: Env) -> Arrays:
+    """The taken region's yields; the other region does not run."""
+    taken = bool(args[0])
+    what = f"the {'then' if taken else 'else'} region of {describe(op)}"
+    return execute_block(op.branch(taken), [], env, what)
+
+
+LoopBody = Callable[[np.ndarray, np.ndarray, Arrays], Arrays]
+"""``body(iteration, condition, carried) -> yielded``: one run of a loop's body."""
+
+
+def run_loop(op: mir.LoopOp, args: Arrays, body: LoopBody, env: Env) -> Arrays:
+    """What ``mir.loop`` computes, given a way to run its body once: the carried values
+    after the last iteration, then the scan results (every iteration's elements stacked;
+    empty when no iteration ran). Every executor runs loops through this function, so
+    they agree on when a loop stops. Symbols bound inside the body (by a nested loop)
+    belong to one iteration."""
+    a = _optional_args(op, args, ("trip_count", "condition"))
+    rest = args[len(args) - len(op.inits) :]
+    trips = None if a["trip_count"] is None else int(a["trip_count"])
+    keep_going = True if a["condition"] is None else bool(a["condition"])
+    carried, n = list(rest), len(op.inits)
+    elements: list[Arrays] = [[] for _ in op.scan_results]
+    snapshot = env.scoped_bindings()
+    i = 0
+    while keep_going and (trips is None or i < trips):
+        yielded = body(np.array(i, np.int64), np.array(keep_going), carried)
+        env.restore_bindings(snapshot)
+        if a["condition"] is not None:
+            keep_going = bool(yielded[0])
+        carried = list(yielded[1 : 1 + n])
+        for j, element in enumerate(yielded[1 + n :]):
+            elements[j].append(element)
+        i += 1
+    terminator = op.body.block.last_op
+    assert terminator is not None
+    scans: Arrays = []
+    for j, value in enumerate(terminator.operands[1 + n :]):
+        if elements[j]:
+            scans.append(np.stack(elements[j]))
+        else:
+            t = value.type
+            assert isinstance(t, TensorType)
+            scans.append(np.empty((0, *env.shape(t)), t.dtype.numpy))
+    return [*carried, *scans]
+
+
+@impl(mir.LoopOp)
+def _loop(op: mir.LoopOp, args: Arrays, env: Env) -> Arrays:
+    block, what = op.body.block, f"the body of {describe(op)}"
+
+    def body(i: np.ndarray, cond: np.ndarray, carried: Arrays) -> Arrays:
+        return execute_block(block, [i, cond, *carried], env, what)
+
+    return run_loop(op, args, body, env)

@@ -326,4 +326,4 @@ func.func @yield_outside_region() {
   %x = mir.input "x" : !rlx.tensor<[2], f32>
   mir.yield %x : !rlx.tensor<[2], f32>
 }
-// CHECK: mir_invalid.mlir:[[# @LINE - 2]]:3: error: 'mir.yield' op 'mir.yield' expects parent op 'mir.elementwise_region'
+// CHECK: mir_invalid.mlir:[[# @LINE - 2]]:3: error: 'mir.yield' op 'mir.yield' expects parent op to be one of 'mir.elementwise_region', 'mir.if', 'mir.loop'
