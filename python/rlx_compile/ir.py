@@ -255,7 +255,10 @@ def weight_values(ops: Iterable[Operation]) -> set[SSAValue]:
     weights: set[SSAValue] = set()
     for op in ops:
         if is_weight_leaf(op) or (
-            not is_leaf(op) and op.operands and all(v in weights for v in op.operands)
+            not is_leaf(op)
+            and not op.regions  # a control-flow op's regions read what it captures
+            and op.operands
+            and all(v in weights for v in op.operands)
         ):
             weights.update(op.results)
     return weights

@@ -29,6 +29,7 @@ from rlx_compile import env
 from rlx_compile.diagnostics import PassWarning, RlxError, mark_verified, verify_module
 from rlx_compile.dialects import lir
 from rlx_compile.dialects.common import kept_weights
+from rlx_compile.dialects.mir import run_time_symbols
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.fusion.report import FusionReport
 from rlx_compile.ir import fingerprint, graph_ops, graph_params, print_module
@@ -480,6 +481,7 @@ class CompilePipeline:
                 {s for op in module.walk() for r in op.results
                  if isinstance(r.type, TensorType) for s in r.type.symbols()}
                 - set(self.options.dim_ranges or ())
+                - run_time_symbols(module)  # loops bind them: plan-memory judges those
             )  # fmt: skip
             if symbols:
                 raise CompileError(

@@ -19,17 +19,23 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
+from rlx_compile.diagnostics import OpPassFailure
 from rlx_compile.ir import graph_outputs
 from rlx_compile.memory.graph_plan import (
     PlanningError,
     PlanOptions,
     build_lir,
-    export_graph,
     graph_ops,
     memory_order,
-    plan_exported,
 )
 from rlx_compile.memory.placement import DEFAULT_BUDGET
+from rlx_compile.memory.region_plan import (
+    UnplannableError,
+    build_control_flow,
+    check_plannable,
+    hoist_region_constants,
+    plan_block,
+)
 from rlx_compile.memory.report import memory_report
 from rlx_compile.transforms.specialize_dims import parse_ranges
 
@@ -92,14 +98,18 @@ class PlanMemoryPass(ModulePass):
             raise PassFailedException("plan-memory: inline called graphs first (func.call found)")
         for graph in graphs:
             try:
+                check_plannable(graph, opts.ranges)
+                hoist_region_constants(graph)
                 ops = graph_ops(graph)
                 outputs = graph_outputs(graph)
                 if self.schedule == "memory":
                     ops, _ = memory_order(ops, outputs, opts)
-                plan = plan_exported(export_graph(ops, outputs, opts), opts)
+                top = plan_block(ops, outputs, opts)
+            except UnplannableError as err:
+                raise OpPassFailure(f"plan-memory: @{graph.sym_name.data}: {err}", err.op) from None
             except (PlanningError, ValueError) as err:
                 raise PassFailedException(f"plan-memory: @{graph.sym_name.data}: {err}") from None
-            planned = build_lir(graph, ops, plan, opts)
+            planned = build_lir(graph, top.ops, top.plan, opts, build_control_flow(top.layouts))
             planned.location = graph.location
             op.body.block.insert_op_before(planned, graph)
             graph.detach()

@@ -17,6 +17,11 @@ and everything needed to run it inside one arena:
 - ``lir.view``: an alias, not a kernel: the bytes of its root tensor (a non-view value)
   from a byte offset, read as the view's type (a reshape, a same-type cast, an axis-0
   narrow);
+- control-flow ops (``mir.if``, ``mir.loop``) keep their regions, whose ops carry slots
+  too: ``scratch`` is the byte range of the arena their regions' tensors live in (both
+  branches of an if start at its beginning; a loop's body reuses it every iteration), and
+  a loop's ``arg_slots`` hold its body's arguments (iteration number, condition, carried
+  values), inside the scratch;
 - the IO manifest (``inputs``/``params``/``outputs``) names the graph's leaves and results.
 
 A *range plan* serves every size of its symbolic dims within declared ranges:
@@ -79,6 +84,8 @@ DimRanges = Mapping[str, tuple[int, int]]
 """Symbol -> (lo, hi): the sizes a range plan serves, both ends included."""
 
 SLOT_ATTR = "slot"
+SCRATCH_ATTR = "scratch"
+ARG_SLOTS_ATTR = "arg_slots"
 
 
 @irdl_attr_definition
@@ -208,6 +215,24 @@ def set_result_slots(op: Any, slots: Sequence[SlotAttr | None]) -> None:
         if any(s is None for s in slots):
             raise ValueError("a multi-result op gets a slot for every result or none")
         op.attributes[SLOT_ATTR] = ArrayAttr(cast(Sequence[SlotAttr], slots))
+
+
+def scratch_slot(op: Any) -> SlotAttr | None:
+    """The scratch range of a control-flow op (where its regions' tensors live)."""
+    attr = op.attributes.get(SCRATCH_ATTR)
+    return attr if isinstance(attr, SlotAttr) else None
+
+
+def arg_slots(op: Any) -> list[SlotAttr]:
+    """The slots of a loop body's arguments (empty when not planned)."""
+    attr = op.attributes.get(ARG_SLOTS_ATTR)
+    return [] if attr is None else [cast(SlotAttr, a) for a in cast(ArrayAttr[Attribute], attr)]
+
+
+def set_region_slots(op: Any, scratch: SlotAttr, args: Sequence[SlotAttr] = ()) -> None:
+    op.attributes[SCRATCH_ATTR] = scratch
+    if args:
+        op.attributes[ARG_SLOTS_ATTR] = ArrayAttr(list(args))
 
 
 @irdl_op_definition
@@ -387,7 +412,7 @@ class GraphOp(ShapedOp):
         declared = self.properties.get("dim_ranges")
         if declared is not None and len(cast(ArrayAttr[Attribute], declared).data) != len(ranges):
             raise VerifyException("a symbolic dim has two ranges")
-        for op in block.ops:
+        for op in block.walk():  # region ops' bodies included
             for result in op.results:
                 t = result.type
                 unranged = set(t.symbols()) - ranges.keys() if isinstance(t, TensorType) else ()
@@ -396,10 +421,18 @@ class GraphOp(ShapedOp):
                         f"{op.name}: symbolic dims {sorted(unranged)} have no range "
                         "(a lir.graph is planned for exact sizes or declared ranges)"
                     )
-            for result, slot in zip(op.results, result_slots(op), strict=True):
+            slotted = list(zip(op.results, result_slots(op), strict=True))
+            args = op.regions[0].block.args if op.regions and arg_slots(op) else ()
+            if len(arg_slots(op)) != len(args):
+                raise VerifyException(
+                    f"{op.name}: {len(arg_slots(op))} argument slots for {len(args)} arguments"
+                )
+            slotted += list(zip(args, arg_slots(op), strict=True))
+            scratch = scratch_slot(op)
+            for value, slot in slotted:
                 if slot is None:
                     continue
-                t = cast(TensorType, result.type)
+                t = cast(TensorType, value.type)
                 need = bytes_upper_bound(t, ranges)
                 if need is None:
                     raise VerifyException(f"{op.name}: {t} has no upper bound in the ranges")
@@ -407,13 +440,19 @@ class GraphOp(ShapedOp):
                     raise VerifyException(
                         f"{op.name}: slot of {slot.size} bytes holds a {need}-byte tensor"
                     )
-                if slot.offset % align:
-                    raise VerifyException(f"{op.name}: slot offset {slot.offset} is not aligned")
-                if slot.offset + slot.size > arena:
-                    raise VerifyException(
-                        f"{op.name}: slot [{slot.offset}, {slot.offset + slot.size}) "
-                        f"exceeds the arena ({arena} bytes)"
-                    )
+                _check_range(op.name, "slot", slot, align, arena)
+            if scratch is not None:
+                _check_range(op.name, "scratch", scratch, align, arena)
+
+
+def _check_range(name: str, what: str, slot: SlotAttr, align: int, arena: int) -> None:
+    if slot.offset % align:
+        raise VerifyException(f"{name}: {what} offset {slot.offset} is not aligned")
+    if slot.offset + slot.size > arena:
+        raise VerifyException(
+            f"{name}: {what} [{slot.offset}, {slot.offset + slot.size}) "
+            f"exceeds the arena ({arena} bytes)"
+        )
 
 
 LIR = Dialect("lir", [GraphOp, ViewOp, ReturnOp], [SlotAttr, DimRangeAttr])

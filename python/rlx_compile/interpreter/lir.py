@@ -12,6 +12,11 @@ from the run's bindings, each tensor takes the first bytes of its slot, and a si
 the ranges is refused before anything runs (``lir.GraphOp.check_bindings``, called by
 ``prepare``).
 
+Control-flow ops run their regions' ops in the arena too, at the slots the plan gave them;
+a loop's body reads its arguments from their slots, into which the executor copies the
+yielded values between iterations (``run_loop`` decides when the loop stops, as for the
+reference executor).
+
 A concat whose operands were produced inside its slot reads them from the bytes it then
 writes: kernels return fresh arrays, and NumPy assignment between overlapping arrays
 behaves as if through a temporary copy, so rewriting those bytes with themselves is exact.
@@ -25,18 +30,20 @@ from typing import cast
 
 import numpy as np
 from numpy.typing import ArrayLike
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 
-from rlx_compile.dialects import lir
+from rlx_compile.dialects import lir, mir
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.interpreter.core import (
     Env,
     ExecutionError,
+    check_results,
     describe,
     evaluate_op,
     impl,
     prepare,
 )
+from rlx_compile.interpreter.mir import run_loop
 from rlx_compile.ir import graph_block, output_names
 
 # Fill value of a fresh arena: reading bytes nothing wrote gives NaN-like garbage.
@@ -104,47 +111,100 @@ def run_arena(
     g, env = prepare(module_or_graph, inputs, params, graph=graph)
     if not isinstance(g, lir.GraphOp):
         raise ExecutionError(f"run_arena executes lir.graph ops, not {g.name}")
-    arena = Arena(g.arena_bytes)
-    values: dict[SSAValue, np.ndarray] = {}
-    # Where each value's bytes live: (root value, byte offset), for views.
-    root_of: dict[SSAValue, tuple[SSAValue, int]] = {}
-    slot_of: dict[SSAValue, lir.SlotAttr] = {}
+    run = _ArenaRun(Arena(g.arena_bytes), env)
     block = graph_block(g)
     terminator = block.last_op
-    for op in block.ops:
-        if op is terminator:
-            break
-        if isinstance(op, lir.ViewOp):
-            root, base = root_of.get(op.root, (op.root, 0))
-            offset = base + op.offset
-            t = cast(TensorType, op.result.type)
-            shape = env.shape(t)
-            root_of[op.result] = (root, offset)
-            slot = slot_of.get(root)
-            values[op.result] = (
-                arena.window(slot.offset + offset, t, shape)
-                if slot is not None
-                else _reinterpret(values[root], offset, t, shape)
-            )
-            continue
-        try:
-            args = [values[v] for v in op.operands]
-        except KeyError:
-            raise ExecutionError(f"{describe(op)} reads a value not defined before it") from None
-        results = evaluate_op(op, args, env)
-        for result, value, slot in zip(op.results, results, lir.result_slots(op), strict=True):
-            root_of[result] = (result, 0)
-            if slot is None:
-                values[result] = value
-                continue
-            t = cast(TensorType, result.type)
-            window = arena.window(slot.offset, t, env.shape(t), slot.size)
-            window[...] = value
-            slot_of[result] = slot
-            values[result] = window
     assert terminator is not None
-    outs = [values[v] for v in terminator.operands]
+    run.run_ops(block)
+    outs = [run.values[v] for v in terminator.operands]
     return {
         name: np.array(v, copy=True, order="C")
         for name, v in zip(output_names(g), outs, strict=True)
     }
+
+
+class _ArenaRun:
+    """The state of one arena execution: every value (a window onto the arena where it
+    has a slot), where each value's bytes live, and the slot of each root."""
+
+    def __init__(self, arena: Arena, env: Env):
+        self.arena, self.env = arena, env
+        self.values: dict[SSAValue, np.ndarray] = {}
+        # Where each value's bytes live: (root value, byte offset), for views.
+        self.root_of: dict[SSAValue, tuple[SSAValue, int]] = {}
+        self.slot_of: dict[SSAValue, lir.SlotAttr] = {}
+
+    def run_ops(self, block: Block) -> list[np.ndarray]:
+        """Run a block's ops up to its terminator; returns the terminator's operands."""
+        terminator = block.last_op
+        for op in block.ops:
+            if op is terminator:
+                break
+            if isinstance(op, lir.ViewOp):
+                self._view(op)
+                continue
+            try:
+                args = [self.values[v] for v in op.operands]
+            except KeyError:
+                raise ExecutionError(
+                    f"{describe(op)} reads a value not defined before it"
+                ) from None
+            if isinstance(op, mir.IfOp):
+                results = self._if(op, args)
+            elif isinstance(op, mir.LoopOp):
+                results = self._loop(op, args)
+            else:
+                results = evaluate_op(op, args, self.env)
+            self._store(op, results)
+        assert terminator is not None
+        return [self.values[v] for v in terminator.operands]
+
+    def _view(self, op: lir.ViewOp) -> None:
+        root, base = self.root_of.get(op.root, (op.root, 0))
+        offset = base + op.offset
+        t = cast(TensorType, op.result.type)
+        shape = self.env.shape(t)
+        self.root_of[op.result] = (root, offset)
+        slot = self.slot_of.get(root)
+        self.values[op.result] = (
+            self.arena.window(slot.offset + offset, t, shape)
+            if slot is not None
+            else _reinterpret(self.values[root], offset, t, shape)
+        )
+
+    def _store(self, op: Operation, results: list[np.ndarray]) -> None:
+        for result, value, slot in zip(op.results, results, lir.result_slots(op), strict=True):
+            self._bind(result, value, slot)
+
+    def _bind(self, value: SSAValue, array: np.ndarray, slot: lir.SlotAttr | None) -> None:
+        """``value`` holds ``array``: in its slot when it has one (copied there)."""
+        self.root_of[value] = (value, 0)
+        if slot is None:
+            self.values[value] = array
+            return
+        t = cast(TensorType, value.type)
+        window = self.arena.window(slot.offset, t, self.env.shape(t), slot.size)
+        window[...] = array
+        self.slot_of[value] = slot
+        self.values[value] = window
+
+    # Control flow: the regions' ops run in the arena at their own slots; what a region
+    # yields is copied out before anything overwrites it.
+    def _if(self, op: mir.IfOp, args: list[np.ndarray]) -> list[np.ndarray]:
+        yielded = self.run_ops(op.branch(bool(args[0])))
+        results = [np.array(v, copy=True) for v in yielded]
+        check_results(op, results, self.env)
+        return results
+
+    def _loop(self, op: mir.LoopOp, args: list[np.ndarray]) -> list[np.ndarray]:
+        block = op.body.block
+        slots: list[lir.SlotAttr | None] = list(lir.arg_slots(op)) or [None] * len(block.args)
+
+        def body(i: np.ndarray, cond: np.ndarray, carried: list[np.ndarray]) -> list[np.ndarray]:
+            for arg, value, slot in zip(block.args, [i, cond, *carried], slots, strict=True):
+                self._bind(arg, value, slot)
+            return [np.array(v, copy=True) for v in self.run_ops(block)]
+
+        results = run_loop(op, args, body, self.env)
+        check_results(op, results, self.env)
+        return results

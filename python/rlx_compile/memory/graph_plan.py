@@ -17,6 +17,7 @@ size (TVM Relax plans dynamic shapes the same way, from ``tir_var_upper_bound``)
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -100,10 +101,13 @@ class TensorGraphArrays:
     """The flat-array form of a scheduled graph, one entry per op result."""
 
     ops: list[Operation]
-    tensors: list[SSAValue]
+    tensors: list[SSAValue | None]
+    """The value of each row (None for a control-flow op's scratch)."""
     arrays: dict[str, np.ndarray]
     num_steps: int
     index: dict[SSAValue, int] = field(default_factory=dict)
+    scratch_index: dict[Operation, int] = field(default_factory=dict)
+    """The row of each control-flow op's scratch (a pseudo-tensor of the op's step)."""
 
 
 def _kind(op: Operation) -> int:
@@ -117,11 +121,24 @@ def _kind(op: Operation) -> int:
 
 
 def export_graph(
-    ops: list[Operation], outputs: list[SSAValue], opts: PlanOptions
+    ops: list[Operation],
+    outputs: list[SSAValue],
+    opts: PlanOptions,
+    scratch: Mapping[Operation, int] | None = None,
+    *,
+    region: bool = False,
 ) -> TensorGraphArrays:
-    """Flat arrays for the C++ planner; ``ops`` in execution order (leaves included)."""
-    tensors: list[SSAValue] = []
+    """Flat arrays for the C++ planner; ``ops`` in execution order (leaves included).
+
+    ``scratch`` gives each control-flow op the bytes its regions need (``region_plan``):
+    one more tensor, born and dead at the op's step, so it overlaps nothing live there.
+    A control-flow op reads the values its regions capture. With ``region``, ``ops`` are
+    a region's body: values from outside it (block arguments, captured values) live
+    elsewhere and are not this plan's."""
+    scratch = scratch or {}
+    tensors: list[SSAValue | None] = []
     index: dict[SSAValue, int] = {}
+    scratch_index: dict[Operation, int] = {}
     cols: dict[str, list[int]] = {
         k: [] for k in ("step", "size", "kind", "alloc", "view_parent", "view_offset",
                         "is_output", "inplace_ok", "embed_into", "embed_offset")
@@ -141,11 +158,14 @@ def export_graph(
     ranges = opts.ranges
     for step, op in enumerate(ops):
         kind = _kind(op)
+        reads = mir.read_values(op)
         view = op.contiguous_view_offset() if isinstance(op, ShapedOp) else None
         if view and _symbolic(op):
             # An offset into a tensor whose size varies is only safe at 0 (no op gives
             # another one today): plan anything else as a copy.
             view = None
+        if view is not None and op.operands[0] not in index:
+            view = None  # a view of a value from outside the region: a copy here
         for result in op.results:
             t = cast(TensorType, result.type)
             unranged = set(t.symbols()) - ranges.keys()
@@ -168,13 +188,23 @@ def export_graph(
             cols["inplace_ok"].append(int(op.has_trait(Elementwise)))
             cols["embed_into"].append(-1)
             cols["embed_offset"].append(0)
-            for operand in op.operands:
-                if operand not in index:
+            for operand in reads:
+                if operand in index:
+                    deps.append(index[operand])
+                elif not region:
                     raise PlanningError(f"{op.name} reads a value not produced by this graph")
-                deps.append(index[operand])
+            dep_offsets.append(len(deps))
+        if scratch.get(op, 0) > 0:  # regions without tensors need no scratch
+            scratch_index[op] = len(tensors)
+            tensors.append(None)
+            for col, value in (("step", step), ("size", scratch[op]), ("kind", KIND_COMPUTE),
+                               ("alloc", 1), ("view_parent", -1), ("view_offset", 0),
+                               ("is_output", 0), ("inplace_ok", 0), ("embed_into", -1),
+                               ("embed_offset", 0)):  # fmt: skip
+                cols[col].append(value)
             dep_offsets.append(len(deps))
         embed = op.contiguous_operand_offsets() if isinstance(op, ShapedOp) else None
-        if embed is not None:
+        if embed is not None and all(v in index for v in op.operands):
             _embed_candidates(op, embed, index, cols)
     arrays = {k: np.asarray(v, dtype=np.int64) for k, v in cols.items()}
     # A view's slot size is its own (possibly f32-widened) size; keep it within its parent.
@@ -185,7 +215,7 @@ def export_graph(
             )
     arrays["dep_offsets"] = np.asarray(dep_offsets, dtype=np.int64)
     arrays["deps"] = np.asarray(deps, dtype=np.int64)
-    return TensorGraphArrays(ops, tensors, arrays, len(ops), index)
+    return TensorGraphArrays(ops, tensors, arrays, len(ops), index, scratch_index)
 
 
 def _symbolic(op: Operation) -> bool:
@@ -260,35 +290,22 @@ def memory_order(
     return [ops[int(i)] for i in out["order"]], peaks
 
 
+ControlFlowBuilder = Callable[[Operation, dict[SSAValue, SSAValue], int], Operation]
+"""``f(op, mapping, scratch_offset) -> planned op``: a control-flow op rebuilt with its
+regions planned inside its scratch slot (``region_plan``)."""
+
+
 def build_lir(
-    graph: func.FuncOp, ops: list[Operation], plan: TensorPlan, opts: PlanOptions
+    graph: func.FuncOp,
+    ops: list[Operation],
+    plan: TensorPlan,
+    opts: PlanOptions,
+    control_flow: ControlFlowBuilder | None = None,
 ) -> lir.GraphOp:
     """The ``lir.graph`` for ``graph`` with ``ops`` in schedule order and ``plan``'s slots."""
-    g = plan.graph
     block = Block()
     mapping: dict[SSAValue, SSAValue] = {}
-    for op in ops:
-        first = g.index[op.results[0]] if op.results else None
-        if first is not None and g.arrays["view_parent"][first] >= 0:
-            root = g.tensors[int(plan.root[first])]
-            view = lir.ViewOp(
-                mapping[root], int(plan.root_offset[first]), cast(TensorType, op.results[0].type)
-            )
-            view.location = op.location
-            view.results[0].name_hint = op.results[0].name_hint
-            block.add_op(view)
-            mapping[op.results[0]] = view.results[0]
-            continue
-        new = op.clone(value_mapper=mapping)
-        for old, fresh in zip(op.results, new.results, strict=True):
-            mapping[old] = fresh
-        slots: list[lir.SlotAttr | None] = []
-        for result in op.results:
-            t = g.index[result]
-            offset = int(plan.offset[t])
-            slots.append(None if offset < 0 else lir.SlotAttr(offset, int(g.arrays["size"][t])))
-        lir.set_result_slots(new, slots)
-        block.add_op(new)
+    add_planned_ops(block, ops, plan, mapping, 0, control_flow)
     outputs = graph_outputs(graph)
     block.add_op(lir.ReturnOp([mapping[v] for v in outputs]))
     inputs = [cast(mir.InputOp, op).tensor_name.data for op in ops if isinstance(op, mir.InputOp)]
@@ -300,13 +317,59 @@ def build_lir(
     )  # fmt: skip
 
 
+def add_planned_ops(
+    block: Block,
+    ops: list[Operation],
+    plan: TensorPlan,
+    mapping: dict[SSAValue, SSAValue],
+    base: int,
+    control_flow: ControlFlowBuilder | None = None,
+) -> None:
+    """Append ``ops`` to ``block`` as ``plan`` places them, ``base`` bytes into the arena:
+    views become ``lir.view``s of their root, every other op carries its result slots;
+    ``mapping`` maps old values to new ones (and grows)."""
+    g = plan.graph
+    for op in ops:
+        first = g.index[op.results[0]] if op.results else None
+        if first is not None and g.arrays["view_parent"][first] >= 0:
+            root = g.tensors[int(plan.root[first])]
+            assert root is not None
+            view = lir.ViewOp(
+                mapping[root], int(plan.root_offset[first]), cast(TensorType, op.results[0].type)
+            )
+            view.location = op.location
+            view.results[0].name_hint = op.results[0].name_hint
+            block.add_op(view)
+            mapping[op.results[0]] = view.results[0]
+            continue
+        if isinstance(op, mir.ControlFlowOp):
+            if control_flow is None:
+                raise PlanningError(f"{op.name}: no planner for its regions")
+            row = g.scratch_index.get(op)
+            new = control_flow(op, mapping, base + (0 if row is None else int(plan.offset[row])))
+        else:
+            new = op.clone(value_mapper=mapping)
+        for old, fresh in zip(op.results, new.results, strict=True):
+            mapping[old] = fresh
+        slots: list[lir.SlotAttr | None] = []
+        for result in op.results:
+            t = g.index[result]
+            offset = int(plan.offset[t])
+            size = int(g.arrays["size"][t])
+            slots.append(None if offset < 0 else lir.SlotAttr(base + offset, size))
+        lir.set_result_slots(new, slots)
+        block.add_op(new)
+
+
 def graph_ops(graph: func.FuncOp) -> list[Operation]:
     """The ops of a graph function in block order, without the terminator."""
     block = graph_block(graph)
     ops = [op for op in block.ops if op is not block.last_op]
     for op in ops:
         # An op whose region reads only its own arguments (an elementwise region) is one
-        # kernel: its body's values live in registers, not in the arena.
-        if op.regions and not op.has_trait(IsolatedFromAbove):
+        # kernel: its body's values live in registers, not in the arena. Control-flow ops'
+        # regions are planned as sub-plans (``region_plan``).
+        plain = op.has_trait(IsolatedFromAbove) or isinstance(op, mir.ControlFlowOp)
+        if op.regions and not plain:
             raise PlanningError(f"{op.name} holds a region: inline or lower it before planning")
     return ops

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 
-from rlx_compile.dialects import lir
+from rlx_compile.dialects import lir, mir
 from rlx_compile.dialects.common import ShapedOp
 from rlx_compile.dialects.traits import is_leaf, is_weight_leaf
 from rlx_compile.ir import graph_block
@@ -66,6 +66,21 @@ def printed_labels(ops: list[Operation]) -> dict[SSAValue, str]:
     return labels
 
 
+@dataclass(frozen=True)
+class Scratch:
+    """The scratch range of a control-flow op: in use during its step only."""
+
+    op: Operation
+    step: int
+    offset: int
+    size: int
+    label: str
+
+    @property
+    def end(self) -> int:
+        return self.offset + self.size
+
+
 @dataclass
 class LirLiveness:
     graph: lir.GraphOp
@@ -75,18 +90,40 @@ class LirLiveness:
     storage_of: dict[SSAValue, Storage]
     num_steps: int
     labels: dict[SSAValue, str] = field(default_factory=dict)
+    scratch: list[Scratch] = field(default_factory=list)
 
 
 def derive(graph: lir.GraphOp) -> LirLiveness:
-    block = graph_block(graph)
+    """The lifetimes of the graph's own block (its control-flow ops' regions apart: see
+    ``derive_region``)."""
+    return derive_region(graph, graph_block(graph), {}, [])
+
+
+def derive_region(
+    graph: lir.GraphOp,
+    block: Block,
+    outer_roots: dict[SSAValue, tuple[SSAValue, int]],
+    args: list[tuple[SSAValue, lir.SlotAttr]],
+) -> LirLiveness:
+    """The lifetimes of a block of ``graph`` in its own steps (the graph's, or a
+    control-flow region's: the values it yields live to its end, a loop body's arguments
+    -- ``args``, with their slots -- for the whole of it; values from outside it, whose
+    roots ``outer_roots`` gives, are not its)."""
     ops = [op for op in block.ops if op is not block.last_op]
     terminator = block.last_op
     assert terminator is not None
-    root_of: dict[SSAValue, tuple[SSAValue, int]] = {}
+    root_of: dict[SSAValue, tuple[SSAValue, int]] = dict(outer_roots)
     storage_of: dict[SSAValue, Storage] = {}
     storages: list[Storage] = []
+    scratch: list[Scratch] = []
     num_steps = len(ops)
     reuse_inputs = "reuse_inputs" in graph.properties
+    for arg, slot in args:
+        root_of[arg] = (arg, 0)
+        s = Storage(arg, block.parent_op() or graph, -1, slot.offset, slot.size, False,
+                    birth=0, death=num_steps, writable=False)  # fmt: skip
+        storages.append(s)
+        storage_of[arg] = s
     for step, op in enumerate(ops):
         if isinstance(op, lir.ViewOp):
             root, base = root_of.get(op.root, (op.root, 0))
@@ -106,7 +143,10 @@ def derive(graph: lir.GraphOp) -> LirLiveness:
                 )  # fmt: skip
                 storages.append(s)
                 storage_of[result] = s
-        for operand in op.operands:
+        slot = lir.scratch_slot(op)
+        if slot is not None:
+            scratch.append(Scratch(op, step, slot.offset, slot.size, f"scratch of {op.name}"))
+        for operand in mir.read_values(op):  # a control-flow op reads what it captures
             root, _ = root_of.get(operand, (operand, 0))
             if root in storage_of:
                 s = storage_of[root]
@@ -118,9 +158,11 @@ def derive(graph: lir.GraphOp) -> LirLiveness:
             storage_of[root].output = True
             storage_of[root].death = num_steps
     labels = printed_labels(ops)
+    for k, (arg, _) in enumerate(args):
+        labels[arg] = f"%{arg.name_hint}" if arg.name_hint else f"%<argument #{k}>"
     for s in storages:
         s.label_text = labels[s.value]
-    return LirLiveness(graph, ops, storages, root_of, storage_of, num_steps, labels)
+    return LirLiveness(graph, ops, storages, root_of, storage_of, num_steps, labels, scratch)
 
 
 def operand_offset_in_result(op: Operation, value: SSAValue) -> int | None:

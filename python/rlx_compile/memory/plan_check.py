@@ -4,7 +4,8 @@ It re-derives every lifetime from the ``lir.graph`` alone and reports:
 
 - program safety: ``live-overlap`` (two live tensors share bytes), ``read-after-overwrite``
   (a tensor is read after another was written over it), ``output-clobbered`` (the same with
-  a graph output), ``out-of-arena``, ``misaligned``, ``view-out-of-root``;
+  a graph output), ``out-of-arena``, ``misaligned``, ``view-out-of-root``,
+  ``outside-scratch`` (a control-flow region's tensor outside its op's scratch);
 - schedule semantics: ``order-violation`` (an op reads a value produced later).
 
 A range plan (``dims [1 <= seq <= 512]``) is checked at sampled sizes as well: the ends
@@ -13,6 +14,11 @@ depend on the sizes, so the checks above hold for all of them at once; at each s
 every tensor's actual bytes must fit its slot (``slot-overflow``), every view its root
 (``view-out-of-root``), and every dim must be a size (``bad-size``: the range holds
 sizes at which the graph has no meaning, e.g. a 3-wide window over 2 rows).
+
+Control-flow regions are checked as blocks of their own (a loop body's arguments live for
+the whole body, what a region yields to its end): a control-flow op reads the values its
+regions capture, so they stay live across it; its scratch overlaps nothing live at its
+step, and no tensor of its regions overlaps a value live while it runs.
 
 It accepts two sharings, both declared by the op definitions: an elementwise op
 (the ``Elementwise`` trait) writing its result exactly over an operand that dies at that op
@@ -31,7 +37,7 @@ from typing import cast
 
 from xdsl.ir import SSAValue
 
-from rlx_compile.dialects import lir
+from rlx_compile.dialects import lir, mir
 from rlx_compile.dialects.dim_expr import evaluate
 from rlx_compile.dialects.traits import Elementwise
 from rlx_compile.dialects.types import TensorType
@@ -39,11 +45,13 @@ from rlx_compile.memory.lir_liveness import (
     LirLiveness,
     Storage,
     derive,
+    derive_region,
     operand_offset_in_result,
 )
 
 PROGRAM_SAFETY = (
     "live-overlap",
+    "outside-scratch",
     "read-after-overwrite",
     "output-clobbered",
     "out-of-arena",
@@ -108,6 +116,8 @@ class PlanReport:
 
 def _in_place(live: LirLiveness, p: Storage, q: Storage) -> bool:
     """q was written exactly over p by an elementwise op reading p for the last time."""
+    if q.step < 0:  # a loop body's argument: written between iterations, by no op
+        return False
     op = live.ops[q.step]
     return (
         q.birth == q.step == p.death
@@ -122,6 +132,8 @@ def _in_place(live: LirLiveness, p: Storage, q: Storage) -> bool:
 def _in_concat(live: LirLiveness, p: Storage, q: Storage) -> bool:
     """p was produced at its place inside q's slot: q's op copies p there (a contiguous
     concat reading p once), and p dies at q."""
+    if q.step < 0:
+        return False
     op = live.ops[q.step]
     offset = operand_offset_in_result(op, p.value)
     return (
@@ -210,6 +222,16 @@ def overlapping_pairs(storages: list[Storage]) -> list[tuple[Storage, Storage]]:
 def check_plan(graph: lir.GraphOp) -> PlanReport:
     live = derive(graph)
     report = PlanReport(graph.sym_name.data, checked=len(live.storages))
+    _check_block(graph, live, report, [])
+    return report
+
+
+def _check_block(
+    graph: lir.GraphOp, live: LirLiveness, report: PlanReport, around: list[Storage]
+) -> None:
+    """Check one block (the graph's, or a control-flow region's with ``around``: the
+    storages of the blocks outside it that are live while it runs, none of which its own
+    storages may overlap), then the regions of its control-flow ops."""
     arena, align = graph.arena_bytes, graph.align
     add = report.findings.append
 
@@ -254,10 +276,67 @@ def check_plan(graph: lir.GraphOp) -> PlanReport:
         else:
             kind = "live-overlap"
         add(Finding(kind, p.label(), q.label(), f"{overlap}, {life}"))
+
+    for inner, outer in _overlapping(live.storages, around):
+        detail = f"bytes [{max(inner.offset, outer.offset)}, {min(inner.end, outer.end)}) of a "
+        add(Finding("live-overlap", inner.label(), outer.label(),
+                    detail + "value live while the region runs"))  # fmt: skip
     if graph.ranges:
         report.sizes = range_samples(graph.ranges)
         _check_sizes(live, report)
-    return report
+    _check_regions(graph, live, report, around)
+
+
+def _check_regions(
+    graph: lir.GraphOp, live: LirLiveness, report: PlanReport, around: list[Storage]
+) -> None:
+    """Each control-flow op's scratch overlaps nothing live at its step; its regions'
+    storages lie inside the scratch and overlap nothing live across the op."""
+    add = report.findings.append
+    scratch_of = {sc.op: sc for sc in live.scratch}
+    for step, op in enumerate(live.ops):
+        if not isinstance(op, mir.ControlFlowOp):
+            continue
+        live_here = [s for s in live.storages if s.birth <= step <= s.death]
+        sc = scratch_of.get(op)
+        if sc is not None:
+            for s in live_here:
+                if s.size and sc.size and s.offset < sc.end and sc.offset < s.end:
+                    detail = (
+                        f"bytes [{max(s.offset, sc.offset)}, {min(s.end, sc.end)}) at step {step}"
+                    )
+                    add(Finding("live-overlap", sc.label, s.label(), detail))
+        for region in op.regions:
+            block = region.block
+            slots = lir.arg_slots(op)
+            args = list(zip(block.args, slots, strict=True)) if slots else []
+            sub = derive_region(graph, block, live.root_of, args)
+            report.checked += len(sub.storages)
+            for s in sub.storages:
+                if s.size and (sc is None or not (sc.offset <= s.offset and s.end <= sc.end)):
+                    where = "no scratch" if sc is None else f"scratch [{sc.offset}, {sc.end})"
+                    detail = f"slot [{s.offset}, {s.end}) outside the op's {where}"
+                    add(Finding("outside-scratch", s.label(), op.name, detail))
+            _check_block(graph, sub, report, live_here + around)
+
+
+def _overlapping(xs: list[Storage], ys: list[Storage]) -> list[tuple[Storage, Storage]]:
+    """The pairs (x, y) whose byte ranges overlap (both non-empty), by a sweep over
+    offsets."""
+    events = sorted(
+        [(s.offset, 0, i) for i, s in enumerate(xs) if s.size]
+        + [(s.offset, 1, i) for i, s in enumerate(ys) if s.size]
+    )
+    active: tuple[list[Storage], list[Storage]] = ([], [])
+    pairs: list[tuple[Storage, Storage]] = []
+    for offset, side, i in events:
+        s = (xs, ys)[side][i]
+        for k in (0, 1):
+            active[k][:] = [a for a in active[k] if a.end > offset]
+        for other in active[1 - side]:
+            pairs.append((s, other) if side == 0 else (other, s))
+        active[side].append(s)
+    return pairs
 
 
 def range_samples(ranges: Mapping[str, tuple[int, int]]) -> list[dict[str, int]]:

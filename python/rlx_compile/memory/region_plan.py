@@ -1,0 +1,196 @@
+"""Memory planning of control-flow regions (``mir.if``, ``mir.loop``) inside their
+graph's arena.
+
+A control-flow op is one step of its parent's schedule. Each of its regions is planned on
+its own (recursively: a region's own control-flow ops are steps of it) and placed in a
+*scratch* slot of the parent: a pseudo-tensor born and dead at the op's step, so the
+parent's planner keeps it apart from everything live there -- the op's operands and
+results and every value its regions capture (which count as read by the op, so they stay
+alive across it).
+
+- ``mir.if``: both branches are placed at the start of the scratch, which is as large as
+  the larger branch (only one runs).
+- ``mir.loop``: the body's arguments (iteration number, condition, carried values) get
+  slots of their own at the start of the scratch, the body's sub-plan follows, reused by
+  every iteration. The body's yields are outputs of its sub-plan (alive to its end), and
+  the executor copies them into the argument slots between iterations and into the
+  result slots at the end, so an iteration never reads a value it has overwritten; each
+  iteration's scan elements are copied into the scan results.
+
+Constants inside regions are hoisted to the graph first (leaves live for the whole run).
+A loop whose scan results have a length known only at run time has no size to plan:
+``UnplannableError`` names it (``rlx_compile.backend`` runs such a model on the reference
+executor).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import cast
+
+from xdsl.dialects import func
+from xdsl.ir import Block, Operation, SSAValue
+
+from rlx_compile.dialects import lir, mir
+from rlx_compile.dialects.lir import DimRanges
+from rlx_compile.dialects.types import TensorType
+from rlx_compile.interpreter.core import describe
+from rlx_compile.ir import graph_block
+from rlx_compile.memory.graph_plan import (
+    KIND_COMPUTE,
+    PlanningError,
+    PlanOptions,
+    TensorPlan,
+    add_planned_ops,
+    export_graph,
+    plan_exported,
+    slot_bytes,
+)
+
+
+class UnplannableError(PlanningError):
+    """A control-flow op whose results have a size known only at run time."""
+
+    def __init__(self, op: Operation, message: str):
+        super().__init__(message)
+        self.op = op
+
+
+@dataclass
+class BlockPlan:
+    """The plan of one block: its ops in order and where each of their tensors goes, in
+    bytes from the block's base; its control-flow ops' layouts."""
+
+    ops: list[Operation]
+    plan: TensorPlan
+    layouts: dict[Operation, RegionLayout] = field(default_factory=dict)
+
+    @property
+    def arena_size(self) -> int:
+        return self.plan.arena_size
+
+
+@dataclass
+class RegionLayout:
+    """A control-flow op's scratch: its size, the sub-plan of each region (placed at
+    ``body_offset``) and a loop's argument slots (offset, size), from its start."""
+
+    size: int
+    bodies: list[BlockPlan]
+    body_offset: int = 0
+    arg_slots: list[tuple[int, int]] = field(default_factory=list)
+
+
+def _align(n: int, alignment: int) -> int:
+    return -(-n // alignment) * alignment
+
+
+def plan_block(
+    ops: list[Operation], outputs: list[SSAValue], opts: PlanOptions, *, region: bool = False
+) -> BlockPlan:
+    """Plan ``ops`` (a graph's, or a region body's with ``region``) and, first, the
+    regions of their control-flow ops."""
+    layouts = {op: _layout(op, opts) for op in ops if isinstance(op, mir.ControlFlowOp)}
+    scratch = {op: layout.size for op, layout in layouts.items()}
+    exported = export_graph(ops, outputs, opts, scratch, region=region)
+    return BlockPlan(ops, plan_exported(exported, opts), layouts)
+
+
+def _body(block: Block) -> tuple[list[Operation], list[SSAValue]]:
+    """A region body's ops and the values it yields (those it computes itself)."""
+    terminator = block.last_op
+    assert terminator is not None
+    ops = [op for op in block.ops if op is not terminator]
+    produced = {r for op in ops for r in op.results}
+    return ops, [v for v in terminator.operands if v in produced]
+
+
+def _layout(op: mir.ControlFlowOp, opts: PlanOptions) -> RegionLayout:
+    _check_plannable(op, opts.ranges)
+    if isinstance(op, mir.IfOp):
+        bodies = [
+            plan_block(*_body(op.branch(taken)), opts, region=True) for taken in (True, False)
+        ]
+        return RegionLayout(max(b.arena_size for b in bodies), bodies)
+    loop = cast(mir.LoopOp, op)
+    block = loop.body.block
+    offset, slots = 0, []
+    for arg in block.args:
+        t = cast(TensorType, arg.type)
+        size = slot_bytes(t, KIND_COMPUTE, opts.width, opts.alignment, opts.ranges)
+        slots.append((offset, size))
+        offset = _align(offset + size, opts.alignment)
+    body = plan_block(*_body(block), opts, region=True)
+    return RegionLayout(offset + body.arena_size, [body], offset, slots)
+
+
+def check_plannable(graph: func.FuncOp, ranges: DimRanges | None = None) -> None:
+    """Raise ``UnplannableError`` for the first control-flow op (nested ones included)
+    whose results have a size known only at run time (a symbol without a range)."""
+    for op in graph.walk():
+        if isinstance(op, mir.ControlFlowOp):
+            _check_plannable(op, ranges or {})
+
+
+def _check_plannable(op: mir.ControlFlowOp, ranges: DimRanges) -> None:
+    for result in op.results:
+        t = cast(TensorType, result.type)
+        if set(t.symbols()) - ranges.keys():
+            what = (
+                "the number of iterations of the loop"
+                if isinstance(op, mir.LoopOp) and result in op.scan_results
+                else "a size"
+            )
+            raise UnplannableError(
+                op,
+                f"{describe(op)} produces {t}, whose size depends on {what}: it is known "
+                "only at run time and has no upper bound to plan for",
+            )
+
+
+def build_control_flow(layouts: dict[Operation, RegionLayout]):  # type: ignore[no-untyped-def]
+    """The ``ControlFlowBuilder`` of ``add_planned_ops`` for a block whose control-flow
+    ops have ``layouts``: the op rebuilt with its regions' ops at their slots."""
+
+    def build(op: Operation, mapping: dict[SSAValue, SSAValue], scratch: int) -> Operation:
+        layout = layouts[op]
+        new = op.clone_without_regions(value_mapper=mapping)
+        base = scratch + layout.body_offset
+        for old_region, new_region, body in zip(
+            op.regions, new.regions, layout.bodies, strict=True
+        ):
+            old_block = old_region.block
+            new_block = Block(arg_types=[a.type for a in old_block.args])
+            for old_arg, new_arg in zip(old_block.args, new_block.args, strict=True):
+                new_arg.name_hint = old_arg.name_hint
+                mapping[old_arg] = new_arg
+            add_planned_ops(
+                new_block, body.ops, body.plan, mapping, base, build_control_flow(body.layouts)
+            )
+            terminator = old_block.last_op
+            assert terminator is not None
+            new_block.add_op(terminator.clone(value_mapper=mapping))
+            new_region.add_block(new_block)
+        args = [lir.SlotAttr(scratch + off, size) for off, size in layout.arg_slots]
+        lir.set_region_slots(new, lir.SlotAttr(scratch, layout.size), args)
+        return new
+
+    return build
+
+
+def hoist_region_constants(graph: func.FuncOp) -> int:
+    """Move every ``mir.constant`` of a control-flow region to the top of the graph (a
+    leaf, preloaded and live for the whole run, as the graph's own constants); returns
+    how many moved."""
+    block = graph_block(graph)
+    anchor = next((op for op in block.ops if not isinstance(op, mir.LEAF_OPS)), None)
+    moved = 0
+    for op in list(block.walk()):
+        if isinstance(op, mir.ConstantOp) and op.parent is not block:
+            op.detach()
+            if anchor is None:
+                block.add_op(op)
+            else:
+                block.insert_op_before(op, anchor)
+            moved += 1
+    return moved
