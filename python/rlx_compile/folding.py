@@ -164,8 +164,34 @@ class KnownValuesPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for graph in func_graphs(op):
-            for block in graph_blocks(graph):
-                self.run_block(block)
+            self._run_nested(graph.body.block)
+
+    def _run_nested(self, block: Block) -> None:
+        """A block, then the blocks of the regions left in it (a block first: it may
+        replace an if by its taken branch, whose ops then join it)."""
+        self.run_block(block)
+        for op in list(block.ops):
+            for region in op.regions:
+                for nested in region.blocks:
+                    self._run_nested(nested)
 
     def run_block(self, block: Block) -> None:
         raise NotImplementedError
+
+
+def inline_taken_branch(op: mir.IfOp, taken: bool) -> list[Operation]:
+    """Replace an if (whose condition is known) by the ops of its taken branch, moved
+    before it; its results become the values the branch yields. Returns the moved ops."""
+    branch = op.branch(taken)
+    terminator = branch.last_op
+    assert terminator is not None
+    moved = [o for o in branch.ops if o is not terminator]
+    block = op.parent_block()
+    assert block is not None
+    for inner in moved:
+        inner.detach()
+        block.insert_op_before(inner, op)
+    for result, value in zip(op.results, terminator.operands, strict=True):
+        result.replace_all_uses_with(value)
+    block.erase_op(op)
+    return moved

@@ -312,11 +312,14 @@ class FusionPattern(ReplacingPattern):
         raise NotImplementedError
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        # Only graph-level ops: a region body belongs to its (already fused) kernel.
-        if not isinstance(op, self.roots) or not isinstance(op.parent_op(), func.FuncOp):
+        # Graph-level ops and those of control-flow regions; an elementwise region's body
+        # belongs to its (already fused) kernel.
+        if not isinstance(op, self.roots) or not fusible_here(op):
             return
         m = self.match(op)
-        if isinstance(m, Match):
+        # A chain fuses within one block: absorbing a producer from outside a loop's
+        # body would run it every iteration.
+        if isinstance(m, Match) and all(o.parent is op.parent for o in m.absorbed):
             self.rewrite(m, rewriter)
             self.ctx.report.record(self.name, len(m.absorbed))
 
@@ -331,6 +334,11 @@ class FusionPattern(ReplacingPattern):
         erase the absorbed ops (dead now), consumers first."""
         rewriter.replace(m.root, ops, list(results))
         erase_dead(rewriter, [op for op in m.absorbed if op is not m.root])
+
+
+def fusible_here(op: Operation) -> bool:
+    """Whether ``op`` is in a graph's block or a control-flow region's."""
+    return isinstance(op.parent_op(), func.FuncOp | mir.ControlFlowOp)
 
 
 def erase_dead(rewriter: PatternRewriter, ops: Sequence[Operation]) -> None:

@@ -15,9 +15,10 @@ from collections.abc import Iterator
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
+from xdsl.ir import Block, Operation
 from xdsl.pattern_rewriter import PatternRewriter
 
+from rlx_compile.dialects import mir
 from rlx_compile.legalization.dispatch import (
     NATIVE,
     UNSUPPORTED,
@@ -33,13 +34,37 @@ MAX_ROUNDS = 16
 
 def dispatched_ops(module: ModuleOp) -> Iterator[Operation]:
     """The ops that dispatch to kernels: the body ops of every graph function (a legal
-    region op is one kernel; its body is not dispatched on its own)."""
+    region op is one kernel; its body is not dispatched on its own) and of the regions of
+    its control-flow ops, which the executor runs around them (so they are not kernels
+    themselves, nor are constants that only they read: a trip count)."""
     for graph in module.ops:
         if isinstance(graph, func.FuncOp) and graph.body.blocks:
-            block = graph.body.block
-            for op in block.ops:
-                if op is not block.last_op:
-                    yield op
+            yield from _block_kernels(graph.body.block)
+
+
+def _block_kernels(block: Block) -> Iterator[Operation]:
+    for op in block.ops:
+        if op is block.last_op or _control_operand(op):
+            continue
+        if isinstance(op, mir.ControlFlowOp):
+            for region in op.regions:
+                yield from _block_kernels(region.block)
+        else:
+            yield op
+
+
+def _control_operand(op: Operation) -> bool:
+    """A constant read only as a loop's trip count or condition, or an if's condition."""
+    if not isinstance(op, mir.ConstantOp) or not op.result.uses:
+        return False
+    for use in op.result.uses:
+        user = use.operation
+        if not isinstance(user, mir.ControlFlowOp):
+            return False
+        carried = len(user.inits) if isinstance(user, mir.LoopOp) else 0
+        if use.index >= len(user.operands) - carried:  # a loop's initial carried value
+            return False
+    return True
 
 
 def _apply_first(op: Operation, patterns: list[ConversionPattern]) -> ConversionPattern | None:

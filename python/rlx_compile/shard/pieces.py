@@ -205,6 +205,7 @@ def execute_with(
     graph, env = prepare(module, inputs, params)
     *body, terminator = list(graph_block(graph).ops)
     values: dict[SSAValue, np.ndarray] = {}
+    env.scope = values  # what control-flow regions read of the graph
     for index, op in enumerate(body):
         args = [values[v] for v in op.operands]
         results = replace(index, op, args) if replace is not None else None

@@ -51,8 +51,13 @@ STRUCTURAL = frozenset(op.name for op in mir.MIR_OPS if op.has_trait(IsTerminato
 """Terminators and the like: part of another op, never dispatched on their own."""
 INTEGER = frozenset({mir.IntegerMatmulOp.name, mir.IntegerConvOp.name})
 """Integer matmul/conv kernels (quant-to-integer makes them for targets claiming them)."""
+CONTROL_FLOW = frozenset(op.name for op in mir.CONTROL_FLOW_OPS)
+"""Run by the executor around the kernels of their regions, which are dispatched (and
+legalized) like the graph's own ops: legal on every target."""
 PRIMITIVES = frozenset(
-    op.name for op in mir.MIR_OPS if op.name not in FUSED | {REGION} | STRUCTURAL | INTEGER
+    op.name
+    for op in mir.MIR_OPS
+    if op.name not in FUSED | {REGION} | STRUCTURAL | INTEGER | CONTROL_FLOW
 )
 """Every MIR op that is not a fused op or a region: RLX's primitive vocabulary."""
 
@@ -217,7 +222,7 @@ class Target:
 
     def illegal_reason(self, op: Operation) -> str | None:
         """Why ``op`` cannot run on this target as it is (None: it can)."""
-        if op.name in STRUCTURAL:
+        if op.name in STRUCTURAL | CONTROL_FLOW:
             return None
         if op.name not in self.claims:
             return "not claimed"

@@ -28,6 +28,9 @@ Rules for every policy:
   dequantized (or fake-quantized) value stays f32: its numerics are the quantiser's;
 - leaves keep their types, graph outputs are cast back to their declared types, and ops
   of other dialects (func.call, ...) get their declared operand types back;
+- control-flow ops keep their types too (operands, results, what their regions take
+  and yield); their regions' ops follow the policy like the graph's, reading values of
+  the graph as the graph's own ops do;
 - one cast per (value, dtype); a cast that would undo an exact widening cast reads the
   original value instead, and a cast made a no-op (its input now has its result type)
   disappears, so no redundant cast pairs are created.
@@ -75,27 +78,32 @@ def _dtype(v: SSAValue) -> DType:
 
 
 class _Rewriter:
-    """One forward walk over a graph block."""
+    """One forward walk over a graph block, or a control-flow region's (``parent``: the
+    walk of the block around it, whose values the region reads)."""
 
-    def __init__(self, block: Block, low: DType, policy: dict[PrecisionClass, str]):
+    def __init__(
+        self,
+        block: Block,
+        low: DType,
+        policy: dict[PrecisionClass, str],
+        parent: _Rewriter | None = None,
+    ):
         self.block = block
         self.low = low
         self.policy = policy
         # Declared f32-ness of every value before the pass: only those may change type.
-        self.was_f32: dict[SSAValue, bool] = {}
-        self.original: dict[SSAValue, Attribute] = {}
-        self.casts: dict[tuple[SSAValue, DType], SSAValue] = {}
-        self.weights: dict[SSAValue, bool] = {}
+        self.was_f32: dict[SSAValue, bool] = {} if parent is None else parent.was_f32
+        self.original: dict[SSAValue, Attribute] = {} if parent is None else parent.original
+        self.casts: dict[tuple[SSAValue, DType], SSAValue] = {}  # casts of this block
+        self.weights: dict[SSAValue, bool] = {} if parent is None else parent.weights
         self.bypassed: list[Operation] = []
         self.created: list[Operation] = []
 
     def run(self) -> None:
-        for op in self.block.ops:
-            for r in op.results:
-                self.original[r] = r.type
-                self.was_f32[r] = (
-                    _dtype(r) is DType.F32 if isinstance(r.type, TensorType) else False
-                )
+        values = [*self.block.args, *(r for op in self.block.ops for r in op.results)]
+        for v in values:
+            self.original[v] = v.type
+            self.was_f32[v] = _dtype(v) is DType.F32 if isinstance(v.type, TensorType) else False
         for op in list(self.block.ops):
             self.visit(op)
         # Bypassed casts, and casts made for an op that then stayed f32, may be unused.
@@ -157,6 +165,13 @@ class _Rewriter:
 
     # -- the walk ---------------------------------------------------------------------
     def visit(self, op: Operation) -> None:
+        if isinstance(op, mir.ControlFlowOp):
+            # Its interface keeps its types (operands, block arguments and yields are
+            # restored); each region is a walk of its own, over the values around it.
+            self.restore_operands(op)
+            for region in op.regions:
+                _Rewriter(region.block, self.low, self.policy, parent=self).run()
+            return
         cat = precision_class(op)
         if cat is PrecisionClass.BOUNDARY:
             return

@@ -47,7 +47,11 @@ class FuseSharedInputMatmul(FusionPattern):
         if not _candidate(op):
             return None
         group = in_block_order(
-            [u for u in users(op.lhs) if isinstance(u, mir.MatmulOp) and _candidate(u)]
+            [
+                u
+                for u in users(op.lhs)
+                if isinstance(u, mir.MatmulOp) and _candidate(u) and u.parent is op.parent
+            ]
         )
         group = [u for u in group if u.lhs is op.lhs]
         if len(group) < 2 or group[0] is not op:

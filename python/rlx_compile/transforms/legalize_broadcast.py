@@ -19,7 +19,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
@@ -30,7 +29,7 @@ from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.traits import Elementwise
 from rlx_compile.dialects.types import Dim
-from rlx_compile.fusion.base import run_patterns
+from rlx_compile.fusion.base import fusible_here, run_patterns
 from rlx_compile.targets import get_target
 
 
@@ -53,7 +52,7 @@ class ExplicitBroadcast(RewritePattern):
             op.has_trait(Elementwise)
             and len(op.operands) >= 2
             and not isinstance(op, mir.ElementwiseRegionOp)
-            and isinstance(op.parent_op(), func.FuncOp)
+            and fusible_here(op)  # not inside an elementwise region's body
         ):
             return
         out = type_of(op.results[0]).shape

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.dialects import func
 from xdsl.ir import Block, Operation, OpResult, Region, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
@@ -28,6 +27,7 @@ from rlx_compile.fusion.base import (
     FusionPattern,
     Match,
     Miss,
+    fusible_here,
     sole_user,
     users,
 )
@@ -38,7 +38,7 @@ def fusable(op: Operation) -> bool:
         op.has_trait(Elementwise)
         and not isinstance(op, mir.ElementwiseRegionOp)
         and len(op.results) == 1
-        and isinstance(op.parent_op(), func.FuncOp)
+        and fusible_here(op)
     )
 
 
@@ -107,6 +107,8 @@ class MarkElementwiseRegion(FusionPattern):
             for v in inputs:
                 p = v.op if isinstance(v, OpResult) else None
                 if p is None or not fusable(p) or any(p is m for m in members):
+                    continue
+                if p.parent is not op.parent:  # a value from outside a region's block
                     continue
                 readers = users(v)
                 if not all(any(r is m for m in members) for r in readers):

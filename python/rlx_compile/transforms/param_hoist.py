@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from xdsl.context import Context
@@ -55,15 +55,22 @@ def _dynamic_values(block: Block) -> set[SSAValue]:
         if (
             isinstance(op, mir.InputOp)
             or not op.has_trait(Pure)
-            or any(v in dynamic for v in op.operands)
+            or any(v in dynamic for v in mir.read_values(op))  # a region's captures too
         ):
             dynamic.update(op.results)
     return dynamic
 
 
 def _reads_dynamically(use: Use, dynamic: set[SSAValue]) -> bool:
-    """The use is by the graph's return or by an op whose results are dynamic."""
+    """The use is by the graph's return or by an op whose results are dynamic (a use in a
+    control-flow region counts as its op's)."""
     user = use.operation
+    block = user.parent_block()
+    while block is not None and block.parent_op() is not None:
+        if isinstance(block.parent_op(), func.FuncOp):
+            break
+        user = cast(Operation, block.parent_op())
+        block = user.parent_block()
     return user.has_trait(IsTerminator) or any(r in dynamic for r in user.results)
 
 
@@ -90,7 +97,7 @@ def _static_closure(block: Block, boundary: list[SSAValue]) -> list[Operation]:
         if not isinstance(op, Operation) or op in needed:
             continue
         needed.add(op)
-        todo.extend(v.owner for v in op.operands)
+        todo.extend(v.owner for v in mir.read_values(op))
     return [op for op in block.ops if op in needed]
 
 

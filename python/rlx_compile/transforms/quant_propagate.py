@@ -304,7 +304,7 @@ def _constant_cone(value: SSAValue) -> list[Operation] | None:
             continue
         if isinstance(op, mir.InputOp | mir.ParamOp) or op.dialect_name() != "mir":
             return None
-        if not op.operands:
+        if not op.operands or op.regions:  # a region may read anything: not a constant
             return None
         stack.append((op, True))
         for v in op.operands:

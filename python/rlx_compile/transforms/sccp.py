@@ -13,8 +13,10 @@ known and uniform takes one arm:
 Then every value found known becomes a ``mir.constant`` (at most ``max-elements``
 elements) and the values that only fed an untaken arm -- unreachable now -- are removed,
 params and constants included (``mir.input`` stays: it is the signature). Dead code that
-was there before is left to dce. A graph without ``mir.where`` is not touched. (The
-dialect has no ``if``; a uniform where is the only branch to decide.)
+was there before is left to dce. An ``mir.if`` whose condition is found known is replaced
+by its taken branch during the sweep, the branch's ops then propagating like the block's
+own; the regions of control-flow ops left are swept as blocks of their own. A block
+without ``mir.where`` or ``mir.if`` is not touched.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.ir import Block, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.traits import is_leaf
@@ -31,6 +33,7 @@ from rlx_compile.folding import (
     KnownValues,
     KnownValuesPass,
     erase_newly_dead,
+    inline_taken_branch,
     materialize,
     result_elements,
     unused_ops,
@@ -58,30 +61,24 @@ def _taken_arm(condition: np.ndarray) -> int | None:
 
 def propagate_block(block: Block, max_elements: int) -> bool:
     """Run SCCP on one block; returns whether it changed anything."""
-    if not any(isinstance(op, mir.WhereOp) for op in block.ops):
+    if not any(isinstance(op, mir.WhereOp | mir.IfOp) for op in block.ops):
         return False
     before = unused_ops(block)
     known = KnownValues(max_elements)
     taken: list[tuple[mir.WhereOp, int]] = []
-    for op in block.ops:
-        if isinstance(op, mir.WhereOp):
-            condition = known.get(op.condition)
-            index = None if condition is None else _taken_arm(condition)
-            if index is not None:
-                taken.append((op, index))
-                arm_value = known.get(op.operands[index])
-                result = _type(op.result)
-                if (
-                    arm_value is not None
-                    and result.is_static
-                    and (result_elements(op) <= max_elements)
-                ):
-                    shape = tuple(int(d) for d in result.shape)
-                    known.set(op.result, np.broadcast_to(arm_value, shape))
-                continue
-        known.evaluate(op)
+    inlined = False
+    op = block.first_op
+    while op is not None:
+        following = op.next_op
+        if isinstance(op, mir.IfOp) and (condition := known.get(op.condition)) is not None:
+            moved = inline_taken_branch(op, bool(condition))
+            inlined = True
+            op = moved[0] if moved else following  # the branch's ops propagate in turn
+            continue
+        _visit(op, known, taken, max_elements)
+        op = following
 
-    changed = False
+    changed = inlined
     for op, index in taken:
         if not op.result.uses:
             continue
@@ -110,6 +107,28 @@ def propagate_block(block: Block, max_elements: int) -> bool:
     if changed:
         erase_newly_dead(block, before)
     return changed
+
+
+def _visit(
+    op: Operation,
+    known: KnownValues,
+    taken: list[tuple[mir.WhereOp, int]],
+    max_elements: int,
+) -> None:
+    """One op of the sweep: a where with a known uniform condition takes its arm (its
+    value is known when the arm's is), any other op folds if it can."""
+    if isinstance(op, mir.WhereOp):
+        condition = known.get(op.condition)
+        index = None if condition is None else _taken_arm(condition)
+        if index is not None:
+            taken.append((op, index))
+            arm_value = known.get(op.operands[index])
+            result = _type(op.result)
+            if arm_value is not None and result.is_static and result_elements(op) <= max_elements:
+                shape = tuple(int(d) for d in result.shape)
+                known.set(op.result, np.broadcast_to(arm_value, shape))
+            return
+    known.evaluate(op)
 
 
 def _type(value: SSAValue) -> TensorType:
