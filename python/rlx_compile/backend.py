@@ -15,6 +15,11 @@ Used like ``onnxruntime.backend``::
     rep = backend.prepare(model, device="CPU")
     outputs = rep.run([x])            # or backend.run_model(model, [x])
 
+A model whose memory cannot be planned -- a loop whose scan outputs are as long as a
+number of iterations known only at run time, with no upper bound (``plan-memory`` fails
+naming the loop) -- is compiled up to MIR instead and runs on the reference executor
+(``interpreter.run``): every tensor in its own buffer.
+
 Graph inputs that feed operands the compiler needs as constants (a Reshape's target
 shape, a Slice's starts...) cannot be compiled before their values are known: such a
 model is compiled on its first ``run`` with those inputs baked in, and once more for
@@ -43,7 +48,8 @@ from onnx.backend.base import Backend, BackendRep, namedtupledict
 from xdsl.dialects.builtin import ModuleOp
 
 from rlx_compile import env
-from rlx_compile.diagnostics import RlxError
+from rlx_compile.diagnostics import PassFailure, RlxError
+from rlx_compile.dialects import mir
 from rlx_compile.frontends.onnx import OnnxImportError, dim_spellings, import_model
 from rlx_compile.frontends.onnx.context import symbol_name
 from rlx_compile.frontends.onnx.importer import open_input_dims
@@ -134,6 +140,23 @@ OpenDims = tuple[tuple[str, int, tuple[tuple[int, str | None], ...]], ...]
 symbol (None for a dim that is an expression of symbols bound elsewhere)."""
 
 
+def _unplannable(err: PassFailure) -> bool:
+    """plan-memory gave up on a control-flow op (a size only the run knows)."""
+    return err.pass_spec.startswith("plan-memory") and isinstance(err.op, mir.ControlFlowOp)
+
+
+def _compile(module: ModuleOp, plan_memory: bool) -> CompileResult:
+    """``module`` compiled by the cpu pipeline; one whose memory cannot be planned (a
+    loop's scan outputs as long as only the run knows) stops at MIR instead and runs on
+    the reference executor."""
+    try:
+        return _pipeline(plan_memory).compile(module)
+    except PassFailure as err:
+        if not _unplannable(err):
+            raise
+        return _pipeline(plan_memory=False).compile(module)
+
+
 class Compiled:
     """One import of a model (``input_values`` baked in, structured inputs of
     ``layouts`` flattened, ``dims`` fixing open dims) and its compile. A model with
@@ -164,8 +187,7 @@ class Compiled:
                 dynamic_dims=dims,
             )  # fmt: skip
             self.open_dims: OpenDims = open_dims_of(module)
-            pipeline = _pipeline(plan_memory=not self.open_dims)
-            self.result: CompileResult | None = pipeline.compile(module)
+            self.result: CompileResult | None = _compile(module, not self.open_dims)
             """The compile: planned, or (open dims) the MIR every plan starts from."""
         except RlxError as err:
             onnx_open = _onnx_open_dims(model, self.baked)
@@ -229,7 +251,12 @@ class Compiled:
     def _plan(self, feeds: Mapping[str, np.ndarray]) -> Planned:
         bindings = self.bindings(feeds)
         if self.result is not None and self.module is not None and 0 not in bindings.values():
-            return Planned(self.result.specialize(bindings), self.module)
+            try:
+                return Planned(self.result.specialize(bindings), self.module)
+            except PassFailure as err:
+                if not _unplannable(err):
+                    raise
+            return Planned(self.result, self.module)  # the MIR, on the reference executor
         # A static import at exactly these shapes: the symbolic one failed, or a dim is
         # empty (symbols stand for sizes >= 1, which simplification assumes).
         fixed = {

@@ -622,11 +622,16 @@ class GraphBuilder:
     @contextmanager
     def building(self, block: Block) -> Iterator[GraphBuilder]:
         """Emit into ``block`` inside the ``with`` (MLIR's insertion guard): a region's
-        body is built by the builder of the graph around it, whose values it may use."""
+        body is built by the builder of the graph around it, whose values it may use. If
+        the body raises, its ops are discarded (they would count as uses of the graph's
+        values)."""
         saved = self._insert
         self._insert = block.add_op
         try:
             yield self
+        except BaseException:
+            discard_block(block)
+            raise
         finally:
             self._insert = saved
 
@@ -697,6 +702,13 @@ class GraphBuilder:
         block.add_op(hir.YieldOp(results))
         op = self.emit(hir.RegionOp(inputs, Region(block), [r.type for r in results]))
         return list(op.results)
+
+
+def discard_block(block: Block) -> None:
+    """Erase a block's ops, last first, so that a region abandoned while it was being
+    built holds no uses of the values around it."""
+    for op in reversed(list(block.ops)):
+        block.erase_op(op, safe_erase=False)
 
 
 class ModuleBuilder(GraphBuilder):
@@ -803,4 +815,11 @@ def is_hir(module: ModuleOp) -> bool:
     return any(op.dialect_name() == "hir" for op in module.walk())
 
 
-__all__ = ["GraphBuilder", "ModuleBuilder", "ReplacingPattern", "is_hir", "type_of"]
+__all__ = [
+    "GraphBuilder",
+    "ModuleBuilder",
+    "ReplacingPattern",
+    "discard_block",
+    "is_hir",
+    "type_of",
+]

@@ -1,6 +1,8 @@
 """RNN / GRU / LSTM against onnxruntime on what the ONNX node tests leave out: reverse and
 bidirectional directions, batch-major layout, sequence_lens shorter than the sequence (fed
-at run time), clip, GRU's linear_before_reset, peepholes, and non-default activations."""
+at run time), clip, GRU's linear_before_reset, peepholes, and non-default activations;
+sequences longer than the unroll cap (one mir.loop per direction, an import that does not
+grow with the length) and of a symbolic length."""
 
 from __future__ import annotations
 
@@ -13,6 +15,10 @@ import pytest
 from onnx import TensorProto, helper
 
 import rlx_compile.backend as backend
+from rlx_compile.dialects import mir
+from rlx_compile.frontends.onnx import import_model, param_values
+from rlx_compile.frontends.onnx.ops.control import UNROLL_MAX_ITERATIONS
+from rlx_compile.interpreter import run
 
 GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
 SEQ, BATCH, INPUT, HIDDEN = 5, 3, 4, 6
@@ -25,15 +31,16 @@ def recurrent_model(
     *,
     lens: bool,
     initial: bool,
+    seq: int = SEQ,
     **attrs: object,
 ) -> tuple[object, dict[str, np.ndarray]]:
     # The same values for both layouts: batch-major feeds are the seq-major ones transposed.
     rng = np.random.default_rng(zlib.crc32(f"{op} {direction} {lens} {initial}".encode()))
     dirs = 2 if direction == "bidirectional" else 1
     g = GATES[op]
-    x_shape = [BATCH, SEQ, INPUT] if layout else [SEQ, BATCH, INPUT]
+    x_shape = [BATCH, seq, INPUT] if layout else [seq, BATCH, INPUT]
     state_shape = [BATCH, dirs, HIDDEN] if layout else [dirs, BATCH, HIDDEN]
-    feeds = {"X": rng.standard_normal([SEQ, BATCH, INPUT]).astype(np.float32)}
+    feeds = {"X": rng.standard_normal([seq, BATCH, INPUT]).astype(np.float32)}
     inits = [
         helper.make_tensor("W", TensorProto.FLOAT, [dirs, g * HIDDEN, INPUT],
                            rng.standard_normal((dirs, g * HIDDEN, INPUT)).ravel() * 0.5),
@@ -46,7 +53,7 @@ def recurrent_model(
     graph_inputs = [helper.make_tensor_value_info("X", TensorProto.FLOAT, x_shape)]
     if lens:
         inputs[4] = "lens"
-        feeds["lens"] = np.array([SEQ, 2, 4][:BATCH], np.int32)
+        feeds["lens"] = np.array([seq, 2, seq - 1][:BATCH], np.int32)
         graph_inputs.append(helper.make_tensor_value_info("lens", TensorProto.INT32, [BATCH]))
     if initial:
         inputs[5] = "h0"
@@ -158,9 +165,6 @@ def test_activations(
 
 
 def test_symbolic_batch_with_runtime_sequence_lens() -> None:
-    from rlx_compile.frontends.onnx import import_model, param_values
-    from rlx_compile.interpreter import run
-
     rng = np.random.default_rng(3)
     w = helper.make_tensor(
         "W", TensorProto.FLOAT, [2, 4 * HIDDEN, INPUT], rng.standard_normal(2 * 4 * HIDDEN * INPUT)
@@ -176,14 +180,57 @@ def test_symbolic_batch_with_runtime_sequence_lens() -> None:
         [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in ("Y", "Y_h")],
         [w, r],
     )  # fmt: skip
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)])
-    module = import_model(model)
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    for batch in (1, 4):
-        feeds = {
+    feeds = [
+        {
             "X": rng.standard_normal((SEQ, batch, INPUT)).astype(np.float32),
             "lens": rng.integers(1, SEQ + 1, batch).astype(np.int32),
         }
-        got = run(module, feeds, param_values(model, module))
-        for g, w_ in zip(got.values(), session.run(None, feeds), strict=True):
+        for batch in (1, 4)
+    ]
+    check_symbolic_against_onnxruntime(graph, feeds)
+
+
+def check_symbolic_against_onnxruntime(graph: object, feeds: list[dict[str, np.ndarray]]) -> None:
+    """One import of a model with open dims, run by the reference executor at each feed."""
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)])
+    module = import_model(model)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for feed in feeds:
+        got = run(module, feed, param_values(model, module))
+        for g, w_ in zip(got.values(), session.run(None, feed), strict=True):
             np.testing.assert_allclose(g, w_, rtol=1e-5, atol=1e-6)
+
+
+LONG = UNROLL_MAX_ITERATIONS + 6
+
+
+@pytest.mark.parametrize(
+    ("op", "direction"), list(itertools.product(GATES, ["forward", "reverse", "bidirectional"]))
+)
+def test_sequences_longer_than_the_unroll_cap_run_as_loops(op: str, direction: str) -> None:
+    model, feeds = recurrent_model(op, direction, 0, lens=True, initial=True, seq=LONG)
+    module = import_model(model)
+    loops = [o for o in module.walk() if isinstance(o, mir.LoopOp)]
+    assert len(loops) == (2 if direction == "bidirectional" else 1)
+    check_against_onnxruntime(model, feeds)
+    # The import is the same size for any length above the cap.
+    longer, _ = recurrent_model(op, direction, 0, lens=True, initial=True, seq=4 * LONG)
+    assert sum(1 for _ in import_model(longer).walk()) == sum(1 for _ in module.walk())
+
+
+def test_a_symbolic_sequence_length_runs_as_a_loop() -> None:
+    rng = np.random.default_rng(5)
+    w = helper.make_tensor(
+        "W", TensorProto.FLOAT, [1, 3 * HIDDEN, INPUT], rng.standard_normal(3 * HIDDEN * INPUT)
+    )
+    r = helper.make_tensor(
+        "R", TensorProto.FLOAT, [1, 3 * HIDDEN, HIDDEN], rng.standard_normal(3 * HIDDEN * HIDDEN)
+    )
+    node = helper.make_node("GRU", ["X", "W", "R"], ["Y", "Y_h"], hidden_size=HIDDEN)
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["T", 2, INPUT])],
+        [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in ("Y", "Y_h")],
+        [w, r],
+    )  # fmt: skip
+    feeds = [{"X": rng.standard_normal((t, 2, INPUT)).astype(np.float32)} for t in (1, 7, 90)]
+    check_symbolic_against_onnxruntime(graph, feeds)

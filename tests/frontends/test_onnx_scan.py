@@ -1,7 +1,7 @@
 """Scan and Loop (unrolled) against onnxruntime: states and several scan inputs and
 outputs, reverse directions, non-zero and negative axes, a body reading an outer value
 and holding an initializer of its own; loops with trip counts, conditions that fold,
-and a condition known only at run time (a clear error)."""
+and a condition known only at run time (a mir.loop)."""
 
 from __future__ import annotations
 
@@ -112,16 +112,28 @@ def test_loop_against_onnxruntime(trip_count: int | None, stop_after: int | None
         np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
 
 
-def test_a_run_time_loop_condition_is_a_clear_error() -> None:
+def test_a_run_time_loop_condition_becomes_a_loop_op() -> None:
+    """A condition computed from data stops the unrolling (which is rolled back): the
+    loop is one mir.loop, its scan output as long as the run decides."""
     from rlx_compile.frontends.onnx import import_model
-    from rlx_compile.frontends.onnx.importer import OnnxImportError
 
     model = loop_model(5, None)
     graph = model.graph
-    # Condition from data: any(acc > 0) -- only known when the model runs.
+    # Condition from data: max(acc') > 0.5 -- only known when the model runs.
     body = graph.node[0].attribute[0].g
     del body.node[-1]
     body.node.extend([helper.make_node("ReduceMax", ["acc_next"], ["m"], keepdims=0),
                       helper.make_node("Greater", ["m", "half"], ["cond_next"])])  # fmt: skip
-    with pytest.raises(OnnxImportError, match="a loop condition known only at run time"):
-        import_model(model)
+    module = import_model(model)
+    names = [op.name for op in module.walk()]
+    assert names.count("mir.loop") == 1 and "mir.tanh" not in names
+    assert names.count("mir.mul") == 2  # the body once, not unrolled
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        feeds = {"acc0": rng.standard_normal(3).astype(np.float32) + 1,
+                 "x": rng.standard_normal(3).astype(np.float32)}  # fmt: skip
+        want = session.run(None, feeds)
+        got = backend.prepare(model).run(feeds)
+        for g, w in zip(got, want, strict=True):
+            np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)

@@ -237,7 +237,7 @@ class FoldingBuilder(GraphBuilder):
         return super().emit(folded if folded is not None else op)
 
     def _fold(self, op: Operation) -> Operation | None:
-        if is_leaf(op) or not op.operands or len(op.results) != 1:
+        if is_leaf(op) or not op.operands or len(op.results) != 1 or op.regions:
             return None
         if not op.has_trait(Pure):
             return None

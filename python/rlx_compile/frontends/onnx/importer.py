@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -30,14 +30,14 @@ import onnx.inliner
 import onnx.shape_inference
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, NameLoc, StringAttr, UnknownLoc
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from rlx_compile.builder import named, type_of
 from rlx_compile.diagnostics import RlxError, VerifyFailure, first_line, verify_module
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import attach_weights
-from rlx_compile.dialects.dim_expr import is_symbol, sym
+from rlx_compile.dialects.dim_expr import is_symbol, sym, symbols_of
 from rlx_compile.dialects.types import Dim, DType
 from rlx_compile.folding import constant_value
 from rlx_compile.frontends.onnx import ops as _ops  # noqa: F401  (registers the converters)
@@ -263,6 +263,9 @@ class Importer:
         self.input_values = dict(input_values)
         self.graph_name = graph_name
         self.block = Block()
+        # Where node ops go: the graph's block, or the block of the region being built.
+        self.target = self.block
+        self.symbols_taken: set[str] = set()
         self.values: dict[str, SSAValue] = {}
         # Sequences, optionals and maps: import-time values made of MIR values.
         self.structured: dict[str, Structured] = {}
@@ -440,6 +443,7 @@ class Importer:
                 check_tensor_size(f"graph input '{vi.name}'", shape, dtype)
             except Unsupported as err:
                 raise OnnxImportError(str(err)) from None
+            self.symbols_taken.update(s for d in shape for s in symbols_of(d))
             shapes[vi.name] = shape
             self.graph_inputs.add(vi.name)
             if vi.name in self.input_values:
@@ -574,6 +578,67 @@ class Importer:
             stack.extend(outer_names(node))
         return sorted(found), sized
 
+    # -- regions -------------------------------------------------------------------------------
+    def fresh_symbol(self, hint: str) -> str:
+        """A symbolic-dim name no type of the model uses yet (a size only the run knows,
+        such as the number of iterations of a loop)."""
+        base = symbol_name(hint)
+        name, k = base, 1
+        while name in self.symbols_taken:
+            name, k = f"{base}_{k}", k + 1
+        self.symbols_taken.add(name)
+        return name
+
+    def convert_subgraph(
+        self, graph: onnx.GraphProto, block: Block, inputs: Sequence[SSAValue], prefix: str
+    ) -> list[SSAValue]:
+        """Convert a subgraph (an If branch, a Loop body) into ``block``, its inputs bound
+        to ``inputs``, and return the values of its outputs. Names of the graphs around it
+        resolve to their values (the region captures them); the names it defines are
+        forgotten afterwards, as they are the block's own."""
+        saved_values, saved_target = dict(self.values), self.target
+        saved_structured = dict(self.structured)  # sequences made inside are the region's
+        for t in graph.initializer:
+            self.initializers.setdefault(t.name, t)
+        for formal, value in zip(graph.input, inputs, strict=True):
+            if isinstance(value, BlockArgument) and not value.name_hint:
+                named(value, formal.name)
+            self.values[formal.name] = value
+        self.target = block
+        try:
+            self.convert_graph(graph, prefix)
+            failed = [o.name for o in graph.output if o.name in self.poisoned]
+            if failed:
+                raise Unsupported(f"the subgraph '{graph.name}' did not convert")
+            b = FoldingBuilder(block.add_op)
+            return [self.value(o.name, b) for o in graph.output]
+        finally:
+            self.target = saved_target
+            self.structured = saved_structured
+            for name, value in list(self.values.items()):
+                if _defined_in(value, block):
+                    if name in saved_values:
+                        self.values[name] = saved_values[name]
+                    else:
+                        del self.values[name]
+
+    def rollback(self, mark: Operation | None, saved_values: Mapping[str, SSAValue]) -> None:
+        """Erase the ops emitted into the current block after ``mark`` (a converter that
+        tried one form and takes another) and forget the names bound to them."""
+        erased: set[SSAValue] = set()
+        op = self.target.last_op
+        while op is not None and op is not mark:
+            before = op.prev_op
+            erased.update(op.results)
+            self.target.erase_op(op, safe_erase=False)
+            op = before
+        for name, value in list(self.values.items()):
+            if value in erased:
+                if name in saved_values and saved_values[name] not in erased:
+                    self.values[name] = saved_values[name]
+                else:
+                    del self.values[name]
+
     # -- conversion ---------------------------------------------------------------------------
     def convert_graph(self, graph: onnx.GraphProto, prefix: str = "") -> None:
         """Convert a graph's nodes in order (the main graph, or a subgraph inlined into
@@ -624,7 +689,7 @@ class Importer:
             self.poisoned.update(node.output)
             return
         loc = NameLoc(StringAttr(name), UnknownLoc())
-        b = FoldingBuilder(self.block.add_op, location=loc)
+        b = FoldingBuilder(self.target.add_op, location=loc)
         ctx = NodeContext(self, node, name, schema_since(node.op_type, opset), b)
         try:
             if symbolic_shape_node(self, node):
@@ -788,6 +853,19 @@ def _failing_node(block: Block, err: Exception) -> str:
             where = location_str(op)
             return f"{op.name} at node '{where}': {text}" if where else text
     return first_line(err)
+
+
+def _defined_in(value: SSAValue, block: Block) -> bool:
+    """Whether ``value`` is defined in ``block`` or in a region nested in it."""
+    owner: Block | None = (
+        value.block if isinstance(value, BlockArgument) else cast(Operation, value.owner).parent
+    )
+    while owner is not None:
+        if owner is block:
+            return True
+        parent = owner.parent_op()
+        owner = parent.parent if parent is not None else None
+    return False
 
 
 def remove_dead_ops(block: Block) -> None:

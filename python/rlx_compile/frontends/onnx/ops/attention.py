@@ -18,6 +18,11 @@ from rlx_compile.frontends.onnx.context import (
     constant_value,
     converter,
 )
+from rlx_compile.frontends.onnx.ops.control import (
+    UNROLL_MAX_ITERATIONS,
+    move_leading,
+    trip_count_of,
+)
 from rlx_compile.frontends.onnx.ops.shape import reshape, select, stack
 
 
@@ -222,7 +227,8 @@ def swiglu(ctx: NodeContext) -> ConverterResult:
 
 @converter("LinearAttention")
 def linear_attention(ctx: NodeContext) -> ConverterResult:
-    """The recurrence unrolled over the (static) token axis, in f32 like ONNX's
+    """The recurrence over the (static) token axis -- unrolled up to
+    ``UNROLL_MAX_ITERATIONS`` tokens, one ``mir.loop`` beyond -- in f32 like ONNX's
     reference: S = exp(g)·S (gated), v = β·(v - Sᵀk) (delta), S += k ⊗ v, o = scale·qᵀS,
     each query head reading the state of its key/value head (GQA)."""
     b = ctx.b
@@ -257,25 +263,45 @@ def linear_attention(ctx: NodeContext) -> ConverterResult:
     state = b.cast(past, f32) if past is not None and type_of(past).dtype != f32 else past
     if state is None:
         state = ctx.full([batch, kv_heads, d_k, d_v], 0.0, f32)
-    outputs = []
-    for t in range(steps):
-        k_t, v_t = select(ctx, k, 2, t), select(ctx, v, 2, t)
+
+    def step(t: int | SSAValue, state: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """Token t (static when unrolled, the iteration number in a loop): the new state
+        and the token's output [B, H_q·d_v]."""
+
+        def at(x: SSAValue) -> SSAValue:
+            return select(ctx, x, 2, t) if isinstance(t, int) else b.gather(x, t, 2)
+
+        k_t, v_t = at(k), at(v)
         if decay is not None:
-            g = b.exp(select(ctx, decay, 2, t))
+            g = b.exp(at(decay))
             state = b.mul(state, b.reshape(g, [batch, kv_heads, 1 if per_head else d_k, 1]))
         if beta is not None:
             retrieved = b.matmul(b.reshape(k_t, [batch, kv_heads, 1, d_k]), state)
-            v_t = b.mul(
-                select(ctx, beta, 2, t), b.sub(v_t, b.reshape(retrieved, [batch, kv_heads, d_v]))
-            )
+            v_t = b.mul(at(beta), b.sub(v_t, b.reshape(retrieved, [batch, kv_heads, d_v])))
         outer = b.mul(
             b.reshape(k_t, [batch, kv_heads, d_k, 1]), b.reshape(v_t, [batch, kv_heads, 1, d_v])
         )
         state = b.add(state, outer)
-        q_t = b.reshape(select(ctx, q, 2, t), [batch, kv_heads, group, d_k])
+        q_t = b.reshape(at(q), [batch, kv_heads, group, d_k])
         o_t = b.mul(b.matmul(q_t, state), float(scale))  # [B, H_kv, group, d_v]
-        outputs.append(b.reshape(o_t, [batch, q_heads * d_v]))
-    out = stack(ctx, outputs, 1)  # [B, T, H_q·d_v]
+        return state, b.reshape(o_t, [batch, q_heads * d_v])
+
+    if steps <= UNROLL_MAX_ITERATIONS:
+        outputs = []
+        for t in range(steps):
+            state, o = step(t, state)
+            outputs.append(o)
+        out = stack(ctx, outputs, 1)  # [B, T, H_q·d_v]
+    else:  # one loop over the tokens: the import does not grow with them
+
+        def body(
+            i: SSAValue, cond: SSAValue, carried: list[SSAValue]
+        ) -> tuple[SSAValue, list[SSAValue], list[SSAValue]]:
+            new, o = step(i, carried[0])
+            return cond, [new], [o]
+
+        (state,), (outs,) = b.loop(trip_count_of(ctx, steps), None, [state], body, steps)
+        out = move_leading(ctx, outs, 1)
     out_type = ctx.type(0).dtype
     state_type = ctx.type(3).dtype if past is not None else out_type
     return [

@@ -1,5 +1,5 @@
 """Einsum (as transposes, reshapes, reductions and batched matmuls), signal windows,
-ReverseSequence and AffineGrid."""
+ReverseSequence, AffineGrid and the control-flow ops (If, Loop, Scan)."""
 
 from __future__ import annotations
 
@@ -16,12 +16,20 @@ from rlx_compile.dialects.types import Dim, DType, element_count
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
     NodeContext,
+    NotStatic,
     Unsupported,
     axis_of,
     constant_value,
     converter,
     dtype_of,
     numel,
+)
+from rlx_compile.frontends.onnx.ops.control import (
+    UNROLL_MAX_ITERATIONS,
+    loop_region,
+    runtime_if,
+    scan_region,
+    subgraph,
 )
 from rlx_compile.frontends.onnx.ops.shape import reshape, select, stack, take_along_axis
 
@@ -282,8 +290,11 @@ def affine_grid(ctx: NodeContext) -> ConverterResult:
 @converter("If")
 def if_(ctx: NodeContext) -> ConverterResult:
     """An If whose condition is known at compile time (shape checks, constants) is its
-    taken branch, inlined; a run-time condition is not supported."""
-    cond = ctx.const(0, "If's condition").reshape(-1)
+    taken branch, inlined; one known only at run time is a ``mir.if`` (``control``)."""
+    try:
+        cond = ctx.const(0, "If's condition").reshape(-1)
+    except NotStatic:
+        return runtime_if(ctx)
     if cond.size != 1:
         raise Unsupported("a condition of more than one element")
     branch = "then_branch" if bool(cond[0]) else "else_branch"
@@ -378,13 +389,15 @@ def unrolled_scan(
 ) -> list[SSAValue]:
     """The final states and stacked scan outputs of a Scan-9+ over ``scans``, given
     (input axes, input directions, output axes, output directions); ``tag`` tells the
-    steps of one unrolling from another's."""
+    steps of one unrolling from another's. Unrolled over a static length of at most
+    ``UNROLL_MAX_ITERATIONS`` steps; a longer or symbolic one is one ``mir.loop``."""
     in_axes, in_dirs, out_axes, out_dirs = layout
     n, k = len(states), len(body.body.output) - len(states)
     in_axes = [axis_of(a, type_of(x).rank) for a, x in zip(in_axes, scans, strict=True)]
     steps = type_of(scans[0]).shape[in_axes[0]]
-    if not isinstance(steps, int):
-        raise Unsupported("a symbolic sequence length (the scan is unrolled)")
+    if not isinstance(steps, int) or steps > UNROLL_MAX_ITERATIONS:
+        layout = (in_axes, in_dirs, out_axes, out_dirs)
+        return scan_region(ctx, body.body, states, scans, layout, steps, tag)
     collected: list[list[SSAValue]] = [[] for _ in range(k)]
     for t in range(steps):
         slices = [
@@ -402,20 +415,47 @@ def unrolled_scan(
     return [*states, *stacked]
 
 
-_MAX_UNROLLED_ITERATIONS = 4096
+class _NotUnrolled(Exception):
+    """The loop turned out not to unroll (a condition known only at run time, too many
+    iterations): it becomes a ``mir.loop`` instead."""
 
 
 @converter("Loop")
 def loop(ctx: NodeContext) -> ConverterResult:
     """A Loop whose trip count and per-iteration condition are known at compile time
-    (static trip counts, conditions that fold), unrolled; scan outputs are stacked."""
-    b = ctx.b
-    trips = ctx.opt_const(0, "Loop's trip count")
+    (static trip counts, conditions that fold) and that runs at most
+    ``UNROLL_MAX_ITERATIONS`` iterations is unrolled, its scan outputs stacked; any other
+    is one ``mir.loop`` (of tensors: a loop carrying sequences must unroll)."""
     cond_in = ctx.opt(1)
+    carried = [ctx.any(i) for i in range(2, ctx.num_inputs)]
+    tensors = [v for v in carried if isinstance(v, SSAValue)]
+    as_loop = len(tensors) == len(carried)
+    try:
+        trips = ctx.opt_const(0, "Loop's trip count")
+    except NotStatic:
+        if not as_loop:
+            raise
+        return loop_region(ctx, subgraph(ctx, "body"), ctx.x(0), cond_in, tensors)
     limit = int(trips.reshape(-1)[0]) if trips is not None else None
     if limit is None and cond_in is None:
         raise Unsupported("an unbounded loop (no trip count, no condition)")
-    carried = [ctx.any(i) for i in range(2, ctx.num_inputs)]
+    runtime_cond = cond_in is not None and constant_value(cond_in) is None
+    if as_loop and (runtime_cond or (limit is not None and limit > UNROLL_MAX_ITERATIONS)):
+        return loop_region(ctx, subgraph(ctx, "body"), ctx.opt(0), cond_in, tensors)
+    mark, saved = ctx.imp.target.last_op, dict(ctx.imp.values)
+    try:
+        return _unrolled_loop(ctx, limit, cond_in, carried)
+    except _NotUnrolled as err:
+        if not as_loop:
+            raise Unsupported(f"a loop carrying sequences that does not unroll: {err}") from None
+        ctx.imp.rollback(mark, saved)
+        return loop_region(ctx, subgraph(ctx, "body"), ctx.opt(0), cond_in, tensors)
+
+
+def _unrolled_loop(
+    ctx: NodeContext, limit: int | None, cond_in: SSAValue | None, carried: list[Any]
+) -> ConverterResult:
+    b = ctx.b
     body = UnrolledBody(ctx, "body")
     n = len(carried)
     if len(body.body.input) != n + 2:
@@ -427,11 +467,11 @@ def loop(ctx: NodeContext) -> ConverterResult:
         while limit is None or t < limit:
             keep_going = constant_value(cond)
             if keep_going is None:
-                raise Unsupported("a loop condition known only at run time")
+                raise _NotUnrolled("a condition known only at run time")
             if not bool(keep_going.reshape(-1)[0]):
                 break
-            if t >= _MAX_UNROLLED_ITERATIONS:
-                raise Unsupported(f"more than {_MAX_UNROLLED_ITERATIONS} iterations to unroll")
+            if t >= UNROLL_MAX_ITERATIONS:
+                raise _NotUnrolled(f"more than {UNROLL_MAX_ITERATIONS} iterations")
             iteration = b.constant(np.array(t, np.int64), DType.I64, ())
             outs = body.step(t, [iteration, cond, *carried])
             cond, carried = outs[0], outs[1 : 1 + n]
@@ -440,8 +480,8 @@ def loop(ctx: NodeContext) -> ConverterResult:
             t += 1
     finally:
         body.close()
-    if any(not c for c in collected):
-        raise Unsupported("scan outputs of a loop that runs no iteration")
+    if any(not c for c in collected):  # empty scan outputs: the loop op gives them a type
+        raise _NotUnrolled("scan outputs of a loop that runs no iteration")
     return [*carried, *(stack(ctx, c, 0) for c in collected)]
 
 

@@ -1,4 +1,6 @@
-"""Recurrent layers: RNN, GRU and LSTM, unrolled over a static sequence length.
+"""Recurrent layers: RNN, GRU and LSTM, unrolled over a static sequence length of at most
+``UNROLL_MAX_ITERATIONS`` steps; a longer or symbolic one runs each direction as one
+``mir.loop`` over the steps (the same step, its projected input gathered at the step).
 
 Every direction runs its own chain of steps. The input projection of all steps is one
 matmul ([seq, batch, in] x [in, gates·hidden], both biases added once); each step adds
@@ -17,13 +19,18 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 from rlx_compile.builder import type_of
-from rlx_compile.dialects.types import DType
+from rlx_compile.dialects.types import Dim, DType
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
     FoldingBuilder,
     NodeContext,
     Unsupported,
     converter,
+)
+from rlx_compile.frontends.onnx.ops.control import (
+    UNROLL_MAX_ITERATIONS,
+    reverse_leading,
+    trip_count_of,
 )
 from rlx_compile.frontends.onnx.ops.elementwise import ACTIVATION_DEFAULTS, activation_fn
 from rlx_compile.frontends.onnx.ops.shape import select, stack
@@ -73,7 +80,7 @@ class _Layer:
     """The operands of one recurrent node, with the layout normalised to seq-major."""
 
     x: SSAValue  # [seq, batch, in]
-    seq: int
+    seq: Dim
     batch: int | str
     hidden: int
     directions: int
@@ -92,8 +99,6 @@ def _layer(ctx: NodeContext, gates: int) -> _Layer:
     if layout == 1:
         x = b.transpose(x, [1, 0, 2])
     seq, batch, _ = type_of(x).shape
-    if not isinstance(seq, int):
-        raise Unsupported("a symbolic sequence length (the layer is unrolled)")
     w_shape = ctx.shape(1)
     hidden = ctx.attr("hidden_size", None)
     if hidden is None:
@@ -131,16 +136,21 @@ def _initial_state(ctx: NodeContext, layer: _Layer, i: int, d: int) -> SSAValue:
 
 
 def _time_steps(layer: _Layer, d: int) -> list[int]:
-    forward = d == 0 and not layer.reverse
-    return list(range(layer.seq)) if forward else list(range(layer.seq - 1, -1, -1))
+    forward, seq = d == 0 and not layer.reverse, int(layer.seq)
+    return list(range(seq)) if forward else list(range(seq - 1, -1, -1))
 
 
-def _mask(ctx: NodeContext, layer: _Layer, t: int) -> SSAValue | None:
-    """[batch, 1] bool: rows still inside their sequence at step t."""
+def _mask(ctx: NodeContext, layer: _Layer, t: int | SSAValue) -> SSAValue | None:
+    """[batch, 1] bool: rows still inside their sequence at step t (a run-time step in a
+    loop)."""
     if layer.lens is None:
         return None
     b = ctx.b
-    step = b.constant(np.array(t), type_of(layer.lens).dtype, ())
+    dtype = type_of(layer.lens).dtype
+    if isinstance(t, SSAValue):
+        step = t if type_of(t).dtype is dtype else b.cast(t, dtype)
+    else:
+        step = b.constant(np.array(t), dtype, ())
     return b.reshape(b.compare("lt", step, layer.lens), [layer.batch, 1])
 
 
@@ -158,21 +168,20 @@ def _unroll(
     b = ctx.b
     ys: list[SSAValue] = []
     finals: list[list[SSAValue]] = [[] for _ in range(states)]
+    unrolled = isinstance(layer.seq, int) and layer.seq <= UNROLL_MAX_ITERATIONS
     for d in range(layer.directions):
         state, step = make_step(d)
         projected = _input_projection(ctx, layer, d)
-        outputs: dict[int, SSAValue] = {}
-        for t in _time_steps(layer, d):
-            xt = select(ctx, projected, 0, t)
-            new = step(xt, state)
-            mask = _mask(ctx, layer, t)
-            if mask is not None:
-                new = [b.where(mask, n, s) for n, s in zip(new, state, strict=True)]
-                outputs[t] = b.where(mask, new[0], 0.0)
-            else:
-                outputs[t] = new[0]
-            state = new
-        ys.append(stack(ctx, [outputs[t] for t in range(layer.seq)], 0))  # [seq, batch, hidden]
+
+        advance = _Advance(ctx, layer, projected, step)
+        if unrolled:
+            outputs: dict[int, SSAValue] = {}
+            for t in _time_steps(layer, d):
+                state, outputs[t] = advance(t, state)
+            y = stack(ctx, [outputs[t] for t in range(int(layer.seq))], 0)
+        else:
+            state, y = _loop_direction(ctx, layer, d, state, advance)
+        ys.append(y)  # [seq, batch, hidden]
         for k in range(states):
             finals[k].append(state[k])
     results: list[SSAValue | None] = [None] * (1 + states)
@@ -184,6 +193,50 @@ def _unroll(
             f = stack(ctx, finals[k], 0)  # [dirs, batch, hidden]
             results[1 + k] = b.transpose(f, [1, 0, 2]) if layer.batch_major else f
     return results
+
+
+@dataclass
+class _Advance:
+    """One step of a direction: the new states and the step's output (zero past a row's
+    end), at a static step (unrolled) or a run-time one (in a loop)."""
+
+    ctx: NodeContext
+    layer: _Layer
+    projected: SSAValue  # [seq, batch, gates·hidden]
+    step: StepFn
+
+    def __call__(self, t: int | SSAValue, state: list[SSAValue]) -> tuple[list[SSAValue], SSAValue]:
+        b = self.ctx.b
+        if isinstance(t, int):
+            xt = select(self.ctx, self.projected, 0, t)
+        else:
+            xt = b.gather(self.projected, t, 0)
+        new = self.step(xt, state)
+        mask = _mask(self.ctx, self.layer, t)
+        if mask is None:
+            return new, new[0]
+        new = [b.where(mask, n, s) for n, s in zip(new, state, strict=True)]
+        return new, b.where(mask, new[0], 0.0)
+
+
+def _loop_direction(
+    ctx: NodeContext, layer: _Layer, d: int, state: list[SSAValue], advance: _Advance
+) -> tuple[list[SSAValue], SSAValue]:
+    """Direction ``d`` as one ``mir.loop`` over the steps (backwards for a reverse
+    direction): the final states and the outputs in time order."""
+    b = ctx.b
+    trips = trip_count_of(ctx, layer.seq)
+    forward = d == 0 and not layer.reverse
+
+    def body(
+        i: SSAValue, cond: SSAValue, carried: list[SSAValue]
+    ) -> tuple[SSAValue, list[SSAValue], list[SSAValue]]:
+        t = i if forward else b.sub(b.sub(trips, 1), i)
+        new, y = advance(t, carried)
+        return cond, new, [y]
+
+    finals, (y,) = b.loop(trips, None, state, body, scan_length=layer.seq)
+    return finals, y if forward else reverse_leading(ctx, y, trips)
 
 
 def _input_projection(ctx: NodeContext, layer: _Layer, d: int) -> SSAValue:

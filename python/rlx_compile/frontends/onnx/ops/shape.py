@@ -290,8 +290,16 @@ def slice_tensor(
 @converter("Slice")
 def slice_op(ctx: NodeContext) -> ConverterResult:
     x = ctx.x(0)
-    starts = ctx.ints(1, "Slice's starts")
-    ends = ctx.ints(2, "Slice's ends")
+    try:
+        starts = ctx.ints(1, "Slice's starts")
+        ends = ctx.ints(2, "Slice's ends")
+    except NotStatic:
+        from rlx_compile.frontends.onnx.ops.control import run_time_slice  # (a cycle)
+
+        window = run_time_slice(ctx)
+        if window is None:
+            raise
+        return window
     axes = ctx.ints(3, "Slice's axes") if ctx.has(3) else list(range(len(starts)))
     steps = ctx.ints(4, "Slice's steps") if ctx.has(4) else [1] * len(starts)
     if not len(starts) == len(ends) == len(axes) == len(steps):
