@@ -223,3 +223,23 @@ def test_random_graphs_in_regions_plan_safely_and_run_identically(seed: int, wra
         got = run_arena(planned, inputs, g.params)
         for name in want:
             np.testing.assert_array_equal(got[name], want[name], err_msg=name)
+
+
+def test_the_memory_report_counts_regions() -> None:
+    """The lower bound counts what the largest region of each control-flow op needs at
+    its step (no plan beats it), the rows list each op's scratch."""
+    from rlx_compile.memory.report import memory_report, mir_peak_live_bytes
+
+    module = branchy()
+    graph = main_graph(plan(module))
+    assert isinstance(graph, lir.GraphOp)
+    report = memory_report(graph)
+    assert 0 < report.lower_bound <= report.arena
+    assert [r for r in report.rows if r[2].startswith("scratch of ")]
+    # The unplanned bound counts the regions' peaks too: above the graph's own values.
+    graph_only = sum(
+        op.results[0].type.nbytes()  # type: ignore[attr-defined]
+        for op in main_graph(module).regions[0].block.ops
+        if isinstance(op, mir.InputOp | mir.ParamOp)
+    )
+    assert mir_peak_live_bytes(main_graph(module)) > graph_only  # type: ignore[arg-type]

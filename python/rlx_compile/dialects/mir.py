@@ -1,11 +1,12 @@
 """The ``mir`` dialect: RLX's primitive tensor vocabulary plus the fused ops and elementwise
-regions fusion emits.
+regions fusion emits, and run-time control flow.
 
 A MIR graph is a ``func.func`` whose body holds ``mir.input`` / ``mir.param`` /
 ``mir.constant`` leaves and compute ops in topological order, returning its outputs with
-``func.return``. Every compute op verifies its operand and result types by re-inferring
-them (see ``ShapedOp``); the numeric meaning of every op is defined by the reference
-executor in ``rlx_compile.interpreter``.
+``func.return``; control-flow ops (``mir.if``, ``mir.loop``) hold regions of compute ops
+that read the graph's values directly. Every compute op verifies its operand and result
+types by re-inferring them (see ``ShapedOp``); the numeric meaning of every op is defined
+by the reference executor in ``rlx_compile.interpreter``.
 
 Conventions shared by all ops:
 - axis properties are normalised (``0 <= axis < rank``); builders wrap negative axes;
@@ -3436,11 +3437,13 @@ class LoopOp(ControlFlowOp):
     (the body sees true). Carried values keep their type across iterations.
 
         %h, %ys = mir.loop trips(%n : !rlx.tensor<[], i64>) iter_args(%h0)
-            : (!rlx.tensor<[4], f32>) -> (!rlx.tensor<[4], f32>, !rlx.tensor<[n, 4], f32>) {
-        ^0(%i : !rlx.tensor<[], i64>, %c : !rlx.tensor<[], bool>, %h : !rlx.tensor<[4], f32>):
+            : (!rlx.tensor<[4], f32>) -> (!rlx.tensor<[4], f32>, !rlx.tensor<[steps, 4], f32>) {
+        ^bb0(%i: !rlx.tensor<[], i64>, %c: !rlx.tensor<[], bool>, %h: !rlx.tensor<[4], f32>):
           %h2 = mir.tanh %h : !rlx.tensor<[4], f32>
           mir.yield %c, %h2, %h2 : !rlx.tensor<[], bool>, !rlx.tensor<[4], f32>, ...
         }
+
+    (``steps``: a symbol no other type names, bound when the loop ends.)
     """
 
     name = "mir.loop"

@@ -33,8 +33,8 @@ from xdsl.ir import Block, Operation, SSAValue
 
 from rlx_compile.dialects import lir, mir
 from rlx_compile.dialects.lir import DimRanges
+from rlx_compile.dialects.traits import is_leaf
 from rlx_compile.dialects.types import TensorType
-from rlx_compile.interpreter.core import describe
 from rlx_compile.ir import graph_block
 from rlx_compile.memory.graph_plan import (
     KIND_COMPUTE,
@@ -141,10 +141,11 @@ def _check_plannable(op: mir.ControlFlowOp, ranges: DimRanges) -> None:
                 if isinstance(op, mir.LoopOp) and result in op.scan_results
                 else "a size"
             )
+            label = f"{op.name} %{result.name_hint}" if result.name_hint else op.name
             raise UnplannableError(
                 op,
-                f"{describe(op)} produces {t}, whose size depends on {what}: it is known "
-                "only at run time and has no upper bound to plan for",
+                f"{label} produces {t}, whose size depends on {what}: it is known only at "
+                "run time and has no upper bound to plan for",
             )
 
 
@@ -183,7 +184,7 @@ def hoist_region_constants(graph: func.FuncOp) -> int:
     leaf, preloaded and live for the whole run, as the graph's own constants); returns
     how many moved."""
     block = graph_block(graph)
-    anchor = next((op for op in block.ops if not isinstance(op, mir.LEAF_OPS)), None)
+    anchor = next((op for op in block.ops if not is_leaf(op)), None)
     moved = 0
     for op in list(block.walk()):
         if isinstance(op, mir.ConstantOp) and op.parent is not block:

@@ -19,13 +19,18 @@ from dataclasses import dataclass
 from typing import cast
 
 from xdsl.dialects import func
-from xdsl.ir import SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 
-from rlx_compile.dialects import lir
+from rlx_compile.dialects import lir, mir
 from rlx_compile.dialects.traits import is_leaf
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.ir import graph_block, graph_outputs, weight_values
-from rlx_compile.memory.lir_liveness import derive, operand_offset_in_result
+from rlx_compile.memory.lir_liveness import (
+    LirLiveness,
+    derive,
+    derive_region,
+    operand_offset_in_result,
+)
 from rlx_compile.memory.placement import peak_live_bytes
 
 
@@ -59,9 +64,39 @@ class MemoryReport:
 
 def memory_report(graph: lir.GraphOp) -> MemoryReport:
     live = derive(graph)
+    rows = [(s.offset, s.size, s.label()) for s in live.storages]
+    rows += [(sc.offset, sc.size, sc.label) for sc in live.scratch]
+    return MemoryReport(
+        graph.sym_name.data, graph.arena_bytes, _lower_bound(graph, live),
+        _naive(graph, live), graph.align, tuple(sorted(rows)),
+    )  # fmt: skip
+
+
+def _regions(graph: lir.GraphOp, live: LirLiveness, op: Operation) -> list[LirLiveness]:
+    """The lifetimes of a control-flow op's regions (a loop body's arguments included)."""
+    out = []
+    for region in op.regions:
+        block = region.block
+        slots = lir.arg_slots(op)
+        args = list(zip(block.args, slots, strict=True)) if slots else []
+        out.append(derive_region(graph, block, live.root_of, args))
+    return out
+
+
+def _naive(graph: lir.GraphOp, live: LirLiveness) -> int:
+    """Every slot, regions' included, in a buffer of its own."""
+    total = sum(s.size for s in live.storages)
+    for op in live.ops:
+        if isinstance(op, mir.ControlFlowOp):
+            total += sum(_naive(graph, sub) for sub in _regions(graph, live, op))
+    return total
+
+
+def _lower_bound(graph: lir.GraphOp, live: LirLiveness) -> int:
     # Buffers as [size, birth, death]. A chain of in-place writes (same slot, each born
     # where the previous dies) is one buffer; a concat's slot absorbs the buffers of the
-    # operands produced inside it (at their offset, dying at the concat).
+    # operands produced inside it (at their offset, dying at the concat). A control-flow
+    # op needs, at its step, what its largest region needs at once.
     spans: list[list[int]] = []
     span_of: dict[SSAValue, int] = {}
     absorbed: set[int] = set()
@@ -74,6 +109,8 @@ def memory_report(graph: lir.GraphOp) -> MemoryReport:
         else:
             spans[b][2] = s.death
         span_of[s.value] = last_on_slot[(s.offset, s.size)] = b
+        if s.step < 0:  # a loop body's argument: no op produces it
+            continue
         for operand in s.op.operands:
             p = live.storage_of.get(operand)
             offset = operand_offset_in_result(s.op, operand)
@@ -84,21 +121,24 @@ def memory_report(graph: lir.GraphOp) -> MemoryReport:
                 spans[b][1] = min(spans[b][1], spans[inner][1])
                 absorbed.add(inner)
     kept = [span for i, span in enumerate(spans) if i not in absorbed]
-    lb = peak_live_bytes(*zip(*kept, strict=True)) if kept else 0
-    rows = tuple(sorted((s.offset, s.size, s.label()) for s in live.storages))
-    return MemoryReport(
-        graph.sym_name.data, graph.arena_bytes, int(lb), sum(s.size for s in live.storages),
-        graph.align, rows,
-    )  # fmt: skip
+    for step, op in enumerate(live.ops):
+        if isinstance(op, mir.ControlFlowOp):
+            need = max((_lower_bound(graph, sub) for sub in _regions(graph, live, op)), default=0)
+            kept.append([need, step, step])
+    return int(peak_live_bytes(*zip(*kept, strict=True))) if kept else 0
 
 
 def mir_peak_live_bytes(graph: func.FuncOp, *, static_leaves: bool = True) -> int:
     """Source-order peak of live bytes of an unplanned graph: every op result in its own
     buffer (native sizes), live from its producer to its last reader, outputs to the end,
-    leaves for the whole run. ``static_leaves=False`` leaves weights out -- params,
-    constants and values computed from them only -- (the activation bound, for plans that
-    keep weights outside the arena)."""
-    block = graph_block(graph)
+    leaves for the whole run; a control-flow op needs, at its step, its largest region's
+    peak (a loop body's arguments live through it). ``static_leaves=False`` leaves weights
+    out -- params, constants and values computed from them only -- (the activation bound,
+    for plans that keep weights outside the arena)."""
+    return _block_peak(graph_block(graph), graph_outputs(graph), static_leaves)
+
+
+def _block_peak(block: Block, outputs: list[SSAValue], static_leaves: bool) -> int:
     ops = [op for op in block.ops if op is not block.last_op]
     n = len(ops)
     index: dict[object, int] = {}
@@ -106,8 +146,13 @@ def mir_peak_live_bytes(graph: func.FuncOp, *, static_leaves: bool = True) -> in
     births: list[int] = []
     deaths: list[int] = []
     weights = weight_values(ops)
+    for arg in block.args:  # a loop body's arguments, live for all of it
+        index[arg] = len(sizes)
+        sizes.append(cast(TensorType, arg.type).nbytes() or 0)
+        births.append(0)
+        deaths.append(n)
     for step, op in enumerate(ops):
-        for operand in op.operands:
+        for operand in mir.read_values(op):
             if operand in index:
                 deaths[index[operand]] = max(deaths[index[operand]], step)
         leaf = is_leaf(op)
@@ -118,7 +163,16 @@ def mir_peak_live_bytes(graph: func.FuncOp, *, static_leaves: bool = True) -> in
             )
             births.append(0 if leaf else step)
             deaths.append(n if leaf else step)
-    for v in graph_outputs(graph):
+        if isinstance(op, mir.ControlFlowOp):
+            need = 0
+            for region in op.regions:
+                body = region.block
+                assert body.last_op is not None
+                need = max(need, _block_peak(body, list(body.last_op.operands), static_leaves))
+            sizes.append(need)
+            births.append(step)
+            deaths.append(step)
+    for v in outputs:
         if v in index:
             deaths[index[v]] = n
     return int(peak_live_bytes(sizes, births, deaths))

@@ -43,6 +43,7 @@ from xdsl.utils.exceptions import ParseError
 
 from rlx_compile.diagnostics import ParseFailure, RlxError, verify_module
 from rlx_compile.dialects import lir
+from rlx_compile.dialects.mir import run_time_symbols
 from rlx_compile.dialects.traits import is_fused, is_leaf
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.ir import (
@@ -108,8 +109,10 @@ class Loaded:
     """The ``--dim NAME=LO..HI`` ranges, by symbol."""
 
     def open_dims(self) -> list[str]:
-        """The symbols of the module that have neither a size nor a range."""
-        return sorted(module_symbols(self.module) - self.ranges.keys())
+        """The symbols of the module that have neither a size nor a range (not those
+        loops bind as they run: no flag sizes them)."""
+        symbols = module_symbols(self.module) - run_time_symbols(self.module)
+        return sorted(symbols - self.ranges.keys())
 
     def name_of(self, symbol: str) -> str:
         return self.dim_names.get(symbol, symbol)
@@ -222,7 +225,8 @@ def parse_dims(specs: Sequence[str]) -> dict[str, Size]:
 
 def check_dims(loaded: Loaded) -> None:
     """Memory planning needs every dim: name the symbolic ones left without a size or a
-    range, as ``--dim`` takes them."""
+    range, as ``--dim`` takes them (those loops bind as they run are plan-memory's to
+    judge)."""
     symbols = loaded.open_dims()
     if symbols:
         spelled = [loaded.name_of(s) for s in symbols]
