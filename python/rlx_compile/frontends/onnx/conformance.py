@@ -50,7 +50,6 @@ EXPECTED_FAILURES: dict[str, dict[str, str]] = {
     },
     "Loop": {
         r"test_loop1[36]_seq": "sequence and optional values",
-        r"test_loop11$": "a condition computed in the body (runtime control flow)",
     },
     "ai.onnx.ml.LabelEncoder": {r"test_ai_onnx_ml_label_encoder_(string|tensor)": "string tensors"},
 }
