@@ -158,3 +158,32 @@ def test_compile_pipeline_modes() -> None:
         assert result.lir is not None
     with pytest.raises(CompileError, match="unknown verify-each mode 'some'"):
         CompilePipeline(target="cpu", verify_each="some")
+
+
+def yield_transposed(m: ModuleOp) -> None:
+    """The first region's yield given a transposed value: every op verifies on its own,
+    only the region op around it (its result types) can tell."""
+    yielded = first(m, mir.YieldOp)
+    value = yielded.operands[-1]
+    flipped = mir.TransposeOp(value, [1, 0])
+    Rewriter.insert_op(flipped, InsertPoint.before(yielded))
+    yielded.operands = [*yielded.operands[:-1], flipped.results[0]]
+
+
+@pytest.mark.parametrize("wrap", ["if", "loop"])
+@pytest.mark.parametrize("edit", [corrupt_result_type, yield_transposed])
+def test_a_change_inside_a_control_flow_region_is_caught_at_once(
+    wrap: str, edit: Callable[[ModuleOp], None]
+) -> None:
+    """A change inside an if branch or a loop body: the changed ops, the yield and the
+    region op around them are verified again, and the pass that made it is named."""
+    from rlx_compile.testing.regions import wrap_in_if, wrap_in_loop
+
+    wrapped = (wrap_in_if if wrap == "if" else wrap_in_loop)(module())
+    verify_module(wrapped, full=True)
+    passes = [mutate(edit), *parse_pipeline("cse")]
+    with pytest.raises(VerifyFailure) as err:
+        PassManager(passes, Instrumentation(verify_each="changed")).run(wrapped)
+    line = err.value.line()
+    assert any(f"'{op}' op" in line for op in ("mir.relu", "mir.if", "mir.loop", "mir.yield"))
+    assert line.endswith("(after pass 'mutate')")
