@@ -29,7 +29,7 @@ from xdsl.transforms.dead_code_elimination import is_trivially_dead
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.traits import is_leaf
 from rlx_compile.dialects.types import TensorType
-from rlx_compile.ir import func_graphs, graph_blocks
+from rlx_compile.ir import func_graphs
 
 DEFAULT_MAX_ELEMENTS = 1 << 20
 """Largest result (in elements) the passes evaluate or materialise by default: 4 MiB of
