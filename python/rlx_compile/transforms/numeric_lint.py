@@ -27,13 +27,8 @@ from xdsl.ir import Operation, SSAValue
 from rlx_compile.diagnostics import warn
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.types import DType, TensorType
-from rlx_compile.folding import (
-    DEFAULT_MAX_ELEMENTS,
-    KnownValues,
-    KnownValuesPass,
-    func_graphs,
-    graph_blocks,
-)
+from rlx_compile.folding import DEFAULT_MAX_ELEMENTS, KnownValues, KnownValuesPass
+from rlx_compile.ir import func_graphs, graph_blocks
 
 _F16_MAX = float(np.finfo(np.float16).max)
 _BF16_MAX = float(ml_dtypes.finfo(ml_dtypes.bfloat16).max)
