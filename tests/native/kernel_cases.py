@@ -398,6 +398,9 @@ for _name, _x, _w, _kw in (
     ("conv2d_depthwise", (1, 4, 6, 6), (8, 1, 3, 3), {"groups": 4, "pads": (1, 1, 1, 1)}),
     ("conv2d_pointwise", (2, 5, 4, 3), (3, 5, 1, 1), {}),
     ("conv1d", (2, 3, 10), (4, 3, 3), {"strides": (2,), "pads": (1, 2)}),
+    # kernel wider than the input: most taps read only padding (empty tap ranges)
+    ("conv1d_kernel_wider_than_input", (1, 4, 1), (4, 4, 5), {"pads": (2, 2)}),
+    ("conv2d_kernel_wider_than_input", (1, 2, 2, 3), (3, 2, 5, 7), {"pads": (2, 3, 2, 3)}),
     ("conv3d", (1, 2, 4, 5, 4), (3, 2, 2, 3, 2), {"pads": (0, 1, 0, 1, 0, 1)}),
     # im2col in tiles of output rows (taps x row is 90 KiB: a 512 KiB tile holds 5 rows)
     ("conv2d_tiled", (1, 64, 21, 40), (4, 64, 3, 3), {"pads": (1, 1, 1, 1)}),
