@@ -5,7 +5,8 @@ ops and activation memory, on the committed models and real third-party ones.
     python bench/peers.py --only densenet121 --only ppocr_det
     python bench/peers.py --full             # full-size exports of the committed models
 
-Per model, ratios from one run in one process (best of ``--repeats`` for the times):
+Per model, ratios from one run in one process (best of ``--repeats`` for the times; wall
+seconds, or with ``--cpu`` the process's CPU seconds, which a loaded machine disturbs less):
 - **compile**: ``import_model`` + ``CompilePipeline(target="cpu")`` (the default pipeline,
   incremental verification, no stage copies) from the file, against
   ``onnxruntime.InferenceSession`` creation with ORT_ENABLE_ALL from the same file, and
@@ -200,12 +201,15 @@ def committed_model(name: str, full: bool, torch_python: str) -> Path:
 # ---------------------------------------------------------------------------------
 
 
-def best_of(n: int, fn: Callable[[], Any]) -> tuple[Any, float]:
+Clock = Callable[[], float]
+
+
+def best_of(n: int, fn: Callable[[], Any], clock: Clock = time.perf_counter) -> tuple[Any, float]:
     best, out = math.inf, None
     for _ in range(n):
-        start = time.perf_counter()
+        start = clock()
         out = fn()
-        best = min(best, time.perf_counter() - start)
+        best = min(best, clock() - start)
     return out, best
 
 
@@ -272,13 +276,13 @@ def ort_peak(path: Path) -> int:
     return max(int(a["mem_in_use_peak"]) for a in nodes) - start
 
 
-def slim_seconds(path: Path, repeats: int) -> float | None:
+def slim_seconds(path: Path, repeats: int, clock: Clock) -> float | None:
     try:
         import onnxslim
     except ImportError:
         return None
     model = onnx.load(str(path))
-    return best_of(repeats, lambda: onnxslim.slim(model))[1]
+    return best_of(repeats, lambda: onnxslim.slim(model), clock)[1]
 
 
 def compute_ops(result: Any) -> int:
@@ -294,15 +298,17 @@ def compute_ops(result: Any) -> int:
     return count
 
 
-def measure(path: Path, repeats: int) -> dict[str, Any]:
+def measure(path: Path, repeats: int, clock: Clock) -> dict[str, Any]:
     def compile_rlx() -> Any:
         module = import_model(path)
         return module, CompilePipeline(target="cpu", keep_stages=False).compile(module)
 
-    (module, result), rlx_s = best_of(repeats, compile_rlx)
+    (module, result), rlx_s = best_of(repeats, compile_rlx, clock)
     opts = ort_options(ort.GraphOptimizationLevel.ORT_ENABLE_ALL)
     _, ort_s = best_of(
-        repeats, lambda: ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+        repeats,
+        lambda: ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"]),
+        clock,
     )
     acts = CompilePipeline(target="cpu", weights_in_arena=False, keep_stages=False).compile(module)
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
@@ -310,7 +316,7 @@ def measure(path: Path, repeats: int) -> dict[str, Any]:
         "err": agreement(path, result, feeds(session)),
         "rlx_s": rlx_s,
         "ort_s": ort_s,
-        "slim_s": slim_seconds(path, repeats),
+        "slim_s": slim_seconds(path, repeats, clock),
         "ops": compute_ops(result),
         "ort_ops": ort_ops(path),
         "arena": memory_report(acts.lir).arena,
@@ -389,18 +395,22 @@ def main() -> None:
                     help="a Python with PyTorch for --full (default: RLX_TORCH_PYTHON, "
                     "else this one)")  # fmt: skip
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--cpu", action="store_true",
+                    help="time CPU seconds of this process (all its threads: process_time) "
+                    "instead of wall seconds; steadier on a loaded machine")  # fmt: skip
     args = ap.parse_args()
     table = models(args)
     names = args.only or list(table)
     unknown = sorted(set(names) - set(table))
     if unknown:
         sys.exit(f"error: unknown model(s) {unknown} (known: {', '.join(table)})")
+    clock = time.process_time if args.cpu else time.perf_counter
     print(render([name for name, _ in COLUMNS]), flush=True)
     results: dict[str, dict[str, Any]] = {}
     for name in names:
         try:
             path = table[name]()
-            results[name] = measure(path, args.repeats)
+            results[name] = measure(path, args.repeats, clock)
         except Unavailable as err:
             print(f"{name:<14}not available: {err}", flush=True)
             continue
