@@ -100,6 +100,8 @@ def test_branches_of_different_shapes_bake_the_condition_in() -> None:
     with pytest.raises(OnnxImportError) as err:
         import_model(model)
     assert err.value.needs_values == ("c",)
+    # what must be known first, then why: the reason never splits the sentence
+    assert "If's condition 'c' must be known at compile time (the branches yield" in str(err.value)
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     rep = backend.prepare(model)
     for c in (True, False):

@@ -171,8 +171,9 @@ class NotStatic(Exception):
     """A converter needs the value of an operand at import time and it is computed at
     run time (a shape, axes or pads operand fed by a graph input)."""
 
-    def __init__(self, tensor: str, what: str):
-        super().__init__(f"{what} '{tensor}' must be known at compile time")
+    def __init__(self, tensor: str, what: str, because: str | None = None):
+        why = f" ({because})" if because else ""
+        super().__init__(f"{what} '{tensor}' must be known at compile time{why}")
         self.tensor = tensor
 
 

@@ -90,7 +90,7 @@ def runtime_if(ctx: NodeContext) -> ConverterResult:
         if imp.graph_inputs_behind(ctx.node.input[0]):
             del imp.problems[marks[0] :]  # the branch's own problems: it is not converted
             del imp.needs_values[marks[1] :]
-            raise NotStatic(ctx.node.input[0], f"If's condition ({reason})")
+            raise NotStatic(ctx.node.input[0], "If's condition", because=reason)
         raise failure or Unsupported(f"a run-time condition, and {reason}")
     regions = []
     for block, values in zip(blocks, yielded, strict=True):
