@@ -322,7 +322,7 @@ def dispatch_text(result: CompileResult, graph: Operation) -> str:
 
 
 def build_arg_parser() -> argparse.ArgumentParser:
-    ap = ArgumentParser(prog="rlx-compile", description=__doc__.splitlines()[0])
+    ap = ArgumentParser(prog="rlx-compile", description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("model", type=Path, help="model file: .onnx, or .mlir holding HIR or MIR")
     ap.add_argument("--target", default="cpu", help=f"one of {', '.join(TARGETS)}")
     ap.add_argument("--precision", help="f16 or bf16 (mixed precision)")
@@ -331,8 +331,9 @@ def build_arg_parser() -> argparse.ArgumentParser:
     ap.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     ap.add_argument("--strategy", default="best", help=f"arena placement: {', '.join(STRATEGIES)}")
     ap.add_argument(
-        "--dim", action="append", default=[], metavar="NAME=SIZE",
-        help="size of a symbolic dim (an ONNX dim_param, or a symbol of the .mlir)",
+        "--dim", action="append", default=[], metavar="NAME=SIZE|NAME=LO..HI",
+        help="size of an open dim (an ONNX dim_param, input:axis, or a symbol of the .mlir); "
+        "LO..HI plans once for every size in the range",
     )  # fmt: skip
     ap.add_argument(
         "--calibration", type=Path, metavar="DATA.npz",
