@@ -80,12 +80,8 @@ RLX_ACC_ROW(u8)
         (void)oz;                                                                       \
         if (kk[2] > RLX_ROW_TAPS) return 1;                                             \
         /* each tap's range of output columns reading inside the row: once per call */  \
-        for (k2 = 0; k2 < kk[2]; k2++) {                                                \
-            int64_t off = k2 * dl[2] - pd[2], hi_;                                      \
-            lo_k[k2] = off >= 0 ? 0 : (-off + sd[2] - 1) / sd[2];                       \
-            hi_ = in[2] - 1 - off >= 0 ? (in[2] - 1 - off) / sd[2] + 1 : 0;             \
-            hi_k[k2] = hi_ < o[2] ? hi_ : o[2];                                         \
-        }                                                                               \
+        for (k2 = 0; k2 < kk[2]; k2++)                                                  \
+            rlx_tap_range(in[2], sd[2], k2 * dl[2] - pd[2], o[2], &lo_k[k2], &hi_k[k2]); \
         for (n = 0; n < N; n++)                                                         \
             for (oc = 0; oc < Cout; oc++) {                                             \
                 int64_t gi = oc / cog;                                                  \

@@ -263,19 +263,6 @@ RLX_EPILOGUE_LOW(bf16, rlx_bf16_to_f32, rlx_f32_to_bf16)
 #define RLX_G_DIL 20
 #define RLX_G_TILE 23 /* im2col: output rows (of the last dim) per tile */
 
-/* The valid outputs [lo, hi) of one kernel tap along a dim: input o*stride + off must
- * lie in [0, n). Always 0 <= lo <= hi <= out: a tap that reads only padding (a kernel
- * wider than the input) has an empty range, which im2col zero-fills and copies by. */
-RLX_INLINE void rlx_tap_range(int64_t n, int64_t stride, int64_t off, int64_t out, int64_t *lo,
-                              int64_t *hi) {
-    int64_t a = off >= 0 ? 0 : (-off + stride - 1) / stride;
-    int64_t b = n - 1 - off >= 0 ? (n - 1 - off) / stride + 1 : 0;
-    if (a > out) a = out;
-    if (b > out) b = out;
-    *lo = a;
-    *hi = b > a ? b : a;
-}
-
 /* Direct convolution of one group: every output row accumulates its (channel, tap)
  * contributions as shifted rows of the input, in (channel, k0, k1, k2) order; the last
  * dim's loop is an axpy the compiler vectorises (stride 1). No scratch. */

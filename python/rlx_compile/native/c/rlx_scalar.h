@@ -15,6 +15,19 @@
 
 #define RLX_INLINE static inline
 
+/* The valid outputs [lo, hi) of one kernel tap along a dim: input o*stride + off must
+ * lie in [0, n). Always 0 <= lo <= hi <= out: a tap that reads only padding (a kernel
+ * wider than the input) has an empty range, which im2col zero-fills and copies by. */
+RLX_INLINE void rlx_tap_range(int64_t n, int64_t stride, int64_t off, int64_t out, int64_t *lo,
+                              int64_t *hi) {
+    int64_t a = off >= 0 ? 0 : (-off + stride - 1) / stride;
+    int64_t b = n - 1 - off >= 0 ? (n - 1 - off) / stride + 1 : 0;
+    if (a > out) a = out;
+    if (b > out) b = out;
+    *lo = a;
+    *hi = b > a ? b : a;
+}
+
 /* GCC 12's SLP vectoriser fuses a*b - c*d / a*b + c*d pairs into fmaddsub even under
  * -ffp-contract=off; kernels with that pattern (rope) opt out of it. */
 #if defined(__GNUC__) && !defined(__clang__)
