@@ -32,7 +32,14 @@ def _launch(module: str) -> None:
     except Terminated:
         sys.stderr.write("error: terminated\n")
         sys.exit(TERMINATED)
-    main()
+    try:
+        main()
+    finally:
+        # The run is over (its outputs committed or removed): a signal from here on
+        # must not kill the interpreter while it finalizes, which resets the handlers
+        # to the default and would end the process by the signal (status -2/-15, no
+        # message). Blocked, it is discarded at exit and the run's own status stands.
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
 
 
 def rlx_compile() -> None:
