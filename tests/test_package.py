@@ -88,3 +88,29 @@ def test_the_package_is_marked_typed() -> None:
     import rlx_compile
 
     assert (Path(rlx_compile.__file__).parent / "py.typed").is_file()
+
+
+def test_the_core_stub_matches_the_built_module() -> None:
+    """``_core.pyi`` (what mypy reads for the pybind11 module) names what the built module
+    exports, and each function's parameters in the order the binding declares them (read
+    from the signature line pybind11 writes at the head of each docstring)."""
+    import ast
+    import re
+
+    import rlx_compile
+    from rlx_compile import _core
+
+    stub = Path(rlx_compile.__file__).parent / "_core.pyi"
+    tree = ast.parse(stub.read_text())
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    constants = {
+        n.target.id
+        for n in tree.body
+        if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name) and n.target.id.isupper()
+    }
+    built = {name for name in dir(_core) if not name.startswith("_")}
+    assert set(functions) | constants == built
+    for name, node in functions.items():
+        signature = getattr(_core, name).__doc__.splitlines()[0]
+        names = re.findall(r"[(,] ?(\w+): ", signature)
+        assert [a.arg for a in node.args.args] == names, name
