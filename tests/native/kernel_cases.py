@@ -840,11 +840,37 @@ for _size in (1, 3, 4):
         return module and (module, {"x": values((2, 5, 3, 2), dtype, rng, "finite") * 3})
 
 
-@case("conv_transpose", mir.ConvTransposeOp)
-def _conv_transpose(dtype: DType, rng: np.random.Generator):
-    """No native kernel yet: refused by name (the backend runs it on the reference)."""
-    specs = {"x": ((1, 2, 4, 3), dtype), "w": ((2, 3, 3, 3), dtype), "b": ((3,), dtype)}
-    module = graph(specs, lambda m, x, w, b: one(m.emit(
-        mir.ConvTransposeOp(x, w, b, strides=(2, 2), pads=(1, 1, 1, 1))
-    )))  # fmt: skip
-    return module and (module, {k: values(v[0], dtype, rng, "finite") for k, v in specs.items()})
+for _name, _x, _w, _kw in (
+    ("2d", (1, 2, 4, 3), (2, 3, 3, 3), {"strides": (2, 2), "pads": (1, 1, 1, 1)}),
+    ("2d_no_bias", (2, 3, 3, 4), (3, 2, 2, 2), {"strides": (2, 2), "bias": False}),
+    (
+        "2d_dilated_output_padding",
+        (1, 2, 4, 5),
+        (2, 2, 3, 2),
+        {"strides": (3, 2), "pads": (2, 0, 1, 1), "dilations": (2, 3), "output_padding": (2, 1)},
+    ),
+    (
+        "2d_grouped",
+        (1, 4, 3, 3),
+        (4, 3, 3, 3),
+        {"groups": 2, "strides": (2, 1), "pads": (0, 1, 2, 0)},
+    ),
+    ("1d", (2, 3, 6), (3, 2, 4), {"strides": (3,), "pads": (1, 2), "output_padding": (1,)}),
+    ("3d", (1, 2, 3, 2, 3), (2, 2, 2, 3, 2), {"strides": (2, 1, 2), "pads": (0, 1, 0, 1, 0, 0)}),
+    # pads past the kernel's reach crop whole input rows' contributions
+    ("2d_pads_past_kernel", (1, 2, 5, 5), (2, 2, 2, 2), {"pads": (3, 2, 2, 3)}),
+    # col2im in tiles of input rows (one row's columns are 96 KiB: a 512 KiB tile holds 5)
+    ("2d_tiled", (1, 8, 13, 32), (8, 64, 3, 4), {"strides": (2, 2), "pads": (1, 1, 1, 1)}),
+):
+
+    @case(f"conv_transpose_{_name}", mir.ConvTransposeOp)
+    def _conv_transpose(dtype: DType, rng: np.random.Generator, xs=_x, ws=_w, kw=_kw):
+        kw = dict(kw)
+        specs = {"x": (xs, dtype), "w": (ws, dtype)}
+        if kw.pop("bias", True):
+            specs["b"] = ((ws[1] * kw.get("groups", 1),), dtype)
+        module = graph(
+            specs, lambda m, x, w, b=None: one(m.emit(mir.ConvTransposeOp(x, w, b, **kw)))
+        )
+        inputs = {k: values(v[0], dtype, rng, "finite") for k, v in specs.items()}
+        return module and (module, inputs)

@@ -95,17 +95,9 @@ def check_case(name: str) -> list[tuple[DType, bool]]:
 NARROW = {d for d in DType if d not in SUFFIX}
 
 
-NO_NATIVE_KERNEL = (mir.ConvTransposeOp,)
-"""Ops the cpu target claims that have no native kernel yet: refused by name, so that
-the backend runs a model holding one on the reference (NativeFallbackWarning)."""
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_kernel_matches_reference(name: str) -> None:
     refused = check_case(name)
-    if issubclass(CASES[name][0], NO_NATIVE_KERNEL):
-        assert refused, f"{name}: has a kernel now; drop it from NO_NATIVE_KERNEL"
-        return
     # Only graphs holding element types the kernel library has no suffix for are refused.
     wrong = sorted(d.value for d, narrow in refused if not narrow)
     assert wrong == [], f"{name}: refused {wrong}"

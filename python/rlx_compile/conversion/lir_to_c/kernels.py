@@ -785,6 +785,43 @@ def _fused_conv(e: OpEmitter) -> None:
     bias_act(e, y, bias, act, 1, residual, params)
 
 
+@lowers(mir.ConvTransposeOp)
+def _conv_transpose(e: OpEmitter) -> None:
+    """GEMM (every input element's kernel-weighted columns) + col2im, a tile of input rows
+    at a time; f16/bf16 computed in f32 and rounded once, as the reference does."""
+    a = _optional(e, ("input", "weight", "bias"))
+    x, w, bias = a["input"], a["weight"], a["bias"]
+    assert x is not None and w is not None
+    y = e.outs[0]
+    p = e.op.props()  # type: ignore[attr-defined]
+    sfx = e.suffix(x, FLOATS)
+    k = x.rank - 2
+    if not 1 <= k <= 3:
+        e.unsupported(f"{k}-d transposed convolutions")
+    strides, pads, dilations = p.ints("strides"), p.ints("pads"), p.ints("dilations")
+    spatial_in, kernel, spatial_out = x.shape[2:], w.shape[2:], y.shape[2:]
+    full = [(spatial_in[i] - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 for i in range(k)]
+    crop = [full[i] - pads[i] - pads[k + i] for i in range(k)]
+    in3 = _pad3(spatial_in, 1)
+    column = w.shape[1] * math.prod(kernel) * in3[2]  # elements of one input row's columns
+    compute = 4 if x.dtype in (DType.F16, DType.BF16) else x.dtype.itemsize
+    rows = in3[0] * in3[1]
+    tile = max(1, IM2COL_TILE_BYTES // max(1, column * compute)) if e.options.im2col else 1
+    tile = min(tile, max(rows, 1))
+    geom = (
+        x.shape[0], x.shape[1], y.shape[1], p.int("groups"), *in3, *_pad3(kernel, 1),
+        *_pad3(spatial_out, 1), *_pad3(strides, 1), *_pad3(pads[:k], 0),
+        *_pad3(dilations, 1), tile, *_pad3(tuple(crop), 1),
+    )  # fmt: skip
+    cols = column * tile
+    if compute != x.dtype.itemsize:
+        cols += x.size + w.size + y.shape[1] + y.size
+    e.call(
+        f"rlx_conv_transpose_{sfx}", Ints(geom), y.loc, x.loc, w.loc,
+        bias.loc if bias else None, e.scratch(cols * compute),
+    )  # fmt: skip
+
+
 @lowers(mir.FusedScaleShiftActOp)
 def _fused_scale_shift_act(e: OpEmitter) -> None:
     """mul by scale along axis 1 -> add shift so -> activation, each rounded as the

@@ -78,6 +78,42 @@ RLX_GEMM(f, float, )
 RLX_GEMM(d, double, )
 #endif
 
+/* C[M, N] = A^T x B: A[K, M] (row stride lda), B[K, N] (row stride ldb), row stride ldc */
+#define RLX_GEMM_AT(CF, T, BLAS_FN)                                                     \
+    static void rlx_gemm_at_##CF(int64_t M, int64_t N, int64_t K, const T *A, int64_t lda, \
+                                 const T *B, int64_t ldb, T *C, int64_t ldc) {          \
+        int64_t i, j, k;                                                                \
+        if (M <= 0 || N <= 0) return;                                                   \
+        if (K <= 0) {                                                                   \
+            for (i = 0; i < M; i++)                                                     \
+                for (j = 0; j < N; j++) C[i * ldc + j] = 0;                             \
+            return;                                                                     \
+        }                                                                               \
+        BLAS_FN                                                                         \
+        for (i = 0; i < M; i++) {                                                       \
+            T *c = C + i * ldc;                                                         \
+            for (j = 0; j < N; j++) c[j] = 0;                                           \
+            for (k = 0; k < K; k++) {                                                   \
+                T av = A[k * lda + i];                                                  \
+                const T *b = B + k * ldb;                                               \
+                for (j = 0; j < N; j++) c[j] += av * b[j];                              \
+            }                                                                           \
+        }                                                                               \
+    }
+#ifdef RLX_BLAS
+#define RLX_BLAS_CALL_AT(fn)                                                            \
+    {                                                                                   \
+        RLX_CBLAS(fn)(RLX_ROW_MAJOR, RLX_TRANS, RLX_NO_TRANS, (int)M, (int)N, (int)K, 1, A, \
+                      (int)lda, B, (int)ldb, 0, C, (int)ldc);                           \
+        return;                                                                         \
+    }
+RLX_GEMM_AT(f, float, RLX_BLAS_CALL_AT(cblas_sgemm))
+RLX_GEMM_AT(d, double, RLX_BLAS_CALL_AT(cblas_dgemm))
+#else
+RLX_GEMM_AT(f, float, )
+RLX_GEMM_AT(d, double, )
+#endif
+
 /* ---- matmul ----------------------------------------------------------------------- */
 #define RLX_BATCHES                                                                     \
     int64_t nb = 1, bi, idx[RLX_MAX_RANK] = {0}, off[2] = {0, 0};                       \
@@ -408,6 +444,111 @@ RLX_CONV_SIG(rlx_conv_f64) {
     }
 RLX_CONV_LOW(f16, rlx_f16_to_f32, rlx_f32_to_f16)
 RLX_CONV_LOW(bf16, rlx_bf16_to_f32, rlx_f32_to_bf16)
+
+/* ---- transposed convolution ------------------------------------------------------ */
+/* geom: [N, C_in, C_out, groups, in[3], kernel[3], out[3], stride[3], pad_begin[3],
+ * dilation[3], tile, crop[3]] (1-d and 2-d padded to 3 spatial dims); w [C_in, C_out/G,
+ * k...]. Per group and tile of input rows (tile rows of the last dim), one GEMM gives
+ * every input element's kernel-weighted columns, cols[(oc, k0, k1, k2), positions] =
+ * W_g^T x X_g; col2im adds each column into the output at stride*i + dilation*k -
+ * pad_begin when that lands inside crop (the full result cropped by both pads); the
+ * output beyond crop is output_padding: zero, plus the bias like everything else.
+ * scratch: C_out/G * K * tile * in[2] elements. */
+#define RLX_CT_N 0
+#define RLX_CT_CIN 1
+#define RLX_CT_COUT 2
+#define RLX_CT_GROUPS 3
+#define RLX_CT_IN 4
+#define RLX_CT_K 7
+#define RLX_CT_OUT 10
+#define RLX_CT_STRIDE 13
+#define RLX_CT_PAD 16
+#define RLX_CT_DIL 19
+#define RLX_CT_TILE 22
+#define RLX_CT_CROP 23
+#define RLX_CONV_TRANSPOSE_BODY(T, CF)                                                  \
+    static void rlx_conv_transpose_run_##CF(const int64_t *g, T *y, const T *x, const T *w, \
+                                            T *cols, const T *bias) {                   \
+        int64_t N = g[RLX_CT_N], Cin = g[RLX_CT_CIN], Cout = g[RLX_CT_COUT], G = g[RLX_CT_GROUPS]; \
+        const int64_t *in = g + RLX_CT_IN, *kk = g + RLX_CT_K, *out = g + RLX_CT_OUT;    \
+        const int64_t *sd = g + RLX_CT_STRIDE, *pd = g + RLX_CT_PAD, *dl = g + RLX_CT_DIL; \
+        const int64_t *crop = g + RLX_CT_CROP;                                          \
+        int64_t cg = Cin / G, cog = Cout / G, S = in[0] * in[1] * in[2];                \
+        int64_t P = out[0] * out[1] * out[2], K = kk[0] * kk[1] * kk[2];                 \
+        int64_t rows = in[0] * in[1], tile = g[RLX_CT_TILE];                            \
+        int64_t n, gi, oc, k0, k1, k2, r0, r, i;                                        \
+        for (i = 0; i < N * Cout * P; i++) y[i] = 0;                                    \
+        for (n = 0; n < N; n++)                                                         \
+            for (gi = 0; gi < G; gi++) {                                                \
+                const T *xg = x + (n * Cin + gi * cg) * S;                              \
+                const T *wg = w + gi * cg * cog * K;                                    \
+                T *yg = y + (n * Cout + gi * cog) * P;                                  \
+                for (r0 = 0; r0 < rows; r0 += tile) {                                   \
+                    int64_t r1 = r0 + tile < rows ? r0 + tile : rows, tp = (r1 - r0) * in[2]; \
+                    rlx_gemm_at_##CF(cog * K, tp, cg, wg, cog * K, xg + r0 * in[2], S, cols, tp); \
+                    for (oc = 0; oc < cog; oc++)                                        \
+                        for (k0 = 0; k0 < kk[0]; k0++)                                  \
+                            for (k1 = 0; k1 < kk[1]; k1++)                              \
+                                for (k2 = 0; k2 < kk[2]; k2++) {                        \
+                                    const T *row = cols + (((oc * kk[0] + k0) * kk[1] + k1) * kk[2] + k2) * tp; \
+                                    int64_t off = k2 * dl[2] - pd[2], lo, hi;           \
+                                    rlx_tap_range(crop[2], sd[2], off, in[2], &lo, &hi); \
+                                    for (r = r0; r < r1; r++) {                         \
+                                        int64_t o0 = (r / in[1]) * sd[0] + k0 * dl[0] - pd[0]; \
+                                        int64_t o1 = (r % in[1]) * sd[1] + k1 * dl[1] - pd[1]; \
+                                        const T *src = row + (r - r0) * in[2];          \
+                                        T *dst;                                         \
+                                        if (o0 < 0 || o0 >= crop[0] || o1 < 0 || o1 >= crop[1]) continue; \
+                                        dst = yg + (oc * out[0] + o0) * out[1] * out[2] + o1 * out[2] + off; \
+                                        if (sd[2] == 1)                                 \
+                                            for (i = lo; i < hi; i++) dst[i] += src[i]; \
+                                        else                                            \
+                                            for (i = lo; i < hi; i++) dst[i * sd[2]] += src[i]; \
+                                    }                                                   \
+                                }                                                       \
+                }                                                                       \
+            }                                                                           \
+        if (bias) rlx_epilogue_rows_##CF(N, Cout, P, y, bias, 0, 0, -(T)INFINITY, (T)INFINITY); \
+    }
+RLX_CONV_TRANSPOSE_BODY(float, f)
+RLX_CONV_TRANSPOSE_BODY(double, d)
+
+RLX_CONV_TRANSPOSE_SIG(rlx_conv_transpose_f32) {
+    rlx_conv_transpose_run_f(geom, (float *)y, (const float *)x, (const float *)w,
+                             (float *)scratch, (const float *)bias);
+    return 0;
+}
+RLX_CONV_TRANSPOSE_SIG(rlx_conv_transpose_f64) {
+    rlx_conv_transpose_run_d(geom, (double *)y, (const double *)x, (const double *)w,
+                             (double *)scratch, (const double *)bias);
+    return 0;
+}
+
+/* f16/bf16: computed in f32 (bias included), rounded once, as the reference does;
+ * scratch = [x][w][bias][y as f32][the f32 columns] */
+#define RLX_CONV_TRANSPOSE_LOW(sfx, LOAD, STORE)                                        \
+    RLX_CONV_TRANSPOSE_SIG(rlx_conv_transpose_##sfx) {                                  \
+        const int64_t *g = geom;                                                        \
+        int64_t nx = g[RLX_CT_N] * g[RLX_CT_CIN] * g[RLX_CT_IN] * g[RLX_CT_IN + 1] * g[RLX_CT_IN + 2]; \
+        int64_t nw = g[RLX_CT_CIN] * (g[RLX_CT_COUT] / g[RLX_CT_GROUPS]) * g[RLX_CT_K] * \
+                     g[RLX_CT_K + 1] * g[RLX_CT_K + 2];                                 \
+        int64_t nb = g[RLX_CT_COUT];                                                    \
+        int64_t ny = g[RLX_CT_N] * nb * g[RLX_CT_OUT] * g[RLX_CT_OUT + 1] * g[RLX_CT_OUT + 2]; \
+        float *x32 = (float *)scratch, *w32 = x32 + nx, *b32 = w32 + nw, *y32 = b32 + nb;   \
+        const uint16_t *px = (const uint16_t *)x, *pw = (const uint16_t *)w;            \
+        const uint16_t *pb = (const uint16_t *)bias;                                    \
+        uint16_t *py = (uint16_t *)y;                                                   \
+        int64_t i;                                                                      \
+        for (i = 0; i < nx; i++) x32[i] = LOAD(px[i]);                                  \
+        for (i = 0; i < nw; i++) w32[i] = LOAD(pw[i]);                                  \
+        if (pb)                                                                         \
+            for (i = 0; i < nb; i++) b32[i] = LOAD(pb[i]);                              \
+        rlx_conv_transpose_run_f(g, y32, x32, w32, y32 + ny, pb ? b32 : 0);             \
+        for (i = 0; i < ny; i++) py[i] = STORE(y32[i]);                                 \
+        return 0;                                                                       \
+    }
+RLX_CONV_TRANSPOSE_LOW(f16, rlx_f16_to_f32, rlx_f32_to_f16)
+RLX_CONV_TRANSPOSE_LOW(bf16, rlx_bf16_to_f32, rlx_f32_to_bf16)
 
 /* ---- pooling ---------------------------------------------------------------------- */
 /* geom: [N, C, in[3], kernel[3], out[3], stride[3], pad_begin[3], pad_end[3], dil[3]];

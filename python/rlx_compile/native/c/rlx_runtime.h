@@ -223,6 +223,15 @@ RLX_FLOAT_TYPES(RLX_DECL_EPILOGUE, _)
 #define RLX_DECL_CONV(sfx, ...) RLX_CONV_SIG(rlx_conv_##sfx);
 RLX_FLOAT_TYPES(RLX_DECL_CONV, _)
 
+/* transposed conv geometry: [N, C_in, C_out, groups, in[3], kernel[3], out[3],
+ * stride[3], pad_begin[3], dilation[3], tile, crop[3]] (see rlx_linalg.c); w [C_in,
+ * C_out/groups, k...]; bias [C_out] or NULL; scratch as the emitter sizes it. */
+#define RLX_CONV_TRANSPOSE_SIG(name)                                                    \
+    int name(const int64_t *geom, void *y, const void *x, const void *w, const void *bias, \
+             void *scratch)
+#define RLX_DECL_CONV_TRANSPOSE(sfx, ...) RLX_CONV_TRANSPOSE_SIG(rlx_conv_transpose_##sfx);
+RLX_FLOAT_TYPES(RLX_DECL_CONV_TRANSPOSE, _)
+
 /* pool geometry: [N, C, in[3], kernel[3], out[3], stride[3], pad_begin[3], pad_end[3],
  * dilation[3]] (1-d and 2-d pools padded to 3 spatial dims); flag: count_include_pad for
  * avg; scratch: one compute-type element (f32, f64 for f64) per output of the last dim */
