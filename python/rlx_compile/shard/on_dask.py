@@ -311,16 +311,21 @@ def _failure(client: Client, choice: ShardChoice, futures: Sequence[Future]) -> 
     """Why the run cannot complete, or None while it still can. A piece's own error
     comes first, then a worker that left (the cause of any cancellation), then a piece
     Dask cancelled or lost."""
+    # The statuses are read before the workers are asked for: they change on the
+    # client's event loop, and the scheduler removes a dead worker before it cancels
+    # the pieces that needed its data, so a cancellation seen here is explained by
+    # the worker list read after it.
+    statuses = [f.status for f in futures]
     for i, f in enumerate(futures):
-        if f.status == "error":
+        if statuses[i] == "error":
             return f"{_describe_piece(choice, i)} failed: {_one_line(f.exception())}"
     alive = _alive(client)
     for i, name in enumerate(choice.worker_names):
         if name not in alive:
             return f"{_describe_piece(choice, i)}: the worker left the cluster mid-run"
-    for i, f in enumerate(futures):
-        if f.status in ("cancelled", "lost"):
-            return f"{_describe_piece(choice, i)} was {f.status}"
+    for i, status in enumerate(statuses):
+        if status in ("cancelled", "lost"):
+            return f"{_describe_piece(choice, i)} was {status}"
     return None
 
 
