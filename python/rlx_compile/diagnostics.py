@@ -26,6 +26,7 @@ from xdsl.utils.exceptions import (
     VerifyException,
 )
 
+from rlx_compile.dialects.signature import use_signature_check
 from rlx_compile.ir import location_str, parse_error_line
 
 
@@ -158,6 +159,7 @@ def verify_module(module: Operation, context: str | None = None, *, full: bool =
     for op in module.walk():  # walk order: the first bad op is the one named
         if op not in dirty:
             continue
+        use_signature_check(type(op))
         try:
             op.verify(verify_nested_ops=False)
         except (VerifyException, DiagnosticException) as err:

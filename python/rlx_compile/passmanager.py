@@ -37,6 +37,7 @@ from rlx_compile.diagnostics import (
     handle_warnings,
     verify_module,
 )
+from rlx_compile.dialects.signature import generic_signature_checks
 from rlx_compile.ir import make_context, print_module
 from rlx_compile.transforms import RLX_PASSES
 
@@ -218,6 +219,13 @@ class PassManager:
         self.warnings: list[PassWarning] = []
 
     def run(self, module: ModuleOp) -> ModuleOp:
+        if verify_mode(self.inst.verify_each) == "full":
+            # Every op in full: with xDSL's generic signature checks, not the specialised ones.
+            with generic_signature_checks():
+                return self._run(module)
+        return self._run(module)
+
+    def _run(self, module: ModuleOp) -> ModuleOp:
         inst = self.inst
         mode = verify_mode(inst.verify_each)
         if mode != "off":

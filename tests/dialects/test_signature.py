@@ -1,0 +1,129 @@
+"""The specialised signature check (``dialects/signature.py``) gives the generic IRDL
+verdict, with the generic message, on valid ops and on ops broken in every way a
+signature can be: operand and result counts, types, a type variable, properties."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from xdsl.dialects.builtin import IntegerAttr, StringAttr, i32
+from xdsl.dialects.test import TestOp as ForeignOp
+from xdsl.ir import Operation, Region
+from xdsl.utils.exceptions import VerifyException
+
+from rlx_compile import ModuleBuilder
+from rlx_compile.builder import type_of
+from rlx_compile.dialects import mir
+from rlx_compile.dialects.signature import (
+    _INSTALLED,
+    generic_signature_checks,
+    use_signature_check,
+)
+
+
+def built() -> dict[str, Operation]:
+    """One valid op of each kind below, by name."""
+    with ModuleBuilder("f") as m:
+        x = m.input("x", (1, 4, 6, 6))
+        w = m.param("w", (4, 4, 3, 3))
+        y = m.relu(m.conv(x, w, pads=[1, 1, 1, 1]))
+        z = m.concat([y, x], axis=1)
+        m.output(m.add(z, z), names=["z"])
+    return {op.name: op for op in m.module.walk()}
+
+
+def verdict(op: Operation) -> str | None:
+    """The message ``op.verify`` raises, None when it verifies."""
+    try:
+        op.verify(verify_nested_ops=False)
+    except VerifyException as err:
+        return str(err)
+    return None
+
+
+def both(op: Operation) -> tuple[str | None, str | None]:
+    use_signature_check(type(op))
+    fast = verdict(op)
+    with generic_signature_checks():
+        generic = verdict(op)
+    return fast, generic
+
+
+def test_the_workhorse_ops_are_checked_by_the_specialised_check() -> None:
+    ops = built()
+    for name in ("mir.relu", "mir.conv", "mir.concat", "mir.add"):
+        use_signature_check(type(ops[name]))
+        assert _INSTALLED[type(ops[name])], name
+    use_signature_check(mir.IfOp)  # regions: left to the generic check
+    assert not _INSTALLED[mir.IfOp]
+
+
+@pytest.mark.parametrize("name", ["mir.relu", "mir.conv", "mir.concat", "mir.add"])
+def test_valid_ops_verify_either_way(name: str) -> None:
+    assert both(built()[name]) == (None, None)
+
+
+def foreign() -> Operation:
+    """A value of a type that is no tensor."""
+    return ForeignOp(result_types=[i32])
+
+
+Breakage = Callable[[Operation], Operation]
+
+
+def recreate(op: Operation, **changes: object) -> Operation:
+    fields: dict[str, object] = {
+        "operands": list(op.operands),
+        "result_types": [r.type for r in op.results],
+        "properties": dict(op.properties),
+        "attributes": dict(op.attributes),
+    }
+    fields.update(changes)
+    return type(op).create(**fields)  # type: ignore[arg-type]
+
+
+BREAKAGES: dict[str, tuple[str, Breakage]] = {
+    "missing operand": ("mir.add", lambda op: recreate(op, operands=list(op.operands)[:1])),
+    "extra operand": ("mir.conv", lambda op: recreate(op, operands=[*op.operands, op.operands[0]])),
+    "variadic of none": ("mir.concat", lambda op: recreate(op, operands=[])),
+    "operand no tensor": (
+        "mir.add",
+        lambda op: recreate(op, operands=[op.operands[0], foreign().results[0]]),
+    ),
+    "variadic no tensor": (
+        "mir.concat",
+        lambda op: recreate(op, operands=[*op.operands, foreign().results[0]]),
+    ),
+    "result no tensor": ("mir.conv", lambda op: recreate(op, result_types=[i32])),
+    "missing result": ("mir.relu", lambda op: recreate(op, result_types=[])),
+    "type variable": (
+        "mir.relu",
+        lambda op: recreate(op, result_types=[type_of(op.results[0]).with_shape([2, 2])]),
+    ),
+    "missing property": (
+        "mir.concat",
+        lambda op: recreate(op, properties={}),
+    ),
+    "unknown property": (
+        "mir.add",
+        lambda op: recreate(op, properties={"axis": IntegerAttr(0, 64)}),
+    ),
+    "property of the wrong kind": (
+        "mir.concat",
+        lambda op: recreate(op, properties={"axis": StringAttr("1")}),
+    ),
+    "property of the wrong width": (
+        "mir.concat",
+        lambda op: recreate(op, properties={"axis": IntegerAttr(1, 32)}),
+    ),
+    "a region": ("mir.add", lambda op: recreate(op, regions=[Region()])),
+}
+
+
+@pytest.mark.parametrize("breakage", sorted(BREAKAGES))
+def test_a_broken_signature_gets_the_generic_verdict(breakage: str) -> None:
+    name, brk = BREAKAGES[breakage]
+    fast, generic = both(brk(built()[name]))
+    assert generic is not None, "the breakage must be one the generic check rejects"
+    assert fast == generic
