@@ -1,5 +1,6 @@
 // The pybind11 module rlx_compile._core. Each component registers its own
-// functions; only flat numpy arrays and scalars cross this boundary.
+// functions; flat numpy arrays and scalars cross this boundary, the tensor planner's as
+// two read-only objects built (and checked) once: TensorGraph and PlanOptions.
 #include <pybind11/pybind11.h>
 
 namespace rlx {

@@ -1,6 +1,7 @@
 #include "memplan.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <numeric>
 #include <string>
 
@@ -487,7 +488,9 @@ ScheduleResult schedule_memory(const TensorGraph& g, const std::vector<i64>& op_
 }
 
 // ---------------------------------------------------------------------------------
-// Bindings
+// Bindings: the tensor graph and the planning options are Python classes
+// (rlx_compile._core.TensorGraph / PlanOptions) validated once when built, so the
+// functions take two objects instead of restating every array.
 // ---------------------------------------------------------------------------------
 
 namespace {
@@ -496,33 +499,50 @@ std::string at(const char* name, std::size_t i) {
     return std::string(name) + "[" + std::to_string(i) + "]";
 }
 
-TensorGraph make_graph(const IntArg& step, const IntArg& size, const IntArg& kind,
-                       const IntArg& alloc, const IntArg& view_parent,
-                       const IntArg& view_offset, const IntArg& dep_offsets,
-                       const IntArg& deps, const IntArg& is_output,
-                       const IntArg& inplace_ok, const IntArg& embed_into,
-                       const IntArg& embed_offset, i64 num_steps) {
-    TensorGraph g;
-    g.step = to_vector(step, "step");
+// The arrays of a TensorGraph under the keywords Python passes them by: the one list the
+// constructor, its length checks and the read-only properties share.
+struct GraphArray {
+    const char* name;
+    std::vector<i64> TensorGraph::*field;
+    bool per_tensor;  // one entry per tensor; else the CSR operand lists
+};
+constexpr GraphArray kGraphArrays[] = {
+    {"step", &TensorGraph::step, true},
+    {"size", &TensorGraph::size, true},
+    {"kind", &TensorGraph::kind, true},
+    {"alloc", &TensorGraph::alloc, true},
+    {"view_parent", &TensorGraph::view_parent, true},
+    {"view_offset", &TensorGraph::view_offset, true},
+    {"is_output", &TensorGraph::is_output, true},
+    {"inplace_ok", &TensorGraph::inplace_ok, true},
+    {"embed_into", &TensorGraph::embed_into, true},
+    {"embed_offset", &TensorGraph::embed_offset, true},
+    {"dep_offsets", &TensorGraph::dep_offsets, false},
+    {"deps", &TensorGraph::deps, false},
+};
+
+py::tuple array_names(bool per_tensor) {
+    py::list names;
+    for (const GraphArray& a : kGraphArrays) {
+        if (a.per_tensor == per_tensor) names.append(a.name);
+    }
+    return py::tuple(names);
+}
+
+bool is_graph_array(const std::string& name) {
+    return std::any_of(std::begin(kGraphArrays), std::end(kGraphArrays),
+                       [&](const GraphArray& a) { return name == a.name; });
+}
+
+// Every index and offset is checked against the graph, in an order that lets each check
+// rely on the previous ones (sizes are non-negative before any is subtracted).
+void validate(const TensorGraph& g) {
     const std::size_t n = g.step.size();
-    g.size = to_vector(size, "size");
-    g.kind = to_vector(kind, "kind");
-    g.alloc = to_vector(alloc, "alloc");
-    g.view_parent = to_vector(view_parent, "view_parent");
-    g.view_offset = to_vector(view_offset, "view_offset");
-    g.dep_offsets = to_vector(dep_offsets, "dep_offsets");
-    g.deps = to_vector(deps, "deps");
-    g.is_output = to_vector(is_output, "is_output");
-    g.inplace_ok = to_vector(inplace_ok, "inplace_ok");
-    g.embed_into = to_vector(embed_into, "embed_into");
-    g.embed_offset = to_vector(embed_offset, "embed_offset");
-    g.num_steps = num_steps;
-    for (auto* v : {&g.size, &g.kind, &g.alloc, &g.view_parent, &g.view_offset, &g.is_output,
-                    &g.inplace_ok, &g.embed_into, &g.embed_offset}) {
-        require_length(*v, n, "per-tensor array", "len(step)");
+    for (const GraphArray& a : kGraphArrays) {
+        if (a.per_tensor) require_length(g.*a.field, n, a.name, "len(step)");
     }
     require_length(g.dep_offsets, n + 1, "dep_offsets", "len(step) + 1");
-    if (num_steps < 0) throw py::value_error("num_steps must be >= 0");
+    if (g.num_steps < 0) throw py::value_error("num_steps must be >= 0");
     if (g.dep_offsets.front() != 0 ||
         g.dep_offsets.back() != static_cast<i64>(g.deps.size())) {
         throw py::value_error("dep_offsets must start at 0 and end at len(deps)");
@@ -532,11 +552,11 @@ TensorGraph make_graph(const IntArg& step, const IntArg& size, const IntArg& kin
             throw py::value_error(at("dep_offsets", t + 1) + " decreases");
         }
     }
-    for (std::size_t t = 0; t < n; ++t) {  // first, so the checks below can subtract sizes
+    for (std::size_t t = 0; t < n; ++t) {
         if (g.size[t] < 0) throw py::value_error(at("size", t) + " is negative");
     }
     for (std::size_t t = 0; t < n; ++t) {
-        if (g.step[t] < 0 || g.step[t] >= std::max<i64>(num_steps, 1)) {
+        if (g.step[t] < 0 || g.step[t] >= std::max<i64>(g.num_steps, 1)) {
             throw py::value_error(at("step", t) + " is outside [0, num_steps)");
         }
         if (g.kind[t] < kCompute || g.kind[t] > kConstant) {
@@ -568,6 +588,31 @@ TensorGraph make_graph(const IntArg& step, const IntArg& size, const IntArg& kin
         }
     }
     require_total_fits(g.size, 1, "size");
+}
+
+// TensorGraph(num_steps=..., step=..., ...): every array of kGraphArrays by keyword, each
+// a 1-D integer numpy array, and nothing else.
+TensorGraph make_graph(i64 num_steps, const py::kwargs& arrays) {
+    for (const auto& item : arrays) {
+        const std::string key = py::str(item.first);
+        if (!is_graph_array(key)) {
+            throw py::type_error("TensorGraph() got an unexpected array '" + key + "'");
+        }
+    }
+    TensorGraph g;
+    g.num_steps = num_steps;
+    for (const GraphArray& a : kGraphArrays) {
+        if (!arrays.contains(a.name)) {
+            throw py::type_error(std::string("TensorGraph() missing array '") + a.name + "'");
+        }
+        const py::object value = arrays[a.name];
+        if (!py::isinstance<py::array>(value)) {
+            throw py::type_error(std::string(a.name) + " must be a numpy array, got " +
+                                 std::string(py::str(py::type::of(value))));
+        }
+        g.*a.field = to_vector(py::reinterpret_borrow<py::array>(value), a.name);
+    }
+    validate(g);
     return g;
 }
 
@@ -593,22 +638,10 @@ PlanOptions make_options(bool leaves_live_whole, bool inputs_live_whole,
     return opt;
 }
 
-py::dict py_plan_tensors(const IntArg& step, const IntArg& size, const IntArg& kind,
-                         const IntArg& alloc, const IntArg& view_parent,
-                         const IntArg& view_offset, const IntArg& dep_offsets,
-                         const IntArg& deps, const IntArg& is_output,
-                         const IntArg& inplace_ok, const IntArg& embed_into,
-                         const IntArg& embed_offset, i64 num_steps, bool leaves_live_whole,
-                         bool inputs_live_whole, bool pin_output_ancestors, bool inplace,
-                         bool concat_inplace, i64 alignment, const std::string& strategy,
-                         i64 budget) {
-    TensorGraph g = make_graph(step, size, kind, alloc, view_parent, view_offset, dep_offsets,
-                               deps, is_output, inplace_ok, embed_into, embed_offset, num_steps);
-    PlanOptions opt = make_options(leaves_live_whole, inputs_live_whole, pin_output_ancestors,
-                                   inplace, concat_inplace, alignment, strategy, budget);
+py::dict py_plan_tensors(const TensorGraph& g, const PlanOptions& opt) {
     TensorPlan p;
     {
-        py::gil_scoped_release release;
+        py::gil_scoped_release release;  // both objects are read-only from Python
         p = plan_tensors(g, opt);
     }
     py::dict out;
@@ -627,29 +660,16 @@ py::dict py_plan_tensors(const IntArg& step, const IntArg& size, const IntArg& k
     return out;
 }
 
-py::dict py_schedule_memory(const IntArg& step, const IntArg& size, const IntArg& kind,
-                            const IntArg& alloc, const IntArg& view_parent,
-                            const IntArg& view_offset, const IntArg& dep_offsets,
-                            const IntArg& deps, const IntArg& is_output,
-                            const IntArg& inplace_ok, const IntArg& embed_into,
-                            const IntArg& embed_offset, i64 num_steps,
-                            bool leaves_live_whole, bool inputs_live_whole,
-                            bool pin_output_ancestors, bool inplace, bool concat_inplace,
-                            i64 alignment) {
-    TensorGraph g = make_graph(step, size, kind, alloc, view_parent, view_offset, dep_offsets,
-                               deps, is_output, inplace_ok, embed_into, embed_offset, num_steps);
-    if (num_steps < 1 && !g.step.empty()) {
+py::dict py_schedule_memory(const TensorGraph& g, const PlanOptions& opt) {
+    if (g.num_steps < 1 && !g.step.empty()) {
         throw py::value_error("num_steps must be >= 1: tensors are produced by steps");
     }
-    // Placement is not run; the alignment only decides which concat operands embed.
-    PlanOptions opt = make_options(leaves_live_whole, inputs_live_whole, pin_output_ancestors,
-                                   inplace, concat_inplace, alignment, "rlx", 0);
     // One op per step: a tensor's producing op is its step in source order.
     const std::vector<i64> op_of = g.step;
     ScheduleResult r;
     {
         py::gil_scoped_release release;
-        r = schedule_memory(g, op_of, num_steps, opt);
+        r = schedule_memory(g, op_of, g.num_steps, opt);
     }
     py::dict out;
     out["order"] = to_array(r.order);
@@ -663,23 +683,54 @@ py::dict py_schedule_memory(const IntArg& step, const IntArg& size, const IntArg
 }  // namespace
 
 void register_memplan(py::module_& m) {
-    m.def("plan_tensors", &py_plan_tensors, py::arg("step"), py::arg("size"), py::arg("kind"),
-          py::arg("alloc"), py::arg("view_parent"), py::arg("view_offset"),
-          py::arg("dep_offsets"), py::arg("deps"), py::arg("is_output"), py::arg("inplace_ok"),
-          py::arg("embed_into"), py::arg("embed_offset"), py::arg("num_steps"),
-          py::arg("leaves_live_whole"), py::arg("inputs_live_whole"),
-          py::arg("pin_output_ancestors"), py::arg("inplace"), py::arg("concat_inplace"),
-          py::arg("alignment"), py::arg("strategy"), py::arg("budget"),
+    py::enum_<TensorKind>(m, "TensorKind", "The kind array's values.")
+        .value("COMPUTE", kCompute)
+        .value("INPUT", kInput)
+        .value("PARAM", kParam)
+        .value("CONSTANT", kConstant);
+
+    py::class_<TensorGraph> graph(
+        m, "TensorGraph",
+        "A scheduled tensor graph, one entry per tensor (op result), as flat int64 arrays; "
+        "checked when built. Keywords: num_steps and every name in PER_TENSOR and EDGES.");
+    graph.def(py::init(&make_graph), py::arg("num_steps"))
+        .def_readonly("num_steps", &TensorGraph::num_steps)
+        .def("__len__", [](const TensorGraph& g) { return g.step.size(); });
+    graph.attr("PER_TENSOR") = array_names(true);
+    graph.attr("EDGES") = array_names(false);
+    for (const GraphArray& a : kGraphArrays) {
+        const auto field = a.field;
+        graph.def_property_readonly(a.name,
+                                    [field](const TensorGraph& g) { return to_array(g.*field); });
+    }
+
+    py::class_<PlanOptions>(m, "PlanOptions", "The options of plan_tensors and schedule_memory.")
+        .def(py::init(&make_options), py::kw_only(), py::arg("leaves_live_whole") = true,
+             py::arg("inputs_live_whole") = true, py::arg("pin_output_ancestors") = false,
+             py::arg("inplace") = true, py::arg("concat_inplace") = true,
+             py::arg("alignment") = 64, py::arg("strategy") = "best",
+             py::arg("budget") = kDefaultBudget)
+        .def_readonly("leaves_live_whole", &PlanOptions::leaves_live_whole)
+        .def_readonly("inputs_live_whole", &PlanOptions::inputs_live_whole)
+        .def_readonly("pin_output_ancestors", &PlanOptions::pin_output_ancestors)
+        .def_readonly("inplace", &PlanOptions::inplace)
+        .def_readonly("concat_inplace", &PlanOptions::concat_inplace)
+        .def_readonly("alignment", &PlanOptions::alignment)
+        .def_property_readonly("strategy",
+                               [](const PlanOptions& o) {
+                                   return strategy_names()[static_cast<std::size_t>(o.strategy)];
+                               })
+        .def_readonly("budget", &PlanOptions::budget);
+
+    m.def("plan_tensors", &py_plan_tensors, py::arg("graph"), py::arg("options"),
           "Views, in-place reuse, concat operands in place, liveness and arena placement of a "
           "scheduled tensor graph.");
-    m.def("schedule_memory", &py_schedule_memory, py::arg("step"), py::arg("size"),
-          py::arg("kind"), py::arg("alloc"), py::arg("view_parent"), py::arg("view_offset"),
-          py::arg("dep_offsets"), py::arg("deps"), py::arg("is_output"), py::arg("inplace_ok"),
-          py::arg("embed_into"), py::arg("embed_offset"), py::arg("num_steps"),
-          py::arg("leaves_live_whole"), py::arg("inputs_live_whole"),
-          py::arg("pin_output_ancestors"), py::arg("inplace"), py::arg("concat_inplace"),
-          py::arg("alignment"),
-          "A topological order of the ops with a lower peak of live bytes.");
+    m.def("schedule_memory", &py_schedule_memory, py::arg("graph"), py::arg("options"),
+          "A topological order of the ops with a lower peak of live bytes (placement is not "
+          "run: the options' strategy and budget are unused).");
+    py::list candidates;
+    for (const char* name : kScheduleCandidates) candidates.append(name);
+    m.attr("SCHEDULE_CANDIDATES") = py::tuple(candidates);
 }
 
 }  // namespace rlx

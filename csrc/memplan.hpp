@@ -71,12 +71,16 @@ TensorPlan plan_tensors(const TensorGraph& g, const PlanOptions& opt);
 // depth-first order finishing one branch before the next, the same visiting the most
 // memory-hungry operand first, and a greedy list schedule) are evaluated with
 // form_buffers' peak; the lowest wins, source order on ties.
+// The candidate orders by name, in the order of ScheduleResult::candidate_peaks.
+inline constexpr const char* kScheduleCandidates[] = {"source", "depth-first",
+                                                      "depth-first-heavy", "greedy"};
+
 struct ScheduleResult {
     std::vector<std::int64_t> order;  // op indices in execution order
     std::int64_t source_peak = 0;
     std::int64_t best_peak = 0;
-    std::vector<std::int64_t> candidate_peaks;  // source, dfs, dfs-heavy, greedy
-    int winner = 0;
+    std::vector<std::int64_t> candidate_peaks;  // one per kScheduleCandidates (greedy: small graphs)
+    int winner = 0;                             // index into kScheduleCandidates
 };
 
 ScheduleResult schedule_memory(const TensorGraph& g, const std::vector<std::int64_t>& op_of,

@@ -92,8 +92,9 @@ def test_the_package_is_marked_typed() -> None:
 
 def test_the_core_stub_matches_the_built_module() -> None:
     """``_core.pyi`` (what mypy reads for the pybind11 module) names what the built module
-    exports, and each function's parameters in the order the binding declares them (read
-    from the signature line pybind11 writes at the head of each docstring)."""
+    exports, each function's parameters in the order the binding declares them (read
+    from the signature line pybind11 writes at the head of each docstring), the classes'
+    constructor keywords and read-only properties, and the enum's values."""
     import ast
     import re
 
@@ -108,9 +109,30 @@ def test_the_core_stub_matches_the_built_module() -> None:
         for n in tree.body
         if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name) and n.target.id.isupper()
     }
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
     built = {name for name in dir(_core) if not name.startswith("_")}
-    assert set(functions) | constants == built
+    assert set(functions) | constants | set(classes) == built
     for name, node in functions.items():
         signature = getattr(_core, name).__doc__.splitlines()[0]
         names = re.findall(r"[(,] ?(\w+): ", signature)
         assert [a.arg for a in node.args.args] == names, name
+    stub_kinds = {
+        target.id: node.value.value
+        for node in classes["TensorKind"].body
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    assert stub_kinds == {k: int(v) for k, v in _core.TensorKind.__members__.items()}
+    for name in ("TensorGraph", "PlanOptions"):
+        init = next(n for n in classes[name].body if isinstance(n, ast.FunctionDef))
+        stub_keywords = [a.arg for a in (*init.args.args[1:], *init.args.kwonlyargs)]
+        props = {n.name for n in classes[name].body if isinstance(n, ast.FunctionDef)}
+        built_props = {k for k, v in vars(getattr(_core, name)).items() if isinstance(v, property)}
+        assert props - {"__init__", "__len__"} == built_props, name
+        if name == "TensorGraph":  # the arrays go through **kwargs: the core lists them
+            core = _core.TensorGraph
+            assert stub_keywords == ["num_steps", *core.PER_TENSOR, *core.EDGES]
+        else:
+            signature = str(_core.PlanOptions.__init__.__doc__).splitlines()[0]
+            assert stub_keywords == re.findall(r"[(,] ?(\w+): ", signature)[1:], name

@@ -10,6 +10,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from typing import Any
 
 import numpy as np
 import pytest
@@ -21,9 +22,9 @@ I64 = np.int64
 BIG = np.iinfo(np.int64).max
 
 
-def _plan_args(**over: object) -> list[object]:
-    """A valid two-tensor plan_tensors call (an input and a compute tensor reading it)."""
-    a: dict[str, object] = {
+def graph_arrays(**over: object) -> dict[str, Any]:
+    """A valid two-tensor graph (an input and a compute tensor reading it)."""
+    a: dict[str, Any] = {
         "step": np.array([0, 1], I64), "size": np.array([64, 64], I64),
         "kind": np.array([1, 0], I64), "alloc": np.array([1, 1], I64),
         "view_parent": np.array([-1, -1], I64), "view_offset": np.array([0, 0], I64),
@@ -33,20 +34,74 @@ def _plan_args(**over: object) -> list[object]:
         "num_steps": 2,
     }  # fmt: skip
     a.update(over)
-    return list(a.values())
+    return a
 
 
-def plan(**over: object) -> dict[str, object]:
-    return _core.plan_tensors(*_plan_args(**over), True, True, False, True, True, 64, "rlx", 0)
+def graph(**over: object) -> _core.TensorGraph:
+    return _core.TensorGraph(**graph_arrays(**over))
 
 
-def schedule(**over: object) -> dict[str, object]:
-    return _core.schedule_memory(*_plan_args(**over), True, True, False, True, True, 64)
+OPTIONS = _core.PlanOptions(strategy="rlx", budget=0)
+
+
+def plan(**over: object) -> dict[str, Any]:
+    return _core.plan_tensors(graph(**over), OPTIONS)
+
+
+def schedule(**over: object) -> dict[str, Any]:
+    return _core.schedule_memory(graph(**over), OPTIONS)
 
 
 def test_the_valid_call_plans() -> None:
     assert plan()["arena_size"] > 0
     assert len(schedule()["order"]) == 2
+
+
+def test_the_graph_takes_every_array_by_name_and_nothing_else() -> None:
+    arrays = graph_arrays()
+    del arrays["deps"]
+    with pytest.raises(TypeError, match="TensorGraph\\(\\) missing array 'deps'"):
+        _core.TensorGraph(**arrays)
+    with pytest.raises(TypeError, match="unexpected array 'sizes'"):
+        graph(sizes=np.array([64, 64], I64))
+    with pytest.raises(TypeError, match="kind must be a numpy array, got <class 'list'>"):
+        graph(kind=[1, 0])
+    with pytest.raises(ValueError, match=r"embed_offset has length 1, expected len\(step\) = 2"):
+        graph(embed_offset=np.array([0], I64))
+    assert set(graph_arrays()) == {"num_steps", *_core.TensorGraph.PER_TENSOR,
+                                   *_core.TensorGraph.EDGES}  # fmt: skip
+
+
+def test_a_graph_is_read_only_and_reads_back_its_arrays() -> None:
+    g = graph(size=np.array([64, 128], np.int32))
+    assert len(g) == 2 and g.num_steps == 2
+    assert g.size.dtype == I64 and g.size.tolist() == [64, 128]
+    assert g.deps.tolist() == [0]
+    with pytest.raises(AttributeError):
+        g.size = np.array([1, 1], I64)  # type: ignore[misc]
+
+
+def test_plan_options_are_checked_once_built() -> None:
+    with pytest.raises(ValueError, match="alignment 48 is not a power of two"):
+        _core.PlanOptions(alignment=48)
+    with pytest.raises(ValueError, match="unknown strategy 'nope'"):
+        _core.PlanOptions(strategy="nope")
+    with pytest.raises(ValueError, match="budget must be >= 0"):
+        _core.PlanOptions(budget=-1)
+    with pytest.raises(TypeError):
+        _core.PlanOptions(True)  # type: ignore[misc]  # keywords only
+    o = _core.PlanOptions(inputs_live_whole=False, strategy="best-fit")
+    assert (o.inputs_live_whole, o.strategy, o.alignment) == (False, "best-fit", 64)
+    assert o.budget == _core.PLACEMENT_DEFAULT_BUDGET
+
+
+def test_the_core_names_its_kinds_and_candidate_orders() -> None:
+    kinds = {k: int(v) for k, v in _core.TensorKind.__members__.items()}
+    assert kinds == {"COMPUTE": 0, "INPUT": 1, "PARAM": 2, "CONSTANT": 3}
+    with pytest.raises(ValueError, match=r"kind\[1\] is not 0..3"):
+        plan(kind=np.array([1, 4], I64))
+    peaks = schedule()["candidate_peaks"]
+    assert len(peaks) == len(_core.SCHEDULE_CANDIDATES) == 4
 
 
 def test_schedule_memory_with_no_steps_is_refused() -> None:
@@ -123,16 +178,37 @@ _PROPERTY = textwrap.dedent(
     common = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
                       suppress_health_check=list(HealthCheck))
 
+    NAMES = (*_core.TensorGraph.PER_TENSOR, *_core.TensorGraph.EDGES)
+
+    def build(fn, **kwargs):
+        try:
+            return fn(**kwargs)
+        except (ValueError, TypeError, OverflowError):
+            return None
+
     @common
     @given(st.data())
     def plans(data):
         n = data.draw(st.integers(0, 5))
-        arrs = [data.draw(arrays(n)) for _ in range(12)]
-        steps = data.draw(values)
-        tail = [True, True, False, True, True, data.draw(st.sampled_from([1, 3, 64, 0, -8])),
-                data.draw(st.sampled_from(["rlx", "best", "nope"])), data.draw(values)]
-        call(_core.plan_tensors, *arrs, steps, *tail)
-        call(_core.schedule_memory, *arrs, steps, *tail[:6])
+        arrs = {name: data.draw(arrays(n)) for name in NAMES}
+        shape = data.draw(st.sampled_from(["all", "missing", "extra", "list"]))
+        if shape == "missing":
+            del arrs[data.draw(st.sampled_from(NAMES))]
+        elif shape == "extra":
+            arrs["unknown"] = data.draw(arrays(n))
+        elif shape == "list":
+            name = data.draw(st.sampled_from(NAMES))
+            arrs[name] = arrs[name].tolist()
+        graph = build(_core.TensorGraph, num_steps=data.draw(values), **arrs)
+        options = build(
+            _core.PlanOptions, inputs_live_whole=data.draw(st.booleans()),
+            pin_output_ancestors=data.draw(st.booleans()),
+            alignment=data.draw(st.sampled_from([1, 3, 64, 0, -8])),
+            strategy=data.draw(st.sampled_from(["rlx", "best", "nope"])), budget=data.draw(values),
+        )
+        if graph is not None and options is not None:
+            call(_core.plan_tensors, graph, options)
+            call(_core.schedule_memory, graph, options)
 
     @common
     @given(arrays(), arrays(), arrays(), values, st.sampled_from(["rlx", "best", "x"]), values)

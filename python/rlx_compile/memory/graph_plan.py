@@ -37,7 +37,11 @@ from rlx_compile.ir import graph_block, graph_name, graph_outputs, output_names,
 from rlx_compile.memory.placement import DEFAULT_BUDGET, STRATEGIES
 
 WIDTH_POLICIES = ("native", "f32-uniform", "hybrid")
-KIND_COMPUTE, KIND_INPUT, KIND_PARAM, KIND_CONSTANT = 0, 1, 2, 3
+# The values of the planner's ``kind`` array, as the C++ core defines them.
+KIND_COMPUTE = int(_core.TensorKind.COMPUTE)
+KIND_INPUT = int(_core.TensorKind.INPUT)
+KIND_PARAM = int(_core.TensorKind.PARAM)
+KIND_CONSTANT = int(_core.TensorKind.CONSTANT)
 
 
 class PlanningError(ValueError):
@@ -75,6 +79,15 @@ class PlanOptions:
         if self.width not in WIDTH_POLICIES:
             raise ValueError(f"unknown width '{self.width}' (known: {', '.join(WIDTH_POLICIES)})")
 
+    def core(self) -> _core.PlanOptions:
+        """The options the C++ planner reads (leaves always live for the whole run)."""
+        return _core.PlanOptions(
+            leaves_live_whole=True, inputs_live_whole=not self.reuse_inputs,
+            pin_output_ancestors=self.pin_output_ancestors, inplace=self.inplace,
+            concat_inplace=self.concat_inplace, alignment=self.alignment,
+            strategy=self.strategy, budget=self.budget,
+        )  # fmt: skip
+
 
 def slot_bytes(
     t: TensorType, kind: int, width: str, alignment: int, ranges: DimRanges | None = None
@@ -109,6 +122,10 @@ class TensorGraphArrays:
     scratch_index: dict[Operation, int] = field(default_factory=dict)
     """The row of each control-flow op's scratch (a pseudo-tensor of the op's step)."""
 
+    def core(self) -> _core.TensorGraph:
+        """The graph as the C++ planner takes it (checked there)."""
+        return _core.TensorGraph(num_steps=self.num_steps, **self.arrays)
+
 
 def _kind(op: Operation) -> int:
     if isinstance(op, mir.InputOp):
@@ -139,10 +156,7 @@ def export_graph(
     tensors: list[SSAValue | None] = []
     index: dict[SSAValue, int] = {}
     scratch_index: dict[Operation, int] = {}
-    cols: dict[str, list[int]] = {
-        k: [] for k in ("step", "size", "kind", "alloc", "view_parent", "view_offset",
-                        "is_output", "inplace_ok", "embed_into", "embed_offset")
-    }  # fmt: skip
+    cols: dict[str, list[int]] = {k: [] for k in _core.TensorGraph.PER_TENSOR}
     dep_offsets, deps = [0], []
     output_set = set(outputs)
     allocate = {
@@ -257,13 +271,7 @@ class TensorPlan:
 
 
 def plan_exported(g: TensorGraphArrays, opts: PlanOptions) -> TensorPlan:
-    a = g.arrays
-    out = _core.plan_tensors(
-        a["step"], a["size"], a["kind"], a["alloc"], a["view_parent"], a["view_offset"],
-        a["dep_offsets"], a["deps"], a["is_output"], a["inplace_ok"], a["embed_into"],
-        a["embed_offset"], g.num_steps, True, not opts.reuse_inputs, opts.pin_output_ancestors,
-        opts.inplace, opts.concat_inplace, opts.alignment, opts.strategy, opts.budget,
-    )  # fmt: skip
+    out = _core.plan_tensors(g.core(), opts.core())
     return TensorPlan(
         g, out["offset"], out["root"], out["root_offset"], out["buffer"],
         int(out["arena_size"]), int(out["peak"]), int(out["inplace_count"]),
@@ -277,14 +285,8 @@ def memory_order(
     """A reordering of ``ops`` with a lower peak of live bytes (leaves stay first), and
     the peaks measured for each candidate order."""
     g = export_graph(ops, outputs, opts)
-    a = g.arrays
-    out = _core.schedule_memory(
-        a["step"], a["size"], a["kind"], a["alloc"], a["view_parent"], a["view_offset"],
-        a["dep_offsets"], a["deps"], a["is_output"], a["inplace_ok"], a["embed_into"],
-        a["embed_offset"], g.num_steps, True, not opts.reuse_inputs, opts.pin_output_ancestors,
-        opts.inplace, opts.concat_inplace, opts.alignment,
-    )  # fmt: skip
-    names = ("source", "depth-first", "depth-first-heavy", "greedy")
+    out = _core.schedule_memory(g.core(), opts.core())
+    names = _core.SCHEDULE_CANDIDATES
     peaks = {names[i]: int(p) for i, p in enumerate(out["candidate_peaks"])}
     peaks["winner"] = int(out["winner"])
     return [ops[int(i)] for i in out["order"]], peaks
