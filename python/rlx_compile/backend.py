@@ -191,7 +191,7 @@ class Compiled:
             """The compile: planned, or (open dims) the MIR every plan starts from."""
         except RlxError as err:
             onnx_open = _onnx_open_dims(model, self.baked)
-            if dims is not None or getattr(err, "needs_values", ()) or not onnx_open:
+            if dims is not None or getattr(err, "needs_values", False) or not onnx_open:
                 raise
             self.symbolic_error, self.open_dims, self.result = err, onnx_open, None
         else:

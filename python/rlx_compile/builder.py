@@ -677,11 +677,13 @@ class GraphBuilder:
         with self.building(block):
             next_cond, next_carried, elements = body(i, cond, list(carried))
             self.emit(mir.YieldOp([next_cond, *next_carried, *elements]))
-        if elements and scan_length is None:
-            raise ValueError("a loop with scan elements needs their scan_length")
-        scan_types = [
-            TensorType((scan_length, *type_of(e).shape), type_of(e).dtype) for e in elements
-        ]
+        scan_types: list[TensorType] = []
+        if elements:
+            if scan_length is None:
+                raise ValueError("a loop with scan elements needs their scan_length")
+            scan_types = [
+                TensorType((scan_length, *type_of(e).shape), type_of(e).dtype) for e in elements
+            ]
         op = self.emit(
             mir.LoopOp(
                 trip_count, condition, inits, Region(block), [*map(type_of, inits), *scan_types]
@@ -742,25 +744,25 @@ class ModuleBuilder(GraphBuilder):
     def _with_policy(self, policy: str | None) -> str | None:
         return policy if policy is not None else self.policy
 
-    def linear(self, x, w, bias=None, act=None, policy=None):  # type: ignore[override]
+    def linear(self, x, w, bias=None, act=None, policy=None):
         return super().linear(x, w, bias, act, self._with_policy(policy))
 
-    def swiglu(self, x, up, gate, down, policy=None):  # type: ignore[override]
+    def swiglu(self, x, up, gate, down, policy=None):
         return super().swiglu(x, up, gate, down, self._with_policy(policy))
 
-    def residual_rms_norm(self, x, residual, scale, eps=1e-6, policy=None):  # type: ignore[override]
+    def residual_rms_norm(self, x, residual, scale, eps=1e-6, policy=None):
         return super().residual_rms_norm(x, residual, scale, eps, self._with_policy(policy))
 
-    def shared_linear_pair(self, x, w1, w2, policy=None):  # type: ignore[override]
+    def shared_linear_pair(self, x, w1, w2, policy=None):
         return super().shared_linear_pair(x, w1, w2, self._with_policy(policy))
 
-    def attention_block(self, x, wq, wk, wv, wo, *, policy=None, **kw):  # type: ignore[override]
+    def attention_block(self, x, wq, wk, wv, wo, *, policy=None, **kw):
         return super().attention_block(x, wq, wk, wv, wo, policy=self._with_policy(policy), **kw)
 
-    def decoder_block(self, x, *, policy=None, **kw):  # type: ignore[override]
+    def decoder_block(self, x, *, policy=None, **kw):
         return super().decoder_block(x, policy=self._with_policy(policy), **kw)
 
-    def conv_block(self, x, w, bias=None, *, policy=None, **kw):  # type: ignore[override]
+    def conv_block(self, x, w, bias=None, *, policy=None, **kw):
         return super().conv_block(x, w, bias, policy=self._with_policy(policy), **kw)
 
     def output(self, *values: SSAValue, names: Sequence[str] | None = None) -> None:

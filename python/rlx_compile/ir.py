@@ -333,12 +333,11 @@ class _Positions:
             after = after.next_op
         lo = self.of[before] if before is not None else None
         hi = self.of[after] if after is not None else None
-        if lo is None and hi is None:
-            lo, hi = -1.0, float(len(run))
-        elif lo is None:
+        # no neighbour on a side: a number one step past the run on that side
+        if hi is None:
+            hi = float(len(run)) if lo is None else lo + len(run) + 1
+        if lo is None:
             lo = hi - len(run) - 1
-        elif hi is None:
-            hi = lo + len(run) + 1
         step = (hi - lo) / (len(run) + 1)
         numbers = [lo + step * (i + 1) for i in range(len(run))]
         if not lo < numbers[0] or not numbers[-1] < hi or len(set(numbers)) < len(run):

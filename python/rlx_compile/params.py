@@ -32,7 +32,7 @@ def load_bindings(path: str | Path) -> dict[str, np.ndarray]:
 def save_bindings(path: str | Path, arrays: Mapping[str, Any]) -> None:
     """Write arrays by name to ``path`` as given (``np.savez`` would append ``.npz``)."""
     with open(path, "wb") as f:
-        np.savez(f, **{name: np.asarray(a) for name, a in arrays.items()})
+        np.savez(f, allow_pickle=True, **{name: np.asarray(a) for name, a in arrays.items()})
 
 
 def param_array(name: str, t: TensorType, value: np.ndarray) -> np.ndarray:

@@ -7,7 +7,9 @@ policy (``lower-hir-to-mir{policy=fusable}``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypedDict
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -173,12 +175,19 @@ class LowerDecoderBlock(_HirPattern):
         self.commit(rewriter, op, ops, [b.add(hidden, mlp)])
 
 
+class _ConvArgs(TypedDict):
+    strides: Sequence[int]
+    pads: Sequence[int]
+    dilations: Sequence[int]
+    groups: int
+
+
 class LowerConvBlock(_HirPattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: hir.ConvBlockOp, rewriter: PatternRewriter) -> None:
         b, ops = self.builder(op)
         p = op.props()
-        conv_args = {
+        conv_args: _ConvArgs = {
             "strides": p.ints("strides"),
             "pads": p.ints("pads"),
             "dilations": p.ints("dilations"),

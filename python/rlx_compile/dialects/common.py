@@ -451,7 +451,7 @@ def require_min_rank(t: TensorType, rank: int, what: str) -> None:
         raise VerifyException(f"{what} must have rank >= {rank}, got {fmt_shape(t.shape)}")
 
 
-OperandTypes = TensorType | Sequence[TensorType] | None
+OperandTypes = TensorType | list[TensorType] | None
 
 
 class ShapedOp(IRDLOperation):
@@ -511,7 +511,7 @@ class ShapedOp(IRDLOperation):
         self,
         operands: Mapping[str, SSAValue | Operation | Sequence[SSAValue] | None],
         props: Mapping[str, Attribute | None] | None = None,
-        result_types: Sequence[Attribute] | None = None,
+        result_types: Sequence[Attribute | Sequence[Attribute]] | None = None,
         attributes: Mapping[str, Attribute | None] | None = None,
         regions: Sequence[Any] | None = None,
     ) -> None:
@@ -541,7 +541,8 @@ class ShapedOp(IRDLOperation):
             Operation.__init__(
                 self,
                 operands=[SSAValue.get(v) for v in ordered],
-                result_types=list(result_types),
+                # single results: each entry is one type, never a variadic group
+                result_types=cast(list[Attribute], list(result_types)),
                 properties=clean_props,
                 attributes={k: v for k, v in (attributes or {}).items() if v is not None},
             )

@@ -200,6 +200,8 @@ class DimExpr:
     terms: tuple[tuple[Monomial, int], ...]
     const: int
     key: tuple[Any, ...]
+    _hash: int
+    _symbols: frozenset[str] | None
 
     @classmethod
     def _intern(cls, terms: tuple[tuple[Monomial, int], ...], const: int) -> DimExpr:
@@ -236,7 +238,7 @@ class DimExpr:
                 for atom in mono:
                     out |= atom.symbols()
             self._symbols = frozenset(out)
-        return cast(frozenset[str], self._symbols)
+        return self._symbols
 
     # -- values ---------------------------------------------------------------------
     def evaluate(self, env: Mapping[str, int]) -> int:
@@ -351,7 +353,7 @@ def _is_dim(v: object) -> bool:
 
 
 def _is_np_int(v: object) -> bool:
-    return type(v).__module__ == "numpy" and hasattr(v, "dtype") and v.dtype.kind in "iu"  # type: ignore[attr-defined]
+    return type(v).__module__ == "numpy" and hasattr(v, "dtype") and v.dtype.kind in "iu"
 
 
 def _coerce(v: object) -> Dim:
@@ -446,7 +448,7 @@ def floordiv(a: Dim, b: Dim) -> Dim:
             return a // b
         if b < 0:
             a, b = neg(a), -b
-        return _floordiv_const(cast(DimExpr, a) if not isinstance(a, int) else a, b)
+        return _floordiv_const(a, b)
     exact = _exact_quotient(a, b)
     if exact is not None:
         return exact

@@ -257,7 +257,7 @@ class ViewOp(ShapedOp):
     def check_result(self, props: Props, *, root: TensorType) -> None:
         if isinstance(self.root.owner, ViewOp):
             raise VerifyException("a view's root must not itself be a view")
-        out = cast(TensorType, self.result.type)
+        out = self.result.type
         offset = props.int("byte_offset")
         root_bytes, view_bytes = tensor_bytes(root), tensor_bytes(out)
         # Symbolic views must fit for every size: in their graph's ranges, or any size.
@@ -421,7 +421,9 @@ class GraphOp(ShapedOp):
                         f"{op.name}: symbolic dims {sorted(unranged)} have no range "
                         "(a lir.graph is planned for exact sizes or declared ranges)"
                     )
-            slotted = list(zip(op.results, result_slots(op), strict=True))
+            slotted: list[tuple[SSAValue, SlotAttr | None]] = list(
+                zip(op.results, result_slots(op), strict=True)
+            )
             args = op.regions[0].block.args if op.regions and arg_slots(op) else ()
             if len(arg_slots(op)) != len(args):
                 raise VerifyException(

@@ -38,6 +38,7 @@ from xdsl.irdl import (
     VarConstraint,
     base,
     irdl_op_definition,
+    irdl_to_attr_constraint,
     lazy_traits_def,
     operand_def,
     opt_operand_def,
@@ -123,6 +124,7 @@ from rlx_compile.dialects.types import (
     broadcast_shapes,
     check_axis,
     fmt_shape,
+    is_static_shape,
     may_equal,
     may_expand_to,
     may_reshape,
@@ -1612,7 +1614,7 @@ class NarrowOp(ShapedOp):
     name = "mir.narrow"
     input = operand_def(TensorType)
     axis = prop_def(I64Attr)
-    start = prop_def(I64Attr | DimAttr)
+    start = prop_def(irdl_to_attr_constraint(I64Attr) | base(DimAttr))
     result = result_def(TensorType)
     traits = traits_def(
         Pure(), SimplifyCanonicalization(), Precision(PrecisionClass.DATA_MOVEMENT), ViewLike()
@@ -1675,7 +1677,7 @@ class NarrowOp(ShapedOp):
         return start * inner * src.dtype.itemsize
 
     def last_dim_pointwise_operands(self) -> tuple[int, ...]:
-        rank = cast(TensorType, self.result.type).rank
+        rank = self.result.type.rank
         return (0,) if rank and self.props().int("axis") != rank - 1 else ()
 
 
@@ -1698,7 +1700,7 @@ class SliceOp(ShapedOp):
     )
 
     def __init__(
-        self, input: SSAValue, starts: Sequence[int], steps: Sequence[int], lengths: Sequence[int]
+        self, input: SSAValue, starts: Sequence[int], steps: Sequence[int], lengths: Sequence[Dim]
     ):
         t = SSAValue.get(input).type
         assert isinstance(t, TensorType)
@@ -1950,7 +1952,7 @@ def conv_output_shape(
             f"weight {fmt_shape(w.shape)} needs C_in/groups = {c_in}/{groups} in dim 1"
         )
     kernel = w.shape[2:]
-    if not all(isinstance(d, int) for d in kernel):
+    if not is_static_shape(kernel):
         raise VerifyException(f"the kernel size {fmt_shape(kernel)} must be static")
     spatial = [
         _spatial_out(x.shape[2 + i], kernel[i], strides[i], pads[i], pads[k + i], dilations[i])
@@ -2676,7 +2678,7 @@ class FusedSwigluOp(ShapedOp):
         return (input.with_shape((*input.shape[:-1], last // 2)),)
 
     def decompose(self, b: GraphBuilder) -> list[SSAValue]:
-        n = cast(int, cast(TensorType, self.result.type).shape[-1])  # static (verified)
+        n = cast(int, self.result.type.shape[-1])  # static (verified)
         first, second = b.narrow(self.input, -1, 0, n), b.narrow(self.input, -1, n, n)
         gate, up = (first, second) if self.props().flag("gate_first") else (second, first)
         return [b.mul(b.silu(gate), up)]
@@ -3523,7 +3525,7 @@ class LoopOp(ControlFlowOp):
                 f"the body yields {_types_text(yielded)}, expected (condition, carried "
                 f"values..., scan elements...) starting {_types_text([BOOL_SCALAR, *inits])}"
             )
-        results = [cast(TensorType, r.type) for r in self.outs]
+        results = [r.type for r in self.outs]
         elements = cast(list[TensorType], yielded[1 + n :])
         if len(results) != n + len(elements) or results[:n] != list(inits):
             raise VerifyException(
@@ -3574,7 +3576,7 @@ def run_time_symbols(root: Operation) -> set[str]:
             if isinstance(length, DimExpr) and length.symbol_name is not None:
                 bound.add(length.symbol_name)
         elif isinstance(op, InputOp | ParamOp):
-            named.update(cast(TensorType, op.result.type).symbols())
+            named.update(op.result.type.symbols())
     return bound - named
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
-from typing import Any, cast
+from typing import Any, TypeGuard, cast, overload
 
 import ml_dtypes
 import numpy as np
@@ -259,8 +259,9 @@ class DimAttr(Data[DimExpr]):
         printer.print_string(f"<{self.data}>")
 
 
-_TENSOR_TYPES: dict[tuple[Shape, DType], TensorType] = {}
-"""Every tensor type made so far, by shape and element type (types are interned)."""
+_TENSOR_TYPES: dict[tuple[tuple[Dim | str, ...], DType], TensorType] = {}
+"""Every tensor type made so far, by shape and element type (types are interned); looked
+up with the dims as given (a str among them never matches: only parsed dims are keys)."""
 _ELEMENT_ATTRS: dict[DType, StringAttr] = {}
 
 
@@ -346,6 +347,10 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
     @property
     def is_static(self) -> bool:
         return all(isinstance(d, int) for d in self.shape)
+
+    def static_shape(self) -> tuple[int, ...]:
+        """The dims as numbers; a symbolic dim raises TypeError (size it first)."""
+        return tuple(int(d) for d in self.shape)
 
     def symbols(self) -> tuple[str, ...]:
         """The symbols the dims are written in, sorted and without repeats."""
@@ -436,7 +441,8 @@ def element_count(shape: Sequence[Dim]) -> Dim:
     return out
 
 
-def is_static_shape(shape: Sequence[object]) -> bool:
+def is_static_shape(shape: Sequence[object]) -> TypeGuard[Sequence[int]]:
+    """Every dim is a number (for the type checker too: the shape narrows to ints)."""
     return all(isinstance(d, int) for d in shape)
 
 
@@ -536,6 +542,26 @@ def tensor(shape: Iterable[Dim | str], dtype: DType | str = DType.F32) -> Tensor
     return TensorType(shape, dtype)
 
 
+@overload
+def window_out_size(
+    size: int,
+    kernel: int,
+    stride: int,
+    pad_begin: int,
+    pad_end: int,
+    dilation: int,
+    ceil_mode: bool = False,
+) -> int: ...
+@overload
+def window_out_size(
+    size: Dim,
+    kernel: int,
+    stride: int,
+    pad_begin: int,
+    pad_end: int,
+    dilation: int,
+    ceil_mode: bool = False,
+) -> Dim: ...
 def window_out_size(
     size: Dim,
     kernel: int,

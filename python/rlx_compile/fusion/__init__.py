@@ -124,7 +124,7 @@ def _select(
     passes: list[ModulePass] = [kind(**kw) for on, kind in stages if on and kind.name not in skip]
     keep = c(REGION) and (regions == "keep" or (regions == "target" and t.limits.keep_regions))
     if keep:
-        passes.append(MarkElementwiseRegionsPass(**kw))
+        passes.append(MarkElementwiseRegionsPass(target=target_name, claims=claims))
     else:
         passes.append(UnfuseElementwiseRegionsPass())
     passes.append(DeadCodeElimination())

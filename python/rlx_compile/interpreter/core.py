@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import ChainMap
 from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -304,7 +304,9 @@ def execute_block(
     region capturing values of the blocks around it); ``what`` names it in errors."""
     if len(args) != len(block.args):
         raise ExecutionError(f"{what} takes {len(block.args)} arguments, got {len(args)}")
-    values: MutableMapping[SSAValue, np.ndarray] = ChainMap({}, env.scope) if env.scope else {}
+    # a ChainMap writes only to its first map (typeshed asks every map to be mutable)
+    outer = cast(MutableMapping[SSAValue, np.ndarray], env.scope)
+    values: MutableMapping[SSAValue, np.ndarray] = ChainMap({}, outer) if env.scope else {}
     for i, (barg, value) in enumerate(zip(block.args, args, strict=True)):
         if isinstance(barg.type, TensorType):
             arg_what = f"argument #{i} of {what}"

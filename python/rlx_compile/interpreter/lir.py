@@ -71,7 +71,7 @@ def _reinterpret(root: np.ndarray, offset: int, t: TensorType, shape: Shape) -> 
 
 @impl(lir.ViewOp)
 def _view(op: lir.ViewOp, args: list[np.ndarray], env: Env) -> list[np.ndarray]:
-    t = cast(TensorType, op.result.type)
+    t = op.result.type
     return [_reinterpret(args[0], op.offset, t, env.shape(t)).copy()]
 
 
@@ -162,7 +162,7 @@ class _ArenaRun:
     def _view(self, op: lir.ViewOp) -> None:
         root, base = self.root_of.get(op.root, (op.root, 0))
         offset = base + op.offset
-        t = cast(TensorType, op.result.type)
+        t = op.result.type
         shape = self.env.shape(t)
         self.root_of[op.result] = (root, offset)
         slot = self.slot_of.get(root)

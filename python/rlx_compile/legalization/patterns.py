@@ -534,16 +534,22 @@ class NormToLastAxis(ConversionPattern):
         b, ops = self.builder(op)
         n = math.prod(int(d) for d in tail)
 
-        def flat(v: SSAValue | None) -> SSAValue | None:
-            if v is None:
-                return None
+        def flat(v: SSAValue) -> SSAValue:
             if type_of(v).shape != tail:
                 v = b.expand(v, tail)
             return b.reshape(v, (n,))
 
         x = b.reshape(op.input, (*shape[:axis], n))
         eps = op.props().float("epsilon")
-        norm = b.emit(type(op)(x, flat(op.scale), flat(op.bias), axis=axis, epsilon=eps))
+        norm = b.emit(
+            type(op)(
+                x,
+                flat(op.scale),
+                None if op.bias is None else flat(op.bias),
+                axis=axis,
+                epsilon=eps,
+            )
+        )
         self.commit(rewriter, op, ops, [b.reshape(norm.results[0], shape)])
 
 

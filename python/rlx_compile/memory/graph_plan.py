@@ -310,8 +310,8 @@ def build_lir(
     add_planned_ops(block, ops, plan, mapping, 0, control_flow)
     outputs = graph_outputs(graph)
     block.add_op(lir.ReturnOp([mapping[v] for v in outputs]))
-    inputs = [cast(mir.InputOp, op).tensor_name.data for op in ops if isinstance(op, mir.InputOp)]
-    params = [cast(mir.ParamOp, op).tensor_name.data for op in ops if isinstance(op, mir.ParamOp)]
+    inputs = [op.tensor_name.data for op in ops if isinstance(op, mir.InputOp)]
+    params = [op.tensor_name.data for op in ops if isinstance(op, mir.ParamOp)]
     return lir.GraphOp(
         graph_name(graph), Region(block), arena_size=plan.arena_size,
         alignment=opts.alignment, inputs=inputs, params=params, outputs=output_names(graph),

@@ -5,9 +5,10 @@ liveness, so a liveness bug in the planner cannot cancel itself out.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
 from rlx_compile.dialects import lir, mir
 from rlx_compile.dialects.common import ShapedOp
@@ -44,7 +45,12 @@ class Storage:
 
 def value_label(value: SSAValue) -> str:
     """``%name`` for named values, else ``%<op>`` (see ``printed_labels`` for numbers)."""
-    return f"%{value.name_hint}" if value.name_hint else f"%<{value.owner.name}>"
+    if value.name_hint:
+        return f"%{value.name_hint}"
+    if isinstance(value, OpResult):
+        return f"%<{value.owner.name}>"
+    assert isinstance(value, BlockArgument)  # an SSA value is a result or an argument
+    return f"%<arg{value.index}>"
 
 
 def printed_labels(ops: list[Operation]) -> dict[SSAValue, str]:
@@ -103,7 +109,7 @@ def derive_region(
     graph: lir.GraphOp,
     block: Block,
     outer_roots: dict[SSAValue, tuple[SSAValue, int]],
-    args: list[tuple[SSAValue, lir.SlotAttr]],
+    args: Sequence[tuple[SSAValue, lir.SlotAttr]],
 ) -> LirLiveness:
     """The lifetimes of a block of ``graph`` in its own steps (the graph's, or a
     control-flow region's: the values it yields live to its end, a loop body's arguments
@@ -118,9 +124,9 @@ def derive_region(
     scratch: list[Scratch] = []
     num_steps = len(ops)
     reuse_inputs = "reuse_inputs" in graph.properties
-    for arg, slot in args:
+    for arg, arg_slot in args:
         root_of[arg] = (arg, 0)
-        s = Storage(arg, block.parent_op() or graph, -1, slot.offset, slot.size, False,
+        s = Storage(arg, block.parent_op() or graph, -1, arg_slot.offset, arg_slot.size, False,
                     birth=0, death=num_steps, writable=False)  # fmt: skip
         storages.append(s)
         storage_of[arg] = s

@@ -236,7 +236,7 @@ def _check_block(
     add = report.findings.append
 
     value_label = live.labels.__getitem__
-    step_of = {r: i for i, op in enumerate(live.ops) for r in op.results}
+    step_of: dict[SSAValue, int] = {r: i for i, op in enumerate(live.ops) for r in op.results}
     for step, op in enumerate(live.ops):
         for operand in op.operands:
             if operand in step_of and step_of[operand] >= step:
@@ -247,7 +247,7 @@ def _check_block(
             report.aliased += 1
             root, offset = live.root_of[op.result]
             storage = live.storage_of.get(root)
-            nbytes = cast(TensorType, op.result.type).nbytes() or 0
+            nbytes = op.result.type.nbytes() or 0
             if storage is not None and offset + nbytes > storage.size:
                 detail = f"bytes [{offset}, {offset + nbytes}) of a {storage.size}-byte slot"
                 add(Finding("view-out-of-root", value_label(op.result), storage.label(), detail))

@@ -38,6 +38,7 @@ from rlx_compile.dialects.types import TensorType
 from rlx_compile.ir import graph_block
 from rlx_compile.memory.graph_plan import (
     KIND_COMPUTE,
+    ControlFlowBuilder,
     PlanningError,
     PlanOptions,
     TensorPlan,
@@ -90,8 +91,10 @@ def plan_block(
 ) -> BlockPlan:
     """Plan ``ops`` (a graph's, or a region body's with ``region``) and, first, the
     regions of their control-flow ops."""
-    layouts = {op: _layout(op, opts) for op in ops if isinstance(op, mir.ControlFlowOp)}
-    scratch = {op: layout.size for op, layout in layouts.items()}
+    layouts: dict[Operation, RegionLayout] = {
+        op: _layout(op, opts) for op in ops if isinstance(op, mir.ControlFlowOp)
+    }
+    scratch: dict[Operation, int] = {op: layout.size for op, layout in layouts.items()}
     exported = export_graph(ops, outputs, opts, scratch, region=region)
     return BlockPlan(ops, plan_exported(exported, opts), layouts)
 
@@ -149,7 +152,7 @@ def _check_plannable(op: mir.ControlFlowOp, ranges: DimRanges) -> None:
             )
 
 
-def build_control_flow(layouts: dict[Operation, RegionLayout]):  # type: ignore[no-untyped-def]
+def build_control_flow(layouts: dict[Operation, RegionLayout]) -> ControlFlowBuilder:
     """The ``ControlFlowBuilder`` of ``add_planned_ops`` for a block whose control-flow
     ops have ``layouts``: the op rebuilt with its regions' ops at their slots."""
 

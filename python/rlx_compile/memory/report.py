@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import cast
 
-from xdsl.dialects import func
 from xdsl.ir import Block, Operation, SSAValue
 
 from rlx_compile.dialects import lir, mir
@@ -128,7 +127,7 @@ def _lower_bound(graph: lir.GraphOp, live: LirLiveness) -> int:
     return int(peak_live_bytes(*zip(*kept, strict=True))) if kept else 0
 
 
-def mir_peak_live_bytes(graph: func.FuncOp, *, static_leaves: bool = True) -> int:
+def mir_peak_live_bytes(graph: Operation, *, static_leaves: bool = True) -> int:
     """Source-order peak of live bytes of an unplanned graph: every op result in its own
     buffer (native sizes), live from its producer to its last reader, outputs to the end,
     leaves for the whole run; a control-flow op needs, at its step, its largest region's

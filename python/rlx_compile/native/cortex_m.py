@@ -252,13 +252,13 @@ def random_weights_compile(
     rng = np.random.default_rng(seed)
     graph = main_graph(module)
     params = {
-        leaf.name: (rng.standard_normal(tuple(leaf.type.shape)) * 0.3).astype(np.float32)
+        leaf.name: (rng.standard_normal(leaf.type.static_shape()) * 0.3).astype(np.float32)
         for leaf in graph_params(graph)
     }
 
     def feeds() -> dict[str, np.ndarray]:
         return {
-            leaf.name: rng.standard_normal(tuple(leaf.type.shape)).astype(np.float32)
+            leaf.name: rng.standard_normal(leaf.type.static_shape()).astype(np.float32)
             for leaf in graph_inputs(graph)
         }
 

@@ -54,7 +54,7 @@ def pack_weights(program: Program, params: Mapping[str, Any]) -> np.ndarray:
     values: dict[SSAValue, np.ndarray] = {}
     for op in program.static_ops:
         if isinstance(op, mir.ParamOp):
-            values[op.result] = bound[op.tensor_name.data]  # type: ignore[union-attr]
+            values[op.result] = bound[op.tensor_name.data]
             continue
         results = evaluate_op(op, [values[v] for v in op.operands])
         values.update(zip(op.results, results, strict=True))

@@ -84,7 +84,7 @@ class Blas:
 @cache
 def scipy_openblas() -> Blas | None:
     try:
-        import scipy_openblas32 as sob  # type: ignore[import-not-found]
+        import scipy_openblas32 as sob
     except ImportError:
         return None
     return Blas(sob.get_lib_dir(), sob.get_library(), "scipy_")

@@ -74,7 +74,7 @@ def _shape_text(op: Operation) -> str:
     types = [r.type for r in op.results if isinstance(r.type, TensorType)]
     if not types:
         return ""
-    t = cast(TensorType, types[0])
+    t = types[0]
     return f"{fmt_shape(t.shape)} {t.dtype.value}" + (" …" if len(types) > 1 else "")
 
 

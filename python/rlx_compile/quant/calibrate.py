@@ -188,7 +188,7 @@ class CalibrationStats:
                 arrays[f"e{i}_ch{axis}_min"] = e.channel_min[axis]
                 arrays[f"e{i}_ch{axis}_max"] = e.channel_max[axis]
         with Path(path).open("wb") as f:
-            np.savez(f, meta=np.array(json.dumps(meta)), **arrays)
+            np.savez(f, allow_pickle=True, meta=np.array(json.dumps(meta)), **arrays)
 
     @classmethod
     def load(cls, path: str | Path) -> CalibrationStats:

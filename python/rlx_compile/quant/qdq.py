@@ -23,13 +23,13 @@ def insert_after_producer(value: SSAValue, build: Callable[[GraphBuilder], SSAVa
         assert block is not None
         block.insert_ops_after(ops, producer)
     else:
-        block = value.owner
-        assert isinstance(block, Block)
-        first = block.first_op
+        owner = value.owner  # a block argument's block
+        assert isinstance(owner, Block)
+        first = owner.first_op
         if first is None:
-            block.add_ops(ops)
+            owner.add_ops(ops)
         else:
-            block.insert_ops_before(ops, first)
+            owner.insert_ops_before(ops, first)
     return result
 
 

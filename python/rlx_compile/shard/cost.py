@@ -246,7 +246,8 @@ def pack_options(
     ops: Sequence[Sequence[ShardOption]], op_costs: Sequence[float] | None = None
 ) -> PackedOptions:
     costs = resolve_op_costs(ops, op_costs)
-    op_offsets, piece_offsets, elems = [0], [0], []
+    op_offsets, piece_offsets = [0], [0]
+    elems: list[int] = []
     sliced, shared, out = [], [], []
     for options in ops:
         check_same_op(options)

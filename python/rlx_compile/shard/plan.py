@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from xdsl.dialects.builtin import StringAttr
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Operation
 
 from rlx_compile.ir import graph_block, graph_ops
@@ -56,7 +56,7 @@ class ShardPlan:
 
 
 def plan_module(
-    module: Operation,
+    module: ModuleOp,
     workers: Sequence[WorkerCost],
     link: LinkCost,
     residency: Residency | None = None,

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from xdsl.ir import Operation
-from xdsl.pattern_rewriter import RewritePattern
 from xdsl.traits import IsTerminator
 
 from rlx_compile.dialects import mir
@@ -34,6 +34,9 @@ from rlx_compile.dialects.common import (
 )
 from rlx_compile.dialects.traits import is_fused, is_leaf
 from rlx_compile.dialects.types import DType, TensorType
+
+if TYPE_CHECKING:  # the legalization package (its driver) imports this module
+    from rlx_compile.legalization.patterns import ConversionPattern
 
 # ---------------------------------------------------------------------------------
 # Op name sets
@@ -93,8 +96,10 @@ def activation_params(op: Operation) -> tuple[float, ...]:
     """The ``act_params`` of the fused-epilogue activation ``op`` computes."""
     match op:
         case mir.ClipOp() | mir.HardSigmoidOp() | mir.LeakyReluOp():
+            act = activation_of(op)
+            assert act is not None  # each of these ops is an activation
             p = op.props()
-            return tuple(p.float(name) for name in ACTIVATION_PARAMS[activation_of(op)])
+            return tuple(p.float(name) for name in ACTIVATION_PARAMS[act])
     return ()
 
 
@@ -206,7 +211,7 @@ class Target:
     it; ``none``: operands must have the result's shape."""
     width: str = "native"
     """Arena slot width policy for memory planning."""
-    patterns: tuple[type[RewritePattern], ...] = ()
+    patterns: tuple[type[ConversionPattern], ...] = ()
     """Conversion patterns ``legalize`` may apply to illegal ops, in order."""
 
     def __post_init__(self) -> None:

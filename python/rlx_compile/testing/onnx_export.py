@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
@@ -45,7 +46,7 @@ def export_onnx(module: ModuleOp, params: Mapping[str, np.ndarray]) -> Any:
         names[v] = f"t{len(names)}"
         return names[v]
 
-    def const(array: np.ndarray) -> str:
+    def const(array: ArrayLike) -> str:
         n = f"c{len(inits)}"
         inits.append(numpy_helper.from_array(np.asarray(array), n))
         return n
@@ -56,11 +57,11 @@ def export_onnx(module: ModuleOp, params: Mapping[str, np.ndarray]) -> Any:
     for op in graph_block(graph).ops:
         if op is graph_block(graph).last_op:
             break
-        t = cast(TensorType, op.results[0].type) if op.results else None
         if isinstance(op, mir.InputOp):
             names[op.result] = op.tensor_name.data
-            dtype = helper.np_dtype_to_tensor_dtype(t.dtype.numpy)  # type: ignore[union-attr]
-            inputs.append(helper.make_tensor_value_info(names[op.result], dtype, t.shape))  # type: ignore[union-attr]
+            t = op.result.type
+            dtype = helper.np_dtype_to_tensor_dtype(t.dtype.numpy)
+            inputs.append(helper.make_tensor_value_info(names[op.result], dtype, t.static_shape()))
         elif isinstance(op, mir.ParamOp):
             names[op.result] = op.tensor_name.data
             inits.append(
@@ -69,9 +70,9 @@ def export_onnx(module: ModuleOp, params: Mapping[str, np.ndarray]) -> Any:
         elif isinstance(op, mir.ConstantOp):
             names[op.result] = const(op.to_numpy())
         elif type(op) in _BINARY:
-            node(_BINARY[type(op)], [name_of(v) for v in op.operands], op)  # type: ignore[index]
+            node(_BINARY[type(op)], [name_of(v) for v in op.operands], op)
         elif type(op) in _UNARY:
-            node(_UNARY[type(op)], [name_of(op.operands[0])], op)  # type: ignore[index]
+            node(_UNARY[type(op)], [name_of(op.operands[0])], op)
         elif isinstance(op, mir.GeluOp):
             x = name_of(op.input)
             half, root2, one = (
@@ -90,7 +91,7 @@ def export_onnx(module: ModuleOp, params: Mapping[str, np.ndarray]) -> Any:
         elif isinstance(op, mir.MatmulOp):
             node("MatMul", [name_of(op.lhs), name_of(op.rhs)], op)
         elif isinstance(op, mir.ReshapeOp):
-            shape = const(np.array(t.shape, np.int64))  # type: ignore[union-attr]
+            shape = const(np.array(op.result.type.static_shape(), np.int64))
             node("Reshape", [name_of(op.input), shape], op)
         elif isinstance(op, mir.TransposeOp):
             node("Transpose", [name_of(op.input)], op, perm=list(op.props().ints("perm")))
@@ -125,7 +126,7 @@ def export_onnx(module: ModuleOp, params: Mapping[str, np.ndarray]) -> Any:
         t = cast(TensorType, v.type)
         nodes.append(helper.make_node("Identity", [name_of(v)], [name]))
         dtype = helper.np_dtype_to_tensor_dtype(t.dtype.numpy)
-        outputs.append(helper.make_tensor_value_info(name, dtype, t.shape))
+        outputs.append(helper.make_tensor_value_info(name, dtype, t.static_shape()))
     del TensorProto
     g = helper.make_graph(nodes, "rlx", inputs, outputs, initializer=inits)
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])

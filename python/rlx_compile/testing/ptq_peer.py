@@ -37,10 +37,10 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import SSAValue
 
 from rlx_compile.builder import ModuleBuilder
 from rlx_compile.dialects import mir
-from rlx_compile.dialects.types import TensorType
 from rlx_compile.interpreter import run
 from rlx_compile.ir import graph_block, graph_inputs, graph_params, main_graph
 from rlx_compile.passmanager import PassManager, parse_pipeline
@@ -80,13 +80,13 @@ def small_transformer(
     with ModuleBuilder("encoder") as m:
         x = m.input("x", (batch, seq, embed))
 
-        def p(name: str, shape: tuple[int, ...]):  # type: ignore[no-untyped-def]
+        def p(name: str, shape: tuple[int, ...]) -> SSAValue:
             return m.param(name, shape)
 
-        def heads_of(t):  # type: ignore[no-untyped-def]
+        def heads_of(t: SSAValue) -> SSAValue:
             return m.transpose(m.reshape(t, (batch, seq, heads, d)), (0, 2, 1, 3))
 
-        def linear(t, name: str, n_in: int, n_out: int):  # type: ignore[no-untyped-def]
+        def linear(t: SSAValue, name: str, n_in: int, n_out: int) -> SSAValue:
             return m.add(m.matmul(t, p(f"{name}_w", (n_in, n_out))), p(f"{name}_b", (n_out,)))
 
         h = m.layer_norm(x, p("ln1_g", (embed,)), p("ln1_b", (embed,)))
@@ -126,7 +126,7 @@ def bake_params(module: ModuleOp, params: Mapping[str, np.ndarray]) -> ModuleOp:
     block = graph_block(main_graph(out))
     for op in list(block.ops):
         if isinstance(op, mir.ParamOp):
-            const = mir.ConstantOp(params[op.tensor_name.data], cast(TensorType, op.result.type))
+            const = mir.ConstantOp(params[op.tensor_name.data], op.result.type)
             const.result.name_hint = op.result.name_hint
             block.insert_op_before(const, op)
             op.result.replace_all_uses_with(const.result)

@@ -29,7 +29,7 @@ def _split(graph: Operation) -> tuple[list[Operation], list[Operation]]:
     """The graph's leaves (inputs, params) and the rest of its ops, in order."""
     block = graph_block(graph)
     ops = [op for op in block.ops if op is not block.last_op]
-    leaves = [op for op in ops if isinstance(op, mir.InputOp | mir.ParamOp)]
+    leaves: list[Operation] = [op for op in ops if isinstance(op, mir.InputOp | mir.ParamOp)]
     return leaves, [op for op in ops if not isinstance(op, mir.InputOp | mir.ParamOp)]
 
 

@@ -108,7 +108,7 @@ def page(name: str, dialect: Dialect) -> str:
         "## Ops",
         "",
     ]
-    parts += [op_section(op) for op in dialect.operations]
+    parts += [op_section(op) for op in dialect.operations if issubclass(op, IRDLOperation)]
     return "\n".join(parts).rstrip() + "\n"
 
 

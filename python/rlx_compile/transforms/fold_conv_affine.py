@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
 from rlx_compile.builder import GraphBuilder, type_of
@@ -88,7 +88,7 @@ class FoldConvAffine(FusionPattern):
                 return None
             if not is_static(factor):
                 return None  # an activation (say, an attention gate): not a weight
-            links: list[tuple[SSAValue, Operation]] = [(conv.result, add or op)]
+            links: list[tuple[OpResult, Operation]] = [(conv.result, add or op)]
             if add is not None:
                 links.append((add.result, op))
             for value, reader in links:
@@ -104,6 +104,7 @@ class FoldConvAffine(FusionPattern):
         assert isinstance(m, ConvAffine)
         b, ops = self.builder(m.root)
         conv, root = m.conv, m.root
+        assert isinstance(root, mir.BinaryOp)  # one of ``roots``
         channels = type_of(conv.result).shape[1]
         factor = channel_vector(b, m.factor, channels)
         bias = channel_vector(b, m.bias, channels) if m.bias is not None else None

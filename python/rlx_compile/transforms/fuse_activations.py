@@ -166,7 +166,7 @@ class FuseHardSigmoid(FusionPattern):
                 return None
             add = producer(clip.input, mir.AddOp)
             shifted = _split(add) if add is not None else None
-            if shifted is None:
+            if add is None or shifted is None:
                 return None
             x, c = shifted
             alpha, beta = 1 / d, c / d

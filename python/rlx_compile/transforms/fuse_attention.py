@@ -189,7 +189,7 @@ def _size(group: list[Atom]) -> Dim | None:
     if len(group) == 1:
         return group[0][1]
     sizes = [a[1] for a in group]
-    return math.prod(sizes) if all(isinstance(d, int) for d in sizes) else None  # type: ignore[arg-type]
+    return math.prod(sizes) if all(isinstance(d, int) for d in sizes) else None
 
 
 def _fits(
@@ -228,8 +228,9 @@ def _fits(
     order = [int(a[0]) for a in flat]
     units = [i for i, d in enumerate(src) if d == 1]
     moved = None if order == sorted(order) else (*units, *order)
-    shape = [_size(g) if g else 1 for g in groups]
-    if any(d is None for d in shape) or not isinstance(rep, int):
+    sizes = [_size(g) if g else 1 for g in groups]
+    shape = [d for d in sizes if d is not None]
+    if len(shape) < len(sizes) or not isinstance(rep, int):
         return None
     h = shape[1]
     if rep > 1 and not isinstance(h, int):
@@ -239,12 +240,12 @@ def _fits(
         seen[2], seen[3] = seen[3], seen[2]
     if tuple(seen) != tuple(frame):
         return None
-    return rep, tuple(shape), moved  # type: ignore[return-value]
+    return rep, tuple(shape), moved
 
 
 def _scaled(v: SSAValue) -> tuple[SSAValue, float, list[Operation]]:
     """``v`` = base · c1 · c2 ...: (base, the product, the scaling ops producers first)."""
-    factor, ops = 1.0, []
+    factor, ops = 1.0, list[Operation]()
     while isinstance(v, OpResult) and (found := _scalar_factor(v.op, v)) is not None:
         ops.insert(0, v.op)
         factor *= found[1]
@@ -387,9 +388,10 @@ class FuseAttention(FusionPattern):
             implicit: float | None = None
         else:
             implicit = scale
+        q_type, k_type, v_type = (TensorType(s.shape, dtype) for s in (q, k, v))
         try:
             result = mir.attention_shape(
-                *(TensorType(s.shape, dtype) for s in (q, k, v)),
+                q_type, k_type, v_type,
                 None if mask.value is None else type_of(mask.value), mask.kind,
             )  # fmt: skip
         except VerifyException:

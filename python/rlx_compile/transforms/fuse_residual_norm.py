@@ -22,6 +22,7 @@ from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import VerifyException
 
+from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
 from rlx_compile.fusion.base import (
     FusionPass,
@@ -56,8 +57,8 @@ class _FuseResidualNorm(FusionPattern):
         p = op.props()
         try:
             self.fused.infer(
-                p, input=add.lhs.type, residual=add.rhs.type, scale=op.scale.type,
-                bias=None if op.bias is None else op.bias.type,
+                p, input=type_of(add.lhs), residual=type_of(add.rhs), scale=type_of(op.scale),
+                bias=None if op.bias is None else type_of(op.bias),
             )  # fmt: skip
         except VerifyException:
             return None

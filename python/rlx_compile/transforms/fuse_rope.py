@@ -62,7 +62,7 @@ Build = Callable[[GraphBuilder], SSAValue]
 """Emits the half table (or returns an existing value) at the rewrite."""
 
 
-def _channels(v: SSAValue) -> tuple[Operation, SSAValue, int, Dim] | None:
+def _channels(v: SSAValue) -> tuple[Operation, SSAValue, Dim, Dim] | None:
     """(op, x, start, length) for ``v`` = x[..., start : start + length]: a narrow of the
     last axis, or a unit-step slice taking every other axis whole."""
     op = v.owner
@@ -372,7 +372,7 @@ class FuseRopeHalves(FusionPattern):
         assert isinstance(m, HalvesMatch)
         b, ops = self.builder(m.root)
         d = type_of(m.root.results[0]).shape[-1]
-        x = m.x if type_of(m.x).shape[-1] == d else b.narrow(m.x, -1, 0, d)  # type: ignore[arg-type]
+        x = m.x if type_of(m.x).shape[-1] == d else b.narrow(m.x, -1, 0, d)
         self.replace(rewriter, m, ops, [b.rope(x, m.cos, m.sin)])
 
 

@@ -134,8 +134,10 @@ class FuseScaleShift(FusionPattern):
             assert isinstance(fused, mir.FusedScaleShiftActOp)
             channels = type_of(fused.input).shape[1]
             factor = channel_vector(b, m.factor, channels)
-            scale, shift, kind = fused.scale, fused.shift, type(m.root)
-            if isinstance(m.root, mir.MulOp | mir.DivOp):
+            root = m.root
+            assert isinstance(root, mir.BinaryOp)  # a mul, div, add or sub
+            scale, shift, kind = fused.scale, fused.shift, type(root)
+            if isinstance(root, mir.MulOp | mir.DivOp):
                 scale, shift = b.binary(kind, scale, factor), b.binary(kind, shift, factor)
             else:
                 shift = b.binary(kind, shift, factor)

@@ -140,9 +140,9 @@ class MarkElementwiseRegion(FusionPattern):
         assert isinstance(m, Region_)
         block = Block(arg_types=[v.type for v in m.inputs])
         mapping: dict[SSAValue, SSAValue] = dict(zip(m.inputs, block.args, strict=True))
-        for op, arg in zip(m.inputs, block.args, strict=True):
-            if op.name_hint:
-                arg.name_hint = op.name_hint
+        for value, arg in zip(m.inputs, block.args, strict=True):
+            if value.name_hint:
+                arg.name_hint = value.name_hint
         for op in m.absorbed:
             clone = op.clone(value_mapper=mapping)
             block.add_op(clone)

@@ -44,7 +44,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from rlx_compile.dialects import mir
-from rlx_compile.dialects.types import TensorType
+from rlx_compile.dialects.types import DType, TensorType
 from rlx_compile.folding import constant_value, evaluate
 from rlx_compile.ir import graph_block
 from rlx_compile.quant.sites import is_weight
@@ -92,7 +92,7 @@ def same_params(a: Quant, b: Quant) -> bool:
     return True
 
 
-def _int_dtype(q: Quant) -> object:
+def _int_dtype(q: Quant) -> DType:
     """The integer/f8 type of a Q/DQ pair (Q's result, DQ's input)."""
     t = q.result.type if isinstance(q, mir.QuantizeOp) else q.input.type
     return cast(TensorType, t).dtype
@@ -146,7 +146,7 @@ def _traces_to(value: SSAValue, ref: Quant, kind: type[Quant]) -> bool:
         if op is None:
             return False
         if isinstance(op, kind):
-            if not same_params(op, ref) or _int_dtype(op) != _int_dtype(ref):  # type: ignore[arg-type]
+            if not same_params(op, ref) or _int_dtype(op) != _int_dtype(ref):
                 return False
             continue
         inputs = _grid_preserving(op, axis)
@@ -228,7 +228,7 @@ def _requantizer(like: Quant, value: SSAValue, axis: int | None, *, quantize: bo
             like.scale,
             like.zero_point,
             dtype=_int_dtype(like),
-            axis=axis,  # type: ignore[arg-type]
+            axis=axis,
         )
     return mir.DequantizeOp(value, like.scale, like.zero_point, axis=axis)
 
@@ -329,7 +329,7 @@ class FoldQuantizedWeight(RewritePattern):
             if outs is None:
                 return  # no value at compile time: the quantize stays and raises when run
             values.update(zip(op.results, outs, strict=True))
-        folded = mir.ConstantOp(values[q.result], cast(TensorType, q.result.type))
+        folded = mir.ConstantOp(values[q.result], q.result.type)
         rewriter.replace(q, [folded], [folded.result])
         if q.result.name_hint is not None:
             folded.result.name_hint = q.result.name_hint

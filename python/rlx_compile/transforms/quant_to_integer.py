@@ -171,21 +171,21 @@ class IntegerConv(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, mir.ConvOp | mir.FusedConvBiasActOp):
             return
-        fused = isinstance(op, mir.FusedConvBiasActOp)
+        fused = op if isinstance(op, mir.FusedConvBiasActOp) else None
         x = _input(op.input)
         w = _weight(op.weight, 0)
         if x is None or w is None or _type(op.result).dtype is not DType.F32:
             return
-        if fused and _type(op.bias).dtype is not DType.F32:
+        if fused is not None and _type(fused.bias).dtype is not DType.F32:
             return
         p = op.props()
         scale = _combined_scale(x, w[1])
-        residual = op.residual if fused else None
-        act = p.enum("activation") if fused else Activation.NONE
+        residual = fused.residual if fused is not None else None
+        act = p.enum("activation") if fused is not None else Activation.NONE
         # act((conv + bias) + residual): the residual add and the activation follow
         separate = residual is not None or act in SEPARATE_ACTIVATIONS
         new = mir.IntegerConvOp(
-            x.q, w[0], scale.result, op.bias if fused else None,
+            x.q, w[0], scale.result, fused.bias if fused is not None else None,
             strides=p.ints("strides"), pads=p.ints("pads"), dilations=p.ints("dilations"),
             groups=p.int("groups"), input_zero_point=x.zero_point,
             activation="none" if separate else act.value,
@@ -202,14 +202,16 @@ class IntegerMatmul(RewritePattern):
         if not isinstance(op, mir.MatmulOp | mir.FusedMatmulBiasActOp):
             return
         fused = isinstance(op, mir.FusedMatmulBiasActOp)
-        lhs, rhs = (op.input, op.weight) if fused else (op.lhs, op.rhs)
+        if isinstance(op, mir.FusedMatmulBiasActOp):
+            lhs, rhs, bias = op.input, op.weight, op.bias
+        else:
+            lhs, rhs, bias = op.lhs, op.rhs, None
         if _type(rhs).rank < 2 or _type(lhs).rank < 2:
             return
         x = _input(lhs)
         w = _weight(rhs, _type(rhs).rank - 1)
         if x is None or w is None or _type(op.result).dtype is not DType.F32:
             return
-        bias = op.bias if fused else None
         if bias is not None and (_type(bias).dtype is not DType.F32 or _type(bias).rank != 1):
             return
         scale = _combined_scale(x, w[1])

@@ -34,6 +34,7 @@ from rlx_compile.conversion.lir_to_c.program import (
     Ptr,
     Tensor,
     WeightEntry,
+    WeightKind,
     align_up,
 )
 from rlx_compile.dialects import lir, mir
@@ -52,7 +53,7 @@ def _tensor_type(v: SSAValue) -> TensorType:
 
 
 def _leaf_name(op: mir.InputOp | mir.ParamOp) -> str:
-    return op.tensor_name.data  # type: ignore[union-attr]
+    return op.tensor_name.data
 
 
 def _read_at_run_time(
@@ -196,11 +197,11 @@ def emit_program(
     read = _read_at_run_time(ops, terminator, static)
     offset = 0
 
-    def add_weight(entry_kind: str, name: str, op: Operation, index: int) -> None:
+    def add_weight(entry_kind: WeightKind, name: str, op: Operation, index: int) -> None:
         nonlocal offset
         t = _tensor_type(op.results[index])
         stored = op.results[index] in read
-        entry = WeightEntry(entry_kind, name, t, offset if stored else None, op, index)  # type: ignore[arg-type]
+        entry = WeightEntry(entry_kind, name, t, offset if stored else None, op, index)
         program.weights.append(entry)
         if stored:
             where[op.results[index]] = Ptr("weights", offset)

@@ -12,6 +12,7 @@ import math
 from typing import cast
 
 import numpy as np
+from xdsl.ir import Operation, SSAValue
 
 from rlx_compile.conversion.lir_to_c.lowering import (
     DTYPE_CODE,
@@ -28,7 +29,7 @@ from rlx_compile.conversion.lir_to_c.lowering import (
     lowers,
     split_axis,
 )
-from rlx_compile.conversion.lir_to_c.program import Bytes, Ints, Ptr
+from rlx_compile.conversion.lir_to_c.program import Arg, Bytes, Ints, Ptr
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import Activation, GeluApproximation, MaskKind, PadMode
 from rlx_compile.dialects.types import DType, TensorType
@@ -38,7 +39,7 @@ from rlx_compile.interpreter.kernels import _ACTIVATIONS as ACTIVATION_UNARY
 # Elementwise
 # ---------------------------------------------------------------------------------
 
-FLOAT_UNARY = {
+FLOAT_UNARY: dict[type[Operation], str] = {
     mir.NegOp: "neg", mir.AbsOp: "abs", mir.ReluOp: "relu", mir.SignOp: "sign",
     mir.ExpOp: "exp", mir.LogOp: "log", mir.SqrtOp: "sqrt", mir.RsqrtOp: "rsqrt",
     mir.ReciprocalOp: "reciprocal", mir.TanhOp: "tanh", mir.SigmoidOp: "sigmoid",
@@ -48,22 +49,22 @@ FLOAT_UNARY = {
     mir.AtanOp: "atan", mir.SinhOp: "sinh", mir.CoshOp: "cosh", mir.AsinhOp: "asinh",
     mir.AcoshOp: "acosh", mir.AtanhOp: "atanh",
 }  # fmt: skip
-INT_UNARY = {
+INT_UNARY: dict[type[Operation], str] = {
     mir.NegOp: "neg", mir.AbsOp: "abs", mir.ReluOp: "relu", mir.SignOp: "sign",
     mir.BitwiseNotOp: "bitwise_not",
 }  # fmt: skip
-FLOAT_BINARY = {
+FLOAT_BINARY: dict[type[Operation], str] = {
     mir.AddOp: "add", mir.SubOp: "sub", mir.MulOp: "mul", mir.DivOp: "div",
     mir.PowOp: "pow", mir.MaxOp: "max", mir.MinOp: "min", mir.ModOp: "mod",
     mir.FmodOp: "fmod",
 }  # fmt: skip
-INT_BINARY = {
+INT_BINARY: dict[type[Operation], str] = {
     **FLOAT_BINARY,
     mir.BitwiseAndOp: "bitwise_and", mir.BitwiseOrOp: "bitwise_or",
     mir.BitwiseXorOp: "bitwise_xor", mir.ShiftLeftOp: "shift_left",
     mir.ShiftRightOp: "shift_right",
 }  # fmt: skip
-BOOL_BINARY = {mir.AndOp: "and", mir.OrOp: "or", mir.XorOp: "xor"}
+BOOL_BINARY: dict[type[Operation], str] = {mir.AndOp: "and", mir.OrOp: "or", mir.XorOp: "xor"}
 ACTIVATION_CODE = {
     Activation.NONE: 0,
     Activation.RELU: 1,
@@ -178,7 +179,7 @@ def _unary(e: OpEmitter) -> None:
     name = "not" if isinstance(e.op, mir.NotOp) else None
     if name is None:
         table = INT_UNARY if x.dtype in INTS else FLOAT_UNARY
-        name = table.get(type(e.op))  # type: ignore[call-overload]
+        name = table.get(type(e.op))
         if name is None:
             e.unsupported(f"{x.dtype.value} tensors")
     unary(e, name, x, y)
@@ -193,7 +194,7 @@ def _gelu(e: OpEmitter) -> None:
 @lowers(*set(INT_BINARY) | set(BOOL_BINARY))
 def _binary(e: OpEmitter) -> None:
     a, b = e.args
-    name = {**INT_BINARY, **BOOL_BINARY}[type(e.op)]  # type: ignore[index]
+    name = {**INT_BINARY, **BOOL_BINARY}[type(e.op)]
     binary(e, name, a, b, e.outs[0])
 
 
@@ -576,7 +577,7 @@ def _fused_residual_norm(e: OpEmitter) -> None:
 # ---------------------------------------------------------------------------------
 
 
-def matmul_geometry(a: Operand, b: Operand) -> tuple[list[object], int, int, int]:
+def matmul_geometry(a: Operand, b: Operand) -> tuple[list[Arg], int, int, int]:
     """The batch arguments (rank, shape, a's and b's batch strides) and M, N, K of
     ``a · b`` with NumPy matmul broadcasting (1-d operands promoted)."""
     sa, sb = list(a.shape), list(b.shape)
@@ -596,7 +597,7 @@ def matmul_geometry(a: Operand, b: Operand) -> tuple[list[object], int, int, int
     batch, (_, a_strides, b_strides) = (
         collapse(batch, out_strides, a_strides, b_strides) if batch else ([], ([], [], []))
     )
-    args: list[object] = [
+    args: list[Arg] = [
         len(batch),
         Ints(tuple(batch)),
         Ints(tuple(a_strides)),
@@ -609,7 +610,7 @@ def matmul(e: OpEmitter, a: Operand, b: Operand, y: Operand) -> None:
     sfx = e.suffix(a, NUMERIC)
     batch, m, n, k = matmul_geometry(a, b)
     scratch = e.scratch(4 * (m * k + k * n + m * n)) if a.dtype in (DType.F16, DType.BF16) else None
-    e.call(f"rlx_matmul_{sfx}", *batch, m, n, k, y.loc, a.loc, b.loc, scratch)  # type: ignore[arg-type]
+    e.call(f"rlx_matmul_{sfx}", *batch, m, n, k, y.loc, a.loc, b.loc, scratch)
 
 
 def rows_of(shape: tuple[int, ...]) -> int:
@@ -1077,7 +1078,7 @@ def _integer_activation(e: OpEmitter) -> Activation:
     return act
 
 
-def _integer_args(e: OpEmitter, channels: int) -> tuple[str, list[object]]:
+def _integer_args(e: OpEmitter, channels: int) -> tuple[str, list[Arg]]:
     """The kernel suffix and the epilogue arguments of an integer op."""
     a = _optional(e, ("input", "weight", "scale", "bias"))
     x, scale = a["input"], a["scale"]
@@ -1138,7 +1139,7 @@ def _elementwise_region(e: OpEmitter) -> None:
     from rlx_compile.conversion.lir_to_c.lowering import LOWERINGS
 
     block = e.op.regions[0].blocks[0]
-    where = {arg: operand for arg, operand in zip(block.args, e.args, strict=True)}
+    where: dict[SSAValue, Operand] = dict(zip(block.args, e.args, strict=True))
     for op in block.ops:
         if isinstance(op, mir.YieldOp):
             for value, out in zip(op.operands, e.outs, strict=True):

@@ -92,18 +92,21 @@ class Tensor:
         return n
 
 
+WeightKind = Literal["param", "constant", "pack"]
+
+
 @dataclass(frozen=True)
 class WeightEntry:
     """One tensor of the weights blob: a param (fed by the caller), a constant (from the
     IR) or a weight pack (computed from those by ``op`` when the blob is packed)."""
 
-    kind: Literal["param", "constant", "pack"]
+    kind: WeightKind
     name: str
     type: TensorType
     offset: int | None
     """Where it is in the blob; None for what no run reads (a param only packs read)."""
-    op: Operation | None = None
-    """The op computing a pack (or holding a constant)."""
+    op: Operation
+    """The op holding it: its param, its constant, or the op computing the pack."""
     result: int = 0
 
     @property

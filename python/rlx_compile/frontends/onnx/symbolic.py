@@ -207,7 +207,7 @@ def abs_dim(a: Any) -> Any:
 
 
 def _elementwise(fn: Callable[..., Any]) -> Callable[..., np.ndarray]:
-    return np.frompyfunc(fn, 2, 1)  # type: ignore[no-any-return]
+    return np.frompyfunc(fn, 2, 1)
 
 
 # ---------------------------------------------------------------------------------
