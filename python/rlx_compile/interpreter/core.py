@@ -305,8 +305,8 @@ def execute_block(
     if len(args) != len(block.args):
         raise ExecutionError(f"{what} takes {len(block.args)} arguments, got {len(args)}")
     # a ChainMap writes only to its first map (typeshed asks every map to be mutable)
-    outer = cast(MutableMapping[SSAValue, np.ndarray], env.scope)
-    values: MutableMapping[SSAValue, np.ndarray] = ChainMap({}, outer) if env.scope else {}
+    scope = cast(MutableMapping[SSAValue, np.ndarray], env.scope)
+    values: MutableMapping[SSAValue, np.ndarray] = ChainMap({}, scope) if env.scope else {}
     for i, (barg, value) in enumerate(zip(block.args, args, strict=True)):
         if isinstance(barg.type, TensorType):
             arg_what = f"argument #{i} of {what}"

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import onnx
+from numpy.typing import ArrayLike
 from onnx import helper
 from xdsl.ir import Operation, SSAValue
 from xdsl.traits import Pure
@@ -246,9 +247,10 @@ class FoldingBuilder(GraphBuilder):
         if not isinstance(t, TensorType) or not t.is_static or (t.num_elements() or 0) > FOLD_LIMIT:
             return None
         args = [constant_value(v) for v in op.operands]
-        if any(a is None for a in args):
+        known = [a for a in args if a is not None]
+        if len(known) < len(args):
             return None
-        results = evaluate(op, args)
+        results = evaluate(op, known)
         if results is None:
             return None  # no value at compile time: keep the op, it raises when run
         (value,) = results
@@ -312,12 +314,21 @@ class NodeContext:
     def opt_const(self, i: int, what: str | None = None) -> np.ndarray | None:
         return self.const(i, what) if self.has(i) else None
 
-    def ints(self, i: int, what: str | None = None) -> list[int]:
+    def ints(self, i: int, what: str | None = None) -> list[Dim]:
         """A static integer operand as a flat list (shapes, axes, pads)."""
         arr = self.const(i, what)
         if arr.dtype.kind not in "iu" and arr.dtype != object:
             raise Unsupported(f"input #{i} must hold integers, got {arr.dtype}")
         return [v if isinstance(v, DimExpr) else int(v) for v in arr.reshape(-1).tolist()]
+
+    def static_ints(self, i: int, what: str | None = None) -> list[int]:
+        """``ints`` that must all be numbers (axes, steps, pads, repeats)."""
+        values = self.ints(i, what)
+        numbers = [v for v in values if isinstance(v, int)]
+        if len(numbers) < len(values):
+            name = what or f"input #{i} of {self.op_type}"
+            raise Unsupported(f"{name} must hold numbers, got {fmt_shape(values)}")
+        return numbers
 
     def int_operand(self, i: int, what: str) -> int:
         """A scalar integer operand known at import (TopK's K, a window size): a size
@@ -413,7 +424,7 @@ class NodeContext:
                 f"{limit:,} (RLX_MAX_CONSTANT_ELEMENTS)"
             )
 
-    def constant(self, value: np.ndarray) -> SSAValue:
+    def constant(self, value: ArrayLike) -> SSAValue:
         arr = np.asarray(value)
         self.check_materialized(arr.size, "a constant")
         return self.b.constant(arr, DType.from_numpy(arr.dtype), arr.shape)
@@ -437,7 +448,8 @@ class NodeContext:
         return self.b.expand(self.b.constant(np.array(value), dtype, ()), list(shape))
 
 
-_ATTR_KIND = {
+# Read by AttributeProto's and by OpSchema's attribute type (equal enums, typed apart)
+_ATTR_KIND: dict[object, str] = {
     onnx.AttributeProto.FLOAT: "a float",
     onnx.AttributeProto.INT: "an int",
     onnx.AttributeProto.STRING: "a string",

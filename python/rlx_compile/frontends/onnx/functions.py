@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Container
 from dataclasses import dataclass, field
+from typing import Any
 
 import onnx
 from onnx import AttributeProto, FunctionProto, NodeProto, TypeProto
@@ -35,7 +36,8 @@ def function_body(
     (``input_types``, one per node input, are needed for context-dependent bodies)."""
     domain = "" if node.domain in DEFAULT_DOMAINS else node.domain
     try:
-        schema = onnx.defs.get_schema(node.op_type, opset, domain)
+        # Any: onnx's stub of OpSchema lacks the function-body accessors used below
+        schema: Any = onnx.defs.get_schema(node.op_type, opset, domain)
     except onnx.defs.SchemaError:
         return None
     fn = FunctionProto()

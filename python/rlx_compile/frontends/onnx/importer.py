@@ -382,12 +382,12 @@ class Importer:
         # declarations. No cross-check there.
         for vi in model.graph.output:
             declared = [fixed_size(d) for d in vi.type.tensor_type.shape.dim]
-            inferred = self.inferred.get(vi.name)
+            found = self.inferred.get(vi.name)
             if (
                 vi.type.tensor_type.HasField("shape")
-                and inferred is not None
+                and found is not None
                 and None not in declared
-                and tuple(declared) != inferred
+                and tuple(declared) != found
             ):
                 self.inferred[vi.name] = None
 
@@ -506,7 +506,8 @@ class Importer:
         self.values[name] = value
         return value
 
-    def _insert_leaf(self, op: mir.ParamOp | mir.ConstantOp) -> None:
+    def _insert_leaf(self, op: Operation) -> None:
+        """Emit a leaf (a param or a constant) before the graph's first compute op."""
         first_compute = next(
             (o for o in self.block.ops if not isinstance(o, mir.InputOp | mir.ParamOp)), None
         )
@@ -759,7 +760,7 @@ class Importer:
         the run's bindings), shaped and typed as the ONNX value."""
         sv = self.shape_values[name]
         flat = sv.values.reshape(-1).tolist()
-        value = b.emit(mir.DimsOp(flat)).results[0]
+        value: SSAValue = b.emit(mir.DimsOp(flat)).results[0]
         if sv.values.shape != (len(flat),):
             value = b.reshape(value, list(sv.values.shape))
         if sv.dtype is not DType.I64:

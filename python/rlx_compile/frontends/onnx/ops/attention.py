@@ -10,7 +10,7 @@ from xdsl.ir import SSAValue
 
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
-from rlx_compile.dialects.types import DType
+from rlx_compile.dialects.types import Dim, DType
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
     NodeContext,
@@ -26,7 +26,7 @@ from rlx_compile.frontends.onnx.ops.control import (
 from rlx_compile.frontends.onnx.ops.shape import reshape, select, stack
 
 
-def _split_heads(ctx: NodeContext, x: SSAValue, heads: int) -> SSAValue:
+def _split_heads(ctx: NodeContext, x: SSAValue, heads: Dim) -> SSAValue:
     """[B, S, heads·D] -> [B, heads, S, D]."""
     b, s, hidden = type_of(x).shape
     if not isinstance(hidden, int) or hidden % heads:
@@ -103,7 +103,7 @@ def attention(ctx: NodeContext) -> ConverterResult:
     mode = ctx.check_attr("qk_matmul_output_mode", (0, 1, 2, 3), 0)
     if (past_k is None) != (past_v is None):
         raise Unsupported("past_key without past_value")
-    past = 0
+    past: Dim = 0
     if past_k is not None and past_v is not None:
         past = type_of(past_k).shape[2]
         k = ctx.b.concat([past_k, k], 2)
@@ -247,7 +247,7 @@ def linear_attention(ctx: NodeContext) -> ConverterResult:
     batch, steps = shape[0], shape[1]
     f32 = DType.F32
 
-    def heads(x: SSAValue, n: int) -> SSAValue:  # [B, T, n·D] -> [B, n, T, D] in f32
+    def heads(x: SSAValue, n: Dim) -> SSAValue:  # [B, T, n·D] -> [B, n, T, D] in f32
         return _split_heads(ctx, b.cast(x, f32) if type_of(x).dtype != f32 else x, n)
 
     q, k, v = heads(ctx.x(0), q_heads), heads(ctx.x(1), kv_heads), heads(ctx.x(2), kv_heads)

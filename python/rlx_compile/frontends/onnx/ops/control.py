@@ -156,8 +156,10 @@ def loop_region(
             raise Unsupported("a loop that never ends (no trip count, a condition that stays true)")
         b.emit(mir.YieldOp([next_cond, *outs[1:]]))
     elements = outs[1 + n :]
-    length = _scan_length(ctx, trips, cond) if elements else None
-    scan_types = [TensorType((length, *type_of(e).shape), type_of(e).dtype) for e in elements]
+    scan_types: list[TensorType] = []
+    if elements:
+        length = _scan_length(ctx, trips, cond)
+        scan_types = [TensorType((length, *type_of(e).shape), type_of(e).dtype) for e in elements]
     op = b.emit(
         mir.LoopOp(trips, cond, carried, Region(block), [*map(type_of, carried), *scan_types])
     )
@@ -230,7 +232,7 @@ def scan_region(
     block = Block(arg_types=[mir.I64_SCALAR, mir.BOOL_SCALAR, *(type_of(s) for s in states)])
     i = block.args[0]
     with b.building(block):  # a failure discards the body
-        backwards = b.sub(b.sub(trips, 1), i) if any(in_dirs) else None
+        backwards = b.sub(b.sub(trips, 1), i) if any(in_dirs) else i  # read where reversed
         slices = [
             b.gather(x, backwards if reverse else i, axis)
             for x, axis, reverse in zip(scans, in_axes, in_dirs, strict=True)
@@ -248,7 +250,7 @@ def scan_region(
     op = b.emit(
         mir.LoopOp(trips, None, states, Region(block), [*map(type_of, states), *scan_types])
     )
-    results = list(op.results)
+    results: list[SSAValue] = list(op.results)
     stacked = []
     for j, y in enumerate(results[n:]):
         if out_dirs[j]:
@@ -290,7 +292,7 @@ def run_time_slice(ctx: NodeContext) -> SSAValue | None:
     starts, ends = ctx.x(1), ctx.x(2)
     if type_of(starts).num_elements() != 1 or type_of(ends).num_elements() != 1:
         return None
-    axes = ctx.ints(3, "Slice's axes") if ctx.has(3) else [0]
+    axes = ctx.static_ints(3, "Slice's axes") if ctx.has(3) else [0]
     steps = ctx.ints(4, "Slice's steps") if ctx.has(4) else [1]
     start_root, start_c = _offset_from(starts)
     end_root, end_c = _offset_from(ends)

@@ -327,9 +327,9 @@ def _scalar_bound(ctx: NodeContext, i: int) -> float | None:
 @converter("Clip")
 def clip(ctx: NodeContext) -> ConverterResult:
     x = ctx.x(0)
-    bounds = _scalar_bound(ctx, 1), _scalar_bound(ctx, 2)
-    if type_of(x).dtype.is_float and bounds[0] is not None and bounds[1] is not None:
-        return ctx.b.clip(x, *bounds)
+    low, high = _scalar_bound(ctx, 1), _scalar_bound(ctx, 2)
+    if type_of(x).dtype.is_float and low is not None and high is not None:
+        return ctx.b.clip(x, low, high)
     lo, hi = ctx.opt(1), ctx.opt(2)
     if lo is not None:
         x = ctx.b.maximum(x, lo)

@@ -261,7 +261,7 @@ def reverse_sequence(ctx: NodeContext) -> ConverterResult:
 @converter("AffineGrid")
 def affine_grid(ctx: NodeContext) -> ConverterResult:
     theta = ctx.x(0)
-    size = ctx.ints(1, "AffineGrid's size")
+    size = ctx.static_ints(1, "AffineGrid's size")
     align = ctx.attr("align_corners", 0)
     spatial = size[2:]
     if len(spatial) not in (2, 3):

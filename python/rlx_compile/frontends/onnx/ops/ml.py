@@ -14,6 +14,7 @@ inputs are not (their vocabulary is open).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal, overload
 
 import numpy as np
 import onnx
@@ -54,6 +55,10 @@ def ml_input(ctx: NodeContext, dtype: DType | None = DType.F32) -> SSAValue:
     return x
 
 
+@overload
+def floats(ctx: NodeContext, name: str, required: Literal[True]) -> np.ndarray: ...
+@overload
+def floats(ctx: NodeContext, name: str, required: bool = False) -> np.ndarray | None: ...
 def floats(ctx: NodeContext, name: str, required: bool = False) -> np.ndarray | None:
     value = ctx.attr(name)
     if value is None:
@@ -73,7 +78,9 @@ def class_labels(ctx: NodeContext, ints: str = "classlabels_int64s") -> list[int
     return list(strings) if strings else [int(v) for v in values or []]
 
 
-def labels_at(ctx: NodeContext, index: SSAValue, labels: Sequence[int | str]) -> ConverterResult:
+def labels_at(
+    ctx: NodeContext, index: SSAValue, labels: Sequence[int | str]
+) -> SSAValue | StringsValue:
     """The labels at class positions ``index`` (int64): gathered integers, or a string
     tensor over the labels."""
     if labels and isinstance(labels[0], str):
@@ -130,7 +137,7 @@ def linear_scores(ctx: NodeContext, x: SSAValue, coefficients: np.ndarray, rows:
                   bias: np.ndarray | float | None) -> SSAValue:  # fmt: skip
     """x @ coefficients.reshape(rows, features).T (+ bias)."""
     features = type_of(x).shape[1]
-    if coefficients.size != rows * features:
+    if not isinstance(features, int) or coefficients.size != rows * features:
         raise Unsupported(
             f"{coefficients.size} coefficients do not make {rows} rows of {features} features"
         )
@@ -285,8 +292,8 @@ def one_hot_encoder(ctx: NodeContext) -> ConverterResult:
     if names and isinstance(held, StringsValue):
         # A category listed twice answers at its last position (onnxruntime's map).
         last = {n: i for i, n in enumerate(names)}
-        table = np.array([last.get(v, -1) for v in held.vocab] or [-1], np.int64)
-        position = b.gather(ctx.constant(table), held.indices, 0)
+        positions = np.array([last.get(v, -1) for v in held.vocab] or [-1], np.int64)
+        position = b.gather(ctx.constant(positions), held.indices, 0)
         shape = type_of(position).shape
         ids = ctx.constant(np.arange(len(names), dtype=np.int64).reshape([1] * len(shape) + [-1]))
         return b.cast(b.compare("eq", b.reshape(position, [*shape, 1]), ids), DType.F32)
@@ -389,7 +396,7 @@ def mapping(
     if isinstance(keys, list):  # string keys: the input must be a string tensor
         if not isinstance(x, StringsValue):
             raise Unsupported("string keys for an input that is not a string tensor")
-        first = {}
+        first: dict[str, int] = {}
         for i, k in enumerate(keys):
             first.setdefault(k, i)
         table = np.array([first.get(v, count) for v in x.vocab] or [count], np.int64)
@@ -524,8 +531,8 @@ def _kernel(ctx: NodeContext, x: SSAValue, vectors: np.ndarray) -> SSAValue:
         else (0.0, 0.0, 0.0)
     )
     batch, features = type_of(x).shape
-    count = vectors.size // features if features else 0
-    if count * features != vectors.size:
+    count = vectors.size // features if isinstance(features, int) and features else 0
+    if not isinstance(features, int) or count * features != vectors.size:
         raise Unsupported(f"{vectors.size} support vector values are not rows of {features}")
     sv = vectors.reshape(count, features)
     if kind == "RBF":

@@ -11,7 +11,7 @@ from xdsl.ir import SSAValue
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.dim_expr import ceildiv
-from rlx_compile.dialects.types import Dim, DType, fmt_shape, window_out_size
+from rlx_compile.dialects.types import Dim, DType, fmt_shape, is_static_shape, window_out_size
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
     NodeContext,
@@ -102,8 +102,8 @@ def conv_geometry(ctx: NodeContext, w: SSAValue) -> tuple[list[int], list[int], 
     ``kernel_shape``, when given, must be the weight's."""
     spatial = _spatial(ctx, 0)  # x is input 0 or computed from it
     k = len(spatial)
-    kernel = [d for d in type_of(w).shape[2:]]
-    if not all(isinstance(d, int) for d in kernel):
+    kernel = list(type_of(w).shape[2:])
+    if not is_static_shape(kernel):
         raise Unsupported(f"a weight of symbolic kernel size {fmt_shape(kernel)}")
     declared = ctx.attr("kernel_shape")
     if declared is not None and list(declared) != kernel:
@@ -180,7 +180,7 @@ def _window_positions(
 def _max_pool_indices(
     ctx: NodeContext,
     x: SSAValue,
-    out_shape: Sequence[int | str],
+    out_shape: Sequence[Dim],
     window: tuple[Sequence[int], Sequence[int], Sequence[int], Sequence[int]],
     storage_order: int,
 ) -> SSAValue:
@@ -528,7 +528,7 @@ def conv_transpose(ctx: NodeContext) -> ConverterResult:
         raise Unsupported("output_shape with symbolic spatial dims: size them at compile time")
     props = {"strides": strides, "dilations": dilations, "groups": group}
     padded = any(front)
-    y = ctx.b.emit(
+    y: SSAValue = ctx.b.emit(
         mir.ConvTransposeOp(
             x, w, None if padded else bias, pads=[*crop, *[max(e, 0) for e in end]],
             output_padding=[max(-e, 0) for e in end], **props,

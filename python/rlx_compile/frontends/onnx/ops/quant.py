@@ -9,7 +9,7 @@ from xdsl.ir import SSAValue
 
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
-from rlx_compile.dialects.types import DType
+from rlx_compile.dialects.types import Dim, DType
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
     NodeContext,
@@ -102,7 +102,7 @@ def dequantize_linear(ctx: NodeContext) -> ConverterResult:
     b = ctx.b
     if index is None:
         scale, zp = _per_tensor(ctx, axis, scale, zp)
-        y = b.emit(mir.DequantizeOp(x, scale, zp, axis=axis)).results[0]
+        y: SSAValue = b.emit(mir.DequantizeOp(x, scale, zp, axis=axis)).results[0]
     else:
         assert axis is not None
         sc = _full(ctx, scale, axis, index)
@@ -138,7 +138,7 @@ def _centered(ctx: NodeContext, v: SSAValue, zp: SSAValue | None, zp_axis: int) 
     z = b.cast(zp, DType.I32)
     if type_of(z).rank == 1 and type_of(z).shape[0] != 1:
         rank = type_of(v).rank
-        shape = [1] * rank
+        shape: list[Dim] = [1] * rank
         shape[zp_axis % rank] = type_of(z).shape[0]
         z = reshape(ctx, z, shape)
     return b.sub(out, z)
@@ -181,7 +181,7 @@ def _requantize(
     sa, sb, sy = scales
     if scale_axis is not None and type_of(sb).rank == 1 and type_of(sb).shape[0] != 1:
         rank = type_of(acc).rank
-        shape = [1] * rank
+        shape: list[Dim] = [1] * rank
         shape[scale_axis] = type_of(sb).shape[0]
         sb = reshape(ctx, sb, shape)
     factor = b.div(b.mul(sa, sb), sy)

@@ -60,7 +60,7 @@ def reduce(ctx: NodeContext) -> ConverterResult:
     axes_from_input = ctx.op_type == "ReduceSum" or ctx.since >= 18
     if axes_from_input:
         noop = bool(ctx.attr("noop_with_empty_axes", 0))
-        axes = ctx.ints(1, f"{ctx.op_type}'s axes") if ctx.has(1) else []
+        axes = ctx.static_ints(1, f"{ctx.op_type}'s axes") if ctx.has(1) else []
     else:
         noop = False
         axes = ctx.attr("axes", [])

@@ -106,30 +106,30 @@ def _source_coords(
     of 33 / 9) is 3 in float32 but 2.99999994 in float64."""
     f32 = np.float32
     y = np.arange(out_len, dtype=f32)
-    scale = f32(scale)
-    scaled_len = scale * f32(in_len)
-    in_len = f32(in_len)  # type: ignore[assignment]
+    scale32 = f32(scale)
+    scaled_len = scale32 * f32(in_len)
+    in_len32 = f32(in_len)
     outside = None
     if mode == "align_corners":
-        x = np.zeros(out_len, f32) if scaled_len == 1 else y * (in_len - 1) / (scaled_len - 1)
+        x = np.zeros(out_len, f32) if scaled_len == 1 else y * (in_len32 - 1) / (scaled_len - 1)
     elif mode == "asymmetric":
-        x = y / scale
+        x = y / scale32
     elif mode == "tf_crop_and_resize":
         assert roi is not None
         lo, hi = roi
         if scaled_len == 1:
-            x = np.full(out_len, (hi - lo) * (in_len - 1) / 2)
+            x = np.full(out_len, (hi - lo) * (in_len32 - 1) / 2)
         else:
-            x = y * (hi - lo) * (in_len - 1) / (scaled_len - 1)
-        x = x + lo * (in_len - 1)
-        outside = (x < 0) | (x > in_len - 1)
+            x = y * (hi - lo) * (in_len32 - 1) / (scaled_len - 1)
+        x = x + lo * (in_len32 - 1)
+        outside = (x < 0) | (x > in_len32 - 1)
     elif mode == "pytorch_half_pixel":
-        x = np.full(out_len, f32(-0.5)) if scaled_len == 1 else (y + f32(0.5)) / scale - f32(0.5)
+        x = np.full(out_len, f32(-0.5)) if scaled_len == 1 else (y + f32(0.5)) / scale32 - f32(0.5)
     elif mode == "half_pixel":
-        x = (y + f32(0.5)) / scale - f32(0.5)
+        x = (y + f32(0.5)) / scale32 - f32(0.5)
     else:  # half_pixel_symmetric
-        offset = in_len / f32(2) * (f32(1) - f32(out_len) / scaled_len)
-        x = offset + (y + f32(0.5)) / scale - f32(0.5)
+        offset = in_len32 / f32(2) * (f32(1) - f32(out_len) / scaled_len)
+        x = offset + (y + f32(0.5)) / scale32 - f32(0.5)
     return x.astype(np.float64), outside
 
 
@@ -343,11 +343,9 @@ def resize(ctx: NodeContext) -> ConverterResult:
                 out_len[a_] = int(s * cast(int, shape[a_]) + 0.5)
     elif scales is not None and scales.size:
         for i, a_ in enumerate(axes):
-            scale_of[a_] = float(scales.reshape(-1)[i])
-            out_len[a_] = _scaled_len(shape[a_], scale_of[a_])
-            if isinstance(shape[a_], int) and out_len[a_] != int(
-                Fraction(scale_of[a_]) * shape[a_]
-            ):
+            factor = scale_of[a_] = float(scales.reshape(-1)[i])
+            out_len[a_] = _scaled_len(shape[a_], factor)
+            if isinstance(shape[a_], int) and out_len[a_] != int(Fraction(factor) * shape[a_]):
                 ctx.distrust_inferred_shape()
     else:
         raise Unsupported("neither scales nor sizes is given")
@@ -448,7 +446,7 @@ def tap_combinations(
     """Every combination of one tap per axis, as (the row-major flat index over ``sizes``
     in i64, the product of the weights). Positions are clamped into range for the
     gather; with ``zeros_outside`` a tap outside the axis also weighs 0."""
-    strides = row_major_strides(sizes)
+    strides = [int(s) for s in row_major_strides(sizes)]  # of static sizes: numbers
     per_axis: list[list[Tap]] = []
     for d, axis_taps in enumerate(taps):
         last = float(sizes[d] - 1)
@@ -605,7 +603,7 @@ def roi_align(ctx: NodeContext) -> ConverterResult:
     flat_x = b.reshape(x, [n * c * height * width])
     terms = []
     # The four corners, already moved into the image by the edge rule above.
-    taps = [[(y_low, hy), (y_high, ly)], [(x_low, hx), (x_high, lx)]]
+    taps: list[list[Tap]] = [[(y_low, hy), (y_high, ly)], [(x_low, hx), (x_high, lx)]]
     for position, weight in tap_combinations(b, taps, [height, width], zeros_outside=False):
         assert weight is not None  # [count, P]
         values = b.gather(flat_x, b.add(base, b.reshape(position, [count, 1, -1])), 0)

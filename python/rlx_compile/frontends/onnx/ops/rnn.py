@@ -12,7 +12,7 @@ reverse direction of a shorter row then starts at its own last step).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -81,7 +81,7 @@ class _Layer:
 
     x: SSAValue  # [seq, batch, in]
     seq: Dim
-    batch: int | str
+    batch: Dim
     hidden: int
     directions: int
     gates: int
@@ -116,7 +116,7 @@ def _layer(ctx: NodeContext, gates: int) -> _Layer:
 
 
 def _direction(
-    ctx: NodeContext, layer: _Layer, i: int, d: int, shape: list[int | str]
+    ctx: NodeContext, layer: _Layer, i: int, d: int, shape: Sequence[Dim]
 ) -> SSAValue | None:
     """Direction ``d`` of the per-direction operand ``i`` (W, R, B, initial states, P),
     reshaped to ``shape``. The initial states are [batch, directions, hidden] in the
@@ -130,7 +130,7 @@ def _direction(
 
 def _initial_state(ctx: NodeContext, layer: _Layer, i: int, d: int) -> SSAValue:
     """Initial hidden (i = 5) or cell (i = 6) state of direction d; zeros if not given."""
-    shape: list[int | str] = [layer.batch, layer.hidden]
+    shape: list[Dim] = [layer.batch, layer.hidden]
     state = _direction(ctx, layer, i, d, shape)
     return state if state is not None else ctx.full(shape, 0.0, type_of(layer.x).dtype)
 

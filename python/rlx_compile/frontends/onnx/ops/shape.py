@@ -4,6 +4,7 @@ and the shape-producing ops that fold to constants when shapes are static."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import overload
 
 import numpy as np
 from xdsl.ir import SSAValue
@@ -121,7 +122,7 @@ def squeeze(ctx: NodeContext) -> ConverterResult:
     x = ctx.x(0)
     shape = type_of(x).shape
     if ctx.has(1):
-        axes = {axis_of(a, len(shape)) for a in ctx.ints(1, "Squeeze's axes")}
+        axes = {axis_of(a, len(shape)) for a in ctx.static_ints(1, "Squeeze's axes")}
         for a in axes:
             if shape[a] != 1:
                 raise Unsupported(f"cannot squeeze axis {a} of size {shape[a]}")
@@ -145,7 +146,7 @@ def unsqueeze(ctx: NodeContext, x: SSAValue, axes: Sequence[int]) -> SSAValue:
 
 @converter("Unsqueeze")
 def unsqueeze_op(ctx: NodeContext) -> ConverterResult:
-    return unsqueeze(ctx, ctx.x(0), ctx.ints(1, "Unsqueeze's axes"))
+    return unsqueeze(ctx, ctx.x(0), ctx.static_ints(1, "Unsqueeze's axes"))
 
 
 @converter("Transpose")
@@ -194,8 +195,8 @@ def split(ctx: NodeContext) -> ConverterResult:
             chunk = -(-dim // parts)
             sizes = [min(chunk, dim - i * chunk) for i in range(parts)]
         else:
-            chunk = ceildiv(dim, parts)
-            sizes = [chunk] * (parts - 1) + [dim - (parts - 1) * chunk]
+            part = ceildiv(dim, parts)
+            sizes = [part] * (parts - 1) + [dim - (parts - 1) * part]
     total: Dim = 0
     for size in sizes:
         total = total + size
@@ -209,6 +210,10 @@ def split(ctx: NodeContext) -> ConverterResult:
     return outs
 
 
+@overload
+def _clamp(v: int, lo: int, hi: int) -> int: ...
+@overload
+def _clamp(v: Dim, lo: Dim, hi: Dim) -> Dim: ...
 def _clamp(v: Dim, lo: Dim, hi: Dim) -> Dim:
     return dim_max(lo, dim_min(hi, v))
 
@@ -273,8 +278,8 @@ def slice_tensor(
         if stride[a] == 1:  # a symbolic start: a narrow
             x = narrow(ctx, x, a, begin[a], length[a])
         else:  # and a stride (x[::-1]): a gather at start + i·step
-            steps = ctx.b.mul(iota(ctx, length[a], DType.I64), ctx.dim(stride[a]))
-            x = ctx.b.gather(x, ctx.b.add(steps, ctx.dim(begin[a])), a)
+            offsets = ctx.b.mul(iota(ctx, length[a], DType.I64), ctx.dim(stride[a]))
+            x = ctx.b.gather(x, ctx.b.add(offsets, ctx.dim(begin[a])), a)
     changed = [i for i in changed if isinstance(begin[i], int)]
     if not changed:
         return x
@@ -300,8 +305,8 @@ def slice_op(ctx: NodeContext) -> ConverterResult:
         if window is None:
             raise
         return window
-    axes = ctx.ints(3, "Slice's axes") if ctx.has(3) else list(range(len(starts)))
-    steps = ctx.ints(4, "Slice's steps") if ctx.has(4) else [1] * len(starts)
+    axes = ctx.static_ints(3, "Slice's axes") if ctx.has(3) else list(range(len(starts)))
+    steps = ctx.static_ints(4, "Slice's steps") if ctx.has(4) else [1] * len(starts)
     if not len(starts) == len(ends) == len(axes) == len(steps):
         raise Unsupported("starts, ends, axes and steps differ in length")
     return slice_tensor(ctx, x, starts, ends, axes, steps)
@@ -404,7 +409,7 @@ def expand(ctx: NodeContext) -> ConverterResult:
     return ctx.b.expand(x, list(shape))
 
 
-def tile(ctx: NodeContext, x: SSAValue, repeats: Sequence[int]) -> SSAValue:
+def tile(ctx: NodeContext, x: SSAValue, repeats: Sequence[Dim]) -> SSAValue:
     shape = type_of(x).shape
     if len(repeats) != len(shape):
         raise Unsupported(f"{len(repeats)} repeats for rank {len(shape)}")
@@ -436,10 +441,10 @@ def pad(ctx: NodeContext) -> ConverterResult:
     if ctx.has(2):
         cv = ctx.const(2, "Pad's constant_value").reshape(-1)
         value = float(cv[0]) if cv.size else 0.0
-    axes = ctx.ints(3, "Pad's axes") if ctx.has(3) else list(range(rank))
+    axes = ctx.static_ints(3, "Pad's axes") if ctx.has(3) else list(range(rank))
     if len(pads) != 2 * len(axes):
         raise Unsupported(f"{len(pads)} pads for {len(axes)} axes")
-    full = [0] * (2 * rank)
+    full: list[Dim] = [0] * (2 * rank)
     for j, a in enumerate(axes):
         a = axis_of(a, rank)
         full[a], full[rank + a] = pads[j], pads[len(axes) + j]
@@ -654,7 +659,7 @@ def center_crop_pad(ctx: NodeContext) -> ConverterResult:
     x = ctx.x(0)
     shape = ctx.static_shape(0)
     rank = len(shape)
-    target = ctx.ints(1, "CenterCropPad's shape")
+    target = ctx.static_ints(1, "CenterCropPad's shape")
     axes = [axis_of(a, rank) for a in ctx.attr("axes", list(range(rank)))]
     if len(target) != len(axes):
         raise Unsupported(f"{len(target)} sizes for {len(axes)} axes")

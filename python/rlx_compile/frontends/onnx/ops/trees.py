@@ -189,7 +189,8 @@ def tree_ensemble(ctx: NodeContext) -> ConverterResult:
     member_sets: np.ndarray | None = None
     if members is not None:  # one NaN-terminated set per MEMBER node, in node order
         values = np.asarray(members, dtype.numpy).reshape(-1)
-        sets, current = [], []
+        sets: list[list[np.floating]] = []
+        current: list[np.floating] = []
         for v in values:
             if np.isnan(v):
                 sets.append(current)
@@ -297,7 +298,7 @@ def _old_forest(
     slot = np.where(is_leaf, np.cumsum(is_leaf) - 1, np.cumsum(~is_leaf) - 1)
     branches = np.flatnonzero(~is_leaf)
 
-    def successor(k: int, target: int) -> int:
+    def successor(k: int | np.integer, target: int | np.integer) -> int:
         found = index.get((int(tree_ids[k]), int(target)))
         if found is None:
             raise Unsupported(
