@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
-from typing import Any, TypeGuard, cast, overload
+from typing import Any, TypeGuard, cast
 
 import ml_dtypes
 import numpy as np
@@ -542,26 +542,6 @@ def tensor(shape: Iterable[Dim | str], dtype: DType | str = DType.F32) -> Tensor
     return TensorType(shape, dtype)
 
 
-@overload
-def window_out_size(
-    size: int,
-    kernel: int,
-    stride: int,
-    pad_begin: int,
-    pad_end: int,
-    dilation: int,
-    ceil_mode: bool = False,
-) -> int: ...
-@overload
-def window_out_size(
-    size: Dim,
-    kernel: int,
-    stride: int,
-    pad_begin: int,
-    pad_end: int,
-    dilation: int,
-    ceil_mode: bool = False,
-) -> Dim: ...
 def window_out_size(
     size: Dim,
     kernel: int,

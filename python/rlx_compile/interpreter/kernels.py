@@ -793,7 +793,8 @@ def _window_geometry(
     outs, widths = [], []
     for i in range(k):
         pb, pe = pads[i], pads[k + i]
-        o = window_out_size(spatial[i], kernel[i], strides[i], pb, pe, dilations[i], ceil_mode)
+        # a static size: a number
+        o = int(window_out_size(spatial[i], kernel[i], strides[i], pb, pe, dilations[i], ceil_mode))
         needed = (o - 1) * strides[i] + dilations[i] * (kernel[i] - 1) + 1
         outs.append(o)
         widths.append((pb, max(pe, needed - spatial[i] - pb)))
