@@ -269,8 +269,8 @@ def col2im(ctx: NodeContext) -> ConverterResult:
     if ck % taps:
         raise Unsupported(f"{ck} input channels do not split into blocks of {taps}")
     channels = ck // taps
-    steps = [
-        window_out_size(image[d], block[d], strides[d], pads[d], pads[dims + d], dilations[d])
+    steps = [  # of static sizes: numbers
+        int(window_out_size(image[d], block[d], strides[d], pads[d], pads[dims + d], dilations[d]))
         for d in range(dims)
     ]
     if int(np.prod(steps)) != length:
