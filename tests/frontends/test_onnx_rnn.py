@@ -12,7 +12,7 @@ import zlib
 import numpy as np
 import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 import rlx_compile.backend as backend
 from rlx_compile.dialects import mir
@@ -84,8 +84,16 @@ def recurrent_model(
     return model, feeds
 
 
-def check_against_onnxruntime(model: object, feeds: dict[str, np.ndarray]) -> None:
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])  # type: ignore[attr-defined]
+def check_against_onnxruntime(
+    model: object, feeds: dict[str, np.ndarray], threads: int = 0
+) -> None:
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    session = ort.InferenceSession(
+        model.SerializeToString(),  # type: ignore[attr-defined]
+        options,
+        providers=["CPUExecutionProvider"],
+    )
     want = session.run(None, feeds)
     got = backend.prepare(model).run(feeds)
     assert len(got) == len(want)
@@ -190,9 +198,12 @@ def test_symbolic_batch_with_runtime_sequence_lens() -> None:
     check_symbolic_against_onnxruntime(graph, feeds)
 
 
-def check_symbolic_against_onnxruntime(graph: object, feeds: list[dict[str, np.ndarray]]) -> None:
+def check_symbolic_against_onnxruntime(
+    graph: object, feeds: list[dict[str, np.ndarray]], domains: tuple[str, ...] = ()
+) -> None:
     """One import of a model with open dims, run by the reference executor at each feed."""
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)])
+    opsets = [helper.make_opsetid("", 22), *(helper.make_opsetid(d, 1) for d in domains)]
+    model = helper.make_model(graph, opset_imports=opsets)
     module = import_model(model)
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     for feed in feeds:
@@ -234,3 +245,70 @@ def test_a_symbolic_sequence_length_runs_as_a_loop() -> None:
     )  # fmt: skip
     feeds = [{"X": rng.standard_normal((t, 2, INPUT)).astype(np.float32)} for t in (1, 7, 90)]
     check_symbolic_against_onnxruntime(graph, feeds)
+
+
+def dynamic_quantize_lstm(model: object, per_column: bool, signed: bool) -> object:
+    """``model``'s LSTM as onnxruntime's ``quantize_dynamic`` rewrites it: a
+    com.microsoft.DynamicQuantizeLSTM with W and R transposed to [dirs, k, 4·hidden] and
+    quantized to 8 bits, by tensor or by column, with their scales and zero points."""
+    graph = model.graph  # type: ignore[attr-defined]
+    inits = {t.name: t for t in graph.initializer}
+    node = graph.node[0]
+    names = list(node.input) + [""] * (8 - len(node.input))
+    extra = []
+    for name in ("W", "R"):
+        m = numpy_helper.to_array(inits.pop(name)).swapaxes(1, 2)  # [dirs, k, 4h]
+        axes = (1,) if per_column else (1, 2)
+        lo, hi = np.minimum(m.min(axis=axes), 0), np.maximum(m.max(axis=axes), 0)
+        qmin, qmax = (-127, 127) if signed else (0, 255)
+        scale = ((hi - lo) / (qmax - qmin)).astype(np.float32)
+        zp = np.zeros_like(scale) if signed else np.round(qmin - lo / scale)
+        shape = (scale.shape[0], 1, scale.shape[1]) if per_column else (scale.shape[0], 1, 1)
+        q = np.clip(np.round(m / scale.reshape(shape)) + zp.reshape(shape), qmin, qmax)
+        dtype = np.int8 if signed else np.uint8
+        extra += [
+            numpy_helper.from_array(q.astype(dtype), name),
+            numpy_helper.from_array(scale, f"{name}_scale"),
+            numpy_helper.from_array(zp.astype(dtype), f"{name}_zp"),
+        ]
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute if a.name != "layout"}
+    quantized = helper.make_node(
+        "DynamicQuantizeLSTM",
+        [*names, "W_scale", "W_zp", "R_scale", "R_zp"],
+        list(node.output),
+        domain="com.microsoft",
+        **attrs,
+    )
+    new = helper.make_graph(
+        [quantized], "g", list(graph.input), list(graph.output), [*inits.values(), *extra]
+    )
+    return helper.make_model(
+        new,
+        opset_imports=[helper.make_opsetid("", 22), helper.make_opsetid("com.microsoft", 1)],
+    )
+
+
+@pytest.mark.parametrize(
+    ("direction", "per_column", "signed", "initial"),
+    [
+        ("forward", False, True, False),
+        ("reverse", True, True, True),
+        ("bidirectional", False, False, True),
+    ],
+)
+def test_dynamic_quantize_lstm(
+    direction: str, per_column: bool, signed: bool, initial: bool
+) -> None:
+    # A thread per batch row: onnxruntime then quantizes each row's hidden state alone.
+    model, feeds = recurrent_model("LSTM", direction, 0, lens=initial, initial=initial)
+    check_against_onnxruntime(dynamic_quantize_lstm(model, per_column, signed), feeds, BATCH)
+
+
+def test_dynamic_quantize_lstm_over_a_symbolic_sequence_length() -> None:
+    model, _ = recurrent_model("LSTM", "bidirectional", 0, lens=False, initial=False)
+    quantized = dynamic_quantize_lstm(model, per_column=True, signed=True)
+    rng = np.random.default_rng(2)
+    feeds = [{"X": rng.standard_normal((t, 1, INPUT)).astype(np.float32)} for t in (1, 40)]
+    dims = quantized.graph.input[0].type.tensor_type.shape.dim  # type: ignore[attr-defined]
+    dims[0].dim_param, dims[1].dim_value = "T", 1
+    check_symbolic_against_onnxruntime(quantized.graph, feeds, ("com.microsoft",))  # type: ignore[attr-defined]

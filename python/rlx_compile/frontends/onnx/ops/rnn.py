@@ -8,6 +8,12 @@ the recurrent projection of the previous hidden state and applies the gates. A
 ``sequence_lens`` input (static or fed at run time) masks the steps past each batch
 row's length: the state stops changing and Y is zero there, as onnxruntime does (the
 reverse direction of a shorter row then starts at its own last step).
+
+onnxruntime's ``com.microsoft.DynamicQuantizeLSTM`` (what ``quantize_dynamic`` makes of
+every LSTM) is the LSTM with 8-bit W and R stored transposed ([dirs, in, 4·hidden]); as
+onnxruntime computes it, each product quantizes its float operand on the fly (the whole
+input sequence once, the hidden state at every step: ``DynamicQuantizeLinear``'s uint8
+parameters) and multiplies in integers, dequantized by both scales.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import numpy as np
 from xdsl.ir import SSAValue
 
 from rlx_compile.builder import type_of
+from rlx_compile.dialects import mir
 from rlx_compile.dialects.types import Dim, DType
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
@@ -88,6 +95,7 @@ class _Layer:
     lens: SSAValue | None  # [batch] int
     reverse: bool  # direction="reverse"
     batch_major: bool  # layout=1: X, Y and the states come batch first
+    quantized: bool  # DynamicQuantizeLSTM: 8-bit W and R, stored [dirs, k, gates·hidden]
 
 
 def _layer(ctx: NodeContext, gates: int) -> _Layer:
@@ -100,18 +108,29 @@ def _layer(ctx: NodeContext, gates: int) -> _Layer:
         x = b.transpose(x, [1, 0, 2])
     seq, batch, _ = type_of(x).shape
     w_shape = ctx.shape(1)
+    quantized = ctx.op_type == "DynamicQuantizeLSTM"
     hidden = ctx.attr("hidden_size", None)
     if hidden is None:
-        if not isinstance(w_shape[1], int):
+        gate_rows = w_shape[2 if quantized else 1]
+        if not isinstance(gate_rows, int):
             raise Unsupported("hidden_size unknown")
-        hidden = w_shape[1] // gates
+        hidden = gate_rows // gates
     direction = ctx.check_attr("direction", ("forward", "reverse", "bidirectional"), "forward")
     directions = 2 if direction == "bidirectional" else 1
     if w_shape[0] != directions:
         raise Unsupported(f"W has {w_shape[0]} direction(s), direction={direction!r}")
     lens = ctx.opt(4)
     return _Layer(
-        x, seq, batch, int(hidden), directions, gates, lens, direction == "reverse", layout == 1
+        x,
+        seq,
+        batch,
+        int(hidden),
+        directions,
+        gates,
+        lens,
+        direction == "reverse",
+        layout == 1,
+        quantized,
     )
 
 
@@ -244,9 +263,12 @@ def _input_projection(ctx: NodeContext, layer: _Layer, d: int) -> SSAValue:
     candidate gate keeps Rb apart when linear_before_reset; see ``_gru``.)"""
     b = ctx.b
     gh = layer.gates * layer.hidden
-    w = _direction(ctx, layer, 1, d, [gh, -1])
-    assert w is not None
-    projected = b.matmul(layer.x, b.transpose(w, [1, 0]))
+    if layer.quantized:
+        projected = _quantized_product(ctx, 1, d, by_row=False)(layer.x)
+    else:
+        w = _direction(ctx, layer, 1, d, [gh, -1])
+        assert w is not None
+        projected = b.matmul(layer.x, b.transpose(w, [1, 0]))
     bias = _direction(ctx, layer, 3, d, [2, gh])
     if bias is not None:
         wb = b.reshape(b.narrow(bias, 0, 0, 1), [gh])
@@ -277,6 +299,40 @@ def _recurrent(ctx: NodeContext, layer: _Layer, d: int) -> tuple[SSAValue, SSAVa
     r = _direction(ctx, layer, 2, d, [layer.gates * layer.hidden, layer.hidden])
     assert r is not None
     return b.transpose(r, [1, 0]), _initial_state(ctx, layer, 5, d)
+
+
+def _quantized_product(
+    ctx: NodeContext, i: int, d: int, by_row: bool
+) -> Callable[[SSAValue], SSAValue]:
+    """v -> v · M for DynamicQuantizeLSTM's 8-bit W (i = 1) or R (i = 2) of direction d
+    ([k, gates·hidden]; its scale and zero point are inputs 8 + 2·(i - 1) and the next,
+    per direction or per direction and column), as onnxruntime computes it: v quantized
+    to uint8 by its own range (``DynamicQuantizeLinear``'s parameters), the integer
+    product, both scales. The input sequence is quantized as one tensor; the hidden
+    state ``by_row``, each batch row by its own range: onnxruntime quantizes the rows
+    each of its threads runs together, one row apiece when it has a thread per row (and
+    always at batch 1) -- the batch-independent choice."""
+    b = ctx.b
+    m = b.cast(select(ctx, ctx.x(i), 0, d), DType.I32)
+    scale = select(ctx, ctx.x(8 + 2 * (i - 1)), 0, d)
+    zp = ctx.opt(9 + 2 * (i - 1))
+    if zp is not None:
+        m = b.sub(m, b.cast(select(ctx, zp, 0, d), DType.I32))
+
+    def product(v: SSAValue) -> SSAValue:
+        axes = [type_of(v).rank - 1] if by_row else None
+        hi = b.maximum(b.reduce("max", v, axes, keepdims=by_row), 0.0)
+        lo = b.minimum(b.reduce("min", v, axes, keepdims=by_row), 0.0)
+        v_scale = b.div(b.sub(hi, lo), 255.0)
+        # An all-zero operand has scale 0: any step gives its zero product.
+        step = b.where(b.compare("eq", v_scale, 0.0), 1.0, v_scale)
+        v_zp = b.minimum(b.maximum(b.unary(mir.RoundOp, b.div(b.neg(lo), step)), 0.0), 255.0)
+        q = b.add(b.unary(mir.RoundOp, b.div(v, step)), v_zp)
+        q = b.sub(b.minimum(b.maximum(q, 0.0), 255.0), v_zp)
+        acc = b.matmul(b.cast(q, DType.I32), m)
+        return b.mul(b.cast(acc, type_of(v).dtype), b.mul(v_scale, scale))
+
+    return product
 
 
 def _check_dtype(ctx: NodeContext) -> None:
@@ -343,6 +399,7 @@ def gru(ctx: NodeContext) -> ConverterResult:
 
 
 @converter("LSTM")
+@converter("DynamicQuantizeLSTM", domain="com.microsoft")
 def lstm(ctx: NodeContext) -> ConverterResult:
     _check_dtype(ctx)
     if ctx.attr("input_forget", 0):
@@ -352,7 +409,12 @@ def lstm(ctx: NodeContext) -> ConverterResult:
     clip, b, h = _clip(ctx), ctx.b, layer.hidden
 
     def make_step(d: int) -> tuple[list[SSAValue], StepFn]:
-        rt, h0 = _recurrent(ctx, layer, d)
+        if layer.quantized:
+            recurrent = _quantized_product(ctx, 2, d, by_row=True)
+            h0 = _initial_state(ctx, layer, 5, d)
+        else:
+            rt, h0 = _recurrent(ctx, layer, d)
+            recurrent = lambda v: b.matmul(v, rt)  # noqa: E731
         c0 = _initial_state(ctx, layer, 6, d)
         peep = _direction(ctx, layer, 7, d, [3 * h])
         p_i, p_o, p_f = (None, None, None) if peep is None else (
@@ -365,7 +427,7 @@ def lstm(ctx: NodeContext) -> ConverterResult:
 
         def step(xt: SSAValue, state: list[SSAValue]) -> list[SSAValue]:
             prev_h, prev_c = state
-            gates = b.add(xt, b.matmul(prev_h, rt))  # gate order i, o, f, c
+            gates = b.add(xt, recurrent(prev_h))  # gate order i, o, f, c
             i = f(clip(with_peephole(_gate(b, gates, 0, h), p_i, prev_c)))
             fg = f(clip(with_peephole(_gate(b, gates, 2, h), p_f, prev_c)))
             c_tilde = g(clip(_gate(b, gates, 3, h)))
