@@ -454,3 +454,55 @@ def test_if_branches_with_initializers_of_their_own() -> None:
     for sr in (16000, 8000):
         feeds = {"x": _x(2, 3), "sr": np.array(sr, np.int64)}
         np.testing.assert_allclose(rep.run(feeds)[0], session.run(None, feeds)[0], rtol=1e-6)
+
+
+@pytest.mark.parametrize("reduction", ["add", "none"])
+def test_scatter_elements_over_a_symbolic_number_of_edges(reduction: str) -> None:
+    # A graph network's message passing (caustic-nmr): each edge's message added into its
+    # target atom, index_add_ as the TorchScript exporter writes it -- indices and updates
+    # [edges, features] with the edge count open (a 3-D one along its middle axis).
+    nodes = [
+        helper.make_node("ScatterElements", ["x", "idx", "msg"], ["y"], axis=0,
+                         reduction=reduction),
+        helper.make_node("ScatterElements", ["v", "vidx", "vmsg"], ["z"], axis=1),
+    ]  # fmt: skip
+    inputs = [
+        helper.make_tensor_value_info("x", F, ["atoms", 3]),
+        helper.make_tensor_value_info("idx", I64, ["edges", 3]),
+        helper.make_tensor_value_info("msg", F, ["edges", 3]),
+        helper.make_tensor_value_info("v", F, [2, "atoms", 3]),
+        helper.make_tensor_value_info("vidx", I64, [2, "edges", 3]),
+        helper.make_tensor_value_info("vmsg", F, [2, "edges", 3]),
+    ]
+    model = _model(nodes, inputs, ["y", "z"], opset=18)
+    rng = np.random.default_rng(3)
+
+    def targets(atoms: int, shape: tuple[int, ...], axis: int) -> np.ndarray:
+        # With reduction "none" the targets along the axis are distinct (else the order of
+        # the writes decides); "add" takes repeats.
+        if reduction == "add":
+            return rng.integers(0, atoms, shape)
+        picks = np.moveaxis(rng.random((atoms, *np.delete(shape, axis))).argsort(0), 0, axis)
+        return np.take(picks, np.arange(shape[axis]), axis)
+
+    feeds = [
+        {"x": _x(atoms, 3), "idx": targets(atoms, (edges, 3), 0), "msg": _x(edges, 3),
+         "v": _x(2, atoms, 3), "vidx": targets(atoms, (2, edges, 3), 1), "vmsg": _x(2, edges, 3)}
+        for atoms, edges in [(5, 3), (7, 1), (4, 4)]
+    ]  # fmt: skip
+    _check(model, feeds)
+
+
+def test_array_feature_extractor_at_indices_of_a_symbolic_count() -> None:
+    # scikit-learn's radius neighbours (skl2onnx): the labels of every row's neighbours,
+    # indices [N, train rows] for N rows.
+    ml = helper.make_opsetid("ai.onnx.ml", 1)
+    node = helper.make_node("ArrayFeatureExtractor", ["labels", "idx"], ["y"], domain="ai.onnx.ml")
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("idx", I64, ["N", 5])],
+        [helper.make_empty_tensor_value_info("y")],
+        [helper.make_tensor("labels", F, [1, 8], np.arange(8, dtype=np.float32) * 0.5)],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), ml])
+    rng = np.random.default_rng(4)
+    _check(model, [{"idx": rng.integers(0, 8, (n, 5))} for n in (1, 4)])

@@ -22,7 +22,7 @@ from xdsl.ir import SSAValue
 
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
-from rlx_compile.dialects.types import DType
+from rlx_compile.dialects.types import DType, element_count
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
     NodeContext,
@@ -190,7 +190,7 @@ def array_feature_extractor(ctx: NodeContext) -> ConverterResult:
     x, indices = ctx.x(0), ctx.x(1)
     if type_of(indices).dtype is not DType.I64:
         indices = ctx.b.cast(indices, DType.I64)
-    count = numel(ctx.static_shape(1))
+    count = element_count(type_of(indices).shape)
     picked = ctx.b.gather(x, ctx.b.reshape(indices, [count]), type_of(x).rank - 1)
     return ctx.b.reshape(picked, [1, count]) if type_of(x).rank == 1 else picked
 

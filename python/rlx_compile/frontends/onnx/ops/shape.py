@@ -709,20 +709,25 @@ def scatter_elements(ctx: NodeContext) -> ConverterResult:
     rank = type_of(data).rank
     axis = axis_of(ctx.attr("axis", 0), rank)
     reduction = ctx.check_attr("reduction", _REDUCTIONS, "none")
-    ishape = ctx.static_shape(1)
+    ishape = list(type_of(idx).shape)
     idx64 = ctx.b.cast(idx, DType.I64) if type_of(idx).dtype is not DType.I64 else idx
     parts = []
     for d in range(rank):
         if d == axis:
             parts.append(reshape(ctx, idx64, [*ishape, 1]))
-        else:
+        elif all(isinstance(n, int) for n in ishape):
+            static = [int(n) for n in ishape]
             grid = np.broadcast_to(
-                np.arange(ishape[d], dtype=np.int64).reshape(
-                    [ishape[d] if i == d else 1 for i in range(rank)]
+                np.arange(static[d], dtype=np.int64).reshape(
+                    [static[d] if i == d else 1 for i in range(rank)]
                 ),
-                ishape,
+                static,
             )
-            parts.append(ctx.constant(np.ascontiguousarray(grid).reshape(*ishape, 1)))
+            parts.append(ctx.constant(np.ascontiguousarray(grid).reshape(*static, 1)))
+        else:  # symbolic index sizes (a GNN's scatter over its edges): the grid from an iota
+            line = reshape(ctx, iota(ctx, ishape[d], DType.I64),
+                           [ishape[d] if i == d else 1 for i in range(rank)] + [1])  # fmt: skip
+            parts.append(ctx.b.expand(line, [*ishape, 1]))
     full = ctx.b.concat(parts, rank) if len(parts) > 1 else parts[0]
     return ctx.b.emit(mir.ScatterNdOp(data, full, upd, reduction)).results[0]
 
