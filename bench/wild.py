@@ -310,7 +310,7 @@ CORPUS: list[Model] = [
           _bs("batch", sizes=(1, 2)), {"image": image}),
     Model("caustic_nmr", _wheel("caustic-nmr==0.4.1", "caustic/data/best_v2_carbons.onnx"),
           ({"num_atoms": 12, "num_edges": 20, "num_residues": 3},),
-          {k: ints(0, 10) for k in ("element", "amino_acid", "atom_role", "edge_index", "seq_sep",
+          {k: ints(0, 3) for k in ("element", "amino_acid", "atom_role", "edge_index", "seq_sep",
                                     "target_indices", "residue_types")}),
     Model("deskew_orinet", _wheel("occular-deskew==0.5.0",
                                   "occular_deskew/weights/orientation_orinet_fp32.onnx"),

@@ -179,7 +179,7 @@ def conversions() -> dict[str, Callable[[], Any]]:
         "knn_reg_distance": lambda: skl(neighbors.KNeighborsRegressor(
             3, weights="distance"), reg),
         "radius_neighbors": lambda: skl(neighbors.RadiusNeighborsClassifier(
-            radius=3.0, outlier_label=0), c3),
+            radius=10.0, outlier_label=0), c3),
         "kbins_onehot": lambda: skl(preprocessing.KBinsDiscretizer(
             3, encode="onehot-dense"), "none"),
         "kbins_ordinal": lambda: skl(preprocessing.KBinsDiscretizer(
