@@ -684,13 +684,17 @@ for _order in ("max_min", "min_max"):
 
 
 def _integer_case(conv: bool, x_type: DType, out: DType, act: str, zero: int, bias: bool,
-                  batched: bool = False):  # fmt: skip
+                  shapes: tuple[tuple[int, ...], tuple[int, ...]] | None = None,
+                  groups: int = 2):  # fmt: skip
+    """Convs of >= 16 taps and matmuls of >= 4 rows run the int16 GEMM (an odd count of
+    rows and columns: its 4 x 2 blocks and their remainders), others direct."""
+
     def make(dtype: DType, rng: np.random.Generator):
         if dtype is not out:  # the case's element type is its result's
             return None
-        x_shape, w_shape = ((2, 4, 6, 5), (6, 2, 3, 3)) if conv else ((2, 3, 20), (20, 7))
-        if batched:  # an activation times an activation, batch dims broadcasting
-            x_shape, w_shape = (2, 1, 3, 9), (1, 4, 9, 5)
+        x_shape, w_shape = ((2, 4, 6, 5), (6, 2, 3, 3)) if conv else ((2, 5, 20), (20, 7))
+        if shapes is not None:
+            x_shape, w_shape = shapes
         channels = w_shape[0] if conv else w_shape[-1]
         specs = {"x": (x_shape, x_type), "w": (w_shape, DType.I8), "s": ((channels,), DType.F32),
                  "b": ((channels,), DType.F32)}  # fmt: skip
@@ -700,7 +704,7 @@ def _integer_case(conv: bool, x_type: DType, out: DType, act: str, zero: int, bi
             common = {"input_zero_point": zero, "activation": act, **extra}
             if conv:
                 op = mir.IntegerConvOp(x, w, s, b if bias else None, pads=(1, 0, 1, 1),
-                                       strides=(1, 2), groups=2, **common)  # fmt: skip
+                                       strides=(1, 2), groups=groups, **common)  # fmt: skip
             else:
                 op = mir.IntegerMatmulOp(x, w, s, b if bias else None, **common)
             return one(m.emit(op))
@@ -728,8 +732,21 @@ for _conv in (False, True):
         case(_name, mir.IntegerConvOp if _conv else mir.IntegerMatmulOp)(
             _integer_case(_conv, _x, _out, _act, _zero, _bias)
         )
+# an activation times an activation, batch dims broadcasting (the weight packed per batch)
 case("integer_matmul_batched", mir.IntegerMatmulOp)(
-    _integer_case(False, DType.I8, DType.F32, "none", 0, False, batched=True)
+    _integer_case(False, DType.I8, DType.F32, "none", 0, False, ((2, 1, 6, 9), (1, 4, 9, 5)))
+)
+case("integer_matmul_row_by_row", mir.IntegerMatmulOp)(
+    _integer_case(False, DType.U8, DType.F32, "none", 5, True, ((2, 3, 20), (20, 7)))
+)
+case("integer_matmul_row_blocks", mir.IntegerMatmulOp)(  # 70 rows: a block of 64, then 6
+    _integer_case(False, DType.U8, DType.I8, "relu", 100, True, ((70, 40), (40, 33)))
+)
+case("integer_conv_depthwise", mir.IntegerConvOp)(  # 9 taps: direct
+    _integer_case(True, DType.I8, DType.F32, "none", 2, True, ((1, 4, 6, 6), (4, 1, 3, 3)), 4)
+)
+case("integer_conv_tiled", mir.IntegerConvOp)(  # 576 taps: tiles of 113 of 120 positions
+    _integer_case(True, DType.U8, DType.F32, "relu", 90, True, ((1, 64, 15, 16), (8, 64, 3, 3)), 1)
 )
 
 

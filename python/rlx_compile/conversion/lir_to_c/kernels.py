@@ -1087,7 +1087,7 @@ def _integer_args(e: OpEmitter, channels: int) -> tuple[str, list[Arg]]:
     p = e.op.props()  # type: ignore[attr-defined]
     sfx = f"{e.suffix(x, INTEGER_INPUTS)}_{e.suffix(y, INTEGER_RESULTS)}"
     out_scale = p.opt_float("out_scale")
-    epilogue = [
+    epilogue: list[Arg] = [
         dense_param(e, scale, (channels,)), dense_param(e, a["bias"], (channels,)),
         p.int("input_zero_point"), ACTIVATION_CODE[_integer_activation(e)],
         0.0 if out_scale is None else out_scale, p.int("out_zero_point"),
@@ -1095,14 +1095,34 @@ def _integer_args(e: OpEmitter, channels: int) -> tuple[str, list[Arg]]:
     return sfx, epilogue
 
 
+INTEGER_GEMM_MIN_ROWS = 4
+"""Fewer rows than this do not repay packing the weight for the integer GEMM: such a
+matmul runs row by row (a vectorised int32 axpy over the weight's rows)."""
+INTEGER_GEMM_ROW_BLOCK = 64
+"""Rows of x the integer matmul widens to int16 at a time (its scratch)."""
+INTEGER_GEMM_MIN_TAPS = 16
+"""Integer convolutions with fewer taps per output (depthwise ones) run direct: dot
+products that short would not fill a vector."""
+INTEGER_COLS_BYTES = 128 * 1024
+"""The integer im2col tile: its int16 columns stay in cache while the GEMM reads them."""
+
+
+def _padded_k(k: int) -> int:
+    """The integer GEMM's panels are zero-padded to a multiple of 32 int16 along K
+    (rlx_padded_k): whole vectors, no scalar remainder."""
+    return -(-k // 32) * 32
+
+
 @lowers(mir.IntegerMatmulOp)
 def _integer_matmul(e: OpEmitter) -> None:
     x, w = e.args[0], e.args[1]
     batch, m, n, k = matmul_geometry(x, w)
     sfx, epilogue = _integer_args(e, n)
+    rows = min(m, INTEGER_GEMM_ROW_BLOCK) if e.options.im2col and m >= INTEGER_GEMM_MIN_ROWS else 0
+    scratch = 2 * (n + rows) * _padded_k(k) + 4 * rows * n if rows else 4 * n
     e.call(
         f"rlx_integer_matmul_{sfx}", *batch, m, n, k, e.outs[0].loc, x.loc, w.loc, *epilogue,
-        e.scratch(4 * n),
+        rows, e.scratch(scratch),
     )  # fmt: skip
 
 
@@ -1114,18 +1134,27 @@ def _integer_conv(e: OpEmitter) -> None:
     k = x.rank - 2
     if not 1 <= k <= 3:
         e.unsupported(f"{k}-d convolutions")
-    if w.shape[-1] > INTEGER_CONV_ROW_TAPS:
-        e.unsupported(f"integer convolutions more than {INTEGER_CONV_ROW_TAPS} taps wide")
-    pads = p.ints("pads")
+    pads, groups = p.ints("pads"), p.int("groups")
+    taps, positions = math.prod(w.shape[1:]), math.prod(y.shape[2:])
+    gemm = e.options.im2col and taps >= INTEGER_GEMM_MIN_TAPS
+    if not gemm and w.shape[-1] > INTEGER_CONV_ROW_TAPS:
+        e.unsupported(f"direct integer convolutions more than {INTEGER_CONV_ROW_TAPS} taps wide")
+    tile = min(positions, max(16, INTEGER_COLS_BYTES // (2 * _padded_k(taps)))) if gemm else 1
     geom = (
-        0, x.shape[0], x.shape[1], w.shape[0], p.int("groups"), *_pad3(x.shape[2:], 1),
+        2 if gemm else 0, x.shape[0], x.shape[1], w.shape[0], groups, *_pad3(x.shape[2:], 1),
         *_pad3(w.shape[2:], 1), *_pad3(y.shape[2:], 1), *_pad3(p.ints("strides"), 1),
-        *_pad3(pads[:k], 0), *_pad3(p.ints("dilations"), 1), 1,
+        *_pad3(pads[:k], 0), *_pad3(p.ints("dilations"), 1), tile,
     )  # fmt: skip
+    if gemm:
+        cog = w.shape[0] // groups
+        sums = cog * tile + (cog * tile) % 2  # an even count: the tap offsets after them
+        scratch = 2 * (w.shape[0] + tile) * _padded_k(taps) + 4 * sums + 8 * taps
+    else:
+        scratch = 4 * positions
     sfx, epilogue = _integer_args(e, w.shape[0])
     e.call(
         f"rlx_integer_conv_{sfx}", Ints(geom), y.loc, x.loc, w.loc, *epilogue,
-        e.scratch(4 * math.prod(y.shape[2:])),
+        e.scratch(scratch),
     )  # fmt: skip
 
 

@@ -25,6 +25,137 @@
 RLX_ACC_ROW(i8)
 RLX_ACC_ROW(u8)
 
+/* ---- the integer GEMM ------------------------------------------------------------ */
+/* C[M, N] (row stride ldc) = A[M, K] . B[N, K]^T: int16 panels, rows contiguous along K,
+ * exact int32 sums; the packers zero-pad K to a multiple of 32 (rlx_padded_k), so that
+ * the dot products run whole vectors with no scalar remainder. The operands are int8 (or u8 minus a zero point) widened to int16, so
+ * that each output is a dot product of two contiguous rows -- the i16 multiply-add
+ * reduction compilers vectorise (pmaddwd; vpdpwssd with VNNI). A 4 x 2 block of outputs
+ * shares its loads (6 rows read per 8 dot products); the N loop runs in panels of B that
+ * stay in cache while every row block of A passes over them. */
+#define RLX_IGEMM_PANEL_BYTES (128 * 1024)
+
+static void rlx_idot_4x2(int64_t K, const int16_t *restrict a0, const int16_t *restrict a1,
+                         const int16_t *restrict a2, const int16_t *restrict a3,
+                         const int16_t *restrict b0, const int16_t *restrict b1,
+                         int32_t *restrict c, int64_t ldc) {
+    int32_t s00 = 0, s01 = 0, s10 = 0, s11 = 0, s20 = 0, s21 = 0, s30 = 0, s31 = 0;
+    int64_t k;
+    for (k = 0; k < K; k++) {
+        int32_t x0 = a0[k], x1 = a1[k], x2 = a2[k], x3 = a3[k], y0 = b0[k], y1 = b1[k];
+        s00 += x0 * y0;
+        s01 += x0 * y1;
+        s10 += x1 * y0;
+        s11 += x1 * y1;
+        s20 += x2 * y0;
+        s21 += x2 * y1;
+        s30 += x3 * y0;
+        s31 += x3 * y1;
+    }
+    c[0] = s00;
+    c[1] = s01;
+    c[ldc] = s10;
+    c[ldc + 1] = s11;
+    c[2 * ldc] = s20;
+    c[2 * ldc + 1] = s21;
+    c[3 * ldc] = s30;
+    c[3 * ldc + 1] = s31;
+}
+
+static int32_t rlx_idot(int64_t K, const int16_t *restrict a, const int16_t *restrict b) {
+    int32_t s = 0;
+    int64_t k;
+    for (k = 0; k < K; k++) s += (int32_t)a[k] * (int32_t)b[k];
+    return s;
+}
+
+/* K rounded up to 32 int16 (64 bytes: the panels stay vector aligned) */
+RLX_INLINE int64_t rlx_padded_k(int64_t n) { return (n + 31) / 32 * 32; }
+
+static void rlx_igemm(int64_t M, int64_t N, int64_t K, const int16_t *A, const int16_t *B,
+                      int32_t *C, int64_t ldc) {
+    int64_t panel = RLX_IGEMM_PANEL_BYTES / (2 * (K > 0 ? K : 1)), j0, j1, i, j;
+    if (panel < 2) panel = 2;
+    panel -= panel % 2;
+    for (j0 = 0; j0 < N; j0 = j1) {
+        j1 = j0 + panel < N ? j0 + panel : N;
+        for (i = 0; i + 4 <= M; i += 4) {
+            const int16_t *a = A + i * K;
+            for (j = j0; j + 2 <= j1; j += 2)
+                rlx_idot_4x2(K, a, a + K, a + 2 * K, a + 3 * K, B + j * K, B + (j + 1) * K,
+                             C + i * ldc + j, ldc);
+            for (; j < j1; j++) {
+                int64_t r;
+                for (r = 0; r < 4; r++) C[(i + r) * ldc + j] = rlx_idot(K, a + r * K, B + j * K);
+            }
+        }
+        for (; i < M; i++)
+            for (j = j0; j < j1; j++) C[i * ldc + j] = rlx_idot(K, A + i * K, B + j * K);
+    }
+}
+
+/* the f32 epilogue of one row of n int32 sums (scale and bias per element or shared) */
+#define RLX_INTEGER_ROW(out, yr, ar, n, SC, BI)                                     \
+    {                                                                                   \
+        int64_t j_;                                                                     \
+        for (j_ = 0; j_ < (n); j_++) {                                                  \
+            float t = (float)(ar)[j_] * (SC);                                           \
+            if (pb) t = t + (BI);                                                       \
+            t = rlx_activation_f(t, act);                                               \
+            (yr)[j_] = RLX_STORE_##out(t, os, oz);                                      \
+        }                                                                               \
+    }
+
+/* The input offset of each tap (c, k0, k1, k2) from its window's first element. */
+static void rlx_tap_offsets(const int64_t *g, int64_t cg, int64_t *offs) {
+    const int64_t *in = g + 5, *kk = g + 8, *dl = g + 20;
+    int64_t S = in[0] * in[1] * in[2], c, k0, k1, k2;
+    for (c = 0; c < cg; c++)
+        for (k0 = 0; k0 < kk[0]; k0++)
+            for (k1 = 0; k1 < kk[1]; k1++)
+                for (k2 = 0; k2 < kk[2]; k2++)
+                    *offs++ = c * S + (k0 * dl[0] * in[1] + k1 * dl[1]) * in[2] + k2 * dl[2];
+}
+
+/* im2col of a tile of output positions [p0, p1) for the integer GEMM, position-major:
+ * cols[p - p0, (c, k0, k1, k2)] = x - zero point, 0 where the tap reads padding and
+ * beyond the taps. A window inside the input reads through the tap offsets; a window
+ * over the border checks every tap. */
+#define RLX_INTEGER_COLS(XS)                                                            \
+    static void rlx_integer_cols_##XS(const int64_t *g, const RLX_XT_##XS *xg, int64_t cg, \
+                                      int32_t z, int64_t p0, int64_t p1,                \
+                                      const int64_t *restrict offs, int16_t *restrict cols) { \
+        const int64_t *in = g + 5, *kk = g + 8, *o = g + 11, *sd = g + 14;               \
+        const int64_t *pd = g + 17, *dl = g + 20;                                       \
+        int64_t S = in[0] * in[1] * in[2], K = kk[0] * kk[1] * kk[2], taps = cg * K;     \
+        int64_t kp = rlx_padded_k(taps), p, t, c, k0, k1, k2;                           \
+        for (p = p0; p < p1; p++) {                                                     \
+            int64_t b2 = (p % o[2]) * sd[2] - pd[2], b1 = ((p / o[2]) % o[1]) * sd[1] - pd[1]; \
+            int64_t b0 = (p / (o[2] * o[1])) * sd[0] - pd[0];                           \
+            int16_t *dst = cols + (p - p0) * kp;                                        \
+            if (b0 >= 0 && b0 + (kk[0] - 1) * dl[0] < in[0] && b1 >= 0 &&               \
+                b1 + (kk[1] - 1) * dl[1] < in[1] && b2 >= 0 && b2 + (kk[2] - 1) * dl[2] < in[2]) { \
+                const RLX_XT_##XS *xw = xg + (b0 * in[1] + b1) * in[2] + b2;             \
+                for (t = 0; t < taps; t++) dst[t] = (int16_t)((int32_t)xw[offs[t]] - z); \
+            } else {                                                                    \
+                for (c = 0, t = 0; c < cg; c++)                                         \
+                    for (k0 = 0; k0 < kk[0]; k0++)                                      \
+                        for (k1 = 0; k1 < kk[1]; k1++)                                  \
+                            for (k2 = 0; k2 < kk[2]; k2++, t++) {                       \
+                                int64_t i0 = b0 + k0 * dl[0], i1 = b1 + k1 * dl[1];     \
+                                int64_t i2 = b2 + k2 * dl[2];                           \
+                                dst[t] = i0 >= 0 && i0 < in[0] && i1 >= 0 && i1 < in[1] && \
+                                                 i2 >= 0 && i2 < in[2]                  \
+                                             ? (int16_t)((int32_t)xg[c * S + (i0 * in[1] + i1) * in[2] + i2] - z) \
+                                             : 0;                                       \
+                            }                                                           \
+            }                                                                           \
+            for (t = taps; t < kp; t++) dst[t] = 0;                                     \
+        }                                                                               \
+    }
+RLX_INTEGER_COLS(i8)
+RLX_INTEGER_COLS(u8)
+
 #define RLX_INTEGER_KERNELS(XS, out)                                                     \
     RLX_INTEGER_MATMUL_SIG(rlx_integer_matmul_##XS##_##out) {                            \
         const RLX_XT_##XS *px = (const RLX_XT_##XS *)x;                                   \
@@ -41,6 +172,35 @@ RLX_ACC_ROW(u8)
         (void)os;                                                                       \
         (void)oz;                                                                       \
         for (d = 0; d < (int)batch_rank; d++) nb *= batch_shape[d];                     \
+        if (rows > 0) {                                                                 \
+            /* acc: [w^T as int16, N x K][rows x K of x - zx][rows x N int32 sums] */   \
+            int64_t kp = rlx_padded_k(K), packed = -1, r0, mb;                           \
+            int16_t *bt = (int16_t *)acc, *at = bt + N * kp;                            \
+            int32_t *sums = (int32_t *)(at + rows * kp);                                \
+            for (bi = 0; bi < nb; bi++) {                                               \
+                if (off[1] != packed) {                                                 \
+                    for (j = 0; j < N * kp; j++) bt[j] = 0;                             \
+                    for (k = 0; k < K; k++)                                             \
+                        for (j = 0; j < N; j++) bt[j * kp + k] = pw[off[1] + k * N + j]; \
+                    packed = off[1];                                                    \
+                }                                                                       \
+                for (r0 = 0; r0 < M; r0 += rows) {                                      \
+                    mb = r0 + rows < M ? rows : M - r0;                                 \
+                    for (r = 0; r < mb; r++) {                                          \
+                        const RLX_XT_##XS *xr = px + off[0] + (r0 + r) * K;             \
+                        for (k = 0; k < kp; k++)                                        \
+                            at[r * kp + k] = k < K ? (int16_t)((int32_t)xr[k] - (int32_t)zx) : 0; \
+                    }                                                                   \
+                    rlx_igemm(mb, N, kp, at, bt, sums, N);                              \
+                    for (r = 0; r < mb; r++) {                                          \
+                        RLX_QT_##out *yr = py + (bi * M + r0 + r) * N;                  \
+                        RLX_INTEGER_ROW(out, yr, sums + r * N, N, ps[j_], pb[j_])        \
+                    }                                                                   \
+                }                                                                       \
+                rlx_next_index(batch_rank, batch_shape, idx, 2, off, st);               \
+            }                                                                           \
+            return 0;                                                                   \
+        }                                                                               \
         for (bi = 0; bi < nb; bi++) {                                                   \
             for (r = 0; r < M; r++) {                                                   \
                 const RLX_XT_##XS *xr = px + off[0] + r * K;                            \
@@ -52,12 +212,7 @@ RLX_ACC_ROW(u8)
                     if (v == 0) continue;                                               \
                     for (j = 0; j < N; j++) a[j] += v * (int32_t)wr[j];                 \
                 }                                                                       \
-                for (j = 0; j < N; j++) {                                               \
-                    float t = (float)a[j] * ps[j];                                      \
-                    if (pb) t = t + pb[j];                                              \
-                    t = rlx_activation_f(t, act);                                       \
-                    yr[j] = RLX_STORE_##out(t, os, oz);                                 \
-                }                                                                       \
+                RLX_INTEGER_ROW(out, yr, a, N, ps[j_], pb[j_])                          \
             }                                                                           \
             rlx_next_index(batch_rank, batch_shape, idx, 2, off, st);                   \
         }                                                                               \
@@ -78,6 +233,30 @@ RLX_ACC_ROW(u8)
         int64_t lo_k[RLX_ROW_TAPS], hi_k[RLX_ROW_TAPS];                                 \
         (void)os;                                                                       \
         (void)oz;                                                                       \
+        if (g[0] == 2) {                                                                \
+            /* acc: [w as int16, Cout x taps][tile x taps cols][cog x tile int32 sums] */ \
+            int64_t taps = cg * K, tile = g[23], p0, tp, i, gr;                         \
+            int64_t kp = rlx_padded_k(taps);                                             \
+            int16_t *wt = (int16_t *)acc, *cols = wt + Cout * kp;                       \
+            int32_t *sums = (int32_t *)(cols + tile * kp);                              \
+            int64_t *offs = (int64_t *)(sums + cog * tile + (cog * tile) % 2);          \
+            rlx_tap_offsets(g, cg, offs);                                               \
+            for (oc = 0; oc < Cout; oc++)                                               \
+                for (i = 0; i < kp; i++) wt[oc * kp + i] = i < taps ? pw[oc * taps + i] : 0; \
+            for (n = 0; n < N; n++)                                                     \
+                for (gr = 0; gr < G; gr++)                                              \
+                    for (p0 = 0; p0 < P; p0 += tile) {                                  \
+                        tp = p0 + tile < P ? tile : P - p0;                             \
+                        rlx_integer_cols_##XS(g, px + (n * Cin + gr * cg) * S, cg, z, p0, p0 + tp, offs, cols); \
+                        rlx_igemm(cog, tp, kp, wt + gr * cog * kp, cols, sums, tp);      \
+                        for (oc = gr * cog; oc < (gr + 1) * cog; oc++) {               \
+                            RLX_QT_##out *yo = py + (n * Cout + oc) * P + p0;           \
+                            float sc = ps[oc], bi = pb ? pb[oc] : 0.0f;                 \
+                            RLX_INTEGER_ROW(out, yo, sums + (oc - gr * cog) * tp, tp, sc, bi)   \
+                        }                                                               \
+                    }                                                                   \
+            return 0;                                                                   \
+        }                                                                               \
         if (kk[2] > RLX_ROW_TAPS) return 1;                                             \
         /* each tap's range of output columns reading inside the row: once per call */  \
         for (k2 = 0; k2 < kk[2]; k2++)                                                  \
@@ -117,12 +296,7 @@ RLX_ACC_ROW(u8)
                 {                                                                       \
                     RLX_QT_##out *yo = py + (n * Cout + oc) * P;                        \
                     float sc = ps[oc], bi = pb ? pb[oc] : 0.0f;                         \
-                    for (o2 = 0; o2 < P; o2++) {                                        \
-                        float t = (float)a[o2] * sc;                                    \
-                        if (pb) t = t + bi;                                             \
-                        t = rlx_activation_f(t, act);                                   \
-                        yo[o2] = RLX_STORE_##out(t, os, oz);                            \
-                    }                                                                   \
+                    RLX_INTEGER_ROW(out, yo, a, P, sc, bi)                              \
                 }                                                                       \
             }                                                                           \
         return 0;                                                                       \
