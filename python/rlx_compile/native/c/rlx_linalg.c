@@ -309,6 +309,12 @@ RLX_EPILOGUE_LOW(bf16, rlx_bf16_to_f32, rlx_f32_to_bf16)
         const int64_t *in = g + RLX_G_IN, *kk = g + RLX_G_K, *out = g + RLX_G_OUT;       \
         const int64_t *sd = g + RLX_G_STRIDE, *pd = g + RLX_G_PAD, *dl = g + RLX_G_DIL;  \
         int64_t oc, c, k0, k1, k2, o0, o1, o2, lo, hi;                                  \
+        int64_t lo_k[RLX_HOISTED_TAPS], hi_k[RLX_HOISTED_TAPS];                          \
+        int hoisted = kk[2] <= RLX_HOISTED_TAPS;                                        \
+        /* each tap's output range along the last dim, once per call (not per row: it   \
+         * divides by the stride) */                                                    \
+        for (k2 = 0; hoisted && k2 < kk[2]; k2++)                                       \
+            rlx_tap_range(in[2], sd[2], k2 * dl[2] - pd[2], out[2], &lo_k[k2], &hi_k[k2]); \
         for (oc = 0; oc < cog; oc++) {                                                  \
             T *yo = yg + oc * P;                                                        \
             for (o2 = 0; o2 < P; o2++) yo[o2] = 0;                                      \
@@ -328,7 +334,12 @@ RLX_EPILOGUE_LOW(bf16, rlx_bf16_to_f32, rlx_f32_to_bf16)
                                 for (k2 = 0; k2 < kk[2]; k2++) {                        \
                                     int64_t off = k2 * dl[2] - pd[2];                   \
                                     T wv = wr[k2];                                      \
-                                    rlx_tap_range(in[2], sd[2], off, out[2], &lo, &hi); \
+                                    if (hoisted) {                                      \
+                                        lo = lo_k[k2];                                  \
+                                        hi = hi_k[k2];                                  \
+                                    } else {                                            \
+                                        rlx_tap_range(in[2], sd[2], off, out[2], &lo, &hi); \
+                                    }                                                   \
                                     if (sd[2] == 1) {                                   \
                                         const T *xs = xr + off;                         \
                                         for (o2 = lo; o2 < hi; o2++) yr[o2] += wv * xs[o2]; \

@@ -28,6 +28,10 @@ RLX_INLINE void rlx_tap_range(int64_t n, int64_t stride, int64_t off, int64_t ou
     *hi = b > a ? b : a;
 }
 
+/* Kernels keep the tap ranges of kernel rows up to this wide (on the stack: small, for
+ * microcontrollers) instead of recomputing them per output row. */
+#define RLX_HOISTED_TAPS 16
+
 /* GCC 12's SLP vectoriser fuses a*b - c*d / a*b + c*d pairs into fmaddsub even under
  * -ffp-contract=off; kernels with that pattern (rope) opt out of it. */
 #if defined(__GNUC__) && !defined(__clang__)
