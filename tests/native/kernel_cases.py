@@ -396,6 +396,22 @@ for _name, _x, _w, _kw in (
     ),
     ("conv2d_grouped", (1, 6, 5, 5), (4, 3, 3, 3), {"groups": 2, "pads": (1, 1, 1, 1)}),
     ("conv2d_depthwise", (1, 4, 6, 6), (8, 1, 3, 3), {"groups": 4, "pads": (1, 1, 1, 1)}),
+    # depthwise, stride 1: on the padded plane (dilated, asymmetric pads); strided: by rows
+    (
+        "conv2d_depthwise_dilated",
+        (2, 3, 7, 9),
+        (3, 1, 3, 2),
+        {"groups": 3, "pads": (2, 0, 1, 3), "dilations": (2, 3)},
+    ),
+    ("conv1d_depthwise", (1, 2, 11), (4, 1, 4), {"groups": 2, "pads": (0, 2)}),
+    (
+        "conv2d_depthwise_strided",
+        (1, 4, 9, 8),
+        (4, 1, 3, 3),
+        {"groups": 4, "strides": (2, 2), "pads": (1, 1, 1, 1)},
+    ),
+    # a plane too big for L1: depthwise by rows
+    ("conv2d_depthwise_big_plane", (1, 2, 90, 90), (2, 1, 3, 3), {"groups": 2, "pads": (1,) * 4}),
     ("conv2d_pointwise", (2, 5, 4, 3), (3, 5, 1, 1), {}),
     ("conv1d", (2, 3, 10), (4, 3, 3), {"strides": (2,), "pads": (1, 2)}),
     # kernel wider than the input: most taps read only padding (empty tap ranges)

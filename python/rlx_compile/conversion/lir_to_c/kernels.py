@@ -701,6 +701,10 @@ def _fused_swiglu(e: OpEmitter) -> None:
 
 
 IM2COL_TILE_BYTES = 512 * 1024
+PLANE_BYTES = 32 * 1024
+"""A stride-1 depthwise conv whose padded input plane and output plane (f32) fit in
+this (L1) runs one long axpy per tap over the plane (rlx_conv_plane); bigger planes run
+row by row."""
 
 
 def _pad3(values: tuple[int, ...], fill: int) -> list[int]:
@@ -732,15 +736,20 @@ def conv(
     spatial_in, kernel, spatial_out = x.shape[2:], w.shape[2:], y.shape[2:]
     taps = cg * math.prod(kernel)
     pointwise = math.prod(kernel) == 1 and all(s == 1 for s in strides) and not any(pads)
+    out3 = _pad3(spatial_out, 1)
+    kernel3, dilations3 = _pad3(kernel, 1), _pad3(dilations, 1)
+    plane_width = out3[2] + (kernel3[2] - 1) * dilations3[2]
+    plane = (out3[1] + (kernel3[1] - 1) * dilations3[1] + out3[1]) * plane_width
     if not e.options.im2col:
         algo = 0
     elif pointwise:
         algo = 1
+    elif cg == 1 and k <= 2 and all(st == 1 for st in strides) and plane * 4 <= PLANE_BYTES:
+        algo = 4  # depthwise on a padded plane in L1
     elif cg == 1:
         algo = 3
     else:
         algo = 2
-    out3 = _pad3(spatial_out, 1)
     rows, row = out3[0] * out3[1], out3[2]
     # im2col tiles of whole output rows: the tile's columns fit in IM2COL_TILE_BYTES (the
     # GEMM reads them while they are in cache), but at least 64 positions wide.
@@ -750,7 +759,7 @@ def conv(
         algo, n, c_in, c_out, groups, *_pad3(spatial_in, 1), *_pad3(kernel, 1), *out3,
         *_pad3(strides, 1), *_pad3(pads[:k], 0), *_pad3(dilations, 1), tile,
     )  # fmt: skip
-    cols = taps * tile * row if algo == 2 else 0
+    cols = taps * tile * row if algo == 2 else plane if algo == 4 else 0
     if x.dtype in (DType.F16, DType.BF16):
         floats = x.size + w.size + y.size + cols
         scratch: Ptr | None = e.scratch(4 * floats)

@@ -285,7 +285,8 @@ RLX_EPILOGUE_LOW(bf16, rlx_bf16_to_f32, rlx_f32_to_bf16)
  * dilation[3], tile] (the emitter pads 1-d and 2-d convs to 3 spatial dims). algo: 0
  * direct, 1 pointwise GEMM (1x1x1, stride 1, no pad), 2 im2col + GEMM, a tile of output
  * rows at a time (scratch: taps x tile x out[2]), 3 direct depthwise (one input channel
- * per group). */
+ * per group), 4 depthwise 2-d of stride 1 on a zero-padded plane (scratch: Hp x Wp +
+ * out[1] x Wp, see rlx_conv_plane). */
 #define RLX_G_ALGO 0
 #define RLX_G_N 1
 #define RLX_G_CIN 2
@@ -357,6 +358,46 @@ RLX_EPILOGUE_LOW(bf16, rlx_bf16_to_f32, rlx_f32_to_bf16)
 RLX_CONV_DIRECT(float, f)
 RLX_CONV_DIRECT(double, d)
 
+/* Depthwise 2-d convolution, stride 1 (algo 4): the input plane zero-padded into
+ * scratch (Hp x Wp, Wp = out[2] + (k[2] - 1) * dil[2]), then every tap one axpy over
+ * the whole output plane computed Wp wide (yw, O1 x Wp: the columns past out[2] are
+ * discarded) -- long vector loops where a row of a late layer is shorter than a vector.
+ * Taps in (k1, k2) order, padding multiplied in as zeros, as im2col's GEMM does. */
+#define RLX_CONV_PLANE(T, CF)                                                           \
+    static void rlx_conv_plane_##CF(const int64_t *g, T *yg, const T *xc, const T *wg,   \
+                                    int64_t cog, T *scratch) {                          \
+        const int64_t *in = g + RLX_G_IN, *kk = g + RLX_G_K, *out = g + RLX_G_OUT;       \
+        const int64_t *pd = g + RLX_G_PAD, *dl = g + RLX_G_DIL;                          \
+        int64_t wp = out[2] + (kk[2] - 1) * dl[2], hp = out[1] + (kk[1] - 1) * dl[1];     \
+        int64_t span = (out[1] - 1) * wp + out[2], r, oc, k1, k2, i;                    \
+        T *xp = scratch, *yw = scratch + hp * wp;                                       \
+        for (r = 0; r < hp; r++) {                                                      \
+            int64_t ir = r - pd[1], lo = pd[2], hi = pd[2] + in[2];                     \
+            T *row = xp + r * wp;                                                       \
+            if (hi > wp) hi = wp;                                                       \
+            if (ir < 0 || ir >= in[1] || lo >= hi) {                                    \
+                for (i = 0; i < wp; i++) row[i] = 0;                                    \
+                continue;                                                               \
+            }                                                                           \
+            for (i = 0; i < lo; i++) row[i] = 0;                                        \
+            memcpy(row + lo, xc + ir * in[2], (size_t)(hi - lo) * sizeof(T));           \
+            for (i = hi; i < wp; i++) row[i] = 0;                                       \
+        }                                                                               \
+        for (oc = 0; oc < cog; oc++) {                                                  \
+            T *yo = yg + oc * out[1] * out[2];                                          \
+            for (i = 0; i < span; i++) yw[i] = 0;                                       \
+            for (k1 = 0; k1 < kk[1]; k1++)                                              \
+                for (k2 = 0; k2 < kk[2]; k2++) {                                        \
+                    const T *src = xp + k1 * dl[1] * wp + k2 * dl[2];                   \
+                    T wv = wg[(oc * kk[1] + k1) * kk[2] + k2];                          \
+                    for (i = 0; i < span; i++) yw[i] += wv * src[i];                    \
+                }                                                                       \
+            for (r = 0; r < out[1]; r++) memcpy(yo + r * out[2], yw + r * wp, (size_t)out[2] * sizeof(T)); \
+        }                                                                               \
+    }
+RLX_CONV_PLANE(float, f)
+RLX_CONV_PLANE(double, d)
+
 #define RLX_CONV_BODY(T, CF)                                                            \
     static void rlx_conv_run_##CF(const int64_t *g, T *y, const T *x, const T *w, T *cols, \
                                   const T *bias, const T *res, int64_t act, T lo, T hi) { \
@@ -407,6 +448,8 @@ RLX_CONV_DIRECT(double, d)
                                     }                                                   \
                         rlx_gemm_##CF(cog, tp, taps, wg, taps, cols, tp, 0, yg + r0 * out[2], P); \
                     }                                                                   \
+                } else if (g[RLX_G_ALGO] == 4) {                                        \
+                    rlx_conv_plane_##CF(g, yg, xg, wg, cog, cols);                      \
                 } else {                                                                \
                     rlx_conv_direct_##CF(g, yg, xg, wg, cg, cog, S, P, K, taps);          \
                 }                                                                       \
