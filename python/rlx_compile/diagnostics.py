@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass
 
@@ -26,6 +26,7 @@ from xdsl.utils.exceptions import (
     VerifyException,
 )
 
+from rlx_compile.dialects.common import trusting_build_inference
 from rlx_compile.dialects.signature import use_signature_check
 from rlx_compile.ir import location_str, parse_error_line
 
@@ -156,6 +157,13 @@ def verify_module(module: Operation, context: str | None = None, *, full: bool =
                 parent = parent.parent_op()
     if not dirty:
         return
+    with nullcontext() if full else trusting_build_inference():
+        _verify_dirty(module, dirty, context)
+    for op, stamp in stamps:
+        op.__dict__[_STAMP] = stamp
+
+
+def _verify_dirty(module: Operation, dirty: dict[Operation, None], context: str | None) -> None:
     for op in module.walk():  # walk order: the first bad op is the one named
         if op not in dirty:
             continue
@@ -167,8 +175,6 @@ def verify_module(module: Operation, context: str | None = None, *, full: bool =
         for region in op.regions:
             for block in region.blocks:
                 _check_defined_before_use(block, context)
-    for op, stamp in stamps:
-        op.__dict__[_STAMP] = stamp
 
 
 def _check_defined_before_use(block: Block, context: str | None) -> None:

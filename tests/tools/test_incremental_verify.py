@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import pytest
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntAttr, ModuleOp
+from xdsl.dialects.builtin import DenseArrayBase, IntAttr, ModuleOp, i64
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -138,6 +138,38 @@ def test_unchanged_ops_are_not_verified_again(monkeypatch: pytest.MonkeyPatch) -
     seen.clear()
     verify_module(m, full=True)
     assert len(seen) == sum(1 for _ in m.walk())
+
+
+def test_a_built_op_is_inferred_again_once_its_properties_change() -> None:
+    """The transpose was built with inferred result types; given the identity
+    permutation (a new, valid attribute) its declared 3x2 result no longer matches."""
+
+    def identity_perm(m: ModuleOp) -> None:
+        t = first(m, mir.TransposeOp)
+        t.properties["perm"] = DenseArrayBase.from_list(i64, [0, 1])
+
+    with pytest.raises(VerifyFailure) as err:
+        run(identity_perm)
+    assert "'mir.transpose' op result type" in err.value.line()
+    assert err.value.line().endswith("(after pass 'mutate')")
+
+
+def test_result_types_inferred_at_construction_are_inferred_again_only_in_full(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls: list[str] = []
+    original = mir.TransposeOp.infer.__func__  # type: ignore[attr-defined]
+
+    def spy(cls: type[mir.TransposeOp], props: object, **types: object) -> object:
+        calls.append(cls.name)
+        return original(cls, props, **types)
+
+    m = module()  # built: the transpose's result types were inferred then
+    monkeypatch.setattr(mir.TransposeOp, "infer", classmethod(spy))
+    verify_module(m)
+    assert calls == []
+    verify_module(m, full=True)
+    assert calls == ["mir.transpose"]
 
 
 def test_a_failing_pass_reports_ir_that_does_not_verify() -> None:

@@ -10,7 +10,9 @@ and dtype rules of an op live in exactly one place.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from xdsl.dialects.builtin import (
@@ -532,9 +534,22 @@ class ShapedOp(IRDLOperation):
         unknown = set(operands) - {name for name, _ in op_def.operands}
         if unknown:
             raise ValueError(f"{self.name}: unknown operands {sorted(unknown)}")
+        inferred = result_types is None
         if result_types is None:
             types = {name: _types_of(v) for name, v in operands.items()}
             result_types = type(self).infer(Props(type(self), clean_props), **types)
+        self._init(ordered, result_types, clean_props, attributes, regions)
+        if inferred and self.properties == clean_props:
+            self.__dict__[_INFERRED_FROM] = self._inference_inputs()
+
+    def _init(
+        self,
+        ordered: list[Any],
+        result_types: Sequence[Attribute],
+        clean_props: dict[str, Attribute],
+        attributes: Mapping[str, Attribute | None] | None,
+        regions: Sequence[Any] | None,
+    ) -> None:
         if not regions and _plain(type(self)):
             # What irdl_op_init builds for an op of single operands and results, minus its
             # generic bookkeeping (segment sizes, variadic groups): half the cost of an op.
@@ -587,6 +602,8 @@ class ShapedOp(IRDLOperation):
         if not type(self).INFER_RESULTS:
             self.check_result(self.props(), **operand_types)
             return
+        if _TRUST_INFERRED.get() and self.__dict__.get(_INFERRED_FROM) == self._inference_inputs():
+            return  # the result types were inferred from these very operand types and props
         expected = type(self).infer(self.props(), **operand_types)
         actual = tuple(r.type for r in self.results)
         if len(expected) != len(actual):
@@ -595,6 +612,34 @@ class ShapedOp(IRDLOperation):
             if e != a:
                 which = "result type" if len(actual) == 1 else f"result #{i} type"
                 raise VerifyException(f"{which} {a} does not match the inferred type {e}")
+
+    def _inference_inputs(self) -> tuple[object, ...]:
+        """What ``infer`` reads, with the result types it gave: compared by value."""
+        return (
+            tuple([v.type for v in self._operands]),
+            tuple(self.properties.items()),
+            tuple([r.type for r in self.results]),
+        )
+
+
+_INFERRED_FROM = "_rlx_inferred_from"
+"""Where an op built with inferred result types keeps ``_inference_inputs()`` as they
+were then (on the op: a clone starts without it)."""
+
+_TRUST_INFERRED: ContextVar[bool] = ContextVar("rlx_trust_inferred", default=False)
+
+
+@contextmanager
+def trusting_build_inference() -> Iterator[None]:
+    """Within the block, an op whose operand types, properties and result types are
+    those its result types were inferred from at construction is not inferred again
+    (``infer`` is a function of them). For the incremental verify: what no comparison by
+    value shows (an attribute's payload changed in place) is left to the full verify."""
+    token = _TRUST_INFERRED.set(True)
+    try:
+        yield
+    finally:
+        _TRUST_INFERRED.reset(token)
 
 
 _PLAIN: dict[type[IRDLOperation], bool] = {}
