@@ -535,3 +535,32 @@ def test_a_string_graph_input_is_refused() -> None:
                      inputs=[("X", TensorProto.STRING, [N])], ml_opset=2)  # fmt: skip
     with pytest.raises(OnnxImportError, match="graph input 'X' element type STRING"):
         backend.prepare(model)
+
+
+@pytest.mark.parametrize("op", ["TreeEnsembleRegressor", "TreeEnsembleClassifier", "TreeEnsemble"])
+def test_tree_ensembles_over_an_open_batch(op: str) -> None:
+    # What skl2onnx / onnxmltools write by default ([None, features] inputs): one symbolic
+    # compile, run at several batch sizes (a static one per size before).
+    from tests.frontends.test_onnx_training import random_trees as random_trees_v5
+    from tests.frontends.test_onnx_training import tree_model
+
+    if op == "TreeEnsemble":
+        attrs = random_trees_v5(np.random.default_rng(2), 4, 3, 2, set_values=[-1, 0, 1])
+        model = tree_model(attrs, 1)
+        model.graph.input[0].type.tensor_type.shape.dim[0].dim_param = "N"
+        x = "x"
+    else:
+        cols = random_trees(4, 3, seed=41, weights_per_leaf=2)
+        attrs = (regressor_attrs(cols, 3) if op == "TreeEnsembleRegressor"
+                 else classifier_attrs(cols, [1, 2, 3], post_transform="SOFTMAX"))  # fmt: skip
+        outputs = [("Y", TensorProto.FLOAT, ["N", 3])] if op == "TreeEnsembleRegressor" else [
+            ("L", TensorProto.INT64, ["N"]), ("Z", TensorProto.FLOAT, ["N", 3])]  # fmt: skip
+        model = ml_model(op, attrs, outputs, inputs=[("X", TensorProto.FLOAT, ["N", F])])  # type: ignore[list-item]
+        x = "X"
+    rep = backend.prepare(model)
+    assert rep.compiled is not None and rep.compiled.symbolic_error is None
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    for n in (1, 6):
+        feeds = {x: np.round(rng(n).normal(size=(n, 3 if x == "x" else F)), 1).astype(np.float32)}
+        for g, w in zip(rep.run(feeds), sess.run(None, feeds), strict=True):
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)

@@ -37,6 +37,7 @@ from rlx_compile.frontends.onnx.ops.ml import (
     probit,
     side,
 )
+from rlx_compile.frontends.onnx.ops.shape import iota
 
 _COMPARE = {0: "le", 1: "lt", 2: "ge", 3: "gt", 4: "eq", 5: "ne"}
 _MODES = {"BRANCH_LEQ": 0, "BRANCH_LT": 1, "BRANCH_GTE": 2, "BRANCH_GT": 3,
@@ -92,17 +93,18 @@ def walk(ctx: NodeContext, x: SSAValue, forest: Forest) -> SSAValue:
     """The leaf each sample reaches in each tree: [batch, trees] int64."""
     b = ctx.b
     batch, features = type_of(x).shape
-    if not isinstance(batch, int) or not isinstance(features, int):
-        raise Unsupported(f"the input needs a static shape, got {list(type_of(x).shape)}")
+    if not isinstance(features, int):
+        raise Unsupported(f"the input needs a static number of features, got {features}")
     if forest.features.size and int(forest.features.max()) >= features:
         raise Unsupported(
             f"a node reads feature {int(forest.features.max())} of an input with {features}"
         )
     trees = len(forest.starts)
-    node = ctx.constant(np.broadcast_to(forest.starts, (batch, trees)).astype(np.int64))
-    at_leaf = ctx.constant(np.broadcast_to(forest.root_is_leaf, (batch, trees)).copy())
+    # Every sample starts at the roots; the batch may be symbolic (an open batch dim).
+    node = b.expand(ctx.constant(forest.starts.astype(np.int64).reshape(1, trees)), [batch, trees])
+    at_leaf = b.expand(ctx.constant(forest.root_is_leaf.reshape(1, trees)), [batch, trees])
     flat_x = b.reshape(x, [batch * features])
-    rows = ctx.constant((np.arange(batch, dtype=np.int64) * features).reshape(batch, 1))
+    rows = b.reshape(b.mul(iota(ctx, batch, DType.I64), features), [batch, 1])
 
     def table(values: np.ndarray) -> Callable[[SSAValue], SSAValue]:
         """A per-node attribute as a constant, looked up by index."""
@@ -162,7 +164,7 @@ def tree_ensemble(ctx: NodeContext) -> ConverterResult:
     a target no leaf reaches keeps the type's extreme (as the reference)."""
     b = ctx.b
     x = ctx.x(0)
-    batch, _ = ctx.static_shape(0)
+    batch = type_of(x).shape[0]
     dtype = type_of(x).dtype
     splits = np.asarray(ctx.attr("nodes_splits"), dtype.numpy).reshape(-1)
     modes = _ints(ctx, "nodes_modes")
