@@ -1,4 +1,4 @@
-"""The plan checker's sweep finds exactly the overlapping pairs of the all-pairs scan."""
+"""The plan checker's sweeps find exactly the overlapping pairs of the all-pairs scans."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rlx_compile.memory.lir_liveness import Storage
-from rlx_compile.memory.plan_check import overlapping_pairs
+from rlx_compile.memory.plan_check import _overlapping, overlapping_pairs
 
 
 def all_pairs(storages: list[Storage]) -> list[tuple[Storage, Storage]]:
@@ -27,8 +27,29 @@ slot = st.tuples(
 @settings(max_examples=300, deadline=None)
 @given(st.lists(slot, max_size=40))
 def test_sweep_matches_all_pairs(slots: list[tuple[int, int, int, int]]) -> None:
-    storages = [
+    storages = storages_of(slots)
+    assert overlapping_pairs(storages) == all_pairs(storages)
+
+
+def storages_of(slots: list[tuple[int, int, int, int]]) -> list[Storage]:
+    return [
         Storage(None, None, step, off, size, False, birth, birth + life)  # type: ignore[arg-type]
         for step, (off, size, birth, life) in enumerate(slots)
     ]
-    assert overlapping_pairs(storages) == all_pairs(storages)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(slot, max_size=30), st.lists(slot, max_size=30))
+def test_region_sweep_matches_all_pairs(
+    inner: list[tuple[int, int, int, int]], outer: list[tuple[int, int, int, int]]
+) -> None:
+    # A region's storages against those live around it: bytes alone decide.
+    xs, ys = storages_of(inner), storages_of(outer)
+    expected = {
+        (id(x), id(y))
+        for x in xs
+        for y in ys
+        if x.size and y.size and x.offset < y.end and y.offset < x.end
+    }
+    got = [(id(x), id(y)) for x, y in _overlapping(xs, ys)]
+    assert len(got) == len(set(got)) and set(got) == expected

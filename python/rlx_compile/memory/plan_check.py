@@ -30,6 +30,7 @@ that op's slot and dying at it (the op then rewrites the same bytes).
 from __future__ import annotations
 
 import bisect
+import heapq
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -322,20 +323,27 @@ def _check_regions(
 
 def _overlapping(xs: list[Storage], ys: list[Storage]) -> list[tuple[Storage, Storage]]:
     """The pairs (x, y) whose byte ranges overlap (both non-empty), by a sweep over
-    offsets."""
+    offsets: each side's active slots (those not yet ended) expire through a heap of
+    their ends, so the sweep is O((n + pairs) log n) however many slots share bytes."""
+    if not xs or not ys:
+        return []
     events = sorted(
         [(s.offset, 0, i) for i, s in enumerate(xs) if s.size]
         + [(s.offset, 1, i) for i, s in enumerate(ys) if s.size]
     )
-    active: tuple[list[Storage], list[Storage]] = ([], [])
+    # Insertion-ordered dicts (as the lists they replace), keyed by (side, index).
+    active: tuple[dict[int, Storage], dict[int, Storage]] = ({}, {})
+    ends: list[tuple[int, int, int]] = []
     pairs: list[tuple[Storage, Storage]] = []
     for offset, side, i in events:
         s = (xs, ys)[side][i]
-        for k in (0, 1):
-            active[k][:] = [a for a in active[k] if a.end > offset]
-        for other in active[1 - side]:
+        while ends and ends[0][0] <= offset:
+            _, k, j = heapq.heappop(ends)
+            del active[k][j]
+        for other in active[1 - side].values():
             pairs.append((s, other) if side == 0 else (other, s))
-        active[side].append(s)
+        active[side][i] = s
+        heapq.heappush(ends, (s.end, side, i))
     return pairs
 
 
