@@ -4,7 +4,8 @@ exit 1 with exactly one ``error:`` line that is not an internal error; a failed
 ``rlx-compile`` leaves no output directory, a passing one every file its summary
 lists. A case that runs
 past its alarm is a hang. Small by default, bigger with ``--full-size``; long runs:
-``python bench/fuzz.py``."""
+``python bench/fuzz.py``. Every failure a run found is kept in ``corpus/`` (named
+``<kind>-<seed>``) and replayed here as a regression case."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from tests.hostile.fuzzing import ir_seeds, mutate_ir, mutate_onnx, onnx_seeds
 from tests.sizes import sized
 
 CASE_SECONDS = 60
+CORPUS = Path(__file__).with_name("corpus")
 
 
 class Hang(Exception):
@@ -73,19 +75,32 @@ def test_mutated_ir_through_rlx_opt(tmp_path: Path, capsys: pytest.CaptureFixtur
 def test_mutated_onnx_through_rlx_compile(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from rlx_compile.tools import compile as compile_tool
-
     seeds = onnx_seeds()
     for case in range(sized(40, 600)):
         rng = random.Random(case)
         path = tmp_path / f"case{case}.onnx"
         path.write_bytes(mutate_onnx(rng.choice(seeds), rng))
-        out = tmp_path / f"out{case}"
-        code = run_cli(compile_tool.main, [str(path), "--out", str(out)])
-        check_outcome(code, capsys.readouterr().err, f"onnx case {case}")
-        if code == 0:
-            listed = json.loads((out / "summary.json").read_text())["outputs"].values()
-            assert {p.name for p in out.iterdir()} == {Path(p).name for p in listed}
-        else:
-            assert not out.exists(), f"onnx case {case}: a failed run left {out}"
+        check_onnx_case(path, tmp_path / f"out{case}", capsys, f"onnx case {case}")
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def check_onnx_case(path: Path, out: Path, capsys: pytest.CaptureFixture[str], what: str) -> None:
+    from rlx_compile.tools import compile as compile_tool
+
+    code = run_cli(compile_tool.main, [str(path), "--out", str(out)])
+    check_outcome(code, capsys.readouterr().err, what)
+    if code == 0:
+        listed = json.loads((out / "summary.json").read_text())["outputs"].values()
+        assert {p.name for p in out.iterdir()} == {Path(p).name for p in listed}
+    else:
+        assert not out.exists(), f"{what}: a failed run left {out}"
+
+
+@pytest.mark.parametrize("path", sorted(CORPUS.iterdir()), ids=lambda p: p.name)
+def test_past_failures(path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from rlx_compile.tools import rlx_opt
+
+    if path.suffix == ".onnx":
+        check_onnx_case(path, tmp_path / "out", capsys, path.name)
+    else:
+        check_outcome(run_cli(rlx_opt.main, [str(path)]), capsys.readouterr().err, path.name)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -126,28 +126,48 @@ def load(model: str | os.PathLike[str] | onnx.ModelProto | bytes) -> onnx.ModelP
         raise OnnxImportError(f"'{path}' is not a readable ONNX model: {first_line(err)}") from None
 
 
+def _check_text(value: object, where: str) -> None:
+    if not isinstance(value, str):
+        raise OnnxImportError(f"{where} is not UTF-8 text: {value!r:.60}")
+
+
+def _check_nodes_are_text(nodes: Iterable[onnx.NodeProto]) -> None:
+    for i, node in enumerate(nodes):
+        where = f"node #{i}"
+        for field in ("op_type", "domain", "name"):
+            _check_text(getattr(node, field), f"the {field} of {where}")
+        for name in [*node.input, *node.output]:
+            _check_text(name, f"a value name of {where}")
+        for a in node.attribute:
+            _check_text(a.name, f"an attribute name of {where}")
+            for sub in [*([a.g] if a.HasField("g") else []), *a.graphs]:
+                check_names_are_text(sub)
+
+
 def check_names_are_text(graph: onnx.GraphProto) -> None:
     """Protobuf hands a string field that is not UTF-8 over as bytes: refuse it here,
     naming where, rather than deep inside a converter or onnx's schema lookup."""
-
-    def check(value: object, where: str) -> None:
-        if not isinstance(value, str):
-            raise OnnxImportError(f"{where} is not UTF-8 text: {value!r:.60}")
-
-    for i, node in enumerate(graph.node):
-        where = f"node #{i}"
-        for field in ("op_type", "domain", "name"):
-            check(getattr(node, field), f"the {field} of {where}")
-        for name in [*node.input, *node.output]:
-            check(name, f"a value name of {where}")
-        for a in node.attribute:
-            check(a.name, f"an attribute name of {where}")
-            for sub in [*([a.g] if a.HasField("g") else []), *a.graphs]:
-                check_names_are_text(sub)
+    _check_text(graph.name, "the graph's name")
+    _check_nodes_are_text(graph.node)
     for vi in [*graph.input, *graph.output, *graph.value_info]:
-        check(vi.name, "a graph input, output or value_info name")
+        _check_text(vi.name, "a graph input, output or value_info name")
     for t in graph.initializer:
-        check(t.name, "an initializer name")
+        _check_text(t.name, "an initializer name")
+
+
+def check_model_is_text(model: onnx.ModelProto) -> None:
+    """``check_names_are_text`` for the main graph, the opset domains and the functions."""
+    check_names_are_text(model.graph)
+    for imp in model.opset_import:
+        _check_text(imp.domain, "an opset_import domain")
+    for fn in model.functions:
+        _check_text(fn.name, "a function's name")
+        _check_text(fn.domain, f"the domain of function {fn.name}")
+        for name in [*fn.input, *fn.output, *fn.attribute]:
+            _check_text(name, f"a value or attribute name of function {fn.name}")
+        for imp in fn.opset_import:
+            _check_text(imp.domain, f"an opset_import domain of function {fn.name}")
+        _check_nodes_are_text(fn.node)
 
 
 def import_model(
@@ -178,7 +198,7 @@ def import_model(
             f"unknown initializers mode '{initializers}' (use {' or '.join(INITIALIZER_MODES)})"
         )
     proto = load(model)
-    check_names_are_text(proto.graph)
+    check_model_is_text(proto)
     importer = Importer(proto, dynamic_dims or {}, initializers, input_values or {}, graph_name)
     importer.structured_inputs = dict(structured_inputs or {})
     return importer.run()
