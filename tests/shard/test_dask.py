@@ -5,11 +5,15 @@ an unknown worker) are errors, never partial results."""
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import os
 import signal
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import dask
@@ -244,3 +248,29 @@ def test_a_stale_scheduler_info_is_not_read_as_dead_workers(
     choice = force(shardings(case.module, case.op, 2)[0], client)
     got = run_on_dask(case.op, choice, client, case.args).value
     assert got.tobytes() == evaluate_op(case.op, case.args)[0].tobytes()
+
+
+def test_a_frozen_worker_is_an_error_within_the_timeout() -> None:
+    # A SIGSTOPped worker accepts connections and never answers: the scatter to it used
+    # to outlast the timeout (23 s for timeout=5, once > 210 s, the client hung after).
+    # The scenario runs in its own process group, so a hang here is bounded: the worker
+    # is resumed and the whole group killed.
+    script = Path(__file__).with_name("frozen_worker.py")
+    proc = subprocess.Popen(
+        [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        out, err = proc.communicate(timeout=240)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGCONT)
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        pytest.fail(f"the frozen-worker run did not end: {out[-400:]} {err[-800:]}")
+    assert proc.returncode == 0, err[-2000:]
+    report = json.loads(out.strip().splitlines()[-1])
+    error, victim = report["error"], report["victim"]
+    assert error is not None and "piece 0 (rows 0:4) of" in error, error
+    assert f"on worker {victim}" in error and "before the timeout" in error, error
+    assert report["seconds"] < 6.0 + 4.0  # the script's TIMEOUT, plus scheduling slack
+    assert report["after"]  # the client is usable afterwards

@@ -5,18 +5,21 @@
 - every piece's sliced operands are scattered to the worker that runs it, and only
   there (``client.scatter(slice, workers=[address])``), so no worker ever sees another
   piece's data;
-- a shared operand is scattered once to the chosen workers (``broadcast=True``), or
-  taken from ``resident`` (a future every chosen worker already holds, checked with
-  ``who_has``: a missing copy is an error, not a silent transfer). Dask's active memory
-  manager drops "extra" replicas of a broadcast within seconds, so a cluster that keeps
-  weights resident runs with ``distributed.scheduler.active-memory-manager.start: false``;
+- a shared operand is sent to each chosen worker with its slices (once per worker, as
+  the cost model counts it), or taken from ``resident`` (a future every chosen worker
+  already holds, checked with ``who_has``: a missing copy is an error, not a silent
+  transfer). Dask's active memory manager drops "extra" replicas of a broadcast within
+  seconds, so a cluster that keeps weights resident runs with
+  ``distributed.scheduler.active-memory-manager.start: false``;
 - each piece is submitted pinned to its worker (``allow_other_workers=False``, no
   retries) with the text of its one-op module; the worker parses it and runs it with
   the reference executor, timing the run;
 - results are gathered and concatenated only when every piece arrived with the shape
   it should have. A worker that leaves the cluster, a lost or cancelled piece, a worker
   exception or the timeout raises ``ShardExecutionError`` naming the op, piece and
-  worker; the pending work is cancelled. There is no partial result.
+  worker; the pending work is cancelled. There is no partial result. The timeout covers
+  sending the operands, the pieces and the gather: a frozen or unreachable worker is
+  named when it runs out, and the client stays usable.
 
 Worker names in a choice are Dask worker addresses: build the ``WorkerCost`` list with
 ``calibrate_workers(client)``. Workers need rlx_compile installed (they import
@@ -26,11 +29,13 @@ rest of ``rlx_compile.shard`` works without it.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import itertools
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -57,6 +62,8 @@ from rlx_compile.shard.report import OpRun, ShardReport
 
 if TYPE_CHECKING:
     from distributed import Client, Future
+
+T = TypeVar("T")
 
 
 class ShardExecutionError(RuntimeError):
@@ -254,15 +261,11 @@ def _check_workers(client: Client, choice: ShardChoice) -> None:
         raise ShardError(f"{choice.option.label}: a worker is assigned two pieces")
 
 
-def _shared_futures(
-    client: Client,
-    choice: ShardChoice,
-    args: Sequence[np.ndarray],
-    resident: Mapping[str, Future],
-    owned: list[Future],
+def _resident_futures(
+    client: Client, choice: ShardChoice, resident: Mapping[str, Future]
 ) -> dict[int, Future]:
-    """Futures of the shared operands: resident ones as given, the others scattered
-    here (and appended to ``owned``, released after the run)."""
+    """Futures of the shared operands given as resident (every chosen worker must hold
+    each); the other shared operands are sent with each piece's slices."""
     option = choice.option
     workers = list(choice.worker_names)
     out: dict[int, Future] = {}
@@ -285,13 +288,99 @@ def _shared_futures(
                 f"resident; pass resident={{'{s.name}': future}} (client.scatter(..., "
                 "broadcast=True))"
             )
-        else:
-            # One scatter to all the chosen workers: each holds one copy, sent once.
-            [fut] = client.scatter(
-                [args[s.index]], workers=workers, broadcast=True, hash=False, direct=True
-            )
-            owned.append(fut)
-            out[s.index] = fut
+    return out
+
+
+def _left(deadline: float) -> float:
+    return max(deadline - time.perf_counter(), 0.0)
+
+
+def _start(client: Client, awaitable: Awaitable[T]) -> concurrent.futures.Future[T]:
+    """Run ``awaitable`` on the client's event loop; the caller waits on the returned
+    future with its own timeout. Dask's own timeouts (``scatter(timeout=)``,
+    ``Future.result(timeout=)``) do not bound the transfer to a frozen worker, and
+    cancelling one waits for the cancelled transfer to end; abandoning this future
+    (``cancel()``) does not, so the loop and the client stay usable."""
+
+    async def run() -> T:
+        return await awaitable
+
+    from tornado.platform.asyncio import BaseAsyncIOLoop
+
+    loop = client.loop
+    assert isinstance(loop, BaseAsyncIOLoop)  # what distributed runs on
+    return asyncio.run_coroutine_threadsafe(run(), loop.asyncio_loop)
+
+
+def _wait_each(
+    calls: Sequence[concurrent.futures.Future[T]], deadline: float
+) -> tuple[list[T] | None, int]:
+    """The results of ``calls`` in order if all finish by ``deadline``, else
+    ``(None, i)`` with ``i`` the first one still running (all are then cancelled). A
+    call's own exception is raised."""
+    done, _ = concurrent.futures.wait(
+        calls, timeout=_left(deadline), return_when=concurrent.futures.FIRST_EXCEPTION
+    )
+    late = next((i for i, c in enumerate(calls) if not c.done()), -1)
+    failed = next((c for c in calls if c in done and c.exception() is not None), None)
+    if failed is not None or late >= 0:
+        for c in calls:
+            c.cancel()
+    if failed is not None:
+        return [failed.result()], -1  # raises its exception
+    return (None, late) if late >= 0 else ([c.result() for c in calls], -1)
+
+
+def _failed(call: concurrent.futures.Future[Any]) -> bool:
+    return call.done() and not call.cancelled() and call.exception() is not None
+
+
+def _succeeded(call: concurrent.futures.Future[Any]) -> bool:
+    return call.done() and not call.cancelled() and call.exception() is None
+
+
+def _scatter_operands(
+    client: Client,
+    choice: ShardChoice,
+    args: Sequence[np.ndarray],
+    resident: Mapping[int, Future],
+    owned: list[Future],
+    deadline: float,
+) -> list[list[Future]]:
+    """Each piece's operand futures, in operand order: the resident ones as given, the
+    others (its slices and the shared operands, each worker receiving its own copy, as
+    the cost model counts them) sent straight to its worker, every worker at once."""
+    option = choice.option
+    sends: list[list[int]] = []
+    calls = []
+    for i, addr in enumerate(choice.worker_names):
+        pieces = piece_args(option, args, i)
+        send = [k for k in range(len(pieces)) if k not in resident]
+        sends.append(send)
+        calls.append(_start(client, client.scatter(
+            [pieces[k] for k in send], workers=[addr], hash=False, direct=True,
+            asynchronous=True,
+        )))  # fmt: skip
+    try:
+        sent, late = _wait_each(calls, deadline)
+    except Exception as err:
+        bad = next(i for i, c in enumerate(calls) if _failed(c))
+        raise ShardExecutionError(
+            f"{_describe_piece(choice, bad)}: sending its operands failed: {_one_line(err)}"
+        ) from err
+    finally:
+        # What did arrive is released with the run's other futures.
+        owned.extend(f for c in calls if _succeeded(c) for f in c.result())
+    if sent is None:
+        raise ShardExecutionError(
+            f"{_describe_piece(choice, late)}: its operands were not received before the "
+            "timeout (the worker is frozen or unreachable)"
+        )
+    out = []
+    for send, futs in zip(sends, sent, strict=True):
+        by_index: dict[int, Future] = dict(resident)
+        by_index.update(zip(send, futs, strict=True))
+        out.append([by_index[k] for k in range(len(by_index))])
     return out
 
 
@@ -342,14 +431,21 @@ def _await_pieces(
         if reason is not None:
             raise ShardExecutionError(reason)
         if all(f.status == "finished" for f in futures):
+            # One bounded gather per piece: a frozen holder is named, not waited for.
+            calls = [_start(client, client.gather(f, asynchronous=True)) for f in futures]
             try:
-                results = client.gather(list(futures), errors="raise")
+                results, late = _wait_each(calls, deadline)
             except Exception as err:
                 reason = _failure(client, choice, futures)
                 raise ShardExecutionError(
                     reason
                     or f"{choice.option.label}: gathering the pieces failed: {_one_line(err)}"
                 ) from err
+            if results is None:
+                raise ShardExecutionError(
+                    f"{_describe_piece(choice, late)}: its result did not arrive before the "
+                    "timeout (the worker is frozen or unreachable)"
+                )
             return [(np.asarray(r), float(sec)) for r, sec in results]
         remaining = deadline - time.perf_counter()
         if remaining <= 0:
@@ -383,36 +479,38 @@ def _run_op(
     run_id = next(_RUN_IDS)
     owned: list[Future] = []
     start = time.perf_counter()
+    deadline = start + timeout  # covers sending the operands, the pieces and the gather
     try:
-        shared = _shared_futures(client, choice, args, resident, owned)
+        operands = _scatter_operands(
+            client, choice, args, _resident_futures(client, choice, resident), owned, deadline
+        )
         futures = []
         for i, addr in enumerate(choice.worker_names):
-            pieces = piece_args(option, args, i)
-            slice_futs = client.scatter(
-                [pieces[s.index] for s in option.sliced], workers=[addr], hash=False, direct=True
-            )
-            owned.extend(slice_futs)
-            by_index: dict[int, Any] = dict(shared)
-            by_index.update({s.index: f for s, f in zip(option.sliced, slice_futs, strict=True)})
-            operands = [by_index[k] for k in range(len(pieces))]
             fut = client.submit(
-                _worker_piece, texts[i], *operands,
+                _worker_piece, texts[i], *operands[i],
                 key=f"rlx-shard-{run_id}-{option.label.lstrip('%')}-{i}",
                 workers=[addr], allow_other_workers=False, pure=False, retries=0,
             )  # fmt: skip
             futures.append(fut)
             owned.append(fut)
-        results = _await_pieces(client, choice, futures, start + timeout)
+        results = _await_pieces(client, choice, futures, deadline)
         value = concat_pieces(option, [r for r, _ in results])
     except (ShardError, ShardExecutionError):
-        client.cancel(owned, force=True)
+        _cancel(client, owned)
         raise
     except Exception as err:  # a transport failure is as fatal as a worker's death
-        client.cancel(owned, force=True)
+        _cancel(client, owned)
         raise ShardExecutionError(f"{option.label}: {_one_line(err)}") from err
     wall = time.perf_counter() - start
     client.cancel(owned)
     return value, OpRun(choice, tuple(s for _, s in results), wall)
+
+
+def _cancel(client: Client, futures: Sequence[Future]) -> None:
+    """Cancel a failed run's futures, waiting a few seconds at most: the scheduler
+    answers even while a worker is frozen, but nothing here may hang on it."""
+    call = _start(client, client.cancel(list(futures), force=True, asynchronous=True))
+    concurrent.futures.wait([call], timeout=5.0)
 
 
 def run_on_dask(
