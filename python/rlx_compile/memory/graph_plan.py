@@ -23,7 +23,7 @@ from typing import cast
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.traits import IsolatedFromAbove
 
 from rlx_compile import _core
@@ -206,7 +206,7 @@ def export_graph(
                 if operand in index:
                     deps.append(index[operand])
                 elif not region:
-                    raise PlanningError(f"{op.name} reads a value not produced by this graph")
+                    raise PlanningError(f"{op.name} reads {_foreign(operand)}")
             dep_offsets.append(len(deps))
         if scratch.get(op, 0) > 0:  # regions without tensors need no scratch
             scratch_index[op] = len(tensors)
@@ -220,6 +220,10 @@ def export_graph(
         embed = op.contiguous_operand_offsets() if isinstance(op, ShapedOp) else None
         if embed is not None and all(v in index for v in op.operands):
             _embed_candidates(op, embed, index, cols)
+    if not region:
+        for returned in outputs:
+            if returned not in index:
+                raise PlanningError(f"the graph returns {_foreign(returned)}")
     arrays = {k: np.asarray(v, dtype=np.int64) for k, v in cols.items()}
     # A view's slot size is its own (possibly f32-widened) size; keep it within its parent.
     for i, parent in enumerate(arrays["view_parent"]):
@@ -230,6 +234,16 @@ def export_graph(
     arrays["dep_offsets"] = np.asarray(dep_offsets, dtype=np.int64)
     arrays["deps"] = np.asarray(deps, dtype=np.int64)
     return TensorGraphArrays(ops, tensors, arrays, len(ops), index, scratch_index)
+
+
+def _foreign(value: SSAValue) -> str:
+    """A value a graph uses but does not produce, for an error."""
+    if isinstance(value, BlockArgument):
+        return (
+            "a value not produced by this graph (an argument of the function: a graph "
+            "takes its inputs as mir.input ops)"
+        )
+    return "a value not produced by this graph"
 
 
 def _symbolic(op: Operation) -> bool:
