@@ -362,6 +362,27 @@ def test_einsum_over_symbolic_dims() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("shape", "target", "sizes"),
+    [(["n"], [-1, 4], [(8,), (12,)]), (["b", "s"], [0, -1, 3], [(2, 6), (1, 9)]),
+     (["b", "s"], [-1, 3], [(2, 6), (1, 9)])],
+)  # fmt: skip
+def test_reshape_whose_minus_one_divides_only_at_some_sizes(
+    shape: list[str], target: list[int], sizes: list[tuple[int, ...]]
+) -> None:
+    # torch's x.view(-1, 4) on a flat [batch*seq*4] input with a symbolic size: the -1 is
+    # n floordiv 4, which holds where 4 divides n; another size is refused at the run.
+    nodes = [helper.make_node("Reshape", ["x", "t"], ["y"])]
+    inputs = [helper.make_tensor_value_info("x", F, shape)]
+    model = _model(nodes, inputs, ["y"], [_i64("t", target)])
+    _check(model, [{"x": _x(*s)} for s in sizes])
+    bad = {"x": _x(*[1] * (len(shape) - 1), 10)}
+    module = import_model(model)
+    with pytest.raises(ExecutionError, match=r"mir\.reshape .*cannot reshape"):
+        run(module, bad, param_values(model, module))
+    _refused_by_backend(model, bad, "mir.reshape", "=10")
+
+
 def test_pad_to_a_multiple_of_a_window() -> None:
     # Swin / wav2vec2-style: pad the sequence up to a multiple of 8, (8 - n % 8) % 8 >= 0
     nodes = [

@@ -32,7 +32,10 @@ def reshape_target(
     shape: Sequence[Dim], target: Sequence[Dim], allowzero: bool = False
 ) -> list[Dim]:
     """ONNX Reshape's target: 0 copies the input dim (unless ``allowzero``), -1 takes the
-    remaining element count (exactly divided, symbolic dims included)."""
+    remaining element count: exactly divided, or, when a symbolic count does not divide
+    as polynomials (``[n] -> [-1, 4]``), its floor quotient (``n floordiv 4``). The types
+    then hold at the sizes where it divides, which the executors and specialize-dims
+    check at each run, as torch's exporter guards ``n % 4 == 0``."""
     out: list[Dim] = []
     infer = None
     for i, t in enumerate(target):
@@ -55,7 +58,8 @@ def reshape_target(
         total = element_count(shape)
         known = element_count([d for i, d in enumerate(out) if i != infer])
         rest = floordiv(total, known) if known != 0 else None
-        if rest is None or rest * known != total:
+        symbolic = not (isinstance(total, int) and isinstance(known, int))
+        if rest is None or (rest * known != total and not symbolic):
             raise Unsupported(
                 f"cannot infer -1 in reshape {fmt_shape(shape)} -> {fmt_shape(target)}"
             )
