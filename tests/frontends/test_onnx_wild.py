@@ -439,6 +439,32 @@ def test_resize_by_a_ratio_of_sizes_as_onnxruntime_rounds_it(
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("opset", [10, 13])
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_resize_to_a_skips_size_by_scales_of_open_dims(opset: int, mode: str) -> None:
+    # A UNet at opset 10 (torch's interpolate(size=skip.shape[2:])): scales = float(skip
+    # size) / float(map size), both open; the output length is the skip's, exactly.
+    operands = ["m", "scales"] if opset == 10 else ["m", "", "scales"]
+    nodes = [
+        helper.make_node("MaxPool", ["x"], ["m"], kernel_shape=[2, 2], strides=[2, 2],
+                         ceil_mode=1),
+        helper.make_node("Shape", ["x"], ["sx"]),
+        helper.make_node("Shape", ["m"], ["sm"]),
+        helper.make_node("Slice", ["sx", "two", "four"], ["hx"]),
+        helper.make_node("Slice", ["sm", "two", "four"], ["hm"]),
+        helper.make_node("Cast", ["hx"], ["fx"], to=F),
+        helper.make_node("Cast", ["hm"], ["fm"], to=F),
+        helper.make_node("Div", ["fx", "fm"], ["ratio"]),
+        helper.make_node("Concat", ["ones", "ratio"], ["scales"], axis=0),
+        helper.make_node("Resize", operands, ["r"], mode=mode),
+        helper.make_node("Add", ["r", "x"], ["y"]),
+    ]  # fmt: skip
+    inits = [_i64("two", [2]), _i64("four", [4]), helper.make_tensor("ones", F, [2], [1, 1])]
+    inputs = [helper.make_tensor_value_info("x", F, [1, 2, "h", "w"])]
+    model = _model(nodes, inputs, ["y"], inits, opset)
+    _check(model, [{"x": _x(1, 2, h, w)} for h, w in [(4, 6), (7, 5), (13, 3), (3, 2)]])
+
+
 def test_if_branches_with_initializers_of_their_own() -> None:
     # openwakeword's silero-vad: each branch of `if sr == 16000` holds its own
     # initializers (a Gather index, a weight), read by the branch's nodes only.

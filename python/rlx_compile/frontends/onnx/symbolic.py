@@ -453,3 +453,59 @@ def _range(ctx: NodeContext, args: list[Any], dtype: DType) -> tuple[Any, DType 
         raise Undecidable("a Range of symbolic length")  # converted as data
     _bounded(n)
     return np.asarray([start + i * delta for i in range(max(n, 0))], dtype=object), None
+
+
+# ---------------------------------------------------------------------------------
+# Ratios of sizes
+# ---------------------------------------------------------------------------------
+
+RATIO_STEPS = 32
+"""How many nodes back ``size_ratios`` follows a value (a scale is a few ops of sizes)."""
+
+
+def size_ratios(imp: Importer, name: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """A float value computed as a ratio of sizes (Resize-10's ``scales = skip / map``,
+    cast to float and divided) as exact (numerators, denominators) object arrays of
+    dims; None when it is not one. Division of sizes as floats is data to the shape
+    evaluator (its float result is not a size), but a size scaled by it is exact."""
+
+    def walk(n: str, steps: int) -> tuple[np.ndarray, np.ndarray] | None:
+        if n in imp.shape_values:
+            values = imp.shape_values[n].values
+            return values, np.ones(values.shape, dtype=object)
+        arr: np.ndarray | None
+        try:
+            arr = imp.static(n, "a ratio of sizes")
+        except NotStatic:  # a weight is a param, but its value is known
+            held = n in imp.initializers and n not in imp.graph_inputs
+            arr = imp.static_initializer(n) if held else None
+        if arr is not None:
+            if arr.dtype == object:
+                return arr, np.ones(arr.shape, dtype=object)
+            if not np.all(np.isfinite(arr)):
+                return None
+            pairs = [float(v).as_integer_ratio() for v in arr.reshape(-1).tolist()]
+            num = np.asarray([p for p, _ in pairs], dtype=object).reshape(arr.shape)
+            return num, np.asarray([q for _, q in pairs], dtype=object).reshape(arr.shape)
+        node = imp.producer.get(n)
+        if node is None or steps == 0 or node.domain not in ("", "ai.onnx"):
+            return None
+        parts = [walk(i, steps - 1) if i else None for i in node.input]
+        if not parts or any(p is None for p in parts):
+            return None
+        known = [p for p in parts if p is not None]
+        out = imp.values.get(node.output[0])
+        if out is None or not type_of(out).dtype.is_float:
+            return None  # an integer Div truncates: not a ratio
+        if node.op_type in ("Cast", "Identity"):
+            return known[0]
+        if node.op_type in ("Div", "Mul") and len(known) == 2:
+            (an, ad), (bn, bd) = known
+            if node.op_type == "Div":
+                bn, bd = bd, bn
+            return an * bn, ad * bd
+        if node.op_type == "Concat" and all(p[0].ndim == 1 for p in known):
+            return (np.concatenate([p[0] for p in known]), np.concatenate([p[1] for p in known]))
+        return None
+
+    return walk(name, RATIO_STEPS)

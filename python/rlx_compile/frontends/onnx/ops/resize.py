@@ -28,12 +28,14 @@ from rlx_compile.frontends.onnx.context import (
     ConverterResult,
     FoldingBuilder,
     NodeContext,
+    NotStatic,
     Unsupported,
     axis_of,
     converter,
     numel,
 )
 from rlx_compile.frontends.onnx.ops.shape import iota, plane_offsets, row_major_strides
+from rlx_compile.frontends.onnx.symbolic import size_ratios
 
 Coeffs = Callable[[float, float], np.ndarray]
 
@@ -213,7 +215,7 @@ def _symbolic_axis(
     x: SSAValue,
     axis: int,
     out_len: Dim,
-    scale: float | None,
+    scale: float | SSAValue | None,
     mode: str,
     coord: str,
     nearest_mode: str,
@@ -223,13 +225,18 @@ def _symbolic_axis(
     """One axis of Resize whose input or output length is symbolic: the coordinate
     transform and the taps are IR over the lengths as data (in float32, as the static
     path and onnxruntime compute coordinates), each tap one gather along the axis.
-    ``scale`` None: output / input length (sizes given)."""
+    ``scale`` None: output / input length (sizes given); a value: computed at run time."""
     b = ctx.b
     ft = DType.F32
     in_len = type_of(x).shape[axis]
     rank = type_of(x).rank
     n_in = ctx.dim(in_len, ft)
-    s = b.div(ctx.dim(out_len, ft), n_in) if scale is None else ctx.constant(np.float32(scale))
+    if scale is None:
+        s = b.div(ctx.dim(out_len, ft), n_in)
+    elif isinstance(scale, SSAValue):
+        s = b.cast(scale, ft) if type_of(scale).dtype is not ft else scale
+    else:
+        s = ctx.constant(np.float32(scale))
     y = b.cast(iota(ctx, out_len, DType.I64), ft)
     if coord == "align_corners":
         scaled = b.mul(s, n_in)
@@ -315,15 +322,26 @@ def resize(ctx: NodeContext) -> ConverterResult:
     )
     axes = [axis_of(v, rank) for v in ctx.attr("axes", list(range(rank)))]
     roi = ctx.opt_const(1, "Resize's roi")
-    scales = ctx.opt_const(2, "Resize's scales")
     sizes = ctx.opt_const(3, "Resize's sizes")
+    try:
+        scales = ctx.opt_const(2, "Resize's scales")
+        ratios = None
+    except NotStatic:
+        # scales = skip / map (torch's interpolate to a size at opset 10): the output
+        # length is exact, the coordinates use the scale as computed at run time.
+        given = sizes is not None and sizes.size
+        ratios = None if given else size_ratios(ctx.imp, ctx.node.input[2])
+        if ratios is None:
+            raise
+        scales = None
     if mode == "nearest" and antialias:
         raise Unsupported("antialias with mode nearest")
     if mode != "nearest" and not type_of(x).dtype.is_float:
         raise Unsupported(f"{mode} interpolation of {type_of(x).dtype.value}")
 
-    # scale_of[axis] None: output / input length, known at run time only.
-    scale_of: list[float | None] = [1.0] * rank
+    # scale_of[axis] None: output / input length, known at run time only; a value: the
+    # scale as the model computes it at run time.
+    scale_of: list[float | SSAValue | None] = [1.0] * rank
     out_len: list[Dim] = list(shape)
     if sizes is not None and sizes.size:
         for i, a_ in enumerate(axes):
@@ -341,6 +359,13 @@ def resize(ctx: NodeContext) -> ConverterResult:
             for a_ in axes:
                 scale_of[a_] = s
                 out_len[a_] = int(s * cast(int, shape[a_]) + 0.5)
+    elif ratios is not None:
+        run_scales = ctx.x(2)
+        for i, a_ in enumerate(axes):
+            num, den = (r.reshape(-1)[i] for r in ratios)
+            out_len[a_] = floordiv(shape[a_] * num, den)
+            if num != den:
+                scale_of[a_] = ctx.b.reshape(ctx.b.narrow(run_scales, 0, i, 1), [])
     elif scales is not None and scales.size:
         for i, a_ in enumerate(axes):
             factor = scale_of[a_] = float(scales.reshape(-1)[i])
@@ -367,13 +392,13 @@ def resize(ctx: NodeContext) -> ConverterResult:
         lo_hi = box[axis]
         scale = scale_of[axis]
         if (
-            (scale is None or math.isclose(scale, 1.0))
+            (scale is None or (isinstance(scale, float) and math.isclose(scale, 1.0)))
             and out_len[axis] == shape[axis]
             and (lo_hi is None or (math.isclose(lo_hi[0], 0) and math.isclose(lo_hi[1], 1)))
         ):
             continue
         in_n, out_n = shape[axis], out_len[axis]
-        if isinstance(in_n, int) and isinstance(out_n, int) and scale is not None:
+        if isinstance(in_n, int) and isinstance(out_n, int) and isinstance(scale, float):
             weights, outside = axis_matrix(
                 in_n, out_n, scale, coeffs, coord, lo_hi, exclude_outside
             )
