@@ -207,3 +207,66 @@ def test_a_sequence_input_without_its_layout_is_refused() -> None:
     m = model(nodes, [helper.make_value_info("s", SEQ)], [tensor("n", [], TensorProto.INT64)])
     with pytest.raises(OnnxImportError, match="graph input 's' is a sequence"):
         import_model(m)
+
+
+def _appending_loop(trips_from_input: bool) -> Any:
+    """torch.jit.script of ``for i in range(x.size(1)): h = tanh(x[:, i] + h);
+    outs.append(h)`` then ``torch.stack(outs, 1)`` / ``torch.cat(outs, 0)`` (the
+    exporter's graph, a sequence carried through the Loop), and the last item (``outs[-1]``)
+    and the count (``len(outs)``); with ``trips_from_input`` the trip count is fed."""
+    body = helper.make_graph(
+        [
+            helper.make_node("Gather", ["x", "i"], ["xi"], axis=1),
+            helper.make_node("Add", ["xi", "h"], ["s"]),
+            helper.make_node("Tanh", ["s"], ["h_next"]),
+            helper.make_node("SequenceInsert", ["outs", "h_next"], ["outs_next"]),
+            helper.make_node("Identity", ["cond"], ["cond_next"]),
+        ],
+        "body",
+        [tensor("i", [], TensorProto.INT64), tensor("cond", [], TensorProto.BOOL),
+         tensor("h", ["b", 4]), helper.make_value_info("outs", SEQ)],
+        [helper.make_tensor_value_info("cond_next", TensorProto.BOOL, []),
+         helper.make_empty_tensor_value_info("h_next"), seq_out("outs_next")],
+    )  # fmt: skip
+    trips = [] if trips_from_input else [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Gather", ["shape", "one"], ["n"], axis=0),
+    ]  # fmt: skip
+    nodes = [
+        *trips,
+        helper.make_node("SequenceEmpty", [], ["empty"], dtype=F32),
+        helper.make_node("Loop", ["n", "true", "h0", "empty"], ["h_last", "outs_last"], body=body),
+        helper.make_node("ConcatFromSequence", ["outs_last"], ["stacked"], axis=1, new_axis=1),
+        helper.make_node("ConcatFromSequence", ["outs_last"], ["joined"], axis=0),
+        helper.make_node("SequenceLength", ["outs_last"], ["count"]),
+    ]
+    inits = [
+        i64("one", 1),
+        helper.make_tensor("true", TensorProto.BOOL, [], [True]),
+    ]
+    inputs = [tensor("x", ["b", "t", 4]), tensor("h0", ["b", 4])]
+    if trips_from_input:
+        inputs.append(tensor("n", [], TensorProto.INT64))
+    outs = [tensor("stacked", None), tensor("joined", None), tensor("h_last", None),
+            tensor("count", None, TensorProto.INT64), seq_out("outs_last")]  # fmt: skip
+    return model(nodes, inputs, outs, inits)
+
+
+@pytest.mark.parametrize("trips_from_input", [False, True])
+def test_a_loop_appending_to_a_sequence_is_one_loop(trips_from_input: bool) -> None:
+    m = _appending_loop(trips_from_input)
+    if not trips_from_input:
+        text = str(import_model(m))  # one mir.loop for every length, not unrolled
+        assert text.count("mir.loop") == 1 and "mir.tanh" in text
+    rng = np.random.default_rng(0)
+    for b, t in [(2, 5), (1, 70), (3, 1)]:
+        feeds = {"x": rng.standard_normal((b, t, 4)).astype(np.float32),
+                 "h0": rng.standard_normal((b, 4)).astype(np.float32)}  # fmt: skip
+        if trips_from_input:
+            feeds["n"] = np.array(t, np.int64)
+        want = ort.InferenceSession(m.SerializeToString()).run(None, feeds)
+        got = list(backend.prepare(m).run(feeds))
+        assert isinstance(got[-1], list) and len(got[-1]) == t
+        for g, w in zip([*got[:-1], *got[-1]], [*want[:-1], *want[-1]], strict=True):
+            assert g.shape == w.shape and g.dtype == w.dtype
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)  # tanh chains over t steps

@@ -1,6 +1,7 @@
 """ONNX values that are not tensors, resolved at import time.
 
-A sequence whose length the importer knows is a list of MIR values; an optional is a
+A sequence whose length the importer knows is a list of MIR values (one a loop appends
+to, of a length the run decides, is its items stacked); an optional is a
 MIR value or nothing; ZipMap's sequence of maps is its probability tensor and the keys;
 a string tensor drawn from a vocabulary known at import (class labels...) is the tensor
 of its positions in that vocabulary.
@@ -39,6 +40,18 @@ class SequenceValue:
 
 
 @dataclass(frozen=True)
+class StackedSequence:
+    """An ONNX sequence a loop builds, one item appended per iteration (torch's
+    ``outs.append(h)`` in a scripted loop): the items stacked along a new axis 0, whose
+    length is the number of iterations (known at run time only, or symbolic)."""
+
+    stacked: SSAValue
+    elem_type: int = 0
+
+    kind = "a sequence built by a loop"
+
+
+@dataclass(frozen=True)
 class OptionalValue:
     """An ONNX optional: a value, or None when empty."""
 
@@ -68,8 +81,8 @@ class StringsValue:
     kind = "a string tensor"
 
 
-Structured = SequenceValue | OptionalValue | ZipMapValue | StringsValue
-STRUCTURED = (SequenceValue, OptionalValue, ZipMapValue, StringsValue)
+Structured = SequenceValue | StackedSequence | OptionalValue | ZipMapValue | StringsValue
+STRUCTURED = (SequenceValue, StackedSequence, OptionalValue, ZipMapValue, StringsValue)
 
 
 def flatten(value: Any, name: str) -> tuple[list[tuple[SSAValue, str]], Any]:
@@ -85,6 +98,8 @@ def flatten(value: Any, name: str) -> tuple[list[tuple[SSAValue, str]], Any]:
             outs += item_outs
             specs.append(spec)
         return outs, {"sequence": specs}
+    if isinstance(value, StackedSequence):
+        return [(value.stacked, name)], {"stacked": name}
     if isinstance(value, OptionalValue):
         if value.item is None:
             return [], {"optional": None}
@@ -114,6 +129,8 @@ def rebuild(spec: Any, outputs: Mapping[str, np.ndarray]) -> Any:
         return outputs[spec["tensor"]]
     if "sequence" in spec:
         return [rebuild(s, outputs) for s in spec["sequence"]]
+    if "stacked" in spec:
+        return list(np.asarray(outputs[spec["stacked"]]))
     if "optional" in spec:
         return None if spec["optional"] is None else rebuild(spec["optional"], outputs)
     if "zipmap" in spec:

@@ -15,6 +15,7 @@ subgraph's own names are the region's and are forgotten once it is built.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 import onnx
@@ -33,6 +34,7 @@ from rlx_compile.frontends.onnx.context import (
     constant_value,
 )
 from rlx_compile.frontends.onnx.ops.shape import iota
+from rlx_compile.frontends.onnx.structured import SequenceValue, StackedSequence, Structured
 
 UNROLL_MAX_ITERATIONS = 64
 """Static Loops, Scans and recurrent layers of at most this many iterations are unrolled;
@@ -307,3 +309,73 @@ def run_time_slice(ctx: NodeContext) -> SSAValue | None:
     if step != 1:
         offsets = b.mul(offsets, b.constant(np.array(step, np.int64), DType.I64, ()))
     return b.gather(x, b.add(start, offsets), axis)
+
+
+def appending_loop_region(
+    ctx: NodeContext,
+    trip_count: SSAValue | None,
+    condition: SSAValue | None,
+    carried: Sequence[SSAValue | Structured],
+) -> ConverterResult:
+    """A Loop that carries sequences and does not unroll, where each sequence starts
+    empty and the body only appends one item to it (torch's ``outs.append(h)`` in a
+    scripted loop, read after the loop by ``torch.stack`` / ``torch.cat``): one
+    ``mir.loop`` whose extra scan outputs are the appended items, each sequence the
+    items stacked (``StackedSequence``)."""
+    from rlx_compile.frontends.onnx.importer import outer_names  # the importer imports ops
+
+    body = next((a.g for a in ctx.node.attribute if a.name == "body"), None)
+    if body is None:
+        raise Unsupported("no body")
+    ctx.used_attrs.add("body")
+    n = len(carried)
+    if len(body.input) != n + 2 or len(body.output) < n + 1:
+        raise Unsupported(f"a body of {len(body.input)} inputs for {n} carried values")
+    producer = {o: node for node in body.node for o in node.output}
+    uses: dict[str, int] = {}
+    for node in body.node:
+        for name in [*node.input, *outer_names(node)]:
+            uses[name] = uses.get(name, 0) + 1
+    appends: list[tuple[int, onnx.NodeProto]] = []
+    for k, value in enumerate(carried):
+        if isinstance(value, SSAValue):
+            continue
+        s_in, s_out = body.input[2 + k].name, body.output[1 + k].name
+        node = producer.get(s_out)
+        appended = (
+            isinstance(value, SequenceValue)
+            and not value.items
+            and node is not None
+            and node.op_type == "SequenceInsert"
+            and len([i for i in node.input if i]) == 2
+            and node.input[0] == s_in
+            and uses.get(s_in) == 1
+            and s_out not in uses
+        )
+        if not appended:
+            raise Unsupported(
+                "a loop carrying sequences that does not unroll, and whose body does more "
+                f"with sequence '{s_in}' than append to an empty one"
+            )
+        assert node is not None
+        appends.append((k, node))
+    seq_at = {k for k, _ in appends}
+    new = onnx.GraphProto()
+    new.CopyFrom(body)
+    del new.input[:], new.output[:], new.node[:]
+    new.input.extend(i for j, i in enumerate(body.input) if j - 2 not in seq_at)
+    new.output.extend(o for j, o in enumerate(body.output) if j - 1 not in seq_at)
+    new.output.extend(onnx.helper.make_empty_tensor_value_info(a.input[1]) for _, a in appends)
+    dropped = {id(a) for _, a in appends}
+    new.node.extend(node for node in body.node if id(node) not in dropped)
+    tensors = [v for v in carried if isinstance(v, SSAValue)]
+    outs = cast(list[SSAValue], loop_region(ctx, new, trip_count, condition, tensors))
+    scans = len(body.output) - 1 - n
+    finals, items = iter(outs[: len(tensors)]), iter(outs[len(tensors) + scans :])
+    result: list[SSAValue | Structured] = [
+        next(finals)
+        if isinstance(v, SSAValue)
+        else StackedSequence(next(items), cast(SequenceValue, v).elem_type)
+        for v in carried
+    ]
+    return [*result, *outs[len(tensors) : len(tensors) + scans]]

@@ -12,6 +12,7 @@ from xdsl.ir import SSAValue
 
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
+from rlx_compile.dialects.dim_expr import DimExpr
 from rlx_compile.dialects.types import Dim, DType, element_count
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
@@ -26,6 +27,7 @@ from rlx_compile.frontends.onnx.context import (
 )
 from rlx_compile.frontends.onnx.ops.control import (
     UNROLL_MAX_ITERATIONS,
+    appending_loop_region,
     loop_region,
     runtime_if,
     scan_region,
@@ -430,12 +432,25 @@ def loop(ctx: NodeContext) -> ConverterResult:
     carried = [ctx.any(i) for i in range(2, ctx.num_inputs)]
     tensors = [v for v in carried if isinstance(v, SSAValue)]
     as_loop = len(tensors) == len(carried)
+
+    def region(trip_count: SSAValue | None) -> ConverterResult:
+        if as_loop:
+            return loop_region(ctx, subgraph(ctx, "body"), trip_count, cond_in, tensors)
+        return appending_loop_region(ctx, trip_count, cond_in, carried)
+
     try:
         trips = ctx.opt_const(0, "Loop's trip count")
-    except NotStatic:
-        if not as_loop:
-            raise
-        return loop_region(ctx, subgraph(ctx, "body"), ctx.x(0), cond_in, tensors)
+    except NotStatic as needed:
+        if as_loop:
+            return region(ctx.x(0))
+        mark, saved = ctx.imp.target.last_op, dict(ctx.imp.values)
+        try:
+            return region(ctx.x(0))
+        except Unsupported:  # the backend can still unroll it per trip count
+            ctx.imp.rollback(mark, saved)
+            raise needed from None
+    if trips is not None and isinstance(trips.reshape(-1)[0], DimExpr):
+        return region(ctx.x(0))  # a symbolic dim of the model: x.size(1) in a script
     limit = int(trips.reshape(-1)[0]) if trips is not None else None
     if limit is None and cond_in is None:
         raise Unsupported("an unbounded loop (no trip count, no condition)")
@@ -445,11 +460,9 @@ def loop(ctx: NodeContext) -> ConverterResult:
     mark, saved = ctx.imp.target.last_op, dict(ctx.imp.values)
     try:
         return _unrolled_loop(ctx, limit, cond_in, carried)
-    except _NotUnrolled as err:
-        if not as_loop:
-            raise Unsupported(f"a loop carrying sequences that does not unroll: {err}") from None
+    except _NotUnrolled:
         ctx.imp.rollback(mark, saved)
-        return loop_region(ctx, subgraph(ctx, "body"), ctx.opt(0), cond_in, tensors)
+        return region(ctx.opt(0))
 
 
 def _unrolled_loop(

@@ -21,7 +21,12 @@ from rlx_compile.frontends.onnx.context import (
     converter,
 )
 from rlx_compile.frontends.onnx.ops.shape import reshape, stack
-from rlx_compile.frontends.onnx.structured import OptionalValue, SequenceValue, Structured
+from rlx_compile.frontends.onnx.structured import (
+    OptionalValue,
+    SequenceValue,
+    StackedSequence,
+    Structured,
+)
 
 
 def sequence(ctx: NodeContext, i: int) -> SequenceValue:
@@ -81,6 +86,9 @@ def sequence_at(ctx: NodeContext) -> ConverterResult:
 
 @converter("SequenceLength")
 def sequence_length(ctx: NodeContext) -> ConverterResult:
+    held = ctx.any(0)
+    if isinstance(held, StackedSequence):
+        return ctx.dim(type_of(held.stacked).shape[0])
     return ctx.constant(np.array(len(sequence(ctx, 0).items), np.int64))
 
 
@@ -133,13 +141,16 @@ def split_to_sequence(ctx: NodeContext) -> ConverterResult:
 
 @converter("ConcatFromSequence")
 def concat_from_sequence(ctx: NodeContext) -> ConverterResult:
-    seq = sequence(ctx, 0)
-    if not seq.items:
-        raise Unsupported("concatenating an empty sequence")
     new_axis = bool(ctx.attr("new_axis", 0))
     axis = ctx.attr("axis")
     if axis is None:
         raise Unsupported("attribute 'axis' is required")
+    held = ctx.any(0)
+    if isinstance(held, StackedSequence):
+        return _concat_stacked(ctx, held.stacked, int(axis), new_axis)
+    seq = sequence(ctx, 0)
+    if not seq.items:
+        raise Unsupported("concatenating an empty sequence")
     items = list(seq.items)
     if any(not isinstance(v, SSAValue) for v in items):
         raise Unsupported("a sequence of non-tensors")
@@ -147,6 +158,21 @@ def concat_from_sequence(ctx: NodeContext) -> ConverterResult:
         return stack(ctx, items, int(axis))
     axis = axis_of(int(axis), type_of(items[0]).rank)
     return ctx.b.concat(items, axis) if len(items) > 1 else items[0]
+
+
+def _concat_stacked(ctx: NodeContext, stacked: SSAValue, axis: int, new_axis: bool) -> SSAValue:
+    """ConcatFromSequence of a loop's appended items ([n, *item]): the new axis 0 moved
+    to ``axis`` (a stack), or merged into the item's ``axis`` (a concat)."""
+    shape = list(type_of(stacked).shape)
+    rank = len(shape) - 1
+    axis = axis_of(axis, rank + 1 if new_axis else rank)
+    if axis:
+        perm = [*range(1, axis + 1), 0, *range(axis + 1, rank + 1)]
+        stacked = ctx.b.transpose(stacked, perm)
+    if new_axis:
+        return stacked
+    merged = [*shape[1 : axis + 1], shape[0] * shape[axis + 1], *shape[axis + 2 :]]
+    return reshape(ctx, stacked, merged)
 
 
 # ---------------------------------------------------------------------------------
