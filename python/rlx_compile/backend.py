@@ -145,6 +145,18 @@ def _unplannable(err: PassFailure) -> bool:
     return err.pass_spec.startswith("plan-memory") and isinstance(err.op, mir.ControlFlowOp)
 
 
+def _in_branch(err: PassFailure) -> bool:
+    """specialize-dims refused an op of a ``mir.if`` branch, which the run may not take
+    (silero-vad's 8 kHz branch squeezes a size that is 1 only at 8 kHz input lengths):
+    the reference executor checks the ops of the branch it takes instead."""
+    parent = err.op.parent_op() if err.op is not None else None
+    while parent is not None:
+        if isinstance(parent, mir.IfOp):
+            return True
+        parent = parent.parent_op()
+    return False
+
+
 def _compile(module: ModuleOp, plan_memory: bool) -> CompileResult:
     """``module`` compiled by the cpu pipeline; one whose memory cannot be planned (a
     loop's scan outputs as long as only the run knows) stops at MIR instead and runs on
@@ -254,7 +266,7 @@ class Compiled:
             try:
                 return Planned(self.result.specialize(bindings), self.module)
             except PassFailure as err:
-                if not _unplannable(err):
+                if not (_unplannable(err) or _in_branch(err)):
                     raise
             return Planned(self.result, self.module)  # the MIR, on the reference executor
         # A static import at exactly these shapes: the symbolic one failed, or a dim is

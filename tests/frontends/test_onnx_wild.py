@@ -235,14 +235,8 @@ def test_trilu_of_symbolic_dims(upper: int) -> None:
     )
 
 
-def test_a_condition_on_sizes_asks_for_sizes_not_values() -> None:
-    # silero-vad's `if x.shape[-1] == 1: x = x.squeeze(-1)`: the If's condition depends
-    # on x's sizes only, so the error says so (and does not ask for x's values, which
-    # would not help); with the dims fixed it folds and runs.
-    squeeze = helper.make_graph(
-        [helper.make_node("Squeeze", ["x", "last"], ["y1"])], "then", [],
-        [helper.make_empty_tensor_value_info("y1")],
-    )  # fmt: skip
+def _if_on_the_last_size_being_one(then_node: onnx.NodeProto) -> onnx.ModelProto:
+    then = helper.make_graph([then_node], "then", [], [helper.make_empty_tensor_value_info("y1")])
     keep = helper.make_graph(
         [helper.make_node("Identity", ["x"], ["y2"])], "else", [],
         [helper.make_empty_tensor_value_info("y2")],
@@ -251,14 +245,94 @@ def test_a_condition_on_sizes_asks_for_sizes_not_values() -> None:
         helper.make_node("Shape", ["x"], ["s"]),
         helper.make_node("Gather", ["s", "minus_one"], ["n"], axis=0),
         helper.make_node("Equal", ["n", "one"], ["c"]),
-        helper.make_node("If", ["c"], ["y"], then_branch=squeeze, else_branch=keep),
+        helper.make_node("If", ["c"], ["y"], then_branch=then, else_branch=keep),
     ]
     inits = [
         helper.make_tensor("minus_one", I64, [], [-1]),
         helper.make_tensor("one", I64, [], [1]),
         _i64("last", [-1]),
     ]
-    model = _model(nodes, [helper.make_tensor_value_info("x", F, [2, "t"])], ["y"], inits)
+    return _model(nodes, [helper.make_tensor_value_info("x", F, [2, "t"])], ["y"], inits)
+
+
+def test_squeeze_of_an_open_size_of_one_is_a_checked_reshape() -> None:
+    # silero-vad's `x.squeeze(-1)`, exported for an open size as `If(x.shape[-1] == 1,
+    # Squeeze, Identity)`: the branches differ in rank, so it is the squeeze, a reshape
+    # that holds where the size is 1 (the model's LSTM needs that rank); another size is
+    # refused at the run, naming the reshape.
+    model = _if_on_the_last_size_being_one(helper.make_node("Squeeze", ["x", "last"], ["y1"]))
+    module = import_model(model)
+    assert "mir.if" not in str(module) and "mir.reshape" in str(module)
+    x = _x(2, 1)
+    want = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(run(module, {"x": x})["y"], want)
+    np.testing.assert_array_equal(backend.prepare(model).run({"x": x})[0], want)
+    with pytest.raises(ExecutionError, match=r"mir\.reshape .*cannot reshape"):
+        run(module, {"x": _x(2, 3)})
+    _refused_by_backend(model, {"x": _x(2, 3)}, "mir.reshape", "t=3")
+
+
+def _squeeze_last_if_one(x: str, tag: str) -> list[onnx.NodeProto]:
+    """torch's ``x.squeeze(-1)`` as exported for an open size (names prefixed ``tag``)."""
+    then = helper.make_graph(
+        [helper.make_node("Squeeze", [x, "last"], [f"{tag}_sq"])],
+        f"{tag}_then",
+        [],
+        [helper.make_empty_tensor_value_info(f"{tag}_sq")],
+    )
+    keep = helper.make_graph(
+        [helper.make_node("Identity", [x], [f"{tag}_id"])],
+        f"{tag}_else",
+        [],
+        [helper.make_empty_tensor_value_info(f"{tag}_id")],
+    )
+    return [
+        helper.make_node("Shape", [x], [f"{tag}_s"]),
+        helper.make_node("Gather", [f"{tag}_s", "minus_one"], [f"{tag}_n"], axis=0),
+        helper.make_node("Equal", [f"{tag}_n", "one"], [f"{tag}_c"]),
+        helper.make_node("If", [f"{tag}_c"], [f"{tag}_y"], then_branch=then, else_branch=keep),
+    ]  # fmt: skip
+
+
+def test_squeezes_in_branches_of_a_run_time_if() -> None:
+    # silero-vad: `if sr == 16000` picks a branch whose squeeze holds at 16 kHz input
+    # lengths; the other branch's squeeze does not hold there, and is not run.
+    high = helper.make_graph(
+        _squeeze_last_if_one("x", "a"), "high", [], [helper.make_empty_tensor_value_info("a_y")]
+    )
+    low_nodes = [
+        helper.make_node("Slice", ["x", "one_1d", "big", "one_1d"], ["tail"]),
+        *_squeeze_last_if_one("tail", "b"),
+    ]
+    low = helper.make_graph(low_nodes, "low", [], [helper.make_empty_tensor_value_info("b_y")])
+    nodes = [
+        helper.make_node("Equal", ["sr", "one"], ["c"]),
+        helper.make_node("If", ["c"], ["y"], then_branch=high, else_branch=low),
+    ]  # fmt: skip
+    inits = [
+        helper.make_tensor("minus_one", I64, [], [-1]),
+        helper.make_tensor("one", I64, [], [1]),
+        _i64("last", [-1]),
+        _i64("one_1d", [1]),
+        _i64("big", [2**62]),
+    ]
+    inputs = [helper.make_tensor_value_info("x", F, [2, "t"]),
+              helper.make_tensor_value_info("sr", I64, [])]  # fmt: skip
+    model = _model(nodes, inputs, ["y"], inits)
+    assert "mir.if" in str(import_model(model))  # one module for both rates
+    rep = backend.prepare(model)
+    session = ort.InferenceSession(model.SerializeToString())
+    for sr, t in [(1, 1), (0, 2)]:
+        feeds = {"x": _x(2, t), "sr": np.array(sr, np.int64)}
+        np.testing.assert_array_equal(rep.run(feeds)[0], session.run(None, feeds)[0])
+
+
+def test_a_condition_on_sizes_asks_for_sizes_not_values() -> None:
+    # An If on `x.shape[-1] == 1` whose branches differ in rank and are not a squeeze:
+    # the condition depends on x's sizes only, so the error says so (and does not ask
+    # for x's values, which would not help); with the dims fixed it folds and runs.
+    reduce = helper.make_node("ReduceSum", ["x", "last"], ["y1"], keepdims=0)
+    model = _if_on_the_last_size_being_one(reduce)
     with pytest.raises(OnnxImportError, match="depends on the sizes of symbolic dims") as err:
         import_model(model)
     assert err.value.needs_values == ()
@@ -267,6 +341,26 @@ def test_a_condition_on_sizes_asks_for_sizes_not_values() -> None:
         x = _x(2, t)
         want = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
         np.testing.assert_array_equal(run(module, {"x": x})["y"], want)
+
+
+def test_lstm_state_fed_with_a_batch_of_its_own_name() -> None:
+    # silero-vad feeds X [1, input:0, 4] and its state [1, state:1, 3] apart: two names
+    # for the batch, equal where the model runs (the executor checks).
+    rng = np.random.default_rng(3)
+    weights = {"w": (1, 12, 4), "r": (1, 12, 3), "bias": (1, 24)}
+    inits = [
+        helper.make_tensor(n, F, shape, rng.standard_normal(shape).astype(np.float32).ravel())
+        for n, shape in weights.items()
+    ]
+    nodes = [helper.make_node("LSTM", ["x", "w", "r", "bias", "", "h0", "c0"], ["y", "h", "c"],
+                              hidden_size=3)]  # fmt: skip
+    inputs = [
+        helper.make_tensor_value_info("x", F, [2, "b", 4]),
+        helper.make_tensor_value_info("h0", F, [1, "sb", 3]),
+        helper.make_tensor_value_info("c0", F, [1, "sb", 3]),
+    ]
+    model = _model(nodes, inputs, ["y", "h", "c"], inits)
+    _check(model, [{"x": _x(2, b, 4), "h0": _x(1, b, 3), "c0": _x(1, b, 3) * 0.5} for b in (1, 3)])
 
 
 def test_reshape_that_drops_a_height_of_one() -> None:

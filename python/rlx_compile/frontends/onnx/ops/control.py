@@ -379,3 +379,84 @@ def appending_loop_region(
         for v in carried
     ]
     return [*result, *outs[len(tensors) : len(tensors) + scans]]
+
+
+def squeeze_if_one(ctx: NodeContext) -> list[SSAValue] | None:
+    """torch's ``x.squeeze(k)`` exported for an axis of open size: ``If(x.shape[k] == 1,
+    Squeeze(x, [k]), Identity(x))``, branches of different ranks that cannot be one
+    ``mir.if``. It is one reshape dropping the axis, which holds where the size is 1 (the
+    executors and specialize-dims check it at each run, naming ``mir.reshape``): models
+    go on to read the squeezed rank (silero-vad's LSTM; onnxruntime fails there at
+    other sizes too). None when the If is not that pattern."""
+    then_graph, else_graph = (
+        next((a.g for a in ctx.node.attribute if a.name == n), None)
+        for n in ("then_branch", "else_branch")
+    )
+    if then_graph is None or else_graph is None:
+        return None
+    squeezes = [n for n in then_graph.node if n.op_type == "Squeeze"]
+    others = [n for n in then_graph.node if n.op_type not in ("Squeeze", "Constant")]
+    keeps = list(else_graph.node)
+    if len(squeezes) != 1 or others or len(keeps) != 1 or keeps[0].op_type != "Identity":
+        return None
+    squeeze, keep = squeezes[0], keeps[0]
+    if [o.name for o in then_graph.output] != list(squeeze.output):
+        return None
+    if [o.name for o in else_graph.output] != list(keep.output):
+        return None
+    if keep.input[0] != squeeze.input[0]:
+        return None
+    x = ctx.imp.values.get(squeeze.input[0])
+    axes = _branch_ints(ctx, then_graph, squeeze)
+    if x is None or axes is None or len(axes) != 1:
+        return None
+    shape = list(type_of(x).shape)
+    if not -len(shape) <= axes[0] < len(shape):
+        return None
+    k = axes[0] % len(shape)
+    size = shape[k]
+    if not isinstance(size, DimExpr) or not _is_size_equal_one(ctx, size):
+        return None
+    ctx.used_attrs.update(("then_branch", "else_branch"))
+    return [ctx.b.reshape(x, shape[:k] + shape[k + 1 :])]
+
+
+def _branch_ints(
+    ctx: NodeContext, graph: onnx.GraphProto, node: onnx.NodeProto
+) -> list[int] | None:
+    """Squeeze's axes: its attribute (opset < 13), or its second input made by a Constant
+    of the branch or known to the graph around it."""
+    for a in node.attribute:
+        if a.name == "axes":
+            return list(a.ints)
+    if len(node.input) < 2 or not node.input[1]:
+        return None
+    name = node.input[1]
+    made = next((n for n in graph.node if name in n.output and n.op_type == "Constant"), None)
+    if made is not None:
+        value = next((a.t for a in made.attribute if a.name == "value"), None)
+        if value is None:
+            return None
+        return [int(v) for v in onnx.numpy_helper.to_array(value).reshape(-1)]
+    try:
+        return [int(v) for v in ctx.imp.static(name, "Squeeze's axes").reshape(-1)]
+    except (NotStatic, TypeError):
+        return None
+
+
+def _is_size_equal_one(ctx: NodeContext, dim: DimExpr) -> bool:
+    """Whether the If's condition is ``Equal(dim, 1)`` (a shape value and a constant)."""
+    cond = ctx.imp.producer.get(ctx.node.input[0])
+    if cond is None or cond.op_type != "Equal" or len(cond.input) != 2:
+        return False
+    held = []
+    for name in cond.input:
+        sv = ctx.imp.shape_values.get(name)
+        try:
+            values = sv.values if sv is not None else ctx.imp.static(name, "a size")
+        except NotStatic:
+            return False
+        if values.size != 1:
+            return False
+        held.append(values.reshape(-1)[0])
+    return sorted(held, key=lambda v: isinstance(v, DimExpr)) == [1, dim]

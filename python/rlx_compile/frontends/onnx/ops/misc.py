@@ -31,6 +31,7 @@ from rlx_compile.frontends.onnx.ops.control import (
     loop_region,
     runtime_if,
     scan_region,
+    squeeze_if_one,
     subgraph,
 )
 from rlx_compile.frontends.onnx.ops.shape import reshape, select, stack, take_along_axis
@@ -296,7 +297,7 @@ def if_(ctx: NodeContext) -> ConverterResult:
     try:
         cond = ctx.const(0, "If's condition").reshape(-1)
     except NotStatic:
-        return runtime_if(ctx)
+        return squeeze_if_one(ctx) or runtime_if(ctx)
     if cond.size != 1:
         raise Unsupported("a condition of more than one element")
     branch = "then_branch" if bool(cond[0]) else "else_branch"

@@ -144,7 +144,12 @@ def _direction(
     if v is None:
         return None
     axis = 1 if i in (5, 6) and layer.batch_major else 0
-    return ctx.b.reshape(select(ctx, v, axis, d), shape)
+    v = select(ctx, v, axis, d)
+    if i in (5, 6) and type_of(v).rank == len(shape) and type_of(v).shape != tuple(shape):
+        # A state fed apart from X has a batch of its own name (silero-vad's state:1 and
+        # input:0): the same size where the model runs, which the executor checks.
+        return ctx.b.expand(v, shape)
+    return ctx.b.reshape(v, shape)
 
 
 def _initial_state(ctx: NodeContext, layer: _Layer, i: int, d: int) -> SSAValue:
