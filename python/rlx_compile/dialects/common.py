@@ -545,7 +545,7 @@ class ShapedOp(IRDLOperation):
     def _init(
         self,
         ordered: list[Any],
-        result_types: Sequence[Attribute],
+        result_types: Sequence[Attribute | Sequence[Attribute]],
         clean_props: dict[str, Attribute],
         attributes: Mapping[str, Attribute | None] | None,
         regions: Sequence[Any] | None,
