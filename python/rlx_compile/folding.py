@@ -23,13 +23,13 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.traits import IsTerminator, Pure
-from xdsl.transforms.dead_code_elimination import is_trivially_dead
+from xdsl.traits import Pure
+from xdsl.transforms.dead_code_elimination import would_be_trivially_dead
 
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.traits import is_leaf
 from rlx_compile.dialects.types import TensorType
-from rlx_compile.ir import func_graphs
+from rlx_compile.ir import erase_unused, func_graphs
 
 DEFAULT_MAX_ELEMENTS = 1 << 20
 """Largest result (in elements) the passes evaluate or materialise by default: 4 MiB of
@@ -137,17 +137,12 @@ def unused_ops(block: Block) -> set[Operation]:
     return {op for op in block.ops if op.results and all(not r.uses for r in op.results)}
 
 
-def erase_newly_dead(block: Block, already_unused: Iterable[Operation]) -> int:
+def erase_newly_dead(block: Block, already_unused: Iterable[Operation]) -> None:
     """Erase the ops a rewrite left without users -- transitively, leaves included
-    (``mir.input`` has effects, so it stays) -- but not those in ``already_unused``."""
+    (``mir.input`` has effects, so it stays; so does the terminator) -- but not those in
+    ``already_unused``."""
     keep = set(already_unused)
-    erased = 0
-    for op in reversed(list(block.ops)):
-        if op in keep or op.has_trait(IsTerminator) or not is_trivially_dead(op):
-            continue
-        block.erase_op(op)
-        erased += 1
-    return erased
+    erase_unused(op for op in block.ops if op not in keep and would_be_trivially_dead(op))
 
 
 @dataclass(frozen=True)

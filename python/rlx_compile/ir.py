@@ -12,7 +12,7 @@ import hashlib
 import io
 import re
 import struct
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -34,7 +34,8 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.parser.generic_parser import ParserState
 from xdsl.printer import Printer
-from xdsl.utils.exceptions import ParseError, VerifyException
+from xdsl.rewriter import Rewriter
+from xdsl.utils.exceptions import ParseError, PassFailedException, VerifyException
 from xdsl.utils.lexer import Input
 from xdsl.utils.mlir_lexer import MLIRLexer
 
@@ -160,10 +161,10 @@ def _loc_str(loc: object) -> str | None:
 # ---------------------------------------------------------------------------------
 
 
-def graph_ops(module: ModuleOp) -> list[Operation]:
-    """The graph-holding ops of a module (func.func with a body, lir.graph)."""
+def module_graphs(module: Operation) -> list[Operation]:
+    """The graphs of a module: func.func ops with a body and lir.graph ops."""
     out: list[Operation] = []
-    for op in module.ops:
+    for op in module.regions[0].block.ops:
         if (isinstance(op, func.FuncOp) and op.body.blocks) or op.name == "lir.graph":
             out.append(op)
     return out
@@ -174,6 +175,20 @@ def func_graphs(module: Operation) -> list[func.FuncOp]:
     cleaned up: their ops carry arena slots."""
     ops = module.regions[0].block.ops
     return [op for op in ops if isinstance(op, func.FuncOp) and op.body.blocks]
+
+
+def mir_graphs(module: ModuleOp, pass_name: str) -> list[func.FuncOp]:
+    """The MIR graph functions of a module, for a pass that runs on MIR only: HIR or LIR
+    content anywhere in it is a clear error naming ``pass_name``."""
+    for op in module.walk():
+        dialect = op.dialect_name()
+        if dialect == "hir":
+            raise PassFailedException(
+                f"{pass_name} runs on MIR: lower the HIR first (lower-hir-to-mir)"
+            )
+        if dialect == "lir":
+            raise PassFailedException(f"{pass_name} runs on MIR, before plan-memory")
+    return func_graphs(module)
 
 
 def graph_blocks(graph: Operation) -> list[Block]:
@@ -188,7 +203,7 @@ class GraphNotFoundError(ValueError):
 def main_graph(module: ModuleOp, name: str | None = None) -> Operation:
     """The graph to compile or run: by ``name``, else the only one, else the one marked
     ``rlx.main``, else the one named ``main``."""
-    graphs = graph_ops(module)
+    graphs = module_graphs(module)
     if name is not None:
         for g in graphs:
             if graph_name(g) == name:
@@ -215,6 +230,12 @@ def graph_name(graph: Operation) -> str:
 
 def graph_block(graph: Operation) -> Block:
     return graph.regions[0].blocks[0]
+
+
+def ops_without_terminator(block: Block) -> list[Operation]:
+    """The ops of a block in order, its terminator (the last op) left out: a graph's
+    body, or a control-flow region's."""
+    return [op for op in block.ops if op is not block.last_op]
 
 
 def graph_terminator(graph: Operation) -> Operation:
@@ -262,6 +283,30 @@ def weight_values(ops: Iterable[Operation]) -> set[SSAValue]:
         ):
             weights.update(op.results)
     return weights
+
+
+def erase_unused(
+    ops: Iterable[Operation], erase: Callable[[Operation], None] = Rewriter.erase_op
+) -> list[Operation]:
+    """Erase those of ``ops`` whose results nobody reads, then those that only erased
+    ones read, until none is left; returns the ops of ``ops`` still in use, in the order
+    given. Ops outside ``ops`` are never touched: callers leave out what must stay
+    (terminators, graph inputs, ops with effects, dead code that was there before).
+    ``erase`` removes one op (a pattern passes its rewriter's ``erase``, so the driver
+    hears of it). Each round walks ``ops`` backwards, so ops given in block order take
+    one round (and one more to see that nothing is left)."""
+    left = [op for op in dict.fromkeys(ops) if op.parent is not None]
+    while True:
+        kept: list[Operation] = []
+        for op in reversed(left):
+            if all(r.first_use is None for r in op.results):
+                erase(op)
+            else:
+                kept.append(op)
+        kept.reverse()
+        if len(kept) == len(left):
+            return kept
+        left = kept
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from rlx_compile.dialects.common import kept_weights
 from rlx_compile.dialects.mir import run_time_symbols
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.fusion.report import FusionReport
-from rlx_compile.ir import fingerprint, graph_ops, graph_params, print_module
+from rlx_compile.ir import fingerprint, graph_params, module_graphs, print_module
 from rlx_compile.legalization.dispatch import DispatchPolicy, KernelDispatchReport, resolve_policy
 from rlx_compile.memory.report import MemoryReport, memory_report
 from rlx_compile.params import save_bindings
@@ -392,7 +392,7 @@ class CompileResult:
 
 
 def _param_names(module: ModuleOp) -> set[str]:
-    return {p.name for g in graph_ops(module) for p in graph_params(g)}
+    return {p.name for g in module_graphs(module) for p in graph_params(g)}
 
 
 InspectHook = Callable[[str, ModuleOp], None]

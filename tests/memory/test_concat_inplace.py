@@ -15,7 +15,7 @@ from rlx_compile.diagnostics import PipelineError
 from rlx_compile.dialects import lir, mir
 from rlx_compile.interpreter import run, run_arena
 from rlx_compile.ir import graph_block, graph_outputs, main_graph
-from rlx_compile.memory.graph_plan import PlanOptions, export_graph, graph_ops, plan_exported
+from rlx_compile.memory.graph_plan import PlanOptions, export_graph, plan_exported, plannable_ops
 from rlx_compile.memory.lir_liveness import operand_offset_in_result
 from rlx_compile.memory.plan_check import check_plan
 from rlx_compile.memory.report import memory_report
@@ -175,7 +175,7 @@ def test_random_concat_graphs_embed_and_lower_the_peak() -> None:
     for seed in range(20):
         g = random_mir_graph(seed, num_ops=20, concats=True)
         graph = main_graph(g.module)
-        ops, outputs = graph_ops(graph), graph_outputs(graph)
+        ops, outputs = plannable_ops(graph), graph_outputs(graph)
         peaks = {}
         for flag in (True, False):
             opts = PlanOptions(concat_inplace=flag)
@@ -236,7 +236,7 @@ def test_arena_assignment_between_overlapping_windows_is_a_copy() -> None:
 def test_export_marks_candidates_and_the_binding_checks_them() -> None:
     module = branches()
     graph = main_graph(module)
-    ops, outputs = graph_ops(graph), graph_outputs(graph)
+    ops, outputs = plannable_ops(graph), graph_outputs(graph)
     g = export_graph(ops, outputs, PlanOptions())
     a = g.arrays
     concat = next(i for i, v in enumerate(g.tensors) if isinstance(v.owner, mir.ConcatOp))

@@ -10,7 +10,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from rlx_compile.diagnostics import verify_module
 from rlx_compile.interpreter import run
-from rlx_compile.ir import graph_inputs, graph_ops, graph_params, make_context, parse_module
+from rlx_compile.ir import graph_inputs, graph_params, make_context, module_graphs, parse_module
 from rlx_compile.passmanager import parse_pipeline
 
 
@@ -31,7 +31,7 @@ def applied(pipeline: str, text: str) -> ModuleOp:
 
 def declared(module: ModuleOp) -> tuple[set[str], set[str]]:
     """Input and param names declared by any graph of ``module``."""
-    graphs = graph_ops(module)
+    graphs = module_graphs(module)
     inputs = {leaf.name for g in graphs for leaf in graph_inputs(g)}
     params = {leaf.name for g in graphs for leaf in graph_params(g)}
     return inputs, params

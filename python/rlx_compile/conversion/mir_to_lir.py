@@ -14,19 +14,18 @@ import sys
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from rlx_compile.diagnostics import OpPassFailure
-from rlx_compile.ir import graph_outputs
+from rlx_compile.ir import func_graphs, graph_outputs
 from rlx_compile.memory.graph_plan import (
     PlanningError,
     PlanOptions,
     build_lir,
-    graph_ops,
     memory_order,
+    plannable_ops,
 )
 from rlx_compile.memory.placement import DEFAULT_BUDGET
 from rlx_compile.memory.region_plan import (
@@ -93,14 +92,14 @@ class PlanMemoryPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         opts = self.options()
-        graphs = [g for g in op.ops if isinstance(g, func.FuncOp) and g.body.blocks]
+        graphs = func_graphs(op)
         if any(o.name == "func.call" for g in graphs for o in g.walk()):
             raise PassFailedException("plan-memory: inline called graphs first (func.call found)")
         for graph in graphs:
             try:
                 check_plannable(graph, opts.ranges)
                 hoist_region_constants(graph)
-                ops = graph_ops(graph)
+                ops = plannable_ops(graph)
                 outputs = graph_outputs(graph)
                 if self.schedule == "memory":
                     ops, _ = memory_order(ops, outputs, opts)

@@ -37,7 +37,7 @@ from rlx_compile.dialects.common import Activation, ActivationAttr
 from rlx_compile.dialects.types import Dim, TensorType
 from rlx_compile.folding import constant_value
 from rlx_compile.fusion.report import FusionReport, MissedFusion
-from rlx_compile.ir import is_before, location_str, tracking_block_order
+from rlx_compile.ir import erase_unused, is_before, location_str, tracking_block_order
 from rlx_compile.legalization.driver import dispatched_ops
 from rlx_compile.reports import publish
 from rlx_compile.targets import TargetPass
@@ -333,25 +333,15 @@ class FusionPattern(ReplacingPattern):
         """Insert ``ops`` before the root, let ``results`` replace the root's results and
         erase the absorbed ops (dead now), consumers first."""
         rewriter.replace(m.root, ops, list(results))
-        erase_dead(rewriter, [op for op in m.absorbed if op is not m.root])
+        absorbed = [op for op in m.absorbed if op is not m.root]
+        if left := erase_unused(absorbed, rewriter.erase):
+            names = ", ".join(op.name for op in left)
+            raise AssertionError(f"fused ops still in use: {names}")
 
 
 def fusible_here(op: Operation) -> bool:
     """Whether ``op`` is in a graph's block or a control-flow region's."""
     return isinstance(op.parent_op(), func.FuncOp | mir.ControlFlowOp)
-
-
-def erase_dead(rewriter: PatternRewriter, ops: Sequence[Operation]) -> None:
-    """Erase ``ops``, which must all be dead once they no longer read each other."""
-    left = list(ops)
-    while left:
-        dead = [op for op in left if all(not r.uses for r in op.results)]
-        if not dead:
-            names = ", ".join(op.name for op in left)
-            raise AssertionError(f"fused ops still in use: {names}")
-        for op in dead:
-            rewriter.erase(op)
-        left = [op for op in left if not any(op is d for d in dead)]
 
 
 def run_patterns(module: ModuleOp, patterns: Sequence[RewritePattern], reverse: bool) -> None:

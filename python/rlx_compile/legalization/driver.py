@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation
 from xdsl.pattern_rewriter import PatternRewriter
 
 from rlx_compile.dialects import mir
+from rlx_compile.ir import func_graphs
 from rlx_compile.legalization.dispatch import (
     NATIVE,
     UNSUPPORTED,
@@ -37,9 +37,8 @@ def dispatched_ops(module: ModuleOp) -> Iterator[Operation]:
     region op is one kernel; its body is not dispatched on its own) and of the regions of
     its control-flow ops, which the executor runs around them (so they are not kernels
     themselves, nor are constants that only they read: a trip count)."""
-    for graph in module.ops:
-        if isinstance(graph, func.FuncOp) and graph.body.blocks:
-            yield from _block_kernels(graph.body.block)
+    for graph in func_graphs(module):
+        yield from _block_kernels(graph.body.block)
 
 
 def _block_kernels(block: Block) -> Iterator[Operation]:

@@ -33,7 +33,14 @@ from rlx_compile.dialects.dim_expr import upper_bound
 from rlx_compile.dialects.lir import DimRanges
 from rlx_compile.dialects.traits import Elementwise
 from rlx_compile.dialects.types import DType, TensorType, element_count
-from rlx_compile.ir import graph_block, graph_name, graph_outputs, output_names, weight_values
+from rlx_compile.ir import (
+    graph_block,
+    graph_name,
+    graph_outputs,
+    ops_without_terminator,
+    output_names,
+    weight_values,
+)
 from rlx_compile.memory.placement import DEFAULT_BUDGET, STRATEGIES
 
 WIDTH_POLICIES = ("native", "f32-uniform", "hybrid")
@@ -377,10 +384,10 @@ def add_planned_ops(
         block.add_op(new)
 
 
-def graph_ops(graph: func.FuncOp) -> list[Operation]:
-    """The ops of a graph function in block order, without the terminator."""
-    block = graph_block(graph)
-    ops = [op for op in block.ops if op is not block.last_op]
+def plannable_ops(graph: func.FuncOp) -> list[Operation]:
+    """The ops of a graph function in block order, without the terminator; PlanningError
+    if one holds a region the planner cannot treat as one kernel or a sub-plan."""
+    ops = ops_without_terminator(graph_block(graph))
     for op in ops:
         # An op whose region reads only its own arguments (an elementwise region) is one
         # kernel: its body's values live in registers, not in the arena. Control-flow ops'

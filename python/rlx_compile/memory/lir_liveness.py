@@ -13,7 +13,7 @@ from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from rlx_compile.dialects import lir, mir
 from rlx_compile.dialects.common import ShapedOp
 from rlx_compile.dialects.traits import is_leaf, is_weight_leaf
-from rlx_compile.ir import graph_block
+from rlx_compile.ir import graph_block, ops_without_terminator
 
 
 @dataclass
@@ -115,7 +115,7 @@ def derive_region(
     control-flow region's: the values it yields live to its end, a loop body's arguments
     -- ``args``, with their slots -- for the whole of it; values from outside it, whose
     roots ``outer_roots`` gives, are not its)."""
-    ops = [op for op in block.ops if op is not block.last_op]
+    ops = ops_without_terminator(block)
     terminator = block.last_op
     assert terminator is not None
     root_of: dict[SSAValue, tuple[SSAValue, int]] = dict(outer_roots)

@@ -23,7 +23,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from rlx_compile.dialects import lir, mir
 from rlx_compile.dialects.traits import is_leaf
 from rlx_compile.dialects.types import TensorType
-from rlx_compile.ir import graph_block, graph_outputs, weight_values
+from rlx_compile.ir import graph_block, graph_outputs, ops_without_terminator, weight_values
 from rlx_compile.memory.lir_liveness import (
     LirLiveness,
     derive,
@@ -138,7 +138,7 @@ def mir_peak_live_bytes(graph: Operation, *, static_leaves: bool = True) -> int:
 
 
 def _block_peak(block: Block, outputs: list[SSAValue], static_leaves: bool) -> int:
-    ops = [op for op in block.ops if op is not block.last_op]
+    ops = ops_without_terminator(block)
     n = len(ops)
     index: dict[object, int] = {}
     sizes: list[int] = []

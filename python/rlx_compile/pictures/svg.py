@@ -26,7 +26,13 @@ from xdsl.ir import Operation, SSAValue
 from rlx_compile.dialects import lir
 from rlx_compile.dialects.traits import is_fused, is_weight_leaf
 from rlx_compile.dialects.types import TensorType, fmt_shape
-from rlx_compile.ir import graph_block, graph_name, location_str, output_names
+from rlx_compile.ir import (
+    graph_block,
+    graph_name,
+    location_str,
+    ops_without_terminator,
+    output_names,
+)
 from rlx_compile.memory.lir_liveness import LirLiveness, derive
 from rlx_compile.memory.report import memory_report
 
@@ -94,7 +100,7 @@ def _build_nodes(graph: Operation) -> tuple[list[_Node], int]:
     nodes: list[_Node] = []
     node_of: dict[SSAValue, int] = {}
     skipped = 0
-    ops = [op for op in block.ops if op is not block.last_op]
+    ops = ops_without_terminator(block)
     for op in ops:
         if is_weight_leaf(op):
             skipped += 1

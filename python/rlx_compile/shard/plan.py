@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Operation
 
-from rlx_compile.ir import graph_block, graph_ops
+from rlx_compile.ir import graph_block, module_graphs
 from rlx_compile.shard.cost import (
     Decision,
     LinkCost,
@@ -70,7 +70,7 @@ def plan_module(
     if n < 2 and pieces is not None:
         raise ShardError(f"pieces must be at least 2, got {pieces}")
     found: list[tuple[Operation, list[ShardOption], int]] = []
-    for graph in graph_ops(module):
+    for graph in module_graphs(module):
         for op in graph_block(graph).ops:
             cost = flops_per_output_elem(op)
             options = shardings(module, op, n) if cost else []

@@ -20,15 +20,21 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.types import DType, TensorType
-from rlx_compile.ir import graph_block, graph_outputs, main_graph, output_names, set_output_names
+from rlx_compile.ir import (
+    graph_block,
+    graph_outputs,
+    main_graph,
+    ops_without_terminator,
+    output_names,
+    set_output_names,
+)
 
 COND_INPUT = "cond"
 
 
 def _split(graph: Operation) -> tuple[list[Operation], list[Operation]]:
     """The graph's leaves (inputs, params) and the rest of its ops, in order."""
-    block = graph_block(graph)
-    ops = [op for op in block.ops if op is not block.last_op]
+    ops = ops_without_terminator(graph_block(graph))
     leaves: list[Operation] = [op for op in ops if isinstance(op, mir.InputOp | mir.ParamOp)]
     return leaves, [op for op in ops if not isinstance(op, mir.InputOp | mir.ParamOp)]
 

@@ -50,6 +50,7 @@ from rlx_compile.ir import (
     graph_block,
     graph_params,
     main_graph,
+    ops_without_terminator,
     parse_module,
     print_module,
     read_source,
@@ -75,12 +76,8 @@ DISPATCH_KINDS = ("native", "common_ir", "rewritten", "unsupported")
 
 def kernel_ops(graph: Operation) -> list[Operation]:
     """The ops that compute: not leaves, views or the terminator."""
-    block = graph_block(graph)
-    return [
-        op
-        for op in block.ops
-        if op is not block.last_op and not is_leaf(op) and not isinstance(op, lir.ViewOp)
-    ]
+    ops = ops_without_terminator(graph_block(graph))
+    return [op for op in ops if not is_leaf(op) and not isinstance(op, lir.ViewOp)]
 
 
 def level(module: ModuleOp) -> str:

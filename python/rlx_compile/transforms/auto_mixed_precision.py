@@ -52,10 +52,9 @@ from rlx_compile.builder import named
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.traits import PrecisionClass, precision_class
 from rlx_compile.dialects.types import DType, TensorType
-from rlx_compile.ir import graph_block
+from rlx_compile.ir import erase_unused, graph_block, mir_graphs
 from rlx_compile.quant.qdq import set_operand
 from rlx_compile.quant.sites import is_weight
-from rlx_compile.transforms._mir import erase_dead, mir_graphs
 
 LOW, F32, FOLLOW = "low", "f32", "follow"
 _C, _R, _E, _D = (
@@ -107,7 +106,7 @@ class _Rewriter:
         for op in list(self.block.ops):
             self.visit(op)
         # Bypassed casts, and casts made for an op that then stayed f32, may be unused.
-        erase_dead(self.bypassed + self.created)
+        erase_unused(self.bypassed + self.created)
 
     # -- casts ---------------------------------------------------------------------
     def cast_to(self, value: SSAValue, dtype: DType, before: Operation) -> SSAValue:

@@ -27,7 +27,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from rlx_compile.dialects.types import DType
-from rlx_compile.ir import graph_block, graph_name
+from rlx_compile.ir import graph_block, graph_name, mir_graphs
 from rlx_compile.quant import (
     CalibrationError,
     CalibrationStats,
@@ -40,7 +40,6 @@ from rlx_compile.quant import (
 from rlx_compile.quant.params import CALIBRATION_METHODS
 from rlx_compile.quant.qdq import emit_qdq, set_operand
 from rlx_compile.quant.sites import producer_name
-from rlx_compile.transforms._mir import mir_graphs
 
 SCHEMES = {"int8": DType.I8}
 GRANULARITIES = ("per-tensor", "per-channel")

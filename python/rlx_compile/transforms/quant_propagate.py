@@ -46,9 +46,8 @@ from xdsl.pattern_rewriter import (
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.types import DType, TensorType
 from rlx_compile.folding import constant_value, evaluate
-from rlx_compile.ir import graph_block
+from rlx_compile.ir import erase_unused, graph_block, mir_graphs
 from rlx_compile.quant.sites import is_weight
-from rlx_compile.transforms._mir import erase_dead, mir_graphs
 
 Quant = mir.QuantizeOp | mir.DequantizeOp | mir.FakeQuantizeOp
 _MOVES = (mir.ReshapeOp, mir.TransposeOp, mir.NarrowOp)
@@ -361,7 +360,7 @@ class QuantPropagatePass(ModulePass):
             PatternRewriteWalker(
                 GreedyRewritePatternApplier(patterns, dce_enabled=False), apply_recursively=True
             ).rewrite_region(graph.body)
-            erase_dead(
+            erase_unused(
                 [
                     o for o in block.ops
                     if id(o) not in keep_ids and not isinstance(o, mir.InputOp | mir.ParamOp)

@@ -45,9 +45,8 @@ from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import Activation
 from rlx_compile.dialects.types import DType, TensorType
 from rlx_compile.fusion.base import sole_user
-from rlx_compile.ir import graph_block
+from rlx_compile.ir import erase_unused, graph_block, mir_graphs
 from rlx_compile.targets import get_target
-from rlx_compile.transforms._mir import erase_dead, mir_graphs
 
 _INPUT_TYPES = (DType.I8, DType.U8)
 
@@ -298,7 +297,7 @@ class QuantToIntegerPass(ModulePass):
                 ),
                 apply_recursively=True,
             ).rewrite_region(graph.body)
-            erase_dead(
+            erase_unused(
                 [
                     o for o in block.ops
                     if id(o) in before and isinstance(o, mir.DequantizeOp | mir.ConstantOp)

@@ -29,13 +29,12 @@ from xdsl.utils.exceptions import PassFailedException
 
 from rlx_compile.builder import GraphBuilder, named, type_of
 from rlx_compile.dialects.types import DType
-from rlx_compile.ir import graph_block, graph_name
+from rlx_compile.ir import graph_block, graph_name, mir_graphs
 from rlx_compile.quant import CalibrationError, amax_scale, quant_sites, resolve_stats, value_keys
 from rlx_compile.quant.calibrate import CalibrationStats
 from rlx_compile.quant.params import f8_max
 from rlx_compile.quant.qdq import emit_qdq, insert_after_producer, set_operand
 from rlx_compile.quant.sites import producer_name
-from rlx_compile.transforms._mir import mir_graphs
 
 F8_DTYPES = {"f8e4m3": DType.F8E4M3, "f8e5m2": DType.F8E5M2}
 AMAX_MODES = ("dynamic", "calibrated")

@@ -11,13 +11,12 @@ import sys
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
-from rlx_compile.ir import graph_block, graph_outputs
-from rlx_compile.memory.graph_plan import PlanningError, PlanOptions, graph_ops, memory_order
+from rlx_compile.ir import func_graphs, graph_block, graph_outputs
+from rlx_compile.memory.graph_plan import PlanningError, PlanOptions, memory_order, plannable_ops
 
 
 @dataclass(frozen=True)
@@ -45,9 +44,9 @@ class ScheduleMemoryPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         opts = self.options()
-        for graph in [g for g in op.ops if isinstance(g, func.FuncOp) and g.body.blocks]:
+        for graph in func_graphs(op):
             try:
-                ops = graph_ops(graph)
+                ops = plannable_ops(graph)
                 order, peaks = memory_order(ops, graph_outputs(graph), opts)
             except PlanningError as err:
                 raise PassFailedException(

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -31,7 +30,7 @@ from rlx_compile.diagnostics import OpPassFailure
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.dim_expr import substitute, symbols_of
 from rlx_compile.dialects.types import TensorType
-from rlx_compile.ir import sync_function_type
+from rlx_compile.ir import func_graphs, sync_function_type
 
 
 def parse_bindings(text: str) -> dict[str, int]:
@@ -168,7 +167,6 @@ class SpecializeDimsPass(ModulePass):
             GreedyRewritePatternApplier([_BindNarrowStart(bindings), _BindSizesAsData(bindings)]),
             apply_recursively=False,
         ).rewrite_module(op)
-        for graph in op.ops:
-            if isinstance(graph, func.FuncOp) and graph.body.blocks:
-                sync_function_type(graph)
+        for graph in func_graphs(op):
+            sync_function_type(graph)
         _verify_bound(touched, bindings)

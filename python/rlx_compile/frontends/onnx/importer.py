@@ -76,6 +76,7 @@ from rlx_compile.frontends.onnx.symbolic import (
 )
 from rlx_compile.frontends.onnx.upgrade import Upgrade, schema_since, upgrade_model
 from rlx_compile.ir import (
+    erase_unused,
     graph_params,
     location_str,
     main_graph,
@@ -845,7 +846,12 @@ class Importer:
             outs.append(v)
             names.append(vi.name)
         self.block.add_op(func.ReturnOp(*outs))
-        remove_dead_ops(self.block)
+        # Folded shape arithmetic and unused initializers go; graph inputs are the
+        # signature, they stay.
+        erase_unused(
+            op for op in self.block.ops
+            if op is not self.block.last_op and not isinstance(op, mir.InputOp)
+        )  # fmt: skip
         graph_op = func.FuncOp(self.graph_name, ([], [v.type for v in outs]), Region(self.block))
         sync_function_type(graph_op)
         set_output_names(graph_op, names)
@@ -887,16 +893,6 @@ def _defined_in(value: SSAValue, block: Block) -> bool:
         parent = owner.parent_op()
         owner = parent.parent if parent is not None else None
     return False
-
-
-def remove_dead_ops(block: Block) -> None:
-    """Erase ops no one reads (folded shape arithmetic, unused initializers); graph inputs
-    stay, they are the signature."""
-    for op in reversed(list(block.ops)):
-        if op is block.last_op or isinstance(op, mir.InputOp):
-            continue
-        if all(not r.uses for r in op.results):
-            block.erase_op(op)
 
 
 def outer_names(node: onnx.NodeProto) -> set[str]:
