@@ -1,6 +1,11 @@
 """What an ONNX op converter sees: the node, its operands as MIR values or as static
 arrays, its attributes, and a builder that folds constant subgraphs as it emits.
 
+``NodeContext`` is a converter's whole interface to the importer: value lookup, static
+values, inferred shapes and the conversion of subgraphs (``convert_subgraph`` into a
+region, ``inline_subgraph`` into the node's block). The importer owns the names of the
+model and their scoping; a converter never binds or forgets one itself.
+
 A converter is ``f(ctx) -> value | sequence of values (None for an output it does not
 produce)``, registered for one or more op types with ``@converter("Relu", ...)``. It
 reads every attribute it honours through ``ctx.attr``; an attribute present on the node
@@ -21,7 +26,7 @@ import numpy as np
 import onnx
 from numpy.typing import ArrayLike
 from onnx import helper
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import Pure
 
 from rlx_compile.builder import GraphBuilder, type_of
@@ -34,6 +39,10 @@ from rlx_compile.frontends.onnx.structured import Structured
 
 if TYPE_CHECKING:
     from rlx_compile.frontends.onnx.importer import Importer
+    from rlx_compile.frontends.onnx.symbolic import ShapeValue
+
+Checkpoint = tuple[Operation | None, dict[str, SSAValue]]
+"""Where the node's block ended and what the names held (``NodeContext.checkpoint``)."""
 
 ConverterResult = SSAValue | Structured | Sequence[SSAValue | Structured | None] | None
 Converter = Callable[["NodeContext"], ConverterResult]
@@ -265,7 +274,8 @@ class FoldingBuilder(GraphBuilder):
 
 @dataclass
 class NodeContext:
-    imp: Importer
+    _importer: Importer
+    """Reached only through the methods below (what a converter may ask of it)."""
     node: onnx.NodeProto
     name: str
     since: int
@@ -290,13 +300,13 @@ class NodeContext:
         """Input ``i`` as a MIR value."""
         if not self.has(i):
             raise Unsupported(f"input #{i} is required")
-        return self.imp.value(self.node.input[i], self.b)
+        return self._importer.value(self.node.input[i], self.b)
 
     def any(self, i: int) -> SSAValue | Structured:
         """Input ``i`` as a MIR value, or the sequence, optional or map it is."""
         if not self.has(i):
             raise Unsupported(f"input #{i} is required")
-        held = self.imp.structured.get(self.node.input[i])
+        held = self._importer.structured.get(self.node.input[i])
         return held if held is not None else self.x(i)
 
     def opt(self, i: int) -> SSAValue | None:
@@ -309,7 +319,7 @@ class NodeContext:
         """Input ``i`` as an array known at import time (raises NotStatic otherwise)."""
         if not self.has(i):
             raise Unsupported(f"input #{i} is required")
-        return self.imp.static(self.node.input[i], what or f"input #{i} of {self.op_type}")
+        return self._importer.static(self.node.input[i], what or f"input #{i} of {self.op_type}")
 
     def opt_const(self, i: int, what: str | None = None) -> np.ndarray | None:
         return self.const(i, what) if self.has(i) else None
@@ -402,14 +412,105 @@ class NodeContext:
 
     def inferred_shape(self, i: int = 0) -> tuple[Dim, ...] | None:
         """Output ``i``'s shape from ONNX shape inference when every dim is known."""
-        return self.imp.inferred_shape(self.node.output[i]) if self.output_used(i) else None
+        return self._importer.inferred_shape(self.node.output[i]) if self.output_used(i) else None
 
     def distrust_inferred_shape(self, i: int = 0) -> None:
         """No cross-check of output ``i`` against ONNX shape inference: where that
         computes a size otherwise than onnxruntime (Resize's floor(length · scale) in
         exact arithmetic, onnxruntime's in float32), the converter follows onnxruntime."""
         if self.output_used(i):
-            self.imp.inferred[self.node.output[i]] = None
+            self._importer.inferred[self.node.output[i]] = None
+
+    # -- the model around the node ----------------------------------------------------------
+    def value_of(self, name: str) -> SSAValue:
+        """The tensor a name of the model holds (an earlier node's output, a graph input
+        or initializer, a value of an enclosing graph)."""
+        return self._importer.value(name, self.b)
+
+    def bound_value(self, name: str) -> SSAValue | None:
+        """The tensor an earlier node bound to ``name``, or None."""
+        return self._importer.values.get(name)
+
+    def producer_of(self, name: str) -> onnx.NodeProto | None:
+        """The node that computes ``name`` (None for graph inputs and initializers)."""
+        return self._importer.producer.get(name)
+
+    def shape_value(self, i: int) -> ShapeValue | None:
+        """Input ``i`` as shape arithmetic on symbolic dims, when it is one."""
+        return self._importer.shape_values.get(self.node.input[i])
+
+    def static_value(self, name: str, what: str) -> np.ndarray:
+        """The array a name of the model holds at import time (raises NotStatic)."""
+        return self._importer.static(name, what)
+
+    def shape_value_of(self, name: str) -> ShapeValue | None:
+        """The shape arithmetic on symbolic dims a name holds, when it is one."""
+        return self._importer.shape_values.get(name)
+
+    def size_ratios(self, i: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """Input ``i`` as ratios of sizes (``symbolic.size_ratios``)."""
+        from rlx_compile.frontends.onnx.symbolic import size_ratios
+
+        return size_ratios(self._importer, self.node.input[i])
+
+    def graph_inputs_behind(self, i: int) -> tuple[list[str], bool]:
+        """The graph inputs input ``i`` is computed from, and whether it also depends on
+        symbolic sizes (``Importer.graph_inputs_behind``)."""
+        return self._importer.graph_inputs_behind(self.node.input[i])
+
+    def model_opset(self, domain: str, default: int) -> int:
+        """The opset the model imports for ``domain`` ("" for the default domain)."""
+        return opset_versions(self._importer.model.opset_import).get(domain, default)
+
+    def fresh_symbol(self, hint: str) -> str:
+        """A symbolic-dim name no type of the model uses yet."""
+        return self._importer.fresh_symbol(hint)
+
+    # -- subgraphs --------------------------------------------------------------------------
+    def subgraph_prefix(self, scope: str) -> str:
+        return f"{self.name}/{scope}"
+
+    def convert_subgraph(
+        self,
+        graph: onnx.GraphProto,
+        block: Block,
+        inputs: Sequence[SSAValue],
+        scope: str,
+        what: str | None = None,
+    ) -> list[SSAValue]:
+        """Convert ``graph`` into ``block`` (a region's body), its inputs bound to
+        ``inputs``, and return its outputs; its node names get the prefix
+        ``<node>/<scope>``. The names it defines are the region's, forgotten afterwards."""
+        prefix = self.subgraph_prefix(scope)
+        return self._importer.convert_subgraph(graph, block, inputs, prefix, what)
+
+    def inline_subgraph(
+        self,
+        graph: onnx.GraphProto,
+        bindings: Sequence[SSAValue | Structured | None],
+        scope: str,
+        what: str,
+    ) -> list[SSAValue | Structured]:
+        """Convert ``graph`` into the node's block, its inputs bound to ``bindings``, and
+        return its outputs (tensors, sequences or optionals); its node names get the
+        prefix ``<node>/<scope>``. The names it defines are bound only for the call."""
+        prefix = self.subgraph_prefix(scope)
+        return self._importer.inline_subgraph(graph, bindings, prefix, self.b, what)
+
+    def checkpoint(self) -> Checkpoint:
+        """A point to ``rollback`` to (a converter that tries one form, then another)."""
+        return self._importer.checkpoint()
+
+    def rollback(self, checkpoint: Checkpoint) -> None:
+        """Erase what was emitted since ``checkpoint`` and the names bound to it."""
+        self._importer.rollback(checkpoint)
+
+    def problem_mark(self) -> tuple[int, int]:
+        return self._importer.problem_mark()
+
+    def forget_problems(self, mark: tuple[int, int]) -> None:
+        """Drop the problems recorded since ``mark`` (a subgraph not converted after all)."""
+        self._importer.forget_problems(mark)
 
     # -- helpers ----------------------------------------------------------------------------
     def const_like(self, value: Any, like: SSAValue) -> SSAValue:

@@ -45,6 +45,7 @@ from rlx_compile.frontends.onnx.context import (
     CONVERTERS,
     DEFAULT_DOMAINS,
     LEGACY_CONVERTERS,
+    Checkpoint,
     Converter,
     FoldingBuilder,
     NodeContext,
@@ -612,12 +613,18 @@ class Importer:
         return name
 
     def convert_subgraph(
-        self, graph: onnx.GraphProto, block: Block, inputs: Sequence[SSAValue], prefix: str
+        self,
+        graph: onnx.GraphProto,
+        block: Block,
+        inputs: Sequence[SSAValue],
+        prefix: str,
+        what: str | None = None,
     ) -> list[SSAValue]:
         """Convert a subgraph (an If branch, a Loop body) into ``block``, its inputs bound
         to ``inputs``, and return the values of its outputs. Names of the graphs around it
         resolve to their values (the region captures them); the names it defines are
-        forgotten afterwards, as they are the block's own."""
+        forgotten afterwards, as they are the block's own. A subgraph whose outputs do not
+        convert is Unsupported: ``what`` did not convert."""
         saved_values, saved_target = dict(self.values), self.target
         saved_structured = dict(self.structured)  # sequences made inside are the region's
         for t in graph.initializer:
@@ -629,9 +636,8 @@ class Importer:
         self.target = block
         try:
             self.convert_graph(graph, prefix)
-            failed = [o.name for o in graph.output if o.name in self.poisoned]
-            if failed:
-                raise Unsupported(f"the subgraph '{graph.name}' did not convert")
+            if any(o.name in self.poisoned for o in graph.output):
+                raise Unsupported(f"{what or f'the subgraph {graph.name!r}'} did not convert")
             b = FoldingBuilder(block.add_op)
             return [self.value(o.name, b) for o in graph.output]
         finally:
@@ -644,9 +650,59 @@ class Importer:
                     else:
                         del self.values[name]
 
-    def rollback(self, mark: Operation | None, saved_values: Mapping[str, SSAValue]) -> None:
-        """Erase the ops emitted into the current block after ``mark`` (a converter that
-        tried one form and takes another) and forget the names bound to them."""
+    def inline_subgraph(
+        self,
+        graph: onnx.GraphProto,
+        bindings: Sequence[SSAValue | Structured | None],
+        prefix: str,
+        b: FoldingBuilder,
+        what: str,
+    ) -> list[SSAValue | Structured]:
+        """Convert a subgraph into the current block (a taken If branch, one step of an
+        unrolled loop), its inputs bound to ``bindings`` (tensors, sequences or optionals),
+        and return its outputs, read with ``b``. The names it defines (inputs and node
+        outputs) are bound only meanwhile: the values they shadowed come back afterwards,
+        so each step of an unrolling binds them anew. Outputs that do not convert are
+        Unsupported: ``what`` did not convert."""
+        names = [i.name for i in graph.input] + [o for n in graph.node for o in n.output]
+        saved = {name: self.values[name] for name in names if name in self.values}
+        saved_structured = {
+            name: self.structured[name] for name in names if name in self.structured
+        }
+        for formal, value in zip(graph.input, bindings, strict=True):
+            self._bind(formal.name, value)
+        for name in names[len(graph.input) :]:
+            self._bind(name, None)
+        try:
+            self.convert_graph(graph, prefix)
+            if any(o.name in self.poisoned for o in graph.output):
+                raise Unsupported(f"{what} did not convert")
+            held = self.structured
+            return [held[o.name] if o.name in held else self.value(o.name, b) for o in graph.output]
+        finally:
+            for name in names:
+                self.values.pop(name, None)
+                self.structured.pop(name, None)
+            self.values.update(saved)
+            self.structured.update(saved_structured)
+
+    def _bind(self, name: str, value: SSAValue | Structured | None) -> None:
+        self.values.pop(name, None)
+        self.structured.pop(name, None)
+        if isinstance(value, SSAValue):
+            self.values[name] = value
+        elif value is not None:
+            self.structured[name] = value
+
+    def checkpoint(self) -> Checkpoint:
+        """Where the current block ends and what the names hold: ``rollback`` returns
+        there."""
+        return self.target.last_op, dict(self.values)
+
+    def rollback(self, checkpoint: Checkpoint) -> None:
+        """Erase the ops emitted into the current block since ``checkpoint`` (a converter
+        that tried one form and takes another) and forget the names bound to them."""
+        mark, saved_values = checkpoint
         erased: set[SSAValue] = set()
         op = self.target.last_op
         while op is not None and op is not mark:
@@ -660,6 +716,16 @@ class Importer:
                     self.values[name] = saved_values[name]
                 else:
                     del self.values[name]
+
+    def problem_mark(self) -> tuple[int, int]:
+        """How many problems (and values needed at compile time) are recorded so far."""
+        return len(self.problems), len(self.needs_values)
+
+    def forget_problems(self, mark: tuple[int, int]) -> None:
+        """Drop the problems recorded since ``mark`` (a subgraph that is not converted
+        after all)."""
+        del self.problems[mark[0] :]
+        del self.needs_values[mark[1] :]
 
     # -- conversion ---------------------------------------------------------------------------
     def convert_graph(self, graph: onnx.GraphProto, prefix: str = "") -> None:

@@ -130,8 +130,7 @@ def _integral(a: np.ndarray) -> np.ndarray:
 
 
 def _input_dtype(ctx: NodeContext, i: int) -> DType:
-    name = ctx.node.input[i]
-    sv = ctx.imp.shape_values.get(name)
+    sv = ctx.shape_value(i)
     if sv is not None:
         return sv.dtype
     return DType.from_numpy(ctx.const(i).dtype)

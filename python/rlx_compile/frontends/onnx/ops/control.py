@@ -70,9 +70,8 @@ def runtime_if(ctx: NodeContext) -> ConverterResult:
     condition comes from graph inputs, the condition is reported as needed at compile
     time instead (``rlx_compile.backend`` then compiles one model per value of those
     inputs, converting only the taken branch)."""
-    imp = ctx.imp
     cond = scalar(ctx.b, ctx.x(0), DType.BOOL, "If's condition")
-    marks = len(imp.problems), len(imp.needs_values)
+    mark = ctx.problem_mark()
     blocks: list[Block] = []
     yielded: list[list[SSAValue]] = []
     failure: Unsupported | None = None
@@ -80,7 +79,7 @@ def runtime_if(ctx: NodeContext) -> ConverterResult:
         graph = subgraph(ctx, attr)
         block = Block()
         try:
-            values = imp.convert_subgraph(graph, block, [], f"{ctx.name}/{tag}/")
+            values = ctx.convert_subgraph(graph, block, [], f"{tag}/")
         except Unsupported as err:
             failure, values = failure or Unsupported(f"the {attr} does not convert: {err}"), []
         blocks.append(block)
@@ -89,9 +88,8 @@ def runtime_if(ctx: NodeContext) -> ConverterResult:
     if reason is not None:
         for block in blocks:
             discard_block(block)
-        if imp.graph_inputs_behind(ctx.node.input[0]):
-            del imp.problems[marks[0] :]  # the branch's own problems: it is not converted
-            del imp.needs_values[marks[1] :]
+        if ctx.graph_inputs_behind(0):
+            ctx.forget_problems(mark)  # the branch's own problems: it is not converted
             raise NotStatic(ctx.node.input[0], "If's condition", because=reason)
         raise failure or Unsupported(f"a run-time condition, and {reason}")
     regions = []
@@ -139,7 +137,7 @@ def loop_region(
         raise Unsupported(f"a body of {len(body.input)} inputs for {n} carried values")
     block = Block(arg_types=[mir.I64_SCALAR, mir.BOOL_SCALAR, *(type_of(v) for v in carried)])
     with b.building(block):  # a failure discards the body
-        outs = ctx.imp.convert_subgraph(body, block, list(block.args), f"{ctx.name}/body/")
+        outs = ctx.convert_subgraph(body, block, list(block.args), "body/")
         if len(outs) < 1 + n:
             raise Unsupported(f"a body of {len(outs)} outputs for {n} carried values")
         next_cond = scalar(b, outs[0], DType.BOOL, "the body's condition output")
@@ -180,12 +178,12 @@ def _scan_length(ctx: NodeContext, trips: SSAValue | None, cond: SSAValue | None
         static = _static_trips(trips)
         if static is not None:
             return max(static, 0)
-        shape_value = ctx.imp.shape_values.get(ctx.node.input[0])
+        shape_value = ctx.shape_value(0)
         if shape_value is not None and shape_value.values.size == 1:
             dim = shape_value.values.reshape(-1)[0]
             if isinstance(dim, DimExpr):
                 return dim
-    return sym(ctx.imp.fresh_symbol(f"{ctx.name}_iterations"))
+    return sym(ctx.fresh_symbol(f"{ctx.name}_iterations"))
 
 
 def trip_count_of(ctx: NodeContext, steps: Dim) -> SSAValue:
@@ -240,7 +238,7 @@ def scan_region(
             for x, axis, reverse in zip(scans, in_axes, in_dirs, strict=True)
         ]
         inputs = [*block.args[2:], *slices]
-        outs = ctx.imp.convert_subgraph(body, block, inputs, f"{ctx.name}/{tag}body/")
+        outs = ctx.convert_subgraph(body, block, inputs, f"{tag}body/")
         for k, (init, out) in enumerate(zip(states, outs[:n], strict=True)):
             if type_of(init) != type_of(out):
                 raise Unsupported(
@@ -406,7 +404,7 @@ def squeeze_if_one(ctx: NodeContext) -> list[SSAValue] | None:
         return None
     if keep.input[0] != squeeze.input[0]:
         return None
-    x = ctx.imp.values.get(squeeze.input[0])
+    x = ctx.bound_value(squeeze.input[0])
     axes = _branch_ints(ctx, then_graph, squeeze)
     if x is None or axes is None or len(axes) != 1:
         return None
@@ -439,21 +437,21 @@ def _branch_ints(
             return None
         return [int(v) for v in onnx.numpy_helper.to_array(value).reshape(-1)]
     try:
-        return [int(v) for v in ctx.imp.static(name, "Squeeze's axes").reshape(-1)]
+        return [int(v) for v in ctx.static_value(name, "Squeeze's axes").reshape(-1)]
     except (NotStatic, TypeError):
         return None
 
 
 def _is_size_equal_one(ctx: NodeContext, dim: DimExpr) -> bool:
     """Whether the If's condition is ``Equal(dim, 1)`` (a shape value and a constant)."""
-    cond = ctx.imp.producer.get(ctx.node.input[0])
+    cond = ctx.producer_of(ctx.node.input[0])
     if cond is None or cond.op_type != "Equal" or len(cond.input) != 2:
         return False
     held = []
     for name in cond.input:
-        sv = ctx.imp.shape_values.get(name)
+        sv = ctx.shape_value_of(name)
         try:
-            values = sv.values if sv is not None else ctx.imp.static(name, "a size")
+            values = sv.values if sv is not None else ctx.static_value(name, "a size")
         except NotStatic:
             return False
         if values.size != 1:

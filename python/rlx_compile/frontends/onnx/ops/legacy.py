@@ -48,20 +48,17 @@ def scan_8(ctx: NodeContext) -> ConverterResult:
             raise Unsupported(f"sequence_lens {lengths.tolist()} shorter than the {steps} steps")
     layout = ([0] * m, directions, [0] * k, [0] * k)
     per_batch: list[list[SSAValue]] = []
-    try:
-        for i in range(batch):
-            per_batch.append(
-                unrolled_scan(
-                    ctx,
-                    body,
-                    [select(ctx, s, 0, i) for s in states],
-                    [select(ctx, x, 0, i) for x in scans],
-                    layout,
-                    tag=f"{i}/",
-                )
+    for i in range(batch):
+        per_batch.append(
+            unrolled_scan(
+                ctx,
+                body,
+                [select(ctx, s, 0, i) for s in states],
+                [select(ctx, x, 0, i) for x in scans],
+                layout,
+                tag=f"{i}/",
             )
-    finally:
-        body.close()
+        )
     return [stack(ctx, [outs[j] for outs in per_batch], 0) for j in range(n + k)]
 
 

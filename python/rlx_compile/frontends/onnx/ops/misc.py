@@ -308,56 +308,27 @@ def if_(ctx: NodeContext) -> ConverterResult:
     for out in graph.output:
         if out.type.HasField("sequence_type") or out.type.HasField("optional_type"):
             raise Unsupported("branches with sequence or optional outputs")
-    ctx.imp.convert_graph(graph, prefix=f"{ctx.name}/")
-    if any(o.name in ctx.imp.poisoned for o in graph.output):
-        raise Unsupported(f"the {branch} did not convert")
-    return [ctx.imp.value(o.name, ctx.b) for o in graph.output]
+    outs = ctx.inline_subgraph(graph, [], "", f"the {branch}")
+    for out, value in zip(graph.output, outs, strict=True):
+        if not isinstance(value, SSAValue):
+            raise Unsupported(f"'{out.name}' is {value.kind}, used where a tensor is expected")
+    return outs
 
 
 class UnrolledBody:
     """A loop body (a subgraph) inlined once per iteration: ``step`` binds its inputs,
     converts its nodes and returns its outputs (tensors, or sequences and optionals).
-    Body names are rebound every step; the values they shadowed come back at ``close``."""
+    The importer binds the body's names for each step and restores what they shadowed."""
 
     def __init__(self, ctx: NodeContext, attr: str):
         body = next((a.g for a in ctx.node.attribute if a.name == attr), None)
         if body is None:
             raise Unsupported(f"no {attr}")
         ctx.used_attrs.add(attr)
-        self.ctx, self.body, self.imp = ctx, body, ctx.imp
-        self.names = [i.name for i in body.input] + [o for n in body.node for o in n.output]
-        self.saved = {name: self.imp.values[name] for name in self.names if name in self.imp.values}
-        held = self.imp.structured
-        self.saved_structured = {name: held[name] for name in self.names if name in held}
+        self.ctx, self.body = ctx, body
 
     def step(self, t: int | str, inputs: Sequence[Any]) -> list[Any]:
-        for formal, value in zip(self.body.input, inputs, strict=True):
-            self._bind(formal.name, value)
-        for name in self.names[len(self.body.input) :]:
-            self._bind(name, None)
-        self.imp.convert_graph(self.body, prefix=f"{self.ctx.name}/{t}/")
-        if any(o.name in self.imp.poisoned for o in self.body.output):
-            raise Unsupported("the body did not convert")
-        held = self.imp.structured
-        return [
-            held[o.name] if o.name in held else self.imp.value(o.name, self.ctx.b)
-            for o in self.body.output
-        ]
-
-    def _bind(self, name: str, value: Any) -> None:
-        self.imp.values.pop(name, None)
-        self.imp.structured.pop(name, None)
-        if isinstance(value, SSAValue):
-            self.imp.values[name] = value
-        elif value is not None:
-            self.imp.structured[name] = value
-
-    def close(self) -> None:
-        for name in self.names:
-            self.imp.values.pop(name, None)
-            self.imp.structured.pop(name, None)
-        self.imp.values.update(self.saved)
-        self.imp.structured.update(self.saved_structured)
+        return self.ctx.inline_subgraph(self.body, inputs, f"{t}/", "the body")
 
 
 @converter("Scan")
@@ -376,10 +347,7 @@ def scan(ctx: NodeContext) -> ConverterResult:
         raise Unsupported(f"a body of {len(body.body.input)} inputs for {n} states and {m} scans")
     states = [ctx.x(i) for i in range(n)]
     scans = [ctx.x(n + i) for i in range(m)]
-    try:
-        return unrolled_scan(ctx, body, states, scans, (in_axes, in_dirs, out_axes, out_dirs))
-    finally:
-        body.close()
+    return unrolled_scan(ctx, body, states, scans, (in_axes, in_dirs, out_axes, out_dirs))
 
 
 def unrolled_scan(
@@ -444,11 +412,11 @@ def loop(ctx: NodeContext) -> ConverterResult:
     except NotStatic as needed:
         if as_loop:
             return region(ctx.x(0))
-        mark, saved = ctx.imp.target.last_op, dict(ctx.imp.values)
+        checkpoint = ctx.checkpoint()
         try:
             return region(ctx.x(0))
         except Unsupported:  # the backend can still unroll it per trip count
-            ctx.imp.rollback(mark, saved)
+            ctx.rollback(checkpoint)
             raise needed from None
     if trips is not None and isinstance(trips.reshape(-1)[0], DimExpr):
         return region(ctx.x(0))  # a symbolic dim of the model: x.size(1) in a script
@@ -458,11 +426,11 @@ def loop(ctx: NodeContext) -> ConverterResult:
     runtime_cond = cond_in is not None and constant_value(cond_in) is None
     if as_loop and (runtime_cond or (limit is not None and limit > UNROLL_MAX_ITERATIONS)):
         return loop_region(ctx, subgraph(ctx, "body"), ctx.opt(0), cond_in, tensors)
-    mark, saved = ctx.imp.target.last_op, dict(ctx.imp.values)
+    checkpoint = ctx.checkpoint()
     try:
         return _unrolled_loop(ctx, limit, cond_in, carried)
     except _NotUnrolled:
-        ctx.imp.rollback(mark, saved)
+        ctx.rollback(checkpoint)
         return region(ctx.opt(0))
 
 
@@ -477,23 +445,20 @@ def _unrolled_loop(
     cond = cond_in if cond_in is not None else b.constant(np.array(True), DType.BOOL, ())
     collected: list[list[SSAValue]] = [[] for _ in range(len(body.body.output) - 1 - n)]
     t = 0
-    try:
-        while limit is None or t < limit:
-            keep_going = constant_value(cond)
-            if keep_going is None:
-                raise _NotUnrolled("a condition known only at run time")
-            if not bool(keep_going.reshape(-1)[0]):
-                break
-            if t >= UNROLL_MAX_ITERATIONS:
-                raise _NotUnrolled(f"more than {UNROLL_MAX_ITERATIONS} iterations")
-            iteration = b.constant(np.array(t, np.int64), DType.I64, ())
-            outs = body.step(t, [iteration, cond, *carried])
-            cond, carried = outs[0], outs[1 : 1 + n]
-            for j, v in enumerate(outs[1 + n :]):
-                collected[j].append(v)
-            t += 1
-    finally:
-        body.close()
+    while limit is None or t < limit:
+        keep_going = constant_value(cond)
+        if keep_going is None:
+            raise _NotUnrolled("a condition known only at run time")
+        if not bool(keep_going.reshape(-1)[0]):
+            break
+        if t >= UNROLL_MAX_ITERATIONS:
+            raise _NotUnrolled(f"more than {UNROLL_MAX_ITERATIONS} iterations")
+        iteration = b.constant(np.array(t, np.int64), DType.I64, ())
+        outs = body.step(t, [iteration, cond, *carried])
+        cond, carried = outs[0], outs[1 : 1 + n]
+        for j, v in enumerate(outs[1 + n :]):
+            collected[j].append(v)
+        t += 1
     if any(not c for c in collected):  # empty scan outputs: the loop op gives them a type
         raise _NotUnrolled("scan outputs of a loop that runs no iteration")
     return [*carried, *(stack(ctx, c, 0) for c in collected)]

@@ -29,7 +29,6 @@ from rlx_compile.frontends.onnx.context import (
     Unsupported,
     converter,
     numel,
-    opset_versions,
 )
 from rlx_compile.frontends.onnx.structured import StringsValue, ZipMapValue
 
@@ -167,7 +166,7 @@ def binary_pair(ctx: NodeContext, s: SSAValue, post: str) -> SSAValue:
 
 def ml_opset(ctx: NodeContext) -> int:
     """The ai.onnx.ml opset the model imports."""
-    return opset_versions(ctx.imp.model.opset_import).get(ML, 1)
+    return ctx.model_opset(ML, 1)
 
 
 # ---------------------------------------------------------------------------------

@@ -35,7 +35,6 @@ from rlx_compile.frontends.onnx.context import (
     numel,
 )
 from rlx_compile.frontends.onnx.ops.shape import iota, plane_offsets, row_major_strides
-from rlx_compile.frontends.onnx.symbolic import size_ratios
 
 Coeffs = Callable[[float, float], np.ndarray]
 
@@ -330,7 +329,7 @@ def resize(ctx: NodeContext) -> ConverterResult:
         # scales = skip / map (torch's interpolate to a size at opset 10): the output
         # length is exact, the coordinates use the scale as computed at run time.
         given = sizes is not None and sizes.size
-        ratios = None if given else size_ratios(ctx.imp, ctx.node.input[2])
+        ratios = None if given else ctx.size_ratios(2)
         if ratios is None:
             raise
         scales = None

@@ -222,13 +222,10 @@ def sequence_map(ctx: NodeContext) -> ConverterResult:
             raise Unsupported(f"sequences of lengths {length} and {len(value.items)}")
     body = UnrolledBody(ctx, "body")
     outputs: list[list[object]] = [[] for _ in body.body.output]
-    try:
-        for t in range(length):
-            step_inputs = [seq.items[t]] + [
-                v.items[t] if isinstance(v, SequenceValue) else v for v in extra
-            ]
-            for collected, value in zip(outputs, body.step(t, step_inputs), strict=True):
-                collected.append(value)
-    finally:
-        body.close()
+    for t in range(length):
+        step_inputs = [seq.items[t]] + [
+            v.items[t] if isinstance(v, SequenceValue) else v for v in extra
+        ]
+        for collected, value in zip(outputs, body.step(t, step_inputs), strict=True):
+            collected.append(value)
     return [SequenceValue(tuple(items)) for items in outputs]

@@ -612,7 +612,7 @@ def symbolic_range(ctx: NodeContext, start: Dim, limit: Dim, delta: Dim) -> SSAV
     if not isinstance(delta, int) or delta == 0:
         raise Unsupported(f"Range with a symbolic or zero delta {delta}")
     n = dim_max(0, ceildiv(limit - start, delta) if delta > 0 else ceildiv(start - limit, -delta))
-    shape_value = ctx.imp.shape_values.get(ctx.node.input[0])
+    shape_value = ctx.shape_value(0)
     dtype = shape_value.dtype if shape_value else DType.from_numpy(ctx.const(0).dtype)
     values = iota(ctx, n, DType.I64)
     if delta != 1:

@@ -156,16 +156,17 @@ def gradient(ctx: NodeContext) -> ConverterResult:
     """dY/dX for each X of ``xs``, by reverse accumulation over the nodes between them
     and Y (already converted: their values are read back), seeded with ones -- the
     gradient of the sum of Y when Y is not a scalar."""
-    b, imp = ctx.b, ctx.imp
+    b = ctx.b
     xs, y, zs = ctx.attr("xs", []), ctx.attr("y"), ctx.attr("zs", [])
-    if y is None or y not in imp.values:
+    y_value = ctx.bound_value(y) if y is not None else None
+    if y_value is None:
         raise Unsupported(f"y '{y}' is not computed before the Gradient node")
     stops = set(xs) | set(zs)
     order: list[onnx.NodeProto] = []
     seen: set[str] = set()
 
     def visit(name: str) -> None:  # post-order: producers before their users
-        node = imp.producer.get(name)
+        node = ctx.producer_of(name)
         if name in stops or node is None or node.output[0] in seen:
             return
         seen.add(node.output[0])
@@ -176,7 +177,7 @@ def gradient(ctx: NodeContext) -> ConverterResult:
 
     visit(y)
     adjoint: dict[str, SSAValue] = {
-        y: ctx.full(type_of(imp.values[y]).shape, 1.0, type_of(imp.values[y]).dtype)
+        y: ctx.full(type_of(y_value).shape, 1.0, type_of(y_value).dtype)
     }
     for node in reversed(order):
         g = adjoint.get(node.output[0])
@@ -184,17 +185,17 @@ def gradient(ctx: NodeContext) -> ConverterResult:
             continue
         if node.domain not in ("", "ai.onnx") or len(node.output) != 1:
             raise Unsupported(f"the gradient through {node.op_type} is not implemented")
-        ins = [imp.value(i, b) for i in node.input]
+        ins = [ctx.value_of(i) for i in node.input]
+        out = ctx.bound_value(node.output[0])
+        if out is None:
+            raise Unsupported(f"'{node.output[0]}' is not a tensor computed before the Gradient")
         for name, v, dv in zip(
-            node.input,
-            ins,
-            _input_gradients(b, node.op_type, ins, imp.values[node.output[0]], g),
-            strict=True,
+            node.input, ins, _input_gradients(b, node.op_type, ins, out, g), strict=True
         ):
             dv = _sum_to(b, dv, type_of(v).shape)
             adjoint[name] = b.add(adjoint[name], dv) if name in adjoint else dv
     outs = []
     for x in xs:
-        v = imp.value(x, b)
+        v = ctx.value_of(x)
         outs.append(adjoint.get(x) or ctx.full(type_of(v).shape, 0.0, type_of(v).dtype))
     return outs
