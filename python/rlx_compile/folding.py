@@ -8,14 +8,16 @@ integer wrapping included. Ops without the ``Pure`` trait (calls, anything with 
 effects or randomness) never fold, and neither do ops whose evaluation has no defined
 result (integer division by zero, an out-of-range gather): those stay for run time.
 
-``KnownValues`` is the forward sweep shared by constant-fold, sccp and numeric-lint;
+``fold`` is the one compile-time evaluator (the foldable check, a size cap, the error
+guard), used by ``KnownValues`` -- the forward sweep shared by constant-fold, sccp and
+numeric-lint --, the ONNX importer's folding builder and quant-propagate's weight folding;
 ``erase_newly_dead`` removes what a rewrite left unused without touching dead code that
 was there before (that is dce's job).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -76,6 +78,23 @@ def evaluate(op: Operation, args: Sequence[np.ndarray]) -> list[np.ndarray] | No
         return None
 
 
+def fold(
+    op: Operation, known: Callable[[SSAValue], np.ndarray | None], max_elements: int
+) -> list[np.ndarray] | None:
+    """The results of ``op`` at compile time: when it folds (``is_foldable``), its results
+    hold at most ``max_elements`` and ``known`` gives the value of every operand; else
+    None, as when the op has no defined result on them (``evaluate``)."""
+    if not is_foldable(op) or result_elements(op) > max_elements:
+        return None
+    args: list[np.ndarray] = []
+    for v in op.operands:
+        value = known(v)
+        if value is None:
+            return None
+        args.append(value)
+    return evaluate(op, args)
+
+
 def materialize(array: np.ndarray, replaced: SSAValue) -> mir.ConstantOp:
     """A constant holding ``array`` in place of ``replaced``: same type, name and location."""
     t = replaced.type
@@ -109,23 +128,9 @@ class KnownValues:
     def set(self, value: SSAValue, array: np.ndarray) -> None:
         self._values[value] = array
 
-    def operands(self, op: Operation) -> list[np.ndarray] | None:
-        args: list[np.ndarray] = []
-        for v in op.operands:
-            known = self.get(v)
-            if known is None:
-                return None
-            args.append(known)
-        return args
-
     def evaluate(self, op: Operation) -> list[np.ndarray] | None:
         """Fold ``op`` if it folds and all its operands are known; remember its results."""
-        if not is_foldable(op) or result_elements(op) > self.max_elements:
-            return None
-        args = self.operands(op)
-        if args is None:
-            return None
-        results = evaluate(op, args)
+        results = fold(op, self.get, self.max_elements)
         if results is not None:
             for r, arr in zip(op.results, results, strict=True):
                 self._values[r] = arr

@@ -367,6 +367,28 @@ def test_propagate_folds_constant_weights_to_int8() -> None:
     np.testing.assert_array_equal(run(folded, inputs)["logits"], run(quant, inputs)["logits"])
 
 
+def test_propagate_folds_weights_past_the_cap_but_not_broadcasts() -> None:
+    """Weight folding evaluates with the one compile-time evaluator: its cap (1 << 20
+    elements) rises to the size of the weights read, so a large weight still folds to
+    int8, while a scalar broadcast to that size stays an op (it would grow the module)."""
+    big = (1100, 1000)  # 1.1M elements, over the cap
+    with ModuleBuilder("g") as m:
+        x = m.input("x", big)
+        scale = m.constant(np.array(0.05, np.float32), DType.F32, ())
+        weight = m.constant(np.ones(big, np.float32), DType.F32, big)
+        spread = m.expand(m.constant(np.array(2.0, np.float32), DType.F32, ()), big)
+        ys = [m.add(m.dequantize(m.quantize(w, scale), scale), x) for w in (weight, spread)]
+        m.output(m.add(ys[0], ys[1]), names=["y"])
+    folded = apply(m.module, "quant-propagate")
+    quantized = [op for op in folded.walk() if isinstance(op, mir.QuantizeOp)]
+    assert len(quantized) == 1 and isinstance(quantized[0].input.owner, mir.ExpandOp)
+    int8 = [
+        op for op in folded.walk()
+        if isinstance(op, mir.ConstantOp) and op.result.type.dtype is DType.I8
+    ]  # fmt: skip
+    assert [op.result.type.shape for op in int8] == [big]
+
+
 # ---------------------------------------------------------------------------------
 # scaled fp8
 # ---------------------------------------------------------------------------------

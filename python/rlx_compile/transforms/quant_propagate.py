@@ -45,7 +45,7 @@ from xdsl.pattern_rewriter import (
 
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.types import DType, TensorType
-from rlx_compile.folding import constant_value, evaluate
+from rlx_compile.folding import DEFAULT_MAX_ELEMENTS, constant_value, fold, result_elements
 from rlx_compile.ir import erase_unused, graph_block, mir_graphs
 from rlx_compile.quant.sites import is_weight
 
@@ -322,11 +322,18 @@ class FoldQuantizedWeight(RewritePattern):
         cone = _constant_cone(q.results[0])
         if cone is None:
             return
-        values: dict[SSAValue, np.ndarray] = {}
+        # The fold replaces weights by their quantized values: the cap of the cleanup
+        # passes, raised to the size of the weights the cone reads (a large weight still
+        # folds; a small constant broadcast to a large value stays an op).
+        weights = [op for op in cone if isinstance(op, mir.ConstantOp)]
+        cap = max(DEFAULT_MAX_ELEMENTS, sum(result_elements(op) for op in weights))
+        values: dict[SSAValue, np.ndarray] = {op.result: op.to_numpy() for op in weights}
         for op in cone:
-            outs = evaluate(op, [values[v] for v in op.operands])
+            if isinstance(op, mir.ConstantOp):
+                continue
+            outs = fold(op, values.get, cap)
             if outs is None:
-                return  # no value at compile time: the quantize stays and raises when run
+                return  # no value at compile time (or too large): the quantize stays
             values.update(zip(op.results, outs, strict=True))
         folded = mir.ConstantOp(values[q.result], q.result.type)
         rewriter.replace(q, [folded], [folded.result])

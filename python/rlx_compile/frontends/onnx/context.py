@@ -20,21 +20,19 @@ import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import onnx
 from numpy.typing import ArrayLike
 from onnx import helper
 from xdsl.ir import Block, Operation, SSAValue
-from xdsl.traits import Pure
 
 from rlx_compile.builder import GraphBuilder, type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.dim_expr import DimExpr, is_symbol_name
-from rlx_compile.dialects.traits import is_leaf
 from rlx_compile.dialects.types import Dim, DType, TensorType, fmt_shape
-from rlx_compile.folding import constant_value, evaluate
+from rlx_compile.folding import constant_value, fold
 from rlx_compile.frontends.onnx.structured import Structured
 
 if TYPE_CHECKING:
@@ -248,23 +246,16 @@ class FoldingBuilder(GraphBuilder):
         return super().emit(folded if folded is not None else op)
 
     def _fold(self, op: Operation) -> Operation | None:
-        if is_leaf(op) or not op.operands or len(op.results) != 1 or op.regions:
+        # Ops of one result that read something: a leaf, a mir.dims or a multi-result op
+        # stays as the converter wrote it.
+        if not op.operands or len(op.results) != 1:
             return None
-        if not op.has_trait(Pure):
-            return None
-        t = op.results[0].type
-        if not isinstance(t, TensorType) or not t.is_static or (t.num_elements() or 0) > FOLD_LIMIT:
-            return None
-        args = [constant_value(v) for v in op.operands]
-        known = [a for a in args if a is not None]
-        if len(known) < len(args):
-            return None
-        results = evaluate(op, known)
+        results = fold(op, constant_value, FOLD_LIMIT)
         if results is None:
             return None  # no value at compile time: keep the op, it raises when run
         (value,) = results
         op.drop_all_references()
-        return mir.ConstantOp(value, t)
+        return mir.ConstantOp(value, cast(TensorType, op.results[0].type))
 
 
 # ---------------------------------------------------------------------------------
