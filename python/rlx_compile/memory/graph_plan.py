@@ -384,7 +384,7 @@ def add_planned_ops(
         block.add_op(new)
 
 
-def plannable_ops(graph: func.FuncOp) -> list[Operation]:
+def plannable_ops(graph: Operation) -> list[Operation]:
     """The ops of a graph function in block order, without the terminator; PlanningError
     if one holds a region the planner cannot treat as one kernel or a sub-plan."""
     ops = ops_without_terminator(graph_block(graph))
