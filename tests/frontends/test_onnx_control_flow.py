@@ -109,6 +109,34 @@ def test_branches_of_different_shapes_bake_the_condition_in() -> None:
         np.testing.assert_allclose(rep.run(feed)[0], session.run(None, feed)[0])
 
 
+def test_an_if_on_loop_state_with_branches_of_different_shapes_is_refused() -> None:
+    """Inside a loop body the condition comes from the loop's state, which no graph input
+    or --dim can fix: the error says the branches cannot be one if, not that the condition
+    must be known at compile time."""
+    body = helper.make_graph(
+        [node("ReduceSum", ["acc"], ["s"], keepdims=0), node("Greater", ["s", "zero"], ["pos"]),
+         node("If", ["pos"], ["y"],
+              then_branch=branch("t", [node("Neg", ["acc"], ["ng"])], "ng"),
+              else_branch=branch("e", [node("Slice", ["acc", "st", "l"], ["sl"])], "sl", (2,))),
+         node("ReduceSum", ["y"], ["ys"], keepdims=1), node("Add", ["acc", "ys"], ["acc_next"]),
+         node("Identity", ["cond"], ["cond_out"])],
+        "body", [vi("i", I64, []), vi("cond", BOOL, []), vi("acc", F, [3])],
+        [vi("cond_out", BOOL, []), vi("acc_next", F, [3])],
+        [helper.make_tensor("zero", F, [], [0.0]), helper.make_tensor("st", I64, [1], [1]),
+         helper.make_tensor("l", I64, [1], [3])],
+    )  # fmt: skip
+    model = model_of(
+        [node("Loop", ["n", "", "acc0"], ["acc_final"], body=body)],
+        [vi("acc0", F, [3]), vi("n", I64, [])], ["acc_final"],
+    )  # fmt: skip
+    with pytest.raises(OnnxImportError) as err:
+        import_model(model)
+    assert err.value.needs_values == ()
+    message = str(err.value)
+    assert "If node 'Loop_0/body/If_2': a run-time condition, and the branches yield" in message
+    assert "must be known at compile time" not in message
+
+
 def counting_loop(trip_input: bool, with_scan: bool, nested_if: bool = False) -> onnx.ModelProto:
     """acc' = acc + x·i (negated when its sum is positive, with ``nested_if``), scan acc'·2."""
     nodes = [node("Cast", ["i"], ["i_f"], to=F), node("Mul", ["x", "i_f"], ["xi"]),

@@ -88,7 +88,8 @@ def runtime_if(ctx: NodeContext) -> ConverterResult:
     if reason is not None:
         for block in blocks:
             discard_block(block)
-        if ctx.graph_inputs_behind(0):
+        behind, sized = ctx.graph_inputs_behind(0)
+        if behind or sized:  # a value the backend can bake in, or sizes --dim can give
             ctx.forget_problems(mark)  # the branch's own problems: it is not converted
             raise NotStatic(ctx.node.input[0], "If's condition", because=reason)
         raise failure or Unsupported(f"a run-time condition, and {reason}")
