@@ -44,6 +44,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
+from xdsl.traits import OpTrait, OpTraitInvT
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
@@ -456,6 +457,10 @@ def require_min_rank(t: TensorType, rank: int, what: str) -> None:
 OperandTypes = TensorType | list[TensorType] | None
 
 
+_TRAIT_ANSWERS: dict[tuple[type[Operation], object], OpTrait | None] = {}
+"""``ShapedOp.get_trait``'s answers by (op class, trait)."""
+
+
 class ShapedOp(IRDLOperation):
     """Base of every op whose result types follow from operand types and properties.
 
@@ -469,6 +474,20 @@ class ShapedOp(IRDLOperation):
         super().__init_subclass__(**kwargs)
         if "ELEMENTWISE" in vars(cls):  # the flag of old: say so rather than ignore it
             raise TypeError(f"{cls.__name__}: ELEMENTWISE is the Elementwise() trait now")
+
+    @classmethod
+    def get_trait(cls, trait: type[OpTraitInvT] | OpTraitInvT) -> OpTraitInvT | None:
+        """xDSL's lookup, answered once per class and query: an op class's traits never
+        change, and passes ask (``is_leaf``, DCE's purity, CSE) for every op they visit,
+        where xDSL scans the trait list with ``isinstance`` each time."""
+        key = (cls, trait)
+        try:
+            return cast("OpTraitInvT | None", _TRAIT_ANSWERS[key])
+        except KeyError:
+            found = _TRAIT_ANSWERS[key] = super().get_trait(trait)
+            return found
+        except TypeError:  # an unhashable trait instance: look it up each time
+            return super().get_trait(trait)
 
     def contiguous_view_offset(self) -> int | None:
         """For ops whose result is a contiguous reinterpretation of operand 0's bytes (a
