@@ -58,16 +58,19 @@ def __getattr__(name: str) -> object:
 
 
 _DASK_NAMES = (
+    "PROBE_WAIT_S",
     "DaskRun",
     "ShardExecutionError",
     "calibrate_link",
     "calibrate_workers",
     "measure_local_rate",
     "run_on_dask",
+    "unresponsive_workers",
     "worker_addresses",
 )
 
 __all__ = [
+    "PROBE_WAIT_S",
     "CostCalibration",
     "Cut",
     "DaskRun",
@@ -103,5 +106,6 @@ __all__ = [
     "run_on_dask",
     "run_option",
     "shardings",
+    "unresponsive_workers",
     "worker_addresses",
 ]

@@ -19,7 +19,16 @@
   exception or the timeout raises ``ShardExecutionError`` naming the op, piece and
   worker; the pending work is cancelled. There is no partial result. The timeout covers
   sending the operands, the pieces and the gather: a frozen or unreachable worker is
-  named when it runs out, and the client stays usable.
+  named when it runs out, and the client stays usable;
+- a worker that did not answer before a run's timeout is *unresponsive* on that client
+  (``unresponsive_workers(client)``): later runs move its pieces to the client's other
+  workers (spare ones first, then those of the choice with the fewest pieces) or, when
+  none is left, fail at once naming it, and ``calibrate_workers`` leaves it out. One
+  probe to it (a ``ping`` straight to the worker) is kept in flight, and a run whose
+  choice names it waits up to ``PROBE_WAIT_S`` for that probe: the worker is used again
+  from the first run after it answers. An operand transfer the run gave up on is not
+  cancelled (what reached the worker would stay there, unknown to the scheduler) but
+  released when it ends; the pieces are cancelled.
 
 Worker names in a choice are Dask worker addresses: build the ``WorkerCost`` list with
 ``calibrate_workers(client)``. Workers need rlx_compile installed (they import
@@ -32,9 +41,11 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import itertools
+import threading
 import time
+import weakref
 from collections.abc import Awaitable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
@@ -141,11 +152,13 @@ def calibrate_workers(
     """Time a probe kernel on every worker: one ``WorkerCost`` per worker (sorted by
     address), ``calibration=MEASURED``, ``name`` = the address, ``rate`` = output
     elements per second of ``probe`` (probe the op you are about to shard; the default,
-    a 256x256x256 f32 matmul, gives rates whose x256 is multiply-adds per second)."""
+    a 256x256x256 f32 matmul, gives rates whose x256 is multiply-adds per second).
+    A worker unresponsive on this client (``unresponsive_workers``) is left out, so a
+    team built after a timeout does not name it."""
     from distributed import wait
 
     text, elems = _probe_text(probe)
-    addrs = worker_addresses(client)
+    addrs = responsive_addresses(client)
     # A pinned task per worker: the probe runs in the worker's task threads, as pieces do.
     futures = [
         client.submit(probe_seconds, text, seed, repeats, workers=[a], pure=False) for a in addrs
@@ -177,10 +190,10 @@ def calibrate_link(
     pinned task per worker that returns what it got, gathered and concatenated here, so
     ``2 * nbytes`` cross (in and out, like slices and outputs). Each size is the median
     of ``repeats``: latency = t(small), bandwidth = 2 * (large - small) / (t(large) -
-    t(small))."""
+    t(small)). Unresponsive workers are left out of the default."""
     if not 0 < small < large:
         raise ShardError(f"calibrate_link needs 0 < small < large, got {small}, {large}")
-    addrs = list(workers) if workers is not None else worker_addresses(client)
+    addrs = list(workers) if workers is not None else responsive_addresses(client)
     if not addrs:
         raise ShardError("calibrate_link needs at least one worker")
 
@@ -245,7 +258,8 @@ def _alive(client: Client) -> set[str]:
     return set(worker_addresses(client))
 
 
-def _check_workers(client: Client, choice: ShardChoice) -> None:
+def _check_workers(client: Client, choice: ShardChoice) -> set[str]:
+    """The cluster's workers, once the choice's are known to be among them."""
     alive = _alive(client)
     for i, name in enumerate(choice.worker_names):
         if not name:
@@ -259,6 +273,122 @@ def _check_workers(client: Client, choice: ShardChoice) -> None:
             )
     if len(set(choice.worker_names)) != len(choice.worker_names):
         raise ShardError(f"{choice.option.label}: a worker is assigned two pieces")
+    return alive
+
+
+# ---------------------------------------------------------------------------------
+# Unresponsive workers
+# ---------------------------------------------------------------------------------
+
+PROBE_WAIT_S = 2.0
+"""How long a run whose choice names an unresponsive worker waits for its probe (out
+of the run's timeout) before moving its pieces."""
+
+
+@dataclass
+class _Unresponsive:
+    """A worker that did not answer before a run's timeout, as one client sees it."""
+
+    reason: str
+    probe: concurrent.futures.Future[Any] | None = None
+
+
+_UNRESPONSIVE: weakref.WeakKeyDictionary[Client, dict[str, _Unresponsive]] = (
+    weakref.WeakKeyDictionary()
+)
+_UNRESPONSIVE_LOCK = threading.Lock()
+
+
+def _mark_unresponsive(client: Client, addr: str, reason: str) -> None:
+    with _UNRESPONSIVE_LOCK:
+        record = _UNRESPONSIVE.setdefault(client, {})
+        record.setdefault(addr, _Unresponsive(reason)).reason = reason
+
+
+async def _ping(client: Client, addr: str) -> Any:
+    """The probe: a call straight to the worker, which only a running worker answers
+    (the scheduler answers for a frozen one)."""
+    return await client.rpc(addr).ping()
+
+
+def _settle(client: Client, alive: set[str]) -> tuple[dict[str, str], dict[str, Any]]:
+    """One pass over the client's unresponsive workers: forget those that left the
+    cluster, re-admit those whose probe answered, start a probe where none is in
+    flight. Returns the remaining ones (address -> reason) and their probes."""
+    with _UNRESPONSIVE_LOCK:
+        record = _UNRESPONSIVE.get(client)
+        if not record:
+            return {}, {}
+        for addr in list(record):
+            entry = record[addr]
+            if addr not in alive or (entry.probe is not None and _succeeded(entry.probe)):
+                del record[addr]
+                continue
+            if entry.probe is None or entry.probe.done():  # none yet, or it failed
+                entry.probe = _start(client, _ping(client, addr))
+        return (
+            {a: e.reason for a, e in sorted(record.items())},
+            {a: e.probe for a, e in record.items()},
+        )
+
+
+def _refresh(
+    client: Client, alive: set[str], wait_for: Sequence[str], wait: float
+) -> dict[str, str]:
+    """The client's unresponsive workers after waiting up to ``wait`` seconds for the
+    probes of those among ``wait_for``."""
+    unresponsive, probes = _settle(client, alive)
+    pending = [probes[a] for a in wait_for if a in probes]
+    if pending and wait > 0:
+        concurrent.futures.wait(pending, timeout=wait)
+        unresponsive, _ = _settle(client, alive)
+    return unresponsive
+
+
+def unresponsive_workers(client: Client) -> dict[str, str]:
+    """The workers of ``client`` that did not answer before a run's timeout and have
+    not answered a probe since, by address, with the error that named each. Later runs
+    move their pieces to other workers; a worker is used again once it answers."""
+    return _refresh(client, _alive(client), (), 0.0)
+
+
+def responsive_addresses(client: Client) -> list[str]:
+    """``worker_addresses`` without the unresponsive workers."""
+    alive = worker_addresses(client)
+    unresponsive = _refresh(client, set(alive), (), 0.0)
+    return [a for a in alive if a not in unresponsive]
+
+
+Moved = tuple[tuple[int, str, str], ...]
+"""(piece, unresponsive worker, worker it ran on instead)."""
+
+
+def _avoid_unresponsive(
+    client: Client, choice: ShardChoice, alive: set[str], deadline: float
+) -> tuple[ShardChoice, Moved]:
+    """The choice with each piece of an unresponsive worker moved to a responsive one
+    (a spare first, then the one with the fewest pieces, by address), or an error at
+    once when no worker answers."""
+    names = list(choice.worker_names)
+    unresponsive = _refresh(client, alive, names, min(PROBE_WAIT_S, _left(deadline)))
+    stuck = [i for i, a in enumerate(names) if a in unresponsive]
+    if not stuck:
+        return choice, ()
+    healthy = sorted(a for a in alive if a not in unresponsive)
+    if not healthy:
+        raise ShardExecutionError(
+            f"{_describe_piece(choice, stuck[0])}: the worker did not answer before an "
+            "earlier run's timeout nor since, and no other worker of the client answers "
+            f"(unresponsive: {', '.join(unresponsive)})"
+        )
+    load = {a: names.count(a) for a in healthy}
+    moved = []
+    for i in stuck:
+        to = min(healthy, key=lambda a: (load[a], a))
+        moved.append((i, names[i], to))
+        names[i] = to
+        load[to] += 1
+    return replace(choice, worker_names=tuple(names)), tuple(moved)
 
 
 def _resident_futures(
@@ -313,22 +443,22 @@ def _start(client: Client, awaitable: Awaitable[T]) -> concurrent.futures.Future
 
 
 def _wait_each(
-    calls: Sequence[concurrent.futures.Future[T]], deadline: float
-) -> tuple[list[T] | None, int]:
+    calls: Sequence[concurrent.futures.Future[T]], deadline: float, cancel: bool = True
+) -> tuple[list[T] | None, list[int]]:
     """The results of ``calls`` in order if all finish by ``deadline``, else
-    ``(None, i)`` with ``i`` the first one still running (all are then cancelled). A
-    call's own exception is raised."""
+    ``(None, late)`` with ``late`` the ones still running, in order (all are then
+    cancelled, if ``cancel``). A call's own exception is raised."""
     done, _ = concurrent.futures.wait(
         calls, timeout=_left(deadline), return_when=concurrent.futures.FIRST_EXCEPTION
     )
-    late = next((i for i, c in enumerate(calls) if not c.done()), -1)
+    late = [i for i, c in enumerate(calls) if not c.done()]
     failed = next((c for c in calls if c in done and c.exception() is not None), None)
-    if failed is not None or late >= 0:
+    if cancel and (failed is not None or late):
         for c in calls:
             c.cancel()
     if failed is not None:
-        return [failed.result()], -1  # raises its exception
-    return (None, late) if late >= 0 else ([c.result() for c in calls], -1)
+        return [failed.result()], []  # raises its exception
+    return (None, late) if late else ([c.result() for c in calls], [])
 
 
 def _failed(call: concurrent.futures.Future[Any]) -> bool:
@@ -339,6 +469,13 @@ def _succeeded(call: concurrent.futures.Future[Any]) -> bool:
     return call.done() and not call.cancelled() and call.exception() is None
 
 
+def _release_scattered(call: concurrent.futures.Future[dict[str, Future]]) -> None:
+    """Release the futures of a transfer the run gave up on, once it ends."""
+    if _succeeded(call):
+        for future in call.result().values():
+            future.release()
+
+
 def _scatter_operands(
     client: Client,
     choice: ShardChoice,
@@ -346,42 +483,63 @@ def _scatter_operands(
     resident: Mapping[int, Future],
     owned: list[Future],
     deadline: float,
+    key: str,
 ) -> list[list[Future]]:
     """Each piece's operand futures, in operand order: the resident ones as given, the
     others (its slices and the shared operands, each worker receiving its own copy, as
-    the cost model counts them) sent straight to its worker, every worker at once."""
+    the cost model counts them) sent straight to its worker, every worker at once, as
+    keys ``{key}-{piece}-operand{k}``."""
     option = choice.option
-    sends: list[list[int]] = []
+    sends: list[dict[str, int]] = []
     calls = []
     for i, addr in enumerate(choice.worker_names):
         pieces = piece_args(option, args, i)
-        send = [k for k in range(len(pieces)) if k not in resident]
+        send = {f"{key}-{i}-operand{k}": k for k in range(len(pieces)) if k not in resident}
         sends.append(send)
         calls.append(_start(client, client.scatter(
-            [pieces[k] for k in send], workers=[addr], hash=False, direct=True,
-            asynchronous=True,
+            {name: pieces[k] for name, k in send.items()}, workers=[addr], hash=False,
+            direct=True, asynchronous=True,
         )))  # fmt: skip
     try:
-        sent, late = _wait_each(calls, deadline)
+        sent, late = _wait_each(calls, deadline, cancel=False)
     except Exception as err:
         bad = next(i for i, c in enumerate(calls) if _failed(c))
         raise ShardExecutionError(
             f"{_describe_piece(choice, bad)}: sending its operands failed: {_one_line(err)}"
         ) from err
     finally:
-        # What did arrive is released with the run's other futures.
-        owned.extend(f for c in calls if _succeeded(c) for f in c.result())
+        for c in calls:
+            if not c.done():
+                # Cancelling a transfer in flight would leave on the worker what
+                # reaches it later, unknown to the scheduler: let it finish and free it.
+                c.add_done_callback(_release_scattered)
+            elif _succeeded(c):  # released with the run's other futures
+                owned.extend(c.result().values())
     if sent is None:
         raise ShardExecutionError(
-            f"{_describe_piece(choice, late)}: its operands were not received before the "
-            "timeout (the worker is frozen or unreachable)"
+            _timed_out(client, choice, late, "its operands were not received before the timeout")
         )
     out = []
     for send, futs in zip(sends, sent, strict=True):
         by_index: dict[int, Future] = dict(resident)
-        by_index.update(zip(send, futs, strict=True))
+        by_index.update((send[name], f) for name, f in futs.items())
         out.append([by_index[k] for k in range(len(by_index))])
     return out
+
+
+_LEFT_OUT = (
+    " (the worker is frozen or unreachable; later runs on this client leave it out until "
+    "it answers)"
+)
+
+
+def _timed_out(client: Client, choice: ShardChoice, late: Sequence[int], message: str) -> str:
+    """Mark the workers of the ``late`` pieces unresponsive; the error for the first."""
+    for i in late:
+        _mark_unresponsive(
+            client, choice.worker_names[i], f"{_describe_piece(choice, i)}: {message}"
+        )
+    return f"{_describe_piece(choice, late[0])}: {message}{_LEFT_OUT}"
 
 
 def _describe_piece(choice: ShardChoice, i: int) -> str:
@@ -442,17 +600,14 @@ def _await_pieces(
                     or f"{choice.option.label}: gathering the pieces failed: {_one_line(err)}"
                 ) from err
             if results is None:
-                raise ShardExecutionError(
-                    f"{_describe_piece(choice, late)}: its result did not arrive before the "
-                    "timeout (the worker is frozen or unreachable)"
-                )
+                message = "its result did not arrive before the timeout"
+                raise ShardExecutionError(_timed_out(client, choice, late, message))
             return [(np.asarray(r), float(sec)) for r, sec in results]
         remaining = deadline - time.perf_counter()
         if remaining <= 0:
-            late = next(i for i, f in enumerate(futures) if f.status != "finished")
-            raise ShardExecutionError(
-                f"{_describe_piece(choice, late)}: no result before the timeout"
-            )
+            late = [i for i, f in enumerate(futures) if f.status != "finished"]
+            message = "no result before the timeout"
+            raise ShardExecutionError(_timed_out(client, choice, late, message))
         try:
             wait(list(futures), timeout=min(0.1, remaining))
         except TimeoutError:
@@ -474,21 +629,22 @@ def _run_op(
     check_option_for(op, option)
     if len(choice.worker_names) != option.n:
         raise ShardError(f"{option.label}: the choice names {len(choice.worker_names)} workers")
-    _check_workers(client, choice)
+    alive = _check_workers(client, choice)
     texts = piece_texts(op, option)
-    run_id = next(_RUN_IDS)
+    key = f"rlx-shard-{next(_RUN_IDS)}-{option.label.lstrip('%')}"
     owned: list[Future] = []
     start = time.perf_counter()
     deadline = start + timeout  # covers sending the operands, the pieces and the gather
+    choice, moved = _avoid_unresponsive(client, choice, alive, deadline)
     try:
         operands = _scatter_operands(
-            client, choice, args, _resident_futures(client, choice, resident), owned, deadline
-        )
+            client, choice, args, _resident_futures(client, choice, resident), owned,
+            deadline, key,
+        )  # fmt: skip
         futures = []
         for i, addr in enumerate(choice.worker_names):
             fut = client.submit(
-                _worker_piece, texts[i], *operands[i],
-                key=f"rlx-shard-{run_id}-{option.label.lstrip('%')}-{i}",
+                _worker_piece, texts[i], *operands[i], key=f"{key}-{i}",
                 workers=[addr], allow_other_workers=False, pure=False, retries=0,
             )  # fmt: skip
             futures.append(fut)
@@ -503,7 +659,7 @@ def _run_op(
         raise ShardExecutionError(f"{option.label}: {_one_line(err)}") from err
     wall = time.perf_counter() - start
     client.cancel(owned)
-    return value, OpRun(choice, tuple(s for _, s in results), wall)
+    return value, OpRun(choice, tuple(s for _, s in results), wall, moved)
 
 
 def _cancel(client: Client, futures: Sequence[Future]) -> None:
@@ -532,7 +688,10 @@ def run_on_dask(
       workers; ``inputs``/``params`` feed the graph's leaves like ``interpreter.run``.
 
     ``resident`` maps a shared operand's name (``"rhs"``) or tensor (``"w"``) to a future
-    every chosen worker already holds. ``timeout`` bounds each sharded op, in seconds.
+    every chosen worker already holds. ``timeout`` bounds each sharded op, in seconds; a
+    worker it runs out on is unresponsive for later runs on ``client`` (see the module's
+    notes and ``unresponsive_workers``): its pieces run elsewhere until it answers, and
+    each ``OpRun.moved`` says where.
     """
     choices = [choice] if isinstance(choice, ShardChoice) else list(choice)
     resident = dict(resident or {})
@@ -591,6 +750,7 @@ def _run_graph(
 
 
 __all__ = [
+    "PROBE_WAIT_S",
     "DaskRun",
     "ShardExecutionError",
     "calibrate_link",
@@ -598,5 +758,6 @@ __all__ = [
     "measure_local_rate",
     "probe_seconds",
     "run_on_dask",
+    "unresponsive_workers",
     "worker_addresses",
 ]

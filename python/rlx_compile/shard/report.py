@@ -14,7 +14,7 @@ Rows, tab-separated under a ``#`` header:
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rlx_compile.shard.cost import Decision, ShardChoice
 
@@ -27,6 +27,9 @@ class OpRun:
     choice: ShardChoice
     piece_seconds: tuple[float, ...]
     wall_s: float
+    moved: tuple[tuple[int, str, str], ...] = ()
+    """(piece, worker, worker it ran on) for each piece moved off an unresponsive
+    worker; ``choice`` names where the pieces ran."""
 
 
 @dataclass(frozen=True)
@@ -110,7 +113,12 @@ class ShardReport:
         rows: list[ShardRow] = []
         for r in runs:
             rows.extend(_piece_rows(r.choice, r.piece_seconds))
-            rows.append(_total_row(r.choice, r.wall_s))
+            total = _total_row(r.choice, r.wall_s)
+            for i, off, to in r.moved:
+                total = replace(
+                    total, note=f"{total.note}; piece {i} moved off unresponsive {off} to {to}"
+                )
+            rows.append(total)
         return ShardReport(tuple(rows))
 
     def render(self) -> str:
