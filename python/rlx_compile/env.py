@@ -48,6 +48,30 @@ def flag(name: str) -> bool:
     return True
 
 
+def integer(name: str, default: int) -> int:
+    """``RLX_<name>`` as an integer, ``default`` when unset or empty."""
+    text = value(name)
+    try:
+        return int(text) if text else default
+    except ValueError:
+        raise ValueError(f"{key(name)}={text!r} is not an integer") from None
+
+
+def max_constant_elements() -> int:
+    """The most elements a value computed at compile time may hold (an ONNX
+    ConstantOfShape, Range, EyeLike, index tables; a splat ``mir.constant`` in IR text);
+    larger splats and iotas stay ops, anything else is refused, so a tiny file cannot
+    make the compiler allocate gigabytes. Set with ``RLX_MAX_CONSTANT_ELEMENTS``."""
+    return integer("MAX_CONSTANT_ELEMENTS", 1 << 24)
+
+
+def max_tensor_bytes() -> int:
+    """The largest static tensor a model may declare or compute (a larger one is an import
+    error naming the node, not a MemoryError or an overflowed arena later). Set with
+    ``RLX_MAX_TENSOR_BYTES``."""
+    return integer("MAX_TENSOR_BYTES", 1 << 40)
+
+
 @contextmanager
 def overridden(**values: str | None) -> Iterator[None]:
     """Override ``RLX_<name>`` values for the duration of a block (None leaves one alone)."""

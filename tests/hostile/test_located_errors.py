@@ -124,3 +124,22 @@ def test_a_failing_reproducer_write_reports_the_pass_failure_first(tmp_path: Pat
         "error: pass 'give-up' failed: gave up; the reproducer could not be written to "
         f"'{repro}': No such file or directory"
     )
+
+
+def test_control_characters_in_names_keep_the_error_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found by bench/fuzz.py: a name holding a newline or another line break of
+    # str.splitlines (\x0b, \x1c) split the one-line error; it is printed escaped.
+    from rlx_compile.tools import compile as compile_tool
+
+    node = helper.make_node("Re\x1cu", ["x"], ["y\n"], name="n\x0b1")
+    graph = helper.make_graph([node], "g", X22, [vi("y\n", TensorProto.FLOAT, None)])
+    path = tmp_path / "names.onnx"
+    path.write_bytes(helper.make_model(graph).SerializeToString())
+    with pytest.raises(SystemExit) as exit_:
+        compile_tool.main([str(path), "--out", str(tmp_path / "out")])
+    assert exit_.value.code == 1
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("error: ") and "internal error" not in line, line
+    assert "Re\\x1cu" in line and "n\\x0b1" in line, line

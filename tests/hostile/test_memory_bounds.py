@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -178,3 +179,32 @@ def test_range_as_an_iota_matches_numpy() -> None:
     )
     (y,) = RlxBackend.run_model(model, [])
     np.testing.assert_array_equal(y, np.arange(3, 3 + 2 * n, 2))
+
+
+_LIMITED_RLX_OPT = textwrap.dedent(
+    """
+    import resource, sys
+    resource.setrlimit(resource.RLIMIT_AS, ({limit}, {limit}))
+    from rlx_compile.tools import rlx_opt
+    rlx_opt.main(sys.argv[1:])
+    """
+)
+
+
+def test_a_huge_splat_in_ir_text_is_a_located_error(tmp_path: Path) -> None:
+    # 80 bytes of IR asking for a 16 GiB constant: it was materialised at parse time
+    # (found by bench/fuzz.py: a hang, then MemoryError under a limit).
+    path = tmp_path / "splat.mlir"
+    path.write_text(
+        "func.func @f() {\n  %c = mir.constant dense<1.0> : !rlx.tensor<[4294967296], f32>\n"
+        "  func.return\n}\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", _LIMITED_RLX_OPT.format(limit=LIMIT_BYTES), str(path)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert r.returncode == 1, r.stderr[-2000:]
+    assert r.stderr.strip() == (
+        f"{path}:2:21: error: a splat constant of 4,294,967,296 elements is over the limit of "
+        "16,777,216 (RLX_MAX_CONSTANT_ELEMENTS): write it as mir.expand of a scalar constant"
+    )

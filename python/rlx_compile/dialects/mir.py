@@ -71,6 +71,7 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from rlx_compile import env
 from rlx_compile.dialects.common import (
     ACTIVATION_PARAMS,
     Activation,
@@ -325,6 +326,13 @@ class ConstantOp(ShapedOp):
         assert values is not None
         if len(values) not in (1, n):
             parser.raise_error(f"constant has {len(values)} values, type {t} holds {n}", start)
+        if len(values) < n and n > env.max_constant_elements():  # a splat of the whole
+            parser.raise_error(
+                f"a splat constant of {n:,} elements is over the limit of "
+                f"{env.max_constant_elements():,} (RLX_MAX_CONSTANT_ELEMENTS): write it as "
+                "mir.expand of a scalar constant",
+                start,
+            )
         if not t.dtype.is_float and t.dtype.numpy.kind in "iu":
             info = np.iinfo(t.dtype.numpy)
             bad = next((v for v in values if not info.min <= int(v) <= info.max), None)

@@ -31,19 +31,32 @@ class ArgumentParser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see {self.prog} --help)")
 
 
+def one_line(text: str) -> str:
+    """``text`` as one printable line: a character that would break or hide the line (a
+    newline, a vertical tab or any other control character, as a name in the input may
+    hold) is shown escaped, ``\\n``, ``\\x0b``."""
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
+    )
+
+
+def _error(text: str) -> None:
+    sys.stderr.write(one_line(text) + "\n")
+
+
 def cli_main(run: Callable[[Sequence[str] | None], int], argv: Sequence[str] | None) -> None:
     """Call ``run`` and exit: ``RlxError`` prints its one-line form; any other exception
     prints ``error: internal error: ...`` (set RLX_DEBUG=1 for the traceback)."""
     try:
         code = run(argv)
     except SourceError as err:
-        sys.stderr.write(f"{err}\n")
+        _error(str(err))
         code = 1
     except UsageError as err:
-        sys.stderr.write(err.line() + "\n")
+        _error(err.line())
         code = USAGE
     except RlxError as err:
-        sys.stderr.write(err.line() + "\n")
+        _error(err.line())
         code = 1
     except KeyboardInterrupt:
         sys.stderr.write("error: interrupted\n")
@@ -53,13 +66,13 @@ def cli_main(run: Callable[[Sequence[str] | None], int], argv: Sequence[str] | N
         code = TERMINATED
     except OSError as err:  # a path the user gave: named, not an internal error
         where = f"'{err.filename}': " if err.filename else ""
-        sys.stderr.write(f"error: {where}{err.strerror or err}\n")
+        _error(f"error: {where}{err.strerror or err}")
         code = 1
     except Exception as err:
         if os.environ.get("RLX_DEBUG"):
             raise
         msg = " ".join(str(err).split())
-        sys.stderr.write(f"error: internal error: {type(err).__name__}: {msg}\n")
+        _error(f"error: internal error: {type(err).__name__}: {msg}")
         code = 1
     sys.exit(code)
 

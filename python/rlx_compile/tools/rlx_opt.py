@@ -30,7 +30,7 @@ from rlx_compile.passmanager import (
 )
 from rlx_compile.pipeline import print_requested_reports
 from rlx_compile.reports import collect_reports
-from rlx_compile.tools.cli import ArgumentParser, cli_main, write_atomic
+from rlx_compile.tools.cli import ArgumentParser, cli_main, one_line, write_atomic
 
 SPLIT_MARKER = "// -----"
 
@@ -182,7 +182,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         try:
             outputs.append(_process(chunk, name, args, offset))
         except RlxError as err:
-            sys.stderr.write(err.line() + "\n")
+            sys.stderr.write(one_line(err.line()) + "\n")
             failed = True
         offset += chunk.count("\n")
     if failed:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from rlx_compile.builder import GraphBuilder, type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.dim_expr import DimExpr, is_symbol_name
 from rlx_compile.dialects.types import Dim, DType, TensorType, fmt_shape
+from rlx_compile.env import max_constant_elements, max_tensor_bytes
 from rlx_compile.folding import constant_value, fold
 from rlx_compile.frontends.onnx.structured import Structured
 
@@ -95,29 +95,6 @@ def op_key(domain: str, op_type: str) -> str:
 FOLD_LIMIT = 1 << 16
 """Constant subgraphs fold at import while their results hold at most this many elements
 (shape arithmetic, index tables); larger ones stay ops, so weights are not duplicated."""
-
-
-def _limit(env: str, default: int) -> int:
-    text = os.environ.get(env, "")
-    try:
-        return int(text) if text else default
-    except ValueError:
-        raise ValueError(f"{env}={text!r} is not an integer") from None
-
-
-def max_constant_elements() -> int:
-    """The most elements a value the importer computes itself may hold (ConstantOfShape,
-    Range, EyeLike, index tables); larger splats and iotas stay ops, anything else is
-    refused, so a tiny file cannot make the compiler allocate gigabytes. Set with
-    ``RLX_MAX_CONSTANT_ELEMENTS``."""
-    return _limit("RLX_MAX_CONSTANT_ELEMENTS", 1 << 24)
-
-
-def max_tensor_bytes() -> int:
-    """The largest static tensor a model may declare or compute (a larger one is an import
-    error naming the node, not a MemoryError or an overflowed arena later). Set with
-    ``RLX_MAX_TENSOR_BYTES``."""
-    return _limit("RLX_MAX_TENSOR_BYTES", 1 << 40)
 
 
 def check_tensor_size(what: str, shape: Sequence[Dim], dtype: DType) -> None:
