@@ -22,7 +22,11 @@ and the rewrites users expect from a graph compiler, all exact:
 - ``cast(cast(x: A -> B), C)`` -> ``cast(x, C)`` (x itself when C = A) when every value
   of A is a value of B -- except int -> float -> int, where the inner float makes the
   outer cast saturate while a direct int cast wraps;
-- ``concat`` of one operand -> x; ``narrow`` covering its whole axis -> x.
+- ``concat`` of one operand -> x; ``narrow`` covering its whole axis -> x;
+- ``reshape(softmax(reshape(x), a))`` back to x's type, where the reshapes only add or
+  drop unit dims and dim ``a`` is not one of them -> ``softmax(x, a')`` at the same dim of
+  x (log-softmax too): the Flatten -> Softmax -> Reshape that opset-13 upgrades and
+  exporters write for a softmax over channels.
 
 Constants left unused are dce's to remove.
 """
@@ -246,12 +250,44 @@ class FullNarrow(RewritePattern):
             _forward(op, rewriter, op.input)
 
 
+def _non_unit_axes(shape: tuple[object, ...]) -> list[int]:
+    return [i for i, d in enumerate(shape) if d != 1]
+
+
+class AxisOpThroughUnitReshapes(RewritePattern):
+    """A softmax-like op (each result slice along ``axis`` depends only on the same slice
+    of the input) between two reshapes that only move unit dims, back to the first
+    reshape's input type: the slices are the same elements in the same order, so the
+    op runs on x at the corresponding axis and both reshapes go."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.ReshapeOp, rewriter: PatternRewriter) -> None:
+        inner = op.input.owner
+        if not isinstance(inner, mir.SoftmaxOp | mir.LogSoftmaxOp):
+            return
+        reshape = inner.input.owner
+        if not isinstance(reshape, mir.ReshapeOp) or op.result.type != reshape.input.type:
+            return
+        if not (inner.result.has_one_use() and reshape.result.has_one_use()):
+            return
+        x, y = _tensor(reshape.input).shape, _tensor(reshape.result).shape
+        kept_x, kept_y = _non_unit_axes(x), _non_unit_axes(y)
+        axis = inner.props().int("axis")
+        if [x[i] for i in kept_x] != [y[i] for i in kept_y] or axis not in kept_y:
+            return  # not a unit-dim reshape, or the op runs along a unit dim
+        # (A symbolic size is kept on both sides and compared as a symbol: the slices
+        # match whatever it is at run time, 1 included.)
+        rebuilt = type(inner)(reshape.input, kept_x[kept_y.index(axis)])
+        _rebuild(op, rewriter, rebuilt)
+
+
 def simplify_patterns(assume_finite: bool = False) -> list[RewritePattern]:
     return [
         AddZero(), SubZero(), MulOne(), DivOne(), MulZero(assume_finite), DoubleNegation(),
         SigmoidGateToSilu(),
         IdentityTranspose(), ComposeTransposes(), IdentityReshape(), ComposeReshapes(),
         SameTypeCast(), ExactCastChain(), SingleOperandConcat(), FullNarrow(),
+        AxisOpThroughUnitReshapes(),
     ]  # fmt: skip
 
 

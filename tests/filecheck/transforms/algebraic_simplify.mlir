@@ -211,3 +211,48 @@ func.func @sigmoid_gate_not(%x: !rlx.tensor<[8], f16>, %y: !rlx.tensor<[8], f32>
 }
 // CHECK-LABEL: func.func @sigmoid_gate_not
 // CHECK-NOT:     mir.silu
+
+// -----
+// A softmax over channels written through unit-dim reshapes (Flatten -> Softmax ->
+// Reshape, as the opset-13 upgrade and exporters write it) runs on x at that dim, and
+// log-softmax too; a symbolic size (a batch) is matched as a symbol.
+func.func @softmax_through_unit_reshapes(%x: !rlx.tensor<[1, 10, 1, 1], f32>, %n: !rlx.tensor<[n, 10, 1, 1], f32>) -> (!rlx.tensor<[1, 10, 1, 1], f32>, !rlx.tensor<[1, 10, 1, 1], f32>, !rlx.tensor<[n, 10, 1, 1], f32>) {
+  %f = mir.reshape %x : !rlx.tensor<[1, 10, 1, 1], f32> -> !rlx.tensor<[1, 10], f32>
+  %s = mir.softmax %f axis 1 : !rlx.tensor<[1, 10], f32>
+  %y = mir.reshape %s : !rlx.tensor<[1, 10], f32> -> !rlx.tensor<[1, 10, 1, 1], f32>
+  %g = mir.reshape %x : !rlx.tensor<[1, 10, 1, 1], f32> -> !rlx.tensor<[10], f32>
+  %l = mir.log_softmax %g axis 0 : !rlx.tensor<[10], f32>
+  %z = mir.reshape %l : !rlx.tensor<[10], f32> -> !rlx.tensor<[1, 10, 1, 1], f32>
+  %m = mir.reshape %n : !rlx.tensor<[n, 10, 1, 1], f32> -> !rlx.tensor<[n, 10], f32>
+  %t = mir.softmax %m axis 1 : !rlx.tensor<[n, 10], f32>
+  %e = mir.reshape %t : !rlx.tensor<[n, 10], f32> -> !rlx.tensor<[n, 10, 1, 1], f32>
+  func.return %y, %z, %e : !rlx.tensor<[1, 10, 1, 1], f32>, !rlx.tensor<[1, 10, 1, 1], f32>, !rlx.tensor<[n, 10, 1, 1], f32>
+}
+// CHECK-LABEL: func.func @softmax_through_unit_reshapes
+// CHECK:         %y = mir.softmax %x axis 1 : !rlx.tensor<[1, 10, 1, 1], f32>
+// CHECK:         %z = mir.log_softmax %x axis 1 : !rlx.tensor<[1, 10, 1, 1], f32>
+// CHECK:         %e = mir.softmax %n axis 1 : !rlx.tensor<[n, 10, 1, 1], f32>
+// CHECK:         func.return %y, %z, %e
+
+// -----
+// Must not fire: a reshape that merges non-unit dims (the softmax then spans both), a
+// softmax along a unit dim, a result reshaped to another type than x's, an inner value
+// used elsewhere.
+func.func @softmax_through_reshapes_kept(%x: !rlx.tensor<[2, 5, 1], f32>, %w: !rlx.tensor<[1, 10, 1], f32>) -> (!rlx.tensor<[2, 5, 1], f32>, !rlx.tensor<[1, 10, 1], f32>, !rlx.tensor<[10, 1], f32>, !rlx.tensor<[1, 10, 1], f32>, !rlx.tensor<[1, 10], f32>) {
+  %f = mir.reshape %x : !rlx.tensor<[2, 5, 1], f32> -> !rlx.tensor<[10], f32>
+  %s = mir.softmax %f axis 0 : !rlx.tensor<[10], f32>
+  %a = mir.reshape %s : !rlx.tensor<[10], f32> -> !rlx.tensor<[2, 5, 1], f32>
+  %g = mir.reshape %w : !rlx.tensor<[1, 10, 1], f32> -> !rlx.tensor<[10, 1], f32>
+  %u = mir.softmax %g axis 1 : !rlx.tensor<[10, 1], f32>
+  %b = mir.reshape %u : !rlx.tensor<[10, 1], f32> -> !rlx.tensor<[1, 10, 1], f32>
+  %h = mir.reshape %w : !rlx.tensor<[1, 10, 1], f32> -> !rlx.tensor<[1, 10], f32>
+  %v = mir.softmax %h axis 1 : !rlx.tensor<[1, 10], f32>
+  %c = mir.reshape %v : !rlx.tensor<[1, 10], f32> -> !rlx.tensor<[10, 1], f32>
+  %d = mir.reshape %v : !rlx.tensor<[1, 10], f32> -> !rlx.tensor<[1, 10, 1], f32>
+  func.return %a, %b, %c, %d, %v : !rlx.tensor<[2, 5, 1], f32>, !rlx.tensor<[1, 10, 1], f32>, !rlx.tensor<[10, 1], f32>, !rlx.tensor<[1, 10, 1], f32>, !rlx.tensor<[1, 10], f32>
+}
+// CHECK-LABEL: func.func @softmax_through_reshapes_kept
+// CHECK:         %s = mir.softmax %f axis 0 : !rlx.tensor<[10], f32>
+// CHECK:         %u = mir.softmax %g axis 1 : !rlx.tensor<[10, 1], f32>
+// CHECK:         %v = mir.softmax %h axis 1 : !rlx.tensor<[1, 10], f32>
+// CHECK:         %d = mir.reshape %v
