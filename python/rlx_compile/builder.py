@@ -44,9 +44,13 @@ def type_of(v: SSAValue) -> TensorType:
     return t
 
 
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_]+")
+_NOT_NAME_CHAR = re.compile(r"[^A-Za-z0-9_]")
+
+
 def named(value: SSAValue, name: str) -> SSAValue:
     """Give a value a readable SSA name (``%w_q``) derived from a tensor name."""
-    hint = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    hint = name if _PLAIN_NAME.fullmatch(name) else _NOT_NAME_CHAR.sub("_", name)
     value.name_hint = hint if hint and not hint[0].isdigit() else f"v_{hint}"
     return value
 

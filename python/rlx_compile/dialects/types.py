@@ -497,6 +497,8 @@ def broadcast_shapes(*shapes: Sequence[Dim]) -> Shape:
     """NumPy broadcasting, right-aligned (symbolic dims: see ``broadcast_dims``)."""
     first = shapes[0] if shapes else ()
     if type(first) is tuple and all(s == first for s in shapes[1:]):
+        if all(type(d) is int or type(d) is DimExpr for d in first):
+            return first  # dims already (a type's shape): as_dim would return each as is
         return tuple(as_dim(d) for d in first)
     rank = max((len(s) for s in shapes), default=0)
     out: list[Dim] = [1] * rank

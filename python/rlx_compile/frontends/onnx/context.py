@@ -99,10 +99,12 @@ FOLD_LIMIT = 1 << 16
 
 def check_tensor_size(what: str, shape: Sequence[Dim], dtype: DType) -> None:
     """Refuse a static shape past ``max_tensor_bytes`` (or a negative dim)."""
-    dims = [d for d in shape if isinstance(d, int)]
-    if any(d < 0 for d in dims):
-        raise Unsupported(f"{what} has a negative dim in {fmt_shape(tuple(shape))}")
-    size = math.prod(dims) * dtype.itemsize
+    size = dtype.itemsize
+    for d in shape:
+        if isinstance(d, int):
+            if d < 0:
+                raise Unsupported(f"{what} has a negative dim in {fmt_shape(tuple(shape))}")
+            size *= d
     if size > max_tensor_bytes():
         raise Unsupported(
             f"{what} of shape {fmt_shape(tuple(shape))} would hold {size:,} bytes, over the "
@@ -225,8 +227,11 @@ class FoldingBuilder(GraphBuilder):
     def _fold(self, op: Operation) -> Operation | None:
         # Ops of one result that read something: a leaf, a mir.dims or a multi-result op
         # stays as the converter wrote it.
-        if not op.operands or len(op.results) != 1:
+        operands = op.operands
+        if not operands or len(op.results) != 1:
             return None
+        if not all(isinstance(v.owner, mir.ConstantOp) for v in operands):
+            return None  # what ``fold`` finds too, without its foldable check first
         results = fold(op, constant_value, FOLD_LIMIT)
         if results is None:
             return None  # no value at compile time: keep the op, it raises when run

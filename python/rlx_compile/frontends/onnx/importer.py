@@ -29,7 +29,7 @@ import onnx.defs
 import onnx.inliner
 import onnx.shape_inference
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, NameLoc, StringAttr, UnknownLoc
+from xdsl.dialects.builtin import UNKNOWN_LOC, ModuleOp, NameLoc, StringAttr
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
@@ -78,6 +78,7 @@ from rlx_compile.frontends.onnx.symbolic import (
 from rlx_compile.frontends.onnx.upgrade import Upgrade, schema_since, upgrade_model
 from rlx_compile.ir import (
     erase_unused,
+    fewer_collections,
     graph_params,
     location_str,
     main_graph,
@@ -203,7 +204,8 @@ def import_model(
     check_model_is_text(proto)
     importer = Importer(proto, dynamic_dims or {}, initializers, input_values or {}, graph_name)
     importer.structured_inputs = dict(structured_inputs or {})
-    return importer.run()
+    with fewer_collections():
+        return importer.run()
 
 
 def dim_spellings(
@@ -776,8 +778,7 @@ class Importer:
         if any(p.node == name for p in self.problems):
             self.poisoned.update(node.output)
             return
-        loc = NameLoc(StringAttr(name), UnknownLoc())
-        b = FoldingBuilder(self.target.add_op, location=loc)
+        b = FoldingBuilder(self.target.add_op, location=name_loc(name))
         ctx = NodeContext(self, node, name, schema_since(node.op_type, opset), b)
         try:
             if symbolic_shape_node(self, node):
@@ -986,6 +987,17 @@ def normalize_outputs(result: object, n: int) -> list[SSAValue | Structured | No
 
 def node_name(node: onnx.NodeProto, index: int) -> str:
     return node.name or f"{node.op_type}_{index}"
+
+
+def name_loc(name: str) -> NameLoc:
+    """The location of a node's ops: ``NameLoc(StringAttr(name), UnknownLoc())``, built
+    without xDSL's generic attribute construction and verification (a tenth of a node's
+    import otherwise): both parameters have the types the definition requires by
+    construction, so nothing is left to verify."""
+    loc = NameLoc.__new__(NameLoc)
+    object.__setattr__(loc, "desc", StringAttr(name))
+    object.__setattr__(loc, "location", UNKNOWN_LOC)
+    return loc
 
 
 MAX_PROBLEMS_SHOWN = 8
