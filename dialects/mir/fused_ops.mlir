@@ -15,3 +15,20 @@ func.func @fused() -> (!rlx.tensor<[2, 8], f32> {rlx.name = "y"}, !rlx.tensor<[2
   %n, %sum = mir.fused_residual_rms_norm %sn, %x, %g axis 1 eps 1.000000e-06 : (!rlx.tensor<[2, 8], f32>, !rlx.tensor<[2, 8], f32>, !rlx.tensor<[8], f32>) -> (!rlx.tensor<[2, 8], f32>, !rlx.tensor<[2, 8], f32>)
   func.return %n, %sum : !rlx.tensor<[2, 8], f32>, !rlx.tensor<[2, 8], f32>
 }
+
+// One LSTM step: the input and recurrent projections, then the gates and the state
+// update as one op (gate_order: the blocks of the input, output, forget and cell gates;
+// [0, 3, 1, 2] is PyTorch's i, f, g, o). Two results: the hidden and the cell state.
+func.func @lstm_cell() -> (!rlx.tensor<[2, 8], f32> {rlx.name = "h"}, !rlx.tensor<[2, 8], f32> {rlx.name = "c"}) {
+  %x = mir.input "x" : !rlx.tensor<[2, 4], f32>
+  %h = mir.input "h" : !rlx.tensor<[2, 8], f32>
+  %c = mir.input "c" : !rlx.tensor<[2, 8], f32>
+  %w = mir.param "w" : !rlx.tensor<[4, 32], f32>
+  %r = mir.param "r" : !rlx.tensor<[8, 32], f32>
+  %b = mir.param "b" : !rlx.tensor<[32], f32>
+  %xw = mir.fused_matmul_bias_act %x, %w, %b : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[4, 32], f32>, !rlx.tensor<[32], f32>) -> !rlx.tensor<[2, 32], f32>
+  %hr = mir.matmul %h, %r : (!rlx.tensor<[2, 8], f32>, !rlx.tensor<[8, 32], f32>) -> !rlx.tensor<[2, 32], f32>
+  %gates = mir.add %xw, %hr : (!rlx.tensor<[2, 32], f32>, !rlx.tensor<[2, 32], f32>) -> !rlx.tensor<[2, 32], f32>
+  %h1, %c1 = mir.fused_lstm_cell %gates, %c gate_order [0, 3, 1, 2] : (!rlx.tensor<[2, 32], f32>, !rlx.tensor<[2, 8], f32>) -> (!rlx.tensor<[2, 8], f32>, !rlx.tensor<[2, 8], f32>)
+  func.return %h1, %c1 : !rlx.tensor<[2, 8], f32>, !rlx.tensor<[2, 8], f32>
+}

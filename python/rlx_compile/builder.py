@@ -507,6 +507,13 @@ class GraphBuilder:
     ) -> SSAValue:
         return self._one(mir.FusedScaleShiftActOp(x, scale, shift, act, act_params))
 
+    def fused_lstm_cell(
+        self, gates: SSAValue, prev_cell: SSAValue, gate_order: Sequence[int] = (0, 1, 2, 3)
+    ) -> tuple[SSAValue, SSAValue]:
+        """(hidden, cell) of one LSTM step on its pre-activation gates."""
+        op = self.emit(mir.FusedLstmCellOp(gates, prev_cell, gate_order))
+        return op.results[0], op.results[1]
+
     # -- HIR blocks ------------------------------------------------------------------------
     def linear(
         self,

@@ -270,6 +270,11 @@ def _fused_swiglu_gate_first(m: ModuleBuilder) -> None:
     out(m, m.fused_swiglu(m.input("x0", (3, 10)), gate_first=True))
 
 
+def _fused_lstm_cell(m: ModuleBuilder) -> None:
+    h, c = m.fused_lstm_cell(m.input("x0", (3, 2, 20)), m.input("x1", (3, 2, 5)), (0, 3, 1, 2))
+    out(m, h, c)
+
+
 def _region(m: ModuleBuilder) -> None:
     x, y = m.input("x0", (2, 4)), m.input("x1", (4,))
 
@@ -288,9 +293,10 @@ def _region(m: ModuleBuilder) -> None:
         (_fused_conv, mir.FusedConvBiasActOp),
         (_fused_residual_layer_norm, mir.FusedResidualLayerNormOp),
         (_fused_swiglu_gate_first, mir.FusedSwigluOp),
+        (_fused_lstm_cell, mir.FusedLstmCellOp),
         (_region, mir.ElementwiseRegionOp),
     ],
-    ids=["conv_bias_act", "residual_layer_norm", "swiglu", "region"],
+    ids=["conv_bias_act", "residual_layer_norm", "swiglu", "lstm_cell", "region"],
 )
 def test_unfuse_is_exact(build: Build, op_type: type[mir.ShapedOp]) -> None:
     check(build, without(), op_type.name, exact=True)

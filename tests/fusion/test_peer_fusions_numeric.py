@@ -21,6 +21,7 @@ PASSES = {
     "fuse_activations.mlir": "fuse-activations,fuse-conv-bias-act,fuse-matmul-bias-act",
     "fold_conv_affine.mlir": "fold-conv-affine,fuse-conv-bias-act,dce",
     "fuse_scale_shift.mlir": "fuse-scale-shift,dce",
+    "fuse_lstm_cell.mlir": "fuse-lstm-cell,dce",
 }
 TARGETS = ("cpu", "cuda", "cortex-m", "wgpu", "tpu")
 

@@ -595,6 +595,17 @@ for _gate_first in (False, True):
         return module and (module, {"x": values((2, 3, 8), dtype, rng, "finite")})
 
 
+for _order, _rows in (((0, 1, 2, 3), (3,)), ((0, 3, 1, 2), (2, 3)), ((3, 2, 1, 0), ())):
+
+    @case(f"fused_lstm_cell_{''.join(map(str, _order))}", mir.FusedLstmCellOp)
+    def _lstm_cell(dtype: DType, rng: np.random.Generator, order=_order, rows=_rows):
+        """ONNX's and PyTorch's gate orders (specials: infinities and NaN in the gates and
+        the state), batch ranks 1, 2 and none."""
+        specs = {"g": ((*rows, 20), dtype), "c": ((*rows, 5), dtype)}
+        module = graph(specs, lambda m, g, c: list(m.fused_lstm_cell(g, c, order)))
+        return module and (module, {k: values(v[0], dtype, rng) for k, v in specs.items()})
+
+
 for _op in (mir.FusedResidualRmsNormOp, mir.FusedResidualLayerNormOp):
 
     @case(_op.name.removeprefix("mir."), _op)

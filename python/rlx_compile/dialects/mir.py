@@ -2894,6 +2894,80 @@ class FusedScaleShiftActOp(ShapedOp):
         return [b.activation(y, p.enum("activation"), p.floats("act_params"))]
 
 
+LSTM_GATES = ("input", "output", "forget", "cell")
+"""The LSTM gates in the order ``mir.fused_lstm_cell``'s ``gate_order`` lists their
+blocks (ONNX's order: i, o, f, c)."""
+
+
+@irdl_op_definition
+class FusedLstmCellOp(ShapedOp):
+    """One LSTM step's gates and state update on the pre-activation ``gates`` [..., 4·H]
+    (x·Wᵀ + h·Rᵀ + biases: four blocks of H along the last dim) and the previous cell
+    state ``prev_cell`` [..., H]:
+
+    i, f, o = sigmoid of their blocks; g = tanh of the cell block;
+    cell = f · prev_cell + i · g; hidden = o · tanh(cell).
+
+    ``gate_order`` gives the block of the input, output, forget and cell gates, in that
+    order: [0, 1, 2, 3] is ONNX's i, o, f, c; [0, 3, 1, 2] is PyTorch's and Keras's
+    i, f, g, o. Results: (hidden, cell).
+    """
+
+    name = "mir.fused_lstm_cell"
+    gates = operand_def(TensorType)
+    prev_cell = operand_def(TensorType)
+    gate_order = prop_def(I64Array)
+    hidden = result_def(TensorType)
+    cell = result_def(TensorType)
+    traits = traits_def(
+        Pure(),
+        Precision(PrecisionClass.ELEMENTWISE),
+        Fused("narrow the four gate blocks, sigmoid / tanh, cell = f·c + i·g, o·tanh(cell)"),
+    )
+    assembly_format = (
+        "$gates `,` $prev_cell `gate_order` $gate_order attr-dict `:` "
+        "functional-type(operands, results)"
+    )
+
+    def __init__(
+        self, gates: SSAValue, prev_cell: SSAValue, gate_order: Sequence[int] = (0, 1, 2, 3)
+    ):
+        self._build({"gates": gates, "prev_cell": prev_cell}, {"gate_order": ints_attr(gate_order)})
+
+    @classmethod
+    def infer(
+        cls, props: Props, *, gates: TensorType, prev_cell: TensorType
+    ) -> tuple[TensorType, ...]:
+        require_float(gates, "gates")
+        require_min_rank(gates, 1, "gates")
+        order = props.ints("gate_order")
+        if sorted(order) != [0, 1, 2, 3]:
+            raise VerifyException(f"gate_order {list(order)} is not a permutation of 0..3")
+        last = gates.shape[-1]
+        if not isinstance(last, int) or last % 4:
+            raise VerifyException(f"the gates' last dim ({last}) must be static and 4·hidden")
+        cell = gates.with_shape((*gates.shape[:-1], last // 4))
+        if prev_cell != cell:
+            raise VerifyException(f"prev_cell must be {cell} (the gates' shape, hidden wide)")
+        return (cell, cell)
+
+    def gate_blocks(self) -> dict[str, int]:
+        """Gate name (``LSTM_GATES``) -> the block of the gates it reads."""
+        return dict(zip(LSTM_GATES, self.props().ints("gate_order"), strict=True))
+
+    def decompose(self, b: GraphBuilder) -> list[SSAValue]:
+        rank = cast(TensorType, self.gates.type).rank
+        h = cast(int, self.cell.type.shape[-1])  # static (verified)
+        block = self.gate_blocks()
+
+        def gate(name: str) -> SSAValue:
+            return b.narrow(self.gates, rank - 1, block[name] * h, h)
+
+        i, f = b.sigmoid(gate("input")), b.sigmoid(gate("forget"))
+        cell = b.add(b.mul(f, self.prev_cell), b.mul(i, b.tanh(gate("cell"))))
+        return [b.mul(b.sigmoid(gate("output")), b.tanh(cell)), cell]
+
+
 @irdl_op_definition
 class FusedAttentionBlockOp(ShapedOp):
     """A whole attention block on ``hidden`` [B, S, E]:
@@ -3606,7 +3680,7 @@ MIR_OPS: list[type[ShapedOp]] = [
     AttentionOp, RopeOp,
     QuantizeOp, DequantizeOp, FakeQuantizeOp,
     FusedMatmulBiasActOp, FusedSwigluOp, FusedResidualRmsNormOp, FusedResidualLayerNormOp,
-    FusedConvBiasActOp, FusedScaleShiftActOp, FusedAttentionBlockOp,
+    FusedConvBiasActOp, FusedScaleShiftActOp, FusedLstmCellOp, FusedAttentionBlockOp,
     IntegerMatmulOp, IntegerConvOp,
     ElementwiseRegionOp, YieldOp,
     DimsOp,
@@ -3619,6 +3693,7 @@ __all__ = [op.__name__ for op in MIR_OPS] + [
     "BOOL_SCALAR",
     "CONTROL_FLOW_OPS",
     "I64_SCALAR",
+    "LSTM_GATES",
     "MIR",
     "MIR_OPS",
     "ControlFlowOp",

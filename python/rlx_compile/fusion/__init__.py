@@ -6,7 +6,7 @@
 Stage order (each a pass; the list keeps the passes whose fused ops are claimed):
 recognition of the decompositions exporters write (clip, hard sigmoid/swish, leaky
 ReLU, GELU, RMSNorm, rotary embeddings,
-scaled dot-product attention), attention blocks, SwiGLU,
+scaled dot-product attention), attention blocks, SwiGLU, LSTM cells,
 conv + batch norm folding, per-channel scale/shift folding into convs, conv + bias +
 activation, matmul + bias + activation, per-channel scale-shifts (batch norms no conv
 took) + activation, residual norms, shared-input matmuls, then elementwise
@@ -45,6 +45,7 @@ def fusion_pattern_types() -> list[type]:
     from rlx_compile.transforms.fuse_attention_block import FuseAttentionBlock
     from rlx_compile.transforms.fuse_conv_bias_act import FuseConvBiasAct
     from rlx_compile.transforms.fuse_gelu import FuseGelu
+    from rlx_compile.transforms.fuse_lstm_cell import FuseLstmCell
     from rlx_compile.transforms.fuse_matmul_bias_act import FuseMatmulBiasAct
     from rlx_compile.transforms.fuse_residual_norm import FuseResidualLayerNorm, FuseResidualRmsNorm
     from rlx_compile.transforms.fuse_rms_norm import FoldRmsNormScale, FuseRmsNorm
@@ -57,7 +58,8 @@ def fusion_pattern_types() -> list[type]:
     return [
         FuseClip, FuseHardSigmoid, FuseHardSwish, FuseLeakyRelu,
         FuseGelu, FuseRmsNorm, FoldRmsNormScale, FuseRope, FusePartialRope, FuseAttention,
-        FuseAttentionBlock, FuseSwigluDualMatmul, FuseSwigluNarrow, FoldConvBatchNorm,
+        FuseAttentionBlock, FuseSwigluDualMatmul, FuseSwigluNarrow, FuseLstmCell,
+        FoldConvBatchNorm,
         FoldConvAffine, FuseConvBiasAct, FuseMatmulBiasAct, FuseScaleShift, FuseResidualRmsNorm,
         FuseResidualLayerNorm,
         FuseSharedInputMatmul, MarkElementwiseRegion,
@@ -80,6 +82,7 @@ def _select(
     from rlx_compile.transforms.fuse_attention_block import FuseAttentionBlockPass
     from rlx_compile.transforms.fuse_conv_bias_act import FuseConvBiasActPass
     from rlx_compile.transforms.fuse_gelu import FuseGeluPass
+    from rlx_compile.transforms.fuse_lstm_cell import FuseLstmCellPass
     from rlx_compile.transforms.fuse_matmul_bias_act import FuseMatmulBiasActPass
     from rlx_compile.transforms.fuse_residual_norm import FuseResidualNormPass
     from rlx_compile.transforms.fuse_rms_norm import FuseRmsNormPass
@@ -105,6 +108,7 @@ def _select(
         (c(mir.AttentionOp.name), FuseAttentionPass),
         (c(mir.FusedAttentionBlockOp.name), FuseAttentionBlockPass),
         (c(mir.FusedSwigluOp.name), FuseSwigluPass),
+        (c(mir.FusedLstmCellOp.name), FuseLstmCellPass),
         (c(mir.ConvOp.name) and c(mir.BatchNormOp.name), FoldConvBatchNormPass),
         (c(mir.ConvOp.name), FoldConvAffinePass),
         (c(mir.FusedConvBiasActOp.name), FuseConvBiasActPass),

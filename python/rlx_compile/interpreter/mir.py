@@ -525,6 +525,20 @@ def _fused_scale_shift_act(op: mir.FusedScaleShiftActOp, args: Arrays, env: Env)
     return [K.activation(y, op.props().enum("activation"), op.props().floats("act_params"))]
 
 
+@impl(mir.FusedLstmCellOp)
+def _fused_lstm_cell(op: mir.FusedLstmCellOp, args: Arrays, env: Env) -> Arrays:
+    """narrow the gate blocks -> sigmoid (i, f, o) / tanh (g) -> f·c + i·g -> o·tanh."""
+    gates, prev = args
+    h, axis, block = prev.shape[-1], gates.ndim - 1, op.gate_blocks()
+
+    def gate(name: str, fn: str) -> np.ndarray:
+        return K.unary(fn, K.narrow(gates, axis, block[name] * h, h))
+
+    i, f = gate("input", "sigmoid"), gate("forget", "sigmoid")
+    cell = K.binary("add", K.binary("mul", f, prev), K.binary("mul", i, gate("cell", "tanh")))
+    return [K.binary("mul", gate("output", "sigmoid"), K.unary("tanh", cell)), cell]
+
+
 def _split_heads(x: np.ndarray, heads: int, head_dim: int) -> np.ndarray:
     """[B, S, heads·D] -> reshape [B, S, heads, D] -> transpose [B, heads, S, D]."""
     b, s = x.shape[:2]

@@ -1,13 +1,13 @@
 """cpu: the reference kernels (``rlx_compile.interpreter``, run in the arena).
 
 Claims every primitive and every fused op the reference kernels implement: the fused
-matmul, conv, per-channel scale-shift, SwiGLU, residual norms and the attention block,
-and the integer matmul/conv that int8 quantisation runs on (RLX's own CPU backend has no
-fused conv; ours does, and fusing it saves the conv's full-size intermediate).
-Elementwise regions are unfused: a CPU runs op by op. No fusion size limits. The kernels
-broadcast like NumPy, so no broadcast is materialised (RLX's CPU kernels index operands
-modulo their size and need ``legalize-broadcast``; an explicit expand costs a full-size
-buffer per broadcast operand).
+matmul, conv, per-channel scale-shift, SwiGLU, LSTM cell, residual norms and the
+attention block, and the integer matmul/conv that int8 quantisation runs on (RLX's own
+CPU backend has no fused conv; ours does, and fusing it saves the conv's full-size
+intermediate). Elementwise regions are unfused: a CPU runs op by op. No fusion size
+limits. The kernels broadcast like NumPy, so no broadcast is materialised (RLX's CPU
+kernels index operands modulo their size and need ``legalize-broadcast``; an explicit
+expand costs a full-size buffer per broadcast operand).
 """
 
 from rlx_compile.dialects import mir
@@ -33,6 +33,7 @@ TARGET = Target(
         mir.FusedAttentionBlockOp.name,
         mir.FusedConvBiasActOp.name,
         mir.FusedScaleShiftActOp.name,
+        mir.FusedLstmCellOp.name,
         REGION,
     },
     limits=FusionLimits(max_region_steps=UNBOUNDED, max_region_inputs=UNBOUNDED),

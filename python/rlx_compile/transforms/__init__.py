@@ -127,6 +127,12 @@ def _fuse_scale_shift() -> type[ModulePass]:
     return FuseScaleShiftPass
 
 
+def _fuse_lstm_cell() -> type[ModulePass]:
+    from rlx_compile.transforms.fuse_lstm_cell import FuseLstmCellPass
+
+    return FuseLstmCellPass
+
+
 def _fuse_activations() -> type[ModulePass]:
     from rlx_compile.transforms.fuse_activations import FuseActivationsPass
 
@@ -264,6 +270,7 @@ RLX_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "fuse-rope": _fuse_rope,
     "fuse-attention": _fuse_attention,
     "fuse-swiglu": _fuse_swiglu,
+    "fuse-lstm-cell": _fuse_lstm_cell,
     "fold-conv-batch-norm": _fold_conv_batch_norm,
     "fuse-conv-bias-act": _fuse_conv_bias_act,
     "fuse-matmul-bias-act": _fuse_matmul_bias_act,

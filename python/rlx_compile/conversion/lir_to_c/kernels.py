@@ -845,6 +845,19 @@ def _fused_scale_shift_act(e: OpEmitter) -> None:
     activation(e, act, y, y, params)
 
 
+@lowers(mir.FusedLstmCellOp)
+def _fused_lstm_cell(e: OpEmitter) -> None:
+    """The gate blocks' sigmoid / tanh, f·c + i·g, o·tanh: one pass over the rows, each
+    step rounded as the chain's kernels round it."""
+    (gates, prev), (h, c) = e.args, e.outs
+    order = e.op.props().ints("gate_order")  # type: ignore[attr-defined]
+    hidden = prev.shape[-1] if prev.rank else 1
+    rows = prev.size // hidden if hidden else 0
+    sfx = e.suffix(gates, FLOATS)
+    e.call(f"rlx_lstm_cell_{sfx}", rows, hidden, Ints(tuple(order)), h.loc, c.loc, gates.loc,
+           prev.loc)  # fmt: skip
+
+
 @lowers(mir.LrnOp)
 def _lrn(e: OpEmitter) -> None:
     (x,), (y,) = e.args, e.outs

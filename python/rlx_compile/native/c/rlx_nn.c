@@ -258,3 +258,32 @@ RLX_FAKE_QUANT(bf16, f64, uint16_t, double, rlx_bf16_to_f32, rlx_f64_to_bf16)
         return 0;                                                                       \
     }
 RLX_FLOAT_TYPES(RLX_LRN, _)
+
+/* ---- lstm cell (mir.fused_lstm_cell) ------------------------------------------------- */
+/* gates [rows, 4 * hidden] (the input, output, forget and cell gates' blocks at
+ * order[0..3] * hidden), prev [rows, hidden] -> h, c [rows, hidden]: i, f, o = sigmoid,
+ * g = tanh, c = f * prev + i * g, h = o * tanh(c), each step rounded to T as the
+ * unfused chain's kernels round it. */
+#define RLX_ROUNDED(CT, LOAD, STORE, v) ((CT)LOAD(STORE(v)))
+#define RLX_LSTM_CELL(sfx, T, CT, CF, LOAD, STORE, ...)                                  \
+    int rlx_lstm_cell_##sfx(int64_t rows, int64_t hidden, const int64_t *order, void *h, \
+                            void *c, const void *gates, const void *prev) {              \
+        const T *pg = (const T *)gates, *pp = (const T *)prev;                           \
+        T *ph = (T *)h, *pc = (T *)c;                                                    \
+        int64_t gi = order[0] * hidden, go = order[1] * hidden, gf = order[2] * hidden;  \
+        int64_t gc = order[3] * hidden, r, j;                                            \
+        for (r = 0; r < rows; r++, pg += 4 * hidden, pp += hidden, ph += hidden, pc += hidden) \
+            for (j = 0; j < hidden; j++) {                                               \
+                CT i = RLX_ROUNDED(CT, LOAD, STORE, rlx_s_sigmoid_##CF((CT)LOAD(pg[gi + j]))); \
+                CT f = RLX_ROUNDED(CT, LOAD, STORE, rlx_s_sigmoid_##CF((CT)LOAD(pg[gf + j]))); \
+                CT g = RLX_ROUNDED(CT, LOAD, STORE, rlx_s_tanh_##CF((CT)LOAD(pg[gc + j])));    \
+                CT o = RLX_ROUNDED(CT, LOAD, STORE, rlx_s_sigmoid_##CF((CT)LOAD(pg[go + j]))); \
+                CT kept = RLX_ROUNDED(CT, LOAD, STORE, f * (CT)LOAD(pp[j]));            \
+                CT added = RLX_ROUNDED(CT, LOAD, STORE, i * g);                          \
+                CT cell = RLX_ROUNDED(CT, LOAD, STORE, kept + added);                    \
+                pc[j] = STORE(cell);                                                     \
+                ph[j] = STORE(o * RLX_ROUNDED(CT, LOAD, STORE, rlx_s_tanh_##CF(cell)));  \
+            }                                                                            \
+        return 0;                                                                        \
+    }
+RLX_FLOAT_TYPES(RLX_LSTM_CELL, _)
