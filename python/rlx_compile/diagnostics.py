@@ -13,12 +13,14 @@ pass manager they go to stderr. ``collect_warnings`` captures them instead.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, OpResult, SSAValue
+from xdsl.pattern_rewriter import PatternRewriterListener
 from xdsl.utils.exceptions import (
     DiagnosticException,
     ParseError,
@@ -26,7 +28,7 @@ from xdsl.utils.exceptions import (
     VerifyException,
 )
 
-from rlx_compile.dialects.common import trusting_build_inference
+from rlx_compile.dialects.common import share_inference_record, trusting_build_inference
 from rlx_compile.dialects.signature import use_signature_check
 from rlx_compile.ir import location_str, parse_error_line
 
@@ -138,63 +140,270 @@ def verify_module(module: Operation, context: str | None = None, *, full: bool =
     reads its body) and, for an op with regions, the terminators of its blocks (they
     check against their parent). Ops are checked one by one (not recursively) so the
     offending op is known, which ``Operation.verify`` on the module alone does not tell;
-    so is the order of definitions within every block.
+    so is the order of definitions of every changed op against its operands and users.
     """
-    dirty: dict[Operation, None] = {}
-    stamps: list[tuple[Operation, Stamp]] = []
-    for op in module.walk():
-        stamp = _stamp(op)
-        if full or _verified_stamp(op) != stamp:
-            stamps.append((op, stamp))
-            dirty[op] = None
-            for region in op.regions:
-                for block in region.blocks:
-                    if (last := block.last_op) is not None:
-                        dirty[last] = None
-            parent = op.parent_op()
-            while parent is not None and parent not in dirty:
-                dirty[parent] = None
-                parent = parent.parent_op()
-    if not dirty:
-        return
-    with nullcontext() if full else trusting_build_inference():
-        _verify_dirty(module, dirty, context)
-    for op, stamp in stamps:
-        op.__dict__[_STAMP] = stamp
+    dirty = _Dirty()
+    dirty.compare(module.walk(), full=full)
+    dirty.verify(context, trust=not full)
 
 
-def _verify_dirty(module: Operation, dirty: dict[Operation, None], context: str | None) -> None:
-    for op in module.walk():  # walk order: the first bad op is the one named
-        if op not in dirty:
-            continue
-        use_signature_check(type(op))
-        try:
-            op.verify(verify_nested_ops=False)
-        except (VerifyException, DiagnosticException) as err:
-            raise VerifyFailure(op, first_line(err), context) from None
+def verify_changes(module: Operation, log: ChangeLog, context: str | None = None) -> None:
+    """Verify what a pass reported changing in ``module`` (see ``ChangeLog``), as
+    ``verify_module`` does what its stamps show: the reported ops (and the ops using
+    their results), the ops of every block reported as changed whose stamp differs, with
+    their ancestors and terminators. What was not reported is left to the full verify."""
+    dirty = _Dirty()
+    for block in log.blocks:
+        if _in_module(block.parent_op(), module):
+            dirty.compare(block.walk(), full=False)
+    for op in log.ops:
+        if op.parent is not None and _in_module(op, module):
+            dirty.add(op, reported=True)
+            for result in op.results:
+                for use in result.uses:
+                    dirty.add(use.operation, reported=False)
+    for block in log.emptied:
+        if _in_module(block.parent_op(), module) and (last := block.last_op) is not None:
+            dirty.add(last, reported=False)
+    dirty.verify(context, trust=True)
+
+
+def _in_module(op: Operation | None, module: Operation) -> bool:
+    while op is not None and op is not module:
+        op = op.parent_op()
+    return op is module
+
+
+class _Dirty:
+    """The ops to verify, each with its position in the walk that met it (the walk's
+    order names the first bad op; ops no walk met come after, in the order added) and
+    what to check of its place in its block: nothing (``_KEPT``: it is verified because
+    what it reads or ends changed), its operands' (``_READS``: a new op, or one whose
+    operands changed), or also its users' (``_MOVED``)."""
+
+    def __init__(self) -> None:
+        self.ops: dict[Operation, tuple[int, int]] = {}
+        self.stamps: list[tuple[Operation, Stamp]] = []
+        self.region_ops: dict[Operation, int] = {}
+        self.index = 0
+        self.full = False
+
+    def compare(self, ops: Iterable[Operation], *, full: bool) -> None:
+        """Walk ``ops`` (in walk order): the ops whose stamp differs (all when ``full``)
+        and the terminators of their regions' blocks."""
+        self.full = self.full or full
+        found = self.ops
+        for op in ops:
+            i = self.index = self.index + 1
+            if op.regions:
+                self.region_ops[op] = i
+            stamp = _stamp(op)
+            old = op.__dict__.get(_STAMP)
+            if full or old != stamp:
+                self.stamps.append((op, stamp))
+                moved = old is not None and (old[0] is not stamp[0] or old[1] is not stamp[1])
+                found[op] = (i, _MOVED if moved else _READS)
+                self._add_terminators(op)
+            elif op in found:
+                found[op] = (i, found[op][1])  # a terminator, at its place in the walk
+
+    def add(self, op: Operation, *, reported: bool) -> None:
+        """A reported op (with its body), or one that reads or ends what was."""
+        at = self.ops.get(op)
+        level = _MOVED if reported else _KEPT
+        if at is not None and at[1] >= level:
+            return
+        self.ops[op] = (_UNWALKED if at is None else at[0], level)
+        if reported:
+            self.stamps.append((op, ()))  # stamped once verified
+            for nested in op.walk():
+                if nested is not op:
+                    self.add(nested, reported=True)
+            self._add_terminators(op)
+
+    def _add_terminators(self, op: Operation) -> None:
         for region in op.regions:
             for block in region.blocks:
-                _check_defined_before_use(block, context)
+                if (last := block.last_op) is not None and last not in self.ops:
+                    self.ops[last] = (_UNWALKED, _KEPT)
+
+    def verify(self, context: str | None, *, trust: bool) -> None:
+        if not self.ops:
+            return
+        ops = self.ops
+        for op in list(ops):  # ancestors: a region op's verifier reads its body
+            parent = op.parent_op()
+            while parent is not None and parent not in ops:
+                ops[parent] = (self.region_ops.get(parent, _UNWALKED), _KEPT)
+                parent = parent.parent_op()
+        ordered = sorted(ops.items(), key=lambda item: item[1][0])  # stable: report order
+        if self.full:  # every op: each block read once, in order
+            for op, _ in ordered:
+                for region in op.regions:
+                    for block in region.blocks:
+                        _check_defined_before_use(block, context)
+        else:
+            order = _BlockOrder()
+            for op, (_, level) in ordered:
+                if level:
+                    order.check(op, level, context)
+        with trusting_build_inference() if trust else nullcontext():
+            for op, _ in ordered:
+                use_signature_check(type(op))
+                try:
+                    op.verify(verify_nested_ops=False)
+                except (VerifyException, DiagnosticException) as err:
+                    raise VerifyFailure(op, first_line(err), context) from None
+        for op, stamp in self.stamps:
+            op.__dict__[_STAMP] = stamp or _stamp(op)
+
+
+_KEPT, _READS, _MOVED = 0, 1, 2
+
+_UNWALKED = 1 << 62
+"""The position of an op no walk met: after those it met, in the order they were added."""
+
+
+class _BlockOrder:
+    """Positions of ops in their blocks, numbered once per block when first asked."""
+
+    def __init__(self) -> None:
+        self.blocks: dict[Block, dict[Operation, int]] = {}
+
+    def position(self, op: Operation, block: Block) -> int:
+        positions = self.blocks.get(block)
+        if positions is None:
+            positions = self.blocks[block] = {o: i for i, o in enumerate(block.ops)}
+        return positions[op]
+
+    def check(self, op: Operation, level: int, context: str | None) -> None:
+        """Within its block, ``op``'s operands come from earlier ops and, if it moved,
+        its users come later (xDSL does not check dominance, and graphs are executed in
+        block order). A new op's users, and an op's new users, have operands that
+        changed: they are checked as readers."""
+        block = op.parent
+        if block is None:
+            return
+        here = -1
+        for value in op._operands:  # the tuple behind op.operands
+            if isinstance(value, OpResult) and value.op.parent is block:
+                if here < 0:
+                    here = self.position(op, block)
+                if self.position(value.op, block) >= here:
+                    message = f"{_value_name(value)} is used before it is defined"
+                    raise VerifyFailure(op, message, context)
+        if level < _MOVED:
+            return
+        for result in op.results:
+            for use in result.uses:
+                user = use.operation
+                if user.parent is block:
+                    if here < 0:
+                        here = self.position(op, block)
+                    if self.position(user, block) <= here:
+                        message = f"{_value_name(result)} is used before it is defined"
+                        raise VerifyFailure(user, message, context)
 
 
 def _check_defined_before_use(block: Block, context: str | None) -> None:
-    """Within a block, every operand produced in that block comes from an earlier op
-    (xDSL does not check dominance, and graphs are executed in block order)."""
+    """Within a block, every operand produced in that block comes from an earlier op."""
     seen: set[SSAValue] = set()
     for op in block.ops:
         for value in op.operands:
             if isinstance(value, OpResult) and value.op.parent is block and value not in seen:
-                name = f"%{value.name_hint}" if value.name_hint else "an operand"
-                raise VerifyFailure(op, f"{name} is used before it is defined", context)
+                message = f"{_value_name(value)} is used before it is defined"
+                raise VerifyFailure(op, message, context)
         seen.update(op.results)
 
 
-def mark_verified(source: Operation, copy: Operation) -> None:
-    """Record ``copy`` (a clone of ``source``) as verified wherever ``source`` is: a clone
-    verifies exactly as its original does."""
-    for a, b in zip(source.walk(), copy.walk(), strict=True):
-        if _verified_stamp(a) == _stamp(a):
-            b.__dict__[_STAMP] = _stamp(b)
+def _value_name(value: SSAValue) -> str:
+    return f"%{value.name_hint}" if value.name_hint else "an operand"
+
+
+def verified_clone(module: ModuleOp) -> ModuleOp:
+    """A copy of ``module``, after verifying it, recorded as verified: a clone verifies
+    exactly as its original does."""
+    verify_module(module)
+    copy = module.clone()
+    for source, op in zip(module.walk(), copy.walk(), strict=True):
+        op.__dict__[_STAMP] = _stamp(op)
+        share_inference_record(source, op)
+    return copy
+
+
+# ---------------------------------------------------------------------------------
+# What a pass reports changing
+# ---------------------------------------------------------------------------------
+
+
+class ChangeLog:
+    """What a pass reported changing while it ran (``recording_changes``), for the
+    verify after it: ops created, modified or moved (``note_changed``, with the ops of
+    their bodies), blocks ops were erased from (``note_removed``), and blocks in which
+    anything may have changed (``note_block_changed``: their ops are compared with their
+    stamps). A pass whose rewriters carry ``change_listener()`` reports through them."""
+
+    def __init__(self) -> None:
+        self.ops: dict[Operation, None] = {}
+        self.emptied: dict[Block, None] = {}
+        self.blocks: dict[Block, None] = {}
+        self.listener = PatternRewriterListener(
+            operation_insertion_handler=[self.changed],
+            operation_modification_handler=[self.changed],
+            operation_removal_handler=[self.removed],
+        )
+
+    def changed(self, op: Operation) -> None:
+        self.ops[op] = None
+
+    def removed(self, op: Operation) -> None:
+        if op.parent is not None:
+            self.emptied[op.parent] = None
+        self.ops.pop(op, None)
+
+
+_CHANGES: ContextVar[ChangeLog | None] = ContextVar("rlx_changes", default=None)
+_INERT = PatternRewriterListener()
+
+
+@contextmanager
+def recording_changes() -> Iterator[ChangeLog]:
+    """Collect what the code inside the block reports changing."""
+    log = ChangeLog()
+    token = _CHANGES.set(log)
+    try:
+        yield log
+    finally:
+        _CHANGES.reset(token)
+
+
+def note_changed(*ops: Operation) -> None:
+    """Report ops a pass created (with their bodies), modified or moved without a
+    rewriter carrying ``change_listener()``. A no-op when nothing records."""
+    if (log := _CHANGES.get()) is not None:
+        for op in ops:
+            log.changed(op)
+
+
+def note_removed(op: Operation) -> None:
+    """Report an op about to be erased or detached from its block."""
+    if (log := _CHANGES.get()) is not None:
+        log.removed(op)
+
+
+def note_block_changed(block: Block) -> None:
+    """Report that anything in ``block`` (and the blocks nested in it) may have changed:
+    its ops are compared with their stamps."""
+    if (log := _CHANGES.get()) is not None:
+        log.blocks[block] = None
+
+
+def change_listener() -> PatternRewriterListener:
+    """A listener for a pass's rewriters (``PatternRewriteWalker(listener=...)``,
+    ``PatternRewriter.extend_from_listener``) that reports what they insert, modify and
+    erase."""
+    log = _CHANGES.get()
+    return _INERT if log is None else log.listener
 
 
 # ---------------------------------------------------------------------------------

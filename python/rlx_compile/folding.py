@@ -28,6 +28,7 @@ from xdsl.passes import ModulePass
 from xdsl.traits import Pure
 from xdsl.transforms.dead_code_elimination import would_be_trivially_dead
 
+from rlx_compile.diagnostics import note_block_changed
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.traits import is_leaf
 from rlx_compile.dialects.types import TensorType
@@ -169,13 +170,15 @@ class KnownValuesPass(ModulePass):
     def _run_nested(self, block: Block) -> None:
         """A block, then the blocks of the regions left in it (a block first: it may
         replace an if by its taken branch, whose ops then join it)."""
-        self.run_block(block)
+        if self.run_block(block):
+            note_block_changed(block)
         for op in list(block.ops):
             for region in op.regions:
                 for nested in region.blocks:
                     self._run_nested(nested)
 
-    def run_block(self, block: Block) -> None:
+    def run_block(self, block: Block) -> bool:
+        """Evaluate ``block``; whether it changed it (reported to the verify after the pass)."""
         raise NotImplementedError
 
 

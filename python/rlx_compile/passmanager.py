@@ -15,6 +15,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -35,6 +36,8 @@ from rlx_compile.diagnostics import (
     VerifyFailure,
     first_line,
     handle_warnings,
+    recording_changes,
+    verify_changes,
     verify_module,
 )
 from rlx_compile.dialects.signature import generic_signature_checks
@@ -178,9 +181,10 @@ class Instrumentation:
     verify_each: bool | str = True
     """After every pass, verify what it changed (``changed``, True: the ops it created or
     modified, their ancestors and whatever reads them, which names the first pass to
-    produce invalid IR), every op (``full``), or nothing (``off``, False). Whatever the
-    mode, the result is verified in full after the last pass, and so is the IR a pass
-    fails on."""
+    produce invalid IR -- what a pass that ``reports_changes`` reported, and for any
+    other pass every op whose stamp differs), every op (``full``), or nothing (``off``,
+    False). Whatever the mode, the result is verified in full after the last pass, and so
+    is the IR a pass fails on."""
     print_before_all: bool = False
     print_after_all: bool = False
     print_after_change: bool = False
@@ -202,6 +206,13 @@ class PassRecord:
 PassCallback = Callable[[ModulePass, ModuleOp], None]
 
 
+def reports_changes(p: ModulePass) -> bool:
+    """Whether ``p`` reports what it changes (``REPORTS_CHANGES = True`` on its class:
+    through ``diagnostics.change_listener`` or the ``note_*`` calls), so that the verify
+    after it checks only that; any other pass has every op's stamp compared."""
+    return bool(getattr(type(p), "REPORTS_CHANGES", False))
+
+
 class PassManager:
     def __init__(
         self,
@@ -218,18 +229,21 @@ class PassManager:
         self.records: list[PassRecord] = []
         self.warnings: list[PassWarning] = []
 
-    def run(self, module: ModuleOp) -> ModuleOp:
+    def run(self, module: ModuleOp, *, verified: bool = False) -> ModuleOp:
+        """Run the passes on ``module`` (``verified``: the caller verified it, and
+        recorded it as verified, with ``verify_module``)."""
         if verify_mode(self.inst.verify_each) == "full":
             # Every op in full: with xDSL's generic signature checks, not the specialised ones.
             with generic_signature_checks():
-                return self._run(module)
-        return self._run(module)
+                return self._run(module, verified)
+        return self._run(module, verified)
 
-    def _run(self, module: ModuleOp) -> ModuleOp:
+    def _run(self, module: ModuleOp, verified: bool) -> ModuleOp:
         inst = self.inst
         mode = verify_mode(inst.verify_each)
-        if mode != "off":
+        if mode != "off" and not (verified and mode == "changed"):
             verify_module(module, full=mode == "full")
+        unwalked: dict[str, None] = {}  # passes trusted to report their changes since the last walk
         track_text = inst.print_after_change or inst.reproducer is not None
         if inst.dump_dir is not None:
             inst.dump_dir.mkdir(parents=True, exist_ok=True)
@@ -240,8 +254,12 @@ class PassManager:
             if inst.print_before_all:
                 self._print(f"// -----// IR Dump Before {spec} //----- //", module)
             start = time.perf_counter()
+            tracked = mode == "changed" and reports_changes(p)
             try:
-                with handle_warnings(self._warn):
+                with (
+                    handle_warnings(self._warn),
+                    recording_changes() if tracked else nullcontext() as log,
+                ):
                     p.apply(self.ctx, module)
             except DiagnosticException as err:
                 at = err.op if isinstance(err, OpPassFailure) else None
@@ -250,8 +268,19 @@ class PassManager:
                 self._fail(p, index, module, text_before, f"{type(err).__name__}: {err}")
             seconds = time.perf_counter() - start
             if mode != "off":
+                context = f"after pass '{pass_spec(p)}'"
                 try:
-                    verify_module(module, f"after pass '{pass_spec(p)}'", full=mode == "full")
+                    if log is not None:
+                        verify_changes(module, log, context)
+                        unwalked[pass_spec(p)] = None
+                    else:
+                        if unwalked:  # what they did not report shows here first
+                            context += (
+                                f"; or a change that an earlier pass ({', '.join(unwalked)}) "
+                                "did not report: --verify-each=full finds the pass"
+                            )
+                        verify_module(module, context, full=mode == "full")
+                        unwalked.clear()
                 except Exception:
                     if inst.print_after_failure:
                         self._print(f"// -----// IR Dump After {spec} Failed //----- //", module)

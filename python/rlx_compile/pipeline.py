@@ -26,7 +26,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from rlx_compile import env
-from rlx_compile.diagnostics import PassWarning, RlxError, mark_verified, verify_module
+from rlx_compile.diagnostics import PassWarning, RlxError, verified_clone
 from rlx_compile.dialects import lir
 from rlx_compile.dialects.common import kept_weights
 from rlx_compile.dialects.mir import run_time_symbols
@@ -489,10 +489,9 @@ class CompilePipeline:
                     "dim_bindings={...} or dim_ranges={...} (or plan_memory=False to stop "
                     "at MIR)"
                 )
-        work = module.clone()
-        if verify_mode(self.options.verify_each) == "changed":
-            verify_module(module)  # what an importer or builder verified is not checked again
-            mark_verified(module, work)
+        verified = verify_mode(self.options.verify_each) == "changed"
+        # What an importer or builder verified is not checked again.
+        work = verified_clone(module) if verified else module.clone()
         result = CompileResult(
             input=module, module=work, pipeline=self.pipeline, options=self.options
         )
@@ -508,7 +507,7 @@ class CompilePipeline:
         pm = PassManager(self._passes, inst, callback=after_pass)
         with collect_reports() as reports, self._calibration_scope(result):
             try:
-                pm.run(work)
+                pm.run(work, verified=verified)
             finally:
                 # The last report of each kind describes the module as compiled.
                 for report in reports:

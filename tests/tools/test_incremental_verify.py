@@ -7,16 +7,30 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ClassVar
 
 import pytest
 from xdsl.context import Context
+from xdsl.dialects import func
 from xdsl.dialects.builtin import DenseArrayBase, IntAttr, ModuleOp, i64
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from rlx_compile import ModuleBuilder
-from rlx_compile.diagnostics import PassFailure, VerifyFailure, verify_module
+from rlx_compile.diagnostics import (
+    ChangeLog,
+    PassFailure,
+    VerifyFailure,
+    change_listener,
+    note_block_changed,
+    note_changed,
+    note_removed,
+    verified_clone,
+    verify_changes,
+    verify_module,
+)
 from rlx_compile.dialects import mir
 from rlx_compile.passmanager import Instrumentation, PassManager, parse_pipeline
 from rlx_compile.pipeline import CompileError, CompilePipeline
@@ -117,9 +131,8 @@ def test_a_moved_op_is_checked_for_order() -> None:
     assert "is used before it is defined (after pass 'mutate')" in err.value.line()
 
 
-def test_unchanged_ops_are_not_verified_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    m = module()
-    verify_module(m)
+def spy_on_verify(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the ops verified from now on, in order."""
     seen: list[str] = []
     original = Operation.verify
 
@@ -128,6 +141,26 @@ def test_unchanged_ops_are_not_verified_again(monkeypatch: pytest.MonkeyPatch) -
         original(op, verify_nested_ops)
 
     monkeypatch.setattr(Operation, "verify", spy)
+    return seen
+
+
+def spy_on_transpose_inference(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """One entry per ``mir.transpose`` result inference from now on."""
+    calls: list[str] = []
+    original = mir.TransposeOp.infer.__func__  # type: ignore[attr-defined]
+
+    def spy(cls: type[mir.TransposeOp], props: object, **types: object) -> object:
+        calls.append(cls.name)
+        return original(cls, props, **types)
+
+    monkeypatch.setattr(mir.TransposeOp, "infer", classmethod(spy))
+    return calls
+
+
+def test_unchanged_ops_are_not_verified_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    m = module()
+    verify_module(m)
+    seen = spy_on_verify(monkeypatch)
     verify_module(m)
     assert seen == []
     relu = first(m, mir.ReluOp)
@@ -157,15 +190,8 @@ def test_a_built_op_is_inferred_again_once_its_properties_change() -> None:
 def test_result_types_inferred_at_construction_are_inferred_again_only_in_full(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    calls: list[str] = []
-    original = mir.TransposeOp.infer.__func__  # type: ignore[attr-defined]
-
-    def spy(cls: type[mir.TransposeOp], props: object, **types: object) -> object:
-        calls.append(cls.name)
-        return original(cls, props, **types)
-
     m = module()  # built: the transpose's result types were inferred then
-    monkeypatch.setattr(mir.TransposeOp, "infer", classmethod(spy))
+    calls = spy_on_transpose_inference(monkeypatch)
     verify_module(m)
     assert calls == []
     verify_module(m, full=True)
@@ -219,3 +245,151 @@ def test_a_change_inside_a_control_flow_region_is_caught_at_once(
     line = err.value.line()
     assert any(f"'{op}' op" in line for op in ("mir.relu", "mir.if", "mir.loop", "mir.yield"))
     assert line.endswith("(after pass 'mutate')")
+
+
+# -- passes that report what they change --------------------------------------------
+
+
+def reporting(edit: Callable[[ModuleOp], None]) -> ModulePass:
+    """A test pass named ``mutate`` that applies ``edit`` and is trusted to report what it
+    changes (``REPORTS_CHANGES``): the verify after it checks only what it reported."""
+
+    @dataclass(frozen=True)
+    class Reporting(ModulePass):
+        name = "mutate"
+        REPORTS_CHANGES: ClassVar[bool] = True
+
+        def apply(self, ctx: Context, op: ModuleOp) -> None:
+            edit(op)
+
+    return Reporting()
+
+
+def run_reporting(*passes: ModulePass) -> None:
+    PassManager([*passes, *parse_pipeline("cse")], Instrumentation(verify_each=True)).run(module())
+
+
+def give_transpose_the_identity(m: ModuleOp, *, report: bool) -> None:
+    """A valid new permutation that the transpose's 3x2 result no longer matches."""
+    t = first(m, mir.TransposeOp)
+    t.properties["perm"] = DenseArrayBase.from_list(i64, [0, 1])
+    if report:
+        note_changed(t)
+
+
+def test_a_reported_op_that_does_not_verify_is_caught_at_once_and_named() -> None:
+    with pytest.raises(VerifyFailure) as err:
+        run_reporting(reporting(lambda m: give_transpose_the_identity(m, report=True)))
+    line = err.value.line()
+    assert "'mir.transpose' op result type" in line
+    assert line.endswith("(after pass 'mutate')")
+
+
+def test_an_op_changed_but_not_reported_is_caught_by_the_final_verify() -> None:
+    with pytest.raises(VerifyFailure) as err:
+        run_reporting(reporting(lambda m: give_transpose_the_identity(m, report=False)))
+    line = err.value.line()
+    assert "'mir.transpose' op result type" in line
+    assert "after the pipeline" in line and "--verify-each=full finds the pass" in line
+
+
+def test_what_a_pass_did_not_report_shows_at_the_next_pass_that_is_not_trusted() -> None:
+    """The next pass compares every stamp; its message says an earlier pass may be the
+    one (the stamps cannot tell)."""
+    with pytest.raises(VerifyFailure) as err:
+        passes = [reporting(lambda m: give_transpose_the_identity(m, report=False)), mutate(print)]
+        PassManager(passes, Instrumentation(verify_each=True)).run(module())
+    line = err.value.line()
+    assert "(after pass 'mutate'; or a change that an earlier pass (mutate) did not report" in line
+
+
+def test_users_of_a_reported_op_are_verified_again() -> None:
+    """The input's new type is valid (an input's type is free); the relu reading it no
+    longer is, though only the input was reported."""
+
+    def retype_input(m: ModuleOp) -> None:
+        x = first(m, mir.InputOp)
+        Rewriter.replace_value_with_new_type(x.results[0], x.results[0].type.with_shape([2, 4]))
+        note_changed(x)
+
+    with pytest.raises(VerifyFailure) as err:
+        run_reporting(reporting(retype_input))
+    assert "'mir.relu' op" in err.value.line()
+    assert err.value.line().endswith("(after pass 'mutate')")
+
+
+def test_ops_reported_through_a_rewriter_listener_are_verified() -> None:
+    class Break(RewritePattern):
+        def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+            if isinstance(op, mir.ReluOp) and op.results[0].type.shape == (2, 3):
+                wrong = op.results[0].type.with_shape([3, 2])
+                rewriter.replace(op, mir.ReluOp.create(operands=[op.input], result_types=[wrong]))
+
+    def rewrite(m: ModuleOp) -> None:
+        PatternRewriteWalker(Break(), listener=change_listener()).rewrite_module(m)
+
+    with pytest.raises(VerifyFailure) as err:
+        run_reporting(reporting(rewrite))
+    assert "'mir.relu' op result" in err.value.line()
+    assert err.value.line().endswith("(after pass 'mutate')")
+
+
+def test_a_reported_block_has_its_ops_compared_with_their_stamps() -> None:
+    def break_and_report_block(m: ModuleOp) -> None:
+        give_transpose_the_identity(m, report=False)
+        note_block_changed(first(m, mir.ReluOp).parent_block())
+
+    with pytest.raises(VerifyFailure) as err:
+        run_reporting(reporting(break_and_report_block))
+    assert err.value.line().endswith("(after pass 'mutate')")
+
+
+def test_a_reported_move_is_checked_for_order() -> None:
+    def move_relu_last(m: ModuleOp) -> None:
+        relu = first(m, mir.ReluOp)
+        ret = relu.parent_block().last_op
+        relu.detach()
+        Rewriter.insert_op(relu, InsertPoint.before(ret))
+        note_changed(relu)
+
+    with pytest.raises(VerifyFailure) as err:
+        run_reporting(reporting(move_relu_last))
+    assert "is used before it is defined (after pass 'mutate')" in err.value.line()
+
+
+def test_a_removal_reports_the_block_it_left() -> None:
+    """Erasing the graph's terminator: the op now ending the block is verified again."""
+
+    def erase_return(m: ModuleOp) -> None:
+        ret = first(m, func.ReturnOp)
+        note_removed(ret)
+        Rewriter.erase_op(ret)
+
+    with pytest.raises(VerifyFailure) as err:
+        run_reporting(reporting(erase_return))
+    assert err.value.line().endswith("(after pass 'mutate')")
+
+
+def test_a_pass_reporting_nothing_has_nothing_verified(monkeypatch: pytest.MonkeyPatch) -> None:
+    m = module()
+    verify_module(m)
+    seen = spy_on_verify(monkeypatch)
+    log = ChangeLog()
+    verify_changes(m, log)
+    assert seen == []
+    relu = first(m, mir.ReluOp)
+    log.changed(relu)
+    verify_changes(m, log)
+    # The reported op, its user, and the graph and module holding them.
+    assert sorted(seen) == ["builtin.module", "func.func", "mir.relu", "mir.transpose"]
+
+
+def test_a_verified_clone_keeps_the_inference_records(monkeypatch: pytest.MonkeyPatch) -> None:
+    copy = verified_clone(module())
+    calls = spy_on_transpose_inference(monkeypatch)
+    for op in copy.walk():  # every op changed as far as the stamps can tell
+        op.__dict__.pop("_rlx_verified_stamp")
+    verify_module(copy)
+    assert calls == []
+    verify_module(copy, full=True)
+    assert calls == ["mir.transpose"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TypedDict
+from typing import ClassVar, TypedDict
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -24,6 +24,7 @@ from xdsl.pattern_rewriter import (
 )
 
 from rlx_compile.builder import GraphBuilder, ReplacingPattern, type_of
+from rlx_compile.diagnostics import note_block_changed
 from rlx_compile.dialects import hir
 from rlx_compile.dialects.common import FusionPolicy, MaskKind
 from rlx_compile.inlining import InlineRegion
@@ -211,6 +212,7 @@ class LowerHirToMirPass(ModulePass):
     """Lower every HIR block to MIR (fused ops for ``direct``, primitives for ``fusable``)."""
 
     name = "lower-hir-to-mir"
+    REPORTS_CHANGES: ClassVar[bool] = True
 
     policy: str = "keep"
     """``direct`` or ``fusable`` overrides every block's policy; ``keep`` keeps each one's."""
@@ -231,6 +233,7 @@ class LowerHirToMirPass(ModulePass):
             LowerConvBlock(policy),
             InlineRegion(),
         ]
-        PatternRewriteWalker(
+        if PatternRewriteWalker(
             GreedyRewritePatternApplier(patterns, dce_enabled=False), apply_recursively=True
-        ).rewrite_module(op)
+        ).rewrite_module(op):
+            note_block_changed(op.body.block)

@@ -648,6 +648,15 @@ were then (on the op: a clone starts without it)."""
 _TRUST_INFERRED: ContextVar[bool] = ContextVar("rlx_trust_inferred", default=False)
 
 
+def share_inference_record(source: Operation, copy: Operation) -> None:
+    """Give ``copy``, a clone of ``source``, the record of what ``source``'s result types
+    were inferred from: a clone's operand types, properties and result types are equal
+    to its original's, so what held of them holds of the copy."""
+    record = source.__dict__.get(_INFERRED_FROM)
+    if record is not None:
+        copy.__dict__[_INFERRED_FROM] = record
+
+
 @contextmanager
 def trusting_build_inference() -> Iterator[None]:
     """Within the block, an op whose operand types, properties and result types are

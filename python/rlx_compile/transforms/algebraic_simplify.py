@@ -34,6 +34,7 @@ Constants left unused are dce's to remove.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from xdsl.context import Context
@@ -48,6 +49,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
+from rlx_compile.diagnostics import note_block_changed
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.types import DType, TensorType, exactly_representable
 from rlx_compile.folding import constant_value
@@ -296,6 +298,7 @@ class AlgebraicSimplifyPass(ModulePass):
     """Peephole identities: x+0, x·1, x·0, double negation, transpose/reshape/cast chains."""
 
     name = "algebraic-simplify"
+    REPORTS_CHANGES: ClassVar[bool] = True
 
     assume_finite: bool = False
     """Also rewrite float x·0 to 0 (exact only when x holds no NaN or infinity)."""
@@ -307,4 +310,5 @@ class AlgebraicSimplifyPass(ModulePass):
             apply_recursively=True,
         )
         for graph in func_graphs(op):
-            walker.rewrite_region(graph.body)
+            if walker.rewrite_region(graph.body):
+                note_block_changed(graph.body.block)

@@ -18,6 +18,7 @@ there before is dce's business.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.ir import Block
 
@@ -37,9 +38,10 @@ class ConstantFoldPass(KnownValuesPass):
     """Evaluate all-constant subgraphs at compile time (reference semantics)."""
 
     name = "constant-fold"
+    REPORTS_CHANGES: ClassVar[bool] = True
 
-    def run_block(self, block: Block) -> None:
-        fold_block(block, self.max_elements)
+    def run_block(self, block: Block) -> bool:
+        return fold_block(block, self.max_elements) > 0
 
 
 def fold_block(block: Block, max_elements: int) -> int:

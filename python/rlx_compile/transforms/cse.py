@@ -22,6 +22,7 @@ their ops carry arena slots.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -29,6 +30,7 @@ from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.traits import IsolatedFromAbove, IsTerminator, Pure
 
+from rlx_compile.diagnostics import note_block_changed
 from rlx_compile.ir import func_graphs
 
 
@@ -108,7 +110,9 @@ class CSEPass(ModulePass):
     """Merge ops computing the same value (same op, operands in order, equal attributes)."""
 
     name = "cse"
+    REPORTS_CHANGES: ClassVar[bool] = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for graph in func_graphs(op):
-            cse_block(graph.body.block)
+            if cse_block(graph.body.block):
+                note_block_changed(graph.body.block)

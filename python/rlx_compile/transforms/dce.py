@@ -11,12 +11,14 @@ Planned ``lir.graph``s are left alone: their IO manifest names their leaves.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.transforms.dead_code_elimination import region_dce
 
+from rlx_compile.diagnostics import change_listener
 from rlx_compile.ir import func_graphs
 
 
@@ -25,7 +27,8 @@ class DCEPass(ModulePass):
     """Remove ops that no graph output depends on (inputs and calls stay)."""
 
     name = "dce"
+    REPORTS_CHANGES: ClassVar[bool] = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for graph in func_graphs(op):
-            region_dce(graph.body)
+            region_dce(graph.body, change_listener())

@@ -14,6 +14,7 @@ or they are marked ``rlx.main``; graphs nobody called stay.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -22,6 +23,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriteWalker
 from xdsl.utils.exceptions import PassFailedException
 
+from rlx_compile.diagnostics import note_block_changed
 from rlx_compile.inlining import InlineRegion, inline_call
 from rlx_compile.ir import func_graphs
 
@@ -63,6 +65,7 @@ class InlinePass(ModulePass):
     """Inline func.call of MIR functions and hir.region bodies into their users."""
 
     name = "inline"
+    REPORTS_CHANGES: ClassVar[bool] = True
 
     keep_callees: bool = False
     """Keep functions whose every call was inlined (by default they are removed)."""
@@ -78,8 +81,9 @@ class InlinePass(ModulePass):
                     called.append(target)
                 inline_call(call, by_name[target])
         walker = PatternRewriteWalker(InlineRegion(), apply_recursively=True)
-        for graph in graphs:
-            walker.rewrite_region(graph.body)
+        inlined = [walker.rewrite_region(graph.body) for graph in graphs]
+        if called or any(inlined):
+            note_block_changed(op.body.block)
         if self.keep_callees:
             return
         for name in called:

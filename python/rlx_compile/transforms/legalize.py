@@ -11,12 +11,13 @@ Options: ``target``; ``claims`` (MIR op names) replaces the target's claim set;
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import PassFailedException
 
-from rlx_compile.diagnostics import OpPassFailure
+from rlx_compile.diagnostics import OpPassFailure, note_block_changed
 from rlx_compile.legalization.dispatch import parse_policy, resolve_policy
 from rlx_compile.legalization.driver import convert
 from rlx_compile.reports import publish
@@ -28,6 +29,7 @@ class LegalizePass(TargetPass):
     """Rewrite ops the target does not claim into ops it does (or fail, listing them)."""
 
     name = "legalize"
+    REPORTS_CHANGES: ClassVar[bool] = True
 
     dispatch: str = ""
 
@@ -42,6 +44,8 @@ class LegalizePass(TargetPass):
         except ValueError as err:
             raise PassFailedException(str(err)) from None
         report = convert(op, self.resolved(), policy)
+        if report.rounds:  # a round that rewrote something
+            note_block_changed(op.body.block)
         publish(report)
         if not report.compile_ready:
             raise OpPassFailure(report.error_message(), report.first_offender().op)

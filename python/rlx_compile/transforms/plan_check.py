@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -23,6 +24,8 @@ class PlanCheckPass(ModulePass):
 
     report: bool = False
     """Print the check report of every graph to stderr, clean or not."""
+
+    REPORTS_CHANGES: ClassVar[bool] = True  # it changes nothing
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for graph in [g for g in op.ops if isinstance(g, lir.GraphOp)]:

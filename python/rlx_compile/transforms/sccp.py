@@ -22,6 +22,7 @@ without ``mir.where`` or ``mir.if`` is not touched.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from xdsl.ir import Block, Operation, SSAValue
@@ -45,9 +46,10 @@ class SCCPPass(KnownValuesPass):
     """Decide mir.where ops whose condition is known; fold and prune what follows."""
 
     name = "sccp"
+    REPORTS_CHANGES: ClassVar[bool] = True
 
-    def run_block(self, block: Block) -> None:
-        propagate_block(block, self.max_elements)
+    def run_block(self, block: Block) -> bool:
+        return propagate_block(block, self.max_elements)
 
 
 def _taken_arm(condition: np.ndarray) -> int | None:
