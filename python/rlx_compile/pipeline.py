@@ -32,7 +32,7 @@ from rlx_compile.dialects.common import kept_weights
 from rlx_compile.dialects.mir import run_time_symbols
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.fusion.report import FusionReport
-from rlx_compile.ir import fingerprint, graph_params, module_graphs, print_module
+from rlx_compile.ir import fewer_collections, fingerprint, graph_params, module_graphs, print_module
 from rlx_compile.legalization.dispatch import DispatchPolicy, KernelDispatchReport, resolve_policy
 from rlx_compile.memory.report import MemoryReport, memory_report
 from rlx_compile.params import save_bindings
@@ -476,6 +476,10 @@ class CompilePipeline:
 
     def compile(self, module: ModuleOp) -> CompileResult:
         """Compile a copy of ``module``; the caller's module is left untouched."""
+        with fewer_collections():  # a compile builds IR in bulk, as an import does
+            return self._compile(module)
+
+    def _compile(self, module: ModuleOp) -> CompileResult:
         if self.options.plan_memory and "specialize-dims" not in self.pipeline:
             symbols = sorted(
                 {s for op in module.walk() for r in op.results
