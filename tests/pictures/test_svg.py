@@ -4,6 +4,8 @@ hover title, no two boxes of a layer overlapping, rectangles where the plan puts
 from __future__ import annotations
 
 import itertools
+import math
+import random
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -15,7 +17,7 @@ from rlx_compile import CompilePipeline, ModuleBuilder
 from rlx_compile.frontends.onnx import import_model
 from rlx_compile.memory.lir_liveness import derive
 from rlx_compile.pictures import graph_svg, memory_svg
-from rlx_compile.pictures.svg import PANEL_H, PLOT_W, nice_ticks
+from rlx_compile.pictures.svg import PANEL_H, PLOT_W, _Reach, nice_ticks
 
 SVG = "{http://www.w3.org/2000/svg}"
 RESNET = Path(__file__).resolve().parents[2] / "examples" / "models" / "resnet18.onnx"
@@ -105,3 +107,27 @@ def test_nice_ticks() -> None:
     ticks = nice_ticks(693_248 / 1024, 726_656 / 1024)
     assert all(re.fullmatch(r"\d+(\.0)?", str(t)) for t in ticks)
     assert ticks[0] >= 693_248 / 1024 and ticks[-1] <= 726_656 / 1024
+
+
+def test_skip_edge_reach_matches_every_box_of_the_layers_passed() -> None:
+    # _Reach answers "the furthest right edge among the boxes of layers a..b-1 starting
+    # left of x" from O(log layers) bisections; here against a scan of every box.
+    rng = random.Random(7)
+    lefts, rights = [], []
+    for _ in range(37):
+        x, ls, rs = rng.uniform(-50, 50), [], []
+        for _ in range(rng.randrange(0, 6)):
+            x += rng.uniform(0, 40)
+            w = rng.uniform(10, 90)
+            ls.append(x)
+            rs.append(x + w)
+            x += w
+        lefts.append(ls)
+        rights.append(rs)
+    reach = _Reach(lefts, rights)
+    for _ in range(2000):
+        a = rng.randrange(0, 38)
+        b = rng.randrange(a, 38)
+        x = rng.uniform(-100, 800)
+        boxes = [r for k in range(a, b) for s, r in zip(lefts[k], rights[k], strict=True) if s < x]
+        assert reach.furthest(a, b, x) == max(boxes, default=-math.inf)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import html
+import itertools
 import math
 from dataclasses import dataclass, field
 from typing import cast
@@ -177,6 +178,47 @@ def _layout(nodes: list[_Node]) -> list[list[_Node]]:
     return layers
 
 
+class _Reach:
+    """The furthest right edge among the (padded) boxes of a run of layers that start
+    left of an x: a merge-sort tree over the layers, each node holding its layers' boxes
+    by left edge with the running maximum of their right edges, so a query is a
+    bisection in each of O(log layers) nodes (an edge passing every layer of a deep
+    graph, as a graph output read across it does, is not one bisection per layer)."""
+
+    def __init__(self, lefts: list[list[float]], rights: list[list[float]]) -> None:
+        size = 1
+        while size < len(lefts):
+            size *= 2
+        self.size = size
+        boxes: list[list[tuple[float, float]]] = [[] for _ in range(2 * size)]
+        for k, (ls, rs) in enumerate(zip(lefts, rights, strict=True)):
+            boxes[size + k] = list(zip(ls, rs, strict=True))
+        for i in range(size - 1, 0, -1):
+            boxes[i] = sorted(boxes[2 * i] + boxes[2 * i + 1])
+        self.lefts = [[b[0] for b in node] for node in boxes]
+        self.reach = [list(itertools.accumulate((b[1] for b in node), max)) for node in boxes]
+
+    def furthest(self, first: int, stop: int, x: float) -> float:
+        """The furthest right edge of the boxes of layers ``first``..``stop - 1`` whose
+        left edge is below ``x`` (-inf when there is none)."""
+        best = -math.inf
+        a, b = first + self.size, stop + self.size
+        while a < b:
+            if a & 1:
+                best = self._node(a, x, best)
+                a += 1
+            if b & 1:
+                b -= 1
+                best = self._node(b, x, best)
+            a //= 2
+            b //= 2
+        return best
+
+    def _node(self, i: int, x: float, best: float) -> float:
+        k = bisect.bisect_left(self.lefts[i], x)
+        return max(best, self.reach[i][k - 1]) if k else best
+
+
 def graph_svg(graph: Operation, title: str | None = None) -> str:
     """The dataflow graph of a MIR ``func.func`` or a ``lir.graph`` as SVG text."""
     nodes, skipped = _build_nodes(graph)
@@ -193,32 +235,27 @@ def graph_svg(graph: Operation, title: str | None = None) -> str:
     # would pass behind a box (a residual connection, say) takes a lane beside the boxes
     # it passes, so the skip is visible.
     edge_paths: list[str] = []
-    # The boxes of a layer are placed left to right without overlap, so their left and
-    # right edges both increase: the box reaching furthest right among those meeting an
-    # x range is the last one starting before the range ends (one bisection per layer).
-    lefts = [[m.x + shift - m.width / 2 - 6 for m in layer] for layer in layers]
+    reach = _Reach(
+        [[m.x + shift - m.width / 2 - 6 for m in layer] for layer in layers],
+        [[m.x + shift + m.width / 2 + 6 for m in layer] for layer in layers],
+    )
     for n in nodes:
         for p in n.preds:
             src = nodes[p]
             x1, y1 = src.x + shift, y_of(src) + NODE_H
             x2, y2 = n.x + shift, y_of(n)
             lo, hi = min(x1, x2), max(x1, x2)
-            lane = -math.inf
-            for k in range(src.layer + 1, n.layer):
-                i = bisect.bisect_left(lefts[k], hi) - 1
-                if i >= 0:
-                    m = layers[k][i]
-                    right = m.x + shift + m.width / 2 + 6
-                    if right > lo:
-                        lane = max(lane, right - 6)
-            if lane == -math.inf:
+            # the box of the layers passed reaching furthest right among those starting
+            # before the edge's x range ends: it meets the range if it reaches past lo
+            right = reach.furthest(src.layer + 1, n.layer, hi)
+            if right <= lo:
                 mid = (y1 + y2) / 2
                 edge_paths.append(
                     f"<path d='M{x1:.1f},{y1:.1f} C{x1:.1f},{mid:.1f} {x2:.1f},{mid:.1f} "
                     f"{x2:.1f},{y2:.1f}'/>"
                 )
                 continue
-            lane += 14
+            lane = right - 6 + 14
             max_x = max(max_x, lane - shift + 8)
             a, b = y1 + LAYER_GAP / 2, y2 - LAYER_GAP / 2
             edge_paths.append(
