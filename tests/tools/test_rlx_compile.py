@@ -4,12 +4,16 @@ precision and quantisation options, and one-line errors with status 1."""
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import io
 import json
 import os
 import shlex
 import stat
 import subprocess
 import sys
+import weakref
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -22,8 +26,10 @@ from onnx import TensorProto, helper
 from rlx_compile.dialects import lir
 from rlx_compile.frontends.onnx import import_model, param_values
 from rlx_compile.interpreter import ExecutionError, run_arena
-from rlx_compile.ir import main_graph, parse_module
+from rlx_compile.ir import BUILD_GC_THRESHOLD, main_graph, parse_module
 from rlx_compile.memory.lir_liveness import derive
+from rlx_compile.tools.cli import compile_gc
+from rlx_compile.tools.compile import run
 
 REPO = Path(__file__).resolve().parents[2]
 RLX_COMPILE = str(Path(sys.executable).parent / "rlx-compile")
@@ -99,6 +105,32 @@ def test_hir_model_json_reports_fused_ops(tmp_path: Path) -> None:
     assert isinstance(summary["fusion"], dict)
     assert "strategy=rlx" in summary["pipeline"]
     assert set(summary["dispatch"]) == {"native", "common_ir", "rewritten", "unsupported"}
+
+
+class _Cycle:
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_an_in_process_compile_leaves_the_collector_as_it_was(tmp_path: Path) -> None:
+    # compile_gc freezes what a compile builds; after the block its cycles are garbage
+    # the collector frees again, and the thresholds are the caller's.
+    before = gc.get_threshold()
+    with compile_gc() as settle:
+        assert gc.get_threshold()[0] >= BUILD_GC_THRESHOLD
+        cycle = _Cycle()
+        alive = weakref.ref(cycle)
+        settle()
+        assert gc.get_freeze_count() > 0
+        del cycle
+        gc.collect()
+        assert alive() is not None  # frozen: not collected inside the block
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
+    gc.collect()
+    assert alive() is None
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert run([str(DECODER), "--out", str(tmp_path / "out"), "--json"]) == 0
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0
 
 
 def _one_line_error(r: subprocess.CompletedProcess[str], text: str) -> None:

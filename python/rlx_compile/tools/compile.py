@@ -31,7 +31,7 @@ import re
 import shlex
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -65,6 +65,7 @@ from rlx_compile.tools.cli import (
     ArgumentParser,
     check_output_directory,
     cli_main,
+    compile_gc,
     staged_directory,
     write_atomic,
 )
@@ -392,11 +393,24 @@ def run(argv: Sequence[str] | None = None) -> int:
     args = build_arg_parser().parse_args(argv)
     check_options(args)
     check_output_directory(args.out, is_output_entry)  # before the work, not after it
+    with compile_gc() as settle:
+        summary = compile_and_write(args, settle)
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print_summary(args, summary)
+    return 0
+
+
+def compile_and_write(args: argparse.Namespace, settle: Callable[[], None]) -> dict[str, Any]:
+    """Import, compile and write ``--out``; the summary. ``settle()`` is called when the
+    imported module is built and again when the compiled one is (see ``compile_gc``)."""
     dims = parse_dims(args.dim)
     is_onnx = args.model.suffix == ".onnx"
     start = time.perf_counter()
     with Progress("rlx-compile: import") as progress:
         loaded = load(args.model, dims)
+        settle()
         sizes = {k: v for k, v in dims.items() if isinstance(v, int)}
         extra: dict[str, Any] = {
             k: getattr(args, k) for k in ("precision", "quantize") if getattr(args, k) is not None
@@ -427,13 +441,9 @@ def run(argv: Sequence[str] | None = None) -> int:
         pipeline.hooks.append(step)
         result = pipeline.compile(loaded.module)
     seconds = time.perf_counter() - start
+    settle()
     params = load_npz(args.params, "params") if args.params else loaded.params
-    summary = write_outputs(args, loaded, result, seconds, params)
-    if args.json:
-        print(json.dumps(summary))
-    else:
-        print_summary(args, summary)
-    return 0
+    return write_outputs(args, loaded, result, seconds, params)
 
 
 def emit_c(
