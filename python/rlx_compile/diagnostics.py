@@ -28,7 +28,7 @@ from xdsl.utils.exceptions import (
     VerifyException,
 )
 
-from rlx_compile.dialects.common import share_inference_record, trusting_build_inference
+from rlx_compile.dialects.common import share_inference_records, trusting_build_inference
 from rlx_compile.dialects.signature import use_signature_check
 from rlx_compile.ir import location_str, parse_error_line
 
@@ -325,9 +325,9 @@ def verified_clone(module: ModuleOp) -> ModuleOp:
     exactly as its original does."""
     verify_module(module)
     copy = module.clone()
-    for source, op in zip(module.walk(), copy.walk(), strict=True):
+    share_inference_records(module, copy)
+    for op in copy.walk():
         op.__dict__[_STAMP] = _stamp(op)
-        share_inference_record(source, op)
     return copy
 
 

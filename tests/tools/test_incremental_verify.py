@@ -393,3 +393,14 @@ def test_a_verified_clone_keeps_the_inference_records(monkeypatch: pytest.Monkey
     assert calls == []
     verify_module(copy, full=True)
     assert calls == ["mir.transpose"]
+
+
+def test_a_compile_infers_an_unchanged_op_again_only_in_the_final_verify(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The compiled copy and the planned graph's ops are clones that keep the records
+    of what their originals' result types were inferred from."""
+    m = module()
+    calls = spy_on_transpose_inference(monkeypatch)
+    CompilePipeline(target="cpu", keep_stages=False).compile(m)
+    assert calls == ["mir.transpose"]

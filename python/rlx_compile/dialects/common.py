@@ -648,13 +648,16 @@ were then (on the op: a clone starts without it)."""
 _TRUST_INFERRED: ContextVar[bool] = ContextVar("rlx_trust_inferred", default=False)
 
 
-def share_inference_record(source: Operation, copy: Operation) -> None:
-    """Give ``copy``, a clone of ``source``, the record of what ``source``'s result types
-    were inferred from: a clone's operand types, properties and result types are equal
-    to its original's, so what held of them holds of the copy."""
-    record = source.__dict__.get(_INFERRED_FROM)
-    if record is not None:
-        copy.__dict__[_INFERRED_FROM] = record
+def share_inference_records(source: Operation, copy: Operation) -> None:
+    """Give ``copy``, a clone of ``source`` (its operands possibly mapped to values of
+    the same types), and the ops in its body the records of what their originals' result
+    types were inferred from: a clone's operand types, properties and result types are
+    equal to its original's, so what held of them holds of the copy."""
+    pairs = zip(source.walk(), copy.walk(), strict=True) if source.regions else ((source, copy),)
+    for a, b in pairs:
+        record = a.__dict__.get(_INFERRED_FROM)
+        if record is not None:
+            b.__dict__[_INFERRED_FROM] = record
 
 
 @contextmanager

@@ -28,7 +28,7 @@ from xdsl.traits import IsolatedFromAbove
 
 from rlx_compile import _core
 from rlx_compile.dialects import lir, mir
-from rlx_compile.dialects.common import ShapedOp
+from rlx_compile.dialects.common import ShapedOp, share_inference_records
 from rlx_compile.dialects.dim_expr import upper_bound
 from rlx_compile.dialects.lir import DimRanges
 from rlx_compile.dialects.traits import Elementwise
@@ -372,6 +372,7 @@ def add_planned_ops(
             new = control_flow(op, mapping, base + (0 if row is None else int(plan.offset[row])))
         else:
             new = op.clone(value_mapper=mapping)
+            share_inference_records(op, new)  # the verify after the pass need not infer again
         for old, fresh in zip(op.results, new.results, strict=True):
             mapping[old] = fresh
         slots: list[lir.SlotAttr | None] = []
