@@ -119,16 +119,18 @@ def _stamp(op: Operation) -> Stamp:
     types, properties and attributes. Attributes are immutable, so an equal stamp means
     an equal verdict; what it cannot see (an attribute's payload changed in place, a
     region op's body) is covered by the full verify and by re-verifying ancestors."""
-    operands = op._operands  # the tuple behind op.operands (which wraps it per call)
+    # xDSL's fields behind its properties (op.operands wraps the tuple per call): this runs
+    # for every op after most passes.
+    operands = op._operands
     return (
         op.parent,
-        op.prev_op,
-        op.next_op is None,
+        op._prev_op,
+        op._next_op is None,
         operands,
-        tuple([v.type for v in operands]),
-        tuple([r.type for r in op.results]),
-        tuple(op.properties.items()),
-        tuple(op.attributes.items()),
+        tuple([v._type for v in operands]),
+        tuple([r._type for r in op.results]),
+        op.properties.copy(),  # a dict compares by its items, in any order
+        op.attributes.copy() if op.attributes else None,
     )
 
 
