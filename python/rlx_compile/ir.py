@@ -131,9 +131,24 @@ class SourceError(Exception):
     """A source file that cannot be read as IR text; ``str`` is the whole located line."""
 
 
+class _StreamPrinter(Printer):
+    """xDSL's printer writing a token without a line break straight to its stream (its
+    own ``print_string`` calls ``print(text, end="", file=stream)`` for each of the ~25
+    tokens of an op: a fifth of printing a module); text with line breaks, which
+    indents, goes through xDSL's as before. The same text either way."""
+
+    def print_string(self, text: str, *, indent: int | None = None) -> None:
+        if "\n" in text:
+            super().print_string(text, indent=indent)
+            return
+        self._current_column += len(text)
+        cast(io.StringIO, self.stream).write(text)
+
+
 def print_module(op: Operation, *, generic: bool = False, debuginfo: bool = False) -> str:
     stream = io.StringIO()
-    Printer(stream=stream, print_generic_format=generic, print_debuginfo=debuginfo).print_op(op)
+    printer = _StreamPrinter(stream=stream, print_generic_format=generic, print_debuginfo=debuginfo)
+    printer.print_op(op)
     stream.write("\n")
     return stream.getvalue()
 

@@ -61,8 +61,9 @@ class MemoryReport:
         return "\n".join(lines)
 
 
-def memory_report(graph: lir.GraphOp) -> MemoryReport:
-    live = derive(graph)
+def memory_report(graph: lir.GraphOp, live: LirLiveness | None = None) -> MemoryReport:
+    """The report of ``graph``'s plan; ``live`` is ``derive(graph)`` when the caller has it."""
+    live = live or derive(graph)
     rows = [(s.offset, s.size, s.label()) for s in live.storages]
     rows += [(sc.offset, sc.size, sc.label) for sc in live.scratch]
     return MemoryReport(

@@ -35,7 +35,7 @@ from rlx_compile.ir import (
     output_names,
 )
 from rlx_compile.memory.lir_liveness import LirLiveness, derive
-from rlx_compile.memory.report import memory_report
+from rlx_compile.memory.report import MemoryReport, memory_report
 
 FONT = "font-family='DejaVu Sans Mono, Menlo, Consolas, monospace'"
 CHAR_W = 7.2  # px per character at 12px monospace
@@ -332,12 +332,19 @@ def _fmt_tick(value: float, unit: str, size: int) -> str:
     return f"{v:.0f} {unit}" if v == int(v) else f"{v:g} {unit}"
 
 
-def memory_svg(graph: lir.GraphOp, title: str | None = None) -> str:
+def memory_svg(
+    graph: lir.GraphOp,
+    title: str | None = None,
+    *,
+    live: LirLiveness | None = None,
+    report: MemoryReport | None = None,
+) -> str:
     """The arena plan of a ``lir.graph`` as SVG text. When params and constants (alive
     for the whole run) fill most of the arena, a second panel zooms on the offsets the
-    inputs and computed tensors use."""
-    live = derive(graph)
-    report = memory_report(graph)
+    inputs and computed tensors use. ``live`` and ``report`` are ``derive(graph)`` and
+    ``memory_report(graph)`` when the caller has them."""
+    live = live or derive(graph)
+    report = report or memory_report(graph, live)
     # Leaves (inputs, params, constants) are ops of the schedule but not steps of the
     # computation: the x axis counts kernel steps only.
     kernel_step = [0] * (live.num_steps + 1)

@@ -56,6 +56,7 @@ from rlx_compile.ir import (
     read_source,
 )
 from rlx_compile.legalization.dispatch import PATHS
+from rlx_compile.memory.lir_liveness import derive
 from rlx_compile.memory.placement import STRATEGIES
 from rlx_compile.memory.report import memory_report, mir_peak_live_bytes
 from rlx_compile.passmanager import VERIFY_MODES
@@ -555,13 +556,15 @@ def _write_outputs(
         "hint": None if result.lir is not None else open_dims_hint(loaded),
     }
     if result.lir is not None:
-        report = memory_report(result.lir)
+        live = derive(result.lir)
+        report = memory_report(result.lir, live)
         summary.update(
             arena_bytes=report.arena, lower_bound_bytes=report.lower_bound, naive_bytes=report.naive
         )
         files["memory_svg"] = out / "memory.svg"
         write_atomic(
-            files["memory_svg"], memory_svg(result.lir, title=f"{args.model.name} arena plan")
+            files["memory_svg"],
+            memory_svg(result.lir, f"{args.model.name} arena plan", live=live, report=report),
         )
         if not loaded.ranges:  # a range plan's MIR has no one peak
             summary["mir_peak_bytes"] = mir_peak_live_bytes(main_graph(module))
