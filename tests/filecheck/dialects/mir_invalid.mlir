@@ -252,6 +252,33 @@ func.func @swiglu_odd() {
 // CHECK: error: 'mir.fused_swiglu' op the last dim (7) must be static and even
 
 // -----
+func.func @lstm_cell_gate_order() {
+  %g = mir.input "g" : !rlx.tensor<[2, 16], f32>
+  %c = mir.input "c" : !rlx.tensor<[2, 4], f32>
+  %h, %c1 = mir.fused_lstm_cell %g, %c gate_order [0, 1, 1, 3] : (!rlx.tensor<[2, 16], f32>, !rlx.tensor<[2, 4], f32>) -> (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[2, 4], f32>)
+  func.return
+}
+// CHECK: mir_invalid.mlir:[[# @LINE - 3]]:3: error: 'mir.fused_lstm_cell' op gate_order [0, 1, 1, 3] is not a permutation of 0..3
+
+// -----
+func.func @lstm_cell_gates_not_four_blocks() {
+  %g = mir.input "g" : !rlx.tensor<[2, 18], f32>
+  %c = mir.input "c" : !rlx.tensor<[2, 4], f32>
+  %h, %c1 = mir.fused_lstm_cell %g, %c gate_order [0, 1, 2, 3] : (!rlx.tensor<[2, 18], f32>, !rlx.tensor<[2, 4], f32>) -> (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[2, 4], f32>)
+  func.return
+}
+// CHECK: error: 'mir.fused_lstm_cell' op the gates' last dim (18) must be static and 4·hidden
+
+// -----
+func.func @lstm_cell_broadcast_cell() {
+  %g = mir.input "g" : !rlx.tensor<[2, 16], f32>
+  %c = mir.input "c" : !rlx.tensor<[1, 4], f32>
+  %h, %c1 = mir.fused_lstm_cell %g, %c gate_order [0, 1, 2, 3] : (!rlx.tensor<[2, 16], f32>, !rlx.tensor<[1, 4], f32>) -> (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[2, 4], f32>)
+  func.return
+}
+// CHECK: error: 'mir.fused_lstm_cell' op prev_cell must be !rlx.tensor<[2, 4], f32> (the gates' shape, hidden wide)
+
+// -----
 func.func @constant_bytes() {
   %c = mir.constant dense<[1.0, 2.0, 3.0]> : !rlx.tensor<[2], f32>
   func.return

@@ -847,15 +847,17 @@ def _fused_scale_shift_act(e: OpEmitter) -> None:
 
 @lowers(mir.FusedLstmCellOp)
 def _fused_lstm_cell(e: OpEmitter) -> None:
-    """The gate blocks' sigmoid / tanh, f·c + i·g, o·tanh: one pass over the rows, each
-    step rounded as the chain's kernels round it."""
+    """The gate blocks' sigmoid / tanh, f·c + i·g, o·tanh: one call over the rows, each
+    step rounded as the chain's kernels round it (scratch: two rows, the input gate and
+    a tanh)."""
     (gates, prev), (h, c) = e.args, e.outs
     order = e.op.props().ints("gate_order")  # type: ignore[attr-defined]
-    hidden = prev.shape[-1] if prev.rank else 1
+    hidden = prev.shape[-1]
     rows = prev.size // hidden if hidden else 0
     sfx = e.suffix(gates, FLOATS)
+    scratch = e.scratch(2 * hidden * (8 if gates.dtype is DType.F64 else 4))
     e.call(f"rlx_lstm_cell_{sfx}", rows, hidden, Ints(tuple(order)), h.loc, c.loc, gates.loc,
-           prev.loc)  # fmt: skip
+           prev.loc, scratch)  # fmt: skip
 
 
 @lowers(mir.LrnOp)

@@ -263,27 +263,51 @@ RLX_FLOAT_TYPES(RLX_LRN, _)
 /* gates [rows, 4 * hidden] (the input, output, forget and cell gates' blocks at
  * order[0..3] * hidden), prev [rows, hidden] -> h, c [rows, hidden]: i, f, o = sigmoid,
  * g = tanh, c = f * prev + i * g, h = o * tanh(c), each step rounded to T as the
- * unfused chain's kernels round it. */
+ * unfused chain's kernels round it. A row at a time, in passes over it: the sigmoids (o
+ * into h, f * prev into c, i into scratch) and the products vectorise; each tanh (a libm
+ * call) is a loop of its own, which runs faster than one loop holding both. Scratch:
+ * two rows of CT. */
 #define RLX_ROUNDED(CT, LOAD, STORE, v) ((CT)LOAD(STORE(v)))
 #define RLX_LSTM_CELL(sfx, T, CT, CF, LOAD, STORE, ...)                                  \
+    static void rlx_lstm_gates_##sfx(int64_t n, const T *restrict gi, const T *restrict go, \
+                                     const T *restrict gf, const T *restrict pp,         \
+                                     CT *restrict si, T *restrict ph, T *restrict pc) {  \
+        int64_t j;                                                                       \
+        for (j = 0; j < n; j++) {                                                        \
+            CT f = RLX_ROUNDED(CT, LOAD, STORE, rlx_s_sigmoid_##CF((CT)LOAD(gf[j])));    \
+            si[j] = RLX_ROUNDED(CT, LOAD, STORE, rlx_s_sigmoid_##CF((CT)LOAD(gi[j])));   \
+            ph[j] = STORE(rlx_s_sigmoid_##CF((CT)LOAD(go[j])));                          \
+            pc[j] = STORE(f * (CT)LOAD(pp[j]));                                          \
+        }                                                                                \
+    }                                                                                    \
+    static void rlx_lstm_tanh_##sfx(int64_t n, const T *restrict x, CT *restrict y) {    \
+        int64_t j;                                                                       \
+        for (j = 0; j < n; j++) y[j] = RLX_ROUNDED(CT, LOAD, STORE, rlx_s_tanh_##CF((CT)LOAD(x[j]))); \
+    }                                                                                    \
+    static void rlx_lstm_update_##sfx(int64_t n, const CT *restrict si, const CT *restrict st, \
+                                      T *restrict pc) {                                  \
+        int64_t j;                                                                       \
+        for (j = 0; j < n; j++)                                                          \
+            pc[j] = STORE((CT)LOAD(pc[j]) + RLX_ROUNDED(CT, LOAD, STORE, si[j] * st[j])); \
+    }                                                                                    \
+    static void rlx_lstm_hidden_##sfx(int64_t n, const CT *restrict st, T *restrict ph) { \
+        int64_t j;                                                                       \
+        for (j = 0; j < n; j++) ph[j] = STORE((CT)LOAD(ph[j]) * st[j]);                  \
+    }                                                                                    \
     int rlx_lstm_cell_##sfx(int64_t rows, int64_t hidden, const int64_t *order, void *h, \
-                            void *c, const void *gates, const void *prev) {              \
+                            void *c, const void *gates, const void *prev, void *scratch) { \
         const T *pg = (const T *)gates, *pp = (const T *)prev;                           \
         T *ph = (T *)h, *pc = (T *)c;                                                    \
-        int64_t gi = order[0] * hidden, go = order[1] * hidden, gf = order[2] * hidden;  \
-        int64_t gc = order[3] * hidden, r, j;                                            \
-        for (r = 0; r < rows; r++, pg += 4 * hidden, pp += hidden, ph += hidden, pc += hidden) \
-            for (j = 0; j < hidden; j++) {                                               \
-                CT i = RLX_ROUNDED(CT, LOAD, STORE, rlx_s_sigmoid_##CF((CT)LOAD(pg[gi + j]))); \
-                CT f = RLX_ROUNDED(CT, LOAD, STORE, rlx_s_sigmoid_##CF((CT)LOAD(pg[gf + j]))); \
-                CT g = RLX_ROUNDED(CT, LOAD, STORE, rlx_s_tanh_##CF((CT)LOAD(pg[gc + j])));    \
-                CT o = RLX_ROUNDED(CT, LOAD, STORE, rlx_s_sigmoid_##CF((CT)LOAD(pg[go + j]))); \
-                CT kept = RLX_ROUNDED(CT, LOAD, STORE, f * (CT)LOAD(pp[j]));            \
-                CT added = RLX_ROUNDED(CT, LOAD, STORE, i * g);                          \
-                CT cell = RLX_ROUNDED(CT, LOAD, STORE, kept + added);                    \
-                pc[j] = STORE(cell);                                                     \
-                ph[j] = STORE(o * RLX_ROUNDED(CT, LOAD, STORE, rlx_s_tanh_##CF(cell)));  \
-            }                                                                            \
+        CT *si = (CT *)scratch, *st = si + hidden;                                       \
+        int64_t r;                                                                       \
+        for (r = 0; r < rows; r++, pg += 4 * hidden, pp += hidden, ph += hidden, pc += hidden) { \
+            rlx_lstm_gates_##sfx(hidden, pg + order[0] * hidden, pg + order[1] * hidden, \
+                                 pg + order[2] * hidden, pp, si, ph, pc);                \
+            rlx_lstm_tanh_##sfx(hidden, pg + order[3] * hidden, st);                     \
+            rlx_lstm_update_##sfx(hidden, si, st, pc);                                   \
+            rlx_lstm_tanh_##sfx(hidden, pc, st);                                         \
+            rlx_lstm_hidden_##sfx(hidden, st, ph);                                       \
+        }                                                                                \
         return 0;                                                                        \
     }
 RLX_FLOAT_TYPES(RLX_LSTM_CELL, _)

@@ -205,10 +205,11 @@ RLX_INT_TYPES(RLX_DECL_MATMUL, _)
 RLX_FLOAT_TYPES(RLX_DECL_LRN, _)
 /* one LSTM step (mir.fused_lstm_cell) over rows x hidden: gates [rows, 4 * hidden] with
  * the input, output, forget and cell gates' blocks at order[0..3] * hidden, prev and the
- * results h, c [rows, hidden]; rounded per step like the unfused chain */
+ * results h, c [rows, hidden]; rounded per step like the unfused chain; scratch: 2 *
+ * hidden compute-type elements (f32, f64 for f64) */
 #define RLX_DECL_LSTM_CELL(sfx, ...)                                                    \
     int rlx_lstm_cell_##sfx(int64_t rows, int64_t hidden, const int64_t *order, void *h, \
-                            void *c, const void *gates, const void *prev);
+                            void *c, const void *gates, const void *prev, void *scratch);
 RLX_FLOAT_TYPES(RLX_DECL_LSTM_CELL, _)
 /* y[i] = act(x[i]) over n dense elements for the parameterised activations (clip
  * [p0, p1], hard sigmoid alpha p0 beta p1, hard swish, leaky relu alpha p0), computed
