@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from xdsl.dialects.builtin import (
     I64,
+    UNKNOWN_LOC,
     DenseArrayBase,
     Float64Type,
     FloatAttr,
@@ -29,11 +30,15 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import (
     Attribute,
+    BlockArgument,
     Data,
     Dialect,
     Operation,
+    OpResult,
     SpacedOpaqueSyntaxAttribute,
     SSAValue,
+    SSAValues,
+    Use,
 )
 from xdsl.irdl import (
     IRDLOperation,
@@ -536,8 +541,29 @@ class ShapedOp(IRDLOperation):
         attributes: Mapping[str, Attribute | None] | None = None,
         regions: Sequence[Any] | None = None,
     ) -> None:
-        op_def = type(self).get_irdl_definition()
-        clean_props = {k: v for k, v in (props or {}).items() if v is not None}
+        cls = type(self)
+        clean_props = {k: v for k, v in props.items() if v is not None} if props else {}
+        names = _single_operand_names(cls) if not regions and _plain(cls) else None
+        values = _plain_values(operands, names) if names is not None else None
+        if names is not None and values is not None:
+            # An op of single operands and results, each operand one value: no grouping
+            # to do, and Operation's generic setters have nothing to compute.
+            operand_types = [v.type for v in values]
+            inferred = result_types is None
+            if result_types is None:
+                kwargs = dict(zip(names, operand_types, strict=True))
+                result_types = cls.infer(Props(cls, clean_props), **kwargs)
+            results = cast(list[Attribute], list(result_types))
+            attrs = {k: v for k, v in attributes.items() if v is not None} if attributes else {}
+            _plain_operation_init(self, values, results, clean_props, attrs)
+            if inferred and self.properties == clean_props:
+                self.__dict__[_INFERRED_FROM] = (
+                    tuple(operand_types),
+                    tuple(clean_props.items()),
+                    tuple(results),
+                )
+            return
+        op_def = cls.get_irdl_definition()
         ordered: list[Any] = []
         for name, odef in op_def.operands:
             if name not in operands:
@@ -690,6 +716,53 @@ def _plain(op_type: type[IRDLOperation]) -> bool:
             and not d.options
         )
     return plain
+
+
+def _plain_values(
+    operands: Mapping[str, SSAValue | Operation | Sequence[SSAValue] | None],
+    names: tuple[str, ...],
+) -> list[SSAValue] | None:
+    """The operands in definition order, when they are exactly ``names`` and each is one
+    value (an ``SSAValue``, or an op of one result); else None (the generic path then
+    builds the op, or says what is wrong)."""
+    if len(operands) != len(names):
+        return None
+    out: list[SSAValue] = []
+    for name in names:
+        v = operands.get(name)
+        if type(v) is OpResult or type(v) is BlockArgument:
+            out.append(cast(SSAValue, v))
+        elif isinstance(v, SSAValue | Operation):
+            out.append(SSAValue.get(v))
+        else:
+            return None
+    return out
+
+
+def _plain_operation_init(
+    op: Operation,
+    operands: list[SSAValue],
+    result_types: list[Attribute],
+    properties: dict[str, Attribute],
+    attributes: dict[str, Attribute],
+) -> None:
+    """``Operation.__init__`` for an op without successors or regions, its operands and
+    results single values: the same fields set to the same values (the operands' use
+    lists included), then the op's ``__post_init__`` (IRDL's default properties), without
+    the generic setters' bookkeeping (a third of building an op)."""
+    uses = tuple([Use(op, i) for i in range(len(operands))])
+    for value, use in zip(operands, uses, strict=True):
+        value.add_use(use)
+    op._operands = SSAValues(operands)
+    op._operand_uses = uses
+    op.results = SSAValues([OpResult(t, op, i) for i, t in enumerate(result_types)])
+    op.properties = dict(properties)
+    op.attributes = attributes
+    op.location = UNKNOWN_LOC
+    op._successors = ()
+    op._successor_uses = ()
+    op.regions = ()
+    op.__post_init__()
 
 
 _SINGLE_OPERANDS: dict[type[IRDLOperation], tuple[str, ...] | None] = {}

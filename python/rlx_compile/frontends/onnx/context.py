@@ -97,18 +97,20 @@ FOLD_LIMIT = 1 << 16
 (shape arithmetic, index tables); larger ones stay ops, so weights are not duplicated."""
 
 
-def check_tensor_size(what: str, shape: Sequence[Dim], dtype: DType) -> None:
-    """Refuse a static shape past ``max_tensor_bytes`` (or a negative dim)."""
+def check_tensor_size(
+    what: str, shape: Sequence[Dim], dtype: DType, limit: Callable[[], int] = max_tensor_bytes
+) -> None:
+    """Refuse a static shape past ``limit()`` (``max_tensor_bytes``) or a negative dim."""
     size = dtype.itemsize
     for d in shape:
         if isinstance(d, int):
             if d < 0:
                 raise Unsupported(f"{what} has a negative dim in {fmt_shape(tuple(shape))}")
             size *= d
-    if size > max_tensor_bytes():
+    if size > limit():
         raise Unsupported(
             f"{what} of shape {fmt_shape(tuple(shape))} would hold {size:,} bytes, over the "
-            f"limit of {max_tensor_bytes():,} (RLX_MAX_TENSOR_BYTES)"
+            f"limit of {limit():,} (RLX_MAX_TENSOR_BYTES)"
         )
 
 
@@ -230,8 +232,9 @@ class FoldingBuilder(GraphBuilder):
         operands = op.operands
         if not operands or len(op.results) != 1:
             return None
-        if not all(isinstance(v.owner, mir.ConstantOp) for v in operands):
-            return None  # what ``fold`` finds too, without its foldable check first
+        for v in operands:
+            if not isinstance(v.owner, mir.ConstantOp):
+                return None  # what ``fold`` finds too, without its foldable check first
         results = fold(op, constant_value, FOLD_LIMIT)
         if results is None:
             return None  # no value at compile time: keep the op, it raises when run

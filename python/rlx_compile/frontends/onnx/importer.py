@@ -38,7 +38,8 @@ from rlx_compile.diagnostics import RlxError, VerifyFailure, first_line, verify_
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import attach_weights
 from rlx_compile.dialects.dim_expr import is_symbol, sym, symbols_of
-from rlx_compile.dialects.types import Dim, DType
+from rlx_compile.dialects.types import Dim, DType, TensorType
+from rlx_compile.env import max_tensor_bytes
 from rlx_compile.folding import constant_value
 from rlx_compile.frontends.onnx import ops as _ops  # noqa: F401  (registers the converters)
 from rlx_compile.frontends.onnx.context import (
@@ -312,6 +313,7 @@ class Importer:
         self.upgrade_failures: dict[str, str] = {}
         # Symbol of each dim the inputs leave open -> its name in dynamic_dims.
         self.dim_names: dict[str, str] = {}
+        self.max_tensor_bytes: int | None = None
 
     # -- entry -------------------------------------------------------------------------
     def run(self) -> ModuleOp:
@@ -464,7 +466,7 @@ class Importer:
                 raise OnnxImportError(f"graph input '{vi.name}' has no shape (not even a rank)")
             shape = [self._dim(vi.name, i, d) for i, d in enumerate(tt.shape.dim)]
             try:
-                check_tensor_size(f"graph input '{vi.name}'", shape, dtype)
+                check_tensor_size(f"graph input '{vi.name}'", shape, dtype, self._tensor_limit)
             except Unsupported as err:
                 raise OnnxImportError(str(err)) from None
             self.symbols_taken.update(s for d in shape for s in symbols_of(d))
@@ -490,6 +492,12 @@ class Importer:
                 value = b.input(vi.name, shape, dtype)
             self.values[vi.name] = named(value, vi.name)
         return shapes
+
+    def _tensor_limit(self) -> int:
+        """``max_tensor_bytes()``, read once per import (it reads the environment)."""
+        if self.max_tensor_bytes is None:
+            self.max_tensor_bytes = max_tensor_bytes()
+        return self.max_tensor_bytes
 
     def _structured_input(self, vi: onnx.ValueInfoProto, b: FoldingBuilder) -> Structured:
         """A sequence or optional graph input, as the layout of its value says: one
@@ -772,10 +780,10 @@ class Importer:
     def _convert(self, node: onnx.NodeProto, index: int, opset: int, prefix: str) -> None:
         name = prefix + node_name(node, index)
         key = op_key(node.domain, node.op_type)
-        if any(i in self.poisoned for i in node.input) or key not in CONVERTERS:
+        if (self.poisoned and any(i in self.poisoned for i in node.input)) or key not in CONVERTERS:
             self.poisoned.update(node.output)
             return
-        if any(p.node == name for p in self.problems):
+        if self.problems and any(p.node == name for p in self.problems):
             self.poisoned.update(node.output)
             return
         b = FoldingBuilder(self.target.add_op, location=name_loc(name))
@@ -806,10 +814,9 @@ class Importer:
                 if isinstance(value, STRUCTURED):
                     self.structured[out_name] = value
                     continue
-                check_tensor_size(
-                    f"output '{out_name}'", type_of(value).shape, type_of(value).dtype
-                )
-                self._check_inferred(out_name, value)
+                t = type_of(value)
+                check_tensor_size(f"output '{out_name}'", t.shape, t.dtype, self._tensor_limit)
+                self._check_inferred(out_name, t)
                 self.values[out_name] = named(value, out_name) if not value.name_hint else value
         except NotStatic as err:
             self.poisoned.update(node.output)
@@ -857,16 +864,15 @@ class Importer:
         self.values[name] = value
         return value
 
-    def _check_inferred(self, name: str, value: SSAValue) -> None:
-        """Our result type against ONNX shape inference, where that knows every dim: a
-        mismatch is a converter bug and must not produce a module."""
-        t = type_of(value)
-        inferred = self.inferred_shape(name)
-        if inferred is None or not t.is_static:
+    def _check_inferred(self, name: str, t: TensorType) -> None:
+        """Our result type against ONNX shape inference, where that knows every dim (all
+        numbers): a mismatch is a converter bug and must not produce a module."""
+        inferred = self.inferred.get(name)
+        if inferred is None or not all(isinstance(d, int) for d in inferred):
             return
-        if not all(isinstance(d, int) for d in inferred):
+        if not t.is_static:
             return
-        if tuple(inferred) != t.shape:
+        if inferred != t.shape:
             raise Unsupported(
                 f"converted to shape {list(t.shape)} but ONNX infers {list(inferred)} for '{name}'"
             )

@@ -64,6 +64,8 @@ def symbolic_shape_node(imp: Importer, node: Any) -> bool:
     with symbolic dims, or an op of ``EVALUATORS`` reading a symbolic shape value whose
     other operands are known at import time."""
     op_type = node.op_type
+    if op_type not in EVALUATORS and op_type not in ("Shape", "Size"):
+        return False  # (most nodes: asked before anything else is read of them)
     inputs = [i for i in node.input if i]
     if node.domain not in ("", "ai.onnx") or not inputs:
         return False
