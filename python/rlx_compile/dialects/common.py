@@ -10,6 +10,7 @@ and dtype rules of an op live in exactly one place.
 from __future__ import annotations
 
 import builtins
+import struct
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 from xdsl.dialects.builtin import (
     I64,
     UNKNOWN_LOC,
+    BytesAttr,
     DenseArrayBase,
     Float64Type,
     FloatAttr,
@@ -284,8 +286,19 @@ def int_attr(v: int | None) -> IntegerAttr | None:
     return None if v is None else IntegerAttr(int(v), i64)
 
 
+_I64_MIN, _I64_END = -(1 << 63), 1 << 63
+
+
 def ints_attr(v: Iterable[int] | None) -> DenseArrayBase | None:
-    return None if v is None else DenseArrayBase.from_list(i64, [int(x) for x in v])
+    if v is None:
+        return None
+    values = [int(x) for x in v]
+    for x in values:
+        if not _I64_MIN <= x < _I64_END:
+            return DenseArrayBase.from_list(i64, values)  # normalised or refused there
+    # What from_list packs for values an i64 holds as they are, without its per-value
+    # normalisation (the cost of a conv's properties).
+    return DenseArrayBase(i64, BytesAttr(struct.pack(f"<{len(values)}q", *values)))
 
 
 def float_attr(v: float | None) -> FloatAttr | None:
@@ -293,7 +306,11 @@ def float_attr(v: float | None) -> FloatAttr | None:
 
 
 def floats_attr(v: Iterable[float] | None) -> DenseArrayBase | None:
-    return None if v is None else DenseArrayBase.from_list(f64, [float(x) for x in v])
+    if v is None:
+        return None
+    values = [float(x) for x in v]
+    # The bytes from_list packs (one "<d" per value), in one struct call.
+    return DenseArrayBase(f64, BytesAttr(struct.pack(f"<{len(values)}d", *values)))
 
 
 def activation_props(

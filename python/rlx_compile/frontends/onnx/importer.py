@@ -273,6 +273,9 @@ def param_values(model: onnx.ModelProto, module: ModuleOp) -> dict[str, np.ndarr
     return initializer_arrays(model, {leaf.name for leaf in graph_params(main_graph(module))})
 
 
+_INPUT_OR_PARAM = (mir.InputOp, mir.ParamOp)
+
+
 class Importer:
     def __init__(
         self,
@@ -314,6 +317,7 @@ class Importer:
         # Symbol of each dim the inputs leave open -> its name in dynamic_dims.
         self.dim_names: dict[str, str] = {}
         self.max_tensor_bytes: int | None = None
+        self._first_compute: Operation | None = None  # where _insert_leaf inserts
 
     # -- entry -------------------------------------------------------------------------
     def run(self) -> ModuleOp:
@@ -539,14 +543,18 @@ class Importer:
         return value
 
     def _insert_leaf(self, op: Operation) -> None:
-        """Emit a leaf (a param or a constant) before the graph's first compute op."""
-        first_compute = next(
-            (o for o in self.block.ops if not isinstance(o, mir.InputOp | mir.ParamOp)), None
-        )
-        if first_compute is None:
+        """Emit a leaf (a param or a constant) before the graph's first compute op (any op
+        but an input or a param). That op is remembered: ops are only appended to the
+        graph's block, or erased, but for these leaves, so it stays the first until it is
+        erased or a constant leaf goes before it (a scan per leaf was quadratic)."""
+        first = self._first_compute
+        if first is None or first.parent is not self.block:
+            first = next((o for o in self.block.ops if not isinstance(o, _INPUT_OR_PARAM)), None)
+        if first is None:
             self.block.add_op(op)
         else:
-            self.block.insert_op_before(op, first_compute)
+            self.block.insert_op_before(op, first)
+        self._first_compute = first if isinstance(op, _INPUT_OR_PARAM) else op
 
     def static_initializer(self, name: str) -> np.ndarray:
         arr = self.init_arrays.get(name)
