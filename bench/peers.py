@@ -406,7 +406,7 @@ def models(args: argparse.Namespace) -> dict[str, Callable[[], Path]]:
         table[n] = lambda n=n: light_model(n)
     for n in WHEELS:
         table[n] = lambda n=n: wheel_model(n)
-    if getattr(args, "more", False):
+    if args.more:
         for n in MORE_LIGHT:
             table[f"onnx_{n}"] = lambda n=n: light_model(n)
         for n in MORE_WHEELS:

@@ -108,10 +108,6 @@ lives and dies with the op (a stamp references its block; a side table would kee
 every module alive) and a clone starts unverified."""
 
 
-def _verified_stamp(op: Operation) -> Stamp | None:
-    return op.__dict__.get(_STAMP)
-
-
 def _stamp(op: Operation) -> Stamp:
     """Everything an op's own verifier reads, compared by value: its block, the op before
     it (a moved op is checked again) and whether it ends the block (parent and terminator
