@@ -37,9 +37,10 @@ class DCEPass(ModulePass):
     REPORTS_CHANGES: ClassVar[bool] = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        listener = change_listener()
         for graph in func_graphs(op):
-            if not dce_flat_region(graph.body, change_listener()):
-                region_dce(graph.body, change_listener())
+            if not dce_flat_region(graph.body, listener):
+                region_dce(graph.body, listener)
 
 
 def dce_flat_region(region: Region, listener: PatternRewriterListener) -> bool:
