@@ -1,0 +1,93 @@
+"""Where compile time goes, per model: the ONNX import, each pass of the default cpu
+pipeline (with the verify after it; the first pass's time also holds the verified copy
+the pipeline works on), and the rest (the full verify after the last pass), in CPU seconds of this process, best of
+``--repeats``, beside onnxruntime's session creation (ORT_ENABLE_ALL) from the same file.
+
+    python bench/compile_time.py                     # bench/peers.py's models
+    python bench/compile_time.py --only densenet121 --more
+
+CPU seconds (``time.process_time``) are steadier than wall time on a shared machine; the
+ratio column divides ours by onnxruntime's, both measured in this run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import onnxruntime as ort
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import peers  # noqa: E402
+
+from rlx_compile import CompilePipeline  # noqa: E402
+from rlx_compile.frontends.onnx import import_model  # noqa: E402
+
+
+def once(path: Path) -> dict[str, float]:
+    """CPU seconds of one import + compile, split by phase."""
+    marks: list[tuple[str, float]] = []
+
+    def hook(spec: str, _module: Any) -> None:
+        marks.append((spec.split("{", 1)[0], time.process_time()))
+
+    start = time.process_time()
+    module = import_model(path)
+    imported = time.process_time()
+    CompilePipeline(target="cpu", keep_stages=False, inspect=hook).compile(module)
+    end = time.process_time()
+    phases: dict[str, float] = {"import": imported - start}
+    last = imported
+    for name, at in marks:
+        phases[name] = phases.get(name, 0.0) + at - last
+        last = at
+    phases["rest"] = end - last
+    phases["total"] = end - start
+    return phases
+
+
+def measure(path: Path, repeats: int) -> tuple[dict[str, float], float]:
+    once(path)  # warm: first-use costs (imports, caches) are not the model's
+    best: dict[str, float] = {}
+    for _ in range(repeats):
+        for k, v in once(path).items():
+            best[k] = min(best.get(k, math.inf), v)
+    opts = peers.ort_options(ort.GraphOptimizationLevel.ORT_ENABLE_ALL)
+    _, ort_s = peers.best_of(
+        repeats,
+        lambda: ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"]),
+        time.process_time,
+    )
+    return best, ort_s
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", action="append", help="only these models")
+    ap.add_argument("--more", action="store_true", help="bench/peers.py's --more models too")
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--top", type=int, default=6, help="the costliest phases shown per model")
+    args = ap.parse_args()
+    table = peers.models(argparse.Namespace(more=args.more, full=False, torch_python=""))
+    names = args.only or list(table)
+    ratios = []
+    print(f"{'model':<18}{'ours ms':>9}{'ort ms':>8}{'ratio':>7}  phases (ms)")
+    for name in names:
+        phases, ort_s = measure(table[name](), args.repeats)
+        total = phases.pop("total")
+        ratios.append(total / ort_s)
+        top = sorted(phases.items(), key=lambda kv: -kv[1])[: args.top]
+        shown = " ".join(f"{k}={v * 1000:.1f}" for k, v in top)
+        print(f"{name:<18}{total * 1000:9.1f}{ort_s * 1000:8.1f}{total / ort_s:7.2f}  {shown}",
+              flush=True)  # fmt: skip
+    geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+    print(f"ours / onnxruntime session creation: geomean {geo:.2f}, max {max(ratios):.2f}")
+
+
+if __name__ == "__main__":
+    main()
