@@ -1,7 +1,8 @@
 """Where compile time goes, per model: the ONNX import, each pass of the default cpu
 pipeline (with the verify after it; the first pass's time also holds the verified copy
-the pipeline works on), and the rest (the full verify after the last pass), in CPU seconds of this process, best of
-``--repeats``, beside onnxruntime's session creation (ORT_ENABLE_ALL) from the same file.
+the pipeline works on), and the rest (the full verify after the last pass), in CPU
+seconds of this process, best of ``--repeats``, beside onnxruntime's session creation
+(ORT_ENABLE_ALL) from the same file.
 
     python bench/compile_time.py                     # bench/peers.py's models
     python bench/compile_time.py --only densenet121 --more
@@ -23,10 +24,9 @@ import onnxruntime as ort
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import peers  # noqa: E402
-
-from rlx_compile import CompilePipeline  # noqa: E402
-from rlx_compile.frontends.onnx import import_model  # noqa: E402
+import peers
+from rlx_compile import CompilePipeline
+from rlx_compile.frontends.onnx import import_model
 
 
 def once(path: Path) -> dict[str, float]:

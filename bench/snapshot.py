@@ -30,9 +30,9 @@ from onnx.backend.test.loader import load_model_tests
 
 from rlx_compile import CompilePipeline
 from rlx_compile.diagnostics import first_line
-from rlx_compile.frontends.onnx.conformance import case_model
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.frontends.onnx import import_model
+from rlx_compile.frontends.onnx.conformance import case_model
 from rlx_compile.ir import print_module
 
 ROOT = Path(__file__).resolve().parents[1]
