@@ -73,8 +73,7 @@ def _select(
     regions: str,
     skip: Iterable[str] = (),
 ) -> list[ModulePass]:
-    from xdsl.transforms.dead_code_elimination import DeadCodeElimination
-
+    from rlx_compile.transforms.dce import DCEPass
     from rlx_compile.transforms.fold_conv_affine import FoldConvAffinePass
     from rlx_compile.transforms.fold_conv_batch_norm import FoldConvBatchNormPass
     from rlx_compile.transforms.fuse_activations import FuseActivationsPass
@@ -131,7 +130,7 @@ def _select(
         passes.append(MarkElementwiseRegionsPass(target=target_name, claims=claims))
     else:
         passes.append(UnfuseElementwiseRegionsPass())
-    passes.append(DeadCodeElimination())
+    passes.append(DCEPass())
     return passes
 
 
