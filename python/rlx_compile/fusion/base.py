@@ -21,7 +21,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import ClassVar, TypeVar
+from typing import ClassVar, Generic, TypeVar
 
 import numpy as np
 from xdsl.context import Context
@@ -297,6 +297,10 @@ class FusionPattern(ReplacingPattern):
     name: ClassVar[str]
     """The pattern's name in the FusionReport."""
     roots: ClassVar[tuple[type[Operation], ...]]
+    needs: ClassVar[tuple[type[Operation], ...]] = ()
+    """Op kinds one of which every chain the pattern recognises holds: in a module
+    without any, ``match`` finds nothing (and the drivers do not try it). Empty: every
+    module may hold one."""
 
     def __init__(self, ctx: FusionContext):
         self.ctx = ctx
@@ -311,17 +315,27 @@ class FusionPattern(ReplacingPattern):
     def rewrite(self, m: Match, rewriter: PatternRewriter) -> None:
         raise NotImplementedError
 
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+    def fusion(self, op: Operation) -> Match | None:
+        """The fusion to apply at ``op`` (an op of ``roots``), if any."""
         # Graph-level ops and those of control-flow regions; an elementwise region's body
         # belongs to its (already fused) kernel.
-        if not isinstance(op, self.roots) or not fusible_here(op):
-            return
+        if not fusible_here(op):
+            return None
         m = self.match(op)
         # A chain fuses within one block: absorbing a producer from outside a loop's
         # body would run it every iteration.
         if isinstance(m, Match) and all(o.parent is op.parent for o in m.absorbed):
-            self.rewrite(m, rewriter)
-            self.ctx.report.record(self.name, len(m.absorbed))
+            return m
+        return None
+
+    def apply(self, m: Match, rewriter: PatternRewriter) -> None:
+        """Rewrite a fusion ``fusion`` found and record it in the report."""
+        self.rewrite(m, rewriter)
+        self.ctx.report.record(self.name, len(m.absorbed))
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, self.roots) and (m := self.fusion(op)) is not None:
+            self.apply(m, rewriter)
 
     @staticmethod
     def replace(
@@ -344,40 +358,134 @@ def fusible_here(op: Operation) -> bool:
     return isinstance(op.parent_op(), func.FuncOp | mir.ControlFlowOp)
 
 
+P = TypeVar("P", bound=RewritePattern)
+
+
+class RootTable(Generic[P]):
+    """Which of ``patterns`` to try on an op: those rooted at its class (a pattern's
+    ``roots``; every op for a pattern without), in pattern order, less the fusion
+    patterns whose ``needs`` the module does not hold. isinstance is asked once per
+    class, not once per op and pattern; the module's op kinds are those ``survey`` and
+    ``saw`` were shown."""
+
+    def __init__(self, patterns: Sequence[P]):
+        self.patterns = patterns
+        self._rooted: dict[type[Operation], tuple[P, ...]] = {}
+        self._usable: dict[type[Operation], tuple[P, ...]] = {}
+        self._held: set[type[Operation]] = set()
+
+    def rooted(self, kind: type[Operation]) -> tuple[P, ...]:
+        """The patterns rooted at ops of class ``kind``."""
+        found = self._rooted.get(kind)
+        if found is None:
+            roots = [getattr(p, "roots", (Operation,)) for p in self.patterns]
+            found = tuple(
+                p for p, r in zip(self.patterns, roots, strict=True) if issubclass(kind, r)
+            )
+            self._rooted[kind] = found
+        return found
+
+    def of(self, kind: type[Operation]) -> tuple[P, ...]:
+        """The patterns to try on an op of class ``kind``."""
+        found = self._usable.get(kind)
+        if found is None:
+            found = tuple(p for p in self.rooted(kind) if self._findable(p))
+            self._usable[kind] = found
+        return found
+
+    def _findable(self, pattern: P) -> bool:
+        needs: tuple[type[Operation], ...] = getattr(pattern, "needs", ())
+        return not needs or any(issubclass(kind, needs) for kind in self._held)
+
+    def any_usable(self) -> bool:
+        """Whether any pattern can find something in the module."""
+        return any(self._findable(p) for p in self.patterns)
+
+    def saw(self, op: Operation) -> None:
+        """Note the kinds of an op that joined the module and of the ops in its regions
+        (a rewriter's insertion handler)."""
+        for nested in op.walk() if op.regions else (op,):
+            self._hold(type(nested))
+
+    def _hold(self, kind: type[Operation]) -> None:
+        if kind not in self._held:
+            self._held.add(kind)
+            self._usable.clear()
+
+    def survey(self, module: Operation, reverse: bool) -> list[Operation]:
+        """The ops of ``module`` some pattern is rooted at, in ``module.walk(reverse=...)``
+        order (an op, then the ops of its regions); every op's kind is noted."""
+        self._hold(type(module))
+        out: list[Operation] = [module] if self.rooted(type(module)) else []
+        self._gather(module, reverse, out)
+        return out
+
+    def _gather(self, parent: Operation, reverse: bool, out: list[Operation]) -> None:
+        for region in reversed(parent.regions) if reverse else parent.regions:
+            for block in reversed(region.blocks) if reverse else region.blocks:
+                op = block.last_op if reverse else block.first_op
+                while op is not None:
+                    kind = type(op)
+                    if kind not in self._held:
+                        self._hold(kind)
+                    if self.rooted(kind):
+                        out.append(op)
+                    if op.regions:
+                        self._gather(op, reverse, out)
+                    op = op.prev_op if reverse else op.next_op
+
+
 def run_patterns(module: ModuleOp, patterns: Sequence[RewritePattern], reverse: bool) -> None:
     """Apply ``patterns`` to a fixpoint, in rounds: each visits the ops of the patterns'
     root kinds in block order (reversed with ``reverse``), tries the patterns in order on
     each and skips the ops an earlier rewrite erased; a round that changes nothing ends it.
     (xDSL's walker makes a rewriter per op of the module and re-walks it whole.) The
     patterns insert and erase ops, never move one within its block, so op order is
-    tracked across the run (``tracking_block_order``)."""
+    tracked across the run (``tracking_block_order``). A fusion pattern gets a rewriter
+    only for the fusion it found, and is not tried while the module holds none of the
+    op kinds it ``needs`` (the kinds ops inserted by a rewrite count at once)."""
+    table = RootTable(patterns)
     with tracking_block_order():
-        roots = [getattr(p, "roots", (Operation,)) for p in patterns]
-        kinds = tuple({kind for group in roots for kind in group})
         while True:
             changed = False
-            for op in [o for o in module.walk(reverse=reverse) if isinstance(o, kinds)]:
+            ops = table.survey(module, reverse)
+            if not table.any_usable():
+                return  # nothing to find, so nothing is inserted that could change that
+            for op in ops:
                 if op.parent is None:
                     continue  # erased (or replaced) by a rewrite earlier in this round
-                for pattern, root in zip(patterns, roots, strict=True):
-                    if isinstance(op, root):
-                        rewriter = PatternRewriter(op)
-                        pattern.match_and_rewrite(op, rewriter)
-                        if rewriter.has_done_action:
-                            changed = True
-                            break
+                for pattern in table.of(type(op)):
+                    if _rewrite(pattern, op, table):
+                        changed = True
+                        break
             if not changed:
                 return
 
 
+def _rewrite(pattern: RewritePattern, op: Operation, table: RootTable[RewritePattern]) -> bool:
+    """Apply ``pattern`` at ``op``, telling ``table`` what it inserts; whether it changed
+    anything."""
+    if isinstance(pattern, FusionPattern):
+        m = pattern.fusion(op)
+        if m is None:
+            return False
+        rewriter = PatternRewriter(op)
+        rewriter.operation_insertion_handler.append(table.saw)
+        pattern.apply(m, rewriter)
+    else:
+        rewriter = PatternRewriter(op)
+        rewriter.operation_insertion_handler.append(table.saw)
+        pattern.match_and_rewrite(op, rewriter)
+    return rewriter.has_done_action
+
+
 def scan(module: ModuleOp, ctx: FusionContext, kinds: Sequence[type[FusionPattern]]) -> None:
     """Record every near miss of the given patterns in the module as it is now."""
-    patterns = [k(ctx) for k in kinds]
+    table = RootTable([k(ctx) for k in kinds])
+    table.survey(module, reverse=False)  # the op kinds the patterns' ``needs`` look for
     with tracking_block_order():
         for op in dispatched_ops(module):
-            for p in patterns:
-                if not isinstance(op, p.roots):
-                    continue
+            for p in table.of(type(op)):
                 m = p.match(op)
                 if isinstance(m, Miss):
                     ctx.report.missed.append(

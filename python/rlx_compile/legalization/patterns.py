@@ -72,6 +72,8 @@ class Unfuse(ConversionPattern):
 
 class UnfuseElementwiseRegion(ConversionPattern):
     summary = "the region's body, op by op"
+    roots: ClassVar[tuple[type[Operation], ...]] = (mir.ElementwiseRegionOp,)
+    """The ops it rewrites (``run_patterns`` visits only these)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mir.ElementwiseRegionOp, rewriter: PatternRewriter) -> None:

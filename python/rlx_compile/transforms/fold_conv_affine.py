@@ -72,6 +72,7 @@ def _conv_chain(v: SSAValue) -> tuple[mir.ConvOp, mir.AddOp | None, SSAValue | N
 class FoldConvAffine(FusionPattern):
     name = "conv_affine"
     roots = (mir.MulOp, mir.DivOp, mir.AddOp, mir.SubOp)
+    needs = (mir.ConvOp,)
 
     def match(self, op: Operation) -> Match | Miss | None:
         commutes = isinstance(op, mir.MulOp | mir.AddOp)

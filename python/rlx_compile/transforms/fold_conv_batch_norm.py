@@ -47,6 +47,7 @@ class ConvBatchNorm(Match):
 class FoldConvBatchNorm(FusionPattern):
     name = "conv_batch_norm"
     roots = (mir.BatchNormOp,)
+    needs = (mir.ConvOp,)
 
     def match(self, op: Operation) -> Match | Miss | None:
         assert isinstance(op, mir.BatchNormOp)

@@ -141,6 +141,7 @@ def _affine(v: SSAValue) -> tuple[SSAValue, float, float, list[Operation]] | Non
 class FuseHardSigmoid(FusionPattern):
     name = "hard_sigmoid"
     roots = (mir.ClipOp, mir.DivOp, mir.MulOp)
+    needs = (mir.ClipOp,)
 
     def match(self, op: Operation) -> Match | Miss | None:
         if isinstance(op, mir.ClipOp):
@@ -219,6 +220,7 @@ def _gate_of(x_times_gate: Operation) -> tuple[SSAValue, Operation] | None:
 class FuseHardSwish(FusionPattern):
     name = "hard_swish"
     roots = (mir.MulOp, mir.DivOp)
+    needs = (mir.ClipOp, mir.HardSigmoidOp)
 
     def match(self, op: Operation) -> Match | Miss | None:
         if not _float_result(op):

@@ -72,6 +72,7 @@ class ConvBiasAct(Match):
 class FuseConvBiasAct(FusionPattern):
     name = "conv_bias_act"
     roots = (mir.AddOp, mir.FusedConvBiasActOp)
+    needs = (mir.ConvOp, mir.FusedConvBiasActOp)
 
     def match(self, op: Operation) -> Match | Miss | None:
         if isinstance(op, mir.FusedConvBiasActOp):

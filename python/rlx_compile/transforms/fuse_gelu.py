@@ -76,6 +76,7 @@ class GeluMatch(Match):
 class FuseGelu(FusionPattern):
     name = "gelu"
     roots = (mir.MulOp,)
+    needs = (mir.ErfOp,)
 
     def match(self, op: Operation) -> Match | Miss | None:
         assert isinstance(op, mir.MulOp)

@@ -106,6 +106,7 @@ def _reads(v: SSAValue) -> str:
 class FuseLstmCell(FusionPattern):
     name = "lstm_cell"
     roots = (mir.MulOp,)
+    needs = (mir.TanhOp,)
 
     def match(self, op: Operation) -> Match | Miss | None:
         assert isinstance(op, mir.MulOp)

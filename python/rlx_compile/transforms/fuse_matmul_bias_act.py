@@ -46,6 +46,7 @@ class MatmulBiasAct(Match):
 class FuseMatmulBiasAct(FusionPattern):
     name = "matmul_bias_act"
     roots = (mir.AddOp, mir.FusedMatmulBiasActOp)
+    needs = (mir.MatmulOp, mir.FusedMatmulBiasActOp)
 
     def match(self, op: Operation) -> Match | Miss | None:
         if isinstance(op, mir.FusedMatmulBiasActOp):

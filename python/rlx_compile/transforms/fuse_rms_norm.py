@@ -197,6 +197,7 @@ def _gamma_fits(gamma: SSAValue, x: SSAValue, axis: int) -> bool:
 class FuseRmsNorm(FusionPattern):
     name = "rms_norm"
     roots = (mir.MulOp, mir.DivOp)
+    needs = (mir.ReduceMeanOp,)
 
     def match(self, op: Operation) -> Match | Miss | None:
         assert isinstance(op, mir.MulOp | mir.DivOp)
@@ -250,6 +251,7 @@ class FoldRmsNormScale(FusionPattern):
 
     name = "rms_norm_scale"
     roots = (mir.MulOp,)
+    needs = (mir.RmsNormOp,)
 
     def match(self, op: Operation) -> Match | Miss | None:
         assert isinstance(op, mir.MulOp)

@@ -232,6 +232,7 @@ def _products(add: mir.AddOp) -> list[tuple[mir.MulOp, SSAValue, SSAValue, mir.M
 class FuseRope(FusionPattern):
     name = "rope"
     roots = (mir.AddOp,)
+    needs = (mir.ConcatOp,)  # rotate_half
 
     def __init__(self, ctx: FusionContext):
         super().__init__(ctx)
@@ -317,6 +318,7 @@ class FuseRopeHalves(FusionPattern):
 
     name = "rope"
     roots = (mir.ConcatOp,)
+    needs = (mir.SubOp,)
 
     def match(self, op: Operation) -> Match | Miss | None:
         assert isinstance(op, mir.ConcatOp)
@@ -388,6 +390,7 @@ class FusePartialRope(FusionPattern):
 
     name = "partial_rope"
     roots = (mir.ConcatOp,)
+    needs = (mir.RopeOp,)
 
     def match(self, op: Operation) -> Match | Miss | None:
         assert isinstance(op, mir.ConcatOp)

@@ -68,6 +68,7 @@ class DualMatmul(Match):
 class FuseSwigluDualMatmul(FusionPattern):
     name = "swiglu"
     roots = (mir.MulOp,)
+    needs = (mir.SiluOp,)
 
     def match(self, op: Operation) -> Match | Miss | None:
         assert isinstance(op, mir.MulOp)
@@ -118,6 +119,7 @@ class NarrowHalves(Match):
 class FuseSwigluNarrow(FusionPattern):
     name = "swiglu"
     roots = (mir.MulOp,)
+    needs = (mir.SiluOp,)
 
     def match(self, op: Operation) -> Match | Miss | None:
         assert isinstance(op, mir.MulOp)
