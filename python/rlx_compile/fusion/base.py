@@ -21,6 +21,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from functools import cache
 from typing import ClassVar, Generic, TypeVar
 
 import numpy as np
@@ -34,8 +35,7 @@ from xdsl.traits import IsTerminator
 from rlx_compile.builder import GraphBuilder, ReplacingPattern, type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import Activation, ActivationAttr
-from rlx_compile.dialects.types import Dim, TensorType
-from rlx_compile.folding import constant_value
+from rlx_compile.dialects.types import Dim, DType, TensorType
 from rlx_compile.fusion.report import FusionReport, MissedFusion
 from rlx_compile.ir import erase_unused, is_before, location_str, tracking_block_order
 from rlx_compile.legalization.driver import dispatched_ops
@@ -112,10 +112,19 @@ def operand_from(op: Operation, kind: type[T]) -> tuple[T, SSAValue] | None:
 
 def scalar_constant(v: SSAValue) -> float | None:
     """The value of a one-element float constant (any rank), else None."""
-    array = constant_value(v)
-    if array is None or array.size != 1 or not np.issubdtype(array.dtype, np.floating):
+    owner = v.owner
+    if not isinstance(owner, mir.ConstantOp):
         return None
-    return float(array.reshape(()))
+    t = owner.tensor_type  # asked before the bytes are decoded: most constants are not
+    if t.num_elements() != 1 or not _floating(t.dtype):
+        return None
+    return float(owner.to_numpy().reshape(()))
+
+
+@cache
+def _floating(dtype: DType) -> bool:
+    """Whether NumPy holds ``dtype`` as a floating type."""
+    return bool(np.issubdtype(dtype.numpy, np.floating))
 
 
 def chain_miss(links: Sequence[tuple[SSAValue, Operation, str]], hint: str) -> Miss | None:
@@ -309,6 +318,12 @@ class FusionPattern(ReplacingPattern):
     def target(self) -> Target:
         return self.ctx.target
 
+    @property
+    def active(self) -> bool:
+        """Whether ``match`` can find anything at all in this context (the drivers do not
+        try a pattern that cannot)."""
+        return True
+
     def match(self, op: Operation) -> Match | Miss | None:
         raise NotImplementedError
 
@@ -394,6 +409,8 @@ class RootTable(Generic[P]):
         return found
 
     def _findable(self, pattern: P) -> bool:
+        if not getattr(pattern, "active", True):
+            return False
         needs: tuple[type[Operation], ...] = getattr(pattern, "needs", ())
         return not needs or any(issubclass(kind, needs) for kind in self._held)
 
@@ -421,14 +438,15 @@ class RootTable(Generic[P]):
         return out
 
     def _gather(self, parent: Operation, reverse: bool, out: list[Operation]) -> None:
+        held, rooted = self._held, self._rooted  # this loop runs per op and round
         for region in reversed(parent.regions) if reverse else parent.regions:
             for block in reversed(region.blocks) if reverse else region.blocks:
                 op = block.last_op if reverse else block.first_op
                 while op is not None:
                     kind = type(op)
-                    if kind not in self._held:
+                    if kind not in held:
                         self._hold(kind)
-                    if self.rooted(kind):
+                    if rooted.get(kind) if kind in rooted else self.rooted(kind):
                         out.append(op)
                     if op.regions:
                         self._gather(op, reverse, out)
@@ -483,6 +501,8 @@ def scan(module: ModuleOp, ctx: FusionContext, kinds: Sequence[type[FusionPatter
     """Record every near miss of the given patterns in the module as it is now."""
     table = RootTable([k(ctx) for k in kinds])
     table.survey(module, reverse=False)  # the op kinds the patterns' ``needs`` look for
+    if not table.any_usable():
+        return
     with tracking_block_order():
         for op in dispatched_ops(module):
             for p in table.of(type(op)):

@@ -117,8 +117,8 @@ def _radicand(v: SSAValue, reader: Operation) -> _Radicand | None:
     add = producer(v, mir.AddOp)
     if add is not None:
         for m, c in ((add.lhs, add.rhs), (add.rhs, add.lhs)):
-            e = scalar_constant(c)
             reduced = producer(m, mir.ReduceMeanOp)
+            e = scalar_constant(c) if reduced is not None else None
             if e is not None and v.type == m.type and reduced is not None:
                 mean, eps = reduced, e
                 ops.append(add)

@@ -91,6 +91,10 @@ class MarkElementwiseRegion(FusionPattern):
         on = limits.keep_regions if enabled is None else enabled
         self.enabled = on and self.max_steps >= 2
 
+    @property
+    def active(self) -> bool:
+        return self.enabled
+
     def match(self, op: Operation) -> Match | Miss | None:
         if not self.enabled:
             return None
