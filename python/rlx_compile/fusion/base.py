@@ -379,15 +379,18 @@ P = TypeVar("P", bound=RewritePattern)
 class RootTable(Generic[P]):
     """Which of ``patterns`` to try on an op: those rooted at its class (a pattern's
     ``roots``; every op for a pattern without), in pattern order, less the fusion
-    patterns whose ``needs`` the module does not hold. isinstance is asked once per
-    class, not once per op and pattern; the module's op kinds are those ``survey`` and
-    ``saw`` were shown."""
+    patterns that cannot find anything (not ``active``, or the module holds none of the
+    kinds they ``need``). isinstance is asked once per class, not once per op and
+    pattern."""
 
-    def __init__(self, patterns: Sequence[P]):
+    def __init__(self, patterns: Sequence[P], held: set[type[Operation]] | None = None):
         self.patterns = patterns
+        self.held: set[type[Operation]] = set() if held is None else held
+        """The op kinds the module may hold: those ``survey`` and ``saw`` were shown (a
+        superset when ops were erased since)."""
         self._rooted: dict[type[Operation], tuple[P, ...]] = {}
         self._usable: dict[type[Operation], tuple[P, ...]] = {}
-        self._held: set[type[Operation]] = set()
+        self._usable_for = 0  # the number of kinds held when ``_usable`` was filled
 
     def rooted(self, kind: type[Operation]) -> tuple[P, ...]:
         """The patterns rooted at ops of class ``kind``."""
@@ -402,6 +405,9 @@ class RootTable(Generic[P]):
 
     def of(self, kind: type[Operation]) -> tuple[P, ...]:
         """The patterns to try on an op of class ``kind``."""
+        if len(self.held) != self._usable_for:  # a kind joined: a pattern may need it
+            self._usable.clear()
+            self._usable_for = len(self.held)
         found = self._usable.get(kind)
         if found is None:
             found = tuple(p for p in self.rooted(kind) if self._findable(p))
@@ -412,45 +418,64 @@ class RootTable(Generic[P]):
         if not getattr(pattern, "active", True):
             return False
         needs: tuple[type[Operation], ...] = getattr(pattern, "needs", ())
-        return not needs or any(issubclass(kind, needs) for kind in self._held)
+        return not needs or any(issubclass(kind, needs) for kind in self.held)
 
-    def any_usable(self) -> bool:
-        """Whether any pattern can find something in the module."""
-        return any(self._findable(p) for p in self.patterns)
+    def may_find(self) -> bool:
+        """Whether an op of a kind held has a pattern to try."""
+        return any(self.of(kind) for kind in list(self.held))
 
     def saw(self, op: Operation) -> None:
         """Note the kinds of an op that joined the module and of the ops in its regions
         (a rewriter's insertion handler)."""
         for nested in op.walk() if op.regions else (op,):
-            self._hold(type(nested))
-
-    def _hold(self, kind: type[Operation]) -> None:
-        if kind not in self._held:
-            self._held.add(kind)
-            self._usable.clear()
+            self.held.add(type(nested))
 
     def survey(self, module: Operation, reverse: bool) -> list[Operation]:
         """The ops of ``module`` some pattern is rooted at, in ``module.walk(reverse=...)``
         order (an op, then the ops of its regions); every op's kind is noted."""
-        self._hold(type(module))
+        self.held.add(type(module))
         out: list[Operation] = [module] if self.rooted(type(module)) else []
         self._gather(module, reverse, out)
         return out
 
     def _gather(self, parent: Operation, reverse: bool, out: list[Operation]) -> None:
-        held, rooted = self._held, self._rooted  # this loop runs per op and round
+        held, rooted = self.held, self._rooted  # this loop runs per op and round
         for region in reversed(parent.regions) if reverse else parent.regions:
             for block in reversed(region.blocks) if reverse else region.blocks:
                 op = block.last_op if reverse else block.first_op
                 while op is not None:
                     kind = type(op)
-                    if kind not in held:
-                        self._hold(kind)
-                    if rooted.get(kind) if kind in rooted else self.rooted(kind):
+                    held.add(kind)
+                    if rooted[kind] if kind in rooted else self.rooted(kind):
                         out.append(op)
                     if op.regions:
                         self._gather(op, reverse, out)
                     op = op.prev_op if reverse else op.next_op
+
+
+_KINDS: ContextVar[tuple[Operation, set[type[Operation]]] | None] = ContextVar(
+    "rlx_fusion_kinds", default=None
+)
+
+
+@contextmanager
+def sharing_kinds(module: ModuleOp) -> Iterator[None]:
+    """Within the block, ``run_patterns`` and ``scan`` on ``module`` share what op kinds
+    it may hold (those it held on entry, and every kind a rewrite inserted since; ops
+    erased are not subtracted), so a call whose patterns are rooted at none of them, or
+    need none, returns without walking the module. Inside the block ops may be erased
+    freely but inserted only by ``run_patterns``' rewriters."""
+    token = _KINDS.set((module, {type(op) for op in module.walk()}))
+    try:
+        yield
+    finally:
+        _KINDS.reset(token)
+
+
+def _table(module: Operation, patterns: Sequence[P]) -> RootTable[P]:
+    """A root table for ``module``, holding the kinds ``sharing_kinds`` shares for it."""
+    shared = _KINDS.get()
+    return RootTable(patterns, shared[1] if shared is not None and shared[0] is module else None)
 
 
 def run_patterns(module: ModuleOp, patterns: Sequence[RewritePattern], reverse: bool) -> None:
@@ -462,12 +487,14 @@ def run_patterns(module: ModuleOp, patterns: Sequence[RewritePattern], reverse: 
     tracked across the run (``tracking_block_order``). A fusion pattern gets a rewriter
     only for the fusion it found, and is not tried while the module holds none of the
     op kinds it ``needs`` (the kinds ops inserted by a rewrite count at once)."""
-    table = RootTable(patterns)
+    table = _table(module, patterns)
+    if table.held and not table.may_find():
+        return  # what sharing_kinds knows: no round would try a pattern
     with tracking_block_order():
         while True:
             changed = False
             ops = table.survey(module, reverse)
-            if not table.any_usable():
+            if not table.may_find():
                 return  # nothing to find, so nothing is inserted that could change that
             for op in ops:
                 if op.parent is None:
@@ -499,9 +526,10 @@ def _rewrite(pattern: RewritePattern, op: Operation, table: RootTable[RewritePat
 
 def scan(module: ModuleOp, ctx: FusionContext, kinds: Sequence[type[FusionPattern]]) -> None:
     """Record every near miss of the given patterns in the module as it is now."""
-    table = RootTable([k(ctx) for k in kinds])
-    table.survey(module, reverse=False)  # the op kinds the patterns' ``needs`` look for
-    if not table.any_usable():
+    table = _table(module, [k(ctx) for k in kinds])
+    if not table.held:
+        table.survey(module, reverse=False)  # the op kinds the patterns' ``needs`` look for
+    if not table.may_find():
         return
     with tracking_block_order():
         for op in dispatched_ops(module):

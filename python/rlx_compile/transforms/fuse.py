@@ -10,6 +10,7 @@ then quantises as onnxruntime's ``quantize_static`` does).
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -17,9 +18,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from rlx_compile.fusion import _select, fusion_pattern_types
-from rlx_compile.fusion.base import fusion_context, scan
+from rlx_compile.fusion.base import FusionPass, fusion_context, scan, sharing_kinds
 from rlx_compile.targets import TargetPass
 from rlx_compile.transforms import RLX_PASSES
+from rlx_compile.transforms.dce import DCEPass
 from rlx_compile.transforms.mark_elementwise_regions import (
     MarkElementwiseRegion,
     MarkElementwiseRegionsPass,
@@ -27,6 +29,7 @@ from rlx_compile.transforms.mark_elementwise_regions import (
 from rlx_compile.transforms.unfuse_elementwise_regions import UnfuseElementwiseRegionsPass
 
 REGION_STAGES = (MarkElementwiseRegionsPass, UnfuseElementwiseRegionsPass)
+SHARING_STAGES = (FusionPass, UnfuseElementwiseRegionsPass, DCEPass)
 
 
 @dataclass(frozen=True)
@@ -51,9 +54,16 @@ class FusePass(TargetPass):
         skipped = {p for name in self.skip for p in getattr(RLX_PASSES[name](), "PATTERNS", ())}
         kinds = [k for k in fusion_pattern_types() if k not in skipped]
         chains = [k for k in kinds if k is not MarkElementwiseRegion]
-        with fusion_context(self.resolved(), op) as (fctx, owner):
+        passes = self.passes()
+        # Stages that add ops only through run_patterns (dce only erases) keep what op
+        # kinds the module holds up to date, so a stage with nothing to try skips its walk.
+        shared = all(isinstance(p, SHARING_STAGES) for p in passes)
+        with (
+            fusion_context(self.resolved(), op) as (fctx, owner),
+            sharing_kinds(op) if shared else nullcontext(),
+        ):
             scanned = False
-            for p in self.passes():
+            for p in passes:
                 if owner and not scanned and isinstance(p, REGION_STAGES):
                     # Near misses are looked for before regions absorb elementwise ops
                     # (a region would hide the silu * up of an unfused SwiGLU, say).
