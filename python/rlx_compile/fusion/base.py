@@ -388,6 +388,7 @@ class RootTable(Generic[P]):
         self.held: set[type[Operation]] = set() if held is None else held
         """The op kinds the module may hold: those ``survey`` and ``saw`` were shown (a
         superset when ops were erased since)."""
+        self._roots = [(p, getattr(p, "roots", (Operation,))) for p in patterns]
         self._rooted: dict[type[Operation], tuple[P, ...]] = {}
         self._usable: dict[type[Operation], tuple[P, ...]] = {}
         self._usable_for = 0  # the number of kinds held when ``_usable`` was filled
@@ -396,10 +397,7 @@ class RootTable(Generic[P]):
         """The patterns rooted at ops of class ``kind``."""
         found = self._rooted.get(kind)
         if found is None:
-            roots = [getattr(p, "roots", (Operation,)) for p in self.patterns]
-            found = tuple(
-                p for p, r in zip(self.patterns, roots, strict=True) if issubclass(kind, r)
-            )
+            found = tuple(p for p, r in self._roots if _is_a(kind, r))
             self._rooted[kind] = found
         return found
 
@@ -418,7 +416,7 @@ class RootTable(Generic[P]):
         if not getattr(pattern, "active", True):
             return False
         needs: tuple[type[Operation], ...] = getattr(pattern, "needs", ())
-        return not needs or any(issubclass(kind, needs) for kind in self.held)
+        return not needs or any(_is_a(kind, needs) for kind in self.held)
 
     def may_find(self) -> bool:
         """Whether an op of a kind held has a pattern to try."""
@@ -451,6 +449,12 @@ class RootTable(Generic[P]):
                     if op.regions:
                         self._gather(op, reverse, out)
                     op = op.prev_op if reverse else op.next_op
+
+
+@cache
+def _is_a(kind: type[Operation], kinds: tuple[type[Operation], ...]) -> bool:
+    """``issubclass`` remembered: the tables ask it per stage for the same classes."""
+    return issubclass(kind, kinds)
 
 
 _KINDS: ContextVar[tuple[Operation, set[type[Operation]]] | None] = ContextVar(
