@@ -6,7 +6,8 @@
 // finding those time-conflicting blocks. A flat list of placed blocks (RLX's and
 // TFLite's approach) makes that O(n) per placement and O(n^2) overall; here a
 // segment tree over (compressed) time answers it in O(log T + k), k being the
-// number of conflicting placed blocks, which is small for DNN-shaped lifetimes.
+// number of buffers whose intervals intersect (placed before it or not: the index is
+// built once per search and filtered by position), small for DNN-shaped lifetimes.
 #include "placement.hpp"
 
 #include <algorithm>
@@ -89,154 +90,188 @@ i64 peak_live(const Problem& p, const std::vector<i32>& ids) {
     return peak;
 }
 
-// Placed blocks indexed by time, supporting "which placed blocks intersect [lo, hi]"
-// and LIFO undo (the hill climb re-places suffixes of an order).
-//
-// A placed block X intersects the query [b, d] iff X contains b, or X starts in
-// (b, d]; the two sets are disjoint. The first is a stabbing query on a segment
-// tree whose nodes list the blocks covering them (each block sits in O(log T)
-// canonical nodes, and exactly one of them is on the root-to-leaf path of b). The
-// second walks per-rank lists of blocks by birth, skipping empty ranks with a
-// two-level bitset. Lists are singly linked through flat vectors and pushed at the
-// head, so undoing the most recent placement is popping heads.
-class Packer {
+// Calls f(node) for the canonical nodes of buffer i's interval in a segment tree over
+// the ranks with `leaves` leaves (node 1 the root, leaf t at leaves + t): O(log T)
+// nodes, exactly one of them on the path from any rank of the interval to the root.
+template <typename F>
+void for_each_node(const Problem& p, i32 i, std::size_t leaves, F&& f) {
+    const auto u = static_cast<std::size_t>(i);
+    std::size_t l = static_cast<std::size_t>(p.lo[u]) + leaves;
+    std::size_t r = static_cast<std::size_t>(p.hi[u]) + leaves + 1;
+    for (; l < r; l >>= 1, r >>= 1) {
+        if (l & 1) f(l++);
+        if (r & 1) f(--r);
+    }
+}
+
+std::size_t tree_leaves(const Problem& p) {
+    std::size_t leaves = 1;
+    while (leaves < static_cast<std::size_t>(p.num_ranks)) leaves <<= 1;
+    return leaves;
+}
+
+// A lower bound on any arena that, unlike peak_live, counts the alignment: the buffers
+// live at a step lie one above another at aligned offsets, so each takes its size
+// rounded up to the alignment, except the topmost, which (whichever it is) takes at
+// least its size. Reaching it ends the search as surely as peak_live does.
+i64 aligned_peak_live(const Problem& p, const std::vector<i32>& ids) {
+    const auto ranks = static_cast<std::size_t>(p.num_ranks);
+    const std::size_t leaves = tree_leaves(p);
+    std::vector<i64> delta(ranks + 1, 0);
+    std::vector<i64> slack(2 * leaves, 0);  // per node: the largest rounding it covers
+    for (const i32 i : ids) {
+        const auto u = static_cast<std::size_t>(i);
+        const i64 rounded = align_up(p.size[u], p.align);
+        delta[static_cast<std::size_t>(p.lo[u])] += rounded;
+        delta[static_cast<std::size_t>(p.hi[u]) + 1] -= rounded;
+        for_each_node(p, i, leaves, [&](std::size_t node) {
+            slack[node] = std::max(slack[node], rounded - p.size[u]);
+        });
+    }
+    i64 live = 0;
+    i64 bound = 0;
+    for (std::size_t t = 0; t < ranks; ++t) {
+        live += delta[t];
+        i64 top = 0;
+        for (std::size_t node = t + leaves; node >= 1; node >>= 1) top = std::max(top, slack[node]);
+        bound = std::max(bound, live - top);
+    }
+    return bound;
+}
+
+// Buffers grouped by birth rank, in flat arrays: those born at ranks lo..hi are one slice.
+class ByBirth {
 public:
-    Packer(const Problem& p, i64 base) : p_(p), base_(base) {
-        const auto n = p.size.size();
-        const auto ranks = static_cast<std::size_t>(std::max<i32>(p.num_ranks, 1));
-        while (leaves_ < ranks) leaves_ <<= 1;
-        node_head_.assign(2 * leaves_, -1);
-        birth_head_.assign(ranks, -1);
-        birth_next_.assign(n, -1);
-        words_.assign((ranks + 63) / 64, 0);
-        summary_.assign((words_.size() + 63) / 64, 0);
-        offset_.assign(n, 0);
-        arena_.push_back(0);
-    }
-
-    i64 steps() const { return steps_; }
-    i64 arena() const { return arena_.back(); }
-    std::size_t depth() const { return placed_.size(); }
-    i64 offset(i32 i) const { return offset_[static_cast<std::size_t>(i)]; }
-
-    // Chooses an offset for buffer i under `fit` and places it there.
-    i64 place(i32 i, Fit fit) {
-        const auto u = static_cast<std::size_t>(i);
-        collect_conflicts(p_.lo[u], p_.hi[u]);
-        std::sort(occ_.begin(), occ_.end());
-        steps_ += static_cast<i64>(occ_.size()) + 1;
-        const i64 off = fit == Fit::kFirst ? first_fit(p_.size[u]) : best_fit(p_.size[u]);
-        activate(i, off);
-        return off;
-    }
-
-    // Places buffer i at a known offset (restoring a previous plan) without a search.
-    void activate(i32 i, i64 off) {
-        const auto u = static_cast<std::size_t>(i);
-        offset_[u] = off;
-        entry_mark_.push_back(entries_.size());
-        std::size_t l = static_cast<std::size_t>(p_.lo[u]) + leaves_;
-        std::size_t r = static_cast<std::size_t>(p_.hi[u]) + leaves_ + 1;
-        for (; l < r; l >>= 1, r >>= 1) {
-            if (l & 1) push_entry(l++, i);
-            if (r & 1) push_entry(--r, i);
+    ByBirth(const Problem& p, const std::vector<i32>& ids)
+        : start_(static_cast<std::size_t>(std::max<i32>(p.num_ranks, 1)) + 1, 0),
+          items_(ids.size()) {
+        for (const i32 i : ids) {
+            ++start_[static_cast<std::size_t>(p.lo[static_cast<std::size_t>(i)]) + 1];
         }
-        const auto b = static_cast<std::size_t>(p_.lo[u]);
-        birth_next_[u] = birth_head_[b];
-        if (birth_head_[b] < 0) set_bit(b);
-        birth_head_[b] = i;
-        placed_.push_back(i);
-        arena_.push_back(std::max(arena_.back(), off + p_.size[u]));
-        steps_ += 1;
+        std::partial_sum(start_.begin(), start_.end(), start_.begin());
+        std::vector<i32> fill(start_.begin(), start_.end() - 1);
+        for (const i32 i : ids) {
+            const auto b = static_cast<std::size_t>(p.lo[static_cast<std::size_t>(i)]);
+            items_[static_cast<std::size_t>(fill[b]++)] = i;
+        }
     }
 
-    // Removes placements until only the first `depth` remain.
-    void undo_to(std::size_t depth) {
-        while (placed_.size() > depth) {
-            const i32 i = placed_.back();
-            const auto u = static_cast<std::size_t>(i);
-            placed_.pop_back();
-            arena_.pop_back();
-            const std::size_t mark = entry_mark_.back();
-            entry_mark_.pop_back();
-            while (entries_.size() > mark) {
-                node_head_[entries_.back().node] = entries_.back().next;
-                entries_.pop_back();
-            }
-            const auto b = static_cast<std::size_t>(p_.lo[u]);
-            birth_head_[b] = birth_next_[u];
-            if (birth_head_[b] < 0) clear_bit(b);
+    // Calls f(j) for every buffer j born at a rank in [lo, hi] (none when lo > hi).
+    template <typename F>
+    void for_each(i32 lo, i32 hi, F&& f) const {
+        const i32 last = start_[static_cast<std::size_t>(hi) + 1];
+        for (i32 k = start_[static_cast<std::size_t>(lo)]; k < last; ++k) {
+            f(items_[static_cast<std::size_t>(k)]);
         }
     }
 
 private:
-    struct Entry {
-        std::size_t node;
-        i32 buffer;
-        i32 next;
-    };
+    std::vector<i32> start_, items_;
+};
 
-    void push_entry(std::size_t node, i32 buffer) {
-        entries_.push_back({node, buffer, node_head_[node]});
-        node_head_[node] = static_cast<i32>(entries_.size() - 1);
-    }
-
-    void set_bit(std::size_t t) {
-        words_[t >> 6] |= u64{1} << (t & 63);
-        summary_[t >> 12] |= u64{1} << ((t >> 6) & 63);
-    }
-
-    void clear_bit(std::size_t t) {
-        words_[t >> 6] &= ~(u64{1} << (t & 63));
-        if (words_[t >> 6] == 0) summary_[t >> 12] &= ~(u64{1} << ((t >> 6) & 63));
-    }
-
-    // Smallest rank in [from, to] whose birth list is non-empty, or -1.
-    i64 next_nonempty(std::size_t from, std::size_t to) const {
-        if (from > to) return -1;
-        std::size_t w = from >> 6;
-        u64 bits = words_[w] & (~u64{0} << (from & 63));
-        if (bits == 0) {
-            const std::size_t last_word = to >> 6;
-            ++w;
-            for (;;) {
-                if (w > last_word) return -1;
-                const u64 s = summary_[w >> 6] & (~u64{0} << (w & 63));
-                if (s != 0) {
-                    w = ((w >> 6) << 6) + static_cast<std::size_t>(__builtin_ctzll(s));
-                    break;
-                }
-                w = ((w >> 6) + 1) << 6;
-            }
-            if (w > last_word) return -1;
-            bits = words_[w];
+// The buffers of one search indexed by time, answering "which of them intersect
+// [lo, hi]". A buffer X intersects the query [b, d] iff X contains b, or X starts in
+// (b, d]; the two sets are disjoint. The first is a stabbing query on a segment tree
+// whose nodes list the buffers covering them (each buffer sits in O(log T) canonical
+// nodes, and exactly one of them is on the root-to-leaf path of b); the second is one
+// slice of the buffers by birth. The lists are built once, in flat arrays, and never
+// change: a placement filters them by position in the order being placed instead, so
+// no run or undo has to update them.
+class TimeIndex {
+public:
+    TimeIndex(const Problem& p, const std::vector<i32>& ids)
+        : leaves_(tree_leaves(p)), node_start_(2 * leaves_ + 1, 0), births_(p, ids) {
+        for (const i32 i : ids) {
+            for_each_node(p, i, leaves_, [this](std::size_t node) { ++node_start_[node + 1]; });
         }
-        const std::size_t t = (w << 6) + static_cast<std::size_t>(__builtin_ctzll(bits));
-        return t <= to ? static_cast<i64>(t) : -1;
+        std::partial_sum(node_start_.begin(), node_start_.end(), node_start_.begin());
+        node_items_.resize(static_cast<std::size_t>(node_start_.back()));
+        std::vector<i32> fill(node_start_.begin(), node_start_.end() - 1);
+        for (const i32 i : ids) {
+            for_each_node(p, i, leaves_, [&](std::size_t node) {
+                node_items_[static_cast<std::size_t>(fill[node]++)] = i;
+            });
+        }
     }
 
-    void collect_conflicts(i32 lo, i32 hi) {
-        occ_.clear();
+    // Calls f(j) for every indexed buffer j whose interval intersects [lo, hi].
+    template <typename F>
+    void for_each_intersecting(i32 lo, i32 hi, F&& f) const {
         for (std::size_t node = static_cast<std::size_t>(lo) + leaves_; node >= 1; node >>= 1) {
-            for (i32 e = node_head_[node]; e >= 0; e = entries_[static_cast<std::size_t>(e)].next) {
-                add_occupied(entries_[static_cast<std::size_t>(e)].buffer);
+            for (i32 k = node_start_[node]; k < node_start_[node + 1]; ++k) {
+                f(node_items_[static_cast<std::size_t>(k)]);
             }
         }
-        const auto to = static_cast<std::size_t>(hi);
-        for (i64 t = next_nonempty(static_cast<std::size_t>(lo) + 1, to); t >= 0;
-             t = next_nonempty(static_cast<std::size_t>(t) + 1, to)) {
-            for (i32 j = birth_head_[static_cast<std::size_t>(t)]; j >= 0;
-                 j = birth_next_[static_cast<std::size_t>(j)]) {
-                add_occupied(j);
-            }
+        births_.for_each(lo + 1, hi, f);
+    }
+
+private:
+    std::size_t leaves_;
+    std::vector<i32> node_start_, node_items_;  // per tree node, CSR
+    ByBirth births_;
+};
+
+// Placement of buffers in an order: each buffer goes where `fit` puts it among the
+// buffers before it in the order (a lower position) that intersect it in time. Runs
+// place a whole order; the hill climb changes positions and offsets in place and
+// searches single buffers again.
+class Packer {
+public:
+    Packer(const Problem& p, const std::vector<i32>& ids, i64 base)
+        : p_(p),
+          index_(p, ids),
+          base_(base),
+          offset_(p.size.size(), 0),
+          position_(p.size.size(), 0),
+          conflicts_(p.size.size(), 0) {}
+
+    i64 steps() const { return steps_; }
+    void add_steps(i64 steps) { steps_ += steps; }
+    i64 arena() const { return arena_; }
+    i64 offset(i32 i) const { return offset_[static_cast<std::size_t>(i)]; }
+    void set_offset(i32 i, i64 off) { offset_[static_cast<std::size_t>(i)] = off; }
+    std::size_t position(i32 i) const {
+        return static_cast<std::size_t>(position_[static_cast<std::size_t>(i)]);
+    }
+    void set_position(i32 i, std::size_t k) {
+        position_[static_cast<std::size_t>(i)] = static_cast<i32>(k);
+    }
+    // How many buffers before i in the last run intersect it in time.
+    i64 conflicts(i32 i) const { return conflicts_[static_cast<std::size_t>(i)]; }
+
+    // Places `order` (a permutation of the indexed buffers) from scratch. Stops early
+    // (returning false) once the arena reaches `stop_at`, because the caller only
+    // wants strictly smaller plans.
+    bool run(const std::vector<i32>& order, Fit fit, i64 stop_at) {
+        for (std::size_t k = 0; k < order.size(); ++k) set_position(order[k], k);
+        arena_ = 0;
+        for (const i32 i : order) {
+            const auto u = static_cast<std::size_t>(i);
+            offset_[u] = search(i, fit, &conflicts_[u]);
+            // A step per conflicting buffer examined, one per search, one per placement.
+            steps_ += conflicts_[u] + 2;
+            arena_ = std::max(arena_, offset_[u] + p_.size[u]);
+            if (arena_ >= stop_at) return false;
         }
+        return true;
     }
 
-    void add_occupied(i32 j) {
-        const auto u = static_cast<std::size_t>(j);
-        occ_.emplace_back(offset_[u], offset_[u] + p_.size[u]);
+    // The offset `fit` chooses for buffer i among the buffers positioned before it,
+    // and (in *conflicts) how many of those intersect i in time.
+    i64 search(i32 i, Fit fit, i64* conflicts) {
+        const auto u = static_cast<std::size_t>(i);
+        const i32 k = position_[u];
+        occ_.clear();
+        index_.for_each_intersecting(p_.lo[u], p_.hi[u], [&](i32 j) {
+            const auto v = static_cast<std::size_t>(j);
+            if (position_[v] < k) occ_.emplace_back(offset_[v], offset_[v] + p_.size[v]);
+        });
+        *conflicts = static_cast<i64>(occ_.size());
+        std::sort(occ_.begin(), occ_.end());
+        return fit == Fit::kFirst ? first_fit(p_.size[u]) : best_fit(p_.size[u]);
     }
 
+private:
     // RLX's scan: walk the conflicting blocks by offset with a cursor at the highest
     // end seen so far; the first aligned cursor position that fits wins.
     i64 first_fit(i64 size) const {
@@ -269,17 +304,13 @@ private:
     }
 
     const Problem& p_;
+    TimeIndex index_;
     i64 base_;
-    std::size_t leaves_ = 1;
-    std::vector<i32> node_head_;
-    std::vector<Entry> entries_;
-    std::vector<std::size_t> entry_mark_;
-    std::vector<i32> birth_head_, birth_next_;
-    std::vector<u64> words_, summary_;
     std::vector<i64> offset_;
-    std::vector<i32> placed_;
-    std::vector<i64> arena_;
+    std::vector<i32> position_;
+    std::vector<i64> conflicts_;
     std::vector<std::pair<i64, i64>> occ_;
+    i64 arena_ = 0;
     i64 steps_ = 0;
 };
 
@@ -415,6 +446,47 @@ private:
     u64 state_;
 };
 
+// The lowest rank of a skyline among the ranks where unplaced buffers live, the first
+// on ties: a min segment tree over the ranks whose leaves are the heights (ranks
+// without demand are never lowest), re-read on the ranges a skyline step changes.
+class LowestRank {
+public:
+    LowestRank(const std::vector<i64>& height, const std::vector<i64>& demand)
+        : height_(height), demand_(demand) {
+        while (leaves_ < height.size()) leaves_ <<= 1;
+        min_.assign(2 * leaves_, INT64_MAX);
+        arg_.assign(2 * leaves_, 0);
+        for (std::size_t t = 0; t < leaves_; ++t) arg_[leaves_ + t] = static_cast<i32>(t);
+        for (std::size_t t = 0; t < height.size(); ++t) min_[leaves_ + t] = key(t);
+        for (std::size_t k = leaves_ - 1; k >= 1; --k) pull(k);
+    }
+
+    std::size_t lowest() const { return static_cast<std::size_t>(arg_[1]); }
+
+    // Ranks a..b changed height or demand.
+    void update(std::size_t a, std::size_t b) {
+        for (std::size_t t = a; t <= b; ++t) min_[leaves_ + t] = key(t);
+        for (a = (a + leaves_) >> 1, b = (b + leaves_) >> 1; a >= 1; a >>= 1, b >>= 1) {
+            for (std::size_t k = a; k <= b; ++k) pull(k);
+        }
+    }
+
+private:
+    i64 key(std::size_t t) const { return demand_[t] > 0 ? height_[t] : INT64_MAX; }
+
+    void pull(std::size_t k) {
+        const std::size_t c = min_[2 * k + 1] < min_[2 * k] ? 2 * k + 1 : 2 * k;
+        min_[k] = min_[c];
+        arg_[k] = arg_[c];
+    }
+
+    const std::vector<i64>& height_;
+    const std::vector<i64>& demand_;
+    std::size_t leaves_ = 1;
+    std::vector<i64> min_;
+    std::vector<i32> arg_;
+};
+
 // A skyline ("lowest segment first") construction, the strip-packing heuristic
 // adapted to fixed time positions: repeatedly take the lowest stretch of the
 // skyline (per-step height of the placed buffers) among steps where unplaced
@@ -425,38 +497,55 @@ private:
 // closer to the lower bound. It returns the buffers in placement order, which is
 // by non-decreasing offset: first fit over that order places every buffer at or
 // below its skyline offset, so the order is what the portfolio and hill climb use.
-// With `rng`, each choice is randomised among near-best buffers (restarts).
-// Cost is O(n * (T + n)), counted in `steps`; callers gate it by the budget.
+// With `rng`, each choice is randomised among near-best buffers (restarts), drawn
+// in the order of the list of unplaced buffers (which a placement changes by moving
+// its last entry into the placed one's slot).
+// Cost is counted in `steps` as O(n * (T + n)), the cost of scanning every rank and
+// every unplaced buffer per choice; callers gate it by the budget. The lowest rank
+// comes from a segment tree, and the buffers inside the stretch from the list of
+// buffers by birth rank, so a choice actually costs about the stretch's width.
 std::vector<i32> skyline_order(const Problem& p, const std::vector<i32>& ids, Rng* rng,
                                i64* steps) {
     const auto ranks = static_cast<std::size_t>(p.num_ranks);
     std::vector<i64> height(ranks, 0);
     std::vector<i64> demand(ranks + 1, 0);
     for (const i32 i : ids) {
-        demand[static_cast<std::size_t>(p.lo[static_cast<std::size_t>(i)])] += 1;
-        demand[static_cast<std::size_t>(p.hi[static_cast<std::size_t>(i)]) + 1] -= 1;
+        const auto u = static_cast<std::size_t>(i);
+        demand[static_cast<std::size_t>(p.lo[u])] += 1;
+        demand[static_cast<std::size_t>(p.hi[u]) + 1] -= 1;
     }
     for (std::size_t t = 1; t <= ranks; ++t) demand[t] += demand[t - 1];
+    const ByBirth born(p, ids);
     std::vector<i32> todo = ids;
+    std::vector<i32> todo_pos(p.size.size(), -1);  // index in todo, -1 once placed
+    for (std::size_t k = 0; k < ids.size(); ++k) {
+        todo_pos[static_cast<std::size_t>(ids[k])] = static_cast<i32>(k);
+    }
+    LowestRank lowest(height, demand);
+    std::vector<i32> inside;  // todo indices of the unplaced buffers inside the stretch
     std::vector<i32> order;
     order.reserve(ids.size());
     while (!todo.empty()) {
-        std::size_t low = ranks;
-        for (std::size_t t = 0; t < ranks; ++t) {
-            if (demand[t] > 0 && (low == ranks || height[t] < height[low])) low = t;
-        }
+        const std::size_t low = lowest.lowest();
         const i64 floor = height[low];
         std::size_t l = low, r = low;
         while (l > 0 && demand[l - 1] > 0 && height[l - 1] == floor) --l;
         while (r + 1 < ranks && demand[r + 1] > 0 && height[r + 1] == floor) ++r;
         *steps += static_cast<i64>(ranks + todo.size());
+        inside.clear();
+        born.for_each(static_cast<i32>(l), static_cast<i32>(r), [&](i32 j) {
+            const auto u = static_cast<std::size_t>(j);
+            if (todo_pos[u] >= 0 && static_cast<std::size_t>(p.hi[u]) <= r) {
+                inside.push_back(todo_pos[u]);
+            }
+        });
+        std::sort(inside.begin(), inside.end());
         std::size_t pick = todo.size();
         long double pick_key = -1.0L;
-        for (std::size_t k = 0; k < todo.size(); ++k) {
-            const auto u = static_cast<std::size_t>(todo[k]);
+        for (const i32 k : inside) {
+            const auto u = static_cast<std::size_t>(todo[static_cast<std::size_t>(k)]);
             const auto lo = static_cast<std::size_t>(p.lo[u]);
             const auto hi = static_cast<std::size_t>(p.hi[u]);
-            if (lo < l || hi > r) continue;
             // Covering the whole stretch leaves no sliver; then wider, then taller.
             long double key = static_cast<long double>(hi - lo + 1) * 4.0L;
             if (lo == l && hi == r) key += static_cast<long double>(ranks) * 8.0L;
@@ -466,7 +555,7 @@ std::vector<i32> skyline_order(const Problem& p, const std::vector<i32>& ids, Rn
             }
             if (key > pick_key) {
                 pick_key = key;
-                pick = k;
+                pick = static_cast<std::size_t>(k);
             }
         }
         if (pick == todo.size()) {
@@ -474,51 +563,93 @@ std::vector<i32> skyline_order(const Problem& p, const std::vector<i32>& ids, Rn
             if (l > 0 && demand[l - 1] > 0) raise = std::min(raise, height[l - 1]);
             if (r + 1 < ranks && demand[r + 1] > 0) raise = std::min(raise, height[r + 1]);
             for (std::size_t t = l; t <= r; ++t) height[t] = raise;
+            lowest.update(l, r);
             continue;
         }
         const i32 i = todo[pick];
         todo[pick] = todo.back();
+        todo_pos[static_cast<std::size_t>(todo.back())] = static_cast<i32>(pick);
         todo.pop_back();
         const auto u = static_cast<std::size_t>(i);
+        todo_pos[u] = -1;
         const i64 top = align_up(floor, p.align) + p.size[u];
-        for (auto t = static_cast<std::size_t>(p.lo[u]); t <= static_cast<std::size_t>(p.hi[u]);
-             ++t) {
+        const auto lo = static_cast<std::size_t>(p.lo[u]);
+        const auto hi = static_cast<std::size_t>(p.hi[u]);
+        for (std::size_t t = lo; t <= hi; ++t) {
             height[t] = top;
             demand[t] -= 1;
         }
+        lowest.update(lo, hi);
         order.push_back(i);
     }
     return order;
 }
 
-// Places `order` from scratch. Stops early (returning false) once the arena reaches
-// `stop_at`, because the caller only wants strictly smaller plans.
-bool run_order(Packer& pk, const std::vector<i32>& order, Fit fit, i64 stop_at) {
-    pk.undo_to(0);
-    for (const i32 i : order) {
-        pk.place(i, fit);
-        if (pk.arena() >= stop_at) return false;
+// A set of time ranks (a bitset), for "does [lo, hi] meet any rank in the set".
+class RankSet {
+public:
+    explicit RankSet(i32 ranks) : words_((static_cast<std::size_t>(ranks) + 64) / 64, 0) {}
+
+    void clear() { std::fill(words_.begin(), words_.end(), 0); }
+
+    void add(i32 lo, i32 hi) {
+        for (std::size_t w = word(lo); w <= word(hi); ++w) words_[w] |= mask(w, lo, hi);
     }
-    return true;
+
+    bool meets(i32 lo, i32 hi) const {
+        for (std::size_t w = word(lo); w <= word(hi); ++w) {
+            if ((words_[w] & mask(w, lo, hi)) != 0) return true;
+        }
+        return false;
+    }
+
+private:
+    static std::size_t word(i32 t) { return static_cast<std::size_t>(t) >> 6; }
+
+    // The bits of word w that hold ranks lo..hi.
+    static u64 mask(std::size_t w, i32 lo, i32 hi) {
+        u64 m = ~u64{0};
+        if (w == word(lo)) m &= ~u64{0} << (static_cast<unsigned>(lo) & 63);
+        if (w == word(hi)) m &= ~u64{0} >> (63 - (static_cast<unsigned>(hi) & 63));
+        return m;
+    }
+
+    std::vector<u64> words_;
+};
+
+bool intersect(const Problem& p, i32 a, i32 b) {
+    const auto u = static_cast<std::size_t>(a);
+    const auto v = static_cast<std::size_t>(b);
+    return p.lo[u] <= p.hi[v] && p.lo[v] <= p.hi[u];
 }
 
-// Local improvement of a complete placement held by `pk` (made from `order`): move a
-// buffer that touches the arena's top to a random earlier position in the order,
-// re-place the changed suffix, and keep the move if the arena does not grow. Equal
-// arenas are accepted so the search can walk across plateaus, which are the common
-// case. This is TVM's hill_climb idea with two changes: the perturbation targets the
-// buffers that define the arena (moving any other buffer rarely helps), and only the
-// suffix after the moved position is re-placed, undoing the rest from the packer's
-// LIFO state. Everything is seeded, so the walk is reproducible.
+// Local improvement of a complete placement held by `pk` (its last run, of `order`):
+// move a buffer that touches the arena's top to a random earlier position in the
+// order, re-place the changed suffix, and keep the move if the arena does not grow.
+// Equal arenas are accepted so the search can walk across plateaus, which are the
+// common case. This is TVM's hill_climb idea with two changes: the perturbation
+// targets the buffers that define the arena (moving any other buffer rarely helps),
+// and only the suffix after the moved position is re-placed. Everything is seeded,
+// so the walk is reproducible. Returns the arena of the plan `pk` holds at the end.
+//
+// Re-placing the suffix searches only the buffers whose search can give a new
+// offset: the moved buffer, the buffers it now precedes that meet it in time, and
+// those meeting a buffer that this move shifted. Every other buffer sees the same
+// blocks before it as in the current plan, so it stays where it is; it is charged
+// the steps its search would cost (its count of earlier conflicting buffers, kept
+// per buffer). A rejected move is charged one step per suffix buffer, the cost of
+// re-activating the suffix in a packer that undoes it.
 i64 hill_climb(const Problem& p, Packer& pk, std::vector<i32>& order, Fit fit, i64 lower_bound,
                i64 step_limit) {
     const std::size_t n = order.size();
     i64 arena = pk.arena();
     if (n < 2) return arena;
     Rng rng(0x5EED0000ULL + n);
-    std::vector<std::size_t> pos(p.size.size(), 0);
-    for (std::size_t k = 0; k < n; ++k) pos[static_cast<std::size_t>(order[k])] = k;
-    std::vector<i64> saved(n, 0);
+    std::vector<i64> conflicts(p.size.size(), 0);  // per buffer, in the current order
+    for (const i32 i : order) conflicts[static_cast<std::size_t>(i)] = pk.conflicts(i);
+    RankSet shifted_ranks(p.num_ranks);
+    std::vector<std::pair<i32, i64>> shifted;  // buffers a move shifted, old offsets
+    std::vector<std::pair<i32, i64>> searched;  // buffers a move searched, conflicts
     std::vector<i32> top;
     // Give up after this many moves without a strict improvement: on inputs already
     // at a local optimum the budget would otherwise be burnt on a flat landscape.
@@ -531,34 +662,60 @@ i64 hill_climb(const Problem& p, Packer& pk, std::vector<i32>& order, Fit fit, i
             if (pk.offset(i) + p.size[static_cast<std::size_t>(i)] == arena) top.push_back(i);
         }
         const i32 moved = top[rng.below(top.size())];
-        const std::size_t from = pos[static_cast<std::size_t>(moved)];
+        const std::size_t from = pk.position(moved);
         if (from == 0) continue;
         const std::size_t to = rng.below(from);
-        for (std::size_t k = to; k < n; ++k) saved[k] = pk.offset(order[k]);
-        pk.undo_to(to);
         std::rotate(order.begin() + static_cast<std::ptrdiff_t>(to),
                     order.begin() + static_cast<std::ptrdiff_t>(from),
                     order.begin() + static_cast<std::ptrdiff_t>(from) + 1);
+        for (std::size_t k = to; k <= from; ++k) pk.set_position(order[k], k);
+        shifted_ranks.clear();
+        shifted.clear();
+        searched.clear();
+        i64 steps = 0;
         bool kept = true;
         for (std::size_t k = to; k < n; ++k) {
-            pk.place(order[k], fit);
-            if (pk.arena() > arena) {
+            const i32 x = order[k];
+            const auto u = static_cast<std::size_t>(x);
+            const bool stale = x == moved || (k <= from && intersect(p, moved, x)) ||
+                               shifted_ranks.meets(p.lo[u], p.hi[u]);
+            if (!stale) {
+                steps += conflicts[u] + 2;
+                continue;
+            }
+            i64 count = 0;
+            const i64 off = pk.search(x, fit, &count);
+            steps += count + 2;
+            searched.emplace_back(x, count);
+            if (off != pk.offset(x)) {
+                shifted.emplace_back(x, pk.offset(x));
+                pk.set_offset(x, off);
+                shifted_ranks.add(p.lo[u], p.hi[u]);
+            }
+            // Unsearched buffers keep their ends, all within the arena.
+            if (off + p.size[u] > arena) {
                 kept = false;
                 break;
             }
         }
         if (kept) {
-            if (pk.arena() < arena) since_improvement = 0;
-            arena = pk.arena();
-            for (std::size_t k = to; k <= from; ++k) pos[static_cast<std::size_t>(order[k])] = k;
+            pk.add_steps(steps);
+            for (const auto& [x, count] : searched) conflicts[static_cast<std::size_t>(x)] = count;
+            i64 now = 0;
+            for (const i32 i : order) {
+                now = std::max(now, pk.offset(i) + p.size[static_cast<std::size_t>(i)]);
+            }
+            if (now < arena) since_improvement = 0;
+            arena = now;
             continue;
         }
-        // Reject: restore the old order and re-activate its offsets without searching.
-        pk.undo_to(to);
+        // Reject: restore the old order and offsets.
+        pk.add_steps(steps + static_cast<i64>(n - to));
+        for (const auto& [x, off] : shifted) pk.set_offset(x, off);
         std::rotate(order.begin() + static_cast<std::ptrdiff_t>(to),
                     order.begin() + static_cast<std::ptrdiff_t>(to) + 1,
                     order.begin() + static_cast<std::ptrdiff_t>(from) + 1);
-        for (std::size_t k = to; k < n; ++k) pk.activate(order[k], saved[k]);
+        for (std::size_t k = to; k <= from; ++k) pk.set_position(order[k], k);
     }
     return arena;
 }
@@ -583,8 +740,8 @@ Placement place_single(const Problem& p, Strategy strategy) {
             break;  // not a single order; handled by place_best
     }
     const Fit fit = strategy == Strategy::kBestFit ? Fit::kBest : Fit::kFirst;
-    Packer pk(p, 0);
-    for (const i32 i : order) pk.place(i, fit);
+    Packer pk(p, order, 0);
+    pk.run(order, fit, INT64_MAX);
     Placement out;
     out.offsets.assign(p.size.size(), 0);
     for (const i32 i : order) out.offsets[static_cast<std::size_t>(i)] = pk.offset(i);
@@ -606,6 +763,9 @@ Placement place_best(const Problem& p, i64 budget) {
         return out;
     }
     const i64 lower_bound = peak_live(p, p.nonzero);
+    // The search ends once a plan reaches this: no plan is smaller, and only a
+    // strictly smaller one would replace it.
+    const i64 aligned_bound = aligned_peak_live(p, p.nonzero);
     i64 other_steps = 0;  // work done outside `pk` (RLX's own run, skyline builds)
 
     // Buffers live over the whole span (params, inputs, pinned outputs) conflict with
@@ -640,11 +800,11 @@ Placement place_best(const Problem& p, i64 budget) {
         globals_top = base_offsets[u] + p.size[u];
     }
     const i64 base = rest.empty() ? 0 : align_up(globals_top, p.align);
-    Packer pk(p, base);
+    Packer pk(p, rest, base);
     // The packer's offsets are absolute (its cursor starts at `base`).
     auto total = [&]() { return std::max(globals_top, pk.arena()); };
     auto used = [&]() { return other_steps + pk.steps(); };
-    auto done = [&]() { return best_arena <= lower_bound; };
+    auto done = [&]() { return best_arena <= aligned_bound; };
 
     // The best split candidate so far: the hill climb starts from it.
     std::vector<i32> climb_order;
@@ -653,7 +813,7 @@ Placement place_best(const Problem& p, i64 budget) {
     auto consider = [&](const std::string& name, const std::vector<i32>& order, Fit fit) {
         // Only a plan better than the best split candidate matters, so a worse run
         // is cut short as soon as it reaches that arena.
-        if (!run_order(pk, order, fit, climb_arena)) return;
+        if (!pk.run(order, fit, climb_arena)) return;
         climb_arena = total();
         climb_order = order;
         climb_fit = fit;
@@ -703,12 +863,13 @@ Placement place_best(const Problem& p, i64 budget) {
     }
 
     if (!done() && used() < budget) {
-        run_order(pk, climb_order, climb_fit, INT64_MAX);
+        pk.run(climb_order, climb_fit, INT64_MAX);
         // Below max(LB, globals) the total cannot drop any further.
-        hill_climb(p, pk, climb_order, climb_fit, std::max(lower_bound, globals_top),
-                   budget - other_steps);
-        if (total() < best_arena) {
-            best_arena = total();
+        const i64 climbed = std::max(
+            globals_top, hill_climb(p, pk, climb_order, climb_fit,
+                                    std::max(lower_bound, globals_top), budget - other_steps));
+        if (climbed < best_arena) {
+            best_arena = climbed;
             out.offsets = base_offsets;
             for (const i32 i : climb_order) out.offsets[static_cast<std::size_t>(i)] = pk.offset(i);
             out.winner = "hill-climb";

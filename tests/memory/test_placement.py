@@ -3,6 +3,7 @@ through the independent checker, and input validation."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 
 import numpy as np
@@ -406,6 +407,67 @@ def test_budget_zero_still_runs_the_portfolio() -> None:
     assert size == 210
     assert steps > 0
     assert winner != "hill-climb"
+
+
+# ---------------------------------------------------------------------------------
+# The search's exact plans
+
+# (arena, steps, winner, sha256 of the offsets) of `best` on pinned_cases(), as the
+# engine gave them before its data structures were replaced by faster ones (a static
+# time index, a hill climb that searches only the buffers a move can shift, an
+# incremental skyline): a speed change must give the same plans for the same work.
+# Alignment 1, where only a plan at the peak-live bound ends the search early.
+PINNED_BEST = [
+    (66751, 882, "rlx", "d5cc3eccbf30f34b"),
+    (122255, 192477, "skyline-restart", "644b18fb0a15e85b"),
+    (109830, 1001360, "hill-climb", "4f630873142a8bcd"),
+    (160852, 16613, "conflicts", "9952786f59275894"),
+    (129597, 1003811, "skyline-restart", "70ca94ee24568233"),
+    (154022, 139393, "skyline-restart", "ba40c9011b21f161"),
+    (121734, 243395, "skyline-restart", "820d45cc8102d85e"),
+    (89713, 1001022, "hill-climb", "7ef323ac6e33ca5a"),
+    (114740, 128763, "skyline-restart", "5225fe4e04eb56ac"),
+    (93761, 30582, "skyline-restart", "27a029d81913f745"),
+    (117009, 1001254, "hill-climb", "3043656ae6f6a8d6"),
+    (91331, 20299, "breadth", "9b6eb688128ad891"),
+    (99486, 54746, "skyline", "6358df093ed494b5"),
+    (112277, 1000016, "hill-climb", "295e8b893b48f2ab"),
+    (91254, 1000023, "hill-climb", "4aef452b924e2325"),
+    (60408, 2408, "conflicts", "fbd3a2b20e30b42d"),
+]
+
+
+def pinned_cases() -> Iterator[Case]:
+    """Dense cases the whole search runs on (its hill climb wins five of them)."""
+    rng = np.random.default_rng(11)
+    for _ in range(len(PINNED_BEST)):
+        n = int(rng.integers(40, 160))
+        steps = int(rng.integers(n // 8, n // 3))
+        births = rng.integers(0, steps, n)
+        deaths = np.minimum(births + rng.integers(0, steps // 2 + 1, n), steps)
+        sizes = rng.integers(1, 5000, n)
+        whole = rng.random(n) < 0.05
+        births[whole], deaths[whole] = 0, steps
+        yield sizes.tolist(), births.tolist(), deaths.tolist()
+
+
+def test_best_gives_the_pinned_plans() -> None:
+    for case, pinned in zip(pinned_cases(), PINNED_BEST, strict=True):
+        offsets, size, steps, winner = plan_intervals_info(*case, alignment=1, budget=1_000_000)
+        digest = hashlib.sha256(np.asarray(offsets, dtype="<i8").tobytes()).hexdigest()[:16]
+        assert (size, steps, winner, digest) == pinned
+        assert check_interval_plan(*case, offsets, size, 1) == []
+
+
+def test_best_stops_at_the_aligned_bound() -> None:
+    # Three 100-byte buffers live together at alignment 64: 64-aligned offsets put the
+    # top one at 256 at best, so the arena is 356, not peak_live_bytes' 300. The first
+    # order reaches it; the search stops there instead of spending its budget.
+    case = ([100, 100, 100], [0, 0, 0], [1, 1, 1])
+    assert peak_live_bytes(*case) == 300
+    offsets, size, steps, winner = plan_intervals_info(*case, alignment=64)
+    assert (size, winner) == (356, "rlx")
+    assert steps < 100
 
 
 # ---------------------------------------------------------------------------------
