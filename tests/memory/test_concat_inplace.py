@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from examples.build_examples import dense_cnn, inception_cnn
 from rlx_compile import CompileOptions, CompilePipeline, ModuleBuilder, _core
@@ -15,7 +15,14 @@ from rlx_compile.diagnostics import PipelineError
 from rlx_compile.dialects import lir, mir
 from rlx_compile.interpreter import run, run_arena
 from rlx_compile.ir import graph_block, graph_outputs, main_graph
-from rlx_compile.memory.graph_plan import PlanOptions, export_graph, plan_exported, plannable_ops
+from rlx_compile.memory.graph_plan import (
+    PlanOptions,
+    TensorGraphArrays,
+    export_graph,
+    memory_schedule,
+    plan_exported,
+    plannable_ops,
+)
 from rlx_compile.memory.lir_liveness import operand_offset_in_result
 from rlx_compile.memory.plan_check import check_plan
 from rlx_compile.memory.report import memory_report
@@ -282,3 +289,63 @@ def test_options_reach_the_pipeline_and_schedule_pass() -> None:
     ).run(module)
     with pytest.raises(PipelineError, match="alignment 3 is not a power of two"):
         parse_pipeline("schedule-memory{alignment=3}")
+
+
+def random_topological_order(ops: list[Operation], rng: np.random.Generator) -> list[int]:
+    """A random order of ``ops`` (indices) with every op after the ops it reads."""
+    producer = {r: i for i, op in enumerate(ops) for r in op.results}
+    users: list[list[int]] = [[] for _ in ops]
+    pending = [0] * len(ops)
+    for i, op in enumerate(ops):
+        for j in {producer[v] for v in op.operands if v in producer}:
+            users[j].append(i)
+            pending[i] += 1
+    ready = [i for i, n in enumerate(pending) if n == 0]
+    order: list[int] = []
+    while ready:
+        i = ready.pop(int(rng.integers(len(ready))))
+        order.append(i)
+        for u in users[i]:
+            pending[u] -= 1
+            if pending[u] == 0:
+                ready.append(u)
+    return order
+
+
+def same_export(a: TensorGraphArrays, b: TensorGraphArrays) -> bool:
+    return (
+        a.arrays.keys() == b.arrays.keys()
+        and all(np.array_equal(a.arrays[k], b.arrays[k]) for k in a.arrays)
+        and all(a.arrays[k].dtype == b.arrays[k].dtype for k in a.arrays)
+        and (a.ops, a.tensors, a.num_steps) == (b.ops, b.tensors, b.num_steps)
+        and (a.index, a.scratch_index, a.embed_marks) == (b.index, b.scratch_index, b.embed_marks)
+    )
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_reordered_export_is_the_export_of_the_reordered_ops(seed: int) -> None:
+    # plan-memory{schedule=memory} derives the scheduled graph's arrays from the source
+    # order's: every row, concat mark (the last concat's in the new order wins) and index
+    # must be what exporting the ops in the new order gives.
+    g = random_mir_graph(seed, num_ops=25, concats=True)
+    graph = main_graph(g.module)
+    ops, outputs = plannable_ops(graph), graph_outputs(graph)
+    rng = np.random.default_rng(seed)
+    for opts in (PlanOptions(), PlanOptions(width="f32-uniform", allocate_params=False)):
+        exported = export_graph(ops, outputs, opts)
+        orders = [memory_schedule(exported, opts)[0], list(range(len(ops)))]
+        orders += [random_topological_order(ops, rng) for _ in range(4)]
+        for order in orders:
+            want = export_graph([ops[i] for i in order], outputs, opts)
+            assert same_export(exported.reordered(order), want), order
+
+
+def test_planned_ops_move_without_leaving_uses_behind() -> None:
+    # plan-memory moves the MIR ops into the lir.graph (views and control flow are
+    # rebuilt): every use of a planned value must be by an op of the lir.graph.
+    graph = plan(inception_cnn(), "schedule=memory")
+    body = graph_block(graph)
+    for op in body.ops:
+        for result in op.results:
+            for use in result.uses:
+                assert use.operation.parent is body, (op.name, use.operation.name)

@@ -465,7 +465,7 @@ def test_best_stops_at_the_aligned_bound() -> None:
     # order reaches it; the search stops there instead of spending its budget.
     case = ([100, 100, 100], [0, 0, 0], [1, 1, 1])
     assert peak_live_bytes(*case) == 300
-    offsets, size, steps, winner = plan_intervals_info(*case, alignment=64)
+    _, size, steps, winner = plan_intervals_info(*case, alignment=64)
     assert (size, winner) == (356, "rlx")
     assert steps < 100
 

@@ -24,7 +24,8 @@ from rlx_compile.memory.graph_plan import (
     PlanningError,
     PlanOptions,
     build_lir,
-    memory_order,
+    export_graph,
+    memory_schedule,
     plannable_ops,
 )
 from rlx_compile.memory.placement import DEFAULT_BUDGET
@@ -101,9 +102,14 @@ class PlanMemoryPass(ModulePass):
                 hoist_region_constants(graph)
                 ops = plannable_ops(graph)
                 outputs = graph_outputs(graph)
+                exported = None
                 if self.schedule == "memory":
-                    ops, _ = memory_order(ops, outputs, opts)
-                top = plan_block(ops, outputs, opts)
+                    exported = export_graph(ops, outputs, opts)
+                    order, _ = memory_schedule(exported, opts)
+                    ops = [ops[i] for i in order]
+                    # The scheduled graph's arrays, without exporting its ops again.
+                    exported = exported.reordered(order)
+                top = plan_block(ops, outputs, opts, exported=exported)
             except UnplannableError as err:
                 raise OpPassFailure(f"plan-memory: @{graph.sym_name.data}: {err}", err.op) from None
             except (PlanningError, ValueError) as err:

@@ -17,6 +17,7 @@ size (TVM Relax plans dynamic shapes the same way, from ``tir_var_upper_bound``)
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import cast
@@ -28,11 +29,11 @@ from xdsl.traits import IsolatedFromAbove
 
 from rlx_compile import _core
 from rlx_compile.dialects import lir, mir
-from rlx_compile.dialects.common import ShapedOp, share_inference_records
+from rlx_compile.dialects.common import ShapedOp
 from rlx_compile.dialects.dim_expr import upper_bound
 from rlx_compile.dialects.lir import DimRanges
 from rlx_compile.dialects.traits import Elementwise
-from rlx_compile.dialects.types import DType, TensorType, element_count
+from rlx_compile.dialects.types import DType, TensorType, element_count, is_static_shape
 from rlx_compile.ir import (
     graph_block,
     graph_name,
@@ -106,12 +107,17 @@ def slot_bytes(
         n = upper_bound(element_count(t.shape), ranges or {})
         if n is None:
             raise PlanningError(f"{t} has no upper bound in the ranges {dict(ranges or {})}")
-    native = n * t.dtype.itemsize
+    return _slot_bytes(n, t.dtype, kind, width, alignment)
+
+
+def _slot_bytes(n: int, dtype: DType, kind: int, width: str, alignment: int) -> int:
+    """``slot_bytes`` of ``n`` elements of ``dtype``."""
+    native = n * dtype.itemsize
     if kind != KIND_COMPUTE and native == 0:
         return max(alignment, 1)  # an empty leaf (e.g. a [1, 0, 8] past-KV) still gets a slot
-    if width == "native" or (kind == KIND_PARAM and t.dtype is not DType.F32):
+    if width == "native" or (kind == KIND_PARAM and dtype is not DType.F32):
         return native
-    if width == "hybrid" and t.dtype in (DType.F16, DType.BF16):
+    if width == "hybrid" and dtype in (DType.F16, DType.BF16):
         return native
     return max(native, n * 4)
 
@@ -128,20 +134,74 @@ class TensorGraphArrays:
     index: dict[SSAValue, int] = field(default_factory=dict)
     scratch_index: dict[Operation, int] = field(default_factory=dict)
     """The row of each control-flow op's scratch (a pseudo-tensor of the op's step)."""
+    embed_marks: dict[int, list[tuple[int, int, int]]] = field(default_factory=dict)
+    """Per step of a contiguous concat: the (row, concat's row, offset) marks it makes."""
 
     def core(self) -> _core.TensorGraph:
         """The graph as the C++ planner takes it (checked there)."""
         return _core.TensorGraph(num_steps=self.num_steps, **self.arrays)
 
+    def reordered(self, order: list[int]) -> TensorGraphArrays:
+        """What ``export_graph`` gives for the ops in ``order`` (steps of this graph, a
+        topological order of them, like a schedule), derived from these arrays rather
+        than the ops: every row but its step and indices is the same in any such order,
+        and a tensor's concat mark is the last concat's in the new order. A graph
+        without scratch rows only (its control-flow ops' would be new)."""
+        assert not self.scratch_index
+        a = self.arrays
+        new_steps = np.asarray(order, dtype=np.int64)
+        starts = np.searchsorted(a["step"], np.arange(self.num_steps + 1))
+        counts = np.diff(starts)[new_steps]
+        first = np.cumsum(counts) - counts  # each op's first new row
+        rows = np.arange(len(self.tensors)) + np.repeat(starts[new_steps] - first, counts)
+        new_row = np.empty_like(rows)
+        new_row[rows] = np.arange(len(rows))
+        arrays = {k: a[k][rows] for k in _core.TensorGraph.PER_TENSOR}
+        arrays["step"] = np.repeat(np.arange(self.num_steps, dtype=np.int64), counts)
+        parent = arrays["view_parent"]
+        arrays["view_parent"] = np.where(parent >= 0, new_row[parent], -1)
+        lengths = np.diff(a["dep_offsets"])[rows]
+        offsets = np.concatenate(([0], np.cumsum(lengths))).astype(np.int64)
+        gather = np.arange(offsets[-1]) + np.repeat(a["dep_offsets"][rows] - offsets[:-1], lengths)
+        arrays["dep_offsets"] = offsets
+        arrays["deps"] = new_row[a["deps"][gather]].astype(np.int64)
+        embed_into, embed_offset = arrays["embed_into"], arrays["embed_offset"]
+        embed_into[:] = -1
+        embed_offset[:] = 0
+        marks: dict[int, list[tuple[int, int, int]]] = {}
+        new_rows = new_row.tolist()
+        for new, step in enumerate(order):
+            if step in self.embed_marks:
+                marks[new] = [(new_rows[t], new_rows[into], off)
+                              for t, into, off in self.embed_marks[step]]  # fmt: skip
+                for t, into, off in marks[new]:
+                    embed_into[t], embed_offset[t] = into, off
+        tensors = [self.tensors[r] for r in rows.tolist()]
+        index = {v: i for i, v in enumerate(tensors) if v is not None}
+        ops = [self.ops[s] for s in order]
+        return TensorGraphArrays(ops, tensors, arrays, self.num_steps, index, {}, marks)
+
+
+_KINDS: dict[type[Operation], tuple[int, bool]] = {}
+
+
+def _kind_of_type(op: Operation) -> tuple[int, bool]:
+    """``op``'s kind and whether it is a ``ShapedOp``, by its class (isinstance against
+    the dialects' abstract classes costs more than the rest of a row's export)."""
+    facts = _KINDS.get(type(op))
+    if facts is None:
+        kind = (
+            KIND_INPUT if isinstance(op, mir.InputOp)
+            else KIND_PARAM if isinstance(op, mir.ParamOp)
+            else KIND_CONSTANT if isinstance(op, mir.ConstantOp)
+            else KIND_COMPUTE
+        )  # fmt: skip
+        facts = _KINDS[type(op)] = (kind, isinstance(op, ShapedOp))
+    return facts
+
 
 def _kind(op: Operation) -> int:
-    if isinstance(op, mir.InputOp):
-        return KIND_INPUT
-    if isinstance(op, mir.ParamOp):
-        return KIND_PARAM
-    if isinstance(op, mir.ConstantOp):
-        return KIND_CONSTANT
-    return KIND_COMPUTE
+    return _kind_of_type(op)[0]
 
 
 def export_graph(
@@ -163,8 +223,18 @@ def export_graph(
     tensors: list[SSAValue | None] = []
     index: dict[SSAValue, int] = {}
     scratch_index: dict[Operation, int] = {}
-    cols: dict[str, list[int]] = {k: [] for k in _core.TensorGraph.PER_TENSOR}
+    # One list per column of _core.TensorGraph.PER_TENSOR (this runs per op and result).
+    steps: list[int] = []
+    sizes: list[int] = []
+    kinds: list[int] = []
+    alloc: list[int] = []
+    view_parent: list[int] = []
+    view_offset: list[int] = []
+    is_output: list[int] = []
+    inplace_ok: list[int] = []
     dep_offsets, deps = [0], []
+    views: list[int] = []  # rows that are views
+    embeds: list[tuple[int, Operation, list[int]]] = []
     output_set = set(outputs)
     allocate = {
         KIND_COMPUTE: True,
@@ -177,70 +247,95 @@ def export_graph(
     # params live, so with params outside the arena they stay outside it as well.
     static = weight_values(ops)
     ranges = opts.ranges
+    width, alignment = opts.width, opts.alignment
     for step, op in enumerate(ops):
-        kind = _kind(op)
-        reads = mir.read_values(op)
-        view = op.contiguous_view_offset() if isinstance(op, ShapedOp) else None
+        kind, shaped = _kind_of_type(op)
+        view = cast(ShapedOp, op).contiguous_view_offset() if shaped else None
         if view and _symbolic(op):
             # An offset into a tensor whose size varies is only safe at 0 (no op gives
             # another one today): plan anything else as a copy.
             view = None
-        if view is not None and op.operands[0] not in index:
-            view = None  # a view of a value from outside the region: a copy here
+        parent = -1
+        if view is not None:
+            parent = index.get(op.operands[0], -1)
+            if parent < 0:
+                view = None  # a view of a value from outside the region: a copy here
+        read_rows: list[int] | None = None
+        elementwise = int(op.has_trait(Elementwise)) if op.results else 0
         for result in op.results:
             t = cast(TensorType, result.type)
-            unranged = set(t.symbols()) - ranges.keys()
-            if unranged:
-                raise PlanningError(
-                    f"{op.name} produces {t}: memory planning needs static shapes (bind "
-                    f"the symbolic dims {sorted(unranged)} first, or give them ranges)"
-                )
-            index[result] = len(tensors)
+            shape = t.shape
+            if is_static_shape(shape):
+                size = _slot_bytes(math.prod(shape), t.dtype, kind, width, alignment)
+            else:
+                unranged = set(t.symbols()) - ranges.keys()
+                if unranged:
+                    raise PlanningError(
+                        f"{op.name} produces {t}: memory planning needs static shapes (bind "
+                        f"the symbolic dims {sorted(unranged)} first, or give them ranges)"
+                    )
+                size = slot_bytes(t, kind, width, alignment, ranges)
+            row = index[result] = len(tensors)
             tensors.append(result)
-            cols["step"].append(step)
-            cols["size"].append(slot_bytes(t, kind, opts.width, opts.alignment, ranges))
-            cols["kind"].append(kind)
-            weight_pack = result in static and kind == KIND_COMPUTE
-            cols["alloc"].append(int(opts.allocate_params if weight_pack else allocate[kind]))
-            parent = index[op.operands[0]] if view is not None else -1
-            cols["view_parent"].append(parent)
-            cols["view_offset"].append(view or 0)
-            cols["is_output"].append(int(result in output_set))
-            cols["inplace_ok"].append(int(op.has_trait(Elementwise)))
-            cols["embed_into"].append(-1)
-            cols["embed_offset"].append(0)
-            for operand in reads:
-                if operand in index:
-                    deps.append(index[operand])
-                elif not region:
-                    raise PlanningError(f"{op.name} reads {_foreign(operand)}")
+            steps.append(step)
+            sizes.append(size)
+            kinds.append(kind)
+            weight_pack = kind == KIND_COMPUTE and result in static
+            alloc.append(int(opts.allocate_params if weight_pack else allocate[kind]))
+            view_parent.append(parent)
+            view_offset.append(view or 0)
+            if parent >= 0:
+                views.append(row)
+            is_output.append(int(result in output_set))
+            inplace_ok.append(elementwise)
+            if read_rows is None:
+                read_rows = []
+                for operand in mir.read_values(op):
+                    if operand in index:
+                        read_rows.append(index[operand])
+                    elif not region:
+                        raise PlanningError(f"{op.name} reads {_foreign(operand)}")
+            deps += read_rows
             dep_offsets.append(len(deps))
         if scratch.get(op, 0) > 0:  # regions without tensors need no scratch
             scratch_index[op] = len(tensors)
             tensors.append(None)
-            for col, value in (("step", step), ("size", scratch[op]), ("kind", KIND_COMPUTE),
-                               ("alloc", 1), ("view_parent", -1), ("view_offset", 0),
-                               ("is_output", 0), ("inplace_ok", 0), ("embed_into", -1),
-                               ("embed_offset", 0)):  # fmt: skip
-                cols[col].append(value)
+            steps.append(step)
+            sizes.append(scratch[op])
+            kinds.append(KIND_COMPUTE)
+            alloc.append(1)
+            view_parent.append(-1)
+            view_offset.append(0)
+            is_output.append(0)
+            inplace_ok.append(0)
             dep_offsets.append(len(deps))
-        embed = op.contiguous_operand_offsets() if isinstance(op, ShapedOp) else None
+        embed = cast(ShapedOp, op).contiguous_operand_offsets() if shaped else None
         if embed is not None and all(v in index for v in op.operands):
-            _embed_candidates(op, embed, index, cols)
+            embeds.append((step, op, embed))
     if not region:
         for returned in outputs:
             if returned not in index:
                 raise PlanningError(f"the graph returns {_foreign(returned)}")
-    arrays = {k: np.asarray(v, dtype=np.int64) for k, v in cols.items()}
-    # A view's slot size is its own (possibly f32-widened) size; keep it within its parent.
-    for i, parent in enumerate(arrays["view_parent"]):
-        if parent >= 0:
-            arrays["size"][i] = min(
-                arrays["size"][i], arrays["size"][parent] - arrays["view_offset"][i]
-            )
+    n = len(tensors)
+    embed_into, embed_offset = [-1] * n, [0] * n
+    marks: dict[int, list[tuple[int, int, int]]] = {}
+    for step, op, embed in embeds:  # in op order: a later concat's mark replaces an earlier one
+        marks[step] = _embed_marks(op, embed, index, sizes)
+        for row, into, offset in marks[step]:
+            embed_into[row], embed_offset[row] = into, offset
+    # A view's slot size is its own (possibly f32-widened) size; keep it within its parent
+    # (in row order: a view of a view sees its parent's kept size).
+    for i in views:
+        sizes[i] = min(sizes[i], sizes[view_parent[i]] - view_offset[i])
+    columns = {
+        "step": steps, "size": sizes, "kind": kinds, "alloc": alloc,
+        "view_parent": view_parent, "view_offset": view_offset, "is_output": is_output,
+        "inplace_ok": inplace_ok, "embed_into": embed_into, "embed_offset": embed_offset,
+    }  # fmt: skip
+    arrays = {k: np.asarray(columns[k], dtype=np.int64) for k in _core.TensorGraph.PER_TENSOR}
     arrays["dep_offsets"] = np.asarray(dep_offsets, dtype=np.int64)
     arrays["deps"] = np.asarray(deps, dtype=np.int64)
-    return TensorGraphArrays(ops, tensors, arrays, len(ops), index, scratch_index)
+    return TensorGraphArrays(ops, tensors, arrays, len(ops), index, scratch_index, marks)
 
 
 def _foreign(value: SSAValue) -> str:
@@ -257,22 +352,22 @@ def _symbolic(op: Operation) -> bool:
     return any(not cast(TensorType, v.type).is_static for v in (*op.operands, *op.results))
 
 
-def _embed_candidates(
-    op: Operation, offsets: list[int], index: dict[SSAValue, int], cols: dict[str, list[int]]
-) -> None:
-    """Mark ``op``'s operands as candidates to be produced inside its result at
-    ``offsets`` (the C++ planner decides which are safe). A later concat reading the same
-    tensor replaces the mark: only the last reader can be where the tensor dies. Only
-    slots of the tensor's true size qualify: a widened slot would spill over the next
-    operand's bytes."""
+def _embed_marks(
+    op: Operation, offsets: list[int], index: dict[SSAValue, int], sizes: list[int]
+) -> list[tuple[int, int, int]]:
+    """``op``'s operands as candidates to be produced inside its result at ``offsets``
+    (the C++ planner decides which are safe), as (row, op's row, offset). A later concat
+    reading the same tensor replaces the mark: only the last reader can be where the
+    tensor dies. Only slots of the tensor's true size qualify: a widened slot would spill
+    over the next operand's bytes."""
     into = index[op.results[0]]
-    if cols["size"][into] != cast(TensorType, op.results[0].type).nbytes():
-        return
-    for operand, offset in zip(op.operands, offsets, strict=True):
-        t = index[operand]
-        if cols["size"][t] == cast(TensorType, operand.type).nbytes():
-            cols["embed_into"][t] = into
-            cols["embed_offset"][t] = offset
+    if sizes[into] != cast(TensorType, op.results[0].type).nbytes():
+        return []
+    return [
+        (index[operand], into, offset)
+        for operand, offset in zip(op.operands, offsets, strict=True)
+        if sizes[index[operand]] == cast(TensorType, operand.type).nbytes()
+    ]
 
 
 @dataclass
@@ -305,12 +400,17 @@ def memory_order(
 ) -> tuple[list[Operation], dict[str, int]]:
     """A reordering of ``ops`` with a lower peak of live bytes (leaves stay first), and
     the peaks measured for each candidate order."""
-    g = export_graph(ops, outputs, opts)
+    order, peaks = memory_schedule(export_graph(ops, outputs, opts), opts)
+    return [ops[i] for i in order], peaks
+
+
+def memory_schedule(g: TensorGraphArrays, opts: PlanOptions) -> tuple[list[int], dict[str, int]]:
+    """``memory_order`` of an exported graph: its steps in the new order, and the peaks."""
     out = _core.schedule_memory(g.core(), opts.core())
     names = _core.SCHEDULE_CANDIDATES
     peaks = {names[i]: int(p) for i, p in enumerate(out["candidate_peaks"])}
     peaks["winner"] = int(out["winner"])
-    return [ops[int(i)] for i in out["order"]], peaks
+    return out["order"].tolist(), peaks
 
 
 ControlFlowBuilder = Callable[[Operation, dict[SSAValue, SSAValue], int], Operation]
@@ -325,14 +425,15 @@ def build_lir(
     opts: PlanOptions,
     control_flow: ControlFlowBuilder | None = None,
 ) -> lir.GraphOp:
-    """The ``lir.graph`` for ``graph`` with ``ops`` in schedule order and ``plan``'s slots."""
+    """The ``lir.graph`` for ``graph`` with ``ops`` in schedule order and ``plan``'s slots.
+    The ops move from ``graph`` into it: ``graph`` is left to be erased."""
     block = Block()
     mapping: dict[SSAValue, SSAValue] = {}
     add_planned_ops(block, ops, plan, mapping, 0, control_flow)
     outputs = graph_outputs(graph)
-    block.add_op(lir.ReturnOp([mapping[v] for v in outputs]))
-    inputs = [op.tensor_name.data for op in ops if isinstance(op, mir.InputOp)]
-    params = [op.tensor_name.data for op in ops if isinstance(op, mir.ParamOp)]
+    block.add_op(lir.ReturnOp([mapping.get(v, v) for v in outputs]))
+    inputs = [op.tensor_name.data for op in ops if _kind(op) == KIND_INPUT]  # type: ignore[attr-defined]
+    params = [op.tensor_name.data for op in ops if _kind(op) == KIND_PARAM]  # type: ignore[attr-defined]
     return lir.GraphOp(
         graph_name(graph), Region(block), arena_size=plan.arena_size,
         alignment=opts.alignment, inputs=inputs, params=params, outputs=output_names(graph),
@@ -348,41 +449,71 @@ def add_planned_ops(
     base: int,
     control_flow: ControlFlowBuilder | None = None,
 ) -> None:
-    """Append ``ops`` to ``block`` as ``plan`` places them, ``base`` bytes into the arena:
-    views become ``lir.view``s of their root, every other op carries its result slots;
-    ``mapping`` maps old values to new ones (and grows)."""
+    """Move ``ops`` to ``block`` as ``plan`` places them, ``base`` bytes into the arena:
+    views become ``lir.view``s of their root and control-flow ops are rebuilt, each
+    taking over the uses of the op it replaces (``mapping`` maps a replaced op's results
+    to the new ones, and grows); every other op moves as it is and carries its result
+    slots (moving, not cloning: the graph they leave is erased)."""
     g = plan.graph
+    slot_attrs = _SlotAttrs()
+    view_parent = g.arrays["view_parent"].tolist()
+    offsets = plan.offset.tolist()
+    sizes = g.arrays["size"].tolist()
+    roots = plan.root.tolist()
+    root_offsets = plan.root_offset.tolist()
+    index = g.index
     for op in ops:
-        first = g.index[op.results[0]] if op.results else None
-        if first is not None and g.arrays["view_parent"][first] >= 0:
-            root = g.tensors[int(plan.root[first])]
+        first = index[op.results[0]] if op.results else None
+        if first is not None and view_parent[first] >= 0:
+            root = g.tensors[roots[first]]
             assert root is not None
+            result = op.results[0]
             view = lir.ViewOp(
-                mapping[root], int(plan.root_offset[first]), cast(TensorType, op.results[0].type)
+                mapping.get(root, root), root_offsets[first], cast(TensorType, result.type)
             )
             view.location = op.location
-            view.results[0].name_hint = op.results[0].name_hint
+            view.results[0].name_hint = result.name_hint
             block.add_op(view)
-            mapping[op.results[0]] = view.results[0]
+            _replace(result, view.results[0], mapping)
             continue
-        if isinstance(op, mir.ControlFlowOp):
+        if op.regions and isinstance(op, mir.ControlFlowOp):
             if control_flow is None:
                 raise PlanningError(f"{op.name}: no planner for its regions")
             row = g.scratch_index.get(op)
-            new = control_flow(op, mapping, base + (0 if row is None else int(plan.offset[row])))
+            new = control_flow(op, mapping, base + (0 if row is None else offsets[row]))
+            for old, fresh in zip(op.results, new.results, strict=True):
+                _replace(old, fresh, mapping)
         else:
-            new = op.clone(value_mapper=mapping)
-            share_inference_records(op, new)  # the verify after the pass need not infer again
-        for old, fresh in zip(op.results, new.results, strict=True):
-            mapping[old] = fresh
+            op.detach()
+            new = op
         slots: list[lir.SlotAttr | None] = []
         for result in op.results:
-            t = g.index[result]
-            offset = int(plan.offset[t])
-            size = int(g.arrays["size"][t])
-            slots.append(None if offset < 0 else lir.SlotAttr(base + offset, size))
+            t = index[result]
+            offset = offsets[t]
+            slots.append(None if offset < 0 else slot_attrs.get(base + offset, sizes[t]))
         lir.set_result_slots(new, slots)
         block.add_op(new)
+
+
+class _SlotAttrs:
+    """``lir.SlotAttr``s, each built once per (offset, size) and shared: an in-place op's
+    slot is its operand's, and building an attribute (its verification) is most of the
+    cost of moving an op."""
+
+    def __init__(self) -> None:
+        self.attrs: dict[tuple[int, int], lir.SlotAttr] = {}
+
+    def get(self, offset: int, size: int) -> lir.SlotAttr:
+        attr = self.attrs.get((offset, size))
+        if attr is None:
+            attr = self.attrs[offset, size] = lir.SlotAttr(offset, size)
+        return attr
+
+
+def _replace(old: SSAValue, new: SSAValue, mapping: dict[SSAValue, SSAValue]) -> None:
+    """``new`` takes over ``old``'s uses (those of the ops not moved yet included)."""
+    old.replace_all_uses_with(new)
+    mapping[old] = new
 
 
 def plannable_ops(graph: Operation) -> list[Operation]:
@@ -393,7 +524,8 @@ def plannable_ops(graph: Operation) -> list[Operation]:
         # An op whose region reads only its own arguments (an elementwise region) is one
         # kernel: its body's values live in registers, not in the arena. Control-flow ops'
         # regions are planned as sub-plans (``region_plan``).
-        plain = op.has_trait(IsolatedFromAbove) or isinstance(op, mir.ControlFlowOp)
-        if op.regions and not plain:
+        if op.regions and not (
+            op.has_trait(IsolatedFromAbove) or isinstance(op, mir.ControlFlowOp)
+        ):
             raise PlanningError(f"{op.name} holds a region: inline or lower it before planning")
     return ops

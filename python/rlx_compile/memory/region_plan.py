@@ -25,6 +25,7 @@ executor).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -41,6 +42,7 @@ from rlx_compile.memory.graph_plan import (
     ControlFlowBuilder,
     PlanningError,
     PlanOptions,
+    TensorGraphArrays,
     TensorPlan,
     add_planned_ops,
     export_graph,
@@ -87,15 +89,22 @@ def _align(n: int, alignment: int) -> int:
 
 
 def plan_block(
-    ops: list[Operation], outputs: list[SSAValue], opts: PlanOptions, *, region: bool = False
+    ops: list[Operation],
+    outputs: list[SSAValue],
+    opts: PlanOptions,
+    *,
+    region: bool = False,
+    exported: TensorGraphArrays | None = None,
 ) -> BlockPlan:
     """Plan ``ops`` (a graph's, or a region body's with ``region``) and, first, the
-    regions of their control-flow ops."""
+    regions of their control-flow ops. ``exported``: ``export_graph`` of ``ops`` already
+    made (without scratch: used only when no op has regions to plan)."""
     layouts: dict[Operation, RegionLayout] = {
-        op: _layout(op, opts) for op in ops if isinstance(op, mir.ControlFlowOp)
+        op: _layout(op, opts) for op in ops if op.regions and isinstance(op, mir.ControlFlowOp)
     }
-    scratch: dict[Operation, int] = {op: layout.size for op, layout in layouts.items()}
-    exported = export_graph(ops, outputs, opts, scratch, region=region)
+    if exported is None or layouts:
+        scratch: dict[Operation, int] = {op: layout.size for op, layout in layouts.items()}
+        exported = export_graph(ops, outputs, opts, scratch, region=region)
     return BlockPlan(ops, plan_exported(exported, opts), layouts)
 
 
@@ -130,9 +139,17 @@ def _layout(op: mir.ControlFlowOp, opts: PlanOptions) -> RegionLayout:
 def check_plannable(graph: func.FuncOp, ranges: DimRanges | None = None) -> None:
     """Raise ``UnplannableError`` for the first control-flow op (nested ones included)
     whose results have a size known only at run time (a symbol without a range)."""
-    for op in graph.walk():
+    for op in _in_regions(graph_block(graph)):
         if isinstance(op, mir.ControlFlowOp):
             _check_plannable(op, ranges or {})
+
+
+def _in_regions(block: Block) -> Iterator[Operation]:
+    """The ops of ``block`` that hold regions and every op nested in them, in walk order
+    (the others hold no op, and a control-flow op holds regions)."""
+    for op in block.ops:
+        if op.regions:
+            yield from op.walk()
 
 
 def _check_plannable(op: mir.ControlFlowOp, ranges: DimRanges) -> None:
@@ -167,6 +184,7 @@ def build_control_flow(layouts: dict[Operation, RegionLayout]) -> ControlFlowBui
             new_block = Block(arg_types=[a.type for a in old_block.args])
             for old_arg, new_arg in zip(old_block.args, new_block.args, strict=True):
                 new_arg.name_hint = old_arg.name_hint
+                old_arg.replace_all_uses_with(new_arg)  # the body's ops move over
                 mapping[old_arg] = new_arg
             add_planned_ops(
                 new_block, body.ops, body.plan, mapping, base, build_control_flow(body.layouts)
@@ -187,14 +205,14 @@ def hoist_region_constants(graph: func.FuncOp) -> int:
     leaf, preloaded and live for the whole run, as the graph's own constants); returns
     how many moved."""
     block = graph_block(graph)
-    anchor = next((op for op in block.ops if not is_leaf(op)), None)
-    moved = 0
-    for op in list(block.walk()):
-        if isinstance(op, mir.ConstantOp) and op.parent is not block:
-            op.detach()
-            if anchor is None:
-                block.add_op(op)
-            else:
-                block.insert_op_before(op, anchor)
-            moved += 1
-    return moved
+    nested = [
+        op for op in _in_regions(block) if isinstance(op, mir.ConstantOp) and op.parent is not block
+    ]
+    anchor = next((op for op in block.ops if not is_leaf(op)), None) if nested else None
+    for op in nested:
+        op.detach()
+        if anchor is None:
+            block.add_op(op)
+        else:
+            block.insert_op_before(op, anchor)
+    return len(nested)
