@@ -1,4 +1,5 @@
-"""The plan checker's sweeps find exactly the overlapping pairs of the all-pairs scans."""
+"""The plan checker's pair searches find exactly the overlapping pairs of the all-pairs
+scans."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rlx_compile.memory.lir_liveness import Storage
-from rlx_compile.memory.plan_check import _overlapping, overlapping_pairs
+from rlx_compile.memory.plan_check import _overlapping, _sweep_pairs, overlapping_pairs
 
 
 def all_pairs(storages: list[Storage]) -> list[tuple[Storage, Storage]]:
@@ -27,8 +28,12 @@ slot = st.tuples(
 @settings(max_examples=300, deadline=None)
 @given(st.lists(slot, max_size=40))
 def test_sweep_matches_all_pairs(slots: list[tuple[int, int, int, int]]) -> None:
+    # overlapping_pairs tests the byte-sharing pairs at once, or sweeps when they are
+    # many: both must find exactly the all-pairs scan's pairs, in its order.
     storages = storages_of(slots)
+    ordered = sorted((s for s in storages if s.size > 0), key=lambda s: (s.offset, s.step))
     assert overlapping_pairs(storages) == all_pairs(storages)
+    assert _sweep_pairs(ordered) == all_pairs(storages)
 
 
 def storages_of(slots: list[tuple[int, int, int, int]]) -> list[Storage]:

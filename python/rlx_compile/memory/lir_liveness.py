@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 
@@ -16,7 +17,7 @@ from rlx_compile.dialects.traits import is_leaf, is_weight_leaf
 from rlx_compile.ir import graph_block, ops_without_terminator
 
 
-@dataclass
+@dataclass(slots=True)
 class Storage:
     """One slot-holding value (a non-view result) and its lifetime."""
 
@@ -62,10 +63,11 @@ def printed_labels(ops: list[Operation]) -> dict[SSAValue, str]:
     seen: dict[str, int] = {}
     for op in ops:
         for r in op.results:
-            if r.name_hint:
-                n = seen.get(r.name_hint, 0)
-                seen[r.name_hint] = n + 1
-                labels[r] = f"%{r.name_hint}_{n}" if n else f"%{r.name_hint}"
+            hint = r.name_hint
+            if hint:
+                n = seen.get(hint, 0)
+                seen[hint] = n + 1
+                labels[r] = f"%{hint}_{n}" if n else f"%{hint}"
             else:
                 labels[r] = f"%{counter}"
                 counter += 1
@@ -131,13 +133,14 @@ def derive_region(
         storages.append(s)
         storage_of[arg] = s
     for step, op in enumerate(ops):
-        if isinstance(op, lir.ViewOp):
-            root, base = root_of.get(op.root, (op.root, 0))
-            root_of[op.result] = (root, base + op.offset)
+        if is_view(op):
+            view = cast(lir.ViewOp, op)
+            root, base = root_of.get(view.root, (view.root, 0))
+            root_of[view.result] = (root, base + view.offset)
         else:
-            leaf = is_leaf(op)
+            leaf, weight = _leaf_kind(op)
             # A reusable input is loaded before step 0 and dies at its last read.
-            whole = leaf and not (reuse_inputs and not is_weight_leaf(op))
+            whole = leaf and not (reuse_inputs and not weight)
             for result, slot in zip(op.results, lir.result_slots(op), strict=True):
                 root_of[result] = (result, 0)
                 if slot is None:
@@ -152,12 +155,14 @@ def derive_region(
         slot = lir.scratch_slot(op)
         if slot is not None:
             scratch.append(Scratch(op, step, slot.offset, slot.size, f"scratch of {op.name}"))
-        for operand in mir.read_values(op):  # a control-flow op reads what it captures
-            root, _ = root_of.get(operand, (operand, 0))
-            if root in storage_of:
-                s = storage_of[root]
-                s.read_steps.append(step)
-                s.death = max(s.death, step)
+        # A control-flow op (an op with regions) also reads what its regions capture.
+        for operand in mir.read_values(op) if op.regions else op.operands:
+            rooted = root_of.get(operand)
+            read = storage_of.get(operand if rooted is None else rooted[0])
+            if read is not None:
+                read.read_steps.append(step)
+                if step > read.death:
+                    read.death = step
     for value in terminator.operands:
         root, _ = root_of.get(value, (value, 0))
         if root in storage_of:
@@ -171,11 +176,44 @@ def derive_region(
     return LirLiveness(graph, ops, storages, root_of, storage_of, num_steps, labels, scratch)
 
 
-def operand_offset_in_result(op: Operation, value: SSAValue) -> int | None:
+_VIEW_TYPES: dict[type[Operation], bool] = {}
+_LEAF_TYPES: dict[type[Operation], tuple[bool, bool]] = {}
+
+
+def is_view(op: Operation) -> bool:
+    """isinstance(op, lir.ViewOp), by class: an isinstance against a dialect's abstract
+    op classes costs more than the rest of an op's liveness."""
+    view = _VIEW_TYPES.get(type(op))
+    if view is None:
+        view = _VIEW_TYPES[type(op)] = isinstance(op, lir.ViewOp)
+    return view
+
+
+def _leaf_kind(op: Operation) -> tuple[bool, bool]:
+    """``is_leaf(op)`` and ``is_weight_leaf(op)``, by class (traits are the class's)."""
+    kind = _LEAF_TYPES.get(type(op))
+    if kind is None:
+        kind = _LEAF_TYPES[type(op)] = (is_leaf(op), is_weight_leaf(op))
+    return kind
+
+
+OperandOffsets = dict[Operation, dict[SSAValue, int | None]]
+"""Per op, ``operand_offset_in_result`` of each of its operands."""
+
+
+def operand_offset_in_result(
+    op: Operation, value: SSAValue, known: OperandOffsets | None = None
+) -> int | None:
     """Where ``op`` copies ``value``'s bytes into its result, when it lays its operands
     end to end (``contiguous_operand_offsets``, a contiguous concat) and reads ``value``
-    exactly once; None otherwise."""
-    offsets = op.contiguous_operand_offsets() if isinstance(op, ShapedOp) else None
-    if offsets is None or list(op.operands).count(value) != 1:
-        return None
-    return offsets[list(op.operands).index(value)]
+    exactly once; None otherwise. ``known`` keeps each op's answers between calls."""
+    answers = None if known is None else known.get(op)
+    if answers is None:
+        answers = {}
+        offsets = op.contiguous_operand_offsets() if isinstance(op, ShapedOp) else None
+        if offsets is not None:
+            for operand, offset in zip(op.operands, offsets, strict=True):
+                answers[operand] = None if operand in answers else offset  # read twice: None
+        if known is not None:
+            known[op] = answers
+    return answers.get(value)

@@ -36,6 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import cast
 
+import numpy as np
 from xdsl.ir import SSAValue
 
 from rlx_compile.dialects import lir, mir
@@ -44,9 +45,11 @@ from rlx_compile.dialects.traits import Elementwise
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.memory.lir_liveness import (
     LirLiveness,
+    OperandOffsets,
     Storage,
     derive,
     derive_region,
+    is_view,
     operand_offset_in_result,
 )
 
@@ -130,13 +133,13 @@ def _in_place(live: LirLiveness, p: Storage, q: Storage) -> bool:
     )
 
 
-def _in_concat(live: LirLiveness, p: Storage, q: Storage) -> bool:
+def _in_concat(live: LirLiveness, p: Storage, q: Storage, known: OperandOffsets) -> bool:
     """p was produced at its place inside q's slot: q's op copies p there (a contiguous
-    concat reading p once), and p dies at q."""
+    concat reading p once), and p dies at q. ``known``: the concats' offsets so far."""
     if q.step < 0:
         return False
     op = live.ops[q.step]
-    offset = operand_offset_in_result(op, p.value)
+    offset = operand_offset_in_result(op, p.value, known)
     return (
         offset is not None
         and q.value is op.results[0]
@@ -195,15 +198,46 @@ class _LiveSlots:
         return found
 
 
+DENSE_PAIRS_LIMIT = 1 << 21
+"""``overlapping_pairs`` tests the pairs that share bytes all at once (in NumPy) when
+there are at most this many; beyond, it sweeps over steps."""
+
+
 def overlapping_pairs(storages: list[Storage]) -> list[tuple[Storage, Storage]]:
     """Every pair of non-empty slots sharing bytes and live at a common step, each as
     ``(a, b)`` with ``a`` first in (offset, step) order, sorted in that order.
 
-    A sweep over steps keeps the live slots in ``_LiveSlots``: a slot meets only the
-    live slots it overlaps, so a valid plan costs O(n log n), not the O(n^2) of
-    comparing every slot with every slot that shares its bytes at some time.
+    In that order the slots sharing bytes with slot ``i`` and after it are those from
+    ``i + 1`` to the last one starting below its end: a plan reuses bytes over time, but
+    the pairs that share bytes at all are few, so testing each for a common step at
+    once is cheaper than any sweep (``_sweep_pairs`` takes over when they are many).
     """
     ordered = sorted((s for s in storages if s.size > 0), key=lambda s: (s.offset, s.step))
+    n = len(ordered)
+    if n < 2:
+        return []
+    offset = np.array([s.offset for s in ordered], dtype=np.int64)
+    end = np.array([s.end for s in ordered], dtype=np.int64)
+    counts = np.searchsorted(offset, end, "left") - np.arange(1, n + 1)
+    total = int(counts.sum())
+    if total > DENSE_PAIRS_LIMIT:
+        return _sweep_pairs(ordered)
+    birth = np.array([s.birth for s in ordered], dtype=np.int64)
+    death = np.array([s.death for s in ordered], dtype=np.int64)
+    first = np.repeat(np.arange(n), counts)
+    second = first + 1 + np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
+    live = (birth[first] <= death[second]) & (birth[second] <= death[first])
+    return [
+        (ordered[i], ordered[j])
+        for i, j in zip(first[live].tolist(), second[live].tolist(), strict=True)
+    ]
+
+
+def _sweep_pairs(ordered: list[Storage]) -> list[tuple[Storage, Storage]]:
+    """``overlapping_pairs`` of ``ordered`` (non-empty slots in (offset, step) order) by a
+    sweep over steps that keeps the live slots in ``_LiveSlots``: a slot meets only the
+    live slots it overlaps, so a valid plan costs O(n log n) however many slots share
+    bytes at different steps."""
     rank = {id(s): i for i, s in enumerate(ordered)}
     by_death = sorted(ordered, key=lambda s: s.death)
     live = _LiveSlots([s.offset for s in ordered])
@@ -244,14 +278,15 @@ def _check_block(
                 reader = value_label(op.results[0]) if op.results else op.name
                 detail = f"read at step {step}, produced at step {step_of[operand]}"
                 add(Finding("order-violation", reader, value_label(operand), detail))
-        if isinstance(op, lir.ViewOp):
+        if is_view(op):
+            view = cast(lir.ViewOp, op)
             report.aliased += 1
-            root, offset = live.root_of[op.result]
+            root, offset = live.root_of[view.result]
             storage = live.storage_of.get(root)
-            nbytes = op.result.type.nbytes() or 0
+            nbytes = view.result.type.nbytes() or 0
             if storage is not None and offset + nbytes > storage.size:
                 detail = f"bytes [{offset}, {offset + nbytes}) of a {storage.size}-byte slot"
-                add(Finding("view-out-of-root", value_label(op.result), storage.label(), detail))
+                add(Finding("view-out-of-root", value_label(view.result), storage.label(), detail))
 
     for s in live.storages:
         if s.offset < 0 or s.end > arena:
@@ -264,9 +299,10 @@ def _check_block(
                 )
             )
 
+    concat_offsets: OperandOffsets = {}
     for a, b in overlapping_pairs(live.storages):
         p, q = (a, b) if (a.birth, a.step) <= (b.birth, b.step) else (b, a)
-        if _in_place(live, p, q) or _in_concat(live, p, q):
+        if _in_place(live, p, q) or _in_concat(live, p, q, concat_offsets):
             continue
         overlap = f"bytes [{max(p.offset, q.offset)}, {min(p.end, q.end)})"
         life = f"live [{p.birth}, {p.death}] and [{q.birth}, {q.death}]"
@@ -296,7 +332,7 @@ def _check_regions(
     add = report.findings.append
     scratch_of = {sc.op: sc for sc in live.scratch}
     for step, op in enumerate(live.ops):
-        if not isinstance(op, mir.ControlFlowOp):
+        if not (op.regions and isinstance(op, mir.ControlFlowOp)):
             continue
         live_here = [s for s in live.storages if s.birth <= step <= s.death]
         sc = scratch_of.get(op)
