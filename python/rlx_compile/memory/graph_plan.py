@@ -110,9 +110,12 @@ def slot_bytes(
     return _slot_bytes(n, t.dtype, kind, width, alignment)
 
 
+_ITEMSIZE = {dtype: dtype.itemsize for dtype in DType}
+
+
 def _slot_bytes(n: int, dtype: DType, kind: int, width: str, alignment: int) -> int:
     """``slot_bytes`` of ``n`` elements of ``dtype``."""
-    native = n * dtype.itemsize
+    native = n * _ITEMSIZE[dtype]
     if kind != KIND_COMPUTE and native == 0:
         return max(alignment, 1)  # an empty leaf (e.g. a [1, 0, 8] past-KV) still gets a slot
     if width == "native" or (kind == KIND_PARAM and dtype is not DType.F32):
@@ -182,12 +185,13 @@ class TensorGraphArrays:
         return TensorGraphArrays(ops, tensors, arrays, self.num_steps, index, {}, marks)
 
 
-_KINDS: dict[type[Operation], tuple[int, bool]] = {}
+_KINDS: dict[type[Operation], tuple[int, bool, bool]] = {}
 
 
-def _kind_of_type(op: Operation) -> tuple[int, bool]:
-    """``op``'s kind and whether it is a ``ShapedOp``, by its class (isinstance against
-    the dialects' abstract classes costs more than the rest of a row's export)."""
+def _kind_of_type(op: Operation) -> tuple[int, bool, bool]:
+    """``op``'s kind, whether it is a ``ShapedOp`` and whether it is ``Elementwise``, by
+    its class (isinstance against the dialects' abstract classes costs more than the
+    rest of a row's export; traits are the class's)."""
     facts = _KINDS.get(type(op))
     if facts is None:
         kind = (
@@ -196,7 +200,8 @@ def _kind_of_type(op: Operation) -> tuple[int, bool]:
             else KIND_CONSTANT if isinstance(op, mir.ConstantOp)
             else KIND_COMPUTE
         )  # fmt: skip
-        facts = _KINDS[type(op)] = (kind, isinstance(op, ShapedOp))
+        facts = (kind, isinstance(op, ShapedOp), op.has_trait(Elementwise))
+        _KINDS[type(op)] = facts
     return facts
 
 
@@ -249,7 +254,7 @@ def export_graph(
     ranges = opts.ranges
     width, alignment = opts.width, opts.alignment
     for step, op in enumerate(ops):
-        kind, shaped = _kind_of_type(op)
+        kind, shaped, elementwise = _kind_of_type(op)
         view = cast(ShapedOp, op).contiguous_view_offset() if shaped else None
         if view and _symbolic(op):
             # An offset into a tensor whose size varies is only safe at 0 (no op gives
@@ -261,7 +266,6 @@ def export_graph(
             if parent < 0:
                 view = None  # a view of a value from outside the region: a copy here
         read_rows: list[int] | None = None
-        elementwise = int(op.has_trait(Elementwise)) if op.results else 0
         for result in op.results:
             t = cast(TensorType, result.type)
             shape = t.shape
@@ -287,17 +291,18 @@ def export_graph(
             if parent >= 0:
                 views.append(row)
             is_output.append(int(result in output_set))
-            inplace_ok.append(elementwise)
+            inplace_ok.append(int(elementwise))
             if read_rows is None:
                 read_rows = []
-                for operand in mir.read_values(op):
+                # A control-flow op (an op with regions) also reads what they capture.
+                for operand in mir.read_values(op) if op.regions else op.operands:
                     if operand in index:
                         read_rows.append(index[operand])
                     elif not region:
                         raise PlanningError(f"{op.name} reads {_foreign(operand)}")
             deps += read_rows
             dep_offsets.append(len(deps))
-        if scratch.get(op, 0) > 0:  # regions without tensors need no scratch
+        if scratch and scratch.get(op, 0) > 0:  # regions without tensors need no scratch
             scratch_index[op] = len(tensors)
             tensors.append(None)
             steps.append(step)
