@@ -94,7 +94,8 @@ class LirLiveness:
     graph: lir.GraphOp
     ops: list[Operation]
     storages: list[Storage]
-    root_of: dict[SSAValue, tuple[SSAValue, int]]  # value -> (storage value, byte offset)
+    root_of: dict[SSAValue, tuple[SSAValue, int]]
+    """view -> (storage value, byte offset); any other value is its own storage."""
     storage_of: dict[SSAValue, Storage]
     num_steps: int
     labels: dict[SSAValue, str] = field(default_factory=dict)
@@ -127,7 +128,6 @@ def derive_region(
     num_steps = len(ops)
     reuse_inputs = "reuse_inputs" in graph.properties
     for arg, arg_slot in args:
-        root_of[arg] = (arg, 0)
         s = Storage(arg, block.parent_op() or graph, -1, arg_slot.offset, arg_slot.size, False,
                     birth=0, death=num_steps, writable=False)  # fmt: skip
         storages.append(s)
@@ -142,17 +142,16 @@ def derive_region(
             # A reusable input is loaded before step 0 and dies at its last read.
             whole = leaf and not (reuse_inputs and not weight)
             for result, slot in zip(op.results, lir.result_slots(op), strict=True):
-                root_of[result] = (result, 0)
                 if slot is None:
                     continue
                 s = Storage(
                     result, op, step, slot.offset, slot.size, leaf,
-                    birth=0 if leaf else step, death=num_steps if whole else (0 if leaf else step),
-                    writable=not leaf or not whole,
+                    0 if leaf else step, num_steps if whole else (0 if leaf else step),
+                    not leaf or not whole,
                 )  # fmt: skip
                 storages.append(s)
                 storage_of[result] = s
-        slot = lir.scratch_slot(op)
+        slot = lir.scratch_slot(op) if lir.SCRATCH_ATTR in op.attributes else None
         if slot is not None:
             scratch.append(Scratch(op, step, slot.offset, slot.size, f"scratch of {op.name}"))
         # A control-flow op (an op with regions) also reads what its regions capture.

@@ -274,9 +274,10 @@ def _check_block(
     step_of: dict[SSAValue, int] = {r: i for i, op in enumerate(live.ops) for r in op.results}
     for step, op in enumerate(live.ops):
         for operand in op.operands:
-            if operand in step_of and step_of[operand] >= step:
+            produced = step_of.get(operand, -1)
+            if produced >= step:
                 reader = value_label(op.results[0]) if op.results else op.name
-                detail = f"read at step {step}, produced at step {step_of[operand]}"
+                detail = f"read at step {step}, produced at step {produced}"
                 add(Finding("order-violation", reader, value_label(operand), detail))
         if is_view(op):
             view = cast(lir.ViewOp, op)
