@@ -762,10 +762,12 @@ Placement place_best(const Problem& p, i64 budget) {
         out.winner = "empty";
         return out;
     }
-    const i64 lower_bound = peak_live(p, p.nonzero);
-    // The search ends once a plan reaches this: no plan is smaller, and only a
-    // strictly smaller one would replace it.
-    const i64 aligned_bound = aligned_peak_live(p, p.nonzero);
+    // The search ends once a plan is within min(alignment - 1, 0.1%) bytes of a lower
+    // bound that counts alignment: what is left is below one alignment unit, and no
+    // plan it finds is more than 0.1% above the best one the rest of the budget could
+    // find (with alignment 1, only a plan at the bound ends it).
+    const i64 bound = aligned_peak_live(p, p.nonzero);
+    const i64 good_enough = bound + std::min(p.align - 1, bound / 1000);
     i64 other_steps = 0;  // work done outside `pk` (RLX's own run, skyline builds)
 
     // Buffers live over the whole span (params, inputs, pinned outputs) conflict with
@@ -804,7 +806,7 @@ Placement place_best(const Problem& p, i64 budget) {
     // The packer's offsets are absolute (its cursor starts at `base`).
     auto total = [&]() { return std::max(globals_top, pk.arena()); };
     auto used = [&]() { return other_steps + pk.steps(); };
-    auto done = [&]() { return best_arena <= aligned_bound; };
+    auto done = [&]() { return best_arena <= good_enough; };
 
     // The best split candidate so far: the hill climb starts from it.
     std::vector<i32> climb_order;
@@ -864,10 +866,9 @@ Placement place_best(const Problem& p, i64 budget) {
 
     if (!done() && used() < budget) {
         pk.run(climb_order, climb_fit, INT64_MAX);
-        // Below max(LB, globals) the total cannot drop any further.
         const i64 climbed = std::max(
             globals_top, hill_climb(p, pk, climb_order, climb_fit,
-                                    std::max(lower_bound, globals_top), budget - other_steps));
+                                    std::max(good_enough, globals_top), budget - other_steps));
         if (climbed < best_arena) {
             best_arena = climbed;
             out.offsets = base_offsets;

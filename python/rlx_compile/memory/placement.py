@@ -25,7 +25,10 @@ Strategies (``STRATEGIES``):
   within ``budget`` steps; the smallest arena wins and RLX's own plan is
   a candidate, so ``best`` is never larger than ``rlx`` (unless RLX's plan alone
   would cost more than the budget, which takes many whole-span buffers in a huge
-  graph). Above ``PORTFOLIO_LIMIT`` buffers only size order x both fits run.
+  graph). Above ``PORTFOLIO_LIMIT`` buffers only size order x both fits run. The
+  search stops early at a plan within ``min(alignment - 1, 0.1%)`` bytes of a lower
+  bound that counts alignment (every live buffer but the topmost takes its aligned
+  size): with alignment 1, only at the bound itself.
 
 A step is one placed block examined while searching for an offset, so the budget,
 and therefore the plan, does not depend on the machine's speed.
