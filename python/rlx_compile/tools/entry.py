@@ -25,21 +25,33 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
 def _launch(module: str) -> None:
     signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        main = importlib.import_module(module).main
+        try:
+            importlib.import_module(module).main()
+        finally:
+            _ignore_signals()
     except KeyboardInterrupt:
+        # At start-up, or between the run's end and the line above (its outputs are
+        # then complete): one line, never a traceback.
+        _ignore_signals()
         sys.stderr.write("error: interrupted\n")
         sys.exit(INTERRUPTED)
     except Terminated:
+        _ignore_signals()
         sys.stderr.write("error: terminated\n")
         sys.exit(TERMINATED)
-    try:
-        main()
-    finally:
-        # The run is over (its outputs committed or removed): a signal from here on
-        # must not kill the interpreter while it finalizes, which resets the handlers
-        # to the default and would end the process by the signal (status -2/-15, no
-        # message). Blocked, it is discarded at exit and the run's own status stands.
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+
+
+def _ignore_signals() -> None:
+    """The run is over (its outputs committed or removed): SIGINT and SIGTERM are ignored
+    from here on, so the run's own status stands. Ignored, not blocked: blocking holds only
+    this thread, and a library's thread (BLAS) would take the signal; the interpreter
+    leaves an ignored signal ignored when it finalizes, where it resets handlers of its
+    own to the default (ending the process by the signal, status -2/-15, no message)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    # A signal that came before: its handler runs here, inside the caller's try (a
+    # no-op sigmask call checks for pending handlers).
+    signal.pthread_sigmask(signal.SIG_BLOCK, ())
 
 
 def rlx_compile() -> None:
