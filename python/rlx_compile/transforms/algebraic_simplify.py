@@ -29,6 +29,11 @@ and the rewrites users expect from a graph compiler, all exact:
   exporters write for a softmax over channels.
 
 Constants left unused are dce's to remove.
+
+The patterns run as xDSL's greedy walker runs them (``rewriting.apply_greedily``), on
+the ops of their ``roots`` kinds only. Every such op is matched at least once per walk, so
+the matchers that see the most ops (binary ops, reshapes) read operands and results by
+position: a named accessor costs a descriptor lookup each time.
 """
 
 from __future__ import annotations
@@ -41,19 +46,13 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
-from rlx_compile.diagnostics import note_block_changed
+from rlx_compile.diagnostics import change_listener
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.types import DType, TensorType, exactly_representable
-from rlx_compile.folding import constant_value
 from rlx_compile.ir import func_graphs
+from rlx_compile.rewriting import apply_greedily
 
 
 def _tensor(value: SSAValue) -> TensorType:
@@ -64,10 +63,10 @@ def _tensor(value: SSAValue) -> TensorType:
 
 def _is_splat(value: SSAValue, scalar: int, like: SSAValue) -> bool:
     """``value`` is a constant of ``like``'s exact type whose elements all equal ``scalar``."""
-    if value.type != like.type:
+    owner = value.owner
+    if not isinstance(owner, mir.ConstantOp) or value.type != like.type:
         return False
-    array = constant_value(value)
-    return array is not None and bool(np.all(array == scalar))
+    return bool(np.all(owner.to_numpy() == scalar))
 
 
 def _forward(op: Operation, rewriter: PatternRewriter, x: SSAValue) -> None:
@@ -90,13 +89,17 @@ class _IdentityOperand(RewritePattern):
     neutral: int
     commutes: bool
 
+    @property
+    def roots(self) -> tuple[type[Operation], ...]:
+        return (self.op_type,)
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if type(op) is not self.op_type:
             return
-        assert isinstance(op, mir.BinaryOp)
-        pairs = [(op.lhs, op.rhs), (op.rhs, op.lhs)] if self.commutes else [(op.lhs, op.rhs)]
-        for x, c in pairs:
-            if x.type == op.result.type and _is_splat(c, self.neutral, op.result):
+        lhs, rhs = op.operands
+        result = op.results[0]
+        for x, c in ((lhs, rhs), (rhs, lhs)) if self.commutes else ((lhs, rhs),):
+            if x.type == result.type and _is_splat(c, self.neutral, result):
                 _forward(op, rewriter, x)
                 return
 
@@ -121,20 +124,26 @@ class MulZero(RewritePattern):
     """``x · 0 -> 0`` (either side), reusing the zero constant, which has the result's type.
     Floats only when ``assume_finite``."""
 
+    roots = (mir.MulOp,)
+
     def __init__(self, assume_finite: bool):
         self.assume_finite = assume_finite
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mir.MulOp, rewriter: PatternRewriter) -> None:
-        if _tensor(op.result).dtype.is_float and not self.assume_finite:
+        result = op.results[0]
+        if _tensor(result).dtype.is_float and not self.assume_finite:
             return
-        for c in (op.rhs, op.lhs):
-            if _is_splat(c, 0, op.result):
+        lhs, rhs = op.operands
+        for c in (rhs, lhs):
+            if _is_splat(c, 0, result):
                 _forward(op, rewriter, c)
                 return
 
 
 class DoubleNegation(RewritePattern):
+    roots = (mir.NegOp,)
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mir.NegOp, rewriter: PatternRewriter) -> None:
         inner = op.input.owner
@@ -151,19 +160,25 @@ class SigmoidGateToSilu(RewritePattern):
     SwiGLU fusion see exported MLPs.
     """
 
+    roots = (mir.MulOp,)
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mir.MulOp, rewriter: PatternRewriter) -> None:
-        if _tensor(op.result).dtype not in (DType.F32, DType.F64):
+        result = op.results[0]
+        if _tensor(result).dtype not in (DType.F32, DType.F64):
             return
-        for x, s in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+        lhs, rhs = op.operands
+        for x, s in ((lhs, rhs), (rhs, lhs)):
             gate = s.owner
-            if isinstance(gate, mir.SigmoidOp) and gate.input == x and x.type == op.result.type:
+            if isinstance(gate, mir.SigmoidOp) and gate.input == x and x.type == result.type:
                 _rebuild(op, rewriter, mir.SiluOp(x))
                 return
 
 
 class ComposeTransposes(RewritePattern):
     """transpose(transpose(x, p), q)[i] = x[p[q[i]]]: one transpose by p∘q."""
+
+    roots = (mir.TransposeOp,)
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mir.TransposeOp, rewriter: PatternRewriter) -> None:
@@ -179,6 +194,8 @@ class ComposeTransposes(RewritePattern):
 
 
 class IdentityTranspose(RewritePattern):
+    roots = (mir.TransposeOp,)
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mir.TransposeOp, rewriter: PatternRewriter) -> None:
         perm = op.props().ints("perm")
@@ -187,9 +204,11 @@ class IdentityTranspose(RewritePattern):
 
 
 class ComposeReshapes(RewritePattern):
+    roots = (mir.ReshapeOp,)
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mir.ReshapeOp, rewriter: PatternRewriter) -> None:
-        inner = op.input.owner
+        inner = op.operands[0].owner
         if not isinstance(inner, mir.ReshapeOp):
             return
         if inner.input.type == op.result.type:
@@ -199,13 +218,18 @@ class ComposeReshapes(RewritePattern):
 
 
 class IdentityReshape(RewritePattern):
+    roots = (mir.ReshapeOp,)
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mir.ReshapeOp, rewriter: PatternRewriter) -> None:
-        if op.input.type == op.result.type:
-            _forward(op, rewriter, op.input)
+        (x,) = op.operands
+        if x.type == op.results[0].type:
+            _forward(op, rewriter, x)
 
 
 class SameTypeCast(RewritePattern):
+    roots = (mir.CastOp,)
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mir.CastOp, rewriter: PatternRewriter) -> None:
         if op.input.type == op.result.type:
@@ -224,6 +248,8 @@ def cast_chain_is_exact(a: DType, b: DType, c: DType) -> bool:
 
 
 class ExactCastChain(RewritePattern):
+    roots = (mir.CastOp,)
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mir.CastOp, rewriter: PatternRewriter) -> None:
         inner = op.input.owner
@@ -239,6 +265,8 @@ class ExactCastChain(RewritePattern):
 
 
 class SingleOperandConcat(RewritePattern):
+    roots = (mir.ConcatOp,)
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mir.ConcatOp, rewriter: PatternRewriter) -> None:
         if len(op.inputs) == 1:
@@ -246,6 +274,8 @@ class SingleOperandConcat(RewritePattern):
 
 
 class FullNarrow(RewritePattern):
+    roots = (mir.NarrowOp,)
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mir.NarrowOp, rewriter: PatternRewriter) -> None:
         if op.start_dim == 0 and op.input.type == op.result.type:
@@ -262,9 +292,11 @@ class AxisOpThroughUnitReshapes(RewritePattern):
     reshape's input type: the slices are the same elements in the same order, so the
     op runs on x at the corresponding axis and both reshapes go."""
 
+    roots = (mir.ReshapeOp,)
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mir.ReshapeOp, rewriter: PatternRewriter) -> None:
-        inner = op.input.owner
+        inner = op.operands[0].owner
         if not isinstance(inner, mir.SoftmaxOp | mir.LogSoftmaxOp):
             return
         reshape = inner.input.owner
@@ -281,6 +313,12 @@ class AxisOpThroughUnitReshapes(RewritePattern):
         # match whatever it is at run time, 1 included.)
         rebuilt = type(inner)(reshape.input, kept_x[kept_y.index(axis)])
         _rebuild(op, rewriter, rebuilt)
+
+
+MATCH_REACH = 2
+"""How far up its producers a pattern here reads: the op, its operands' producers and
+theirs (``AxisOpThroughUnitReshapes``: reshape <- softmax <- reshape), with the users of
+their results and the types of their operands."""
 
 
 def simplify_patterns(assume_finite: bool = False) -> list[RewritePattern]:
@@ -304,11 +342,8 @@ class AlgebraicSimplifyPass(ModulePass):
     """Also rewrite float x·0 to 0 (exact only when x holds no NaN or infinity)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        walker = PatternRewriteWalker(
-            # No implicit dce: removing dead ops is the dce pass's job.
-            GreedyRewritePatternApplier(simplify_patterns(self.assume_finite), dce_enabled=False),
-            apply_recursively=True,
-        )
+        # No implicit dce: removing dead ops is the dce pass's job.
+        patterns = simplify_patterns(self.assume_finite)
+        listener = change_listener()
         for graph in func_graphs(op):
-            if walker.rewrite_region(graph.body):
-                note_block_changed(graph.body.block)
+            apply_greedily(graph.body, patterns, listener, reach=MATCH_REACH)

@@ -1,0 +1,218 @@
+"""A greedy pattern driver that visits only the ops a pattern can match.
+
+``apply_greedily(region, patterns)`` rewrites exactly as xDSL's
+``PatternRewriteWalker(GreedyRewritePatternApplier(patterns, dce_enabled=False))``
+does -- the same worklist, filled and refilled in the same order, the same ops pushed on
+every insertion, modification, replacement and removal, a whole new walk after a walk
+that changed something -- but an op whose kind no pattern is rooted at never enters the
+worklist. Each pattern names its root kinds in ``roots`` (as ``FusionPattern`` does;
+without it, every op); a pattern must do nothing on an op of another kind, so leaving
+such ops out changes no rewrite. xDSL's walker tries every pattern on every op of the
+module, twice when anything changed, with a rewriter reset per op.
+
+Patterns whose match reads no further than a known distance up the producers of the op
+(``reach``) also let the walks after the first skip what cannot match: see
+``apply_greedily``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from xdsl.ir import ErasedSSAValue, Operation, Region, SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, PatternRewriterListener, RewritePattern
+from xdsl.rewriter import InsertPoint
+
+
+def roots_of(pattern: RewritePattern) -> tuple[type[Operation], ...]:
+    """The op kinds ``pattern`` can rewrite (every kind unless it says)."""
+    return getattr(pattern, "roots", (Operation,))
+
+
+class _Worklist:
+    """xDSL's ``Worklist``: a stack that holds an op at most once (a push of an op it holds
+    leaves it where it is), with removal in place."""
+
+    def __init__(self) -> None:
+        self._stack: list[Operation | None] = []
+        self._index: dict[Operation, int] = {}
+
+    def fill(self, ops: Iterable[Operation]) -> None:
+        """Push ``ops``, none of which it holds, in order."""
+        stack, index = self._stack, self._index
+        for op in ops:
+            index[op] = len(stack)
+            stack.append(op)
+
+    def push(self, op: Operation) -> None:
+        if op not in self._index:
+            self._index[op] = len(self._stack)
+            self._stack.append(op)
+
+    def pop(self) -> Operation | None:
+        """The last op pushed and still held, or None when empty."""
+        stack = self._stack
+        while stack:
+            op = stack.pop()
+            if op is not None:
+                del self._index[op]
+                return op
+        return None
+
+    def remove(self, op: Operation) -> None:
+        at = self._index.pop(op, None)
+        if at is not None:
+            self._stack[at] = None
+
+
+class _Driver:
+    def __init__(
+        self,
+        patterns: Sequence[RewritePattern],
+        listener: PatternRewriterListener,
+        reach: int | None,
+    ):
+        self.patterns = [(p, roots_of(p)) for p in patterns]
+        self.by_kind: dict[type[Operation], tuple[RewritePattern, ...]] = {}
+        self.worklist = _Worklist()
+        self.reach = reach
+        self.touched: dict[Operation, None] = {}
+        """Ops changed during the current walk, or whose results gained or lost a user."""
+        self.listener = PatternRewriterListener(
+            operation_insertion_handler=[*listener.operation_insertion_handler, self.changed],
+            operation_removal_handler=[*listener.operation_removal_handler, self.removed],
+            operation_modification_handler=[
+                *listener.operation_modification_handler,
+                self.changed,
+            ],
+            operation_replacement_handler=[
+                *listener.operation_replacement_handler,
+                self.replaced,
+            ],
+            block_creation_handler=listener.block_creation_handler,
+        )
+
+    def patterns_for(self, op: Operation) -> tuple[RewritePattern, ...]:
+        kind = type(op)
+        found = self.by_kind.get(kind)
+        if found is None:
+            found = tuple(p for p, roots in self.patterns if issubclass(kind, roots))
+            self.by_kind[kind] = found
+        return found
+
+    def push(self, op: Operation) -> None:
+        if self.patterns_for(op):
+            self.worklist.push(op)
+
+    def touch(self, values: Iterable[SSAValue | None]) -> None:
+        """The producers of ``values``, whose results gain or lose a user."""
+        if self.reach is not None:
+            for value in values:
+                if value is not None and isinstance(owner := value.owner, Operation):
+                    self.touched[owner] = None
+
+    # -- xDSL's walker's listener, plus what changed ---------------------------------
+    def changed(self, op: Operation) -> None:  # inserted or modified
+        self.push(op)
+        if self.reach is not None:
+            self.touched[op] = None
+            self.touch(op.operands)
+
+    def removed(self, op: Operation) -> None:
+        # The producers of single-use operands (this op is their last user) are pushed,
+        # and the removed op (with its body) leaves the worklist.
+        for value in op.operands:
+            if (
+                value.has_one_use()
+                and not isinstance(value, ErasedSSAValue)
+                and isinstance(owner := value.owner, Operation)
+            ):
+                self.push(owner)
+        self.touch(op.operands)
+        if op.regions:
+            for nested in op.walk():
+                self.worklist.remove(nested)
+        else:
+            self.worklist.remove(op)
+
+    def replaced(self, op: Operation, new_results: Sequence[SSAValue | None]) -> None:
+        for result in op.results:
+            for use in result.uses:
+                self.push(use.operation)
+        self.touch(new_results)
+
+    # -- walks -----------------------------------------------------------------------
+    def stale(self) -> set[Operation]:
+        """The ops within ``reach`` users of what the last walk touched."""
+        level = [op for op in self.touched if op.parent is not None]
+        found = set(level)
+        assert self.reach is not None
+        for _ in range(self.reach):
+            level = [
+                use.operation
+                for op in level
+                for result in op.results
+                for use in result.uses
+                if use.operation not in found
+            ]
+            found.update(level)
+        return found
+
+    def walk(self, region: Region, stale: set[Operation] | None) -> bool:
+        """One walk: the region's ops, then whatever the rewrites push. With ``stale``,
+        the ops outside it are passed over until something is rewritten."""
+        self.touched = {}
+        worklist = self.worklist
+        # A stack: pushed last to first, popped in walk order.
+        worklist.fill(
+            op for op in region.walk(reverse=True, region_first=True) if self.patterns_for(op)
+        )
+        changed = False
+        rewriter: PatternRewriter | None = None
+        while (op := worklist.pop()) is not None:
+            if stale is not None and not changed and op not in stale:
+                continue  # nothing it reads changed since it last failed to match
+            if rewriter is None:
+                rewriter = PatternRewriter(op)
+                rewriter.extend_from_listener(self.listener)
+            rewriter.has_done_action = False
+            rewriter.current_operation = op
+            rewriter.insertion_point = InsertPoint.before(op)
+            rewriter.name_hint = None
+            try:
+                for pattern in self.patterns_for(op):
+                    pattern.match_and_rewrite(op, rewriter)
+                    if rewriter.has_done_action:
+                        break
+            except Exception as err:
+                op.emit_error(f"Error while applying pattern: {err}", underlying_error=err)
+            if rewriter.has_done_action:
+                changed = True
+                if self.reach is not None and op.parent is not None:
+                    self.touched[op] = None  # acted on, yet kept: it may match again
+        return changed
+
+
+def apply_greedily(
+    region: Region,
+    patterns: Sequence[RewritePattern],
+    listener: PatternRewriterListener | None = None,
+    *,
+    reach: int | None = None,
+) -> bool:
+    """Apply ``patterns`` in ``region`` to a fixpoint, as xDSL's walker with a greedy
+    applier and no implicit dce does; ``listener`` hears every change. Returns whether
+    anything changed.
+
+    ``reach``: how far up its producers any pattern's match reads -- the op, its operands'
+    producers (1), theirs (2)... with the users of their results. Then a walk after the
+    first passes over an op until it has rewritten something unless a producer within
+    ``reach`` (or the op) changed, or its results gained or lost a user, during the walk
+    before: the op did not match when last tried, and nothing it reads changed since.
+    """
+    driver = _Driver(patterns, listener or PatternRewriterListener(), reach)
+    if not driver.walk(region, None):
+        return False
+    while driver.walk(region, None if reach is None else driver.stale()):
+        pass
+    return True

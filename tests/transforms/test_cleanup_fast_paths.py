@@ -1,0 +1,171 @@
+"""The cleanup passes' fast paths agree with the slow ones, op for op:
+
+- ``rewriting.apply_greedily`` (with and without ``reach``) with xDSL's greedy walker,
+  on algebraic-simplify's patterns.
+
+Inputs: the filecheck cases of the pass, random cleanup-family graphs, and graphs
+built so that a walk after the first rewrites something."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriterListener,
+    PatternRewriteWalker,
+    RewritePattern,
+)
+
+from rlx_compile import ModuleBuilder
+from rlx_compile.dialects import mir
+from rlx_compile.ir import func_graphs, parse_module, print_module
+from rlx_compile.rewriting import apply_greedily
+from rlx_compile.testing.random_graphs import random_mir_graph
+from rlx_compile.transforms.algebraic_simplify import MATCH_REACH, simplify_patterns
+from tests.sizes import sized
+
+FILECHECK = Path(__file__).resolve().parents[1] / "filecheck" / "transforms"
+SEEDS = range(sized(40, 200))
+
+
+def filecheck_cases(*names: str) -> list[str]:
+    """The ``--split-input-file`` cases of the given filecheck files that parse."""
+    cases = []
+    for name in names:
+        for text in (FILECHECK / name).read_text().split("// -----"):
+            try:
+                parse_module(text)
+            except Exception:  # a case about a parse or verify error
+                continue
+            cases.append(text)
+    return cases
+
+
+def softmax_behind_a_late_use() -> ModuleOp:
+    """reshape(softmax(reshape(x))) back to x's type, whose inner reshape has another
+    user -- an x·1 after it, which the first walk forwards and erases -- so that only the
+    second walk sees the inner reshape with one user and rewrites the softmax."""
+    with ModuleBuilder("f") as m:
+        x = m.input("x", (2, 3))
+        r1 = m.reshape(x, (1, 2, 3))
+        y = m.reshape(m.softmax(r1, 2), (2, 3))
+        m.mul(r1, m.constant(np.ones((1, 2, 3), np.float32)))  # dead: forwarded, erased
+        m.output(m.relu(y), names=["y"])
+    return m.module
+
+
+def chains() -> ModuleOp:
+    """Transposes, reshapes and casts in chains, with users in between."""
+    with ModuleBuilder("f") as m:
+        x = m.input("x", (2, 3, 4))
+        t = m.transpose(m.transpose(m.transpose(x, [1, 0, 2]), [0, 2, 1]), [2, 1, 0])
+        r = m.reshape(m.reshape(m.reshape(t, (24,)), (4, 6)), (2, 3, 4))
+        c = m.cast(m.cast(m.cast(r, "f64"), "f32"), "f64")
+        n = m.neg(m.neg(m.neg(m.neg(x))))
+        m.output(c, m.add(n, m.constant(np.zeros((2, 3, 4), np.float32))), names=["c", "n"])
+    return m.module
+
+
+def modules() -> list[tuple[str, ModuleOp]]:
+    out = [
+        (f"filecheck {i}", parse_module(text))
+        for i, text in enumerate(filecheck_cases("algebraic_simplify.mlir", "canonicalize.mlir"))
+    ]
+    out += [("late use", softmax_behind_a_late_use()), ("chains", chains())]
+    out += [(f"seed {s}", random_mir_graph(s, 40, cleanup=True).module) for s in SEEDS]
+    return out
+
+
+def xdsl_walk(module: ModuleOp, patterns: list[RewritePattern]) -> list[bool]:
+    walker = PatternRewriteWalker(
+        GreedyRewritePatternApplier(patterns, dce_enabled=False), apply_recursively=True
+    )
+    return [walker.rewrite_region(g.body) for g in func_graphs(module)]
+
+
+class Recorder:
+    """What a listener hears, in order."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str]] = []
+        self.listener = PatternRewriterListener(
+            operation_insertion_handler=[lambda op: self.events.append(("insert", op.name))],
+            operation_removal_handler=[lambda op: self.events.append(("remove", op.name))],
+            operation_modification_handler=[lambda op: self.events.append(("modify", op.name))],
+        )
+
+
+@pytest.mark.parametrize("assume_finite", [False, True])
+def test_the_greedy_driver_rewrites_as_xdsls_walker(assume_finite: bool) -> None:
+    rewrote_in_a_later_walk = 0
+    for name, module in modules():
+        want = module.clone()
+        want_changed = xdsl_walk(want, simplify_patterns(assume_finite))
+        for reach in (None, MATCH_REACH):
+            got = module.clone()
+            changed = [
+                apply_greedily(g.body, simplify_patterns(assume_finite), reach=reach)
+                for g in func_graphs(got)
+            ]
+            assert changed == want_changed, name
+            assert print_module(got, debuginfo=True) == print_module(want, debuginfo=True), name
+        rewrote_in_a_later_walk += name == "late use" and any(want_changed)
+    assert rewrote_in_a_later_walk
+
+
+def test_the_late_use_case_needs_a_second_walk() -> None:
+    """The case above is only rewritten by a walk after the first: one walk of xDSL's
+    walker (without its repeat) leaves the softmax reading the reshape."""
+
+    def softmax_reads_x(module: ModuleOp) -> bool:
+        return any(
+            isinstance(op, mir.SoftmaxOp) and isinstance(op.input.owner, mir.InputOp)
+            for op in module.walk()
+        )
+
+    once, fixpoint = softmax_behind_a_late_use(), softmax_behind_a_late_use()
+    PatternRewriteWalker(
+        GreedyRewritePatternApplier(simplify_patterns(), dce_enabled=False),
+        apply_recursively=False,
+    ).rewrite_region(func_graphs(once)[0].body)
+    apply_greedily(func_graphs(fixpoint)[0].body, simplify_patterns(), reach=MATCH_REACH)
+    assert not softmax_reads_x(once)
+    assert softmax_reads_x(fixpoint)
+
+
+def test_the_greedy_driver_tells_a_listener_what_xdsls_walker_tells() -> None:
+    for name, module in modules()[:60]:
+        want, got = Recorder(), Recorder()
+        walker = PatternRewriteWalker(
+            GreedyRewritePatternApplier(simplify_patterns(), dce_enabled=False),
+            apply_recursively=True,
+            listener=want.listener,
+        )
+        for g in func_graphs(module.clone()):
+            walker.rewrite_region(g.body)
+        for g in func_graphs(module.clone()):
+            apply_greedily(g.body, simplify_patterns(), got.listener, reach=MATCH_REACH)
+        assert got.events == want.events, name
+
+
+class NegToRelu(RewritePattern):
+    """A pattern without ``roots``: tried on every op."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, mir.NegOp):
+            rewriter.replace(op, mir.ReluOp(op.input))
+
+
+def test_a_pattern_without_roots_sees_every_op() -> None:
+    for _, module in modules()[:40]:
+        want, got = module.clone(), module.clone()
+        xdsl_walk(want, [NegToRelu()])
+        for g in func_graphs(got):
+            apply_greedily(g.body, [NegToRelu()])
+        assert print_module(got, debuginfo=True) == print_module(want, debuginfo=True)
