@@ -1,9 +1,10 @@
 """The cleanup passes' fast paths agree with the slow ones, op for op:
 
 - ``rewriting.apply_greedily`` (with and without ``reach``) with xDSL's greedy walker,
-  on algebraic-simplify's patterns.
+  on algebraic-simplify's patterns;
+- cse's sampled hash of raw data with what equality decides.
 
-Inputs: the filecheck cases of the pass, random cleanup-family graphs, and graphs
+Inputs: the filecheck cases of the passes, random cleanup-family graphs, and graphs
 built so that a walk after the first rewrites something."""
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from rlx_compile.ir import func_graphs, parse_module, print_module
 from rlx_compile.rewriting import apply_greedily
 from rlx_compile.testing.random_graphs import random_mir_graph
 from rlx_compile.transforms.algebraic_simplify import MATCH_REACH, simplify_patterns
+from rlx_compile.transforms.cse import cse_block
 from tests.sizes import sized
 
 FILECHECK = Path(__file__).resolve().parents[1] / "filecheck" / "transforms"
@@ -169,3 +171,22 @@ def test_a_pattern_without_roots_sees_every_op() -> None:
         for g in func_graphs(got):
             apply_greedily(g.body, [NegToRelu()])
         assert print_module(got, debuginfo=True) == print_module(want, debuginfo=True)
+
+
+def test_cse_compares_raw_data_whole_and_hashes_its_ends() -> None:
+    """Constants of one type whose data differ only in the middle stay apart; equal data
+    in distinct buffers merge."""
+    base = np.zeros(1000, np.float32)
+    middle = base.copy()
+    middle[500] = 1.0
+    with ModuleBuilder("f") as m:
+        a = m.constant(base)
+        b = m.constant(middle)
+        c = m.constant(base.copy())
+        m.output(a, b, c, names=["a", "b", "c"])
+    (graph,) = func_graphs(m.module)
+    constants = [op for op in graph.body.block.ops if isinstance(op, mir.ConstantOp)]
+    assert constants[0].value.data is not constants[2].value.data
+    assert cse_block(graph.body.block) == 1
+    kept = [op for op in graph.body.block.ops if isinstance(op, mir.ConstantOp)]
+    assert kept == constants[:2]

@@ -26,11 +26,12 @@ from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, Operation
+from xdsl.ir import Attribute, Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.traits import IsolatedFromAbove, IsTerminator, Pure
 
 from rlx_compile.diagnostics import note_block_changed
+from rlx_compile.dialects.common import RawDataAttr
 from rlx_compile.ir import func_graphs
 
 
@@ -39,15 +40,15 @@ class _Computation:
 
     __slots__ = ("_hash", "op")
 
-    def __init__(self, op: Operation):
+    def __init__(self, op: Operation, hashes: _AttributeHashes):
         self.op = op
         self._hash = hash(
             (
                 op.name,
                 op.operands,
-                op.result_types,
-                frozenset(op.properties.items()),
-                frozenset(op.attributes.items()),
+                tuple([hashes.of(r.type) for r in op.results]),
+                hashes.of_dict(op.properties),
+                hashes.of_dict(op.attributes) if op.attributes else 0,
                 len(op.regions),
             )
         )
@@ -72,37 +73,81 @@ class _Computation:
         )
 
 
-def _mergeable(op: Operation) -> bool:
-    return (
-        bool(op.results)
-        and op.has_trait(Pure)
-        and not op.has_trait(IsTerminator)
-        and all(len(r.blocks) <= 1 for r in op.regions)
-    )
+_SAMPLE = 64
+"""Bytes of raw data hashed at each end; equality still compares all of it."""
+
+
+class _AttributeHashes:
+    """Hashes of the attributes of one pass run, each computed once: interned types and
+    shared properties recur on many ops, hashing an attribute walks its parameters, and
+    a constant's raw data is hashed by its length and ends alone (a fresh weight's full
+    hash would read every byte)."""
+
+    def __init__(self) -> None:
+        self._known: dict[int, tuple[Attribute, int]] = {}  # by id; keeps the attribute
+
+    def of(self, attr: Attribute) -> int:
+        known = self._known.get(id(attr))
+        if known is None:
+            if isinstance(attr, RawDataAttr):
+                data = attr.data
+                h = hash((len(data), data[:_SAMPLE], data[-_SAMPLE:]))
+            else:
+                h = hash(attr)
+            known = self._known[id(attr)] = (attr, h)
+        return known[1]
+
+    def of_dict(self, attrs: dict[str, Attribute]) -> int:
+        """Independent of the order of the entries, as dict equality is."""
+        return hash(frozenset([(name, self.of(a)) for name, a in attrs.items()]))
+
+
+class _Mergeable:
+    """Whether ops may merge; the trait part is the same for every op of a kind."""
+
+    def __init__(self) -> None:
+        self._kinds: dict[type[Operation], bool] = {}
+
+    def __call__(self, op: Operation) -> bool:
+        if not op.results or not all(len(r.blocks) <= 1 for r in op.regions):
+            return False
+        kind = type(op)
+        pure = self._kinds.get(kind)
+        if pure is None:
+            pure = self._kinds[kind] = op.has_trait(Pure) and not op.has_trait(IsTerminator)
+        return pure
 
 
 def cse_block(block: Block, known: dict[_Computation, Operation] | None = None) -> int:
     """Merge duplicates in ``block`` (and nested blocks); returns the number removed."""
-    known = {} if known is None else known
-    removed = 0
-    for op in list(block.ops):
-        for region in op.regions:
-            for nested in region.blocks:
-                # Values of the enclosing block stay visible unless the op isolates itself.
-                scope = {} if op.has_trait(IsolatedFromAbove) else dict(known)
-                removed += cse_block(nested, scope)
-        if not _mergeable(op):
-            continue
-        key = _Computation(op)
-        first = known.get(key)
-        if first is None:
-            known[key] = op
-            continue
-        for old, new in zip(op.results, first.results, strict=True):
-            old.replace_all_uses_with(new)
-        block.erase_op(op)
-        removed += 1
-    return removed
+    return _CSE().block(block, {} if known is None else known)
+
+
+class _CSE:
+    def __init__(self) -> None:
+        self.hashes = _AttributeHashes()
+        self.mergeable = _Mergeable()
+
+    def block(self, block: Block, known: dict[_Computation, Operation]) -> int:
+        removed = 0
+        for op in list(block.ops):
+            for region in op.regions:
+                for nested in region.blocks:
+                    # Values of the enclosing block stay visible unless the op isolates itself.
+                    scope = {} if op.has_trait(IsolatedFromAbove) else dict(known)
+                    removed += self.block(nested, scope)
+            if not self.mergeable(op):
+                continue
+            key = _Computation(op, self.hashes)
+            first = known.get(key)
+            if first is None:
+                known[key] = op
+                continue
+            for old, new in zip(op.results, first.results, strict=True):
+                old.replace_all_uses_with(new)
+            block.erase_op(op)
+            removed += 1
+        return removed
 
 
 @dataclass(frozen=True)
