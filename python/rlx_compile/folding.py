@@ -30,6 +30,7 @@ from xdsl.transforms.dead_code_elimination import would_be_trivially_dead
 
 from rlx_compile.diagnostics import note_block_changed
 from rlx_compile.dialects import mir
+from rlx_compile.dialects.common import RawDataAttr
 from rlx_compile.dialects.traits import is_leaf
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.ir import erase_unused, func_graphs
@@ -50,12 +51,19 @@ def constant_value(value: SSAValue | None) -> np.ndarray | None:
 # module-level import would tie dialects, ir, folding and the interpreter into one circle.
 
 
+_KIND_FOLDS: dict[type[Operation], bool] = {}
+"""Whether ops of a class may fold as far as their traits say (not a leaf, ``Pure``):
+traits belong to the class."""
+
+
 def is_foldable(op: Operation) -> bool:
     from rlx_compile.interpreter import lookup
 
-    if is_leaf(op) or op.regions or not op.results:
-        return False
-    if not op.has_trait(Pure) or lookup(op) is None:
+    kind = type(op)
+    folds = _KIND_FOLDS.get(kind)
+    if folds is None:
+        folds = _KIND_FOLDS[kind] = not is_leaf(op) and op.has_trait(Pure)
+    if not folds or op.regions or not op.results or lookup(op) is None:
         return False
     return all(isinstance(r.type, TensorType) and r.type.is_static for r in op.results)
 
@@ -100,11 +108,37 @@ def materialize(array: np.ndarray, replaced: SSAValue) -> mir.ConstantOp:
     """A constant holding ``array`` in place of ``replaced``: same type, name and location."""
     t = replaced.type
     assert isinstance(t, TensorType)
-    const = mir.ConstantOp(array, t)
+    return _in_place_of(mir.ConstantOp(array, t), replaced)
+
+
+def _in_place_of(const: mir.ConstantOp, replaced: SSAValue) -> mir.ConstantOp:
     const.result.name_hint = replaced.name_hint
     if isinstance(replaced.owner, Operation):
         const.location = replaced.owner.location
     return const
+
+
+class ConstantData:
+    """An evaluated value as ``materialize`` stores it in a constant: its raw bytes
+    (little-endian, row-major), and the array ``ConstantOp.to_numpy`` reads back from them
+    -- what a later fold of the chain computes on. The constant, when one is needed, is
+    built on the same bytes: one copy of the array where ``ConstantOp(array)`` makes two.
+    ``array`` has the dtype and shape of its type, as every evaluated result has."""
+
+    __slots__ = ("array", "data")
+
+    def __init__(self, array: np.ndarray):
+        stored = array.dtype.newbyteorder("<")
+        self.data = array.astype(stored, copy=False).tobytes()
+        read = np.frombuffer(self.data, dtype=stored).astype(array.dtype, copy=False)
+        self.array = read.reshape(array.shape)
+
+    def constant(self, replaced: SSAValue) -> mir.ConstantOp:
+        """The constant in place of ``replaced``, as ``materialize`` makes it."""
+        const = mir.ConstantOp.create(
+            result_types=[replaced.type], properties={"value": RawDataAttr(self.data)}
+        )
+        return _in_place_of(const, replaced)
 
 
 class KnownValues:
@@ -131,6 +165,10 @@ class KnownValues:
 
     def evaluate(self, op: Operation) -> list[np.ndarray] | None:
         """Fold ``op`` if it folds and all its operands are known; remember its results."""
+        values = self._values
+        for v in op.operands:  # most ops read a value known only at run time
+            if v not in values and not isinstance(v.owner, mir.ConstantOp):
+                return None
         results = fold(op, self.get, self.max_elements)
         if results is not None:
             for r, arr in zip(op.results, results, strict=True):

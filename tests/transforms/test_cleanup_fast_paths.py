@@ -2,6 +2,8 @@
 
 - ``rewriting.apply_greedily`` (with and without ``reach``) with xDSL's greedy walker,
   on algebraic-simplify's patterns;
+- constant-fold's ``fold_flat_block`` with ``fold_block``, and ``ConstantData`` with the
+  constant ``materialize`` makes;
 - cse's sampled hash of raw data with what equality decides.
 
 Inputs: the filecheck cases of the passes, random cleanup-family graphs, and graphs
@@ -25,10 +27,13 @@ from xdsl.pattern_rewriter import (
 
 from rlx_compile import ModuleBuilder
 from rlx_compile.dialects import mir
+from rlx_compile.dialects.types import TensorType
+from rlx_compile.folding import ConstantData, materialize
 from rlx_compile.ir import func_graphs, parse_module, print_module
 from rlx_compile.rewriting import apply_greedily
 from rlx_compile.testing.random_graphs import random_mir_graph
 from rlx_compile.transforms.algebraic_simplify import MATCH_REACH, simplify_patterns
+from rlx_compile.transforms.constant_fold import fold_block, fold_flat_block
 from rlx_compile.transforms.cse import cse_block
 from tests.sizes import sized
 
@@ -190,3 +195,51 @@ def test_cse_compares_raw_data_whole_and_hashes_its_ends() -> None:
     assert cse_block(graph.body.block) == 1
     kept = [op for op in graph.body.block.ops if isinstance(op, mir.ConstantOp)]
     assert kept == constants[:2]
+
+
+def constant_fold_inputs() -> list[tuple[str, ModuleOp]]:
+    out = [
+        (f"filecheck {i}", parse_module(text))
+        for i, text in enumerate(filecheck_cases("constant_fold.mlir", "sccp.mlir", "cse.mlir"))
+    ]
+    return out + [(f"seed {s}", random_mir_graph(s, 40, cleanup=True).module) for s in SEEDS]
+
+
+@pytest.mark.parametrize("max_elements", [1, 8, 1 << 20])
+def test_folding_a_flat_block_folds_as_fold_block(max_elements: int) -> None:
+    folded_some = False
+    for name, module in constant_fold_inputs():
+        want, got = module.clone(), module.clone()
+        for w, g in zip(func_graphs(want), func_graphs(got), strict=True):
+            block = g.body.block
+            if any(op.regions for op in block.ops):
+                continue
+            count = fold_block(w.body.block, max_elements)
+            assert fold_flat_block(block, max_elements) == count, name
+            folded_some |= count > 0
+        assert print_module(got, debuginfo=True) == print_module(want, debuginfo=True), name
+    assert folded_some
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64", "f16", "bf16", "i8", "i32", "i64", "bool"])
+def test_constant_data_is_what_the_materialised_constant_holds(dtype: str) -> None:
+    t = TensorType((3, 4), dtype)
+    base = np.arange(-6, 6).reshape(4, 3).astype(t.dtype.numpy)
+    for array in [base.T, np.broadcast_to(base[:1].T, (3, 4)), np.ascontiguousarray(base.T)]:
+        with ModuleBuilder("f") as m:
+            x = m.input("x", (3, 4), dtype)
+            m.output(x, names=["y"])
+        (graph,) = func_graphs(m.module)
+        value = graph.body.block.first_op.results[0]
+        value.name_hint = "v"
+        want = materialize(array, value)
+        data = ConstantData(array)
+        got = data.constant(value)
+        assert got.value == want.value and got.result.type == want.result.type
+        assert got.location == want.location and got.result.name_hint == "v"
+        assert print_module(got, generic=True) == print_module(want, generic=True)
+        read, want_read = data.array, want.to_numpy()
+        assert read.dtype == want_read.dtype and read.shape == want_read.shape
+        assert read.tobytes() == want_read.tobytes() and read.strides == want_read.strides
+        assert read.flags["C_CONTIGUOUS"] and not read.flags["WRITEABLE"]
+        np.testing.assert_array_equal(got.to_numpy(), want_read)

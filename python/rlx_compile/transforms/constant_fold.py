@@ -20,10 +20,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from xdsl.ir import Block
+from xdsl.ir import Block, Operation, OpResult
+from xdsl.transforms.dead_code_elimination import would_be_trivially_dead
 
+from rlx_compile.diagnostics import note_changed, note_removed
 from rlx_compile.dialects import mir
 from rlx_compile.folding import (
+    ConstantData,
     KnownValues,
     KnownValuesPass,
     erase_newly_dead,
@@ -41,7 +44,10 @@ class ConstantFoldPass(KnownValuesPass):
     REPORTS_CHANGES: ClassVar[bool] = True
 
     def run_block(self, block: Block) -> bool:
-        return fold_block(block, self.max_elements) > 0
+        if any(op.regions for op in block.ops):
+            return fold_block(block, self.max_elements) > 0
+        fold_flat_block(block, self.max_elements)
+        return False  # each change is reported as it is made
 
 
 def fold_block(block: Block, max_elements: int) -> int:
@@ -70,3 +76,57 @@ def fold_block(block: Block, max_elements: int) -> int:
     if folded:
         erase_newly_dead(block, before)
     return folded
+
+
+def fold_flat_block(block: Block, max_elements: int) -> int:
+    """``fold_block`` for a block whose ops hold no regions, to the same result (and
+    count), reporting each op it inserts, modifies and erases.
+
+    An op that folds is replaced by constants only where a value it has is read by an op
+    that stays: a value read only by ops that fold in turn gets no constant (``fold_block``
+    inserts one and erases it with its readers), and those readers read what the
+    constant would hold (``ConstantData``). Then the folded ops go, and the producers they
+    alone read (``fold_block`` erases the ops left unused, and no other op loses a reader).
+    """
+    known = KnownValues(max_elements)
+    folded: list[tuple[Operation, list[ConstantData | None]]] = []  # the values read
+    count = 0
+    for op in block.ops:
+        results = known.evaluate(op)
+        if results is None:
+            continue
+        count += 1
+        read: list[ConstantData | None] = []
+        for value, array in zip(op.results, results, strict=True):
+            data = None
+            if value.uses:
+                data = ConstantData(array)
+                known.set(value, data.array)  # what its readers read in its place
+            read.append(data)
+        if any(data is not None for data in read):
+            folded.append((op, read))
+    if not folded:
+        return count
+    replaced = {op for op, _ in folded}
+    for op, read in folded:
+        for value, data in zip(op.results, read, strict=True):
+            if data is None:
+                continue
+            readers = [u.operation for u in value.uses if u.operation not in replaced]
+            if readers:
+                const = data.constant(value)
+                block.insert_op_before(const, op)
+                value.replace_all_uses_with(const.result)
+                note_changed(const, *readers)
+    producers: dict[Operation, None] = {}
+    for op, _ in reversed(folded):  # readers first: each op goes once its readers are gone
+        producers.update((v.op, None) for v in op.operands if isinstance(v, OpResult))
+        note_removed(op)
+        block.erase_op(op)
+    left = [p for p in producers if p.parent is block and p not in replaced]
+    # As erase_newly_dead: the producers left unused, and ops without results.
+    for p in [*left, *(o for o in block.ops if not o.results)]:
+        if all(r.first_use is None for r in p.results) and would_be_trivially_dead(p):
+            note_removed(p)
+            block.erase_op(p)
+    return count
