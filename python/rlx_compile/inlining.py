@@ -20,6 +20,8 @@ from rlx_compile.dialects import hir
 class InlineRegion(RewritePattern):
     """Splice a ``hir.region``'s body in place of the op; its yield gives the results."""
 
+    roots = (hir.RegionOp,)
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: hir.RegionOp, rewriter: PatternRewriter) -> None:
         block = op.body.block

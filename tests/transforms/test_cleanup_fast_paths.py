@@ -4,7 +4,9 @@
   on algebraic-simplify's patterns;
 - constant-fold's ``fold_flat_block`` with ``fold_block``, and ``ConstantData`` with the
   constant ``materialize`` makes;
-- cse's sampled hash of raw data with what equality decides.
+- cse's sampled hash of raw data with what equality decides;
+- lower-hir-to-mir's patterns through the driver with xDSL's walker, and the inline pass
+  with the way it walked before.
 
 Inputs: the filecheck cases of the passes, random cleanup-family graphs, and graphs
 built so that a walk after the first rewrites something."""
@@ -15,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.pattern_rewriter import (
@@ -25,16 +28,21 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
 )
 
+from examples.build_examples import decoder_block, dense_cnn, inception_cnn, kws_dscnn, small_cnn
 from rlx_compile import ModuleBuilder
+from rlx_compile.conversion.hir_to_mir import lowering_patterns
 from rlx_compile.dialects import mir
+from rlx_compile.dialects.common import FusionPolicy
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.folding import ConstantData, materialize
-from rlx_compile.ir import func_graphs, parse_module, print_module
+from rlx_compile.inlining import InlineRegion, inline_call
+from rlx_compile.ir import func_graphs, make_context, parse_module, print_module
 from rlx_compile.rewriting import apply_greedily
-from rlx_compile.testing.random_graphs import random_mir_graph
+from rlx_compile.testing.random_graphs import outline, random_mir_graph
 from rlx_compile.transforms.algebraic_simplify import MATCH_REACH, simplify_patterns
 from rlx_compile.transforms.constant_fold import fold_block, fold_flat_block
 from rlx_compile.transforms.cse import cse_block
+from rlx_compile.transforms.inline import InlinePass, _Contents, callees_first
 from tests.sizes import sized
 
 FILECHECK = Path(__file__).resolve().parents[1] / "filecheck" / "transforms"
@@ -243,3 +251,58 @@ def test_constant_data_is_what_the_materialised_constant_holds(dtype: str) -> No
         assert read.tobytes() == want_read.tobytes() and read.strides == want_read.strides
         assert read.flags["C_CONTIGUOUS"] and not read.flags["WRITEABLE"]
         np.testing.assert_array_equal(got.to_numpy(), want_read)
+
+
+def hir_modules() -> list[tuple[str, ModuleOp]]:
+    out = []
+    for policy in ("direct", "fusable"):
+        for build in (decoder_block, small_cnn, inception_cnn, dense_cnn, kws_dscnn):
+            out.append((f"{build.__name__} {policy}", build(policy=policy)))
+    for s in SEEDS[:20]:
+        g = random_mir_graph(s, 30, cleanup=True)
+        out += [(f"seed {s} {kind}", outline(g.module, s, kind)) for kind in ("call", "region")]
+    return out
+
+
+@pytest.mark.parametrize("policy", [None, FusionPolicy.DIRECT, FusionPolicy.FUSABLE])
+def test_lowering_hir_rewrites_as_xdsls_walker(policy: FusionPolicy | None) -> None:
+    for name, module in hir_modules():
+        want, got = module.clone(), module.clone()
+        walker = PatternRewriteWalker(
+            GreedyRewritePatternApplier(lowering_patterns(policy), dce_enabled=False),
+            apply_recursively=True,
+        )
+        changed = walker.rewrite_module(want)
+        assert apply_greedily(got.body, lowering_patterns(policy)) == changed, name
+        assert print_module(got, debuginfo=True) == print_module(want, debuginfo=True), name
+
+
+def inline_as_before(module: ModuleOp) -> None:
+    """The inline pass as it was: a walk per graph for its calls, another to order the
+    graphs, and xDSL's walker on every graph for the regions."""
+    graphs = func_graphs(module)
+    by_name = {g.sym_name.data: g for g in graphs}
+    calls = {g: [op for op in g.walk() if isinstance(op, func.CallOp)] for g in graphs}
+    called: list[str] = []
+    for graph in callees_first(graphs, {g: _Contents(g) for g in graphs}):
+        for call in [op for op in graph.walk() if isinstance(op, func.CallOp)]:
+            assert call in calls[graph]
+            target = call.callee.string_value()
+            if target not in called:
+                called.append(target)
+            inline_call(call, by_name[target])
+    walker = PatternRewriteWalker(InlineRegion(), apply_recursively=True)
+    for graph in graphs:
+        walker.rewrite_region(graph.body)
+    for name in called:
+        if "rlx.main" not in by_name[name].attributes:
+            by_name[name].detach()
+            by_name[name].erase()
+
+
+def test_inline_inlines_as_before() -> None:
+    for name, module in hir_modules():
+        want, got = module.clone(), module.clone()
+        inline_as_before(want)
+        InlinePass().apply(make_context(), got)
+        assert print_module(got, debuginfo=True) == print_module(want, debuginfo=True), name

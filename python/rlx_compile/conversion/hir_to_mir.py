@@ -15,19 +15,14 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
 from rlx_compile.builder import GraphBuilder, ReplacingPattern, type_of
 from rlx_compile.diagnostics import note_block_changed
 from rlx_compile.dialects import hir
 from rlx_compile.dialects.common import FusionPolicy, MaskKind
 from rlx_compile.inlining import InlineRegion
+from rlx_compile.rewriting import apply_greedily
 
 
 class _HirPattern(ReplacingPattern):
@@ -91,6 +86,8 @@ def emit_attention(
 
 
 class LowerLinear(_HirPattern):
+    roots = (hir.LinearOp,)
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: hir.LinearOp, rewriter: PatternRewriter) -> None:
         b, ops = self.builder(op)
@@ -106,6 +103,8 @@ class LowerLinear(_HirPattern):
 
 
 class LowerSwiglu(_HirPattern):
+    roots = (hir.SwigluOp,)
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: hir.SwigluOp, rewriter: PatternRewriter) -> None:
         b, ops = self.builder(op)
@@ -114,6 +113,8 @@ class LowerSwiglu(_HirPattern):
 
 
 class LowerResidualRmsNorm(_HirPattern):
+    roots = (hir.ResidualRmsNormOp,)
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: hir.ResidualRmsNormOp, rewriter: PatternRewriter) -> None:
         b, ops = self.builder(op)
@@ -127,6 +128,8 @@ class LowerResidualRmsNorm(_HirPattern):
 
 
 class LowerSharedLinearPair(_HirPattern):
+    roots = (hir.SharedLinearPairOp,)
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: hir.SharedLinearPairOp, rewriter: PatternRewriter) -> None:
         b, ops = self.builder(op)
@@ -141,6 +144,8 @@ class LowerSharedLinearPair(_HirPattern):
 
 
 class LowerAttentionBlock(_HirPattern):
+    roots = (hir.AttentionBlockOp,)
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: hir.AttentionBlockOp, rewriter: PatternRewriter) -> None:
         b, ops = self.builder(op)
@@ -155,6 +160,8 @@ class LowerAttentionBlock(_HirPattern):
 
 
 class LowerDecoderBlock(_HirPattern):
+    roots = (hir.DecoderBlockOp,)
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: hir.DecoderBlockOp, rewriter: PatternRewriter) -> None:
         b, ops = self.builder(op)
@@ -184,6 +191,8 @@ class _ConvArgs(TypedDict):
 
 
 class LowerConvBlock(_HirPattern):
+    roots = (hir.ConvBlockOp,)
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: hir.ConvBlockOp, rewriter: PatternRewriter) -> None:
         b, ops = self.builder(op)
@@ -223,17 +232,19 @@ class LowerHirToMirPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         policy = None if self.policy == "keep" else FusionPolicy(self.policy)
-        patterns: list[RewritePattern] = [
-            LowerLinear(policy),
-            LowerSwiglu(policy),
-            LowerResidualRmsNorm(policy),
-            LowerSharedLinearPair(policy),
-            LowerAttentionBlock(policy),
-            LowerDecoderBlock(policy),
-            LowerConvBlock(policy),
-            InlineRegion(),
-        ]
-        if PatternRewriteWalker(
-            GreedyRewritePatternApplier(patterns, dce_enabled=False), apply_recursively=True
-        ).rewrite_module(op):
+        if apply_greedily(op.body, lowering_patterns(policy)):
             note_block_changed(op.body.block)
+
+
+def lowering_patterns(policy: FusionPolicy | None) -> list[RewritePattern]:
+    """The block lowerings (``policy`` overriding each block's), and region inlining."""
+    return [
+        LowerLinear(policy),
+        LowerSwiglu(policy),
+        LowerResidualRmsNorm(policy),
+        LowerSharedLinearPair(policy),
+        LowerAttentionBlock(policy),
+        LowerDecoderBlock(policy),
+        LowerConvBlock(policy),
+        InlineRegion(),
+    ]

@@ -20,19 +20,33 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriteWalker
 from xdsl.utils.exceptions import PassFailedException
 
 from rlx_compile.diagnostics import note_block_changed
+from rlx_compile.dialects import hir
 from rlx_compile.inlining import InlineRegion, inline_call
 from rlx_compile.ir import func_graphs
+from rlx_compile.rewriting import apply_greedily
 
 
-def _calls(graph: func.FuncOp) -> list[func.CallOp]:
-    return [op for op in graph.walk() if isinstance(op, func.CallOp)]
+class _Contents:
+    """What a graph holds to inline, from one walk: its calls (the same before and after
+    its callees are inlined: they are inlined first, and a copy of a callee's body holds
+    no call) and whether it holds a ``hir.region``."""
+
+    def __init__(self, graph: func.FuncOp):
+        self.calls: list[func.CallOp] = []
+        self.regions = False
+        for op in graph.walk():
+            if isinstance(op, func.CallOp):
+                self.calls.append(op)
+            elif isinstance(op, hir.RegionOp):
+                self.regions = True
 
 
-def callees_first(graphs: list[func.FuncOp]) -> list[func.FuncOp]:
+def callees_first(
+    graphs: list[func.FuncOp], contents: dict[func.FuncOp, _Contents]
+) -> list[func.FuncOp]:
     """``graphs`` ordered so that every callee comes before its callers (module order
     otherwise); raises on a call without a body to inline and on recursion."""
     by_name = {g.sym_name.data: g for g in graphs}
@@ -47,7 +61,7 @@ def callees_first(graphs: list[func.FuncOp]) -> list[func.FuncOp]:
             cycle = [*path[path.index(name) :], name]
             raise PassFailedException("recursive call: " + " -> ".join(f"@{n}" for n in cycle))
         state[name] = "open"
-        for call in _calls(graph):
+        for call in contents[graph].calls:
             target = call.callee.string_value()
             if target not in by_name:
                 raise PassFailedException(f"@{name} calls @{target}, which has no body to inline")
@@ -73,15 +87,20 @@ class InlinePass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         graphs = func_graphs(op)
         by_name = {g.sym_name.data: g for g in graphs}
+        contents = {g: _Contents(g) for g in graphs}
         called: list[str] = []
-        for graph in callees_first(graphs):
-            for call in _calls(graph):
+        for graph in callees_first(graphs, contents):
+            for call in contents[graph].calls:
                 target = call.callee.string_value()
                 if target not in called:
                     called.append(target)
                 inline_call(call, by_name[target])
-        walker = PatternRewriteWalker(InlineRegion(), apply_recursively=True)
-        inlined = [walker.rewrite_region(graph.body) for graph in graphs]
+        inlined = [
+            # A region may also come with an inlined callee's body.
+            apply_greedily(graph.body, [InlineRegion()])
+            for graph in graphs
+            if contents[graph].regions or contents[graph].calls
+        ]
         if called or any(inlined):
             note_block_changed(op.body.block)
         if self.keep_callees:
