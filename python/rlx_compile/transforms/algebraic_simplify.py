@@ -61,12 +61,24 @@ def _tensor(value: SSAValue) -> TensorType:
     return t
 
 
-def _is_splat(value: SSAValue, scalar: int, like: SSAValue) -> bool:
-    """``value`` is a constant of ``like``'s exact type whose elements all equal ``scalar``."""
-    owner = value.owner
-    if not isinstance(owner, mir.ConstantOp) or value.type != like.type:
-        return False
-    return bool(np.all(owner.to_numpy() == scalar))
+class Splats:
+    """Whether constants are splats, each constant and scalar looked at once per set of
+    patterns (every walk asks about the same constants again)."""
+
+    def __init__(self) -> None:
+        self._known: dict[tuple[mir.ConstantOp, int], bool] = {}
+
+    def __call__(self, value: SSAValue, scalar: int, like: SSAValue) -> bool:
+        """``value`` is a constant of ``like``'s exact type whose elements all equal
+        ``scalar``."""
+        owner = value.owner
+        if not isinstance(owner, mir.ConstantOp) or value.type != like.type:
+            return False
+        key = (owner, scalar)
+        splat = self._known.get(key)
+        if splat is None:
+            splat = self._known[key] = bool(np.all(owner.to_numpy() == scalar))
+        return splat
 
 
 def _forward(op: Operation, rewriter: PatternRewriter, x: SSAValue) -> None:
@@ -89,6 +101,9 @@ class _IdentityOperand(RewritePattern):
     neutral: int
     commutes: bool
 
+    def __init__(self, splats: Splats):
+        self.is_splat = splats
+
     @property
     def roots(self) -> tuple[type[Operation], ...]:
         return (self.op_type,)
@@ -99,7 +114,7 @@ class _IdentityOperand(RewritePattern):
         lhs, rhs = op.operands
         result = op.results[0]
         for x, c in ((lhs, rhs), (rhs, lhs)) if self.commutes else ((lhs, rhs),):
-            if x.type == result.type and _is_splat(c, self.neutral, result):
+            if x.type == result.type and self.is_splat(c, self.neutral, result):
                 _forward(op, rewriter, x)
                 return
 
@@ -126,8 +141,9 @@ class MulZero(RewritePattern):
 
     roots = (mir.MulOp,)
 
-    def __init__(self, assume_finite: bool):
+    def __init__(self, assume_finite: bool, splats: Splats):
         self.assume_finite = assume_finite
+        self.is_splat = splats
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mir.MulOp, rewriter: PatternRewriter) -> None:
@@ -136,7 +152,7 @@ class MulZero(RewritePattern):
             return
         lhs, rhs = op.operands
         for c in (rhs, lhs):
-            if _is_splat(c, 0, result):
+            if self.is_splat(c, 0, result):
                 _forward(op, rewriter, c)
                 return
 
@@ -322,8 +338,10 @@ their results and the types of their operands."""
 
 
 def simplify_patterns(assume_finite: bool = False) -> list[RewritePattern]:
+    splats = Splats()
     return [
-        AddZero(), SubZero(), MulOne(), DivOne(), MulZero(assume_finite), DoubleNegation(),
+        AddZero(splats), SubZero(splats), MulOne(splats), DivOne(splats),
+        MulZero(assume_finite, splats), DoubleNegation(),
         SigmoidGateToSilu(),
         IdentityTranspose(), ComposeTransposes(), IdentityReshape(), ComposeReshapes(),
         SameTypeCast(), ExactCastChain(), SingleOperandConcat(), FullNarrow(),
