@@ -38,15 +38,16 @@ from rlx_compile.ir import func_graphs
 class _Computation:
     """An op as a hashable description of what it computes."""
 
-    __slots__ = ("_hash", "op")
+    __slots__ = ("_hash", "op", "types")
 
     def __init__(self, op: Operation, hashes: _AttributeHashes):
         self.op = op
+        self.types = tuple([r.type for r in op.results])
         self._hash = hash(
             (
                 op.name,
                 op.operands,
-                tuple([hashes.of(r.type) for r in op.results]),
+                tuple([hashes.of(t) for t in self.types]),
                 hashes.of_dict(op.properties),
                 hashes.of_dict(op.attributes) if op.attributes else 0,
                 len(op.regions),
@@ -63,7 +64,7 @@ class _Computation:
         return (
             a.name == b.name
             and a.operands == b.operands
-            and a.result_types == b.result_types
+            and self.types == other.types
             and a.properties == b.properties
             and a.attributes == b.attributes
             and len(a.regions) == len(b.regions)
@@ -99,7 +100,10 @@ class _AttributeHashes:
 
     def of_dict(self, attrs: dict[str, Attribute]) -> int:
         """Independent of the order of the entries, as dict equality is."""
-        return hash(frozenset([(name, self.of(a)) for name, a in attrs.items()]))
+        total = 0
+        for name, a in attrs.items():
+            total += hash((name, self.of(a)))
+        return total
 
 
 class _Mergeable:
