@@ -31,22 +31,23 @@ def roots_of(pattern: RewritePattern) -> tuple[type[Operation], ...]:
 
 class _Worklist:
     """xDSL's ``Worklist``: a stack that holds an op at most once (a push of an op it holds
-    leaves it where it is), with removal in place."""
+    leaves it where it is), with removal in place. Ops are indexed by ``id`` (an op's
+    ``__hash__`` is a Python call): an op leaves the index before it can be freed."""
 
     def __init__(self) -> None:
         self._stack: list[Operation | None] = []
-        self._index: dict[Operation, int] = {}
+        self._index: dict[int, int] = {}
 
     def fill(self, ops: Iterable[Operation]) -> None:
         """Push ``ops``, none of which it holds, in order."""
         stack, index = self._stack, self._index
         for op in ops:
-            index[op] = len(stack)
+            index[id(op)] = len(stack)
             stack.append(op)
 
     def push(self, op: Operation) -> None:
-        if op not in self._index:
-            self._index[op] = len(self._stack)
+        if id(op) not in self._index:
+            self._index[id(op)] = len(self._stack)
             self._stack.append(op)
 
     def pop(self) -> Operation | None:
@@ -55,12 +56,12 @@ class _Worklist:
         while stack:
             op = stack.pop()
             if op is not None:
-                del self._index[op]
+                del self._index[id(op)]
                 return op
         return None
 
     def remove(self, op: Operation) -> None:
-        at = self._index.pop(op, None)
+        at = self._index.pop(id(op), None)
         if at is not None:
             self._stack[at] = None
 
@@ -142,10 +143,11 @@ class _Driver:
         self.touch(new_results)
 
     # -- walks -----------------------------------------------------------------------
-    def stale(self) -> set[Operation]:
-        """The ops within ``reach`` users of what the last walk touched."""
+    def stale(self) -> set[int]:
+        """The ops (by ``id``: they outlive the next walk until it rewrites something)
+        within ``reach`` users of what the last walk touched."""
         level = [op for op in self.touched if op.parent is not None]
-        found = set(level)
+        found = {id(op) for op in level}
         assert self.reach is not None
         for _ in range(self.reach):
             level = [
@@ -153,12 +155,12 @@ class _Driver:
                 for op in level
                 for result in op.results
                 for use in result.uses
-                if use.operation not in found
+                if id(use.operation) not in found
             ]
-            found.update(level)
+            found.update(id(op) for op in level)
         return found
 
-    def walk(self, region: Region, stale: set[Operation] | None) -> bool:
+    def walk(self, region: Region, stale: set[int] | None) -> bool:
         """One walk: the region's ops, then whatever the rewrites push. With ``stale``,
         the ops outside it are passed over until something is rewritten."""
         self.touched = {}
@@ -170,7 +172,7 @@ class _Driver:
         changed = False
         rewriter: PatternRewriter | None = None
         while (op := worklist.pop()) is not None:
-            if stale is not None and not changed and op not in stale:
+            if stale is not None and not changed and id(op) not in stale:
                 continue  # nothing it reads changed since it last failed to match
             if rewriter is None:
                 rewriter = PatternRewriter(op)

@@ -33,7 +33,8 @@ Constants left unused are dce's to remove.
 The patterns run as xDSL's greedy walker runs them (``rewriting.apply_greedily``), on
 the ops of their ``roots`` kinds only. Every such op is matched at least once per walk, so
 the matchers that see the most ops (binary ops, reshapes) read operands and results by
-position: a named accessor costs a descriptor lookup each time.
+position (unpacked: a named accessor costs a descriptor lookup each time, an index a
+Python-level ``__getitem__``).
 """
 
 from __future__ import annotations
@@ -112,7 +113,7 @@ class _IdentityOperand(RewritePattern):
         if type(op) is not self.op_type:
             return
         lhs, rhs = op.operands
-        result = op.results[0]
+        (result,) = op.results
         for x, c in ((lhs, rhs), (rhs, lhs)) if self.commutes else ((lhs, rhs),):
             if x.type == result.type and self.is_splat(c, self.neutral, result):
                 _forward(op, rewriter, x)
@@ -147,7 +148,7 @@ class MulZero(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mir.MulOp, rewriter: PatternRewriter) -> None:
-        result = op.results[0]
+        (result,) = op.results
         if _tensor(result).dtype.is_float and not self.assume_finite:
             return
         lhs, rhs = op.operands
@@ -180,7 +181,7 @@ class SigmoidGateToSilu(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mir.MulOp, rewriter: PatternRewriter) -> None:
-        result = op.results[0]
+        (result,) = op.results
         if _tensor(result).dtype not in (DType.F32, DType.F64):
             return
         lhs, rhs = op.operands
@@ -239,7 +240,8 @@ class IdentityReshape(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mir.ReshapeOp, rewriter: PatternRewriter) -> None:
         (x,) = op.operands
-        if x.type == op.results[0].type:
+        (result,) = op.results
+        if x.type == result.type:
             _forward(op, rewriter, x)
 
 
