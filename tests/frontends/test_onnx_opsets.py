@@ -6,6 +6,8 @@ definitions) on the same inputs."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -16,8 +18,16 @@ from onnx import TensorProto, helper, numpy_helper
 
 import rlx_compile.backend as backend
 from rlx_compile.frontends.onnx import OnnxImportError, import_model
+from rlx_compile.frontends.onnx import upgrade as upgrade_module
 from rlx_compile.frontends.onnx.importer import upgrade
-from rlx_compile.frontends.onnx.upgrade import walk
+from rlx_compile.frontends.onnx.upgrade import (
+    COMPATIBLE_STEPS,
+    _adapt_natively,
+    _named_copy,
+    upgrade_with_converter,
+    walk,
+)
+from rlx_compile.ir import print_module
 
 F, F16, F64, I64 = TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.DOUBLE, TensorProto.INT64
 RNG = np.random.default_rng(0)
@@ -294,3 +304,75 @@ def test_an_opset_13_model_is_not_touched() -> None:
     same = model([_node("And", ["a", "b"])], {"a": (TensorProto.BOOL, [2]),
                                               "b": (TensorProto.BOOL, [2])}, ["y"], 7)  # fmt: skip
     assert upgrade(same).model is same  # And-7 is And at 13
+
+
+def test_the_compatible_steps_are_the_converters() -> None:
+    """``COMPATIBLE_STEPS`` lists the steps up to opset 13 that the installed onnx's
+    version converter registers a ``CompatibleAdapter`` for (it leaves the node as is)."""
+    header = Path(onnx.__file__).parent / "version_converter" / "convert.h"
+    if not header.exists():
+        pytest.skip("this onnx package ships no version_converter/convert.h")
+    registered: dict[int, set[str]] = {}
+    pattern = r'CompatibleAdapter>\("(\w+)", OpSetID\((\d+)\), OpSetID\((\d+)\)\)'
+    for op, start, end in re.findall(pattern, header.read_text()):
+        if int(end) == int(start) + 1 <= 13:
+            registered.setdefault(int(end), set()).add(op)
+    assert {v: set(ops) for v, ops in COMPATIBLE_STEPS.items()} == registered
+
+
+def _light(name: str) -> onnx.ModelProto:
+    return onnx.load(str(Path(onnx.__file__).parent / "backend/test/data/light" / f"{name}.onnx"))
+
+
+NATIVE = {
+    "squeeze/unsqueeze/reducesum-11": model(
+        [_node("Squeeze", ["x"], ["s"], axes=[1]), _node("Unsqueeze", ["s"], ["u"], axes=[0, 3]),
+         _node("ReduceSum", ["u"], axes=[0, 2], keepdims=0)], {"x": (F, [2, 1, 3])}, ["y"], 11),
+    "dropout-7 ratio and mask": model(
+        [_node("Dropout", ["x"], ["d", "mask"], ratio=0.3), _node("Dropout", ["d"])],
+        {"x": (F, [2, 3])}, ["y", "mask"], 9),
+    "softmax-11 axis 1 of 3-D": model(
+        [_node("Softmax", ["x"], ["s"], axis=1), _node("Relu", ["s"])], {"x": (F, [2, 3, 4])},
+        ["y"], 11),
+    "logsoftmax-9 last axis": model(
+        [_node("LogSoftmax", ["x"], axis=-1)], {"x": (F, [2, 3, 4])}, ["y"], 9),
+    "softmax-11 last axis, reshaped by an input": model(
+        [_node("Reshape", ["x", "shape"], ["r"]), _node("Softmax", ["r"], axis=-1)],
+        {"x": (F, [2, 3, 4]), "shape": (I64, [2])}, ["y"], 11),
+    "densenet121 (unsqueeze-1)": _light("light_densenet121"),
+    "squeezenet (dropout-7, softmax-1 on a 4-D input)": _light("light_squeezenet"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(NATIVE))
+def test_native_upgrade_imports_as_the_converter(
+    case: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The steps done without the version converter (``COMPATIBLE_STEPS``, ``ADAPTERS``)
+    give the module the converter gives, locations and SSA names included."""
+    m = NATIVE[case]
+    work, inner = _named_copy(m)
+    assert _adapt_natively(work, m, inner, m.opset_import[0].version, 13, lambda n, o: False)
+    with_converter = upgrade_with_converter(m, _named_copy(m)[0], 13, lambda n, o: False)
+    assert [n.op_type for n in walk(upgrade(m).model.graph)] == [
+        n.op_type for n in walk(with_converter.model.graph) if n.op_type != "Constant"
+    ]
+    native = print_module(import_model(m, input_values=_values_for(m)), debuginfo=True)
+    monkeypatch.setattr(upgrade_module, "_adapt_natively", lambda *args: False)
+    converted = print_module(import_model(m, input_values=_values_for(m)), debuginfo=True)
+    assert native == converted
+
+
+def _values_for(m: onnx.ModelProto) -> dict[str, np.ndarray]:
+    return (
+        {"shape": np.array([6, 4], np.int64)} if "shape" in {i.name for i in m.graph.input} else {}
+    )
+
+
+def test_a_model_needing_the_converter_goes_to_it() -> None:
+    """A step without an adapter here (Upsample 9 -> 10) sends the whole model to the
+    version converter."""
+    m = _upsample(9, "nearest", [1, 1, 2, 2])
+    work, inner = _named_copy(m)
+    assert not _adapt_natively(work, m, inner, 9, 13, lambda n, o: False)
+    assert [n.op_type for n in upgrade(m).model.graph.node] == ["Constant", "Resize"]

@@ -2,8 +2,11 @@
 
 The converters implement the definitions in effect from ``MIN_OPSET`` (13) on. An older
 model goes through onnx's own version converter (``onnx.version_converter``) first, on a
-typed skeleton (large initializers given by type only, so no weights are serialised),
-and then the repairs below fix what that converter gets wrong (each checked against
+typed skeleton (large initializers given by type only, so no weights are serialised) --
+unless every step its nodes take is one the converter takes as compatible (the node
+stays as it is) or one done here as the converter does it (``ADAPTERS``: attributes that
+became operands, Softmax's axis), which spares the converter's round trip of the whole
+model and its shape inference. The repairs below then fix what that converter gets wrong (each checked against
 onnxruntime running the original model, ``tests/frontends/test_onnx_opsets.py``):
 
 - ``Upsample`` (1, 7, 9) and ``Resize``-10 become a ``Resize`` with the opset-11
@@ -30,6 +33,7 @@ opset and the importer names it, with the converter's reason.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -120,12 +124,38 @@ def upgrade_model(
     opset = opset_versions(model.opset_import).get("")
     if opset is None or opset >= target:
         return Upgrade(model)
-    if not any(outdated(n, opset, target) for n in walk(model.graph)):
+    nodes = list(walk(model.graph))
+    if not any(outdated(n, opset, target) for n in nodes):
         return Upgrade(model)
+    work, inner = _named_copy(model)
+    if _adapt_natively(work, model, inner, opset, target, keep):
+        _repair(nodes, work.graph, opset, _lazy_types(model))
+        _set_opset(work, target)
+        return Upgrade(work)
+    return upgrade_with_converter(model, _named_copy(model)[0], target, keep)
+
+
+def _named_copy(model: ModelProto) -> tuple[ModelProto, list[NodeProto]]:
+    """A copy of ``model``, its nodes named (``_name_nodes``), and its subgraphs' nodes."""
     work = ModelProto()
     work.CopyFrom(model)
-    for g in [work.graph, *(s for n in walk(work.graph) for s in subgraphs(n))]:
+    graphs = _graphs(work.graph)
+    for g in graphs:
         _name_nodes(g)
+    return work, [n for g in graphs[1:] for n in g.node]
+
+
+def _graphs(graph: GraphProto) -> list[GraphProto]:
+    """The graph and its subgraphs, nested ones too."""
+    return [graph, *(s for n in walk(graph) for s in subgraphs(n))]
+
+
+def upgrade_with_converter(
+    model: ModelProto, work: ModelProto, target: int, keep: Callable[[NodeProto, int], bool]
+) -> Upgrade:
+    """``upgrade_model`` by onnx's version converter, on ``work`` (``model`` with its
+    nodes named) -- for the models ``_adapt_natively`` does not take."""
+    opset = opset_versions(model.opset_import)[""]
     types = _value_types(work)
     kept = [n for n in walk(work.graph) if outdated(n, opset, target) and keep(n, opset)]
     for n in kept:
@@ -144,9 +174,247 @@ def upgrade_model(
             node_opsets[n.name] = opset
             for g in subgraphs(n):
                 _convert_subgraph(g, opset, target, types, node_opsets, failures)
-    _repair(model.graph, converted.graph, opset, types)
+    _repair(list(walk(model.graph)), converted.graph, opset, lambda: types)
     _set_opset(converted, target)
     return Upgrade(converted, node_opsets, failures)
+
+
+# -- without the converter ----------------------------------------------------------------
+
+COMPATIBLE_STEPS: dict[int, frozenset[str]] = {
+    version: frozenset(ops.split())
+    for version, ops in {
+        6: "Gemm",
+        7: "AveragePool PRelu",
+        8: "Max MaxPool Mean Min Sum",
+        9: "Cast Constant Flatten Gemm Greater Less MatMul PRelu",
+        10: "AveragePool Dropout MaxPool",
+        11: "ArgMax ArgMin AveragePool Compress Concat Constant Conv ConvTranspose DepthToSpace"
+        " Equal Flatten Gather Gemm Hardmax If LogSoftmax Loop LpPool MaxPool MaxUnpool"
+        " NonMaxSuppression OneHot ReduceL1 ReduceL2 ReduceLogSum ReduceLogSumExp ReduceMax"
+        " ReduceMean ReduceMin ReduceProd ReduceSum ReduceSumSquare Scan Slice Softmax Split"
+        " Squeeze TopK Unsqueeze",
+        12: "ArgMax ArgMin BatchNormalization Clip Constant GatherND Max MaxPool Min Pow"
+        " ReduceMax ReduceMin",
+        13: "Abs Add ArgMax ArgMin Cast Ceil Clip Concat Constant DepthToSpace DequantizeLinear"
+        " Div Dropout Equal Erf Exp Expand Flatten Floor Gather GatherElements GatherND Gemm"
+        " Greater Hardmax Identity If IsNaN LRN Less Log Loop MatMul Max Mean"
+        " MeanVarianceNormalization Min Mod Mul Neg NegativeLogLikelihoodLoss NonZero Pad Pow"
+        " QuantizeLinear Reciprocal ReduceL1 ReduceL2 ReduceLogSum ReduceLogSumExp ReduceMax"
+        " ReduceMean ReduceMin ReduceProd ReduceSumSquare Relu Reshape Resize ScatterElements"
+        " ScatterND Shape Sigmoid Sign Size Slice SoftmaxCrossEntropyLoss SpaceToDepth Sqrt Sub"
+        " Sum Tanh Tile Transpose",
+    }.items()
+}
+"""Opset version ``v`` -> the ops whose definition at ``v`` the version converter takes
+from the one at ``v - 1`` as it is (its ``CompatibleAdapter`` for the step: the new
+definition only accepts more types): a node needs nothing of the converter for them.
+onnx's ``version_converter/convert.h``, up to opset 13 (``tests/frontends`` checks the
+installed one); a step missing here goes to the converter."""
+
+
+_Types = Callable[[], dict[str, TypeProto]]
+
+
+class _Adapting:
+    """What a step done here reads of the model and makes: the values' types as the
+    converter's own shape inference finds them (run when first asked for), new nodes
+    with values named as the converter names them (``_v_<n>``, which an SSA name hint
+    keeps as ``_v``), and the value_info the converter writes."""
+
+    def __init__(self, model: ModelProto, graph: GraphProto, inner: list[NodeProto]):
+        self.types = _lazy_types(model, data_prop=False)
+        self.value_info: list[onnx.ValueInfoProto] = []
+        self._graph = graph
+        self._inner = inner
+        self._values: set[str] | None = None
+
+    def value_name(self) -> str:
+        """A name no value of the model has, as the converter names new values."""
+        if self._values is None:
+            g = self._graph
+            self._values = {vi.name for vi in g.input} | {t.name for t in g.initializer}
+            self._values.update(o for n in [*g.node, *self._inner] for o in n.output)
+        return _fresh(f"_v_{len(self._values)}", self._values)
+
+    def node(self, op_type: str, inputs: list[str]) -> NodeProto:
+        """A new node of one fresh output, unnamed (``_splice`` names it)."""
+        return NodeProto(op_type=op_type, input=inputs, output=[self.value_name()])
+
+    def operand(self, node: NodeProto, value: onnx.TensorProto) -> None:
+        """A new last operand of ``node``, holding ``value``. The converter inserts a
+        Constant node for it; an initializer here, which the importer reads as the
+        static operand it is without making an op of it (the Constant's op, unused,
+        is erased: the imported module is the same)."""
+        value.name = self.value_name()
+        self._graph.initializer.append(value)
+        node.input.append(value.name)
+
+
+Adapter = Callable[[NodeProto, _Adapting], tuple[list[NodeProto], list[NodeProto]] | None]
+"""One step of the version converter done here, on ``node`` in place: the nodes the
+converter inserts before it and after it; None, the node unchanged, where the converter
+would do more than this reproduces (the whole model then goes to it)."""
+
+
+def _axes_as_input(node: NodeProto, at: _Adapting) -> tuple[list[NodeProto], list[NodeProto]]:
+    """``AxesAttributeToInput`` (Squeeze, Unsqueeze, ReduceSum 12 -> 13): the axes
+    attribute becomes a Constant operand."""
+    axes = next((a for a in node.attribute if a.name == "axes"), None)
+    if axes is None:
+        return [], []
+    value = onnx.TensorProto(data_type=onnx.TensorProto.INT64, dims=[len(axes.ints)])
+    value.int64_data.extend(axes.ints)
+    node.attribute.remove(axes)
+    at.operand(node, value)
+    return [], []
+
+
+def _ratio_as_input(node: NodeProto, at: _Adapting) -> tuple[list[NodeProto], list[NodeProto]]:
+    """``Dropout_11_12``: the ratio attribute (0.5 when absent) becomes a float32 Constant
+    operand."""
+    attr = next((a for a in node.attribute if a.name == "ratio"), None)
+    ratio = 0.5 if attr is None else attr.f
+    if attr is not None:
+        node.attribute.remove(attr)
+    at.operand(node, onnx.TensorProto(data_type=onnx.TensorProto.FLOAT, float_data=[ratio]))
+    return [], []
+
+
+def _softmax_on_2d(
+    node: NodeProto, at: _Adapting
+) -> tuple[list[NodeProto], list[NodeProto]] | None:
+    """``Softmax_12_13`` (and LogSoftmax): over the last axis of the input coerced to 2-D
+    at ``axis``: the axis becomes -1, and unless it was the last one already, a Flatten
+    goes before and a Reshape to the input's shape after. The rank is the one the
+    converter's shape inference finds (unknown: 0, as the converter reads it)."""
+    if len(node.input) != 1 or len(node.output) != 1:
+        return None  # not a valid Softmax: the converter says what it makes of it
+    x, y = node.input[0], node.output[0]
+    rank = _rank(at.types().get(x)) or 0
+    attr = next((a for a in node.attribute if a.name == "axis"), None)
+    axis = 1 if attr is None else attr.i
+    axis = axis + rank if axis < 0 else axis
+    if attr is None:
+        node.attribute.append(helper.make_attribute("axis", -1))
+    else:
+        attr.i = -1
+    if axis == rank - 1:
+        return [], []
+    shape = at.node("Shape", [x])
+    flat = at.node("Flatten", [x])
+    flat.attribute.add(name="axis", type=AttributeProto.INT, i=axis)
+    node.input[0] = flat.output[0]
+    node.output[0] = f"{y}_intermediate"
+    declared = at.types().get(y)
+    if declared is not None and declared.tensor_type.elem_type:
+        at.value_info.append(
+            helper.make_tensor_value_info(node.output[0], declared.tensor_type.elem_type, None)
+        )
+    return [shape, flat], [helper.make_node("Reshape", [node.output[0], shape.output[0]], [y])]
+
+
+ADAPTERS: dict[tuple[str, int], Adapter] = {
+    ("Squeeze", 13): _axes_as_input,
+    ("Unsqueeze", 13): _axes_as_input,
+    ("ReduceSum", 13): _axes_as_input,
+    ("Dropout", 12): _ratio_as_input,
+    ("Softmax", 13): _softmax_on_2d,
+    ("LogSoftmax", 13): _softmax_on_2d,
+}
+"""``(op, v)`` -> the step ``v - 1 -> v`` of the version converter for ``op``, done here as
+the converter does it (the common steps that are cheap to reproduce)."""
+
+
+def _steps(op_type: str, opset: int, target: int) -> list[int]:
+    """The versions in ``(opset, target]`` at which ``op_type``'s definition changes:
+    the steps the version converter takes for a node of it."""
+    key = (op_type, opset, target)
+    if key not in _STEPS:
+        _STEPS[key] = [v for v in range(opset + 1, target + 1) if schema_since(op_type, v) == v]
+    return _STEPS[key]
+
+
+_STEPS: dict[tuple[str, int, int], list[int]] = {}
+
+
+def _adapt_natively(
+    work: ModelProto,
+    model: ModelProto,
+    inner: list[NodeProto],
+    opset: int,
+    target: int,
+    keep: Callable[[NodeProto, int], bool],
+) -> bool:
+    """Upgrade ``work`` (``model`` with its nodes named; ``inner``: its subgraphs' nodes)
+    in place without the version converter, when each step of every outdated node is
+    compatible (``COMPATIBLE_STEPS``) or one of ``ADAPTERS`` on a main-graph node; False
+    (``work`` partly changed) when some node needs the converter or keeps its opset.
+    As the converter's, the result declares no value_info but of the values the steps
+    made."""
+    for node in inner:
+        if outdated(node, opset, target) and (
+            keep(node, opset) or not _compatible(node.op_type, opset, target)
+        ):
+            return False
+    at = _Adapting(model, work.graph, inner)
+    inserted: dict[int, tuple[list[NodeProto], list[NodeProto]]] = {}
+    for index, node in enumerate(work.graph.node):
+        if not outdated(node, opset, target):
+            continue
+        if keep(node, opset):
+            return False
+        before: list[NodeProto] = []
+        after: list[NodeProto] = []
+        for version in _steps(node.op_type, opset, target):
+            if node.op_type in COMPATIBLE_STEPS.get(version, ()):
+                continue
+            adapt = ADAPTERS.get((node.op_type, version))
+            made = adapt(node, at) if adapt is not None else None
+            if made is None:
+                return False
+            before += made[0]
+            after[:0] = made[1]
+        if before or after:
+            inserted[index] = before, after
+    if inserted:
+        _splice(work.graph, inserted)
+    del work.graph.value_info[:]
+    work.graph.value_info.extend(at.value_info)
+    return True
+
+
+def _splice(
+    graph: GraphProto, inserted: dict[int, tuple[list[NodeProto], list[NodeProto]]]
+) -> None:
+    """Insert nodes before and after the nodes at the given indices (in place: a rebuilt
+    node list would copy every node), named as ``_name_new_nodes`` names the converter's:
+    after the node they precede (the next one, or ``upgrade`` at the end, for those
+    inserted after a node)."""
+    taken = {n.name for n in graph.node}
+    count = len(graph.node)
+    for index, (before, after) in inserted.items():  # names in graph order
+        node = graph.node[index].name
+        following = graph.node[index + 1].name if index + 1 < count else "upgrade"
+        for n in before:
+            n.name = _fresh(f"{node}/{n.op_type}", taken)
+        for n in after:
+            n.name = _fresh(f"{following}/{n.op_type}", taken)
+    for index in sorted(inserted, reverse=True):
+        before, after = inserted[index]
+        for n in reversed(after):
+            graph.node.insert(index + 1, n)
+        for n in reversed(before):
+            graph.node.insert(index, n)
+
+
+def _compatible(op_type: str, opset: int, target: int) -> bool:
+    return all(op_type in COMPATIBLE_STEPS.get(v, ()) for v in _steps(op_type, opset, target))
+
+
+def _lazy_types(model: ModelProto, *, data_prop: bool = True) -> _Types:
+    """``_value_types(model)``, computed when first asked for."""
+    return functools.cache(lambda: _value_types(model, data_prop=data_prop))
 
 
 # -- conversion ---------------------------------------------------------------------------
@@ -307,13 +575,23 @@ def _convert_subgraph(
 
 
 def _repair(
-    original: GraphProto, converted: GraphProto, opset: int, types: dict[str, TypeProto]
+    original: list[NodeProto],
+    converted: GraphProto,
+    opset: int,
+    value_types: Callable[[], dict[str, TypeProto]],
 ) -> None:
-    """Fix the nodes the converter made of the definitions it gets wrong, found by the
-    outputs they kept (and the same in subgraphs, which the converter converts too)."""
+    """Fix the nodes the converter made of the definitions it gets wrong (of
+    ``original``: the nodes of the model as given, with those of its subgraphs, which the
+    converter converts too), found by the outputs they kept. ``value_types()``: the
+    values' types, asked for only by the repairs that read them."""
+    olds = [
+        n for n in original if n.op_type in _REPAIRED and n.domain in DEFAULT_DOMAINS and n.output
+    ]
+    if not olds:
+        return
     producers = {o: n for n in walk(converted) for o in n.output if o}
-    for old in walk(original):
-        if old.domain not in DEFAULT_DOMAINS or not old.output or not old.output[0]:
+    for old in olds:
+        if not old.output[0]:
             continue
         since = schema_since(old.op_type, opset)
         new = producers.get(old.output[0])
@@ -327,13 +605,17 @@ def _repair(
         ):
             _resize_as_upsample(new, converted)
         elif (old.op_type, since) in (("Pad", 2), ("Clip", 6)):
-            _float_operands_as(new, types.get(old.input[0]), converted)
+            _float_operands_as(new, value_types().get(old.input[0]), converted)
         elif old.op_type == "Dropout" and since == 7 and len(old.output) > 1 and old.output[1]:
-            _mask_as(new, old, types, converted)
+            _mask_as(new, old, value_types(), converted)
         elif old.op_type == "PRelu" and since < 7:
-            _slope_per_channel(new, old, types, converted)
+            _slope_per_channel(new, old, value_types(), converted)
         elif old.op_type == "Hardmax" and since < 13:
-            _hardmax_on_2d(new, _rank(types.get(old.input[0])), converted)
+            _hardmax_on_2d(new, _rank(value_types().get(old.input[0])), converted)
+
+
+_REPAIRED = frozenset({"Upsample", "Resize", "Pad", "Clip", "Dropout", "PRelu", "Hardmax"})
+"""The op types ``_repair`` may fix."""
 
 
 def _resize_as_upsample(resize: NodeProto, graph: GraphProto) -> None:
@@ -564,12 +846,15 @@ def _free_names(node: NodeProto) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _value_types(model: ModelProto) -> dict[str, TypeProto]:
+def _value_types(model: ModelProto, *, data_prop: bool = True) -> dict[str, TypeProto]:
     """Every value's type ONNX shape inference finds at the model's own opset (the
-    converter's adapters need the ranks and shapes of what they rewrite)."""
+    converter's adapters need the ranks and shapes of what they rewrite); without
+    ``data_prop``, what the converter's own inference finds."""
     skeleton = typed_skeleton(model)
     try:
-        inferred = onnx.shape_inference.infer_shapes(skeleton, strict_mode=False, data_prop=True)
+        inferred = onnx.shape_inference.infer_shapes(
+            skeleton, strict_mode=False, data_prop=data_prop
+        )
     except Exception:  # a model shape inference rejects: the declared types only
         inferred = skeleton
     types: dict[str, TypeProto] = {}
