@@ -60,20 +60,31 @@ def opset_versions(opset_imports: Iterable[onnx.OperatorSetIdProto]) -> dict[str
 
 
 _SKELETON_MAX_ELEMENTS = 1024
-"""Initializers up to this size keep their data for shape inference (shape operands
-are small); larger ones (weights) are given to it by type alone."""
+"""Initializers and Constant nodes up to this size keep their data for shape inference
+(shape operands are small); larger ones (weights) are given to it by type alone."""
 
 
-def typed_skeleton(model: onnx.ModelProto) -> onnx.ModelProto:
-    """The model with its large initializers replaced by typed graph inputs: what shape
-    inference needs, without serialising the weights (most of its time on real models)."""
+def typed_skeleton(model: onnx.ModelProto, *, all_nodes: bool = False) -> onnx.ModelProto:
+    """The model with its large initializers and Constant nodes replaced by typed graph
+    inputs: what shape inference needs, without serialising the weights (most of its time
+    on real models; exporters keep weights in either). ``all_nodes``: the Constant nodes
+    stay (the version converter converts the skeleton's nodes)."""
     skeleton = onnx.ModelProto()
     skeleton.ir_version = model.ir_version
     skeleton.opset_import.extend(model.opset_import)
     skeleton.functions.extend(model.functions)
     graph, source = skeleton.graph, model.graph
     graph.name = source.name
-    graph.node.extend(source.node)
+    weights = (
+        []
+        if all_nodes
+        else [n for n in source.node if n.op_type == "Constant" and _large_constant(n)]
+    )
+    if weights:
+        large = {id(n) for n in weights}
+        graph.node.extend(n for n in source.node if id(n) not in large)
+    else:
+        graph.node.extend(source.node)
     graph.input.extend(source.input)
     graph.output.extend(source.output)
     graph.value_info.extend(source.value_info)
@@ -83,7 +94,24 @@ def typed_skeleton(model: onnx.ModelProto) -> onnx.ModelProto:
             graph.initializer.append(t)
         elif t.name not in declared:
             graph.input.append(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
+    for n in weights:
+        t = n.attribute[0].t
+        graph.input.append(helper.make_tensor_value_info(n.output[0], t.data_type, list(t.dims)))
     return skeleton
+
+
+def _large_constant(node: onnx.NodeProto) -> bool:
+    """A well-formed Constant node of a tensor larger than ``_SKELETON_MAX_ELEMENTS``."""
+    if len(node.attribute) != 1 or len(node.output) != 1 or node.domain not in DEFAULT_DOMAINS:
+        return False
+    if not node.output[0]:
+        return False
+    a = node.attribute[0]
+    return (
+        a.name == "value"
+        and a.type == onnx.AttributeProto.TENSOR
+        and math.prod(a.t.dims) > _SKELETON_MAX_ELEMENTS
+    )
 
 
 def op_key(domain: str, op_type: str) -> str:

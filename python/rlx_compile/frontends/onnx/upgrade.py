@@ -6,8 +6,9 @@ typed skeleton (large initializers given by type only, so no weights are seriali
 unless every step its nodes take is one the converter takes as compatible (the node
 stays as it is) or one done here as the converter does it (``ADAPTERS``: attributes that
 became operands, Softmax's axis), which spares the converter's round trip of the whole
-model and its shape inference. The repairs below then fix what that converter gets wrong (each checked against
-onnxruntime running the original model, ``tests/frontends/test_onnx_opsets.py``):
+model and its shape inference. The repairs below then fix what that converter gets wrong
+(each checked against onnxruntime running the original model,
+``tests/frontends/test_onnx_opsets.py``):
 
 - ``Upsample`` (1, 7, 9) and ``Resize``-10 become a ``Resize`` with the opset-11
   defaults (``half_pixel``, ``round_prefer_floor``; linear is off by up to 0.26) where
@@ -440,7 +441,7 @@ def _convert_keeping_names(model: ModelProto, target: int) -> ModelProto:
 
 def _convert_model(model: ModelProto, target: int) -> ModelProto:
     """The version converter on the model's typed skeleton, the weights put back."""
-    skeleton = typed_skeleton(model)
+    skeleton = typed_skeleton(model, all_nodes=True)
     moved = {vi.name for vi in skeleton.graph.input} - {vi.name for vi in model.graph.input}
     out = _convert_keeping_names(skeleton, target)
     kept_inputs = [vi for vi in out.graph.input if vi.name not in moved]
