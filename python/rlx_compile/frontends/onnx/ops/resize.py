@@ -147,26 +147,54 @@ def axis_matrix(
     extrapolated output positions (tf_crop_and_resize)."""
     x, outside = _source_coords(mode, out_len, in_len, scale, roi)
     weights = np.zeros((out_len, in_len))
-    for o in range(out_len):
-        base = math.floor(x[o])
-        ratio = 1.0 if x[o] == base else x[o] - base
-        c = np.asarray(coeffs(float(ratio), scale), dtype=np.float64)
-        n = len(c)
-        pad = math.ceil(n / 2)
-        xp = x[o] + pad
-        p = math.floor(xp)
-        frac = xp - p
-        if n % 2 == 0:
-            offset = -(n // 2) if frac == 0 else -(n // 2) + 1
-        else:
-            offset = -((n - 1) // 2) + (0 if frac <= 0.5 else 1)
-        idx = p + offset + np.arange(n) - pad
-        if exclude_outside:
+    if exclude_outside:
+        for o in range(out_len):
+            c, idx = _taps(float(x[o]), scale, coeffs)
             c = np.where((idx < 0) | (idx >= in_len), 0.0, c)
             total = c.sum()
             c = c / (total if total else 1.0)
-        np.add.at(weights[o], np.clip(idx, 0, in_len - 1), c)
+            np.add.at(weights[o], np.clip(idx, 0, in_len - 1), c)
+        return weights, outside
+    # Every row at once, as the rows above compute them one by one: the coefficients of
+    # each distinct fraction (few: a scale's fractions repeat), the taps of each row, and
+    # one unbuffered scatter-add, which adds in row order as the per-row ones do.
+    base = np.floor(x)
+    ratios = np.where(x == base, 1.0, x - base).tolist()
+    known: dict[float, np.ndarray] = {}
+    for r in ratios:
+        if r not in known:
+            known[r] = np.asarray(coeffs(r, scale), dtype=np.float64)
+    c = np.stack([known[r] for r in ratios]) if ratios else np.zeros((0, 0))
+    n = c.shape[1]
+    pad = math.ceil(n / 2)
+    xp = x + pad
+    p = np.floor(xp)
+    frac = xp - p
+    if n % 2 == 0:
+        offset = np.where(frac == 0, -(n // 2), -(n // 2) + 1)
+    else:
+        offset = -((n - 1) // 2) + np.where(frac <= 0.5, 0, 1)
+    idx = (p.astype(np.int64) + offset - pad)[:, None] + np.arange(n)
+    np.add.at(weights, (np.arange(out_len)[:, None], np.clip(idx, 0, in_len - 1)), c)
     return weights, outside
+
+
+def _taps(x: float, scale: float, coeffs: Coeffs) -> tuple[np.ndarray, np.ndarray]:
+    """The coefficients of the output position at input coordinate ``x`` and the input
+    positions they weigh (before clamping to the edges)."""
+    base = math.floor(x)
+    ratio = 1.0 if x == base else x - base
+    c = np.asarray(coeffs(float(ratio), scale), dtype=np.float64)
+    n = len(c)
+    pad = math.ceil(n / 2)
+    xp = x + pad
+    p = math.floor(xp)
+    frac = xp - p
+    if n % 2 == 0:
+        offset = -(n // 2) if frac == 0 else -(n // 2) + 1
+    else:
+        offset = -((n - 1) // 2) + (0 if frac <= 0.5 else 1)
+    return c, p + offset + np.arange(n) - pad
 
 
 def _apply_axis(
