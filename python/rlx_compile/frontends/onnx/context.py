@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
@@ -31,7 +32,7 @@ from rlx_compile.builder import GraphBuilder, type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.dim_expr import DimExpr, is_symbol_name
 from rlx_compile.dialects.types import Dim, DType, TensorType, fmt_shape
-from rlx_compile.env import max_constant_elements, max_tensor_bytes
+from rlx_compile.env import max_tensor_bytes
 from rlx_compile.folding import constant_value, fold
 from rlx_compile.frontends.onnx.structured import Structured
 
@@ -234,6 +235,12 @@ def dtype_of(elem_type: int, what: str = "element type") -> DType:
     return dtype
 
 
+@functools.cache
+def dtype_of_numpy(dtype: np.dtype) -> DType:
+    """``DType.from_numpy``, remembered (it compares against every DType)."""
+    return DType.from_numpy(dtype)
+
+
 def symbol_name(text: str) -> str:
     """A valid symbolic-dim identifier for an ONNX dim_param or value name."""
     out = re.sub(r"[^A-Za-z0-9_]", "_", text)
@@ -263,12 +270,29 @@ class FoldingBuilder(GraphBuilder):
         for v in operands:
             if not isinstance(v.owner, mir.ConstantOp):
                 return None  # what ``fold`` finds too, without its foldable check first
+        if type(op) is mir.ReshapeOp and (reshaped := _fold_reshape(op)) is not None:
+            return reshaped
         results = fold(op, constant_value, FOLD_LIMIT)
         if results is None:
             return None  # no value at compile time: keep the op, it raises when run
         (value,) = results
         op.drop_all_references()
         return mir.ConstantOp(value, cast(TensorType, op.results[0].type))
+
+
+def _fold_reshape(op: mir.ReshapeOp) -> mir.ConstantOp | None:
+    """A reshape of a constant folded as ``fold`` folds it -- the reference reshape
+    moves no element -- without the executor's generic checks (shape arithmetic and
+    weights reshape constants at every turn); None where ``fold`` is left to decide."""
+    t = op.result.type
+    if not t.is_static:
+        return None
+    shape = t.static_shape()
+    arr = cast(np.ndarray, constant_value(op.input))
+    if arr.size != math.prod(shape) or arr.size > FOLD_LIMIT:
+        return None
+    op.drop_all_references()
+    return mir.ConstantOp(arr.reshape(shape), t)
 
 
 # ---------------------------------------------------------------------------------
@@ -285,32 +309,35 @@ class NodeContext:
     since: int
     """The opset version that introduced the definition of this op in effect."""
     b: FoldingBuilder
+    # The node's fields, read once by the importer (each read of a protobuf field builds
+    # a new wrapper or string).
+    op_type: str
+    input_names: list[str]
+    output_names: list[str]
     used_attrs: set[str] = field(default_factory=set)
-
-    @property
-    def op_type(self) -> str:
-        return self.node.op_type
+    _attributes: tuple[list[str], dict[str, onnx.AttributeProto]] | None = None
 
     # -- operands -------------------------------------------------------------------
     @property
     def num_inputs(self) -> int:
-        return len(self.node.input)
+        return len(self.input_names)
 
     def has(self, i: int) -> bool:
         """Whether optional input ``i`` is given."""
-        return i < len(self.node.input) and self.node.input[i] != ""
+        names = self.input_names
+        return i < len(names) and names[i] != ""
 
     def x(self, i: int) -> SSAValue:
         """Input ``i`` as a MIR value."""
         if not self.has(i):
             raise Unsupported(f"input #{i} is required")
-        return self._importer.value(self.node.input[i], self.b)
+        return self._importer.value(self.input_names[i], self.b)
 
     def any(self, i: int) -> SSAValue | Structured:
         """Input ``i`` as a MIR value, or the sequence, optional or map it is."""
         if not self.has(i):
             raise Unsupported(f"input #{i} is required")
-        held = self._importer.structured.get(self.node.input[i])
+        held = self._importer.structured.get(self.input_names[i])
         return held if held is not None else self.x(i)
 
     def opt(self, i: int) -> SSAValue | None:
@@ -323,7 +350,7 @@ class NodeContext:
         """Input ``i`` as an array known at import time (raises NotStatic otherwise)."""
         if not self.has(i):
             raise Unsupported(f"input #{i} is required")
-        return self._importer.static(self.node.input[i], what or f"input #{i} of {self.op_type}")
+        return self._importer.static(self.input_names[i], what or f"input #{i} of {self.op_type}")
 
     def opt_const(self, i: int, what: str | None = None) -> np.ndarray | None:
         return self.const(i, what) if self.has(i) else None
@@ -372,33 +399,59 @@ class NodeContext:
         """An attribute's value (strings decoded, tensors as arrays), or ``default``."""
         self.used_attrs.add(name)
         declared = declared_attribute(self.node.domain, self.op_type, self.since, name)
-        for a in self.node.attribute:
-            if a.name == name:
-                if a.ref_attr_name:
-                    raise Unsupported(f"attribute '{name}' refers to a function attribute")
-                if declared is not None and a.type != declared.type:
-                    raise Unsupported(
-                        f"attribute '{name}' is {_ATTR_KIND.get(a.type, a.type)}, "
-                        f"{self.op_type} takes {_ATTR_KIND.get(declared.type, declared.type)}"
-                    )
-                if a.type == onnx.AttributeProto.TENSOR:
-                    return tensor_to_array(a.t)
-                if a.type == onnx.AttributeProto.SPARSE_TENSOR:
-                    raise Unsupported(f"sparse tensor attribute '{name}'")
-                if a.type == onnx.AttributeProto.GRAPH:
-                    raise Unsupported(f"subgraph attribute '{name}'")
-                value = helper.get_attribute_value(a)
-                if isinstance(value, bytes):
-                    return value.decode()
-                if isinstance(value, list) and value and isinstance(value[0], bytes):
-                    return [v.decode() for v in value]
-                return list(value) if isinstance(value, list) else value
-        if default is None and declared is not None and declared.required:
-            raise Unsupported(f"required attribute '{name}' is missing")
-        return default
+        a = self.attributes.get(name)
+        if a is None:
+            if default is None and declared is not None and declared[1]:
+                raise Unsupported(f"required attribute '{name}' is missing")
+            return default
+        if a.ref_attr_name:
+            raise Unsupported(f"attribute '{name}' refers to a function attribute")
+        kind = a.type
+        if declared is not None and kind != declared[0]:
+            raise Unsupported(
+                f"attribute '{name}' is {_ATTR_KIND.get(kind, kind)}, "
+                f"{self.op_type} takes {_ATTR_KIND.get(declared[0], declared[0])}"
+            )
+        read = _ATTR_READERS.get(kind)
+        if read is not None:
+            return read(a)
+        if kind == onnx.AttributeProto.TENSOR:
+            return tensor_to_array(a.t)
+        if kind == onnx.AttributeProto.SPARSE_TENSOR:
+            raise Unsupported(f"sparse tensor attribute '{name}'")
+        if kind == onnx.AttributeProto.GRAPH:
+            raise Unsupported(f"subgraph attribute '{name}'")
+        value = helper.get_attribute_value(a)
+        if isinstance(value, bytes):
+            return value.decode()
+        if isinstance(value, list) and value and isinstance(value[0], bytes):
+            return [v.decode() for v in value]
+        return list(value) if isinstance(value, list) else value
+
+    @property
+    def attributes(self) -> dict[str, onnx.AttributeProto]:
+        """The node's attributes by name (the first, where a name repeats)."""
+        return self._attribute_table()[1]
+
+    @property
+    def attribute_names(self) -> list[str]:
+        """The names of the node's attributes, in order (repeats included)."""
+        return self._attribute_table()[0]
+
+    def _attribute_table(self) -> tuple[list[str], dict[str, onnx.AttributeProto]]:
+        table = self._attributes
+        if table is None:
+            names: list[str] = []
+            by_name: dict[str, onnx.AttributeProto] = {}
+            for a in self.node.attribute:
+                name = a.name
+                names.append(name)
+                by_name.setdefault(name, a)
+            table = self._attributes = names, by_name
+        return table
 
     def has_attr(self, name: str) -> bool:
-        return any(a.name == name for a in self.node.attribute)
+        return name in self.attributes
 
     def check_attr(self, name: str, allowed: Sequence[Any], default: Any) -> Any:
         value = self.attr(name, default)
@@ -409,21 +462,21 @@ class NodeContext:
     # -- outputs ----------------------------------------------------------------------------
     @property
     def num_outputs(self) -> int:
-        return len(self.node.output)
+        return len(self.output_names)
 
     def output_used(self, i: int) -> bool:
-        return i < len(self.node.output) and self.node.output[i] != ""
+        return i < len(self.output_names) and self.output_names[i] != ""
 
     def inferred_shape(self, i: int = 0) -> tuple[Dim, ...] | None:
         """Output ``i``'s shape from ONNX shape inference when every dim is known."""
-        return self._importer.inferred_shape(self.node.output[i]) if self.output_used(i) else None
+        return self._importer.inferred_shape(self.output_names[i]) if self.output_used(i) else None
 
     def distrust_inferred_shape(self, i: int = 0) -> None:
         """No cross-check of output ``i`` against ONNX shape inference: where that
         computes a size otherwise than onnxruntime (Resize's floor(length · scale) in
         exact arithmetic, onnxruntime's in float32), the converter follows onnxruntime."""
         if self.output_used(i):
-            self._importer.inferred[self.node.output[i]] = None
+            self._importer.inferred[self.output_names[i]] = None
 
     # -- the model around the node ----------------------------------------------------------
     def value_of(self, name: str) -> SSAValue:
@@ -441,7 +494,7 @@ class NodeContext:
 
     def shape_value(self, i: int) -> ShapeValue | None:
         """Input ``i`` as shape arithmetic on symbolic dims, when it is one."""
-        return self._importer.shape_values.get(self.node.input[i])
+        return self._importer.shape_values.get(self.input_names[i])
 
     def static_value(self, name: str, what: str) -> np.ndarray:
         """The array a name of the model holds at import time (raises NotStatic)."""
@@ -455,12 +508,12 @@ class NodeContext:
         """Input ``i`` as ratios of sizes (``symbolic.size_ratios``)."""
         from rlx_compile.frontends.onnx.symbolic import size_ratios
 
-        return size_ratios(self._importer, self.node.input[i])
+        return size_ratios(self._importer, self.input_names[i])
 
     def graph_inputs_behind(self, i: int) -> tuple[list[str], bool]:
         """The graph inputs input ``i`` is computed from, and whether it also depends on
         symbolic sizes (``Importer.graph_inputs_behind``)."""
-        return self._importer.graph_inputs_behind(self.node.input[i])
+        return self._importer.graph_inputs_behind(self.input_names[i])
 
     def model_opset(self, domain: str, default: int) -> int:
         """The opset the model imports for ``domain`` ("" for the default domain)."""
@@ -522,7 +575,7 @@ class NodeContext:
 
     def check_materialized(self, count: int, what: str) -> None:
         """Refuse to compute a value of ``count`` elements at import beyond the cap."""
-        limit = max_constant_elements()
+        limit = self._importer.constant_limit()
         if count > limit:
             raise Unsupported(
                 f"{what} would compute {count:,} elements at compile time, over the limit of "
@@ -532,7 +585,7 @@ class NodeContext:
     def constant(self, value: ArrayLike) -> SSAValue:
         arr = np.asarray(value)
         self.check_materialized(arr.size, "a constant")
-        return self.b.constant(arr, DType.from_numpy(arr.dtype), arr.shape)
+        return self.b.constant(arr, dtype_of_numpy(arr.dtype), arr.shape)
 
     def dims(self, ds: Sequence[Dim], dtype: DType = DType.I64) -> SSAValue:
         """Dims as a vector value: a constant, or ``mir.dims`` where one is symbolic
@@ -553,8 +606,7 @@ class NodeContext:
         return self.b.expand(self.b.constant(np.array(value), dtype, ()), list(shape))
 
 
-# Read by AttributeProto's and by OpSchema's attribute type (equal enums, typed apart)
-_ATTR_KIND: dict[object, str] = {
+_ATTR_KIND: dict[int, str] = {
     onnx.AttributeProto.FLOAT: "a float",
     onnx.AttributeProto.INT: "an int",
     onnx.AttributeProto.STRING: "a string",
@@ -574,23 +626,68 @@ _ATTR_KIND: dict[object, str] = {
 
 
 @functools.lru_cache(maxsize=4096)
-def declared_attribute(
-    domain: str, op_type: str, since: int, name: str
-) -> onnx.defs.OpSchema.Attribute | None:
-    """The attribute as the op's ONNX schema declares it (None for ops onnx does not
-    know, such as our own or a converter's legacy definitions)."""
+def declared_attribute(domain: str, op_type: str, since: int, name: str) -> tuple[int, bool] | None:
+    """The type (an ``AttributeProto`` kind) and whether it is required of the attribute
+    as the op's ONNX schema declares it (None for ops onnx does not know, such as our
+    own or a converter's legacy definitions)."""
     try:
         schema = onnx.defs.get_schema(op_type, since, "" if domain == "ai.onnx" else domain)
     except onnx.defs.SchemaError:
         return None
-    return schema.attributes.get(name)
+    attr = schema.attributes.get(name)
+    # AttrType's values are AttributeProto's kinds (an IntEnum; onnx's stub does not say)
+    return None if attr is None else (int(cast(Any, attr.type)), attr.required)
+
+
+_ATTR_READERS: dict[int, Callable[[onnx.AttributeProto], Any]] = {
+    onnx.AttributeProto.FLOAT: lambda a: a.f,
+    onnx.AttributeProto.INT: lambda a: a.i,
+    onnx.AttributeProto.STRING: lambda a: a.s.decode(),
+    onnx.AttributeProto.FLOATS: lambda a: list(a.floats),
+    onnx.AttributeProto.INTS: lambda a: list(a.ints),
+    onnx.AttributeProto.STRINGS: lambda a: [v.decode() for v in a.strings],
+}
+"""``NodeContext.attr`` of the plain kinds: ``helper.get_attribute_value``, decoded."""
 
 
 def tensor_to_array(t: onnx.TensorProto) -> np.ndarray:
-    dtype_of(t.data_type, f"tensor '{t.name}' element type")
-    if t.data_location == onnx.TensorProto.EXTERNAL and not t.raw_data:
-        raise Unsupported(f"tensor '{t.name}' holds external data that was not loaded")
+    elem = t.data_type
+    if elem not in ONNX_DTYPES:
+        dtype_of(elem, f"tensor '{t.name}' element type")  # raises
+    if t.data_location == onnx.TensorProto.EXTERNAL:
+        if not t.raw_data:
+            raise Unsupported(f"tensor '{t.name}' holds external data that was not loaded")
+    elif not t.HasField("segment"):
+        # What onnx.numpy_helper.to_array computes for these, without its generic
+        # lookups (a tenth of a small constant's import).
+        if t.HasField("raw_data"):
+            raw = _RAW_DTYPES.get(elem)
+            if raw is not None:
+                return np.frombuffer(t.raw_data, raw).reshape(tuple(t.dims))
+        else:
+            typed = _TYPED_FIELDS.get(elem)
+            if typed is not None:
+                dtype, values = typed
+                return np.asarray(getattr(t, values), dtype).reshape(tuple(t.dims))
     return np.asarray(onnx.numpy_helper.to_array(t))
+
+
+_RAW_ELEMS = (_TP.FLOAT, _TP.DOUBLE, _TP.FLOAT16, _TP.BFLOAT16, _TP.INT8, _TP.INT16, _TP.INT32,
+              _TP.INT64, _TP.UINT8, _TP.UINT16, _TP.UINT32, _TP.UINT64, _TP.BOOL)  # fmt: skip
+_RAW_DTYPES: dict[int, np.dtype] = {
+    elem: helper.tensor_dtype_to_np_dtype(elem) for elem in _RAW_ELEMS if sys.byteorder == "little"
+}
+"""Element types whose ``raw_data`` is the array's own little-endian bytes, one element
+per item (not the packed 2-, 4- and 6-bit ones)."""
+
+_TYPED_FIELDS: dict[int, tuple[type, str]] = {
+    _TP.FLOAT: (np.float32, "float_data"),
+    _TP.DOUBLE: (np.float64, "double_data"),
+    _TP.INT32: (np.int32, "int32_data"),
+    _TP.INT64: (np.int64, "int64_data"),
+    _TP.UINT64: (np.uint64, "uint64_data"),
+}
+"""Element types whose values are held in a typed field of their own type."""
 
 
 def axis_of(axis: int, rank: int) -> int:

@@ -26,6 +26,7 @@ from typing import cast
 import numpy as np
 import onnx
 import onnx.defs
+import onnx.external_data_helper
 import onnx.inliner
 import onnx.shape_inference
 from xdsl.dialects import func
@@ -39,7 +40,7 @@ from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import attach_weights
 from rlx_compile.dialects.dim_expr import is_symbol, sym, symbols_of
 from rlx_compile.dialects.types import Dim, DType, TensorType
-from rlx_compile.env import max_tensor_bytes
+from rlx_compile.env import max_constant_elements, max_tensor_bytes
 from rlx_compile.folding import constant_value
 from rlx_compile.frontends.onnx import ops as _ops  # noqa: F401  (registers the converters)
 from rlx_compile.frontends.onnx.context import (
@@ -54,6 +55,7 @@ from rlx_compile.frontends.onnx.context import (
     Unsupported,
     check_tensor_size,
     dtype_of,
+    dtype_of_numpy,
     op_key,
     opset_versions,
     symbol_name,
@@ -105,6 +107,22 @@ class OnnxImportError(RlxError):
         self.open_dims = open_dims
 
 
+@dataclass(frozen=True, slots=True)
+class _Node:
+    """A node to convert, with the fields of it read on every conversion."""
+
+    proto: onnx.NodeProto
+    op_type: str
+    domain: str
+    name: str
+    """As locations and errors name it: ``node_name``, under its subgraph's prefix."""
+    key: str
+    """``op_key``: what ``CONVERTERS`` are keyed by."""
+    opset: int
+    inputs: list[str]
+    outputs: list[str]
+
+
 @dataclass(frozen=True)
 class Problem:
     op_type: str
@@ -125,9 +143,39 @@ def load(model: str | os.PathLike[str] | onnx.ModelProto | bytes) -> onnx.ModelP
     if not os.path.exists(path):
         raise OnnxImportError(f"cannot read '{path}': No such file or directory")
     try:
-        return onnx.load(path)
+        proto = onnx.load(path, load_external_data=False)
+        if _holds_external_data(proto):
+            onnx.external_data_helper.load_external_data_for_model(proto, os.path.dirname(path))
+        return proto
     except Exception as err:  # protobuf raises its own DecodeError
         raise OnnxImportError(f"'{path}' is not a readable ONNX model: {first_line(err)}") from None
+
+
+def _holds_external_data(model: onnx.ModelProto) -> bool:
+    """Whether a tensor that onnx.load looks at (initializers of the graph and its
+    subgraphs, node attributes' tensors in those and in functions) keeps its data in a
+    file of its own: onnx.load's own walk over them costs more than parsing a small
+    model; this one answers whether it has anything to load."""
+    external = onnx.TensorProto.EXTERNAL
+    bodies: list[onnx.GraphProto | onnx.FunctionProto] = [model.graph, *model.functions]
+    while bodies:
+        body = bodies.pop()
+        if isinstance(body, onnx.GraphProto) and any(
+            t.data_location == external for t in body.initializer
+        ):
+            return True
+        for node in body.node:
+            for a in node.attribute:
+                if a.HasField("t") and a.t.data_location == external:
+                    return True
+                if any(t.data_location == external for t in a.tensors):
+                    return True
+                kind = a.type
+                if kind == onnx.AttributeProto.GRAPH:
+                    bodies.append(a.g)
+                elif kind == onnx.AttributeProto.GRAPHS:
+                    bodies.extend(a.graphs)
+    return False
 
 
 def _check_text(value: object, where: str) -> None:
@@ -137,15 +185,28 @@ def _check_text(value: object, where: str) -> None:
 
 def _check_nodes_are_text(nodes: Iterable[onnx.NodeProto]) -> None:
     for i, node in enumerate(nodes):
-        where = f"node #{i}"
-        for field in ("op_type", "domain", "name"):
-            _check_text(getattr(node, field), f"the {field} of {where}")
-        for name in [*node.input, *node.output]:
-            _check_text(name, f"a value name of {where}")
-        for a in node.attribute:
-            _check_text(a.name, f"an attribute name of {where}")
-            for sub in [*([a.g] if a.HasField("g") else []), *a.graphs]:
+        attributes = node.attribute
+        texts = [node.op_type, node.domain, node.name, *node.input, *node.output]
+        texts += [a.name for a in attributes]
+        if not all(type(t) is str for t in texts):  # say which, in the order checked
+            _check_node_is_text(node, i)
+        for a in attributes:
+            if a.HasField("g"):
+                check_names_are_text(a.g)
+            for sub in a.graphs:
                 check_names_are_text(sub)
+
+
+def _check_node_is_text(node: onnx.NodeProto, i: int) -> None:
+    where = f"node #{i}"
+    for field in ("op_type", "domain", "name"):
+        _check_text(getattr(node, field), f"the {field} of {where}")
+    for name in [*node.input, *node.output]:
+        _check_text(name, f"a value name of {where}")
+    for a in node.attribute:
+        _check_text(a.name, f"an attribute name of {where}")
+        for sub in [*([a.g] if a.HasField("g") else []), *a.graphs]:
+            check_names_are_text(sub)
 
 
 def check_names_are_text(graph: onnx.GraphProto) -> None:
@@ -317,6 +378,7 @@ class Importer:
         # Symbol of each dim the inputs leave open -> its name in dynamic_dims.
         self.dim_names: dict[str, str] = {}
         self.max_tensor_bytes: int | None = None
+        self.max_constant_elements: int | None = None
         self._first_compute: Operation | None = None  # where _insert_leaf inserts
 
     # -- entry -------------------------------------------------------------------------
@@ -338,9 +400,6 @@ class Importer:
             raise OnnxImportError("sparse initializers are not supported")
         for t in graph.initializer:
             self.initializers[t.name] = t
-        for node in graph.node:
-            for out in node.output:
-                self.producer[out] = node
         unknown = set(self.input_values) - {i.name for i in graph.input}
         if unknown:
             raise OnnxImportError(f"input_values names unknown graph inputs {sorted(unknown)}")
@@ -391,16 +450,18 @@ class Importer:
         symbols = {str(d) for shape in input_shapes.values() for d in shape if is_symbol(d)}
         g = inferred.graph
         for vi in [*g.value_info, *g.output]:
-            if not vi.type.HasField("tensor_type"):
+            t = vi.type
+            if t.WhichOneof("value") != "tensor_type":
                 continue
-            tt = vi.type.tensor_type
+            tt = t.tensor_type
             if not tt.HasField("shape"):
                 self.inferred[vi.name] = None
                 continue
             dims: list[Dim | None] = []
             for d in tt.shape.dim:
-                if fixed_size(d) is not None:
-                    dims.append(int(d.dim_value))
+                size = d.dim_value  # what fixed_size reads, the common case first
+                if size > 0 or (size == 0 and d.HasField("dim_value")):
+                    dims.append(size)
                 elif d.HasField("dim_param") and d.dim_param in symbols:
                     dims.append(sym(d.dim_param))
                 else:
@@ -503,6 +564,12 @@ class Importer:
             self.max_tensor_bytes = max_tensor_bytes()
         return self.max_tensor_bytes
 
+    def constant_limit(self) -> int:
+        """``max_constant_elements()``, read once per import."""
+        if self.max_constant_elements is None:
+            self.max_constant_elements = max_constant_elements()
+        return self.max_constant_elements
+
     def _structured_input(self, vi: onnx.ValueInfoProto, b: FoldingBuilder) -> Structured:
         """A sequence or optional graph input, as the layout of its value says: one
         ``mir.input`` per tensor it holds (``name[i]`` for a sequence's items)."""
@@ -530,7 +597,7 @@ class Importer:
         arr = self.init_arrays.get(name)
         if arr is None:
             arr = self.static_initializer(name)
-        dtype = DType.from_numpy(arr.dtype)
+        dtype = dtype_of_numpy(arr.dtype)
         as_param = self.initializer_mode == "params" and dtype.is_float and arr.size > 1
         # Leaves go at the top of the graph, whichever node first reads them.
         top = FoldingBuilder(self._insert_leaf)
@@ -752,30 +819,50 @@ class Importer:
         if prefix:
             for t in graph.initializer:
                 self.initializers.setdefault(t.name, t)
-            for node in graph.node:
-                for out in node.output:
-                    self.producer[out] = node
-        self._precheck(graph, prefix)
-        for index, node in enumerate(graph.node):
-            self._convert(node, index, self.node_opsets.get(node.name, self.opset), prefix)
+        nodes = self._nodes(graph, prefix)
+        self._precheck(nodes)
+        for node in nodes:
+            self._convert(node)
 
-    def _precheck(self, graph: onnx.GraphProto, prefix: str) -> None:
+    def _nodes(self, graph: onnx.GraphProto, prefix: str) -> list[_Node]:
+        """The graph's nodes with what converting one reads of it, read once; each of
+        their outputs is known by its producer from here on."""
+        node_opsets, default, producer = self.node_opsets, self.opset, self.producer
+        out: list[_Node] = []
+        for index, node in enumerate(graph.node):
+            op_type, domain, outputs = node.op_type, node.domain, list(node.output)
+            for o in outputs:
+                producer[o] = node
+            out.append(
+                _Node(
+                    node,
+                    op_type,
+                    domain,
+                    prefix + node_name(node, index),
+                    op_key(domain, op_type),
+                    node_opsets.get(node.name, default) if node_opsets else default,
+                    list(node.input),
+                    outputs,
+                )
+            )
+        return out
+
+    def _precheck(self, nodes: list[_Node]) -> None:
         """Op types without a converter and definitions older than MIN_OPSET, for the
         whole graph up front (a failing node hides nothing downstream of it)."""
-        for index, node in enumerate(graph.node):
-            name = prefix + node_name(node, index)
-            opset = self.node_opsets.get(node.name, self.opset)
-            key = op_key(node.domain, node.op_type)
-            if key not in CONVERTERS:
-                self.problems.append(Problem(key, name, ""))
-            elif node.domain in DEFAULT_DOMAINS and opset < MIN_OPSET and not legacy(node, opset):
-                since = schema_since(node.op_type, opset)
-                if since != schema_since(node.op_type, MIN_OPSET):
-                    why = self.upgrade_failures.get(node.name)
+        for n in nodes:
+            if n.key not in CONVERTERS:
+                self.problems.append(Problem(n.key, n.name, ""))
+            elif (
+                n.opset < MIN_OPSET and n.domain in DEFAULT_DOMAINS and not legacy(n.proto, n.opset)
+            ):
+                since = schema_since(n.op_type, n.opset)
+                if since != schema_since(n.op_type, MIN_OPSET):
+                    why = self.upgrade_failures.get(n.proto.name)
                     self.problems.append(
                         Problem(
-                            node.op_type,
-                            name,
+                            n.op_type,
+                            n.name,
                             f"the definition of opset {since} predates opset {MIN_OPSET}"
                             + (
                                 f" and onnx's version converter cannot upgrade it: {why}"
@@ -785,35 +872,36 @@ class Importer:
                         )
                     )
 
-    def _convert(self, node: onnx.NodeProto, index: int, opset: int, prefix: str) -> None:
-        name = prefix + node_name(node, index)
-        key = op_key(node.domain, node.op_type)
-        if (self.poisoned and any(i in self.poisoned for i in node.input)) or key not in CONVERTERS:
-            self.poisoned.update(node.output)
+    def _convert(self, n: _Node) -> None:
+        node, name, op_type, outputs = n.proto, n.name, n.op_type, n.outputs
+        convert = CONVERTERS.get(n.key)
+        if convert is None or (self.poisoned and any(i in self.poisoned for i in n.inputs)):
+            self.poisoned.update(outputs)
             return
         if self.problems and any(p.node == name for p in self.problems):
-            self.poisoned.update(node.output)
+            self.poisoned.update(outputs)
             return
         b = FoldingBuilder(self.target.add_op, location=name_loc(name))
-        ctx = NodeContext(self, node, name, schema_since(node.op_type, opset), b)
+        since = schema_since(op_type, n.opset)
+        ctx = NodeContext(self, node, name, since, b, op_type, n.inputs, outputs)
         try:
             if symbolic_shape_node(self, node):
                 try:
                     self._convert_shape_value(ctx)
                     return
                 except Undecidable:  # depends on sizes at run time: convert as data
-                    ctx = NodeContext(self, node, name, ctx.since, b)
-            convert = legacy(node, opset) if opset < MIN_OPSET else None
-            result = (convert or CONVERTERS[key])(ctx)
-            outs = normalize_outputs(result, len(node.output))
-            unread = [a.name for a in node.attribute if a.name not in ctx.used_attrs]
+                    ctx = NodeContext(self, node, name, since, b, op_type, n.inputs, outputs)
+            if n.opset < MIN_OPSET:
+                convert = legacy(node, n.opset) or convert
+            outs = normalize_outputs(convert(ctx), len(outputs))
+            unread = [a for a in ctx.attribute_names if a not in ctx.used_attrs]
             if unread:
                 raise Unsupported(
                     "unsupported attribute"
                     + ("s " if len(unread) > 1 else " ")
                     + ", ".join(f"'{a}'" for a in unread)
                 )
-            for i, out_name in enumerate(node.output):
+            for i, out_name in enumerate(outputs):
                 if not out_name:
                     continue
                 value = outs[i]
@@ -827,31 +915,31 @@ class Importer:
                 self._check_inferred(out_name, t)
                 self.values[out_name] = named(value, out_name) if not value.name_hint else value
         except NotStatic as err:
-            self.poisoned.update(node.output)
+            self.poisoned.update(outputs)
             behind, sized = self.graph_inputs_behind(err.tensor)
             if behind:
                 self.needs_values.extend(i for i in behind if i not in self.needs_values)
             message = str(err) + (": it depends on the sizes of symbolic dims" if sized else "")
-            self.problems.append(Problem(node.op_type, name, message))
+            self.problems.append(Problem(op_type, name, message))
         except Unsupported as err:
-            self.poisoned.update(node.output)
-            self.problems.append(Problem(node.op_type, name, str(err)))
+            self.poisoned.update(outputs)
+            self.problems.append(Problem(op_type, name, str(err)))
         except (VerifyException, ValueError) as err:
-            self.poisoned.update(node.output)
-            self.problems.append(Problem(node.op_type, name, first_line(err)))
+            self.poisoned.update(outputs)
+            self.problems.append(Problem(op_type, name, first_line(err)))
         except Exception as err:  # a converter bug must still give one error, not a module
-            self.poisoned.update(node.output)
+            self.poisoned.update(outputs)
             message = f"internal error: {type(err).__name__}: {first_line(err)}"
-            self.problems.append(Problem(node.op_type, name, message))
+            self.problems.append(Problem(op_type, name, message))
 
     def _convert_shape_value(self, ctx: NodeContext) -> None:
         """Evaluate a node of symbolic shape arithmetic at import time. A result whose
         dims all turned out static becomes a constant again."""
         out = evaluate_shape_node(ctx)
-        unread = [a.name for a in ctx.node.attribute if a.name not in ctx.used_attrs]
+        unread = [a for a in ctx.attribute_names if a not in ctx.used_attrs]
         if unread:
             raise Unsupported(f"unsupported attributes {unread}")
-        name = ctx.node.output[0]
+        name = ctx.output_names[0]
         if out.is_symbolic:
             self.shape_values[name] = out
         else:
@@ -876,9 +964,9 @@ class Importer:
         """Our result type against ONNX shape inference, where that knows every dim (all
         numbers): a mismatch is a converter bug and must not produce a module."""
         inferred = self.inferred.get(name)
-        if inferred is None or not all(isinstance(d, int) for d in inferred):
+        if inferred is None or inferred == t.shape:
             return
-        if not t.is_static:
+        if not all(isinstance(d, int) for d in inferred) or not t.is_static:
             return
         if inferred != t.shape:
             raise Unsupported(

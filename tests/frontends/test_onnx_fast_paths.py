@@ -1,0 +1,170 @@
+"""The importer's shortcuts agree with the general code they stand in for, on the same
+inputs: tensors read without ``numpy_helper.to_array``, attributes without
+``helper.get_attribute_value``, reshapes of constants folded without the executor,
+Resize's weights computed for every output position at once, and the shape-inference
+skeleton that gives large Constant nodes by type alone."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import AttributeProto, TensorProto, helper, numpy_helper
+
+from rlx_compile.dialects import mir
+from rlx_compile.dialects.types import DType, TensorType
+from rlx_compile.folding import constant_value, fold
+from rlx_compile.frontends.onnx.context import (
+    _ATTR_READERS,
+    FOLD_LIMIT,
+    _fold_reshape,
+    tensor_to_array,
+    typed_skeleton,
+)
+from rlx_compile.frontends.onnx.ops import resize
+
+RNG = np.random.default_rng(0)
+
+ELEMENT_TYPES = [
+    TensorProto.FLOAT, TensorProto.DOUBLE, TensorProto.FLOAT16, TensorProto.BFLOAT16,
+    TensorProto.INT8, TensorProto.INT16, TensorProto.INT32, TensorProto.INT64,
+    TensorProto.UINT8, TensorProto.UINT16, TensorProto.UINT32, TensorProto.UINT64,
+    TensorProto.BOOL,
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("elem", ELEMENT_TYPES)
+@pytest.mark.parametrize("shape", [(), (0,), (3,), (2, 3, 4)])
+@pytest.mark.parametrize("raw", [True, False])
+def test_tensors_read_as_numpy_helper_reads_them(
+    elem: int, shape: tuple[int, ...], raw: bool
+) -> None:
+    dtype = helper.tensor_dtype_to_np_dtype(elem)
+    values = (RNG.standard_normal(shape) * 50).astype(np.float64)
+    array = values.astype(np.float32).astype(dtype) if dtype.kind == "V" else values.astype(dtype)
+    t = numpy_helper.from_array(array, "t")
+    if not raw:  # the same values in the element type's own field
+        t = helper.make_tensor("t", elem, shape, array.reshape(-1).tolist())
+    expected = numpy_helper.to_array(t)
+    got = tensor_to_array(t)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    assert got.tobytes() == expected.tobytes()
+
+
+ATTRIBUTES = [
+    helper.make_attribute("f", 0.1),
+    helper.make_attribute("i", -3),
+    helper.make_attribute("s", "same_upper"),
+    helper.make_attribute("fs", [0.5, 1e-7]),
+    helper.make_attribute("is", [1, 2, 3]),
+    helper.make_attribute("ss", ["a", "b"]),
+    helper.make_attribute("empty_ints", [], attr_type=AttributeProto.INTS),
+    helper.make_attribute("empty_strings", [], attr_type=AttributeProto.STRINGS),
+]
+
+
+@pytest.mark.parametrize("attr", ATTRIBUTES, ids=lambda a: a.name)
+def test_attributes_read_as_get_attribute_value_reads_them(attr: AttributeProto) -> None:
+    value = helper.get_attribute_value(attr)
+    if isinstance(value, bytes):
+        value = value.decode()
+    elif isinstance(value, list):
+        value = [v.decode() if isinstance(v, bytes) else v for v in value]
+    got = _ATTR_READERS[attr.type](attr)
+    assert got == value and type(got) is type(value)
+
+
+def _reshape_of_constant(array: np.ndarray, shape: list[int]) -> mir.ReshapeOp:
+    const = mir.ConstantOp(array)
+    return mir.ReshapeOp(const.result, shape)
+
+
+@pytest.mark.parametrize(
+    ("shape", "to"),
+    [((2, 3), [3, 2]), ((6,), [1, 6, 1]), ((), [1]), ((0, 3), [3, 0]), ((4, 4), [16])],
+)
+def test_reshapes_of_constants_fold_as_fold_folds_them(
+    shape: tuple[int, ...], to: list[int]
+) -> None:
+    array = RNG.standard_normal(shape).astype(np.float32)
+    (expected,) = fold(_reshape_of_constant(array, to), constant_value, FOLD_LIMIT) or [None]
+    folded = _fold_reshape(_reshape_of_constant(array, to))
+    assert folded is not None and expected is not None
+    assert folded.result.type == TensorType(to, DType.F32)
+    assert folded.to_numpy().tobytes() == np.ascontiguousarray(expected).tobytes()
+
+
+def test_reshapes_fold_leaves_to_fold() -> None:
+    """Element counts that differ, results past the folding limit and symbolic shapes
+    are left to ``fold``, which keeps the op."""
+    assert _fold_reshape(_reshape_of_constant(np.zeros(6, np.float32), [4])) is None
+    big = np.zeros(FOLD_LIMIT + 1, np.int8)
+    assert _fold_reshape(_reshape_of_constant(big, [1, FOLD_LIMIT + 1])) is None
+    assert _fold_reshape(_reshape_of_constant(np.zeros(6, np.float32), ["n"])) is None
+
+
+def _axis_matrix_row_by_row(
+    in_len: int, out_len: int, scale: float, coeffs: resize.Coeffs, mode: str,
+    roi: tuple[float, float] | None,
+) -> np.ndarray:  # fmt: skip
+    """Resize's weights one output position at a time, as they were computed before."""
+    x, _ = resize._source_coords(mode, out_len, in_len, scale, roi)
+    weights = np.zeros((out_len, in_len))
+    for o in range(out_len):
+        c, idx = resize._taps(float(x[o]), scale, coeffs)
+        np.add.at(weights[o], np.clip(idx, 0, in_len - 1), c)
+    return weights
+
+
+COEFFS = {
+    **{f"nearest {m}": resize._nearest(m) for m in
+       ("round_prefer_floor", "round_prefer_ceil", "floor", "ceil")},
+    "linear": resize._linear(False),
+    "linear antialias": resize._linear(True),
+    "cubic": resize._cubic(-0.75, False),
+    "cubic antialias": resize._cubic(-0.5, True),
+}  # fmt: skip
+LENGTHS = [(1, 1), (1, 3), (3, 1), (4, 8), (8, 4), (5, 7), (7, 5), (9, 33), (33, 9), (13, 6)]
+
+
+@pytest.mark.parametrize("kind", sorted(COEFFS))
+@pytest.mark.parametrize("mode", resize._COORDINATE_MODES)
+def test_resize_weights_of_all_rows_at_once(kind: str, mode: str) -> None:
+    roi = (0.1, 0.8) if mode == "tf_crop_and_resize" else None
+    for in_len, out_len in LENGTHS:
+        scale = out_len / in_len
+        expected = _axis_matrix_row_by_row(in_len, out_len, scale, COEFFS[kind], mode, roi)
+        got, _ = resize.axis_matrix(in_len, out_len, scale, COEFFS[kind], mode, roi, False)
+        assert got.tobytes() == expected.tobytes(), (in_len, out_len)
+
+
+def test_the_skeleton_gives_large_constants_by_type() -> None:
+    """A Constant of a weight becomes a typed graph input of the skeleton; a small one
+    (a shape operand) stays, and shape inference finds the same types either way."""
+    w = numpy_helper.from_array(RNG.standard_normal((16, 3, 5, 5)).astype(np.float32), "w")
+    shape = numpy_helper.from_array(np.array([1, -1], np.int64), "s")
+    nodes = [
+        helper.make_node("Constant", [], ["w"], value=w),
+        helper.make_node("Constant", [], ["shape"], value=shape),
+        helper.make_node("Conv", ["x", "w"], ["c"]),
+        helper.make_node("Reshape", ["c", "shape"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    skeleton = typed_skeleton(model)
+    assert [n.op_type for n in skeleton.graph.node] == ["Constant", "Conv", "Reshape"]
+    assert [vi.name for vi in skeleton.graph.input] == ["x", "w"]
+    assert [n.op_type for n in typed_skeleton(model, all_nodes=True).graph.node] == [
+        n.op_type for n in nodes
+    ]
+
+    def inferred(m: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
+        g = onnx.shape_inference.infer_shapes(m, data_prop=True).graph
+        return {vi.name: vi.type for vi in [*g.value_info, *g.output] if vi.name != "w"}
+
+    assert inferred(skeleton) == inferred(model)
+    y = inferred(skeleton)["y"].tensor_type.shape.dim
+    assert [d.dim_value for d in y] == [1, 16 * 4 * 4]
