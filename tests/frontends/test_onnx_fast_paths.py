@@ -10,6 +10,8 @@ import numpy as np
 import onnx
 import pytest
 from onnx import AttributeProto, TensorProto, helper, numpy_helper
+from xdsl.dialects.builtin import UNKNOWN_LOC, NameLoc, StringAttr
+from xdsl.ir import Block
 
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.types import DType, TensorType
@@ -17,10 +19,12 @@ from rlx_compile.folding import constant_value, fold
 from rlx_compile.frontends.onnx.context import (
     _ATTR_READERS,
     FOLD_LIMIT,
-    _fold_reshape,
+    FoldingBuilder,
+    _reshaped_constant,
     tensor_to_array,
     typed_skeleton,
 )
+from rlx_compile.frontends.onnx.importer import name_loc
 from rlx_compile.frontends.onnx.ops import resize
 
 RNG = np.random.default_rng(0)
@@ -88,19 +92,23 @@ def test_reshapes_of_constants_fold_as_fold_folds_them(
 ) -> None:
     array = RNG.standard_normal(shape).astype(np.float32)
     (expected,) = fold(_reshape_of_constant(array, to), constant_value, FOLD_LIMIT) or [None]
-    folded = _fold_reshape(_reshape_of_constant(array, to))
+    op = _reshape_of_constant(array, to)
+    folded = _reshaped_constant(op.input, op.result.type)
     assert folded is not None and expected is not None
     assert folded.result.type == TensorType(to, DType.F32)
     assert folded.to_numpy().tobytes() == np.ascontiguousarray(expected).tobytes()
 
 
-def test_reshapes_fold_leaves_to_fold() -> None:
+def test_reshapes_of_constants_left_to_fold() -> None:
     """Element counts that differ, results past the folding limit and symbolic shapes
     are left to ``fold``, which keeps the op."""
-    assert _fold_reshape(_reshape_of_constant(np.zeros(6, np.float32), [4])) is None
-    big = np.zeros(FOLD_LIMIT + 1, np.int8)
-    assert _fold_reshape(_reshape_of_constant(big, [1, FOLD_LIMIT + 1])) is None
-    assert _fold_reshape(_reshape_of_constant(np.zeros(6, np.float32), ["n"])) is None
+    for array, to in [
+        (np.zeros(6, np.float32), [4]),
+        (np.zeros(FOLD_LIMIT + 1, np.int8), [1, FOLD_LIMIT + 1]),
+        (np.zeros(6, np.float32), ["n"]),
+    ]:
+        op = _reshape_of_constant(array, to)
+        assert _reshaped_constant(op.input, op.result.type) is None
 
 
 def _axis_matrix_row_by_row(
@@ -168,3 +176,29 @@ def test_the_skeleton_gives_large_constants_by_type() -> None:
     assert inferred(skeleton) == inferred(model)
     y = inferred(skeleton)["y"].tensor_type.shape.dim
     assert [d.dim_value for d in y] == [1, 16 * 4 * 4]
+
+
+@pytest.mark.parametrize("size", [6, FOLD_LIMIT + 2])
+def test_the_folding_builder_reshapes_constants_as_folding_does(size: int) -> None:
+    """A constant reshaped through the builder is the constant ``fold`` makes of the
+    reshape (none past FOLD_LIMIT: the reshape stays)."""
+    block = Block()
+    b = FoldingBuilder(block.add_op)
+    array = np.arange(size, dtype=np.int32)
+    x = b.constant(array)
+    y = b.reshape(x, [2, size // 2])
+    (expected,) = fold(mir.ReshapeOp(x, [2, size // 2]), constant_value, FOLD_LIMIT) or [None]
+    if expected is None:
+        assert isinstance(y.owner, mir.ReshapeOp)
+        return
+    assert isinstance(y.owner, mir.ConstantOp)
+    assert y.type == TensorType([2, size // 2], DType.I32)
+    assert y.owner.to_numpy().tobytes() == expected.tobytes()
+
+
+def test_node_locations_are_xdsl_name_locations() -> None:
+    name = "conv2_1/x2/bn_scale_0"
+    loc = name_loc(name)
+    expected = NameLoc(StringAttr(name), UNKNOWN_LOC)
+    assert loc == expected and hash(loc) == hash(expected)
+    assert str(loc) == str(expected)

@@ -261,6 +261,15 @@ class FoldingBuilder(GraphBuilder):
         folded = self._fold(op)
         return super().emit(folded if folded is not None else op)
 
+    def reshape(self, x: SSAValue, shape: Sequence[Dim]) -> SSAValue:
+        # A constant reshaped: the constant that folding the reshape makes, made without
+        # the reshape (weights and shape operands are reshaped at every turn).
+        if isinstance(x.owner, mir.ConstantOp) and all(type(d) is int and d >= 0 for d in shape):
+            folded = _reshaped_constant(x, type_of(x).with_shape(shape))
+            if folded is not None:
+                return self._one(folded)
+        return super().reshape(x, shape)
+
     def _fold(self, op: Operation) -> Operation | None:
         # Ops of one result that read something: a leaf, a mir.dims or a multi-result op
         # stays as the converter wrote it.
@@ -270,8 +279,11 @@ class FoldingBuilder(GraphBuilder):
         for v in operands:
             if not isinstance(v.owner, mir.ConstantOp):
                 return None  # what ``fold`` finds too, without its foldable check first
-        if type(op) is mir.ReshapeOp and (reshaped := _fold_reshape(op)) is not None:
-            return reshaped
+        if type(op) is mir.ReshapeOp:
+            reshaped = _reshaped_constant(op.input, op.result.type)
+            if reshaped is not None:
+                op.drop_all_references()
+                return reshaped
         results = fold(op, constant_value, FOLD_LIMIT)
         if results is None:
             return None  # no value at compile time: keep the op, it raises when run
@@ -280,18 +292,17 @@ class FoldingBuilder(GraphBuilder):
         return mir.ConstantOp(value, cast(TensorType, op.results[0].type))
 
 
-def _fold_reshape(op: mir.ReshapeOp) -> mir.ConstantOp | None:
-    """A reshape of a constant folded as ``fold`` folds it -- the reference reshape
-    moves no element -- without the executor's generic checks (shape arithmetic and
-    weights reshape constants at every turn); None where ``fold`` is left to decide."""
-    t = op.result.type
+def _reshaped_constant(value: SSAValue, t: TensorType) -> mir.ConstantOp | None:
+    """The constant ``value`` (a ``mir.constant``'s) as type ``t``: what ``fold`` makes of
+    a reshape of it -- the reference reshape moves no element --, without the executor's
+    generic checks; None where ``fold`` is left to decide (a symbolic or mismatched
+    shape, a result past FOLD_LIMIT)."""
     if not t.is_static:
         return None
     shape = t.static_shape()
-    arr = cast(np.ndarray, constant_value(op.input))
+    arr = cast(np.ndarray, constant_value(value))
     if arr.size != math.prod(shape) or arr.size > FOLD_LIMIT:
         return None
-    op.drop_all_references()
     return mir.ConstantOp(arr.reshape(shape), t)
 
 

@@ -1095,9 +1095,11 @@ def name_loc(name: str) -> NameLoc:
     """The location of a node's ops: ``NameLoc(StringAttr(name), UnknownLoc())``, built
     without xDSL's generic attribute construction and verification (a tenth of a node's
     import otherwise): both parameters have the types the definition requires by
-    construction, so nothing is left to verify."""
+    construction (the name a ``str``), so nothing is left to verify."""
+    desc = StringAttr.__new__(StringAttr)
+    object.__setattr__(desc, "data", name)
     loc = NameLoc.__new__(NameLoc)
-    object.__setattr__(loc, "desc", StringAttr(name))
+    object.__setattr__(loc, "desc", desc)
     object.__setattr__(loc, "location", UNKNOWN_LOC)
     return loc
 

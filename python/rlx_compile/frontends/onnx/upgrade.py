@@ -128,19 +128,21 @@ def upgrade_model(
     nodes = list(walk(model.graph))
     if not any(outdated(n, opset, target) for n in nodes):
         return Upgrade(model)
-    work, inner = _named_copy(model)
+    nested = len(nodes) > len(model.graph.node)
+    work, inner = _named_copy(model, nested)
     if _adapt_natively(work, model, inner, opset, target, keep):
         _repair(nodes, work.graph, opset, _lazy_types(model))
         _set_opset(work, target)
         return Upgrade(work)
-    return upgrade_with_converter(model, _named_copy(model)[0], target, keep)
+    return upgrade_with_converter(model, _named_copy(model, nested)[0], target, keep)
 
 
-def _named_copy(model: ModelProto) -> tuple[ModelProto, list[NodeProto]]:
-    """A copy of ``model``, its nodes named (``_name_nodes``), and its subgraphs' nodes."""
+def _named_copy(model: ModelProto, nested: bool = True) -> tuple[ModelProto, list[NodeProto]]:
+    """A copy of ``model``, its nodes named (``_name_nodes``), and its subgraphs' nodes
+    (``nested``: whether it has subgraphs, when the caller knows it has none)."""
     work = ModelProto()
     work.CopyFrom(model)
-    graphs = _graphs(work.graph)
+    graphs = _graphs(work.graph) if nested else [work.graph]
     for g in graphs:
         _name_nodes(g)
     return work, [n for g in graphs[1:] for n in g.node]
