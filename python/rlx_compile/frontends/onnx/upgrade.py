@@ -131,7 +131,7 @@ def upgrade_model(
     nested = len(nodes) > len(model.graph.node)
     work, inner = _named_copy(model, nested)
     if _adapt_natively(work, model, inner, opset, target, keep):
-        _repair(nodes, work.graph, opset, _lazy_types(model))
+        _repair(nodes, work.graph, opset, _lazy_types(model, nested=nested))
         _set_opset(work, target)
         return Upgrade(work)
     return upgrade_with_converter(model, _named_copy(model, nested)[0], target, keep)
@@ -226,7 +226,7 @@ class _Adapting:
     keeps as ``_v``), and the value_info the converter writes."""
 
     def __init__(self, model: ModelProto, graph: GraphProto, inner: list[NodeProto]):
-        self.types = _lazy_types(model, data_prop=False)
+        self.types = _lazy_types(model, data_prop=False, nested=bool(inner))
         self.value_info: list[onnx.ValueInfoProto] = []
         self._graph = graph
         self._inner = inner
@@ -415,9 +415,9 @@ def _compatible(op_type: str, opset: int, target: int) -> bool:
     return all(op_type in COMPATIBLE_STEPS.get(v, ()) for v in _steps(op_type, opset, target))
 
 
-def _lazy_types(model: ModelProto, *, data_prop: bool = True) -> _Types:
+def _lazy_types(model: ModelProto, *, data_prop: bool = True, nested: bool = True) -> _Types:
     """``_value_types(model)``, computed when first asked for."""
-    return functools.cache(lambda: _value_types(model, data_prop=data_prop))
+    return functools.cache(lambda: _value_types(model, data_prop=data_prop, nested=nested))
 
 
 # -- conversion ---------------------------------------------------------------------------
@@ -849,10 +849,13 @@ def _free_names(node: NodeProto) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _value_types(model: ModelProto, *, data_prop: bool = True) -> dict[str, TypeProto]:
+def _value_types(
+    model: ModelProto, *, data_prop: bool = True, nested: bool = True
+) -> dict[str, TypeProto]:
     """Every value's type ONNX shape inference finds at the model's own opset (the
     converter's adapters need the ranks and shapes of what they rewrite); without
-    ``data_prop``, what the converter's own inference finds."""
+    ``data_prop``, what the converter's own inference finds. ``nested``: whether the
+    model has subgraphs (False when the caller knows it has none)."""
     skeleton = typed_skeleton(model)
     try:
         inferred = onnx.shape_inference.infer_shapes(
@@ -861,8 +864,7 @@ def _value_types(model: ModelProto, *, data_prop: bool = True) -> dict[str, Type
     except Exception:  # a model shape inference rejects: the declared types only
         inferred = skeleton
     types: dict[str, TypeProto] = {}
-    graphs = [inferred.graph, *(s for n in walk(inferred.graph) for s in subgraphs(n))]
-    for g in graphs:
+    for g in _graphs(inferred.graph) if nested else [inferred.graph]:
         for vi in [*g.input, *g.value_info, *g.output]:
             if vi.type.WhichOneof("value") is not None:
                 types.setdefault(vi.name, vi.type)
