@@ -6,6 +6,8 @@ skeleton that gives large Constant nodes by type alone."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import onnx
 import pytest
@@ -16,6 +18,7 @@ from xdsl.ir import Block
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.types import DType, TensorType
 from rlx_compile.folding import constant_value, fold
+from rlx_compile.frontends.onnx import import_model
 from rlx_compile.frontends.onnx.context import (
     _ATTR_READERS,
     FOLD_LIMIT,
@@ -24,8 +27,9 @@ from rlx_compile.frontends.onnx.context import (
     tensor_to_array,
     typed_skeleton,
 )
-from rlx_compile.frontends.onnx.importer import name_loc
+from rlx_compile.frontends.onnx.importer import _holds_external_data, load, name_loc
 from rlx_compile.frontends.onnx.ops import resize
+from rlx_compile.ir import print_module
 
 RNG = np.random.default_rng(0)
 
@@ -202,3 +206,35 @@ def test_node_locations_are_xdsl_name_locations() -> None:
     expected = NameLoc(StringAttr(name), UNKNOWN_LOC)
     assert loc == expected and hash(loc) == hash(expected)
     assert str(loc) == str(expected)
+
+
+@pytest.mark.parametrize("attributes", [False, True])
+def test_external_data_is_loaded(tmp_path: Path, attributes: bool) -> None:
+    """A model whose weights (initializers, and with ``attributes`` a Constant's tensor
+    too) live in a file of their own loads them, as onnx.load does; one without any
+    skips onnx.load's walk for them."""
+    w = RNG.standard_normal((8, 8)).astype(np.float32)
+    c = RNG.standard_normal((8,)).astype(np.float32)
+    nodes = [
+        helper.make_node("Constant", [], ["c"], value=numpy_helper.from_array(c, "c")),
+        helper.make_node("MatMul", ["x", "w"], ["m"]),
+        helper.make_node("Add", ["m", "c"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 8])],
+        [numpy_helper.from_array(w, "w")],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    assert not _holds_external_data(model)
+    expected = print_module(import_model(model), debuginfo=True)
+    path = tmp_path / "m.onnx"  # (saving moves the model's tensors out, as it writes them)
+    onnx.save_model(model, str(path), save_as_external_data=True, location="w.bin",
+                    size_threshold=0, convert_attribute=attributes)  # fmt: skip
+    stored = onnx.load(str(path), load_external_data=False)
+    assert _holds_external_data(stored)
+    loaded = load(path)
+    assert [t.SerializeToString() for t in loaded.graph.initializer] == [
+        t.SerializeToString() for t in onnx.load(str(path)).graph.initializer
+    ]
+    assert print_module(import_model(path), debuginfo=True) == expected
