@@ -4,6 +4,7 @@ ops and activation memory, on the committed models and real third-party ones.
     python bench/peers.py                    # every model below
     python bench/peers.py --only densenet121 --only ppocr_det
     python bench/peers.py --full             # full-size exports of the committed models
+    python bench/peers.py --wild --torch-python /work/venv-torch/bin/python --json w.json
 
 Per model, ratios from one run in one process (best of ``--repeats`` for the times; wall
 seconds, or with ``--cpu`` the process's CPU seconds, which a loaded machine disturbs less):
@@ -45,8 +46,10 @@ import sys
 import tempfile
 import time
 import zipfile
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +57,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
+import wild
 from rlx_compile import CompilePipeline
 from rlx_compile.diagnostics import first_line
 from rlx_compile.frontends.onnx import import_model
@@ -223,6 +227,7 @@ def committed_model(name: str, full: bool, torch_python: str) -> Path:
 
 
 Clock = Callable[[], float]
+Feeds = Callable[[ort.InferenceSession], dict[str, np.ndarray]]
 
 
 def best_of(n: int, fn: Callable[[], Any], clock: Clock = time.perf_counter) -> tuple[Any, float]:
@@ -241,14 +246,15 @@ def ort_options(level: ort.GraphOptimizationLevel) -> ort.SessionOptions:
     return opts
 
 
-def ort_ops(path: Path) -> int:
-    """Nodes of onnxruntime's ORT_ENABLE_EXTENDED graph (constants are initializers)."""
+def ort_op_kinds(path: Path) -> Counter[str]:
+    """Nodes of onnxruntime's ORT_ENABLE_EXTENDED graph by op type (constants are
+    initializers)."""
     with tempfile.TemporaryDirectory() as tmp:
         opts = ort_options(ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED)
         opts.optimized_model_filepath = os.path.join(tmp, "opt.onnx")
         ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
         graph = onnx.load(opts.optimized_model_filepath, load_external_data=False).graph
-    return sum(1 for n in graph.node if n.op_type != "Constant")
+    return Counter(n.op_type for n in graph.node if n.op_type != "Constant")
 
 
 def feeds(session: ort.InferenceSession) -> dict[str, np.ndarray]:
@@ -267,21 +273,22 @@ def feeds(session: ort.InferenceSession) -> dict[str, np.ndarray]:
 
 
 def agreement(path: Path, result: Any, model_feeds: dict[str, np.ndarray]) -> float:
-    """The largest difference from onnxruntime's outputs, relative to each one's scale."""
+    """The largest difference from onnxruntime's outputs, relative to each one's scale
+    (``bench/wild.py``'s measure: a floor under tiny scales, ZipMap's lists compared too)."""
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     want = dict(
         zip([o.name for o in session.get_outputs()], session.run(None, model_feeds), strict=True)
     )
     got = result.run(model_feeds)
-    worst = 0.0
+    errors = []
     for name, w in want.items():
-        w = np.asarray(w, dtype=np.float64)
-        scale = float(np.abs(w).max()) or 1.0
-        worst = max(worst, float(np.abs(np.asarray(got[name], dtype=np.float64) - w).max()) / scale)
-    return worst
+        if isinstance(w, list):  # ZipMap's {label: probability} per row: our [N, labels]
+            w = np.array([list(row.values()) for row in w])
+        errors.append(wild.rel_error(got[name], w))
+    return max(errors, default=0.0)
 
 
-def ort_peak(path: Path) -> int:
+def ort_peak(path: Path, model_feeds: Feeds) -> int:
     """onnxruntime's in-use peak over one run, from its profiler, less what was in use when
     the run began (the initializers it holds in the same allocator)."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -289,7 +296,7 @@ def ort_peak(path: Path) -> int:
         opts.enable_profiling = True
         opts.profile_file_prefix = os.path.join(tmp, "ort")
         session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
-        session.run(None, feeds(session))
+        session.run(None, model_feeds(session))
         events = json.loads(Path(session.end_profiling()).read_text())
     nodes = [e["args"] for e in events if "mem_in_use_peak" in e.get("args", {})]
     if not nodes:
@@ -307,20 +314,21 @@ def slim_seconds(path: Path, repeats: int, clock: Clock) -> float | None:
     return best_of(repeats, lambda: onnxslim.slim(model), clock)[1]
 
 
-def compute_ops(result: Any) -> int:
-    """The planned graph's ops that run per inference: those reading a graph input, at
-    any distance. Ops on params alone prepare weights (``param-hoist`` runs them once;
-    onnxruntime folds them into its initializers at session creation)."""
+def compute_op_kinds(result: Any) -> Counter[str]:
+    """The planned graph's ops that run per inference, by name: those reading a graph
+    input, at any distance. Ops on params alone prepare weights (``param-hoist`` runs them
+    once; onnxruntime folds them into its initializers at session creation)."""
     per_run: set[Any] = set()
-    count = 0
+    kinds: Counter[str] = Counter()
     for op in result.lir.body.block.ops:
         if op.name == "mir.input" or any(v in per_run for v in op.operands):
             per_run.update(op.results)
-            count += op.name not in LEAVES
-    return count
+            if op.name not in LEAVES:
+                kinds[op.name] += 1
+    return kinds
 
 
-def measure(path: Path, repeats: int, clock: Clock) -> dict[str, Any]:
+def measure(path: Path, repeats: int, clock: Clock, model_feeds: Feeds = feeds) -> dict[str, Any]:
     def compile_rlx() -> Any:
         module = import_model(path)
         return module, CompilePipeline(target="cpu", keep_stages=False).compile(module)
@@ -334,16 +342,19 @@ def measure(path: Path, repeats: int, clock: Clock) -> dict[str, Any]:
     )
     acts = CompilePipeline(target="cpu", weights_in_arena=False, keep_stages=False).compile(module)
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    kinds, ort_kinds = compute_op_kinds(result), ort_op_kinds(path)
     return {
-        "err": agreement(path, result, feeds(session)),
+        "err": agreement(path, result, model_feeds(session)),
         "rlx_s": rlx_s,
         "ort_s": ort_s,
         "slim_s": slim_seconds(path, repeats, clock),
-        "ops": compute_ops(result),
-        "ort_ops": ort_ops(path),
+        "ops": kinds.total(),
+        "ort_ops": ort_kinds.total(),
         "arena": memory_report(acts.lir).arena,
         "bound": mir_peak_live_bytes(main_graph(module), static_leaves=False),
-        "ort_peak": ort_peak(path),
+        "ort_peak": ort_peak(path, model_feeds),
+        "kinds": dict(kinds),
+        "ort_kinds": dict(ort_kinds),
     }
 
 
@@ -352,7 +363,7 @@ def measure(path: Path, repeats: int, clock: Clock) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------
 
 COLUMNS = (
-    ("model", 14), ("rlx s", 8), ("ort s", 8), ("/ort", 6), ("slim s", 8), ("/slim", 6),
+    ("model", 22), ("rlx s", 8), ("ort s", 8), ("/ort", 6), ("slim s", 8), ("/slim", 6),
     ("ops", 6), ("ort ops", 8), ("/ort", 6), ("arena", 12), ("src bound", 12), ("/bound", 7),
     ("ort peak", 12), ("/peak", 6), ("rel err", 9),
 )  # fmt: skip
@@ -414,6 +425,77 @@ def models(args: argparse.Namespace) -> dict[str, Callable[[], Path]]:
     return table
 
 
+def wild_model(name: str, torch_python: str) -> tuple[Path, Feeds]:
+    """``bench/wild.py``'s model ``name`` at its first sizes (a static copy where it has
+    open dims or scalar inputs of set values, which are baked in), and its feeds there."""
+    m = wild.BY_NAME[name]
+    try:
+        source = wild.model_path(m, torch_python)
+    except Exception as err:
+        raise Unavailable(first_line(err)) from err
+    model = onnx.load(str(source))
+    sample = wild.feeds_for(model, m, m.sizes[0], seed=0)
+    constants = {k: v for k, v in sample.items() if v.ndim == 0 and k in m.values}
+
+    def model_feeds(session: ort.InferenceSession) -> dict[str, np.ndarray]:
+        return {i.name: sample[i.name] for i in session.get_inputs()}
+
+    if not wild.open_dims(model) and not constants:
+        return source, model_feeds
+    out = CACHE / "static" / "wild" / f"{name}.onnx"
+    if not out.exists():
+        shapes = {k: list(v.shape) for k, v in sample.items()}
+        out.parent.mkdir(parents=True, exist_ok=True)
+        onnx.save(static_copy(model, shapes, constants), str(out))
+    return out, model_feeds
+
+
+def attempt(fetch: Callable[[], tuple[Path, Feeds]], repeats: int, clock: Clock) -> dict[str, Any]:
+    """``measure``'s numbers for the model ``fetch`` gives, or ``{"reason": why not}``."""
+    try:
+        path, model_feeds = fetch()
+    except Unavailable as err:
+        return {"reason": f"not available: {err}"}
+    try:
+        return measure(path, repeats, clock, model_feeds)
+    except Exception as err:  # a model we do not import (yet): say why, go on
+        return {"reason": f"does not compile: {first_line(err)[:200]}"}
+
+
+def apart(name: str, args: argparse.Namespace) -> dict[str, Any]:
+    """``attempt`` on a wild model in a subprocess of its own: a crash or a runaway
+    compile costs that model alone."""
+    cmd = [sys.executable, __file__, "--wild", "--one", name, "--repeats", str(args.repeats),
+           "--torch-python", args.torch_python, *(["--cpu"] if args.cpu else [])]  # fmt: skip
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        return {"reason": f"timed out after {args.timeout:.0f} s"}
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        return {"reason": f"crashed: {(proc.stderr.strip().splitlines() or [''])[-1][:200]}"}
+    out: dict[str, Any] = json.loads(lines[-1])
+    return out
+
+
+def top(kinds: dict[str, int], n: int = 8) -> str:
+    return ", ".join(f"{k.removeprefix('mir.')} {v}" for k, v in Counter(kinds).most_common(n))
+
+
+def above(results: dict[str, dict[str, Any]]) -> list[str]:
+    """Per model above onnxruntime's op count or the source-order bound: the op kinds
+    each side has (ours by MIR/LIR name, onnxruntime's by op type), most frequent first."""
+    lines = []
+    for name, r in results.items():
+        over = [f"ops {r['ops']} > {r['ort_ops']}"] if r["ops"] > r["ort_ops"] else []
+        if r["arena"] > r["bound"]:
+            over.append(f"arena {r['arena'] / r['bound']:.2f}x the bound")
+        if over:
+            lines.append(f"{name}: {'; '.join(over)}\n    ours: {top(r['kinds'])}"
+                         f"\n    ort:  {top(r['ort_kinds'])}")  # fmt: skip
+    return lines
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", action="append", help="only these models")
@@ -423,35 +505,50 @@ def main() -> None:
         action="store_true",
         help="also the other onnx zoo models and wheel models (see above)",
     )
+    ap.add_argument("--wild", action="store_true", help="bench/wild.py's corpus instead")
     ap.add_argument("--torch-python", default=os.environ.get("RLX_TORCH_PYTHON", sys.executable),
-                    help="a Python with PyTorch for --full (default: RLX_TORCH_PYTHON, "
-                    "else this one)")  # fmt: skip
+                    help="a Python with PyTorch for --full and --wild's exports (default: "
+                    "RLX_TORCH_PYTHON, else this one)")  # fmt: skip
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--cpu", action="store_true",
                     help="time CPU seconds of this process (all its threads: process_time) "
                     "instead of wall seconds; steadier on a loaded machine")  # fmt: skip
+    ap.add_argument("--timeout", type=float, default=900, help="seconds per --wild model")
+    ap.add_argument("--json", type=Path, help="also write the results as JSON")
+    ap.add_argument("--one", help=argparse.SUPPRESS)  # --wild's worker: one model's JSON
     args = ap.parse_args()
-    table = models(args)
-    names = args.only or list(table)
-    unknown = sorted(set(names) - set(table))
-    if unknown:
-        sys.exit(f"error: unknown model(s) {unknown} (known: {', '.join(table)})")
     clock = time.process_time if args.cpu else time.perf_counter
+    if args.one:
+        fetch = partial(wild_model, args.one, args.torch_python)
+        print(json.dumps(attempt(fetch, args.repeats, clock)))
+        return
+    if args.wild:
+        known = [m.name for m in wild.CORPUS]
+    else:
+        table = models(args)
+        known = list(table)
+    names = args.only or known
+    unknown = sorted(set(names) - set(known))
+    if unknown:
+        sys.exit(f"error: unknown model(s) {unknown} (known: {', '.join(known)})")
     print(render([name for name, _ in COLUMNS]), flush=True)
     results: dict[str, dict[str, Any]] = {}
     for name in names:
-        try:
-            path = table[name]()
-            results[name] = measure(path, args.repeats, clock)
-        except Unavailable as err:
-            print(f"{name:<14}not available: {err}", flush=True)
+        if args.wild:
+            r = apart(name, args)
+        else:
+            r = attempt(lambda n=name: (table[n](), feeds), args.repeats, clock)
+        if "reason" in r:
+            print(f"{name:<22}{r['reason']}", flush=True)
             continue
-        except Exception as err:  # a model we do not import (yet): say why, go on
-            print(f"{name:<14}does not compile: {first_line(err)[:200]}", flush=True)
-            continue
-        print(render(row(name, results[name])), flush=True)
+        results[name] = r
+        print(render(row(name, r)), flush=True)
     for line in summary(results):
         print(line)
+    for line in above(results):
+        print(line)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1))
 
 
 if __name__ == "__main__":
