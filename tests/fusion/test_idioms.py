@@ -660,13 +660,18 @@ def test_decomposed_ops_are_recognised(kv_heads: int, kind: str, rotary: int) ->
 
 def test_recognition_stages_follow_the_claims() -> None:
     names = [p.name for p in fusion_passes("cpu")]
-    assert names[:5] == [
-        "fuse-activations", "fuse-gelu", "fuse-rms-norm", "fuse-rope", "fuse-attention"
+    assert names[:6] == [
+        "fuse-activations", "fuse-gelu", "fuse-rms-norm", "fuse-layer-norm", "fuse-rope",
+        "fuse-attention",
     ]  # fmt: skip
     # cortex-m has no clip, norm, rope or attention kernels: their primitives stay.
-    assert not {"fuse-activations", "fuse-rms-norm", "fuse-rope", "fuse-attention"} & {
-        p.name for p in fusion_passes("cortex-m")
-    }
+    assert not {
+        "fuse-activations",
+        "fuse-rms-norm",
+        "fuse-layer-norm",
+        "fuse-rope",
+        "fuse-attention",
+    } & {p.name for p in fusion_passes("cortex-m")}
     skipped = [p.name for p in fusion_passes("cpu", skip=["fuse-attention"])]
     assert skipped == [n for n in names if n != "fuse-attention"]
     with pytest.raises(ValueError, match="unknown fusion stage 'fuse-atention'"):

@@ -22,6 +22,7 @@ PASSES = {
     "fold_conv_affine.mlir": "fold-conv-affine,fuse-conv-bias-act,dce",
     "fuse_scale_shift.mlir": "fuse-scale-shift,dce",
     "fuse_lstm_cell.mlir": "fuse-lstm-cell,dce",
+    "fuse_layer_norm.mlir": "fuse-rms-norm,fuse-layer-norm,dce",
 }
 TARGETS = ("cpu", "cuda", "cortex-m", "wgpu", "tpu")
 

@@ -5,7 +5,7 @@
 
 Stage order (each a pass; the list keeps the passes whose fused ops are claimed):
 recognition of the decompositions exporters write (clip, hard sigmoid/swish, leaky
-ReLU, GELU, RMSNorm, rotary embeddings,
+ReLU, GELU, RMSNorm, LayerNorm before opset 17 and norm bias adds, rotary embeddings,
 scaled dot-product attention), attention blocks, SwiGLU, LSTM cells,
 conv + batch norm folding, per-channel scale/shift folding into convs, conv + bias +
 activation, matmul + bias + activation, per-channel scale-shifts (batch norms no conv
@@ -45,6 +45,7 @@ def fusion_pattern_types() -> list[type]:
     from rlx_compile.transforms.fuse_attention_block import FuseAttentionBlock
     from rlx_compile.transforms.fuse_conv_bias_act import FuseConvBiasAct
     from rlx_compile.transforms.fuse_gelu import FuseGelu
+    from rlx_compile.transforms.fuse_layer_norm import FoldNormBias, FuseLayerNorm
     from rlx_compile.transforms.fuse_lstm_cell import FuseLstmCell
     from rlx_compile.transforms.fuse_matmul_bias_act import FuseMatmulBiasAct
     from rlx_compile.transforms.fuse_residual_norm import FuseResidualLayerNorm, FuseResidualRmsNorm
@@ -57,8 +58,9 @@ def fusion_pattern_types() -> list[type]:
 
     return [
         FuseClip, FuseHardSigmoid, FuseHardSwish, FuseLeakyRelu,
-        FuseGelu, FuseRmsNorm, FoldRmsNormScale, FuseRope, FusePartialRope, FuseAttention,
-        FuseAttentionBlock, FuseSwigluDualMatmul, FuseSwigluNarrow, FuseLstmCell,
+        FuseGelu, FuseRmsNorm, FoldRmsNormScale, FuseLayerNorm, FoldNormBias, FuseRope,
+        FusePartialRope, FuseAttention, FuseAttentionBlock, FuseSwigluDualMatmul,
+        FuseSwigluNarrow, FuseLstmCell,
         FoldConvBatchNorm,
         FoldConvAffine, FuseConvBiasAct, FuseMatmulBiasAct, FuseScaleShift, FuseResidualRmsNorm,
         FuseResidualLayerNorm,
@@ -81,6 +83,7 @@ def _select(
     from rlx_compile.transforms.fuse_attention_block import FuseAttentionBlockPass
     from rlx_compile.transforms.fuse_conv_bias_act import FuseConvBiasActPass
     from rlx_compile.transforms.fuse_gelu import FuseGeluPass
+    from rlx_compile.transforms.fuse_layer_norm import FuseLayerNormPass
     from rlx_compile.transforms.fuse_lstm_cell import FuseLstmCellPass
     from rlx_compile.transforms.fuse_matmul_bias_act import FuseMatmulBiasActPass
     from rlx_compile.transforms.fuse_residual_norm import FuseResidualNormPass
@@ -103,6 +106,7 @@ def _select(
         (any(c(op.name) for op in ACTIVATION_RECOGNISED), FuseActivationsPass),
         (c(mir.GeluOp.name), FuseGeluPass),
         (c(mir.RmsNormOp.name), FuseRmsNormPass),
+        (c(mir.LayerNormOp.name) or c(mir.RmsNormOp.name), FuseLayerNormPass),
         (c(mir.RopeOp.name), FuseRopePass),
         (c(mir.AttentionOp.name), FuseAttentionPass),
         (c(mir.FusedAttentionBlockOp.name), FuseAttentionBlockPass),

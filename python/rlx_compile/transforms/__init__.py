@@ -151,6 +151,12 @@ def _fuse_rms_norm() -> type[ModulePass]:
     return FuseRmsNormPass
 
 
+def _fuse_layer_norm() -> type[ModulePass]:
+    from rlx_compile.transforms.fuse_layer_norm import FuseLayerNormPass
+
+    return FuseLayerNormPass
+
+
 def _fuse_rope() -> type[ModulePass]:
     from rlx_compile.transforms.fuse_rope import FuseRopePass
 
@@ -267,6 +273,7 @@ RLX_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "fuse-scale-shift": _fuse_scale_shift,
     "fuse-gelu": _fuse_gelu,
     "fuse-rms-norm": _fuse_rms_norm,
+    "fuse-layer-norm": _fuse_layer_norm,
     "fuse-rope": _fuse_rope,
     "fuse-attention": _fuse_attention,
     "fuse-swiglu": _fuse_swiglu,

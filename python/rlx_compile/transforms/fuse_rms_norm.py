@@ -186,7 +186,9 @@ class RmsNormMatch(Match):
     eps: float
 
 
-def _gamma_fits(gamma: SSAValue, x: SSAValue, axis: int) -> bool:
+def fits_tail(gamma: SSAValue, x: SSAValue, axis: int) -> bool:
+    """Whether ``gamma`` broadcasts to ``x``'s dims ``axis..rank-1`` (a norm's scale or
+    bias)."""
     tail = tuple(type_of(x).shape[axis:])
     try:
         return broadcast_shapes(tail, type_of(gamma).shape) == tail
@@ -217,7 +219,7 @@ class FuseRmsNorm(FusionPattern):
         if len(others) > 1 or op.results[0].type != inv.x.type:
             return None
         gamma = others[0].value if others else None
-        if gamma is not None and not _gamma_fits(gamma, inv.x, inv.axis):
+        if gamma is not None and not fits_tail(gamma, inv.x, inv.axis):
             return None
         if (miss := chain_miss(inv.links, HINT)) is not None:
             return miss
@@ -262,7 +264,7 @@ class FoldRmsNormScale(FusionPattern):
                 or norm.bias is not None
                 or scalar_constant(norm.scale) != 1.0
                 or op.result.type != a.type
-                or not _gamma_fits(g, norm.input, norm.props().int("axis"))
+                or not fits_tail(g, norm.input, norm.props().int("axis"))
             ):
                 continue
             if sole_user(a) is not op:
