@@ -155,8 +155,8 @@ def test_c1_cpu_pass_list() -> None:
     # RMSNorm, LayerNorm, RoPE, attention) and the LSTM cell, conv and scale-shift fusions
     # our kernels implement.
     assert cpu == [
-        "fuse-activations", "fuse-gelu", "fuse-rms-norm", "fuse-layer-norm", "fuse-rope",
-        "fuse-attention", "fuse-attention-block", "fuse-swiglu", "fuse-lstm-cell",
+        "fold-transposes", "fuse-activations", "fuse-gelu", "fuse-rms-norm", "fuse-layer-norm",
+        "fuse-rope", "fuse-attention", "fuse-attention-block", "fuse-swiglu", "fuse-lstm-cell",
         "fold-conv-batch-norm", "fold-conv-affine",
         "fuse-conv-bias-act", "fuse-matmul-bias-act", "fuse-scale-shift", "fuse-residual-norm",
         "fuse-shared-input-matmul",

@@ -3,10 +3,11 @@
     passes = fusion_passes("cuda")                  # [fuse-attention-block?, ...] by claim
     passes = fusion_passes_for_supported({"mir.matmul", "mir.fused_matmul_bias_act", ...})
 
-Stage order (each a pass; the list keeps the passes whose fused ops are claimed):
-recognition of the decompositions exporters write (clip, hard sigmoid/swish, leaky
-ReLU, GELU, RMSNorm, LayerNorm before opset 17 and norm bias adds, rotary embeddings,
-scaled dot-product attention), attention blocks, SwiGLU, LSTM cells,
+Stage order (each a pass; the list keeps the passes whose fused ops are claimed): the
+layout transpose pairs of channels-last converters folded away, recognition of the
+decompositions exporters write (clip, hard sigmoid/swish, leaky ReLU, GELU, RMSNorm,
+LayerNorm before opset 17 and norm bias adds, rotary embeddings, scaled dot-product
+attention), attention blocks, SwiGLU, LSTM cells,
 conv + batch norm folding, per-channel scale/shift folding into convs, conv + bias +
 activation, matmul + bias + activation, per-channel scale-shifts (batch norms no conv
 took) + activation, residual norms, shared-input matmuls, then elementwise
@@ -35,6 +36,7 @@ def fusion_pattern_types() -> list[type]:
     """Every fusion pattern, in stage order (the near-miss scan runs all of them)."""
     from rlx_compile.transforms.fold_conv_affine import FoldConvAffine
     from rlx_compile.transforms.fold_conv_batch_norm import FoldConvBatchNorm
+    from rlx_compile.transforms.fold_transposes import FoldTransposes
     from rlx_compile.transforms.fuse_activations import (
         FuseClip,
         FuseHardSigmoid,
@@ -57,7 +59,7 @@ def fusion_pattern_types() -> list[type]:
     from rlx_compile.transforms.mark_elementwise_regions import MarkElementwiseRegion
 
     return [
-        FuseClip, FuseHardSigmoid, FuseHardSwish, FuseLeakyRelu,
+        FoldTransposes, FuseClip, FuseHardSigmoid, FuseHardSwish, FuseLeakyRelu,
         FuseGelu, FuseRmsNorm, FoldRmsNormScale, FuseLayerNorm, FoldNormBias, FuseRope,
         FusePartialRope, FuseAttention, FuseAttentionBlock, FuseSwigluDualMatmul,
         FuseSwigluNarrow, FuseLstmCell,
@@ -78,6 +80,7 @@ def _select(
     from rlx_compile.transforms.dce import DCEPass
     from rlx_compile.transforms.fold_conv_affine import FoldConvAffinePass
     from rlx_compile.transforms.fold_conv_batch_norm import FoldConvBatchNormPass
+    from rlx_compile.transforms.fold_transposes import FoldTransposesPass
     from rlx_compile.transforms.fuse_activations import FuseActivationsPass
     from rlx_compile.transforms.fuse_attention import FuseAttentionPass
     from rlx_compile.transforms.fuse_attention_block import FuseAttentionBlockPass
@@ -100,9 +103,11 @@ def _select(
     c = t.claims_op
     kw = {"target": target_name, "claims": claims}
     stages: list[tuple[bool, type[ModulePass]]] = [
-        # Recognition first: the fusions below then see a clip, hard sigmoid/swish, leaky
+        # Layout transposes first (they hide every chain below from its conv), then
+        # recognition: the fusions below then see a clip, hard sigmoid/swish, leaky
         # relu or gelu (epilogues), an rms_norm (residual norms), rope and attention
         # (attention blocks).
+        (c(mir.TransposeOp.name), FoldTransposesPass),
         (any(c(op.name) for op in ACTIVATION_RECOGNISED), FuseActivationsPass),
         (c(mir.GeluOp.name), FuseGeluPass),
         (c(mir.RmsNormOp.name), FuseRmsNormPass),

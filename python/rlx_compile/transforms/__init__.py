@@ -151,6 +151,12 @@ def _fuse_rms_norm() -> type[ModulePass]:
     return FuseRmsNormPass
 
 
+def _fold_transposes() -> type[ModulePass]:
+    from rlx_compile.transforms.fold_transposes import FoldTransposesPass
+
+    return FoldTransposesPass
+
+
 def _fuse_layer_norm() -> type[ModulePass]:
     from rlx_compile.transforms.fuse_layer_norm import FuseLayerNormPass
 
@@ -274,6 +280,7 @@ RLX_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "fuse-gelu": _fuse_gelu,
     "fuse-rms-norm": _fuse_rms_norm,
     "fuse-layer-norm": _fuse_layer_norm,
+    "fold-transposes": _fold_transposes,
     "fuse-rope": _fuse_rope,
     "fuse-attention": _fuse_attention,
     "fuse-swiglu": _fuse_swiglu,
