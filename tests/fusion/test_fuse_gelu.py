@@ -1,5 +1,6 @@
-"""fuse-gelu keeps the numbers: the exported erf decomposition and the mir.gelu it
-becomes agree to a few ulp on random inputs, in every association it recognises."""
+"""fuse-gelu keeps the numbers: the exported erf and tanh decompositions and the
+mir.gelu they become agree to a few ulp on random inputs, in every association it
+recognises."""
 
 from __future__ import annotations
 
@@ -21,13 +22,17 @@ def decomposition(spelling: str):  # type: ignore[no-untyped-def]
             y = m.mul(x, m.mul(0.5, m.add(m.erf(m.div(x, math.sqrt(2.0))), 1.0)))
         elif spelling == "half_first":  # (0.5 * x) * (1 + erf(x * 1/sqrt2))
             y = m.mul(m.mul(0.5, x), m.add(1.0, m.erf(m.mul(x, math.sqrt(0.5)))))
-        else:  # (x * (erf(x / sqrt2) + 1)) * 0.5
+        elif spelling == "half_last":  # (x * (erf(x / sqrt2) + 1)) * 0.5
             y = m.mul(m.mul(x, m.add(m.erf(m.div(x, math.sqrt(2.0))), 1.0)), 0.5)
+        else:  # GPT-2's gelu_new, x³ as pow or as x · x · x
+            cube = m.pow(x, 3.0) if spelling == "tanh_pow" else m.mul(m.mul(x, x), x)
+            inner = m.mul(math.sqrt(2.0 / math.pi), m.add(x, m.mul(0.044715, cube)))
+            y = m.mul(m.mul(0.5, x), m.add(1.0, m.tanh(inner)))
         m.output(y, names=["y"])
     return m.module
 
 
-@pytest.mark.parametrize("spelling", ["torch", "half_first", "half_last"])
+@pytest.mark.parametrize("spelling", ["torch", "half_first", "half_last", "tanh_pow", "tanh_mul"])
 def test_fused_gelu_matches_the_decomposition(spelling: str) -> None:
     module = decomposition(spelling)
     fused = module.clone()

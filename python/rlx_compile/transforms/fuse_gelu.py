@@ -1,16 +1,21 @@
-"""``fuse-gelu``: the erf form of GELU as exporters spell it, as one ``mir.gelu``.
+"""``fuse-gelu``: GELU as exporters spell it, as one ``mir.gelu``.
 
 ``x · 0.5 · (1 + erf(x / √2))`` in any association and operand order (also with
-``x · (1/√2)`` inside the erf), each intermediate read by the chain alone. Recognising
-it removes four full-size intermediates and lets a preceding matmul or conv take the
-GELU as its epilogue. Not bit-exact: the reference gelu evaluates the formula in float64
-and rounds once, the decomposition rounds at every step (the difference is a few ulp).
+``x · (1/√2)`` inside the erf), and its tanh approximation
+``x · 0.5 · (1 + tanh(√(2/π) · (x + 0.044715 · x³)))`` (GPT-2's ``gelu_new``, PyTorch's
+``approximate="tanh"`` before opset 20; ``x³`` as ``pow(x, 3)`` or ``x · x · x``) as
+``mir.gelu`` with ``approximate = tanh``, each intermediate read by the chain alone.
+Recognising it removes four (erf) or seven (tanh) full-size intermediates and lets a
+preceding matmul or conv take the GELU as its epilogue. Not bit-exact: the reference
+gelu evaluates the formula in float64 and rounds once, the decomposition rounds at every
+step (the difference is a few ulp).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 from xdsl.ir import Operation, SSAValue
@@ -68,15 +73,62 @@ def _erf_argument_is(x: SSAValue, d: SSAValue) -> bool:
     return False
 
 
+def _scaled_by(v: SSAValue, value: float) -> tuple[mir.MulOp, SSAValue] | None:
+    """For ``v`` = c · y (either order) with the scalar c = ``value``: (the mul, y)."""
+    mul = producer(v, mir.MulOp)
+    if mul is None:
+        return None
+    return next(
+        ((mul, y) for y, c in ((mul.lhs, mul.rhs), (mul.rhs, mul.lhs)) if _is_scalar(c, value)),
+        None,
+    )
+
+
+def _cube_of(x: SSAValue, v: SSAValue) -> list[tuple[SSAValue, Operation]] | None:
+    """For ``v`` = x³ (``pow(x, 3)`` or ``x · x · x``): its (value, the op computing it)
+    pairs, the inner square first."""
+    pw = producer(v, mir.PowOp)
+    if pw is not None and pw.lhs is x and _is_scalar(pw.rhs, 3.0):
+        return [(v, pw)]
+    mul = producer(v, mir.MulOp)
+    if mul is None:
+        return None
+    for sq, other in ((mul.lhs, mul.rhs), (mul.rhs, mul.lhs)):
+        inner = producer(sq, mir.MulOp)
+        if other is x and inner is not None and inner.lhs is x and inner.rhs is x:
+            return [(sq, inner), (v, mul)]
+    return None
+
+
+def _tanh_argument(x: SSAValue, d: SSAValue) -> list[tuple[SSAValue, Operation]] | None:
+    """For ``d`` = √(2/π) · (x + 0.044715 · x³): the (value, op) pairs computing it,
+    producers first (``d`` last)."""
+    outer = _scaled_by(d, TANH_SCALE)
+    add = producer(outer[1], mir.AddOp) if outer is not None else None
+    if outer is None or add is None:
+        return None
+    for a, c in ((add.lhs, add.rhs), (add.rhs, add.lhs)):
+        cubic = _scaled_by(c, TANH_CUBIC)
+        cube = _cube_of(x, cubic[1]) if a is x and cubic is not None else None
+        if cubic is not None and cube is not None:
+            return [*cube, (c, cubic[0]), (outer[1], add), (d, outer[0])]
+    return None
+
+
+TANH_SCALE = math.sqrt(2.0 / math.pi)
+TANH_CUBIC = 0.044715
+
+
 @dataclass
 class GeluMatch(Match):
     x: SSAValue
+    approximate: str
 
 
 class FuseGelu(FusionPattern):
     name = "gelu"
     roots = (mir.MulOp,)
-    needs = (mir.ErfOp,)
+    needs = (mir.ErfOp, mir.TanhOp)
 
     def match(self, op: Operation) -> Match | Miss | None:
         assert isinstance(op, mir.MulOp)
@@ -91,7 +143,7 @@ class FuseGelu(FusionPattern):
             (f, a)
             for f in factors
             if (a := producer(f, mir.AddOp)) is not None
-            and any(producer(v, mir.ErfOp) for v in (a.lhs, a.rhs))
+            and any(producer(v, mir.ErfOp) or producer(v, mir.TanhOp) for v in (a.lhs, a.rhs))
         ]
         if len(halves) != 1 or len(sums) != 1:
             return None
@@ -100,21 +152,34 @@ class FuseGelu(FusionPattern):
         if len(rest) != 1 or rest[0].type != out:
             return None
         x = rest[0]
-        erf_value = next((v for v in (add.lhs, add.rhs) if producer(v, mir.ErfOp)), None)
-        if erf_value is None or not any(
-            _is_scalar(v, 1.0) for v in (add.lhs, add.rhs) if v is not erf_value
+        fn_value = next(
+            (v for v in (add.lhs, add.rhs) if producer(v, mir.ErfOp) or producer(v, mir.TanhOp)),
+            None,
+        )
+        if fn_value is None or not any(
+            _is_scalar(v, 1.0) for v in (add.lhs, add.rhs) if v is not fn_value
         ):
             return None
-        erf = producer(erf_value, mir.ErfOp)
-        assert erf is not None
-        if not _erf_argument_is(x, erf.input):
-            return None
-        inner = erf.input.owner
-        assert isinstance(inner, Operation)
+        fn = producer(fn_value, mir.ErfOp) or producer(fn_value, mir.TanhOp)
+        assert fn is not None
+        if isinstance(fn, mir.ErfOp):
+            if not _erf_argument_is(x, fn.input):
+                return None
+            inner = fn.input.owner
+            assert isinstance(inner, Operation)
+            chain = [(fn.input, inner)]
+        else:
+            found = _tanh_argument(x, fn.input)
+            if found is None:
+                return None
+            chain = found
+        name = fn.name.removeprefix("mir.")
+        links = [(v, reader, "an intermediate") for (v, _), (_, reader) in pairwise(chain)]
         for value, reader, what in (
-            (erf.input, erf, "the scaled input"),
-            (erf_value, add, "the erf"),
-            (p, muls[-1] if p in muls[-1].operands else op, "1 + erf"),
+            *links,
+            (fn.input, fn, "the scaled input"),
+            (fn_value, add, f"the {name}"),
+            (p, muls[-1] if p in muls[-1].operands else op, f"1 + {name}"),
         ):
             if sole_user(value) is not reader:
                 return Miss(
@@ -123,18 +188,19 @@ class FuseGelu(FusionPattern):
                 )
         if (miss := self.ctx.unclaimed(FUSED)) is not None:
             return miss
-        absorbed: list[Operation] = [inner, erf, add, *reversed(muls)]
-        return GeluMatch(op, absorbed, x)
+        absorbed: list[Operation] = [*(o for _, o in chain), fn, add, *reversed(muls)]
+        approximate = "tanh" if isinstance(fn, mir.TanhOp) else "none"
+        return GeluMatch(op, absorbed, x, approximate)
 
     def rewrite(self, m: Match, rewriter: PatternRewriter) -> None:
         assert isinstance(m, GeluMatch)
         b, ops = self.builder(m.root)
-        self.replace(rewriter, m, ops, [b.gelu(m.x)])
+        self.replace(rewriter, m, ops, [b.gelu(m.x, m.approximate)])
 
 
 @dataclass(frozen=True)
 class FuseGeluPass(FusionPass):
-    """Recognise x · 0.5 · (1 + erf(x/√2)) as one mir.gelu."""
+    """Recognise x · 0.5 · (1 + erf(x/√2)) and its tanh approximation as one mir.gelu."""
 
     name = "fuse-gelu"
     PATTERNS = (FuseGelu,)
