@@ -321,7 +321,10 @@ def compute_op_kinds(result: Any) -> Counter[str]:
     per_run: set[Any] = set()
     kinds: Counter[str] = Counter()
     for op in result.lir.body.block.ops:
-        if op.name == "mir.input" or any(v in per_run for v in op.operands):
+        # A loop or an if reads graph values inside its regions as well as through its
+        # operands; it counts once, as onnxruntime counts its Loop, Scan and If nodes.
+        reads = (o for inner in op.walk() for o in inner.operands) if op.regions else op.operands
+        if op.name == "mir.input" or any(v in per_run for v in reads):
             per_run.update(op.results)
             if op.name not in LEAVES:
                 kinds[op.name] += 1
