@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass
+from operator import attrgetter
+from typing import cast
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, OpResult, SSAValue
@@ -28,7 +30,8 @@ from xdsl.utils.exceptions import (
     VerifyException,
 )
 
-from rlx_compile.dialects.common import share_inference_records, trusting_build_inference
+from rlx_compile.dialects.common import _INFERRED_FROM, trusting_build_inference
+from rlx_compile.dialects.construct import Cloner, walk_list
 from rlx_compile.dialects.signature import use_signature_check
 from rlx_compile.ir import location_str, parse_error_line
 
@@ -123,8 +126,8 @@ def _stamp(op: Operation) -> Stamp:
         op._prev_op,
         op._next_op is None,
         operands,
-        tuple([v._type for v in operands]),
-        tuple([r._type for r in op.results]),
+        tuple(map(_type_of, operands)),
+        tuple(map(_type_of, op.results)),
         op.properties.copy(),  # a dict compares by its items, in any order
         op.attributes.copy() if op.attributes else None,
     )
@@ -141,7 +144,7 @@ def verify_module(module: Operation, context: str | None = None, *, full: bool =
     so is the order of definitions of every changed op against its operands and users.
     """
     dirty = _Dirty()
-    dirty.compare(module.walk(), full=full)
+    dirty.compare(walk_list(module), full=full)
     dirty.verify(context, trust=not full)
 
 
@@ -181,37 +184,50 @@ class _Dirty:
 
     def __init__(self) -> None:
         self.ops: dict[Operation, tuple[int, int]] = {}
+        self.ids: set[int] = set()
+        """The ids of ``ops``' keys: membership tests for every op walked hash in C (an
+        op's own ``__hash__`` is xDSL's, in Python)."""
         self.stamps: list[tuple[Operation, Stamp]] = []
         self.region_ops: dict[Operation, int] = {}
         self.index = 0
         self.full = False
+
+    def _put(self, op: Operation, at: tuple[int, int]) -> None:
+        self.ops[op] = at
+        self.ids.add(id(op))
 
     def compare(self, ops: Iterable[Operation], *, full: bool) -> None:
         """Walk ``ops`` (in walk order): the ops whose stamp differs (all when ``full``)
         and the terminators of their regions' blocks."""
         self.full = self.full or full
         found = self.ops
+        ids = self.ids
+        stamps = self.stamps
+        i = self.index
         for op in ops:
-            i = self.index = self.index + 1
+            i += 1
             if op.regions:
                 self.region_ops[op] = i
             stamp = _stamp(op)
             old = op.__dict__.get(_STAMP)
             if full or old != stamp:
-                self.stamps.append((op, stamp))
+                stamps.append((op, stamp))
                 moved = old is not None and (old[0] is not stamp[0] or old[1] is not stamp[1])
                 found[op] = (i, _MOVED if moved else _READS)
-                self._add_terminators(op)
-            elif op in found:
+                ids.add(id(op))
+                if op.regions:
+                    self._add_terminators(op)
+            elif id(op) in ids:
                 found[op] = (i, found[op][1])  # a terminator, at its place in the walk
+        self.index = i
 
     def add(self, op: Operation, *, reported: bool) -> None:
         """A reported op (with its body), or one that reads or ends what was."""
-        at = self.ops.get(op)
+        at = self.ops.get(op) if id(op) in self.ids else None
         level = _MOVED if reported else _KEPT
         if at is not None and at[1] >= level:
             return
-        self.ops[op] = (_UNWALKED if at is None else at[0], level)
+        self._put(op, (_UNWALKED if at is None else at[0], level))
         if reported:
             self.stamps.append((op, ()))  # stamped once verified
             for nested in op.walk():
@@ -222,19 +238,32 @@ class _Dirty:
     def _add_terminators(self, op: Operation) -> None:
         for region in op.regions:
             for block in region.blocks:
-                if (last := block.last_op) is not None and last not in self.ops:
-                    self.ops[last] = (_UNWALKED, _KEPT)
+                if (last := block.last_op) is not None and id(last) not in self.ids:
+                    self._put(last, (_UNWALKED, _KEPT))
 
     def verify(self, context: str | None, *, trust: bool) -> None:
         if not self.ops:
             return
         ops = self.ops
+        ids = self.ids
+        blocks: set[int] = set()
         for op in list(ops):  # ancestors: a region op's verifier reads its body
+            block = op.parent
+            if block is not None:  # the ops of a block share their ancestors
+                if id(block) in blocks:
+                    continue
+                blocks.add(id(block))
             parent = op.parent_op()
-            while parent is not None and parent not in ops:
-                ops[parent] = (self.region_ops.get(parent, _UNWALKED), _KEPT)
+            while parent is not None and id(parent) not in ids:
+                self._put(parent, (self.region_ops.get(parent, _UNWALKED), _KEPT))
                 parent = parent.parent_op()
-        ordered = sorted(ops.items(), key=lambda item: item[1][0])  # stable: report order
+        # In walk order, ops no walk met in the order added (a stable sort by position).
+        ordered = [
+            (op, level)
+            for _, _, op, level in sorted(
+                [(at, n, op, level) for n, (op, (at, level)) in enumerate(ops.items())]
+            )
+        ]
         if self.full:  # every op: each block read once, in order
             for op, _ in ordered:
                 for region in op.regions:
@@ -242,12 +271,13 @@ class _Dirty:
                         _check_defined_before_use(block, context)
         else:
             order = _BlockOrder()
-            for op, (_, level) in ordered:
+            for op, level in ordered:
                 if level:
                     order.check(op, level, context)
+        for op_type in {type(op) for op in ops}:
+            use_signature_check(op_type)
         with trusting_build_inference() if trust else nullcontext():
             for op, _ in ordered:
-                use_signature_check(type(op))
                 try:
                     op.verify(verify_nested_ops=False)
                 except (VerifyException, DiagnosticException) as err:
@@ -255,6 +285,8 @@ class _Dirty:
         for op, stamp in self.stamps:
             op.__dict__[_STAMP] = stamp or _stamp(op)
 
+
+_type_of = attrgetter("_type")
 
 _KEPT, _READS, _MOVED = 0, 1, 2
 
@@ -266,13 +298,15 @@ class _BlockOrder:
     """Positions of ops in their blocks, numbered once per block when first asked."""
 
     def __init__(self) -> None:
-        self.blocks: dict[Block, dict[Operation, int]] = {}
+        self.blocks: dict[int, dict[int, int]] = {}
 
     def position(self, op: Operation, block: Block) -> int:
-        positions = self.blocks.get(block)
+        # By id: ops and blocks hash in Python (xDSL's __hash__), ids in C; every op is
+        # alive while it is verified.
+        positions = self.blocks.get(id(block))
         if positions is None:
-            positions = self.blocks[block] = {o: i for i, o in enumerate(block.ops)}
-        return positions[op]
+            positions = self.blocks[id(block)] = {id(o): i for i, o in enumerate(block.ops)}
+        return positions[id(op)]
 
     def check(self, op: Operation, level: int, context: str | None) -> None:
         """Within its block, ``op``'s operands come from earlier ops and, if it moved,
@@ -322,11 +356,31 @@ def verified_clone(module: ModuleOp) -> ModuleOp:
     """A copy of ``module``, after verifying it, recorded as verified: a clone verifies
     exactly as its original does."""
     verify_module(module)
-    copy = module.clone()
-    share_inference_records(module, copy)
-    for op in copy.walk():
-        op.__dict__[_STAMP] = _stamp(op)
+    pairs: list[tuple[Operation, Operation]] = []
+    cloner = Cloner({}, {}, clone_name_hints=True, clone_operands=True, on_clone=_pair(pairs))
+    copy = cast(ModuleOp, cloner.clone(module))
+    cloner.finish()
+    for op, twin in pairs:
+        old = op.__dict__
+        new = twin.__dict__
+        # What held of the original's inference holds of its copy (see
+        # share_inference_records); its stamp is the original's (just verified) with the
+        # copy's place and operands: the types and (copied, never changed) attribute
+        # dicts are the same.
+        record = old.get(_INFERRED_FROM)
+        if record is not None:
+            new[_INFERRED_FROM] = record
+        stamp = old[_STAMP]
+        place = (twin.parent, twin._prev_op, twin._next_op is None, twin._operands)
+        new[_STAMP] = (*place, *stamp[4:])
     return copy
+
+
+def _pair(pairs: list[tuple[Operation, Operation]]) -> Callable[[Operation, Operation], None]:
+    def add(op: Operation, twin: Operation) -> None:
+        pairs.append((op, twin))
+
+    return add
 
 
 # ---------------------------------------------------------------------------------

@@ -127,3 +127,95 @@ def test_a_broken_signature_gets_the_generic_verdict(breakage: str) -> None:
     fast, generic = both(brk(built()[name]))
     assert generic is not None, "the breakage must be one the generic check rejects"
     assert fast == generic
+
+
+def test_constraint_tests_accept_only_what_verify_accepts() -> None:
+    """Each property constraint's test (``_test``) passes exactly the attributes its
+    ``verify`` passes, over every property value of a compiled model and values of other
+    kinds (it must pass no more; passing fewer only sends them to ``verify``)."""
+    from xdsl.dialects.builtin import (
+        DenseArrayBase,
+        FloatAttr,
+        IntAttr,
+        IntegerType,
+        UnitAttr,
+        f32,
+        f64,
+        i64,
+    )
+    from xdsl.irdl import VerificationContext
+
+    from rlx_compile import CompilePipeline
+    from rlx_compile.dialects import hir, lir
+    from rlx_compile.dialects.signature import _test
+    from rlx_compile.testing.random_graphs import random_mir_graph
+
+    samples: list[object] = [
+        IntegerAttr(3, i64),
+        IntegerAttr(3, i32),
+        IntegerAttr(3, IntegerType(64, signedness=IntegerType(64).signedness)),
+        FloatAttr(1.5, f64),
+        FloatAttr(1.5, f32),
+        DenseArrayBase.from_list(i64, [1, 2]),
+        DenseArrayBase.from_list(f64, [1.0]),
+        DenseArrayBase.from_list(i32, [1]),
+        StringAttr("x"),
+        UnitAttr(),
+        IntAttr(2),
+    ]
+    compiled = CompilePipeline(target="cpu", keep_stages=False).compile(
+        random_mir_graph(7, 40).module
+    )
+    for op in [*compiled.input.walk(), *compiled.module.walk()]:
+        samples += op.properties.values()
+    checked = 0
+    for op_type in [*mir.MIR_OPS, *hir.HIR_OPS, *lir.LIR_OPS]:
+        for prop in op_type.get_irdl_definition().properties.values():
+            test = _test(prop.constr)
+            if test is None:
+                continue
+            for attr in samples:
+                try:
+                    prop.constr.verify(attr, VerificationContext())  # type: ignore[arg-type]
+                    passes = True
+                except VerifyException:
+                    passes = False
+                assert test(attr) == passes, (prop.constr, attr)  # type: ignore[arg-type]
+                checked += passes
+    assert checked > 100
+
+
+def test_isolation_check_gives_the_trait_verdict_and_message() -> None:
+    """``verify_isolated`` says what ``IsolatedFromAbove.verify`` says, on graphs whose
+    ops read only their own values and on one that reads a value of another graph."""
+    from xdsl.traits import IsolatedFromAbove
+
+    from rlx_compile.dialects.signature import verify_isolated
+    from rlx_compile.testing.random_graphs import random_mir_graph
+    from rlx_compile.testing.regions import wrap_in_if, wrap_in_loop
+
+    def outcome(check: Callable[[Operation], None], op: Operation) -> str | None:
+        try:
+            check(op)
+        except VerifyException as err:
+            return str(err)
+        return None
+
+    graphs = [
+        next(iter(module.body.block.ops))
+        for module in (
+            random_mir_graph(1, 20).module,
+            wrap_in_if(random_mir_graph(2, 20).module),
+            wrap_in_loop(random_mir_graph(3, 20).module),
+        )
+    ]
+    for graph in graphs:
+        assert outcome(verify_isolated, graph) is None
+        assert outcome(IsolatedFromAbove().verify, graph) is None
+    first, second = graphs[1], graphs[2]
+    inner = next(op for op in second.walk() if isinstance(op, mir.AddOp | mir.MulOp))
+    outside = next(op for op in first.walk() if isinstance(op, mir.InputOp)).results[0]
+    inner.operands = [outside, *inner.operands[1:]]
+    message = outcome(IsolatedFromAbove().verify, second)
+    assert message is not None and "IsolatedFromAbove" in message
+    assert outcome(verify_isolated, second) == message

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import builtins
 import struct
+from abc import ABCMeta
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from operator import attrgetter
+from typing import TYPE_CHECKING, Any, ClassVar, Self, cast
 
 from xdsl.dialects.builtin import (
     I64,
@@ -32,15 +34,15 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import (
     Attribute,
+    Block,
     BlockArgument,
     Data,
     Dialect,
+    ErasedSSAValue,
     Operation,
     OpResult,
     SpacedOpaqueSyntaxAttribute,
     SSAValue,
-    SSAValues,
-    Use,
 )
 from xdsl.irdl import (
     IRDLOperation,
@@ -51,11 +53,19 @@ from xdsl.irdl import (
 )
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
-from xdsl.traits import OpTrait, OpTraitInvT
+from xdsl.traits import IsTerminator, NoTerminator, OpTrait, OpTraitInvT
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
+from rlx_compile.dialects.construct import (
+    clone_op,
+    clone_shell,
+    init_fields,
+    link_operands,
+    new_results,
+)
 from rlx_compile.dialects.dim_expr import Dim
+from rlx_compile.dialects.signature import operand_check
 from rlx_compile.dialects.types import DimAttr, DType, TensorType, fmt_shape
 
 # ---------------------------------------------------------------------------------
@@ -301,6 +311,22 @@ def ints_attr(v: Iterable[int] | None) -> DenseArrayBase | None:
     return DenseArrayBase(i64, BytesAttr(struct.pack(f"<{len(values)}q", *values)))
 
 
+_ARRAY_FORMATS = {id(i64): "q", id(f64): "d"}
+"""The struct codes of the element types of integer- and float-list properties, by the
+identity of xDSL's ``i64`` and ``f64`` (which built and parsed arrays use)."""
+
+
+def array_values(attr: Attribute) -> tuple[Any, ...]:
+    """``tuple(attr.get_values())`` of a ``DenseArrayBase``: for the i64 and f64 lists of
+    properties, the one ``struct.unpack`` xDSL's makes after five calls."""
+    if type(attr) is DenseArrayBase:
+        code = _ARRAY_FORMATS.get(id(attr.elt_type))
+        data = attr.data.data
+        if code is not None and not len(data) & 7:
+            return struct.unpack(f"<{len(data) >> 3}{code}", data)
+    return tuple(cast(DenseArrayBase[Any], attr).get_values())
+
+
 def float_attr(v: float | None) -> FloatAttr | None:
     return None if v is None else FloatAttr(float(v), f64)
 
@@ -379,18 +405,18 @@ class Props:
         return None if attr is None else cast(IntegerAttr, attr).value.data
 
     def ints(self, name: builtins.str) -> tuple[builtins.int, ...]:
-        return tuple(cast(DenseArrayBase[Any], self._require(name)).get_values())
+        return array_values(self._require(name))
 
     def opt_ints(self, name: builtins.str) -> tuple[builtins.int, ...] | None:
         attr = self.get(name)
-        return None if attr is None else tuple(cast(DenseArrayBase[Any], attr).get_values())
+        return None if attr is None else array_values(attr)
 
     def float(self, name: builtins.str) -> builtins.float:
         return cast(FloatAttr, self._require(name)).value.data
 
     def floats(self, name: builtins.str) -> tuple[builtins.float, ...]:
         attr = self.get(name)
-        return () if attr is None else tuple(cast(DenseArrayBase[Any], attr).get_values())
+        return () if attr is None else array_values(attr)
 
     def opt_float(self, name: builtins.str) -> builtins.float | None:
         attr = self.get(name)
@@ -483,7 +509,21 @@ _TRAIT_ANSWERS: dict[tuple[type[Operation], object], OpTrait | None] = {}
 """``ShapedOp.get_trait``'s answers by (op class, trait)."""
 
 
-class ShapedOp(IRDLOperation):
+class OpClass(ABCMeta):
+    """The metaclass of the RLX dialects' ops: ``isinstance`` and ``issubclass`` against
+    an op class are those of plain classes. ABCMeta's run in Python whenever the test
+    fails (virtual subclasses, ``__subclasshook__``), and passes test ops against op
+    classes hundreds of thousands of times per compile; op classes have no virtual
+    subclasses (``register`` refuses one)."""
+
+    __instancecheck__ = type.__instancecheck__
+    __subclasscheck__ = type.__subclasscheck__
+
+    def register(cls, subclass: type[Any]) -> type[Any]:
+        raise TypeError(f"{cls.__name__} is an op class: it takes no virtual subclasses")
+
+
+class ShapedOp(IRDLOperation, metaclass=OpClass):
     """Base of every op whose result types follow from operand types and properties.
 
     Subclasses implement ``infer``. Ops whose result type is free (reshape, cast, leaves)
@@ -510,6 +550,68 @@ class ShapedOp(IRDLOperation):
             return found
         except TypeError:  # an unhashable trait instance: look it up each time
             return super().get_trait(trait)
+
+    @classmethod
+    def has_trait(
+        cls, trait: type[OpTrait] | OpTrait, *, value_if_unregistered: bool = True
+    ) -> bool:
+        return cls.get_trait(trait) is not None
+
+    def walk(self, *, reverse: bool = False, region_first: bool = False) -> Iterator[Operation]:
+        """xDSL's; for an op without regions, the op alone without a generator (a module's
+        walk asks every op for its own)."""
+        if not self.regions:
+            return iter((self,))
+        return super().walk(reverse=reverse, region_first=region_first)
+
+    # -- cloning ------------------------------------------------------------------------
+    def clone_without_regions(
+        self,
+        value_mapper: dict[SSAValue, SSAValue] | None = None,
+        block_mapper: dict[Block, Block] | None = None,
+        *,
+        clone_name_hints: bool = True,
+        clone_operands: bool = True,
+    ) -> Self:
+        """xDSL's, without its generic ``create`` (see ``construct.clone_shell``)."""
+        if self._successors:
+            return super().clone_without_regions(
+                value_mapper,
+                block_mapper,
+                clone_name_hints=clone_name_hints,
+                clone_operands=clone_operands,
+            )
+        if value_mapper is None:
+            value_mapper = {}
+        operands = [value_mapper.get(v, v) for v in self._operands] if clone_operands else ()
+        new = clone_shell(self, value_mapper, clone_name_hints)
+        if operands:
+            link_operands(new, operands)
+        return cast(Self, new)
+
+    def clone(
+        self,
+        value_mapper: dict[SSAValue, SSAValue] | None = None,
+        block_mapper: dict[Block, Block] | None = None,
+        *,
+        clone_name_hints: bool = True,
+        clone_operands: bool = True,
+    ) -> Self:
+        """xDSL's, made faster (see ``construct.Cloner``)."""
+        if not self.regions:  # nothing is cloned after the op: its operands map at once
+            return self.clone_without_regions(
+                value_mapper,
+                block_mapper,
+                clone_name_hints=clone_name_hints,
+                clone_operands=clone_operands,
+            )
+        return clone_op(
+            self,
+            value_mapper,
+            block_mapper,
+            clone_name_hints=clone_name_hints,
+            clone_operands=clone_operands,
+        )
 
     def contiguous_view_offset(self) -> int | None:
         """For ops whose result is a contiguous reinterpretation of operand 0's bytes (a
@@ -565,15 +667,17 @@ class ShapedOp(IRDLOperation):
         if names is not None and values is not None:
             # An op of single operands and results, each operand one value: no grouping
             # to do, and Operation's generic setters have nothing to compute.
-            operand_types = [v.type for v in values]
+            operand_types = [v._type for v in values]
             inferred = result_types is None
             if result_types is None:
                 kwargs = dict(zip(names, operand_types, strict=True))
                 result_types = cls.infer(Props(cls, clean_props), **kwargs)
             results = cast(list[Attribute], list(result_types))
             attrs = {k: v for k, v in attributes.items() if v is not None} if attributes else {}
-            _plain_operation_init(self, values, results, clean_props, attrs)
-            if inferred and self.properties == clean_props:
+            given = len(clean_props)
+            link_operands(self, values)
+            init_fields(self, new_results(self, results), clean_props, attrs, UNKNOWN_LOC)
+            if inferred and len(clean_props) == given:  # no default property filled in
                 self.__dict__[_INFERRED_FROM] = (
                     tuple(operand_types),
                     tuple(clean_props.items()),
@@ -615,14 +719,11 @@ class ShapedOp(IRDLOperation):
         if not regions and _plain(type(self)):
             # What irdl_op_init builds for an op of single operands and results, minus its
             # generic bookkeeping (segment sizes, variadic groups): half the cost of an op.
-            Operation.__init__(
-                self,
-                operands=[SSAValue.get(v) for v in ordered],
-                # single results: each entry is one type, never a variadic group
-                result_types=cast(list[Attribute], list(result_types)),
-                properties=clean_props,
-                attributes={k: v for k, v in (attributes or {}).items() if v is not None},
-            )
+            link_operands(self, [SSAValue.get(v) for v in ordered])
+            attrs = {k: v for k, v in (attributes or {}).items() if v is not None}
+            # single results: each entry is one type, never a variadic group
+            results = new_results(self, cast(list[Attribute], list(result_types)))
+            init_fields(self, results, dict(clean_props), attrs, UNKNOWN_LOC)
             return
         IRDLOperation.__init__(
             self,
@@ -636,52 +737,122 @@ class ShapedOp(IRDLOperation):
     # -- verification -------------------------------------------------------------------
     def named_operand_types(self) -> dict[str, OperandTypes]:
         names = _single_operand_names(type(self))
-        operands = self.operands
+        operands = self._operands
         if names is not None and len(names) == len(operands):
-            return {n: cast(TensorType, v.type) for n, v in zip(names, operands, strict=True)}
+            types = {n: v._type for n, v in zip(names, operands, strict=True)}
+            return cast(dict[str, OperandTypes], types)  # checked by the signature
         out: dict[str, OperandTypes] = {}
         for name, odef in type(self).get_irdl_definition().operands:
             value = getattr(self, name)
             if isinstance(odef, OptOperandDef):
-                out[name] = None if value is None else cast(TensorType, value.type)
+                out[name] = None if value is None else value._type
             elif isinstance(odef, VarOperandDef):
-                out[name] = [cast(TensorType, v.type) for v in value]
+                out[name] = [v._type for v in value]
             else:
-                out[name] = cast(TensorType, value.type)
+                out[name] = value._type
         return out
 
     def props(self) -> Props:
         return Props(type(self), self.properties)
 
-    def verify_(self) -> None:
-        operand_types = self.named_operand_types()
-        for name, t in operand_types.items():
-            if isinstance(t, list):
-                for i, ti in enumerate(t):
-                    as_tensor(ti, f"operand '{name}' #{i}")
-            elif t is not None:
-                as_tensor(t, f"operand '{name}'")
-        if not type(self).INFER_RESULTS:
-            self.check_result(self.props(), **operand_types)
+    def verify(self, verify_nested_ops: bool = True) -> None:
+        """xDSL's ``Operation.verify``: the same checks, in the same order, with the same
+        errors, reading the op's fields directly (an op without successors)."""
+        if self._successors:
+            super().verify(verify_nested_ops)
             return
-        if _TRUST_INFERRED.get() and self.__dict__.get(_INFERRED_FROM) == self._inference_inputs():
-            return  # the result types were inferred from these very operand types and props
-        expected = type(self).infer(self.props(), **operand_types)
-        actual = tuple(r.type for r in self.results)
-        if len(expected) != len(actual):
-            raise VerifyException(f"expected {len(expected)} results, got {len(actual)}")
-        for i, (e, a) in enumerate(zip(expected, actual, strict=True)):
-            if e != a:
-                which = "result type" if len(actual) == 1 else f"result #{i} type"
+        for operand in self._operands:
+            kind = type(operand)
+            if (
+                kind is not OpResult
+                and kind is not BlockArgument
+                and isinstance(operand, ErasedSSAValue)
+            ):
+                raise ValueError("Erased SSA value is used by the operation")
+        block = self.parent
+        region = None if block is None else block.parent
+        if region is not None and cast(Block, block)._last_op is self:
+            first = region._first_block
+            if first is region._last_block:  # a single-block region
+                owner = region.parent
+                if (
+                    owner is not None
+                    and not owner.has_trait(NoTerminator)
+                    and not self.has_trait(IsTerminator)
+                ):
+                    raise VerifyException(
+                        f"Operation {self.name} terminates block in "
+                        "single-block region but is not a terminator"
+                    )
+            elif not self.has_trait(IsTerminator):
+                raise VerifyException(
+                    f"Operation {self.name} terminates block in multi-block "
+                    "region but is not a terminator"
+                )
+        if verify_nested_ops:
+            for nested in self.regions:
+                nested.verify()
+        try:
+            self.verify_()
+        except VerifyException as err:
+            self.emit_error(f"Operation does not verify: {err}", err)
+
+    def verify_(self) -> None:
+        cls = type(self)
+        operand_types = None
+        if not _tensor_operands(cls):
+            operand_types = self.named_operand_types()
+            for name, t in operand_types.items():
+                if t is None or type(t) is TensorType:
+                    continue
+                if isinstance(t, list):
+                    for i, ti in enumerate(t):
+                        if type(ti) is not TensorType:
+                            as_tensor(ti, f"operand '{name}' #{i}")
+                else:
+                    as_tensor(t, f"operand '{name}'")
+        if not cls.INFER_RESULTS:
+            self.check_result(self.props(), **(operand_types or self.named_operand_types()))
+            return
+        if _TRUST_INFERRED.get():
+            record = self.__dict__.get(_INFERRED_FROM)
+            if record is not None and record == self._inference_inputs():
+                return  # the result types were inferred from these very operand types and props
+        expected = cls.infer(self.props(), **(operand_types or self.named_operand_types()))
+        results = self.results
+        if len(expected) != len(results):
+            raise VerifyException(f"expected {len(expected)} results, got {len(results)}")
+        for i, (e, r) in enumerate(zip(expected, results, strict=True)):
+            a = r._type
+            if e is not a and e != a:  # interned types: equal ones are one object
+                which = "result type" if len(results) == 1 else f"result #{i} type"
                 raise VerifyException(f"{which} {a} does not match the inferred type {e}")
 
     def _inference_inputs(self) -> tuple[object, ...]:
         """What ``infer`` reads, with the result types it gave: compared by value."""
         return (
-            tuple([v.type for v in self._operands]),
+            tuple(map(_type_of, self._operands)),
             tuple(self.properties.items()),
-            tuple([r.type for r in self.results]),
+            tuple(map(_type_of, self.results)),
         )
+
+
+_type_of = attrgetter("_type")
+
+_TENSOR_OPERANDS: dict[type[Operation], bool] = {}
+
+
+def _tensor_operands(op_type: type[ShapedOp]) -> bool:
+    """Whether the op's definition makes every operand an ``!rlx.tensor``: its IRDL
+    check then refuses any other operand before ``verify_`` runs, so ``verify_`` need
+    not look (``as_tensor`` would find nothing)."""
+    known = _TENSOR_OPERANDS.get(op_type)
+    if known is None:
+        checks = [operand_check(d) for _, d in op_type.get_irdl_definition().operands]
+        known = _TENSOR_OPERANDS[op_type] = all(
+            c is not None and issubclass(c[0], TensorType) for c in checks
+        )
+    return known
 
 
 _INFERRED_FROM = "_rlx_inferred_from"
@@ -754,32 +925,6 @@ def _plain_values(
         else:
             return None
     return out
-
-
-def _plain_operation_init(
-    op: Operation,
-    operands: list[SSAValue],
-    result_types: list[Attribute],
-    properties: dict[str, Attribute],
-    attributes: dict[str, Attribute],
-) -> None:
-    """``Operation.__init__`` for an op without successors or regions, its operands and
-    results single values: the same fields set to the same values (the operands' use
-    lists included), then the op's ``__post_init__`` (IRDL's default properties), without
-    the generic setters' bookkeeping (a third of building an op)."""
-    uses = tuple([Use(op, i) for i in range(len(operands))])
-    for value, use in zip(operands, uses, strict=True):
-        value.add_use(use)
-    op._operands = SSAValues(operands)
-    op._operand_uses = uses
-    op.results = SSAValues([OpResult(t, op, i) for i, t in enumerate(result_types)])
-    op.properties = dict(properties)
-    op.attributes = attributes
-    op.location = UNKNOWN_LOC
-    op._successors = ()
-    op._successor_uses = ()
-    op.regions = ()
-    op.__post_init__()
 
 
 _SINGLE_OPERANDS: dict[type[IRDLOperation], tuple[str, ...] | None] = {}

@@ -55,6 +55,7 @@ from rlx_compile.dialects.common import (
     require_rank,
     require_same_dtype,
 )
+from rlx_compile.dialects.construct import fast_accessors
 from rlx_compile.dialects.types import TensorType, fmt_shape
 
 POLICY_DEFAULT = FusionPolicyAttr(FusionPolicy.DIRECT)
@@ -611,4 +612,5 @@ HIR_OPS: list[type[ShapedOp]] = [
     DecoderBlockOp, ConvBlockOp, RegionOp, YieldOp,
 ]  # fmt: skip
 
+fast_accessors(HIR_OPS)
 HIR = Dialect("hir", [*HIR_OPS], [])

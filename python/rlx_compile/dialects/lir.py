@@ -77,6 +77,7 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 
 from rlx_compile.dialects.common import I64Attr, Props, ShapedOp, int_attr
+from rlx_compile.dialects.construct import fast_accessors, walk_list
 from rlx_compile.dialects.dim_expr import Dim, interval, is_symbol_name, upper_bound
 from rlx_compile.dialects.types import TensorType, element_count
 
@@ -122,7 +123,8 @@ class SlotAttr(ParametrizedAttribute):
 
 def tensor_bytes(t: TensorType) -> Dim:
     """The byte count of a tensor type: an int, or an expression of its symbolic dims."""
-    return element_count(t.shape) * t.dtype.itemsize
+    static = t.nbytes()
+    return static if static is not None else element_count(t.shape) * t.dtype.itemsize
 
 
 def bytes_upper_bound(t: TensorType, ranges: DimRanges) -> int | None:
@@ -412,10 +414,11 @@ class GraphOp(ShapedOp):
         declared = self.properties.get("dim_ranges")
         if declared is not None and len(cast(ArrayAttr[Attribute], declared).data) != len(ranges):
             raise VerifyException("a symbolic dim has two ranges")
-        for op in block.walk():  # region ops' bodies included
+        for op in walk_list(self)[1:]:  # the body, region ops' bodies included
             for result in op.results:
-                t = result.type
-                unranged = set(t.symbols()) - ranges.keys() if isinstance(t, TensorType) else ()
+                t = result._type
+                symbols = t.symbols() if isinstance(t, TensorType) else ()
+                unranged = set(symbols) - ranges.keys() if symbols else ()
                 if unranged:
                     raise VerifyException(
                         f"{op.name}: symbolic dims {sorted(unranged)} have no range "
@@ -424,12 +427,13 @@ class GraphOp(ShapedOp):
             slotted: list[tuple[SSAValue, SlotAttr | None]] = list(
                 zip(op.results, result_slots(op), strict=True)
             )
-            args = op.regions[0].block.args if op.regions and arg_slots(op) else ()
-            if len(arg_slots(op)) != len(args):
+            arg_slot_list = arg_slots(op)
+            args = op.regions[0].block.args if op.regions and arg_slot_list else ()
+            if len(arg_slot_list) != len(args):
                 raise VerifyException(
-                    f"{op.name}: {len(arg_slots(op))} argument slots for {len(args)} arguments"
+                    f"{op.name}: {len(arg_slot_list)} argument slots for {len(args)} arguments"
                 )
-            slotted += list(zip(args, arg_slots(op), strict=True))
+            slotted += list(zip(args, arg_slot_list, strict=True))
             scratch = scratch_slot(op)
             for value, slot in slotted:
                 if slot is None:
@@ -457,4 +461,6 @@ def _check_range(name: str, what: str, slot: SlotAttr, align: int, arena: int) -
         )
 
 
-LIR = Dialect("lir", [GraphOp, ViewOp, ReturnOp], [SlotAttr, DimRangeAttr])
+LIR_OPS: list[type[ShapedOp]] = [GraphOp, ViewOp, ReturnOp]
+fast_accessors(LIR_OPS)
+LIR = Dialect("lir", [*LIR_OPS], [SlotAttr, DimRangeAttr])

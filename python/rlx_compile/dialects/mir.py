@@ -108,6 +108,7 @@ from rlx_compile.dialects.common import (
     require_rank,
     require_same_dtype,
 )
+from rlx_compile.dialects.construct import fast_accessors
 from rlx_compile.dialects.dim_expr import Dim, DimExpr, interval
 from rlx_compile.dialects.traits import (
     Elementwise,
@@ -3687,6 +3688,7 @@ MIR_OPS: list[type[ShapedOp]] = [
     IfOp, LoopOp,
 ]  # fmt: skip
 
+fast_accessors(MIR_OPS)
 MIR = Dialect("mir", [*MIR_OPS], [])
 
 __all__ = [op.__name__ for op in MIR_OPS] + [

@@ -17,20 +17,26 @@ own error message). ``generic_signature_checks`` turns the reduction off
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any
+from operator import attrgetter
+from typing import Any, cast
 
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, OpTraits, Region
 from xdsl.irdl import (
+    AnyAttr,
+    AttrConstraint,
     BaseAttr,
+    EqAttrConstraint,
     EqIntConstraint,
     IRDLOperation,
     OpDef,
     OptAttributeDef,
     OptionalDef,
     OptPropertyDef,
+    ParamAttrConstraint,
     RangeLengthConstraint,
     RangeOf,
     VarConstraint,
@@ -38,6 +44,7 @@ from xdsl.irdl import (
     VerificationContext,
 )
 from xdsl.irdl.operations import AttributeDef, OperandOrResultDef, PropertyDef
+from xdsl.traits import IsolatedFromAbove, OpTrait
 from xdsl.utils.exceptions import VerifyException
 
 _GENERIC: ContextVar[bool] = ContextVar("rlx_generic_signature_checks", default=False)
@@ -47,7 +54,7 @@ ValueCheck = tuple[type[Attribute], str | None]
 it binds (values binding one variable have equal types), if any."""
 
 
-def _value_check(d: OperandOrResultDef) -> ValueCheck | None:
+def operand_check(d: OperandOrResultDef) -> ValueCheck | None:
     """What the generic check asks of each value of ``d`` (one value, or each of a
     variadic group's), or None for a constraint it does not reduce."""
     constr = getattr(d, "constr", None)
@@ -75,7 +82,7 @@ value), the checks of the single values after it."""
 
 
 def _group(defs: Sequence[tuple[str, OperandOrResultDef]]) -> Group | None:
-    checks = [_value_check(d) for _, d in defs]
+    checks = [operand_check(d) for _, d in defs]
     variadic = [i for i, (_, d) in enumerate(defs) if isinstance(d, VariadicDef)]
     if None in checks or len(variadic) > 1:
         return None
@@ -97,8 +104,55 @@ def _checks_of(values: Sequence[Any], group: Group) -> Iterable[ValueCheck] | No
     return [*before, *[variadic] * extra, *after]
 
 
-NamedCheck = tuple[str, bool, Callable[[Attribute, VerificationContext], None]]
-"""A property's or attribute's name, whether it is optional, its constraint's verify."""
+Test = Callable[[Attribute], bool]
+"""What a constraint asks of an attribute, as a test: True only where the constraint's
+``verify`` passes."""
+
+
+def _always(attr: Attribute) -> bool:
+    return True
+
+
+def _test(constr: AttrConstraint) -> Test | None:
+    """``constr.verify`` as a test, for the constraints the dialects' properties use
+    (None for others: their ``verify`` is called). ``verify`` runs several calls per
+    parameter (``parameters`` rebuilt, a raise per mismatch); the test reads fields."""
+    kind = type(constr)
+    if kind is AnyAttr:
+        return _always
+    if kind is BaseAttr:
+        base = cast(BaseAttr[Attribute], constr).attr
+        return lambda attr: isinstance(attr, base)
+    if kind is EqAttrConstraint:
+        want = cast(EqAttrConstraint[Attribute], constr).attr
+        return lambda attr: attr is want or attr == want
+    if kind is ParamAttrConstraint:
+        param = cast(ParamAttrConstraint[Any], constr)
+        base_attr = param.base_attr
+        tests = [_test(c) for c in param.param_constrs]
+        names = [name for name, _ in base_attr.get_irdl_definition().parameters]
+        if len(names) != len(tests) or not names:
+            return None
+        pairs = [(attrgetter(name), test) for name, test in zip(names, tests, strict=True)]
+        if any(test is None for _, test in pairs):
+            return None
+        checked = cast(list[tuple[Callable[[Attribute], Attribute], Test]], pairs)
+
+        def test(attr: Attribute) -> bool:
+            if type(attr) is not base_attr:  # a subclass may have other parameters
+                return False
+            for get, ok in checked:  # noqa: SIM110 (all() of a generator costs more)
+                if not ok(get(attr)):
+                    return False
+            return True
+
+        return test
+    return None
+
+
+NamedCheck = tuple[str, bool, Test | None, Callable[[Attribute, VerificationContext], None]]
+"""A property's or attribute's name, whether it is optional, its constraint as a test
+(if it has one) and its constraint's verify."""
 
 
 def _named_checks(
@@ -108,7 +162,7 @@ def _named_checks(
     for name, d in defs.items():
         if d.constr.variables():
             return None  # a variable shared with the operands: left to the generic check
-        out.append((name, isinstance(d, optional), d.constr.verify))
+        out.append((name, isinstance(d, optional), _test(d.constr), d.constr.verify))
     return out
 
 
@@ -127,40 +181,139 @@ def _signature_check(op_def: OpDef) -> Callable[[Operation], None] | None:
     def generic(op: Operation) -> None:
         OpDef.verify(op_def, op)
 
-    def accepts(op: Operation) -> bool:
-        if op.regions or op.successors:
-            return False
+    single = (
+        operands[1] is None
+        and results[1] is None
+        and not any(var for _, var in [*operands[0], *results[0]])
+    )
+    operand_bases = tuple(base for base, _ in operands[0])
+    result_bases = tuple(base for base, _ in results[0])
+
+    def values_accepted(op: Operation) -> bool:
         bound: dict[str, Attribute] = {}
-        for values, group in ((op.operands, operands), (op.results, results)):
+        for values, group in ((op._operands, operands), (op.results, results)):
             value_checks = _checks_of(values, group)
             if value_checks is None:
                 return False
             for value, (base, var) in zip(values, value_checks, strict=True):
-                t = value.type
+                t = value._type
                 if not isinstance(t, base):
                     return False
                 if var is not None and bound.setdefault(var, t) != t:
                     return False
-        ctx = VerificationContext()
-        for owned, named in ((op.properties, props), (op.attributes, attrs)):
-            for name, optional, verify in named:
-                attr = owned.get(name)
-                if attr is None:
-                    if not optional:
-                        return False
-                    continue
-                try:
-                    verify(attr, ctx)
-                except VerifyException:
+        return True
+
+    def accepts(op: Operation) -> bool:
+        if op.regions or op._successors:
+            return False
+        if single:  # single operands and results, no type variables: one test each
+            for values, bases in ((op._operands, operand_bases), (op.results, result_bases)):
+                if len(values) != len(bases):
                     return False
-        return prop_names.issuperset(op.properties)
+                for value, base in zip(values, bases, strict=True):
+                    if not isinstance(value._type, base):
+                        return False
+        elif not values_accepted(op):
+            return False
+        return (
+            _named_accepted(op.properties, props)
+            and (not attrs or _named_accepted(op.attributes, attrs))
+            and prop_names.issuperset(op.properties)
+        )
+
+    traits = _Traits(op_def)
 
     def check(op: Operation) -> None:
         if _GENERIC.get() or not accepts(op):
             generic(op)
             return
-        for trait in op_def.traits:
+        for trait in traits.checking():
             trait.verify(op)
+
+    return check
+
+
+def _named_accepted(owned: Mapping[str, Attribute], named: list[NamedCheck]) -> bool:
+    for name, optional, test, verify in named:
+        attr = owned.get(name)
+        if attr is None:
+            if not optional:
+                return False
+            continue
+        if test is not None:
+            if not test(attr):
+                return False
+            continue
+        try:
+            verify(attr, VerificationContext())
+        except VerifyException:
+            return False
+    return True
+
+
+class _Traits:
+    """The traits of a definition that check anything (``OpTrait.verify`` checks
+    nothing: most of an op's traits are markers), in ``OpDef.verify``'s order; worked
+    out again if a trait is added to the definition."""
+
+    def __init__(self, op_def: OpDef):
+        self.op_def = op_def
+        self.of: frozenset[OpTrait] | None = None
+        self.active: list[OpTrait] = []
+
+    def checking(self) -> list[OpTrait]:
+        current = self.op_def.traits.traits
+        if current is not self.of:
+            self.of = current
+            self.active = [t for t in current if type(t).verify is not OpTrait.verify]
+        return self.active
+
+
+def verify_isolated(op: Operation) -> None:
+    """``IsolatedFromAbove().verify(op)``: the same walk, verdict and message, with the
+    common case answered from the block at hand (a value defined in the block being
+    checked is defined inside ``op``) instead of walking up from each operand's owner."""
+    regions: list[Region] = list(op.regions)
+    while regions:
+        region = regions.pop()
+        for block in region.blocks:
+            for child in block.ops:
+                for operand in child._operands:
+                    kind = type(operand)
+                    if kind is OpResult:
+                        if cast(OpResult, operand).op.parent is block:
+                            continue
+                    elif kind is BlockArgument and cast(BlockArgument, operand).block is block:
+                        continue
+                    owner = operand.owner
+                    if not op.is_ancestor(owner) or owner is op:
+                        raise VerifyException(
+                            "Operation using value defined out of its "
+                            f"IsolatedFromAbove parent: {child}"
+                        )
+                if not child.has_trait(IsolatedFromAbove):
+                    regions += child.regions
+
+
+def _isolated_check(op_def: OpDef) -> Callable[[Operation], None] | None:
+    """``op_def.verify`` with ``verify_isolated`` for its IsolatedFromAbove trait (a
+    graph's: a walk of the whole graph each time it is verified), or None when it has
+    none. The traits run last, in their order, as in ``OpDef.verify``."""
+    traits = list(op_def.traits)
+    if not any(type(t) is IsolatedFromAbove for t in traits):
+        return None
+    bare = dataclasses.replace(op_def, traits=OpTraits(tuple))
+
+    def check(op: Operation) -> None:
+        if _GENERIC.get():
+            OpDef.verify(op_def, op)
+            return
+        OpDef.verify(bare, op)
+        for trait in traits:
+            if type(trait) is IsolatedFromAbove:
+                verify_isolated(op)
+            else:
+                trait.verify(op)
 
     return check
 
@@ -170,13 +323,14 @@ _INSTALLED: dict[type[Operation], bool] = {}
 
 def use_signature_check(op_type: type[Operation]) -> None:
     """Verify ``op_type``'s IRDL signature with the specialised check from now on, when
-    its definition is plain (once per class; a no-op for every other class)."""
+    its definition is plain, or with ``verify_isolated`` when it is isolated from above
+    (once per class; a no-op for every other class)."""
     if op_type in _INSTALLED:
         return
     check = None
     if issubclass(op_type, IRDLOperation):
         op_def = op_type.get_irdl_definition()
-        check = _signature_check(op_def)
+        check = _signature_check(op_def) or _isolated_check(op_def)
         if check is not None:
             # The op's verify_ calls ``op_def.verify(op)``: an instance attribute shadows it.
             op_def.verify = check  # type: ignore[method-assign,assignment]

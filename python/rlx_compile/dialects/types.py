@@ -344,9 +344,14 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
     def rank(self) -> int:
         return len(self.shape)
 
+    # What follows from the shape alone is worked out once per (interned, immutable) type
+    # and kept beside it, as shape and dtype are: passes and verifiers ask every op.
     @property
     def is_static(self) -> bool:
-        return all(isinstance(d, int) for d in self.shape)
+        static = self.__dict__.get("_static")
+        if static is None:
+            static = self.__dict__["_static"] = all(isinstance(d, int) for d in self.shape)
+        return static
 
     def static_shape(self) -> tuple[int, ...]:
         """The dims as numbers; a symbolic dim raises TypeError (size it first)."""
@@ -354,15 +359,24 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
 
     def symbols(self) -> tuple[str, ...]:
         """The symbols the dims are written in, sorted and without repeats."""
-        return shape_symbols(self.shape)
+        symbols = self.__dict__.get("_symbols")
+        if symbols is None:
+            symbols = self.__dict__["_symbols"] = shape_symbols(self.shape)
+        return symbols
 
     def num_elements(self) -> int | None:
         """Element count, or None when a dim is symbolic."""
-        return num_elements(self.shape)
+        d = self.__dict__
+        if "_elements" not in d:
+            d["_elements"] = num_elements(self.shape)
+        return d["_elements"]
 
     def nbytes(self) -> int | None:
-        n = self.num_elements()
-        return None if n is None else n * self.dtype.itemsize
+        d = self.__dict__
+        if "_nbytes" not in d:
+            n = self.num_elements()
+            d["_nbytes"] = None if n is None else n * self.dtype.itemsize
+        return d["_nbytes"]
 
     def with_shape(self, shape: Iterable[Dim | str]) -> TensorType:
         return TensorType(shape, self.dtype)

@@ -1,0 +1,182 @@
+"""The fast construction paths (``dialects/construct.py``: ``ShapedOp``'s clone, the
+named accessors, ``_build``) make the IR xDSL's generic code makes: the same text, the
+same name hints, the same use lists in the same order."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.irdl import BaseAccessor, IRDLOperation
+
+from rlx_compile import CompilePipeline
+from rlx_compile.dialects import hir, lir, mir
+from rlx_compile.dialects.common import ShapedOp
+from rlx_compile.dialects.construct import clone_op
+from rlx_compile.frontends.onnx import import_model
+from rlx_compile.ir import print_module
+from rlx_compile.testing.random_graphs import random_mir_graph
+from rlx_compile.testing.regions import wrap_in_if, wrap_in_loop
+
+MODELS = Path(__file__).resolve().parents[2] / "examples" / "models"
+
+
+def values_of(module: Operation) -> Iterator[SSAValue]:
+    for op in module.walk():
+        for region in op.regions:
+            for block in region.blocks:
+                yield from block.args
+        yield from op.results
+
+
+def shape_of(module: Operation) -> tuple[object, ...]:
+    """The module as far as anything can tell: its generic text with locations, every
+    value's name hint and its users (op position in the walk, operand index) in use-list
+    order, every op's class, dict of fields and operand uses."""
+    position = {op: i for i, op in enumerate(module.walk())}
+    uses = [
+        (v.name_hint, [(position[u.operation], u.index) for u in v.uses]) for v in values_of(module)
+    ]
+    ops = [
+        (type(op), sorted(vars(op)), [(u.operation is op, u.index) for u in op._operand_uses])
+        for op in module.walk()
+    ]
+    blocks = [
+        (len(b.args), b.first_op is None or b.first_op.prev_op is None)
+        for op in module.walk()
+        for r in op.regions
+        for b in r.blocks
+    ]
+    return print_module(module, generic=True, debuginfo=True), uses, ops, blocks
+
+
+@pytest.fixture
+def generic_clone(monkeypatch: pytest.MonkeyPatch) -> Callable[[Operation], Operation]:
+    """xDSL's own ``Operation.clone``, ShapedOp's overrides set aside."""
+
+    def clone(op: Operation) -> Operation:
+        with monkeypatch.context() as m:
+            m.delattr(ShapedOp, "clone")
+            m.delattr(ShapedOp, "clone_without_regions")
+            return op.clone()
+
+    return clone
+
+
+def modules() -> Iterator[tuple[str, ModuleOp]]:
+    for seed in range(6):
+        g = random_mir_graph(seed, 40)
+        yield f"random{seed}", g.module
+        if seed == 0:
+            yield "if", wrap_in_if(g.module)
+            yield "loop", wrap_in_loop(g.module)
+    resnet = import_model(MODELS / "resnet18.onnx")
+    yield "resnet18", resnet
+    compiled = CompilePipeline(target="cpu", keep_stages=False).compile(resnet)
+    yield "resnet18-lir", compiled.module
+    llama = import_model(MODELS / "llama.onnx")
+    yield "llama", llama
+
+
+def test_clone_makes_what_xdsl_makes(generic_clone: Callable[[Operation], Operation]) -> None:
+    for name, module in modules():
+        fast = clone_op(module)
+        assert shape_of(fast) == shape_of(generic_clone(module)), name
+        assert shape_of(module.clone()) == shape_of(fast), name  # ModuleOp.clone reaches ours
+        fast.verify()
+
+
+def test_clone_of_one_op_with_a_mapper(generic_clone: Callable[[Operation], Operation]) -> None:
+    """An op cloned into a new block with its operands mapped, as the planner does; an
+    operand the mapper does not know stays as it is."""
+    g = random_mir_graph(3, 30)
+    block = g.module.body.block.first_op.regions[0].block  # type: ignore[union-attr]
+    for op in list(block.ops)[:-1]:
+        mapping = {v: v for v in op.operands[:1]}
+        fast = op.clone(value_mapper=dict(mapping))
+        generic = generic_clone(op)
+        assert [v is w for v, w in zip(fast.operands, generic.operands, strict=True)] == [
+            True
+        ] * len(op.operands)
+        assert fast.properties == generic.properties and fast.attributes == generic.attributes
+        assert [r.type for r in fast.results] == [r.type for r in generic.results]
+        assert [r.name_hint for r in fast.results] == [r.name_hint for r in generic.results]
+        assert vars(fast).keys() == vars(generic).keys()
+
+
+def test_clone_strips_a_name_suffix_as_the_setter_does() -> None:
+    g = random_mir_graph(1, 10)
+    op = next(o for o in g.module.walk() if isinstance(o, mir.AddOp | mir.MulOp | mir.SubOp))
+    op.results[0]._name = "x_1"  # what the setter never stores, but xDSL's clone strips
+    assert op.clone().results[0].name_hint == "x"
+
+
+def test_clone_of_a_forward_reference_links_in_walk_order(
+    generic_clone: Callable[[Operation], Operation],
+) -> None:
+    """A region whose op reads a value defined after it (graph regions allow it): the
+    clone maps it, and every use list comes out in xDSL's order."""
+    module = wrap_in_if(random_mir_graph(2, 20).module)
+    graph = module.body.block.first_op
+    assert graph is not None
+    if_op = next(op for op in graph.walk() if isinstance(op, mir.IfOp))
+    body = if_op.regions[0].block
+    first, second = list(body.ops)[:2]
+    first.detach()
+    body.insert_op_after(first, second)  # now first reads nothing defined later ...
+    later = first.results[0]
+    second.operands = [later] * len(second.operands)  # ... and second reads it early
+    assert shape_of(clone_op(module)) == shape_of(generic_clone(module))
+
+
+@pytest.mark.parametrize("dialect_ops", [mir.MIR_OPS, hir.HIR_OPS, lir.LIR_OPS])
+def test_named_accessors_are_irdl_accessors(dialect_ops: list[type[ShapedOp]]) -> None:
+    """The fast accessors still index as IRDL's do (the assembly format asks them)."""
+    for op_type in dialect_ops:
+        assert issubclass(op_type, IRDLOperation)
+        op_def = op_type.get_irdl_definition()
+        for name, _ in [*op_def.operands, *op_def.results, *op_def.regions]:
+            accessor = vars(op_type)[name]
+            assert hasattr(accessor, "index"), (op_type.name, name)
+
+
+def test_named_accessors_read_what_irdl_reads() -> None:
+    compiled = CompilePipeline(target="cpu", keep_stages=False).compile(
+        wrap_in_loop(random_mir_graph(4, 30).module)
+    )
+    ops = [*compiled.input.walk(), *compiled.module.walk()]
+    for op in ops:
+        if not isinstance(op, ShapedOp):
+            continue
+        op_def = op.get_irdl_definition()
+        for name, _ in [*op_def.operands, *op_def.results, *op_def.regions]:
+            accessor = vars(type(op))[name]
+            if not isinstance(accessor, BaseAccessor):
+                continue  # segment-sized: IRDL's own
+            irdl = BaseAccessor.__get__(accessor, op)
+            got = getattr(op, name)
+            assert type(got) is type(irdl) and (
+                got is irdl or list(got) == list(irdl)  # type: ignore[call-overload]
+            ), (op.name, name)
+
+
+def test_op_classes_answer_isinstance_as_classes_do() -> None:
+    add = random_mir_graph(0, 5).module
+    ops = list(add.walk())
+    for op in ops:
+        for cls in (mir.AddOp, mir.BinaryOp, ShapedOp, Operation, mir.ControlFlowOp):
+            assert isinstance(op, cls) == (cls in type(op).__mro__)
+    assert issubclass(mir.AddOp, mir.BinaryOp) and not issubclass(mir.AddOp, mir.SubOp)
+    with pytest.raises(TypeError):
+        mir.AddOp.register(mir.SubOp)  # type: ignore[attr-defined]
+
+
+def test_block_args_keep_their_names_and_types() -> None:
+    module = wrap_in_loop(random_mir_graph(5, 15).module)
+    fast = clone_op(module)
+    old = [(a.name_hint, a.type, a.index) for a in values_of(module) if isinstance(a.owner, Block)]
+    new = [(a.name_hint, a.type, a.index) for a in values_of(fast) if isinstance(a.owner, Block)]
+    assert old == new
