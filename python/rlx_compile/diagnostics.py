@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import cast
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, Operation, OpResult, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.pattern_rewriter import PatternRewriterListener
 from xdsl.utils.exceptions import (
     DiagnosticException,
@@ -143,9 +143,44 @@ def verify_module(module: Operation, context: str | None = None, *, full: bool =
     offending op is known, which ``Operation.verify`` on the module alone does not tell;
     so is the order of definitions of every changed op against its operands and users.
     """
+    if full:
+        _verify_all(module, context)
+        return
     dirty = _Dirty()
-    dirty.compare(walk_list(module), full=full)
-    dirty.verify(context, trust=not full)
+    dirty.compare(walk_list(module))
+    dirty.verify(context)
+
+
+def _verify_all(module: Operation, context: str | None) -> None:
+    """``verify_module(module, full=True)``: what ``_Dirty`` does when every op differs
+    from its stamp, without comparing stamps: every op of the module in walk order, then
+    the module's ancestors (a region op's verifier reads its body), each block's order
+    of definitions, each op's verifier (inference not trusted), then a stamp for every
+    op of the module."""
+    ops = walk_list(module)
+    checked = list(ops)
+    parent = module.parent_op()
+    while parent is not None:
+        checked.append(parent)
+        parent = parent.parent_op()
+    for op in checked:
+        for region in op.regions:
+            for block in region.blocks:
+                _check_defined_before_use(block, context)
+    _verify_ops(checked, context)
+    for op in ops:
+        op.__dict__[_STAMP] = _stamp(op)
+
+
+def _verify_ops(ops: Iterable[Operation], context: str | None) -> None:
+    """Each op's own verifier, in order; the first failure raised as a ``VerifyFailure``."""
+    for op_type in {type(op) for op in ops}:
+        use_signature_check(op_type)
+    for op in ops:
+        try:
+            op.verify(verify_nested_ops=False)
+        except (VerifyException, DiagnosticException) as err:
+            raise VerifyFailure(op, first_line(err), context) from None
 
 
 def verify_changes(module: Operation, log: ChangeLog, context: str | None = None) -> None:
@@ -156,7 +191,7 @@ def verify_changes(module: Operation, log: ChangeLog, context: str | None = None
     dirty = _Dirty()
     for block in log.blocks:
         if _in_module(block.parent_op(), module):
-            dirty.compare(block.walk(), full=False)
+            dirty.compare(block.walk())
     for op in log.ops:
         if op.parent is not None and _in_module(op, module):
             dirty.add(op, reported=True)
@@ -166,7 +201,7 @@ def verify_changes(module: Operation, log: ChangeLog, context: str | None = None
     for block in log.emptied:
         if _in_module(block.parent_op(), module) and (last := block.last_op) is not None:
             dirty.add(last, reported=False)
-    dirty.verify(context, trust=True)
+    dirty.verify(context)
 
 
 def _in_module(op: Operation | None, module: Operation) -> bool:
@@ -190,16 +225,14 @@ class _Dirty:
         self.stamps: list[tuple[Operation, Stamp]] = []
         self.region_ops: dict[Operation, int] = {}
         self.index = 0
-        self.full = False
 
     def _put(self, op: Operation, at: tuple[int, int]) -> None:
         self.ops[op] = at
         self.ids.add(id(op))
 
-    def compare(self, ops: Iterable[Operation], *, full: bool) -> None:
-        """Walk ``ops`` (in walk order): the ops whose stamp differs (all when ``full``)
-        and the terminators of their regions' blocks."""
-        self.full = self.full or full
+    def compare(self, ops: Iterable[Operation]) -> None:
+        """Walk ``ops`` (in walk order): the ops whose stamp differs and the terminators
+        of their regions' blocks."""
         found = self.ops
         ids = self.ids
         stamps = self.stamps
@@ -210,7 +243,7 @@ class _Dirty:
                 self.region_ops[op] = i
             stamp = _stamp(op)
             old = op.__dict__.get(_STAMP)
-            if full or old != stamp:
+            if old != stamp:
                 stamps.append((op, stamp))
                 moved = old is not None and (old[0] is not stamp[0] or old[1] is not stamp[1])
                 found[op] = (i, _MOVED if moved else _READS)
@@ -241,7 +274,7 @@ class _Dirty:
                 if (last := block.last_op) is not None and id(last) not in self.ids:
                     self._put(last, (_UNWALKED, _KEPT))
 
-    def verify(self, context: str | None, *, trust: bool) -> None:
+    def verify(self, context: str | None) -> None:
         if not self.ops:
             return
         ops = self.ops
@@ -264,24 +297,12 @@ class _Dirty:
                 [(at, n, op, level) for n, (op, (at, level)) in enumerate(ops.items())]
             )
         ]
-        if self.full:  # every op: each block read once, in order
-            for op, _ in ordered:
-                for region in op.regions:
-                    for block in region.blocks:
-                        _check_defined_before_use(block, context)
-        else:
-            order = _BlockOrder()
-            for op, level in ordered:
-                if level:
-                    order.check(op, level, context)
-        for op_type in {type(op) for op in ops}:
-            use_signature_check(op_type)
-        with trusting_build_inference() if trust else nullcontext():
-            for op, _ in ordered:
-                try:
-                    op.verify(verify_nested_ops=False)
-                except (VerifyException, DiagnosticException) as err:
-                    raise VerifyFailure(op, first_line(err), context) from None
+        order = _BlockOrder()
+        for op, level in ordered:
+            if level:
+                order.check(op, level, context)
+        with trusting_build_inference():  # what a comparison by value shows is all it sees
+            _verify_ops([op for op, _ in ordered], context)
         for op, stamp in self.stamps:
             op.__dict__[_STAMP] = stamp or _stamp(op)
 
@@ -339,13 +360,20 @@ class _BlockOrder:
 
 def _check_defined_before_use(block: Block, context: str | None) -> None:
     """Within a block, every operand produced in that block comes from an earlier op."""
-    seen: set[SSAValue] = set()
-    for op in block.ops:
-        for value in op.operands:
-            if isinstance(value, OpResult) and value.op.parent is block and value not in seen:
+    seen: set[int] = set()  # the ops met so far, by id (an op hashes in Python)
+    op = block._first_op
+    while op is not None:
+        for value in op._operands:
+            kind = type(value)
+            if (
+                (kind is OpResult or (kind is not BlockArgument and isinstance(value, OpResult)))
+                and (owner := cast(OpResult, value).op).parent is block
+                and id(owner) not in seen
+            ):
                 message = f"{_value_name(value)} is used before it is defined"
                 raise VerifyFailure(op, message, context)
-        seen.update(op.results)
+        seen.add(id(op))
+        op = op._next_op
 
 
 def _value_name(value: SSAValue) -> str:

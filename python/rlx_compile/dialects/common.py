@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, ClassVar, Self, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar, cast
 
 from xdsl.dialects.builtin import (
     I64,
@@ -67,6 +67,8 @@ from rlx_compile.dialects.construct import (
 from rlx_compile.dialects.dim_expr import Dim
 from rlx_compile.dialects.signature import operand_check
 from rlx_compile.dialects.types import DimAttr, DType, TensorType, fmt_shape
+
+ValueT = TypeVar("ValueT")
 
 # ---------------------------------------------------------------------------------
 # Enum attributes (printed as bare keywords inside op formats)
@@ -292,8 +294,32 @@ F64Array = DenseArrayBase.constr(f64)
 # ---------------------------------------------------------------------------------
 
 
+# Attributes are immutable values, and a model's ops take the same few property values
+# over and over (strides [1, 1], groups 1, activation relu): each is made (and verified)
+# once and shared, as clones share their originals'. Keyed by the exact value (floats by
+# their bits: 0.0 and -0.0 are equal but print apart); each memo is emptied when full.
+_MEMO_SIZE = 4096
+_INT_ATTRS: dict[int, IntegerAttr] = {}
+_INTS_ATTRS: dict[tuple[int, ...], DenseArrayBase] = {}
+_FLOAT_ATTRS: dict[object, FloatAttr] = {}
+_FLOATS_ATTRS: dict[bytes, DenseArrayBase] = {}
+_ENUM_ATTRS: dict[tuple[type[StrEnum], StrEnum], Attribute] = {}
+_UNIT = UnitAttr()
+
+
+def _remember(memo: dict[Any, Any], key: object, value: ValueT) -> ValueT:
+    if len(memo) >= _MEMO_SIZE:
+        memo.clear()
+    memo[key] = value
+    return value
+
+
 def int_attr(v: int | None) -> IntegerAttr | None:
-    return None if v is None else IntegerAttr(int(v), i64)
+    if v is None:
+        return None
+    v = int(v)
+    attr = _INT_ATTRS.get(v)
+    return attr if attr is not None else _remember(_INT_ATTRS, v, IntegerAttr(v, i64))
 
 
 _I64_MIN, _I64_END = -(1 << 63), 1 << 63
@@ -302,13 +328,17 @@ _I64_MIN, _I64_END = -(1 << 63), 1 << 63
 def ints_attr(v: Iterable[int] | None) -> DenseArrayBase | None:
     if v is None:
         return None
-    values = [int(x) for x in v]
+    values = tuple([int(x) for x in v])
+    attr = _INTS_ATTRS.get(values)
+    if attr is not None:
+        return attr
     for x in values:
         if not _I64_MIN <= x < _I64_END:
             return DenseArrayBase.from_list(i64, values)  # normalised or refused there
     # What from_list packs for values an i64 holds as they are, without its per-value
     # normalisation (the cost of a conv's properties).
-    return DenseArrayBase(i64, BytesAttr(struct.pack(f"<{len(values)}q", *values)))
+    data = BytesAttr(struct.pack(f"<{len(values)}q", *values))
+    return _remember(_INTS_ATTRS, values, DenseArrayBase(i64, data))
 
 
 _ARRAY_FORMATS = {id(i64): "q", id(f64): "d"}
@@ -316,19 +346,35 @@ _ARRAY_FORMATS = {id(i64): "q", id(f64): "d"}
 identity of xDSL's ``i64`` and ``f64`` (which built and parsed arrays use)."""
 
 
+_ARRAY_VALUES: dict[int, tuple[Attribute, tuple[Any, ...]]] = {}
+
+
 def array_values(attr: Attribute) -> tuple[Any, ...]:
     """``tuple(attr.get_values())`` of a ``DenseArrayBase``: for the i64 and f64 lists of
-    properties, the one ``struct.unpack`` xDSL's makes after five calls."""
+    properties, the one ``struct.unpack`` xDSL's makes after five calls, remembered by
+    the (immutable, shared: see ``ints_attr``) attribute's identity."""
+    known = _ARRAY_VALUES.get(id(attr))
+    if known is not None and known[0] is attr:
+        return known[1]
+    values: tuple[Any, ...] | None = None
     if type(attr) is DenseArrayBase:
         code = _ARRAY_FORMATS.get(id(attr.elt_type))
         data = attr.data.data
         if code is not None and not len(data) & 7:
-            return struct.unpack(f"<{len(data) >> 3}{code}", data)
-    return tuple(cast(DenseArrayBase[Any], attr).get_values())
+            values = struct.unpack(f"<{len(data) >> 3}{code}", data)
+    if values is None:
+        values = tuple(cast(DenseArrayBase[Any], attr).get_values())
+    _remember(_ARRAY_VALUES, id(attr), (attr, values))
+    return values
 
 
 def float_attr(v: float | None) -> FloatAttr | None:
-    return None if v is None else FloatAttr(float(v), f64)
+    if v is None:
+        return None
+    f = float(v)
+    key: object = f if f and f == f else struct.pack("<d", f)  # zeros, NaNs: by their bits
+    attr = _FLOAT_ATTRS.get(key)
+    return attr if attr is not None else _remember(_FLOAT_ATTRS, key, FloatAttr(f, f64))
 
 
 def floats_attr(v: Iterable[float] | None) -> DenseArrayBase | None:
@@ -336,7 +382,11 @@ def floats_attr(v: Iterable[float] | None) -> DenseArrayBase | None:
         return None
     values = [float(x) for x in v]
     # The bytes from_list packs (one "<d" per value), in one struct call.
-    return DenseArrayBase(f64, BytesAttr(struct.pack(f"<{len(values)}d", *values)))
+    data = struct.pack(f"<{len(values)}d", *values)
+    attr = _FLOATS_ATTRS.get(data)
+    if attr is None:
+        attr = _remember(_FLOATS_ATTRS, data, DenseArrayBase(f64, BytesAttr(data)))
+    return attr
 
 
 def activation_props(
@@ -350,7 +400,7 @@ def activation_props(
 
 
 def flag_attr(v: bool) -> UnitAttr | None:
-    return UnitAttr() if v else None
+    return _UNIT if v else None
 
 
 def enum_attr(enum_type: type[StrEnum], v: str | StrEnum | None) -> Attribute | None:
@@ -361,7 +411,11 @@ def enum_attr(enum_type: type[StrEnum], v: str | StrEnum | None) -> Attribute | 
     except ValueError:
         known = ", ".join(e.value for e in enum_type)
         raise ValueError(f"unknown {enum_type.__name__} {v!r} (known: {known})") from None
-    return _ENUM_ATTR_OF[enum_type](value)
+    key = (enum_type, value)  # StrEnum members of two enums may be equal strings
+    attr = _ENUM_ATTRS.get(key)
+    if attr is None:
+        attr = _remember(_ENUM_ATTRS, key, _ENUM_ATTR_OF[enum_type](value))
+    return attr
 
 
 _DEFAULTS: dict[type[IRDLOperation], dict[str, Attribute | None]] = {}
@@ -470,12 +524,16 @@ def require_dtype(t: TensorType, dtype: DType, what: str) -> None:
 
 
 def require_same_dtype(types: Sequence[TensorType], what: str) -> DType:
-    dtypes = {t.dtype for t in types}
-    if len(dtypes) != 1:
+    dtype = types[0].dtype if types else None
+    for t in types:
+        if t.dtype is not dtype:
+            dtype = None
+            break
+    if dtype is None:
         raise VerifyException(
             f"{what} must share one element type, got " + ", ".join(t.dtype.value for t in types)
         )
-    return types[0].dtype
+    return dtype
 
 
 def check_activation(props: Props, out: TensorType) -> Activation:
@@ -741,6 +799,19 @@ class ShapedOp(IRDLOperation, metaclass=OpClass):
         if names is not None and len(names) == len(operands):
             types = {n: v._type for n, v in zip(names, operands, strict=True)}
             return cast(dict[str, OperandTypes], types)  # checked by the signature
+        layout = _operand_layout(type(self))
+        if layout is not None:
+            before, group, optional, after = layout
+            n = len(operands)
+            laid: dict[str, Any] = {k: v._type for k, v in zip(before, operands, strict=False)}
+            grouped = operands[len(before) : n - len(after)]
+            if optional:
+                laid[group] = grouped[0]._type if len(grouped) == 1 else None
+            else:
+                laid[group] = [v._type for v in grouped]
+            for name, v in zip(after, operands[n - len(after) :], strict=True):
+                laid[name] = v._type
+            return laid
         out: dict[str, OperandTypes] = {}
         for name, odef in type(self).get_irdl_definition().operands:
             value = getattr(self, name)
@@ -925,6 +996,32 @@ def _plain_values(
         else:
             return None
     return out
+
+
+OperandLayout = tuple[tuple[str, ...], str, bool, tuple[str, ...]]
+"""The operand names before an op's one optional or variadic operand, its name, whether
+it is optional, and the names after it."""
+
+_OPERAND_LAYOUTS: dict[type[IRDLOperation], OperandLayout | None] = {}
+
+
+def _operand_layout(op_type: type[IRDLOperation]) -> OperandLayout | None:
+    """The layout of an op whose operands are single ones around one optional or
+    variadic group (IRDL's accessors then slice its operands so), else None. For an op
+    whose operand counts its signature check accepted."""
+    if op_type in _OPERAND_LAYOUTS:
+        return _OPERAND_LAYOUTS[op_type]
+    op_def = op_type.get_irdl_definition()
+    defs = op_def.operands
+    grouped = [i for i, (_, d) in enumerate(defs) if isinstance(d, OptOperandDef | VarOperandDef)]
+    layout = None
+    if len(grouped) == 1 and not op_def.options:
+        at = grouped[0]
+        names = [name for name, _ in defs]
+        optional = isinstance(defs[at][1], OptOperandDef)
+        layout = (tuple(names[:at]), names[at], optional, tuple(names[at + 1 :]))
+    _OPERAND_LAYOUTS[op_type] = layout
+    return layout
 
 
 _SINGLE_OPERANDS: dict[type[IRDLOperation], tuple[str, ...] | None] = {}

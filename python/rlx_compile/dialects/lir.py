@@ -44,7 +44,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, cast
 
 from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr, SymbolNameConstraint, UnitAttr
-from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, Region, SSAValue
+from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, Region, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     irdl_attr_definition,
@@ -389,16 +389,13 @@ class GraphOp(ShapedOp):
         term = block.last_op
         if not isinstance(term, ReturnOp):
             raise VerifyException("a lir.graph body must end with lir.return")
-        inputs = [
-            cast(StringAttr, op.properties["tensor_name"]).data
-            for op in block.ops
-            if op.name == "mir.input"
-        ]
-        params = [
-            cast(StringAttr, op.properties["tensor_name"]).data
-            for op in block.ops
-            if op.name == "mir.param"
-        ]
+        inputs: list[str] = []
+        params: list[str] = []
+        for op in block.ops:
+            if op.name == "mir.input":
+                inputs.append(cast(StringAttr, op.properties["tensor_name"]).data)
+            elif op.name == "mir.param":
+                params.append(cast(StringAttr, op.properties["tensor_name"]).data)
         manifest = {k: [s.data for s in cast(ArrayAttr[StringAttr], self.properties[k]).data]
                     for k in ("inputs", "params", "outputs")}  # fmt: skip
         if manifest["inputs"] != inputs:
@@ -424,6 +421,18 @@ class GraphOp(ShapedOp):
                         f"{op.name}: symbolic dims {sorted(unranged)} have no range "
                         "(a lir.graph is planned for exact sizes or declared ranges)"
                     )
+            attrs = op.attributes
+            slot = attrs.get(SLOT_ATTR)
+            if (
+                (slot is None or (type(slot) is SlotAttr and len(op.results) == 1))
+                and attrs.get(ARG_SLOTS_ATTR) is None
+                and attrs.get(SCRATCH_ATTR) is None
+            ):
+                # A kernel's one slot, or none (the common case): what the loop below
+                # checks of it, its bytes in range read once.
+                if slot is not None:
+                    _check_slot(op, op.results[0], slot, ranges, align, arena)
+                continue
             slotted: list[tuple[SSAValue, SlotAttr | None]] = list(
                 zip(op.results, result_slots(op), strict=True)
             )
@@ -435,20 +444,26 @@ class GraphOp(ShapedOp):
                 )
             slotted += list(zip(args, arg_slot_list, strict=True))
             scratch = scratch_slot(op)
-            for value, slot in slotted:
-                if slot is None:
-                    continue
-                t = cast(TensorType, value.type)
-                need = bytes_upper_bound(t, ranges)
-                if need is None:
-                    raise VerifyException(f"{op.name}: {t} has no upper bound in the ranges")
-                if slot.size < need:
-                    raise VerifyException(
-                        f"{op.name}: slot of {slot.size} bytes holds a {need}-byte tensor"
-                    )
-                _check_range(op.name, "slot", slot, align, arena)
+            for value, value_slot in slotted:
+                if value_slot is not None:
+                    _check_slot(op, value, value_slot, ranges, align, arena)
             if scratch is not None:
                 _check_range(op.name, "scratch", scratch, align, arena)
+
+
+def _check_slot(
+    op: Operation, value: SSAValue, slot: SlotAttr, ranges: DimRanges, align: int, arena: int
+) -> None:
+    """``value``'s slot holds it at its largest size, aligned, inside the arena."""
+    t = cast(TensorType, value.type)
+    need = bytes_upper_bound(t, ranges)
+    if need is None:
+        raise VerifyException(f"{op.name}: {t} has no upper bound in the ranges")
+    offset, size = slot.offset_attr.data, slot.size_attr.data
+    if size < need:
+        raise VerifyException(f"{op.name}: slot of {size} bytes holds a {need}-byte tensor")
+    if offset % align or offset + size > arena:
+        _check_range(op.name, "slot", slot, align, arena)
 
 
 def _check_range(name: str, what: str, slot: SlotAttr, align: int, arena: int) -> None:

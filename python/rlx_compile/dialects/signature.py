@@ -24,7 +24,7 @@ from contextvars import ContextVar
 from operator import attrgetter
 from typing import Any, cast
 
-from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, OpTraits, Region
+from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, OpTraits, Region, SSAValue
 from xdsl.irdl import (
     AnyAttr,
     AttrConstraint,
@@ -93,6 +93,31 @@ def _group(defs: Sequence[tuple[str, OperandOrResultDef]]) -> Group | None:
     return values[:at], values[at], isinstance(defs[at][1], OptionalDef), values[at + 1 :]
 
 
+def _uniform(group: Group) -> Callable[[Sequence[SSAValue]], bool] | None:
+    """The check of a group whose values all have one base class and bind no type
+    variable (the dialects' tensor operands and results): their number, then each
+    type's class. None for any other group."""
+    before, variadic, optional, after = group
+    checks = [*before, *after, *([variadic] if variadic is not None else [])]
+    bases = {base for base, _ in checks}
+    if len(bases) > 1 or any(var is not None for _, var in checks):
+        return None
+    base = bases.pop() if bases else Attribute
+    fixed = len(before) + len(after)
+    most = fixed if variadic is None else fixed + 1 if optional else None
+
+    def test(values: Sequence[SSAValue]) -> bool:
+        n = len(values)
+        if n < fixed or (most is not None and n > most):
+            return False
+        for value in values:  # noqa: SIM110 (all() of a generator costs more)
+            if not isinstance(value._type, base):
+                return False
+        return True
+
+    return test
+
+
 def _checks_of(values: Sequence[Any], group: Group) -> Iterable[ValueCheck] | None:
     """The check of each value, by position; None when their number does not fit."""
     before, variadic, optional, after = group
@@ -111,6 +136,9 @@ Test = Callable[[Attribute], bool]
 
 def _always(attr: Attribute) -> bool:
     return True
+
+
+_PASSED_SIZE = 4096
 
 
 def _test(constr: AttrConstraint) -> Test | None:
@@ -138,12 +166,22 @@ def _test(constr: AttrConstraint) -> Test | None:
             return None
         checked = cast(list[tuple[Callable[[Attribute], Attribute], Test]], pairs)
 
+        passed: dict[int, Attribute] = {}
+        """Attributes that passed, by identity (attributes are immutable; a model's ops
+        share their property values: see ``common.int_attr``); each kept alive while
+        remembered, so that its id is not reused."""
+
         def test(attr: Attribute) -> bool:
+            if passed.get(id(attr)) is attr:
+                return True
             if type(attr) is not base_attr:  # a subclass may have other parameters
                 return False
-            for get, ok in checked:  # noqa: SIM110 (all() of a generator costs more)
+            for get, ok in checked:
                 if not ok(get(attr)):
                     return False
+            if len(passed) >= _PASSED_SIZE:
+                passed.clear()
+            passed[id(attr)] = attr
             return True
 
         return test
@@ -181,13 +219,8 @@ def _signature_check(op_def: OpDef) -> Callable[[Operation], None] | None:
     def generic(op: Operation) -> None:
         OpDef.verify(op_def, op)
 
-    single = (
-        operands[1] is None
-        and results[1] is None
-        and not any(var for _, var in [*operands[0], *results[0]])
-    )
-    operand_bases = tuple(base for base, _ in operands[0])
-    result_bases = tuple(base for base, _ in results[0])
+    operand_test = _uniform(operands)
+    result_test = _uniform(results)
 
     def values_accepted(op: Operation) -> bool:
         bound: dict[str, Attribute] = {}
@@ -206,13 +239,9 @@ def _signature_check(op_def: OpDef) -> Callable[[Operation], None] | None:
     def accepts(op: Operation) -> bool:
         if op.regions or op._successors:
             return False
-        if single:  # single operands and results, no type variables: one test each
-            for values, bases in ((op._operands, operand_bases), (op.results, result_bases)):
-                if len(values) != len(bases):
-                    return False
-                for value, base in zip(values, bases, strict=True):
-                    if not isinstance(value._type, base):
-                        return False
+        if operand_test is not None and result_test is not None:
+            if not (operand_test(op._operands) and result_test(op.results)):
+                return False
         elif not values_accepted(op):
             return False
         return (

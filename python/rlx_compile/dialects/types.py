@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
-from typing import Any, TypeGuard, cast
+from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 import ml_dtypes
 import numpy as np
@@ -69,46 +69,26 @@ class DType(Enum):
     U64 = "u64"
     BOOL = "bool"
 
-    @property
-    def numpy(self) -> np.dtype:
-        return _NUMPY_DTYPES[self]
-
-    @property
-    def itemsize(self) -> int:
-        return self.numpy.itemsize
-
-    @property
-    def is_float(self) -> bool:
-        return self in _FLOATS
-
-    @property
-    def is_int(self) -> bool:
-        return self in _INTS
-
-    @property
-    def is_signed_int(self) -> bool:
-        return self in _SIGNED_INTS
-
-    @property
-    def is_narrow_float(self) -> bool:
-        """An 8- or 4-bit float: a storage and quantisation type, computed in f32."""
-        return self in _NARROW_FLOATS
-
-    @property
-    def is_quantized(self) -> bool:
-        """A type that quantize produces and dequantize reads: an integer, or a narrow
-        float with a sign (f8e8m0 is a bare exponent, used for scales)."""
-        return self.is_int or (self.is_narrow_float and self is not DType.F8E8M0)
+    # What each element type is, set on the members below (``_facts``): plain attributes,
+    # as passes and verifiers ask them of every op (a property would hash the member to
+    # look it up, in Python).
+    numpy: np.dtype
+    itemsize: int
+    is_float: bool
+    is_int: bool
+    is_signed_int: bool
+    is_narrow_float: bool
+    """An 8- or 4-bit float: a storage and quantisation type, computed in f32."""
+    is_quantized: bool
+    """A type that quantize produces and dequantize reads: an integer, or a narrow float
+    with a sign (f8e8m0 is a bare exponent, used for scales)."""
+    is_bool: bool
 
     @property
     def int_range(self) -> tuple[int, int]:
         """(min, max) of an integer type (sub-byte ones included)."""
         info = ml_dtypes.iinfo(self.numpy)
         return int(info.min), int(info.max)
-
-    @property
-    def is_bool(self) -> bool:
-        return self is DType.BOOL
 
     @staticmethod
     def from_numpy(dtype: np.dtype | type) -> DType:
@@ -169,6 +149,21 @@ _FLOATS = frozenset({DType.F32, DType.F16, DType.BF16, DType.F64}) | _NARROW_FLO
 _SIGNED_INTS = frozenset({DType.I2, DType.I4, DType.I8, DType.I16, DType.I32, DType.I64})
 _INTS = _SIGNED_INTS | {DType.U2, DType.U4, DType.U8, DType.U16, DType.U32, DType.U64}
 _DTYPE_SPELLINGS = frozenset(d.value for d in DType)
+
+
+def _facts() -> None:
+    for d in DType:
+        d.numpy = _NUMPY_DTYPES[d]
+        d.itemsize = d.numpy.itemsize
+        d.is_float = d in _FLOATS
+        d.is_int = d in _INTS
+        d.is_signed_int = d in _SIGNED_INTS
+        d.is_narrow_float = d in _NARROW_FLOATS
+        d.is_quantized = d.is_int or (d.is_narrow_float and d is not DType.F8E8M0)
+        d.is_bool = d is DType.BOOL
+
+
+_facts()
 _NO_INFINITY = _NARROW_FLOATS - {DType.F8E5M2}
 _NO_NEGATIVE_ZERO = frozenset({DType.F8E4M3FNUZ, DType.F8E5M2FNUZ, DType.F8E8M0})
 
@@ -259,9 +254,13 @@ class DimAttr(Data[DimExpr]):
         printer.print_string(f"<{self.data}>")
 
 
-_TENSOR_TYPES: dict[tuple[tuple[Dim | str, ...], DType], TensorType] = {}
-"""Every tensor type made so far, by shape and element type (types are interned); looked
-up with the dims as given (a str among them never matches: only parsed dims are keys)."""
+_DIM_TYPES = frozenset({int, DimExpr})
+"""The types of dims as types hold them (``as_dim`` returns them as they are)."""
+
+_TENSOR_TYPES: dict[tuple[tuple[Dim | str, ...], str], TensorType] = {}
+"""Every tensor type made so far, by shape and element type spelling (types are
+interned; the spelling hashes in C, the member in Python); looked up with the dims as
+given (a str among them never matches: only parsed dims are keys)."""
 _ELEMENT_ATTRS: dict[DType, StringAttr] = {}
 
 
@@ -290,8 +289,8 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
         if shape is None or dtype is None:  # ParametrizedAttribute.new, copy, pickle
             return super().__new__(cls)
         dims = shape if type(shape) is tuple else tuple(shape)
-        if type(dtype) is DType and all(type(d) is int or type(d) is DimExpr for d in dims):
-            t = _TENSOR_TYPES.get((dims, dtype))  # the common case: built before
+        if type(dtype) is DType and _DIM_TYPES.issuperset(map(type, dims)):
+            t = _TENSOR_TYPES.get((dims, dtype._value_))  # the common case: built before
             if t is not None:
                 return t
         return cls._intern(_as_dims(dims), DType.parse(dtype))
@@ -309,7 +308,7 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
 
     @classmethod
     def _intern(cls, shape: Shape, dtype: DType) -> TensorType:
-        key = (shape, dtype)
+        key = (shape, dtype._value_)
         t = _TENSOR_TYPES.get(key)
         if t is None:
             t = super().__new__(cls)
@@ -318,45 +317,44 @@ class TensorType(ParametrizedAttribute, TypeAttribute):
                 element = _ELEMENT_ATTRS[dtype] = StringAttr(dtype.value)
             dims = ArrayAttr(tuple(IntAttr(d) if isinstance(d, int) else DimAttr(d) for d in shape))
             ParametrizedAttribute.__init__(t, dims, element)
-            object.__setattr__(t, "_shape", shape)
-            object.__setattr__(t, "_dtype", dtype)
+            facts = t.__dict__
+            facts["shape"] = shape
+            facts["dtype"] = dtype
+            facts["rank"] = len(shape)
+            facts["is_static"] = all(isinstance(d, int) for d in shape)
             _TENSOR_TYPES[key] = t
         return t
 
     # -- accessors -----------------------------------------------------------------
-    @property
-    def shape(self) -> Shape:
-        shape = self.__dict__.get("_shape")
-        if shape is None:  # an instance that did not come through _intern
-            shape = tuple(d.data for d in self.dims.data)
-            object.__setattr__(self, "_shape", shape)
-        return shape
+    if TYPE_CHECKING:
+        # Plain attributes of an interned type, set by ``_intern`` (passes read them of
+        # every value they look at), or by ``__getattr__`` on first use for any other
+        # instance. Not annotated at run time: IRDL would take them for parameters.
+        shape: Shape
+        dtype: DType
+        rank: int
+        is_static: bool
 
-    @property
-    def dtype(self) -> DType:
-        dtype = self.__dict__.get("_dtype")
-        if dtype is None:
-            dtype = DType(self.element.data)
-            object.__setattr__(self, "_dtype", dtype)
-        return dtype
-
-    @property
-    def rank(self) -> int:
-        return len(self.shape)
-
-    # What follows from the shape alone is worked out once per (interned, immutable) type
-    # and kept beside it, as shape and dtype are: passes and verifiers ask every op.
-    @property
-    def is_static(self) -> bool:
-        static = self.__dict__.get("_static")
-        if static is None:
-            static = self.__dict__["_static"] = all(isinstance(d, int) for d in self.shape)
-        return static
+    def __getattr__(self, name: str) -> Any:
+        if name == "shape":
+            value: Any = tuple(d.data for d in self.dims.data)
+        elif name == "dtype":
+            value = DType(self.element.data)
+        elif name == "rank":
+            value = len(self.shape)
+        elif name == "is_static":
+            value = all(isinstance(d, int) for d in self.shape)
+        else:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        self.__dict__[name] = value
+        return value
 
     def static_shape(self) -> tuple[int, ...]:
         """The dims as numbers; a symbolic dim raises TypeError (size it first)."""
         return tuple(int(d) for d in self.shape)
 
+    # What follows from the shape alone is worked out once per (interned, immutable) type
+    # and kept beside it, as the shape is: passes and verifiers ask of every value.
     def symbols(self) -> tuple[str, ...]:
         """The symbols the dims are written in, sorted and without repeats."""
         symbols = self.__dict__.get("_symbols")
@@ -510,8 +508,11 @@ def may_expand_to(a: Dim, b: Dim) -> bool:
 def broadcast_shapes(*shapes: Sequence[Dim]) -> Shape:
     """NumPy broadcasting, right-aligned (symbolic dims: see ``broadcast_dims``)."""
     first = shapes[0] if shapes else ()
-    if type(first) is tuple and all(s == first for s in shapes[1:]):
-        if all(type(d) is int or type(d) is DimExpr for d in first):
+    rest = shapes[1:]
+    if type(first) is tuple and (
+        rest[0] == first if len(rest) == 1 else all(s == first for s in rest)
+    ):
+        if _DIM_TYPES.issuperset(map(type, first)):
             return first  # dims already (a type's shape): as_dim would return each as is
         return tuple(as_dim(d) for d in first)
     rank = max((len(s) for s in shapes), default=0)
