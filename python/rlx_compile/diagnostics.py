@@ -31,7 +31,7 @@ from xdsl.utils.exceptions import (
 )
 
 from rlx_compile.dialects.common import _INFERRED_FROM, trusting_build_inference
-from rlx_compile.dialects.construct import Cloner, walk_list
+from rlx_compile.dialects.construct import Cloner, block_ops, walk_block_list, walk_list
 from rlx_compile.dialects.signature import use_signature_check
 from rlx_compile.ir import location_str, parse_error_line
 
@@ -191,7 +191,7 @@ def verify_changes(module: Operation, log: ChangeLog, context: str | None = None
     dirty = _Dirty()
     for block in log.blocks:
         if _in_module(block.parent_op(), module):
-            dirty.compare(block.walk())
+            dirty.compare(walk_block_list(block))
     for op in log.ops:
         if op.parent is not None and _in_module(op, module):
             dirty.add(op, reported=True)
@@ -321,13 +321,13 @@ class _BlockOrder:
     def __init__(self) -> None:
         self.blocks: dict[int, dict[int, int]] = {}
 
-    def position(self, op: Operation, block: Block) -> int:
-        # By id: ops and blocks hash in Python (xDSL's __hash__), ids in C; every op is
-        # alive while it is verified.
+    def positions(self, block: Block) -> dict[int, int]:
+        """Op id -> position in ``block``. By id: ops and blocks hash in Python (xDSL's
+        ``__hash__``), ids in C; every op is alive while it is verified."""
         positions = self.blocks.get(id(block))
         if positions is None:
-            positions = self.blocks[id(block)] = {id(o): i for i, o in enumerate(block.ops)}
-        return positions[id(op)]
+            positions = self.blocks[id(block)] = {id(o): i for i, o in enumerate(block_ops(block))}
+        return positions
 
     def check(self, op: Operation, level: int, context: str | None) -> None:
         """Within its block, ``op``'s operands come from earlier ops and, if it moved,
@@ -337,25 +337,33 @@ class _BlockOrder:
         block = op.parent
         if block is None:
             return
+        positions: dict[int, int] | None = None
         here = -1
         for value in op._operands:  # the tuple behind op.operands
-            if isinstance(value, OpResult) and value.op.parent is block:
-                if here < 0:
-                    here = self.position(op, block)
-                if self.position(value.op, block) >= here:
+            kind = type(value)
+            if (
+                kind is OpResult or (kind is not BlockArgument and isinstance(value, OpResult))
+            ) and (owner := value.op).parent is block:  # type: ignore[attr-defined]
+                if positions is None:
+                    positions = self.positions(block)
+                    here = positions[id(op)]
+                if positions[id(owner)] >= here:
                     message = f"{_value_name(value)} is used before it is defined"
                     raise VerifyFailure(op, message, context)
         if level < _MOVED:
             return
         for result in op.results:
-            for use in result.uses:
-                user = use.operation
+            use = result.first_use  # the use list, in order, by its links
+            while use is not None:
+                user = use._operation
                 if user.parent is block:
-                    if here < 0:
-                        here = self.position(op, block)
-                    if self.position(user, block) <= here:
+                    if positions is None:
+                        positions = self.positions(cast(Block, block))
+                        here = positions[id(op)]
+                    if positions[id(user)] <= here:
                         message = f"{_value_name(result)} is used before it is defined"
                         raise VerifyFailure(user, message, context)
+                use = use._next_use
 
 
 def _check_defined_before_use(block: Block, context: str | None) -> None:
@@ -367,7 +375,7 @@ def _check_defined_before_use(block: Block, context: str | None) -> None:
             kind = type(value)
             if (
                 (kind is OpResult or (kind is not BlockArgument and isinstance(value, OpResult)))
-                and (owner := cast(OpResult, value).op).parent is block
+                and (owner := value.op).parent is block  # type: ignore[attr-defined]
                 and id(owner) not in seen
             ):
                 message = f"{_value_name(value)} is used before it is defined"
@@ -385,7 +393,7 @@ def verified_clone(module: ModuleOp) -> ModuleOp:
     exactly as its original does."""
     verify_module(module)
     pairs: list[tuple[Operation, Operation]] = []
-    cloner = Cloner({}, {}, clone_name_hints=True, clone_operands=True, on_clone=_pair(pairs))
+    cloner = Cloner({}, {}, clone_name_hints=True, clone_operands=True, pairs=pairs)
     copy = cast(ModuleOp, cloner.clone(module))
     cloner.finish()
     for op, twin in pairs:
@@ -402,13 +410,6 @@ def verified_clone(module: ModuleOp) -> ModuleOp:
         place = (twin.parent, twin._prev_op, twin._next_op is None, twin._operands)
         new[_STAMP] = (*place, *stamp[4:])
     return copy
-
-
-def _pair(pairs: list[tuple[Operation, Operation]]) -> Callable[[Operation, Operation], None]:
-    def add(op: Operation, twin: Operation) -> None:
-        pairs.append((op, twin))
-
-    return add
 
 
 # ---------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ command, a wall-time table, verification after every pass, and a reproducer on f
 
 from __future__ import annotations
 
+import copy
 import difflib
 import re
 import sys
@@ -25,6 +26,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.transforms import get_all_passes
+from xdsl.utils.arg_spec import ArgSpec
 from xdsl.utils.arg_spec import parse_pipeline as xdsl_parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 
@@ -115,12 +117,44 @@ def parse_pipeline(text: str, passes: dict[str, PassFactory] | None = None) -> l
             raise PipelineError(f"unknown pass '{spec.name}'{hint}")
         pass_type = registry[spec.name]()
         try:
-            out.append(pass_type.from_pass_spec(spec))
+            out.append(_make_pass(pass_type, spec))
         except Exception as err:  # xDSL reports option problems as ValueError/TypeError
             raise PipelineError(
                 f"bad options for pass '{spec.name}': {_option_error(err, pass_type)}"
             ) from None
     return out
+
+
+PassKey = tuple[type[ModulePass], str, tuple[tuple[str, tuple[object, ...]], ...]]
+
+_MADE: dict[PassKey, ModulePass] = {}
+"""Passes made from a spec, by pass class and spec, when all their state is immutable."""
+
+_IMMUTABLE = (type(None), bool, int, float, str, bytes)
+
+
+def _immutable(value: object) -> bool:
+    if isinstance(value, tuple | frozenset):
+        return all(_immutable(v) for v in value)
+    return isinstance(value, _IMMUTABLE)
+
+
+def _make_pass(pass_type: type[ModulePass], spec: ArgSpec) -> ModulePass:
+    """``pass_type.from_pass_spec(spec)``, made once per pass class and spec: xDSL's reads
+    the class's type hints each time (``typing.get_type_hints``, most of building a
+    pipeline). A pass whose state is all immutable values is copied from the one made
+    before (the same values, a new object); any other is made afresh."""
+    params = tuple((name, tuple(values)) for name, values in spec.parameters.items())
+    key: PassKey = (pass_type, spec.name, params)
+    made = _MADE.get(key)
+    if made is not None:
+        return copy.copy(made)
+    fresh = pass_type.from_pass_spec(spec)
+    state = getattr(fresh, "__dict__", None)
+    if state is not None and all(_immutable(v) for v in state.values()):
+        _MADE[key] = fresh
+        return copy.copy(fresh)
+    return fresh
 
 
 def _option_error(err: Exception, pass_type: type[ModulePass]) -> str:

@@ -4,16 +4,19 @@ same name hints, the same use lists in the same order."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, ModuleOp, f64, i64
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.irdl import BaseAccessor, IRDLOperation
 
 from rlx_compile import CompilePipeline
-from rlx_compile.dialects import hir, lir, mir
+from rlx_compile.dialects import common, hir, lir, mir
 from rlx_compile.dialects.common import ShapedOp
 from rlx_compile.dialects.construct import clone_op
 from rlx_compile.frontends.onnx import import_model
@@ -180,3 +183,52 @@ def test_block_args_keep_their_names_and_types() -> None:
     old = [(a.name_hint, a.type, a.index) for a in values_of(module) if isinstance(a.owner, Block)]
     new = [(a.name_hint, a.type, a.index) for a in values_of(fast) if isinstance(a.owner, Block)]
     assert old == new
+
+
+@pytest.mark.parametrize(
+    ("fast", "value", "slow"),
+    [
+        (common.int_attr, v, lambda v: IntegerAttr(int(v), i64))
+        for v in (0, 1, -1, 7, (1 << 63) - 1, -(1 << 63), True)
+    ]
+    + [
+        (common.float_attr, v, lambda v: FloatAttr(float(v), f64))
+        for v in (0.0, -0.0, 1.5, -2.25e-300, math.inf, -math.inf, math.nan, 3)
+    ]
+    + [
+        (common.ints_attr, v, lambda v: DenseArrayBase.from_list(i64, [int(x) for x in v]))
+        for v in (
+            [],
+            [1, 2, 3],
+            [-(1 << 63), (1 << 63) - 1],
+            (0,),
+            [np.int64(3), True, 2.0],
+            range(4, 6),
+        )
+    ]
+    + [
+        (common.floats_attr, v, lambda v: DenseArrayBase.from_list(f64, [float(x) for x in v]))
+        for v in ([], [0.0, -0.0], [math.nan, math.inf, 1e-310], (2,), [np.float32(1.1), "2.5"])
+    ]
+    + [
+        (lambda v: common.enum_attr(common.Activation, v), v, common.ActivationAttr)
+        for v in list(common.Activation)
+    ],
+)
+def test_property_attributes_are_what_their_constructors_make(
+    fast: Callable[[Any], Attribute | None], value: Any, slow: Callable[[Any], Attribute]
+) -> None:
+    """Attributes made field by field (no verification: their fields pass it by
+    construction) equal, hash, print and verify as the constructors' do."""
+    made, reference = fast(value), slow(value)
+    assert made is not None
+    assert type(made) is type(reference) and vars(made).keys() == vars(reference).keys()
+    assert made == reference and hash(made) == hash(reference)
+    assert str(made) == str(reference)
+    made._verify()
+
+
+def test_property_attributes_out_of_range_go_through_the_constructors() -> None:
+    assert common.int_attr(1 << 63) == IntegerAttr(1 << 63, i64)  # normalised to -2**63
+    with pytest.raises(ValueError):
+        common.ints_attr([1 << 64])

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Self, cast
 
 from xdsl.dialects.builtin import (
     I64,
@@ -25,6 +25,8 @@ from xdsl.dialects.builtin import (
     DenseArrayBase,
     Float64Type,
     FloatAttr,
+    FloatData,
+    IntAttr,
     IntegerAttr,
     StringAttr,
     UnitAttr,
@@ -58,6 +60,7 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 from rlx_compile.dialects.construct import (
+    FAST_SHELLS,
     clone_op,
     clone_shell,
     init_fields,
@@ -67,8 +70,6 @@ from rlx_compile.dialects.construct import (
 from rlx_compile.dialects.dim_expr import Dim
 from rlx_compile.dialects.signature import operand_check
 from rlx_compile.dialects.types import DimAttr, DType, TensorType, fmt_shape
-
-ValueT = TypeVar("ValueT")
 
 # ---------------------------------------------------------------------------------
 # Enum attributes (printed as bare keywords inside op formats)
@@ -294,32 +295,42 @@ F64Array = DenseArrayBase.constr(f64)
 # ---------------------------------------------------------------------------------
 
 
-# Attributes are immutable values, and a model's ops take the same few property values
-# over and over (strides [1, 1], groups 1, activation relu): each is made (and verified)
-# once and shared, as clones share their originals'. Keyed by the exact value (floats by
-# their bits: 0.0 and -0.0 are equal but print apart); each memo is emptied when full.
-_MEMO_SIZE = 4096
-_INT_ATTRS: dict[int, IntegerAttr] = {}
-_INTS_ATTRS: dict[tuple[int, ...], DenseArrayBase] = {}
-_FLOAT_ATTRS: dict[object, FloatAttr] = {}
-_FLOATS_ATTRS: dict[bytes, DenseArrayBase] = {}
-_ENUM_ATTRS: dict[tuple[type[StrEnum], StrEnum], Attribute] = {}
-_UNIT = UnitAttr()
+# Property attributes made field by field, as their constructors leave them, without
+# the verification their fields pass by construction (an i64 in range, whole i64/f64
+# byte strings, an enum member): the generic construction and verification of an
+# attribute costs more than building the op that holds it. Each op gets its own
+# attribute objects, as before.
+_new = object.__new__
+_UNIT = UnitAttr()  # no payload: one is as good as another
 
 
-def _remember(memo: dict[Any, Any], key: object, value: ValueT) -> ValueT:
-    if len(memo) >= _MEMO_SIZE:
-        memo.clear()
-    memo[key] = value
-    return value
+def _int_data(v: int) -> IntAttr:
+    data = _new(IntAttr)
+    data.__dict__["data"] = v  # frozen: its fields are set as object.__setattr__ sets them
+    return data
+
+
+def _array(elt_type: Attribute, raw: bytes) -> DenseArrayBase:
+    data = _new(BytesAttr)
+    data.__dict__["data"] = raw
+    array = _new(DenseArrayBase)
+    fields = array.__dict__
+    fields["elt_type"] = elt_type
+    fields["data"] = data
+    return array
 
 
 def int_attr(v: int | None) -> IntegerAttr | None:
     if v is None:
         return None
     v = int(v)
-    attr = _INT_ATTRS.get(v)
-    return attr if attr is not None else _remember(_INT_ATTRS, v, IntegerAttr(v, i64))
+    if not _I64_MIN <= v < _I64_END:
+        return IntegerAttr(v, i64)  # normalised or refused there
+    attr = _new(IntegerAttr)
+    fields = attr.__dict__
+    fields["value"] = _int_data(v)
+    fields["type"] = i64
+    return attr
 
 
 _I64_MIN, _I64_END = -(1 << 63), 1 << 63
@@ -328,17 +339,16 @@ _I64_MIN, _I64_END = -(1 << 63), 1 << 63
 def ints_attr(v: Iterable[int] | None) -> DenseArrayBase | None:
     if v is None:
         return None
-    values = tuple([int(x) for x in v])
-    attr = _INTS_ATTRS.get(values)
-    if attr is not None:
-        return attr
+    given = v if type(v) is list or type(v) is tuple else list(v)
+    try:  # ints (and what has an __index__) an i64 holds: what from_list would pack
+        return _array(i64, struct.pack(f"<{len(given)}q", *given))
+    except (struct.error, TypeError):
+        pass
+    values = [int(x) for x in given]
     for x in values:
         if not _I64_MIN <= x < _I64_END:
             return DenseArrayBase.from_list(i64, values)  # normalised or refused there
-    # What from_list packs for values an i64 holds as they are, without its per-value
-    # normalisation (the cost of a conv's properties).
-    data = BytesAttr(struct.pack(f"<{len(values)}q", *values))
-    return _remember(_INTS_ATTRS, values, DenseArrayBase(i64, data))
+    return _array(i64, struct.pack(f"<{len(values)}q", *values))
 
 
 _ARRAY_FORMATS = {id(i64): "q", id(f64): "d"}
@@ -346,47 +356,38 @@ _ARRAY_FORMATS = {id(i64): "q", id(f64): "d"}
 identity of xDSL's ``i64`` and ``f64`` (which built and parsed arrays use)."""
 
 
-_ARRAY_VALUES: dict[int, tuple[Attribute, tuple[Any, ...]]] = {}
-
-
 def array_values(attr: Attribute) -> tuple[Any, ...]:
     """``tuple(attr.get_values())`` of a ``DenseArrayBase``: for the i64 and f64 lists of
-    properties, the one ``struct.unpack`` xDSL's makes after five calls, remembered by
-    the (immutable, shared: see ``ints_attr``) attribute's identity."""
-    known = _ARRAY_VALUES.get(id(attr))
-    if known is not None and known[0] is attr:
-        return known[1]
-    values: tuple[Any, ...] | None = None
+    properties, the one ``struct.unpack`` xDSL's makes after five calls."""
     if type(attr) is DenseArrayBase:
         code = _ARRAY_FORMATS.get(id(attr.elt_type))
         data = attr.data.data
         if code is not None and not len(data) & 7:
-            values = struct.unpack(f"<{len(data) >> 3}{code}", data)
-    if values is None:
-        values = tuple(cast(DenseArrayBase[Any], attr).get_values())
-    _remember(_ARRAY_VALUES, id(attr), (attr, values))
-    return values
+            return struct.unpack(f"<{len(data) >> 3}{code}", data)
+    return tuple(cast(DenseArrayBase[Any], attr).get_values())
 
 
 def float_attr(v: float | None) -> FloatAttr | None:
     if v is None:
         return None
-    f = float(v)
-    key: object = f if f and f == f else struct.pack("<d", f)  # zeros, NaNs: by their bits
-    attr = _FLOAT_ATTRS.get(key)
-    return attr if attr is not None else _remember(_FLOAT_ATTRS, key, FloatAttr(f, f64))
+    value = _new(FloatData)
+    value.__dict__["data"] = float(v)  # f64's pack-and-unpack round trip changes no double
+    attr = _new(FloatAttr)
+    fields = attr.__dict__
+    fields["value"] = value
+    fields["type"] = f64
+    return attr
 
 
 def floats_attr(v: Iterable[float] | None) -> DenseArrayBase | None:
     if v is None:
         return None
-    values = [float(x) for x in v]
-    # The bytes from_list packs (one "<d" per value), in one struct call.
-    data = struct.pack(f"<{len(values)}d", *values)
-    attr = _FLOATS_ATTRS.get(data)
-    if attr is None:
-        attr = _remember(_FLOATS_ATTRS, data, DenseArrayBase(f64, BytesAttr(data)))
-    return attr
+    given = v if type(v) is list or type(v) is tuple else list(v)
+    try:  # what from_list packs (one "<d" per value), in one struct call
+        return _array(f64, struct.pack(f"<{len(given)}d", *given))
+    except (struct.error, TypeError):
+        values = [float(x) for x in given]
+        return _array(f64, struct.pack(f"<{len(values)}d", *values))
 
 
 def activation_props(
@@ -411,10 +412,8 @@ def enum_attr(enum_type: type[StrEnum], v: str | StrEnum | None) -> Attribute | 
     except ValueError:
         known = ", ".join(e.value for e in enum_type)
         raise ValueError(f"unknown {enum_type.__name__} {v!r} (known: {known})") from None
-    key = (enum_type, value)  # StrEnum members of two enums may be equal strings
-    attr = _ENUM_ATTRS.get(key)
-    if attr is None:
-        attr = _remember(_ENUM_ATTRS, key, _ENUM_ATTR_OF[enum_type](value))
+    attr = _new(_ENUM_ATTR_OF[enum_type])
+    attr.__dict__["data"] = value
     return attr
 
 
@@ -925,6 +924,8 @@ def _tensor_operands(op_type: type[ShapedOp]) -> bool:
         )
     return known
 
+
+FAST_SHELLS.add(ShapedOp.clone_without_regions)
 
 _INFERRED_FROM = "_rlx_inferred_from"
 """Where an op built with inferred result types keeps ``_inference_inputs()`` as they

@@ -10,7 +10,7 @@ general case (variadic groups, segment sizes, successors, per-call definition lo
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from operator import attrgetter
 from typing import Any, TypeVar, cast
 
@@ -189,17 +189,38 @@ def walk_list(op: Operation) -> list[Operation]:
     return out
 
 
+def walk_block_list(block: Block) -> list[Operation]:
+    """``list(block.walk())``: the block's ops, each followed by the ops of its regions."""
+    out: list[Operation] = []
+    _walk_block(block, out)
+    return out
+
+
+def block_ops(block: Block) -> list[Operation]:
+    """``list(block.ops)``, following the links (xDSL's iterator is a call per op)."""
+    out: list[Operation] = []
+    op = block._first_op
+    while op is not None:
+        out.append(op)
+        op = op._next_op
+    return out
+
+
 def _walk_into(op: Operation, out: list[Operation]) -> None:
     for region in op.regions:
         block = region._first_block
         while block is not None:
-            nested = block._first_op
-            while nested is not None:
-                out.append(nested)
-                if nested.regions:
-                    _walk_into(nested, out)
-                nested = nested._next_op
+            _walk_block(block, out)
             block = block._next_block
+
+
+def _walk_block(block: Block, out: list[Operation]) -> None:
+    nested = block._first_op
+    while nested is not None:
+        out.append(nested)
+        if nested.regions:
+            _walk_into(nested, out)
+        nested = nested._next_op
 
 
 # ---------------------------------------------------------------------------------
@@ -246,6 +267,12 @@ def clone_shell(
     return new
 
 
+FAST_SHELLS: set[Callable[..., Operation]] = set()
+"""The ``clone_without_regions`` methods that are ``clone_shell`` (with the operands
+mapped when asked) for an op without successors: ``Cloner`` calls ``clone_shell``
+itself for ops whose class has one of them."""
+
+
 class Cloner:
     """``Operation.clone`` of xDSL, one op at a time in walk order: each op through its
     class's ``clone_without_regions`` (the fast one of ``ShapedOp``), its regions' blocks
@@ -262,22 +289,25 @@ class Cloner:
         *,
         clone_name_hints: bool,
         clone_operands: bool,
-        on_clone: Any = None,
+        pairs: list[tuple[Operation, Operation]] | None = None,
     ):
         self.values = value_mapper
         self.blocks = block_mapper
         self.name_hints = clone_name_hints
         self.link = clone_operands
         self.waiting: list[tuple[Operation, Sequence[SSAValue]]] | None = None
-        self.on_clone = on_clone
-        """Called with each (op, clone) pair, in walk order."""
+        self.pairs = pairs
+        """Where each (op, clone) pair goes, in walk order, if given."""
 
     def clone(self, op: Operation) -> Operation:
-        new = op.clone_without_regions(
-            self.values, self.blocks, clone_name_hints=self.name_hints, clone_operands=False
-        )
-        if self.on_clone is not None:
-            self.on_clone(op, new)
+        if type(op).clone_without_regions in FAST_SHELLS and not op._successors:
+            new = clone_shell(op, self.values, self.name_hints)  # what that method does
+        else:
+            new = op.clone_without_regions(
+                self.values, self.blocks, clone_name_hints=self.name_hints, clone_operands=False
+            )
+        if self.pairs is not None:
+            self.pairs.append((op, new))
         if self.link:
             operands = op._operands
             if self.waiting is None:

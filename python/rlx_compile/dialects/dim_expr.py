@@ -892,6 +892,8 @@ def parse_dim(text: str) -> Dim:
 
 def as_dim(d: object) -> Dim:
     """An int, a DimExpr, a NumPy integer or an expression string, as a dim."""
+    if type(d) is int:  # the common case, first
+        return d
     if isinstance(d, DimExpr):
         return d
     if isinstance(d, bool):

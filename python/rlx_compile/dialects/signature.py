@@ -24,7 +24,7 @@ from contextvars import ContextVar
 from operator import attrgetter
 from typing import Any, cast
 
-from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, OpTraits, Region, SSAValue
+from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, OpTraits, Region
 from xdsl.irdl import (
     AnyAttr,
     AttrConstraint,
@@ -46,6 +46,8 @@ from xdsl.irdl import (
 from xdsl.irdl.operations import AttributeDef, OperandOrResultDef, PropertyDef
 from xdsl.traits import IsolatedFromAbove, OpTrait
 from xdsl.utils.exceptions import VerifyException
+
+from rlx_compile.dialects.construct import block_ops
 
 _GENERIC: ContextVar[bool] = ContextVar("rlx_generic_signature_checks", default=False)
 
@@ -93,10 +95,10 @@ def _group(defs: Sequence[tuple[str, OperandOrResultDef]]) -> Group | None:
     return values[:at], values[at], isinstance(defs[at][1], OptionalDef), values[at + 1 :]
 
 
-def _uniform(group: Group) -> Callable[[Sequence[SSAValue]], bool] | None:
-    """The check of a group whose values all have one base class and bind no type
-    variable (the dialects' tensor operands and results): their number, then each
-    type's class. None for any other group."""
+def _uniform(group: Group) -> tuple[type[Attribute], int, int | None] | None:
+    """For a group whose values all have one base class and bind no type variable (the
+    dialects' tensor operands and results): that class, and the least and most number
+    of values (None: any). None for any other group."""
     before, variadic, optional, after = group
     checks = [*before, *after, *([variadic] if variadic is not None else [])]
     bases = {base for base, _ in checks}
@@ -104,18 +106,7 @@ def _uniform(group: Group) -> Callable[[Sequence[SSAValue]], bool] | None:
         return None
     base = bases.pop() if bases else Attribute
     fixed = len(before) + len(after)
-    most = fixed if variadic is None else fixed + 1 if optional else None
-
-    def test(values: Sequence[SSAValue]) -> bool:
-        n = len(values)
-        if n < fixed or (most is not None and n > most):
-            return False
-        for value in values:  # noqa: SIM110 (all() of a generator costs more)
-            if not isinstance(value._type, base):
-                return False
-        return True
-
-    return test
+    return base, fixed, fixed if variadic is None else fixed + 1 if optional else None
 
 
 def _checks_of(values: Sequence[Any], group: Group) -> Iterable[ValueCheck] | None:
@@ -138,7 +129,20 @@ def _always(attr: Attribute) -> bool:
     return True
 
 
-_PASSED_SIZE = 4096
+_ANY, _IS_A, _EQUALS = 0, 1, 2
+
+
+def _step(constr: AttrConstraint) -> tuple[int, Any] | None:
+    """A parameter's constraint as (how, what): any value, an instance of a class, or a
+    value equal to one; None for other constraints."""
+    kind = type(constr)
+    if kind is AnyAttr:
+        return (_ANY, None)
+    if kind is BaseAttr:
+        return (_IS_A, cast(BaseAttr[Attribute], constr).attr)
+    if kind is EqAttrConstraint:
+        return (_EQUALS, cast(EqAttrConstraint[Attribute], constr).attr)
+    return None
 
 
 def _test(constr: AttrConstraint) -> Test | None:
@@ -157,31 +161,25 @@ def _test(constr: AttrConstraint) -> Test | None:
     if kind is ParamAttrConstraint:
         param = cast(ParamAttrConstraint[Any], constr)
         base_attr = param.base_attr
-        tests = [_test(c) for c in param.param_constrs]
         names = [name for name, _ in base_attr.get_irdl_definition().parameters]
-        if len(names) != len(tests) or not names:
+        steps = [_step(c) for c in param.param_constrs]
+        if len(names) != len(steps) or not names or None in steps:
             return None
-        pairs = [(attrgetter(name), test) for name, test in zip(names, tests, strict=True)]
-        if any(test is None for _, test in pairs):
-            return None
-        checked = cast(list[tuple[Callable[[Attribute], Attribute], Test]], pairs)
-
-        passed: dict[int, Attribute] = {}
-        """Attributes that passed, by identity (attributes are immutable; a model's ops
-        share their property values: see ``common.int_attr``); each kept alive while
-        remembered, so that its id is not reused."""
+        plan = [
+            (attrgetter(name), *cast(tuple[int, Any], step))
+            for name, step in zip(names, steps, strict=True)
+        ]
 
         def test(attr: Attribute) -> bool:
-            if passed.get(id(attr)) is attr:
-                return True
             if type(attr) is not base_attr:  # a subclass may have other parameters
                 return False
-            for get, ok in checked:
-                if not ok(get(attr)):
+            for get, how, want in plan:  # the parameters' tests, written out
+                value = get(attr)
+                if how is _IS_A:
+                    if not isinstance(value, want):
+                        return False
+                elif how is _EQUALS and value is not want and value != want:
                     return False
-            if len(passed) >= _PASSED_SIZE:
-                passed.clear()
-            passed[id(attr)] = attr
             return True
 
         return test
@@ -219,8 +217,8 @@ def _signature_check(op_def: OpDef) -> Callable[[Operation], None] | None:
     def generic(op: Operation) -> None:
         OpDef.verify(op_def, op)
 
-    operand_test = _uniform(operands)
-    result_test = _uniform(results)
+    uniform_operands = _uniform(operands)
+    uniform_results = _uniform(results)
 
     def values_accepted(op: Operation) -> bool:
         bound: dict[str, Attribute] = {}
@@ -236,24 +234,43 @@ def _signature_check(op_def: OpDef) -> Callable[[Operation], None] | None:
                     return False
         return True
 
-    def accepts(op: Operation) -> bool:
-        if op.regions or op._successors:
-            return False
-        if operand_test is not None and result_test is not None:
-            if not (operand_test(op._operands) and result_test(op.results)):
+    if uniform_operands is not None and uniform_results is not None:
+        operand_base, operands_least, operands_most = uniform_operands
+        result_base, results_least, results_most = uniform_results
+
+        def uniform_values_accepted(op: Operation) -> bool:
+            # values_accepted for groups of one base class and no type variables: each
+            # count in range, each type of the class (written out: every op runs this)
+            values = op._operands
+            n = len(values)
+            if n < operands_least or (operands_most is not None and n > operands_most):
                 return False
-        elif not values_accepted(op):
-            return False
-        return (
-            _named_accepted(op.properties, props)
-            and (not attrs or _named_accepted(op.attributes, attrs))
-            and prop_names.issuperset(op.properties)
-        )
+            for value in values:
+                if not isinstance(value._type, operand_base):
+                    return False
+            outs = op.results
+            n = len(outs)
+            if n < results_least or (results_most is not None and n > results_most):
+                return False
+            for result in outs:  # noqa: SIM110 (all() of a generator costs more)
+                if not isinstance(result._type, result_base):
+                    return False
+            return True
+
+        values_accepted = uniform_values_accepted
 
     traits = _Traits(op_def)
 
     def check(op: Operation) -> None:
-        if _GENERIC.get() or not accepts(op):
+        if (
+            _GENERIC.get()
+            or op.regions
+            or op._successors
+            or not values_accepted(op)
+            or not _named_accepted(op.properties, props)
+            or (attrs and not _named_accepted(op.attributes, attrs))
+            or not prop_names.issuperset(op.properties)
+        ):
             generic(op)
             return
         for trait in traits.checking():
@@ -291,7 +308,7 @@ class _Traits:
         self.active: list[OpTrait] = []
 
     def checking(self) -> list[OpTrait]:
-        current = self.op_def.traits.traits
+        current = self.op_def.traits._traits or self.op_def.traits.traits  # made on first use
         if current is not self.of:
             self.of = current
             self.active = [t for t in current if type(t).verify is not OpTrait.verify]
@@ -306,13 +323,13 @@ def verify_isolated(op: Operation) -> None:
     while regions:
         region = regions.pop()
         for block in region.blocks:
-            for child in block.ops:
+            for child in block_ops(block):
                 for operand in child._operands:
                     kind = type(operand)
                     if kind is OpResult:
-                        if cast(OpResult, operand).op.parent is block:
+                        if operand.op.parent is block:  # type: ignore[attr-defined]
                             continue
-                    elif kind is BlockArgument and cast(BlockArgument, operand).block is block:
+                    elif kind is BlockArgument and operand.block is block:  # type: ignore[attr-defined]
                         continue
                     owner = operand.owner
                     if not op.is_ancestor(owner) or owner is op:
@@ -320,7 +337,7 @@ def verify_isolated(op: Operation) -> None:
                             "Operation using value defined out of its "
                             f"IsolatedFromAbove parent: {child}"
                         )
-                if not child.has_trait(IsolatedFromAbove):
+                if child.regions and not child.has_trait(IsolatedFromAbove):
                     regions += child.regions
 
 
