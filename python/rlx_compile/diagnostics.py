@@ -32,7 +32,7 @@ from xdsl.utils.exceptions import (
 
 from rlx_compile.dialects.common import _INFERRED_FROM, trusting_build_inference
 from rlx_compile.dialects.construct import Cloner, block_ops, walk_block_list, walk_list
-from rlx_compile.dialects.signature import use_signature_check
+from rlx_compile.dialects.signature import isolation_checked_for, use_signature_check
 from rlx_compile.ir import location_str, parse_error_line
 
 
@@ -301,8 +301,17 @@ class _Dirty:
         for op, level in ordered:
             if level:
                 order.check(op, level, context)
-        with trusting_build_inference():  # what a comparison by value shows is all it sees
-            _verify_ops([op for op, _ in ordered], context)
+        checked = [op for op, _ in ordered]
+        readers = [  # of the ops that moved: a value may have left an isolated op
+            use.operation
+            for op, level in ordered
+            if level == _MOVED
+            for result in op.results
+            for use in result.uses
+        ]
+        # What a comparison by value shows is all it sees.
+        with trusting_build_inference(), isolation_checked_for(checked + readers):
+            _verify_ops(checked, context)
         for op, stamp in self.stamps:
             op.__dict__[_STAMP] = stamp or _stamp(op)
 

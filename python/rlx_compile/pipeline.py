@@ -31,11 +31,8 @@ from rlx_compile.dialects import lir
 from rlx_compile.dialects.common import kept_weights
 from rlx_compile.dialects.mir import run_time_symbols
 from rlx_compile.dialects.types import TensorType
-from rlx_compile.fusion.report import FusionReport
 from rlx_compile.ir import fewer_collections, fingerprint, graph_params, module_graphs, print_module
 from rlx_compile.legalization.dispatch import DispatchPolicy, KernelDispatchReport, resolve_policy
-from rlx_compile.memory.report import MemoryReport, memory_report
-from rlx_compile.params import save_bindings
 from rlx_compile.passmanager import (
     Instrumentation,
     PassManager,
@@ -50,6 +47,8 @@ from rlx_compile.targets import TARGET_NAMES, get_target
 from rlx_compile.transforms.specialize_dims import format_ranges
 
 if TYPE_CHECKING:
+    from rlx_compile.fusion.report import FusionReport
+    from rlx_compile.memory.report import MemoryReport
     from rlx_compile.native import NativeModel
 
 TARGETS = TARGET_NAMES
@@ -334,6 +333,8 @@ class CompileResult:
 
     @property
     def memory_report(self) -> MemoryReport | None:
+        from rlx_compile.memory.report import memory_report
+
         return memory_report(self.lir) if self.lir is not None else None
 
     def specialize(self, bindings: Mapping[str, int]) -> CompileResult:
@@ -453,6 +454,8 @@ class CompilePipeline:
         directory = tempfile.mkdtemp(prefix="rlx-params-")
         weakref.finalize(self, shutil.rmtree, directory, True)
         path = os.path.join(directory, "params.npz")
+        from rlx_compile.params import save_bindings
+
         save_bindings(path, bindings)
         return path
 
@@ -509,6 +512,8 @@ class CompilePipeline:
 
         inst = Instrumentation(verify_each=self.options.verify_each)
         pm = PassManager(self._passes, inst, callback=after_pass)
+        from rlx_compile.fusion.report import FusionReport  # loaded with the fuse pass
+
         with collect_reports() as reports, self._calibration_scope(result):
             try:
                 pm.run(work, verified=verified)

@@ -12,7 +12,7 @@ from typing import ClassVar
 import pytest
 from xdsl.context import Context
 from xdsl.dialects import func
-from xdsl.dialects.builtin import DenseArrayBase, IntAttr, ModuleOp, i64
+from xdsl.dialects.builtin import DenseArrayBase, IntAttr, ModuleOp, StringAttr, i64
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern
@@ -130,6 +130,54 @@ def test_a_moved_op_is_checked_for_order() -> None:
     with pytest.raises(VerifyFailure) as err:
         run(move_relu_last)
     assert "is used before it is defined (after pass 'mutate')" in err.value.line()
+
+
+def two_graphs() -> ModuleOp:
+    """``module()`` with a copy of its graph beside it, as ``@g``."""
+    m = module()
+    graph = next(iter(m.body.block.ops))
+    other = graph.clone()
+    other.properties["sym_name"] = StringAttr("g")
+    m.body.block.add_op(other)
+    return m
+
+
+def graphs(m: ModuleOp) -> list[Operation]:
+    return list(m.body.block.ops)
+
+
+def test_a_value_read_across_graphs_is_caught_at_once() -> None:
+    """The graph isolated from above checks what changed in it: the add now reading the
+    other graph's relu."""
+
+    def read_across(m: ModuleOp) -> None:
+        f, g = graphs(m)
+        add = first(g, mir.AddOp)
+        add.operands = [first(f, mir.ReluOp).results[0], add.operands[1]]
+
+    m = two_graphs()
+    with pytest.raises(VerifyFailure) as err:
+        PassManager([mutate(read_across)], Instrumentation()).run(m)
+    line = err.value.line()
+    assert "'func.func' op Operation using value defined out of its IsolatedFromAbove" in line
+    assert "mir.add" in line and line.endswith("(after pass 'mutate')")
+
+
+def test_a_producer_moved_out_of_its_graph_is_caught_at_once() -> None:
+    """The reader left behind did not change; it reads what moved: checked with it."""
+
+    def move_relu_across(m: ModuleOp) -> None:
+        f, g = graphs(m)
+        relu = first(f, mir.ReluOp)
+        relu.detach()
+        Rewriter.insert_op(relu, InsertPoint.at_start(first(g, mir.ReluOp).parent_block()))
+
+    m = two_graphs()
+    with pytest.raises(VerifyFailure) as err:
+        PassManager([mutate(move_relu_across)], Instrumentation()).run(m)
+    line = err.value.line()
+    assert "IsolatedFromAbove parent" in line and "mir.transpose" in line
+    assert line.endswith("(after pass 'mutate')")
 
 
 def spy_on_verify(monkeypatch: pytest.MonkeyPatch) -> list[str]:

@@ -24,7 +24,7 @@ from contextvars import ContextVar
 from operator import attrgetter
 from typing import Any, cast
 
-from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, OpTraits, Region
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, OpTraits, Region
 from xdsl.irdl import (
     AnyAttr,
     AttrConstraint,
@@ -324,21 +324,95 @@ def verify_isolated(op: Operation) -> None:
         region = regions.pop()
         for block in region.blocks:
             for child in block_ops(block):
-                for operand in child._operands:
-                    kind = type(operand)
-                    if kind is OpResult:
-                        if operand.op.parent is block:  # type: ignore[attr-defined]
-                            continue
-                    elif kind is BlockArgument and operand.block is block:  # type: ignore[attr-defined]
-                        continue
-                    owner = operand.owner
-                    if not op.is_ancestor(owner) or owner is op:
-                        raise VerifyException(
-                            "Operation using value defined out of its "
-                            f"IsolatedFromAbove parent: {child}"
-                        )
+                _check_reads(op, child)
                 if child.regions and not child.has_trait(IsolatedFromAbove):
                     regions += child.regions
+
+
+def _check_reads(op: Operation, child: Operation) -> None:
+    """``child``, inside ``op``, reads only values defined inside ``op``."""
+    block = child.parent
+    for operand in child._operands:
+        kind = type(operand)
+        if kind is OpResult:
+            if operand.op.parent is block:  # type: ignore[attr-defined]
+                continue
+        elif kind is BlockArgument and operand.block is block:  # type: ignore[attr-defined]
+            continue
+        owner = operand.owner
+        if not op.is_ancestor(owner) or owner is op:
+            raise VerifyException(
+                f"Operation using value defined out of its IsolatedFromAbove parent: {child}"
+            )
+
+
+class _IsolationScope:
+    """The ops an incremental verify checks for isolation, grouped by the op isolated
+    from above that checks each (its nearest such ancestor), grouped once."""
+
+    def __init__(self, ops: Sequence[Operation]):
+        self.ops = ops
+        self.groups: dict[int, list[Operation]] | None = None
+
+    def of(self, op: Operation) -> list[Operation]:
+        if self.groups is None:
+            self.groups = {}
+            owners: dict[int, Operation | None] = {}  # by block: its ops share theirs
+            for child in self.ops:
+                block = child.parent
+                if block is None:
+                    continue
+                if id(block) in owners:
+                    owner = owners[id(block)]
+                else:
+                    owner = owners[id(block)] = _isolated_ancestor(block)
+                if owner is not None:
+                    self.groups.setdefault(id(owner), []).append(child)
+        return self.groups.get(id(op), [])
+
+
+def _isolated_ancestor(block: Block) -> Operation | None:
+    """The nearest op isolated from above that holds ``block``."""
+    owner = block.parent_op()
+    while owner is not None and not _isolated(type(owner)):
+        owner = owner.parent_op()
+    return owner
+
+
+_ISOLATED: dict[type[Operation], bool] = {}
+
+
+def _isolated(op_type: type[Operation]) -> bool:
+    known = _ISOLATED.get(op_type)
+    if known is None:
+        known = _ISOLATED[op_type] = op_type.has_trait(IsolatedFromAbove)
+    return known
+
+
+_ISOLATION_SCOPE: ContextVar[_IsolationScope | None] = ContextVar(
+    "rlx_isolation_scope", default=None
+)
+
+
+@contextmanager
+def isolation_checked_for(ops: Sequence[Operation]) -> Iterator[None]:
+    """Within the block, an op isolated from above checks ``ops`` alone (those it
+    holds), not its whole body: the incremental verify's ops whose stamps changed, with
+    the readers of those that moved (an op whose stamp did not change reads the values
+    it read, defined where they were). A region moved as a whole shows in no stamp: the
+    full verify sees it."""
+    token = _ISOLATION_SCOPE.set(_IsolationScope(ops))
+    try:
+        yield
+    finally:
+        _ISOLATION_SCOPE.reset(token)
+
+
+def verify_isolated_ops(op: Operation, ops: Iterable[Operation]) -> None:
+    """``verify_isolated(op)`` for ``ops``, ops it checks (``op`` is their nearest
+    ancestor isolated from above), with its verdict and message."""
+    for child in ops:
+        _check_reads(op, child)
 
 
 def _isolated_check(op_def: OpDef) -> Callable[[Operation], None] | None:
@@ -357,7 +431,11 @@ def _isolated_check(op_def: OpDef) -> Callable[[Operation], None] | None:
         OpDef.verify(bare, op)
         for trait in traits:
             if type(trait) is IsolatedFromAbove:
-                verify_isolated(op)
+                scope = _ISOLATION_SCOPE.get()
+                if scope is None:
+                    verify_isolated(op)
+                else:
+                    verify_isolated_ops(op, scope.of(op))
             else:
                 trait.verify(op)
 
