@@ -437,7 +437,8 @@ class Props:
 
     def __init__(self, op_type: type[IRDLOperation], props: Mapping[builtins.str, Attribute]):
         self._props = props
-        self._defaults = _defaults_of(op_type)
+        defaults = _DEFAULTS.get(op_type)
+        self._defaults = defaults if defaults is not None else _defaults_of(op_type)
 
     def get(self, name: builtins.str) -> Attribute | None:
         attr = self._props.get(name)
@@ -719,7 +720,7 @@ class ShapedOp(IRDLOperation, metaclass=OpClass):
     ) -> None:
         cls = type(self)
         clean_props = {k: v for k, v in props.items() if v is not None} if props else {}
-        names = _single_operand_names(cls) if not regions and _plain(cls) else None
+        names = None if regions else _plain_names(cls)
         values = _plain_values(operands, names) if names is not None else None
         if names is not None and values is not None:
             # An op of single operands and results, each operand one value: no grouping
@@ -729,7 +730,7 @@ class ShapedOp(IRDLOperation, metaclass=OpClass):
             if result_types is None:
                 kwargs = dict(zip(names, operand_types, strict=True))
                 result_types = cls.infer(Props(cls, clean_props), **kwargs)
-            results = cast(list[Attribute], list(result_types))
+            results: list[Attribute] = list(result_types)  # type: ignore[arg-type]
             attrs = {k: v for k, v in attributes.items() if v is not None} if attributes else {}
             given = len(clean_props)
             link_operands(self, values)
@@ -978,6 +979,18 @@ def _plain(op_type: type[IRDLOperation]) -> bool:
     return plain
 
 
+_PLAIN_NAMES: dict[type[IRDLOperation], tuple[str, ...] | None] = {}
+
+
+def _plain_names(op_type: type[IRDLOperation]) -> tuple[str, ...] | None:
+    """The operand names of a plain op (``_plain``), else None."""
+    try:
+        return _PLAIN_NAMES[op_type]
+    except KeyError:
+        names = _PLAIN_NAMES[op_type] = _single_operand_names(op_type) if _plain(op_type) else None
+        return names
+
+
 def _plain_values(
     operands: Mapping[str, SSAValue | Operation | Sequence[SSAValue] | None],
     names: tuple[str, ...],
@@ -987,15 +1000,13 @@ def _plain_values(
     builds the op, or says what is wrong)."""
     if len(operands) != len(names):
         return None
-    out: list[SSAValue] = []
-    for name in names:
-        v = operands.get(name)
-        if type(v) is OpResult or type(v) is BlockArgument:
-            out.append(cast(SSAValue, v))
-        elif isinstance(v, SSAValue | Operation):
-            out.append(SSAValue.get(v))
-        else:
-            return None
+    out: list[Any] = [operands.get(name) for name in names]
+    for i, v in enumerate(out):
+        kind = type(v)
+        if kind is not OpResult and kind is not BlockArgument:
+            if not isinstance(v, SSAValue | Operation):
+                return None
+            out[i] = SSAValue.get(v)
     return out
 
 

@@ -144,12 +144,14 @@ def init_fields(
     op._successors = ()
     op._successor_uses = ()
     op.regions = ()
-    finish_init(op)
+    info = _INFO.get(type(op)) or op_class_info(type(op))
+    if info.own_post_init or info.fill_properties or info.fill_attributes:
+        finish_init(op)
 
 
 def finish_init(op: Operation) -> None:
     """``op.__post_init__()``: IRDL's default properties and attributes filled in."""
-    info = op_class_info(type(op))
+    info = _INFO.get(type(op)) or op_class_info(type(op))
     if info.own_post_init:
         op.__post_init__()
         return

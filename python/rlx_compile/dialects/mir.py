@@ -773,7 +773,8 @@ class BinaryOp(ShapedOp):
     def infer(cls, props: Props, *, lhs: TensorType, rhs: TensorType) -> tuple[TensorType, ...]:
         dtype = require_same_dtype([lhs, rhs], "operands")
         cls.check_dtype(dtype, lhs)
-        shape = broadcast_shapes(lhs.shape, rhs.shape)
+        # Equal shapes (most binary ops) broadcast to themselves: a type's shape is dims.
+        shape = lhs.shape if lhs.shape == rhs.shape else broadcast_shapes(lhs.shape, rhs.shape)
         return (TensorType(shape, cls.result_dtype(dtype)),)
 
 
