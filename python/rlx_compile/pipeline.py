@@ -29,6 +29,7 @@ from rlx_compile import env
 from rlx_compile.diagnostics import PassWarning, RlxError, verified_clone
 from rlx_compile.dialects import lir
 from rlx_compile.dialects.common import kept_weights
+from rlx_compile.dialects.construct import clone_op
 from rlx_compile.dialects.mir import run_time_symbols
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.ir import fewer_collections, fingerprint, graph_params, module_graphs, print_module
@@ -498,7 +499,7 @@ class CompilePipeline:
                 )
         verified = verify_mode(self.options.verify_each) == "changed"
         # What an importer or builder verified is not checked again.
-        work = verified_clone(module) if verified else module.clone()
+        work = verified_clone(module) if verified else clone_op(module)
         result = CompileResult(
             input=module, module=work, pipeline=self.pipeline, options=self.options
         )
@@ -506,7 +507,7 @@ class CompilePipeline:
         def after_pass(p: ModulePass, m: ModuleOp) -> None:
             spec = pass_spec(p)
             if self.options.keep_stages:
-                result.stages.append(Stage(spec, m.clone(), pm.records[-1].seconds))
+                result.stages.append(Stage(spec, clone_op(m), pm.records[-1].seconds))
             for hook in self.hooks:
                 hook(spec, m)
 
