@@ -6,6 +6,11 @@ seconds of this process, best of ``--repeats``, beside onnxruntime's session cre
 
     python bench/compile_time.py                     # bench/peers.py's models
     python bench/compile_time.py --only densenet121 --more
+    python bench/compile_time.py --sklearn           # the small scikit-learn models
+
+Small models are where the fixed costs of a compile (building the pipeline, per-pass
+setup, verification) show: ``--sklearn`` measures ``examples/models/sklearn``'s models
+(5 to 50 ops), each as a static copy with its open dims fixed to 1.
 
 CPU seconds (``time.process_time``) are steadier than wall time on a shared machine; the
 ratio column divides ours by onnxruntime's, both measured in this run.
@@ -17,9 +22,12 @@ import argparse
 import math
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+import onnx
 import onnxruntime as ort
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -27,6 +35,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import peers
 from rlx_compile import CompilePipeline
 from rlx_compile.frontends.onnx import import_model
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def sklearn_model(path: Path) -> Path:
+    """A static copy of a committed scikit-learn model (open dims fixed to 1), made once
+    into the git-ignored ``bench/.models``."""
+    out = peers.CACHE / "sklearn_static" / path.name
+    if not out.exists():
+        model = onnx.load(str(path))
+        sizes = {vi.name: [1] * len(vi.type.tensor_type.shape.dim) for vi in model.graph.input}
+        out.parent.mkdir(parents=True, exist_ok=True)
+        onnx.save(peers.static_copy(model, sizes, {}), str(out))
+    return out
+
+
+def sklearn_models() -> dict[str, Callable[[], Path]]:
+    models = sorted((ROOT / "examples" / "models" / "sklearn").glob("*.onnx"))
+    return {f"sk_{p.stem}": partial(sklearn_model, p) for p in models}
 
 
 def once(path: Path) -> dict[str, float]:
@@ -70,10 +98,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", action="append", help="only these models")
     ap.add_argument("--more", action="store_true", help="bench/peers.py's --more models too")
+    ap.add_argument("--sklearn", action="store_true",
+                    help="examples/models/sklearn's models instead (open dims fixed to 1)")  # fmt: skip
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--top", type=int, default=6, help="the costliest phases shown per model")
     args = ap.parse_args()
-    table = peers.models(argparse.Namespace(more=args.more, full=False, torch_python=""))
+    if args.sklearn:
+        table = sklearn_models()
+    else:
+        table = peers.models(argparse.Namespace(more=args.more, full=False, torch_python=""))
     names = args.only or list(table)
     ratios = []
     print(f"{'model':<18}{'ours ms':>9}{'ort ms':>8}{'ratio':>7}  phases (ms)")

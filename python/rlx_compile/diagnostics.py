@@ -456,15 +456,20 @@ _CHANGES: ContextVar[ChangeLog | None] = ContextVar("rlx_changes", default=None)
 _INERT = PatternRewriterListener()
 
 
-@contextmanager
-def recording_changes() -> Iterator[ChangeLog]:
-    """Collect what the code inside the block reports changing."""
-    log = ChangeLog()
-    token = _CHANGES.set(log)
-    try:
-        yield log
-    finally:
-        _CHANGES.reset(token)
+class recording_changes:
+    """Collect what the code inside the block reports changing (``with
+    recording_changes() as log``). A class, not a generator: the pass manager enters one
+    per pass."""
+
+    def __init__(self) -> None:
+        self.log = ChangeLog()
+
+    def __enter__(self) -> ChangeLog:
+        self.token = _CHANGES.set(self.log)
+        return self.log
+
+    def __exit__(self, *exc: object) -> None:
+        _CHANGES.reset(self.token)
 
 
 def note_changed(*ops: Operation) -> None:
@@ -545,14 +550,18 @@ def warn(op: Operation, message: str) -> None:
         handler(finding)
 
 
-@contextmanager
-def handle_warnings(handler: WarningHandler) -> Iterator[None]:
-    """Route ``warn`` calls made inside the block to ``handler``."""
-    token = _HANDLER.set(handler)
-    try:
-        yield
-    finally:
-        _HANDLER.reset(token)
+class handle_warnings:
+    """Route ``warn`` calls made inside the block to ``handler``. A class, not a
+    generator: the pass manager enters one per pass."""
+
+    def __init__(self, handler: WarningHandler) -> None:
+        self.handler = handler
+
+    def __enter__(self) -> None:
+        self.token = _HANDLER.set(self.handler)
+
+    def __exit__(self, *exc: object) -> None:
+        _HANDLER.reset(self.token)
 
 
 @contextmanager

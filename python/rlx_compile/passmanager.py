@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import TextIO
 
@@ -75,8 +76,33 @@ def normalize_pipeline(text: str) -> str:
     return text
 
 
+SpecKey = tuple[type[ModulePass], bool, str]
+
+_SPECS: dict[SpecKey, str] = {}
+"""Specs already rendered, by pass class, ``full`` and state, for passes whose state is
+all immutable values (a pass manager asks for each pass's spec several times per run,
+and a compile builds the same passes each time)."""
+
+_SPECS_KEPT = 4096
+"""At most this many specs are kept (pipelines naming temporary files make new ones)."""
+
+
 def pass_spec(p: ModulePass, *, full: bool = False) -> str:
     """``name{opt=value ...}`` with kebab-case option names (all options when ``full``)."""
+    state = getattr(p, "__dict__", None)
+    if state is None or not all(_immutable(v) for v in state.values()):
+        return _render_spec(p, full)
+    # By repr: 1, 1.0 and True are equal keys but render differently.
+    key: SpecKey = (type(p), full, repr(tuple(state.items())))
+    spec = _SPECS.get(key)
+    if spec is None:
+        if len(_SPECS) >= _SPECS_KEPT:
+            _SPECS.clear()
+        spec = _SPECS[key] = _render_spec(p, full)
+    return spec
+
+
+def _render_spec(p: ModulePass, full: bool) -> str:
     spec = p.spec(include_default=full)
     if not spec.parameters:
         return spec.name
@@ -101,21 +127,22 @@ def pipeline_spec(passes: Iterable[ModulePass], *, full: bool = False) -> str:
 
 def parse_pipeline(text: str, passes: dict[str, PassFactory] | None = None) -> list[ModulePass]:
     """Build pass instances from a pipeline string, with errors a user can act on."""
-    registry = passes if passes is not None else available_passes()
     body = normalize_pipeline(text)
     if not body:
         return []
     try:
-        specs = list(xdsl_parse_pipeline(body))
+        specs = _parse_specs(body)
     except ArgSpecParseError as err:
         raise PipelineError(f"malformed pipeline '{text}': {first_line(err)}") from None
     out: list[ModulePass] = []
     for spec in specs:
-        if spec.name not in registry:
+        factory = _lookup(spec.name, passes)
+        if factory is None:
+            registry = passes if passes is not None else available_passes()
             close = difflib.get_close_matches(spec.name, list(registry), n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
             raise PipelineError(f"unknown pass '{spec.name}'{hint}")
-        pass_type = registry[spec.name]()
+        pass_type = factory()
         try:
             out.append(_make_pass(pass_type, spec))
         except Exception as err:  # xDSL reports option problems as ValueError/TypeError
@@ -123,6 +150,20 @@ def parse_pipeline(text: str, passes: dict[str, PassFactory] | None = None) -> l
                 f"bad options for pass '{spec.name}': {_option_error(err, pass_type)}"
             ) from None
     return out
+
+
+@lru_cache(maxsize=256)
+def _parse_specs(body: str) -> tuple[ArgSpec, ...]:
+    """xDSL's parse of a pipeline body, once per text (a compile builds its pipeline from
+    the same few strings every time). The specs are only read."""
+    return tuple(xdsl_parse_pipeline(body))
+
+
+def _lookup(name: str, passes: dict[str, PassFactory] | None) -> PassFactory | None:
+    """``(passes or available_passes()).get(name)``, without building the registry."""
+    if passes is not None:
+        return passes.get(name)
+    return RLX_PASSES.get(name) or get_all_passes().get(name)
 
 
 PassKey = tuple[type[ModulePass], str, tuple[tuple[str, tuple[object, ...]], ...]]
@@ -285,6 +326,7 @@ class PassManager:
         text_before = print_module(module) if track_text else None
         for index, p in enumerate(self.passes, start=1):
             spec = pass_spec(p, full=True)
+            short = pass_spec(p)
             if inst.print_before_all:
                 self._print(f"// -----// IR Dump Before {spec} //----- //", module)
             start = time.perf_counter()
@@ -302,11 +344,11 @@ class PassManager:
                 self._fail(p, index, module, text_before, f"{type(err).__name__}: {err}")
             seconds = time.perf_counter() - start
             if mode != "off":
-                context = f"after pass '{pass_spec(p)}'"
+                context = f"after pass '{short}'"
                 try:
                     if log is not None:
                         verify_changes(module, log, context)
-                        unwalked[pass_spec(p)] = None
+                        unwalked[short] = None
                     else:
                         if unwalked:  # what they did not report shows here first
                             context += (
