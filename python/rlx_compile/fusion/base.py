@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from functools import cache
 from typing import ClassVar, Generic, TypeVar
@@ -278,23 +278,33 @@ def count_ops(module: ModuleOp) -> int:
     return sum(1 for _ in dispatched_ops(module))
 
 
-@contextmanager
-def fusion_context(target: Target, module: ModuleOp) -> Iterator[tuple[FusionContext, bool]]:
+class fusion_context:
     """The active fusion context, or a new one (then ``owner`` is True: on exit the
-    report is completed and published)."""
-    active = _ACTIVE.get()
-    if active is not None:
-        yield active, False
-        return
-    ctx = FusionContext(target)
-    ctx.report.ops_before = count_ops(module)
-    token = _ACTIVE.set(ctx)
-    try:
-        yield ctx, True
-    finally:
+    report is completed and published): ``with fusion_context(target, module) as (ctx,
+    owner)``. A class, not a generator: ``fuse`` enters one per stage."""
+
+    def __init__(self, target: Target, module: ModuleOp):
+        self.target = target
+        self.module = module
+        self.owned: tuple[FusionContext, Token[FusionContext | None]] | None = None
+
+    def __enter__(self) -> tuple[FusionContext, bool]:
+        active = _ACTIVE.get()
+        if active is not None:
+            return active, False
+        ctx = FusionContext(self.target)
+        ctx.report.ops_before = count_ops(self.module)
+        self.owned = (ctx, _ACTIVE.set(ctx))
+        return ctx, True
+
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        if self.owned is None:
+            return
+        ctx, token = self.owned
         _ACTIVE.reset(token)
-    ctx.report.ops_after = count_ops(module)
-    publish(ctx.report)
+        if kind is None:
+            ctx.report.ops_after = count_ops(self.module)
+            publish(ctx.report)
 
 
 # ---------------------------------------------------------------------------------
@@ -376,6 +386,18 @@ def fusible_here(op: Operation) -> bool:
 P = TypeVar("P", bound=RewritePattern)
 
 
+RootedAt = dict[type[Operation], tuple[int, ...]]
+
+_ROOTED: dict[tuple[tuple[type[Operation], ...], ...], RootedAt] = {}
+"""For each sequence of pattern roots, which patterns (by index) are rooted at an op
+class: shared by every table of the same patterns (``fuse`` makes one per stage)."""
+
+
+_MAY_FIND: dict[object, bool] = {}
+"""``RootTable.may_find`` by the patterns' roots, needs and activity and the kinds held."""
+_MAY_FIND_KEPT = 4096
+
+
 class RootTable(Generic[P]):
     """Which of ``patterns`` to try on an op: those rooted at its class (a pattern's
     ``roots``; every op for a pattern without), in pattern order, less the fusion
@@ -388,39 +410,80 @@ class RootTable(Generic[P]):
         self.held: set[type[Operation]] = set() if held is None else held
         """The op kinds the module may hold: those ``survey`` and ``saw`` were shown (a
         superset when ops were erased since)."""
-        self._roots = [(p, getattr(p, "roots", (Operation,))) for p in patterns]
-        self._rooted: dict[type[Operation], tuple[P, ...]] = {}
+        self._roots = tuple(getattr(p, "roots", (Operation,)) for p in patterns)
+        self._rooted_at = _ROOTED.setdefault(self._roots, {})
         self._usable: dict[type[Operation], tuple[P, ...]] = {}
         self._usable_for = 0  # the number of kinds held when ``_usable`` was filled
+        self._findable: list[bool | None] = [None] * len(patterns)
+
+    def _indices(self, kind: type[Operation]) -> tuple[int, ...]:
+        found = self._rooted_at.get(kind)
+        if found is None:
+            found = tuple(i for i, r in enumerate(self._roots) if _is_a(kind, r))
+            self._rooted_at[kind] = found
+        return found
 
     def rooted(self, kind: type[Operation]) -> tuple[P, ...]:
         """The patterns rooted at ops of class ``kind``."""
-        found = self._rooted.get(kind)
-        if found is None:
-            found = tuple(p for p, r in self._roots if _is_a(kind, r))
-            self._rooted[kind] = found
-        return found
+        return tuple(self.patterns[i] for i in self._indices(kind))
 
     def of(self, kind: type[Operation]) -> tuple[P, ...]:
         """The patterns to try on an op of class ``kind``."""
-        if len(self.held) != self._usable_for:  # a kind joined: a pattern may need it
-            self._usable.clear()
-            self._usable_for = len(self.held)
+        if len(self.held) != self._usable_for:
+            self._forget()
         found = self._usable.get(kind)
-        if found is None:
-            found = tuple(p for p in self.rooted(kind) if self._findable(p))
-            self._usable[kind] = found
+        return self._fill(kind) if found is None else found
+
+    def _forget(self) -> None:
+        """A kind joined: a pattern may need it."""
+        self._usable.clear()
+        self._findable = [None] * len(self.patterns)
+        self._usable_for = len(self.held)
+
+    def _fill(self, kind: type[Operation]) -> tuple[P, ...]:
+        found = tuple(self.patterns[i] for i in self._indices(kind) if self._is_findable(i))
+        self._usable[kind] = found
         return found
 
-    def _findable(self, pattern: P) -> bool:
+    def _is_findable(self, index: int) -> bool:
+        known = self._findable[index]
+        if known is None:
+            known = self._findable[index] = self._findable_now(self.patterns[index])
+        return known
+
+    def _findable_now(self, pattern: P) -> bool:
         if not getattr(pattern, "active", True):
             return False
         needs: tuple[type[Operation], ...] = getattr(pattern, "needs", ())
         return not needs or any(_is_a(kind, needs) for kind in self.held)
 
     def may_find(self) -> bool:
-        """Whether an op of a kind held has a pattern to try."""
-        return any(self.of(kind) for kind in list(self.held))
+        """Whether an op of a kind held has a pattern to try (remembered across tables:
+        ``fuse`` asks it of every stage, most of which find nothing to try)."""
+        key = (
+            self._roots,
+            tuple(getattr(p, "needs", ()) for p in self.patterns),
+            tuple(getattr(p, "active", True) for p in self.patterns),
+            frozenset(self.held),
+        )
+        known = _MAY_FIND.get(key)
+        if known is None:
+            if len(_MAY_FIND) >= _MAY_FIND_KEPT:
+                _MAY_FIND.clear()
+            known = _MAY_FIND[key] = self._may_find()
+        return known
+
+    def _may_find(self) -> bool:
+        if len(self.held) != self._usable_for:
+            self._forget()
+        usable = self._usable
+        for kind in list(self.held):  # ``of`` inlined: this runs per stage and kind
+            found = usable.get(kind)
+            if found is None:
+                found = self._fill(kind)
+            if found:
+                return True
+        return False
 
     def saw(self, op: Operation) -> None:
         """Note the kinds of an op that joined the module and of the ops in its regions
@@ -432,19 +495,19 @@ class RootTable(Generic[P]):
         """The ops of ``module`` some pattern is rooted at, in ``module.walk(reverse=...)``
         order (an op, then the ops of its regions); every op's kind is noted."""
         self.held.add(type(module))
-        out: list[Operation] = [module] if self.rooted(type(module)) else []
+        out: list[Operation] = [module] if self._indices(type(module)) else []
         self._gather(module, reverse, out)
         return out
 
     def _gather(self, parent: Operation, reverse: bool, out: list[Operation]) -> None:
-        held, rooted = self.held, self._rooted  # this loop runs per op and round
+        held, rooted = self.held, self._rooted_at  # this loop runs per op and round
         for region in reversed(parent.regions) if reverse else parent.regions:
             for block in reversed(region.blocks) if reverse else region.blocks:
                 op = block.last_op if reverse else block.first_op
                 while op is not None:
                     kind = type(op)
                     held.add(kind)
-                    if rooted[kind] if kind in rooted else self.rooted(kind):
+                    if rooted[kind] if kind in rooted else self._indices(kind):
                         out.append(op)
                     if op.regions:
                         self._gather(op, reverse, out)
