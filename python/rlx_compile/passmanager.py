@@ -32,6 +32,7 @@ from xdsl.utils.arg_spec import parse_pipeline as xdsl_parse_pipeline
 from xdsl.utils.exceptions import ArgSpecParseError, DiagnosticException
 
 from rlx_compile.diagnostics import (
+    ChangeLog,
     OpPassFailure,
     PassFailure,
     PassWarning,
@@ -288,6 +289,29 @@ def reports_changes(p: ModulePass) -> bool:
     return bool(getattr(type(p), "REPORTS_CHANGES", False))
 
 
+def changes_nothing(p: ModulePass) -> bool:
+    """Whether ``p`` declares that it never changes the IR (``CHANGES_NOTHING = True`` on
+    its class, with ``REPORTS_CHANGES``: a checker such as ``plan-check``). The pass
+    manager holds it to that: a change it reports fails it."""
+    return reports_changes(p) and bool(getattr(type(p), "CHANGES_NOTHING", False))
+
+
+@dataclass
+class _Deferred:
+    """A pass whose verify is left to the full verify after the last pass: only passes
+    that change nothing come after it, so the module it left is the one the pipeline
+    returns, and one full verify checks both (``PassManager._run``). Should that fail,
+    the pass's own verify runs then, to name it when it finds the fault, as it would
+    have right after the pass."""
+
+    spec: str
+    context: str
+    log: ChangeLog | None
+    """What the pass reported changing; None: every op's stamp is compared."""
+    after: list[str] = field(default_factory=list)
+    """The passes run since."""
+
+
 class PassManager:
     def __init__(
         self,
@@ -324,6 +348,19 @@ class PassManager:
             inst.dump_dir.mkdir(parents=True, exist_ok=True)
             self._dump(0, "input", print_module(module), None)
         text_before = print_module(module) if track_text else None
+        # A pass followed only by passes that change nothing leaves its verify to the full
+        # one after the last pass (the same ops, verified once), unless something
+        # observes the module between passes.
+        observed = (
+            track_text
+            or self.callback is not None
+            or inst.print_after_all
+            or inst.dump_dir is not None
+        )
+        quiet_from = len(self.passes)
+        while quiet_from > 0 and changes_nothing(self.passes[quiet_from - 1]):
+            quiet_from -= 1
+        deferred: _Deferred | None = None
         for index, p in enumerate(self.passes, start=1):
             spec = pass_spec(p, full=True)
             short = pass_spec(p)
@@ -331,6 +368,7 @@ class PassManager:
                 self._print(f"// -----// IR Dump Before {spec} //----- //", module)
             start = time.perf_counter()
             tracked = mode == "changed" and reports_changes(p)
+            failure: tuple[str, Operation | None] | None = None
             try:
                 with (
                     handle_warnings(self._warn),
@@ -338,25 +376,40 @@ class PassManager:
                 ):
                     p.apply(self.ctx, module)
             except DiagnosticException as err:
-                at = err.op if isinstance(err, OpPassFailure) else None
-                self._fail(p, index, module, text_before, first_line(err), at)
+                failure = (first_line(err), err.op if isinstance(err, OpPassFailure) else None)
             except Exception as err:
-                self._fail(p, index, module, text_before, f"{type(err).__name__}: {err}")
+                failure = (f"{type(err).__name__}: {err}", None)
+            if failure is not None:
+                self._check_deferred(deferred, module)
+                self._fail(p, index, module, text_before, *failure)
             seconds = time.perf_counter() - start
             if mode != "off":
                 context = f"after pass '{short}'"
                 try:
-                    if log is not None:
-                        verify_changes(module, log, context)
-                        unwalked[short] = None
+                    if deferred is not None:  # a pass that changes nothing, after it
+                        assert log is not None
+                        if log.ops or log.blocks or log.emptied:
+                            self._check_deferred(deferred, module)
+                            raise PassFailure(
+                                short, "it changed the IR, though it declares it changes nothing"
+                            )
+                        deferred.after.append(short)
                     else:
-                        if unwalked:  # what they did not report shows here first
+                        if log is None and unwalked:  # what they did not report shows here first
                             context += (
                                 f"; or a change that an earlier pass ({', '.join(unwalked)}) "
                                 "did not report: --verify-each=full finds the pass"
                             )
-                        verify_module(module, context, full=mode == "full")
-                        unwalked.clear()
+                        if mode == "changed" and index == quiet_from and not observed:
+                            deferred = _Deferred(spec, context, log)
+                        elif log is not None:
+                            verify_changes(module, log, context)
+                        else:
+                            verify_module(module, context, full=mode == "full")
+                        if log is None:
+                            unwalked.clear()
+                        else:
+                            unwalked[short] = None
                 except Exception:
                     if inst.print_after_failure:
                         self._print(f"// -----// IR Dump After {spec} Failed //----- //", module)
@@ -381,10 +434,37 @@ class PassManager:
                 else "an op changed in a way the per-pass check did not see; "
                 "--verify-each=full finds the pass"
             )
-            verify_module(module, f"after the pipeline; {hint}", full=True)
+            try:
+                verify_module(module, f"after the pipeline; {hint}", full=True)
+            except VerifyFailure:
+                self._check_deferred(deferred, module)
+                raise
         if inst.timing:
             inst.stream.write(self.timing_report())
         return module
+
+    def _check_deferred(self, deferred: _Deferred | None, module: ModuleOp) -> None:
+        """The verify a deferred pass left undone, run when the module it left fails
+        later (or a pass after it fails): a fault it finds is that pass's, as it would have
+        been right after it. The passes since changed nothing they reported; what they did
+        not report would show here too, and the context says so."""
+        if deferred is None:
+            return
+        context = deferred.context
+        if deferred.after:
+            context += (
+                f"; or a change that a later pass ({', '.join(deferred.after)}) did not "
+                "report: --verify-each=full finds the pass"
+            )
+        try:
+            if deferred.log is not None:
+                verify_changes(module, deferred.log, context)
+            else:
+                verify_module(module, context)
+        except Exception:
+            if self.inst.print_after_failure:
+                self._print(f"// -----// IR Dump After {deferred.spec} Failed //----- //", module)
+            raise
 
     # -- reporting ---------------------------------------------------------------------
     def _warn(self, finding: PassWarning) -> None:

@@ -461,3 +461,101 @@ def test_a_compile_infers_an_unchanged_op_again_only_in_the_final_verify(
     calls = spy_on_transpose_inference(monkeypatch)
     CompilePipeline(target="cpu", keep_stages=False).compile(m)
     assert calls == ["mir.transpose"]
+
+
+# -- a verify merged into the final one ---------------------------------------------
+
+
+def quiet(edit: Callable[[ModuleOp], None] = lambda m: None) -> ModulePass:
+    """A test pass named ``quiet`` that declares it changes nothing (as ``plan-check``)
+    and applies ``edit``."""
+
+    @dataclass(frozen=True)
+    class Quiet(ModulePass):
+        name = "quiet"
+        REPORTS_CHANGES: ClassVar[bool] = True
+        CHANGES_NOTHING: ClassVar[bool] = True
+
+        def apply(self, ctx: Context, op: ModuleOp) -> None:
+            edit(op)
+
+    return Quiet()
+
+
+def run_before_quiet(*passes: ModulePass, observed: bool = False) -> ModuleOp:
+    m = module()
+    callback = (lambda p, m: None) if observed else None
+    PassManager(list(passes), Instrumentation(verify_each=True), callback=callback).run(m)
+    return m
+
+
+def test_the_pass_before_those_that_change_nothing_is_verified_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its verify and the final full one are one: each op is verified once after it."""
+
+    def tag_relu(m: ModuleOp) -> None:
+        first(m, mir.ReluOp).attributes["tag"] = IntAttr(1)
+
+    m = module()
+    verify_module(m)
+    seen = spy_on_verify(monkeypatch)
+    PassManager([mutate(tag_relu), quiet()], Instrumentation(verify_each=True)).run(m)
+    assert sorted(seen) == sorted(op.name for op in m.walk())
+    observed = module()
+    verify_module(observed)
+    seen.clear()
+    run = PassManager([mutate(tag_relu), quiet()], callback=lambda p, m: None)
+    run.run(observed)
+    assert len(seen) == sum(1 for _ in observed.walk()) + 3  # the relu, its graph and module
+
+
+@pytest.mark.parametrize("observed", [False, True])
+def test_a_merged_verify_still_names_the_pass_that_broke_the_ir(observed: bool) -> None:
+    with pytest.raises(VerifyFailure) as err:
+        run_before_quiet(mutate(corrupt_result_type), quiet(), observed=observed)
+    line = err.value.line()
+    assert "'mir.relu' op result" in line
+    if observed:
+        assert line.endswith("(after pass 'mutate')")
+    else:  # what the pass after it did not report would show there too
+        assert line.endswith(
+            "(after pass 'mutate'; or a change that a later pass (quiet) did not report: "
+            "--verify-each=full finds the pass)"
+        )
+
+
+def test_a_merged_verify_still_reports_what_no_stamp_shows_after_the_pipeline() -> None:
+    with pytest.raises(VerifyFailure) as err:
+        run_before_quiet(mutate(corrupt_in_place), quiet())
+    assert "after the pipeline" in err.value.line()
+
+
+def test_a_pass_failing_after_a_merged_verify_does_not_hide_the_broken_ir() -> None:
+    def fail(m: ModuleOp) -> None:
+        raise ValueError("no")
+
+    with pytest.raises(VerifyFailure) as err:
+        run_before_quiet(mutate(corrupt_result_type), quiet(fail))
+    assert "after pass 'mutate'" in err.value.line()
+    with pytest.raises(PassFailure) as failed:
+        run_before_quiet(mutate(lambda m: None), quiet(fail))
+    assert failed.value.line() == "error: pass 'quiet' failed: ValueError: no"
+
+
+def test_a_pass_declaring_it_changes_nothing_fails_when_it_reports_a_change() -> None:
+    with pytest.raises(PassFailure) as err:
+        run_before_quiet(
+            mutate(lambda m: None), quiet(lambda m: note_changed(first(m, mir.ReluOp)))
+        )
+    assert "it changed the IR, though it declares it changes nothing" in err.value.line()
+
+
+def test_a_compile_with_hooks_gives_what_one_without_gives() -> None:
+    m = module()
+    seen: list[str] = []
+    plain = CompilePipeline(target="cpu", keep_stages=False).compile(m)
+    hooked = CompilePipeline(
+        target="cpu", keep_stages=False, inspect=lambda s, _: seen.append(s)
+    ).compile(m)
+    assert plain.text() == hooked.text() and seen[-1] == "plan-check"

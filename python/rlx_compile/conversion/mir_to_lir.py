@@ -106,9 +106,10 @@ class PlanMemoryPass(ModulePass):
                 if self.schedule == "memory":
                     exported = export_graph(ops, outputs, opts)
                     order, _ = memory_schedule(exported, opts)
-                    ops = [ops[i] for i in order]
-                    # The scheduled graph's arrays, without exporting its ops again.
-                    exported = exported.reordered(order)
+                    if order != list(range(len(ops))):  # else the arrays are these
+                        ops = [ops[i] for i in order]
+                        # The scheduled graph's arrays, without exporting its ops again.
+                        exported = exported.reordered(order)
                 top = plan_block(ops, outputs, opts, exported=exported)
             except UnplannableError as err:
                 raise OpPassFailure(f"plan-memory: @{graph.sym_name.data}: {err}", err.op) from None
