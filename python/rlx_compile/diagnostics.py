@@ -13,13 +13,14 @@ pass manager they go to stderr. ``collect_warnings`` captures them instead.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import cast
 
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.pattern_rewriter import PatternRewriterListener
@@ -32,7 +33,13 @@ from xdsl.utils.exceptions import (
 
 from rlx_compile.dialects.common import _INFERRED_FROM, trusting_build_inference
 from rlx_compile.dialects.construct import Cloner, block_ops, walk_block_list, walk_list
-from rlx_compile.dialects.signature import isolation_checked_for, use_signature_check
+from rlx_compile.dialects.signature import (
+    _GENERIC,
+    _ISOLATION_SCOPE,
+    isolation_checked_for,
+    use_signature_check,
+    verify_isolated_ops,
+)
 from rlx_compile.ir import location_str, parse_error_line
 
 
@@ -133,6 +140,53 @@ def _stamp(op: Operation) -> Stamp:
     )
 
 
+_BODY = "_rlx_verified_body"
+"""Beside the stamp of an op of ``_BODY_READS``: what its verifier read of its body."""
+
+
+def _regions_read(op: Operation) -> tuple[object, ...]:
+    """What xDSL's region checks (and ``NoTerminator``'s) read of an op's body: each
+    region's block count and its entry block's argument types."""
+    return tuple(
+        (len(region.blocks), None if (entry := region.first_block) is None else entry.arg_types)
+        for region in op.regions
+    )
+
+
+def _module_read(op: Operation) -> tuple[object, ...]:
+    """``_regions_read``, and the symbol names of the module's ops (``SymbolTable``)."""
+    names = tuple(o.get_attr_or_prop("sym_name") for o in block_ops(cast(ModuleOp, op).body.block))
+    return (_regions_read(op), names)
+
+
+_BODY_READS: dict[type[Operation], Callable[[Operation], tuple[object, ...]]] = {
+    ModuleOp: _module_read,
+    func.FuncOp: _regions_read,
+}
+"""Ops whose verifier (xDSL's, with RLX's isolation check) reads nothing of their body
+but what these give, and whether the ops it holds read values from outside it
+(``IsolatedFromAbove``, which the incremental verify checks for the ops that changed).
+An ancestor of a changed op whose stamp and body reading are those it verified with
+has only that isolation check run again (a graph and module hold every op)."""
+
+
+def _record_body(op: Operation) -> None:
+    """After ``op`` verified: what its verifier read of its body, if that is known."""
+    reader = _BODY_READS.get(type(op))
+    if reader is not None:
+        op.__dict__[_BODY] = reader(op)
+
+
+def _body_unchanged(op: Operation) -> bool:
+    """Whether ``op`` verified with its current stamp and body reading (see
+    ``_BODY_READS``): its own verdict stands, but for the ops it isolates."""
+    reader = _BODY_READS.get(type(op))
+    if reader is None:
+        return False
+    known = op.__dict__
+    return _BODY in known and known[_BODY] == reader(op) and known.get(_STAMP) == _stamp(op)
+
+
 def verify_module(module: Operation, context: str | None = None, *, full: bool = False) -> None:
     """Verify ``module``; on failure raise ``VerifyFailure`` naming the first bad op.
 
@@ -170,17 +224,37 @@ def _verify_all(module: Operation, context: str | None) -> None:
     _verify_ops(checked, context)
     for op in ops:
         op.__dict__[_STAMP] = _stamp(op)
+        if op.regions:
+            _record_body(op)
 
 
-def _verify_ops(ops: Iterable[Operation], context: str | None) -> None:
-    """Each op's own verifier, in order; the first failure raised as a ``VerifyFailure``."""
+def _verify_ops(
+    ops: Iterable[Operation], context: str | None, isolating: Collection[int] = ()
+) -> None:
+    """Each op's own verifier, in order; the first failure raised as a ``VerifyFailure``.
+    An op in ``isolating`` (by id: ancestors whose verdict stands, see ``_BODY_READS``)
+    has only its isolation check of the ops in the current ``isolation_checked_for``."""
     for op_type in {type(op) for op in ops}:
         use_signature_check(op_type)
     for op in ops:
         try:
-            op.verify(verify_nested_ops=False)
+            if id(op) in isolating:
+                _verify_isolation(op)
+            else:
+                op.verify(verify_nested_ops=False)
         except (VerifyException, DiagnosticException) as err:
             raise VerifyFailure(op, first_line(err), context) from None
+
+
+def _verify_isolation(op: Operation) -> None:
+    """What the verifier of ``op`` (isolated from above) checks of the ops it holds
+    within ``isolation_checked_for``: those of them in its scope; under xDSL's generic
+    checks, its whole verifier."""
+    scope = _ISOLATION_SCOPE.get()
+    if scope is None or _GENERIC.get():
+        op.verify(verify_nested_ops=False)
+    else:
+        verify_isolated_ops(op, scope.of(op))
 
 
 def verify_changes(module: Operation, log: ChangeLog, context: str | None = None) -> None:
@@ -280,6 +354,7 @@ class _Dirty:
         ops = self.ops
         ids = self.ids
         blocks: set[int] = set()
+        isolating: set[int] = set()  # ancestors whose own verdict stands
         for op in list(ops):  # ancestors: a region op's verifier reads its body
             block = op.parent
             if block is not None:  # the ops of a block share their ancestors
@@ -289,6 +364,8 @@ class _Dirty:
             parent = op.parent_op()
             while parent is not None and id(parent) not in ids:
                 self._put(parent, (self.region_ops.get(parent, _UNWALKED), _KEPT))
+                if _body_unchanged(parent):
+                    isolating.add(id(parent))
                 parent = parent.parent_op()
         # In walk order, ops no walk met in the order added (a stable sort by position).
         ordered = [
@@ -311,9 +388,12 @@ class _Dirty:
         ]
         # What a comparison by value shows is all it sees.
         with trusting_build_inference(), isolation_checked_for(checked + readers):
-            _verify_ops(checked, context)
+            _verify_ops(checked, context, isolating)
         for op, stamp in self.stamps:
             op.__dict__[_STAMP] = stamp or _stamp(op)
+        for op in checked:
+            if op.regions and id(op) not in isolating:
+                _record_body(op)
 
 
 _type_of = attrgetter("_type")
@@ -418,6 +498,8 @@ def verified_clone(module: ModuleOp) -> ModuleOp:
         stamp = old[_STAMP]
         place = (twin.parent, twin._prev_op, twin._next_op is None, twin._operands)
         new[_STAMP] = (*place, *stamp[4:])
+        if _BODY in old:  # block counts, argument types and symbol names: the same
+            new[_BODY] = old[_BODY]
     return copy
 
 
