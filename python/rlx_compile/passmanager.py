@@ -90,11 +90,10 @@ _SPECS_KEPT = 4096
 
 def pass_spec(p: ModulePass, *, full: bool = False) -> str:
     """``name{opt=value ...}`` with kebab-case option names (all options when ``full``)."""
-    state = getattr(p, "__dict__", None)
-    if state is None or not all(_immutable(v) for v in state.values()):
+    if not _immutable_state(p):
         return _render_spec(p, full)
     # By repr: 1, 1.0 and True are equal keys but render differently.
-    key: SpecKey = (type(p), full, repr(tuple(state.items())))
+    key: SpecKey = (type(p), full, repr(tuple(p.__dict__.items())))
     spec = _SPECS.get(key)
     if spec is None:
         if len(_SPECS) >= _SPECS_KEPT:
@@ -126,8 +125,26 @@ def pipeline_spec(passes: Iterable[ModulePass], *, full: bool = False) -> str:
     return "builtin.module(" + ",".join(pass_spec(p, full=full) for p in passes) + ")"
 
 
+_PIPELINES: dict[str, tuple[ModulePass, ...]] = {}
+"""Pipelines parsed with the registry of every pass, by text, when all their passes'
+state is immutable: a compile builds its pipeline from the same text every time."""
+
+_PIPELINES_KEPT = 256
+
+
 def parse_pipeline(text: str, passes: dict[str, PassFactory] | None = None) -> list[ModulePass]:
     """Build pass instances from a pipeline string, with errors a user can act on."""
+    if passes is None and (known := _PIPELINES.get(text)) is not None:
+        return [copy.copy(p) for p in known]  # the same values, new objects
+    out = _parse(text, passes)
+    if passes is None and all(_immutable_state(p) for p in out):
+        if len(_PIPELINES) >= _PIPELINES_KEPT:
+            _PIPELINES.clear()
+        _PIPELINES[text] = tuple(out)
+    return out
+
+
+def _parse(text: str, passes: dict[str, PassFactory] | None) -> list[ModulePass]:
     body = normalize_pipeline(text)
     if not body:
         return []
@@ -192,11 +209,15 @@ def _make_pass(pass_type: type[ModulePass], spec: ArgSpec) -> ModulePass:
     if made is not None:
         return copy.copy(made)
     fresh = pass_type.from_pass_spec(spec)
-    state = getattr(fresh, "__dict__", None)
-    if state is not None and all(_immutable(v) for v in state.values()):
+    if _immutable_state(fresh):
         _MADE[key] = fresh
         return copy.copy(fresh)
     return fresh
+
+
+def _immutable_state(p: ModulePass) -> bool:
+    state = getattr(p, "__dict__", None)
+    return state is not None and all(_immutable(v) for v in state.values())
 
 
 def _option_error(err: Exception, pass_type: type[ModulePass]) -> str:

@@ -489,8 +489,9 @@ class CompilePipeline:
                 {s for op in module.walk() for r in op.results
                  if isinstance(r.type, TensorType) for s in r.type.symbols()}
                 - set(self.options.dim_ranges or ())
-                - run_time_symbols(module)  # loops bind them: plan-memory judges those
             )  # fmt: skip
+            if symbols:  # loops bind some: plan-memory judges those
+                symbols = sorted(set(symbols) - run_time_symbols(module))
             if symbols:
                 raise CompileError(
                     f"symbolic dims {symbols} need sizes to plan memory: pass "
