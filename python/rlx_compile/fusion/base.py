@@ -539,6 +539,26 @@ def sharing_kinds(module: ModuleOp) -> Iterator[None]:
         _KINDS.reset(token)
 
 
+_ROOTS_HELD: dict[tuple[tuple[type[FusionPattern], ...], frozenset[type[Operation]]], bool] = {}
+
+
+def _roots_held(module: Operation, kinds: tuple[type[FusionPattern], ...]) -> bool:
+    """Whether, as far as ``sharing_kinds`` knows, ``module`` may hold an op some pattern
+    of ``kinds`` is rooted at (True when it does not know): ``fuse`` asks it of each stage
+    before making its patterns, most of which are rooted at kinds a model lacks."""
+    shared = _KINDS.get()
+    if shared is None or shared[0] is not module:
+        return True
+    key = (kinds, frozenset(shared[1]))
+    known = _ROOTS_HELD.get(key)
+    if known is None:
+        if len(_ROOTS_HELD) >= _MAY_FIND_KEPT:
+            _ROOTS_HELD.clear()
+        roots = [getattr(k, "roots", (Operation,)) for k in kinds]
+        known = _ROOTS_HELD[key] = any(_is_a(held, r) for held in key[1] for r in roots)
+    return known
+
+
 def _table(module: Operation, patterns: Sequence[P]) -> RootTable[P]:
     """A root table for ``module``, holding the kinds ``sharing_kinds`` shares for it."""
     shared = _KINDS.get()
@@ -621,6 +641,8 @@ class FusionPass(TargetPass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         with fusion_context(self.resolved(), op) as (fctx, owner):
+            if not owner and not _roots_held(op, self.PATTERNS):
+                return  # run_patterns would find no op to try (and no report is ours)
             run_patterns(op, self.patterns(fctx), self.WALK_REVERSE)
             if owner:
                 scan(op, fctx, self.PATTERNS)
