@@ -273,9 +273,23 @@ def verify_changes(module: Operation, log: ChangeLog, context: str | None = None
                 for use in result.uses:
                     dirty.add(use.operation, reported=False)
     for block in log.emptied:
-        if _in_module(block.parent_op(), module) and (last := block.last_op) is not None:
+        if (
+            _in_module(block.parent_op(), module)
+            and (last := block.last_op) is not None
+            and not _ended_block(last, block)
+        ):
             dirty.add(last, reported=False)
     dirty.verify(context)
+
+
+def _ended_block(op: Operation, block: Block) -> bool:
+    """Whether ``op`` verified as the last op of ``block`` and, but for the op before it,
+    nothing its stamp holds changed since: erasing other ops of the block changes nothing
+    its verifier reads (what ends the block is still what it checked)."""
+    old = op.__dict__.get(_STAMP)
+    if old is None or old[0] is not block or not old[2]:
+        return False
+    return old[3:] == _stamp(op)[3:]
 
 
 def _in_module(op: Operation | None, module: Operation) -> bool:

@@ -604,3 +604,28 @@ def test_an_ancestor_still_checks_that_a_changed_op_reads_nothing_from_outside_i
     assert "'func.func' op Operation using value defined out of its IsolatedFromAbove" in (
         err.value.line()
     )
+
+
+def test_erasing_an_op_before_the_last_one_does_not_verify_the_last_one_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What ends the block is what it was: nothing its verifier reads changed."""
+
+    def erase_dead_relu(m: ModuleOp) -> None:
+        relu = first(m, mir.ReluOp)
+        dead = mir.ReluOp(relu.results[0])
+        Rewriter.insert_op(dead, InsertPoint.after(relu))
+        note_changed(dead)
+
+    def erase_it(m: ModuleOp) -> None:
+        dead = first(m, mir.ReluOp).next_op
+        assert isinstance(dead, mir.ReluOp)
+        note_removed(dead)
+        Rewriter.erase_op(dead)
+
+    m = module()
+    verify_module(m)
+    PassManager([reporting(erase_dead_relu)], callback=lambda p, m: None).run(m, verified=True)
+    seen = spy_on_verify(monkeypatch)
+    PassManager([reporting(erase_it)], callback=lambda p, m: None).run(m, verified=True)
+    assert len(seen) == sum(1 for _ in m.walk())  # the final verify alone
