@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import TextIO
 
@@ -84,14 +84,28 @@ _SPECS: dict[SpecKey, str] = {}
 all immutable values (a pass manager asks for each pass's spec several times per run,
 and a compile builds the same passes each time)."""
 
+_SPECS_OF: dict[int, tuple[ModulePass, str, str]] = {}
+"""The specs (short, full) of frozen passes of immutable state, by the pass's id, with
+the pass (kept alive, so the id stays its own): the lookup a pass manager makes."""
+
 _SPECS_KEPT = 4096
 """At most this many specs are kept (pipelines naming temporary files make new ones)."""
 
 
 def pass_spec(p: ModulePass, *, full: bool = False) -> str:
     """``name{opt=value ...}`` with kebab-case option names (all options when ``full``)."""
+    known = _SPECS_OF.get(id(p))
+    if known is not None and known[0] is p:
+        return known[2] if full else known[1]
     if not _immutable_state(p):
         return _render_spec(p, full)
+    if _frozen(p):
+        _remember_specs(p, _spec_by_state(p, False), _spec_by_state(p, True))
+        return pass_spec(p, full=full)
+    return _spec_by_state(p, full)
+
+
+def _spec_by_state(p: ModulePass, full: bool) -> str:
     # By repr: 1, 1.0 and True are equal keys but render differently.
     key: SpecKey = (type(p), full, repr(tuple(p.__dict__.items())))
     spec = _SPECS.get(key)
@@ -100,6 +114,17 @@ def pass_spec(p: ModulePass, *, full: bool = False) -> str:
             _SPECS.clear()
         spec = _SPECS[key] = _render_spec(p, full)
     return spec
+
+
+def _frozen(p: ModulePass) -> bool:
+    params = getattr(type(p), "__dataclass_params__", None)
+    return params is not None and bool(params.frozen)
+
+
+def _remember_specs(p: ModulePass, short: str, full: str) -> None:
+    if len(_SPECS_OF) >= _SPECS_KEPT:
+        _SPECS_OF.clear()
+    _SPECS_OF[id(p)] = (p, short, full)
 
 
 def _render_spec(p: ModulePass, full: bool) -> str:
@@ -135,7 +160,11 @@ _PIPELINES_KEPT = 256
 def parse_pipeline(text: str, passes: dict[str, PassFactory] | None = None) -> list[ModulePass]:
     """Build pass instances from a pipeline string, with errors a user can act on."""
     if passes is None and (known := _PIPELINES.get(text)) is not None:
-        return [copy.copy(p) for p in known]  # the same values, new objects
+        out = [copy.copy(p) for p in known]  # the same values, new objects
+        for made, twin in zip(known, out, strict=True):
+            if _frozen(made):  # and the same specs
+                _remember_specs(twin, pass_spec(made), pass_spec(made, full=True))
+        return out
     out = _parse(text, passes)
     if passes is None and all(_immutable_state(p) for p in out):
         if len(_PIPELINES) >= _PIPELINES_KEPT:
@@ -303,6 +332,17 @@ class PassRecord:
 PassCallback = Callable[[ModulePass, ModuleOp], None]
 
 
+@cache
+def _context() -> Context:
+    return make_context()
+
+
+def _fresh_context() -> Context:
+    """``make_context()``, copied from one made once (registering the builtin dialect
+    costs more than a small module's passes); what a pass loads into its copy stays there."""
+    return _context().clone()
+
+
 def reports_changes(p: ModulePass) -> bool:
     """Whether ``p`` reports what it changes (``REPORTS_CHANGES = True`` on its class:
     through ``diagnostics.change_listener`` or the ``note_*`` calls), so that the verify
@@ -344,7 +384,7 @@ class PassManager:
     ):
         self.passes = list(passes)
         self.inst = instrumentation or Instrumentation()
-        self.ctx = ctx or make_context()
+        self.ctx = ctx or _fresh_context()
         self.callback = callback
         self.records: list[PassRecord] = []
         self.warnings: list[PassWarning] = []
