@@ -17,6 +17,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from functools import cached_property
 from operator import attrgetter
 from typing import cast
 
@@ -533,7 +534,12 @@ class ChangeLog:
         self.ops: dict[Operation, None] = {}
         self.emptied: dict[Block, None] = {}
         self.blocks: dict[Block, None] = {}
-        self.listener = PatternRewriterListener(
+
+    @cached_property
+    def listener(self) -> PatternRewriterListener:
+        """The listener reporting to this log (made when first asked: the pass manager
+        makes a log per pass, and many passes report without one)."""
+        return PatternRewriterListener(
             operation_insertion_handler=[self.changed],
             operation_modification_handler=[self.changed],
             operation_removal_handler=[self.removed],
