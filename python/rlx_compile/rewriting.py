@@ -29,6 +29,28 @@ def roots_of(pattern: RewritePattern) -> tuple[type[Operation], ...]:
     return getattr(pattern, "roots", (Operation,))
 
 
+Roots = tuple[tuple[type[Operation], ...], ...]
+
+_ROOTED: dict[Roots, dict[type[Operation], tuple[int, ...]]] = {}
+
+
+class RootedAt:
+    """Which of a sequence of patterns' ``roots`` (by index) an op class falls under,
+    asked with issubclass once per class for every driver of the same roots (a pass
+    makes its patterns, and a driver, each time it runs)."""
+
+    def __init__(self, roots: Roots):
+        self.roots = roots
+        self.known = _ROOTED.setdefault(roots, {})
+
+    def __call__(self, kind: type[Operation]) -> tuple[int, ...]:
+        found = self.known.get(kind)
+        if found is None:
+            found = tuple(i for i, r in enumerate(self.roots) if issubclass(kind, r))
+            self.known[kind] = found
+        return found
+
+
 class _Worklist:
     """xDSL's ``Worklist``: a stack that holds an op at most once (a push of an op it holds
     leaves it where it is), with removal in place. Ops are indexed by ``id`` (an op's
@@ -73,7 +95,8 @@ class _Driver:
         listener: PatternRewriterListener,
         reach: int | None,
     ):
-        self.patterns = [(p, roots_of(p)) for p in patterns]
+        self.patterns = list(patterns)
+        self.rooted_at = RootedAt(tuple(roots_of(p) for p in patterns))
         self.by_kind: dict[type[Operation], tuple[RewritePattern, ...]] = {}
         self.worklist = _Worklist()
         self.reach = reach
@@ -97,7 +120,7 @@ class _Driver:
         kind = type(op)
         found = self.by_kind.get(kind)
         if found is None:
-            found = tuple(p for p, roots in self.patterns if issubclass(kind, roots))
+            found = tuple(self.patterns[i] for i in self.rooted_at(kind))
             self.by_kind[kind] = found
         return found
 

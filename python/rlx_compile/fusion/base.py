@@ -40,6 +40,7 @@ from rlx_compile.fusion.report import FusionReport, MissedFusion
 from rlx_compile.ir import erase_unused, is_before, location_str, tracking_block_order
 from rlx_compile.legalization.driver import dispatched_ops
 from rlx_compile.reports import publish
+from rlx_compile.rewriting import RootedAt, roots_of
 from rlx_compile.targets import TargetPass
 from rlx_compile.targets.base import (
     ACTIVATION_LABELS,
@@ -386,13 +387,6 @@ def fusible_here(op: Operation) -> bool:
 P = TypeVar("P", bound=RewritePattern)
 
 
-RootedAt = dict[type[Operation], tuple[int, ...]]
-
-_ROOTED: dict[tuple[tuple[type[Operation], ...], ...], RootedAt] = {}
-"""For each sequence of pattern roots, which patterns (by index) are rooted at an op
-class: shared by every table of the same patterns (``fuse`` makes one per stage)."""
-
-
 _MAY_FIND: dict[object, bool] = {}
 """``RootTable.may_find`` by the patterns' roots, needs and activity and the kinds held."""
 _MAY_FIND_KEPT = 4096
@@ -410,18 +404,14 @@ class RootTable(Generic[P]):
         self.held: set[type[Operation]] = set() if held is None else held
         """The op kinds the module may hold: those ``survey`` and ``saw`` were shown (a
         superset when ops were erased since)."""
-        self._roots = tuple(getattr(p, "roots", (Operation,)) for p in patterns)
-        self._rooted_at = _ROOTED.setdefault(self._roots, {})
+        self._roots = tuple(roots_of(p) for p in patterns)
+        self._rooted_at = RootedAt(self._roots)  # shared by the tables of these patterns
         self._usable: dict[type[Operation], tuple[P, ...]] = {}
         self._usable_for = 0  # the number of kinds held when ``_usable`` was filled
         self._findable: list[bool | None] = [None] * len(patterns)
 
     def _indices(self, kind: type[Operation]) -> tuple[int, ...]:
-        found = self._rooted_at.get(kind)
-        if found is None:
-            found = tuple(i for i, r in enumerate(self._roots) if _is_a(kind, r))
-            self._rooted_at[kind] = found
-        return found
+        return self._rooted_at(kind)
 
     def rooted(self, kind: type[Operation]) -> tuple[P, ...]:
         """The patterns rooted at ops of class ``kind``."""
@@ -500,7 +490,7 @@ class RootTable(Generic[P]):
         return out
 
     def _gather(self, parent: Operation, reverse: bool, out: list[Operation]) -> None:
-        held, rooted = self.held, self._rooted_at  # this loop runs per op and round
+        held, rooted = self.held, self._rooted_at.known  # this loop runs per op and round
         for region in reversed(parent.regions) if reverse else parent.regions:
             for block in reversed(region.blocks) if reverse else region.blocks:
                 op = block.last_op if reverse else block.first_op
