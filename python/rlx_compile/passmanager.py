@@ -77,19 +77,13 @@ def normalize_pipeline(text: str) -> str:
     return text
 
 
-SpecKey = tuple[type[ModulePass], bool, str]
-
-_SPECS: dict[SpecKey, str] = {}
-"""Specs already rendered, by pass class, ``full`` and state, for passes whose state is
-all immutable values (a pass manager asks for each pass's spec several times per run,
-and a compile builds the same passes each time)."""
-
 _SPECS_OF: dict[int, tuple[ModulePass, str, str]] = {}
-"""The specs (short, full) of frozen passes of immutable state, by the pass's id, with
-the pass (kept alive, so the id stays its own): the lookup a pass manager makes."""
+"""The specs (short, full) of frozen passes whose state is all immutable values, by the
+pass's id, with the pass (kept alive, so the id stays its own): a pass manager asks for
+each pass's spec several times per run, and a compile builds the same passes each time
+(``parse_pipeline`` gives the copies it makes their originals' specs)."""
 
 _SPECS_KEPT = 4096
-"""At most this many specs are kept (pipelines naming temporary files make new ones)."""
 
 
 def pass_spec(p: ModulePass, *, full: bool = False) -> str:
@@ -97,23 +91,10 @@ def pass_spec(p: ModulePass, *, full: bool = False) -> str:
     known = _SPECS_OF.get(id(p))
     if known is not None and known[0] is p:
         return known[2] if full else known[1]
-    if not _immutable_state(p):
+    if not (_frozen(p) and _immutable_state(p)):
         return _render_spec(p, full)
-    if _frozen(p):
-        _remember_specs(p, _spec_by_state(p, False), _spec_by_state(p, True))
-        return pass_spec(p, full=full)
-    return _spec_by_state(p, full)
-
-
-def _spec_by_state(p: ModulePass, full: bool) -> str:
-    # By repr: 1, 1.0 and True are equal keys but render differently.
-    key: SpecKey = (type(p), full, repr(tuple(p.__dict__.items())))
-    spec = _SPECS.get(key)
-    if spec is None:
-        if len(_SPECS) >= _SPECS_KEPT:
-            _SPECS.clear()
-        spec = _SPECS[key] = _render_spec(p, full)
-    return spec
+    _remember_specs(p, _render_spec(p, False), _render_spec(p, True))
+    return pass_spec(p, full=full)
 
 
 def _frozen(p: ModulePass) -> bool:
@@ -361,9 +342,9 @@ def changes_nothing(p: ModulePass) -> bool:
 class _Deferred:
     """A pass whose verify is left to the full verify after the last pass: only passes
     that change nothing come after it, so the module it left is the one the pipeline
-    returns, and one full verify checks both (``PassManager._run``). Should that fail,
-    the pass's own verify runs then, to name it when it finds the fault, as it would
-    have right after the pass."""
+    returns, and one full verify checks both. Should that fail (or a pass after it),
+    its own verify runs then, to name it when it finds the fault, as it would have right
+    after it."""
 
     spec: str
     context: str
@@ -371,6 +352,99 @@ class _Deferred:
     """What the pass reported changing; None: every op's stamp is compared."""
     after: list[str] = field(default_factory=list)
     """The passes run since."""
+
+
+class _Verifier:
+    """The verify after each pass of a run, in ``mode`` (see
+    ``Instrumentation.verify_each``), and the full one after the last pass."""
+
+    def __init__(self, pm: PassManager, mode: str, observed: bool):
+        self.pm = pm
+        self.mode = mode
+        self.unwalked: dict[str, None] = {}
+        """Passes trusted to report their changes since the last walk."""
+        quiet_from = len(pm.passes)
+        while quiet_from > 0 and changes_nothing(pm.passes[quiet_from - 1]):
+            quiet_from -= 1
+        # The last pass to change anything leaves its verify to the full one after the
+        # last pass (the same ops, verified once), unless something looks at the module
+        # between passes.
+        self.defer_at = quiet_from if mode == "changed" and not observed else -1
+        self.deferred: _Deferred | None = None
+
+    def after(
+        self, module: ModuleOp, index: int, spec: str, short: str, log: ChangeLog | None
+    ) -> None:
+        """Verify what pass ``index`` (``spec``, ``short``) changed (``log``: what it
+        reported; None: it is not trusted to, and every op's stamp is compared)."""
+        if self.mode == "off":
+            return
+        if (deferred := self.deferred) is not None:  # a pass that changes nothing, after it
+            assert log is not None
+            if log.ops or log.blocks or log.emptied:
+                self.check_deferred(module)
+                raise PassFailure(short, "it changed the IR, though it declares it changes nothing")
+            deferred.after.append(short)
+            return
+        context = f"after pass '{short}'"
+        if log is None and self.unwalked:  # what they did not report shows here first
+            context += (
+                f"; or a change that an earlier pass ({', '.join(self.unwalked)}) "
+                "did not report: --verify-each=full finds the pass"
+            )
+        if index == self.defer_at:
+            self.deferred = _Deferred(spec, context, log)
+        elif log is not None:
+            verify_changes(module, log, context)
+        else:
+            verify_module(module, context, full=self.mode == "full")
+        if log is None:
+            self.unwalked.clear()
+        else:
+            self.unwalked[short] = None
+
+    def check_deferred(self, module: ModuleOp) -> None:
+        """The verify a deferred pass left undone, run when the module it left fails
+        later (or a pass after it fails): a fault it finds is that pass's. The passes
+        since changed nothing they reported; what they did not report would show here
+        too, and the context says so."""
+        deferred = self.deferred
+        if deferred is None:
+            return
+        context = deferred.context
+        if deferred.after:
+            context += (
+                f"; or a change that a later pass ({', '.join(deferred.after)}) did not "
+                "report: --verify-each=full finds the pass"
+            )
+        try:
+            if deferred.log is not None:
+                verify_changes(module, deferred.log, context)
+            else:
+                verify_module(module, context)
+        except Exception:
+            if self.pm.inst.print_after_failure:
+                self.pm._print(
+                    f"// -----// IR Dump After {deferred.spec} Failed //----- //", module
+                )
+            raise
+
+    def finish(self, module: ModuleOp) -> None:
+        """The full verify after the last pass: what a stamp cannot see (an attribute's
+        payload changed in place) shows here."""
+        if not self.pm.passes or self.mode == "full":
+            return
+        hint = (
+            "verify after each pass to find the pass"
+            if self.mode == "off"
+            else "an op changed in a way the per-pass check did not see; "
+            "--verify-each=full finds the pass"
+        )
+        try:
+            verify_module(module, f"after the pipeline; {hint}", full=True)
+        except VerifyFailure:
+            self.check_deferred(module)
+            raise
 
 
 class PassManager:
@@ -403,28 +477,20 @@ class PassManager:
         mode = verify_mode(inst.verify_each)
         if mode != "off" and not (verified and mode == "changed"):
             verify_module(module, full=mode == "full")
-        unwalked: dict[str, None] = {}  # passes trusted to report their changes since the last walk
         track_text = inst.print_after_change or inst.reproducer is not None
         if inst.dump_dir is not None:
             inst.dump_dir.mkdir(parents=True, exist_ok=True)
             self._dump(0, "input", print_module(module), None)
         text_before = print_module(module) if track_text else None
-        # A pass followed only by passes that change nothing leaves its verify to the full
-        # one after the last pass (the same ops, verified once), unless something
-        # observes the module between passes.
         observed = (
             track_text
             or self.callback is not None
             or inst.print_after_all
             or inst.dump_dir is not None
         )
-        quiet_from = len(self.passes)
-        while quiet_from > 0 and changes_nothing(self.passes[quiet_from - 1]):
-            quiet_from -= 1
-        deferred: _Deferred | None = None
+        verifier = _Verifier(self, mode, observed)
         for index, p in enumerate(self.passes, start=1):
             spec = pass_spec(p, full=True)
-            short = pass_spec(p)
             if inst.print_before_all:
                 self._print(f"// -----// IR Dump Before {spec} //----- //", module)
             start = time.perf_counter()
@@ -441,41 +507,16 @@ class PassManager:
             except Exception as err:
                 failure = (f"{type(err).__name__}: {err}", None)
             if failure is not None:
-                self._check_deferred(deferred, module)
+                verifier.check_deferred(module)
                 self._fail(p, index, module, text_before, *failure)
             seconds = time.perf_counter() - start
-            if mode != "off":
-                context = f"after pass '{short}'"
-                try:
-                    if deferred is not None:  # a pass that changes nothing, after it
-                        assert log is not None
-                        if log.ops or log.blocks or log.emptied:
-                            self._check_deferred(deferred, module)
-                            raise PassFailure(
-                                short, "it changed the IR, though it declares it changes nothing"
-                            )
-                        deferred.after.append(short)
-                    else:
-                        if log is None and unwalked:  # what they did not report shows here first
-                            context += (
-                                f"; or a change that an earlier pass ({', '.join(unwalked)}) "
-                                "did not report: --verify-each=full finds the pass"
-                            )
-                        if mode == "changed" and index == quiet_from and not observed:
-                            deferred = _Deferred(spec, context, log)
-                        elif log is not None:
-                            verify_changes(module, log, context)
-                        else:
-                            verify_module(module, context, full=mode == "full")
-                        if log is None:
-                            unwalked.clear()
-                        else:
-                            unwalked[short] = None
-                except Exception:
-                    if inst.print_after_failure:
-                        self._print(f"// -----// IR Dump After {spec} Failed //----- //", module)
-                    self._write_reproducer(p, index, text_before)
-                    raise
+            try:
+                verifier.after(module, index, spec, pass_spec(p), log)
+            except Exception:
+                if inst.print_after_failure:
+                    self._print(f"// -----// IR Dump After {spec} Failed //----- //", module)
+                self._write_reproducer(p, index, text_before)
+                raise
             text_after = print_module(module) if track_text or inst.dump_dir else None
             changed = None if text_before is None else text_after != text_before
             self.records.append(PassRecord(spec, seconds, changed))
@@ -487,45 +528,10 @@ class PassManager:
             if self.callback is not None:
                 self.callback(p, module)
             text_before = text_after if track_text else None
-        if self.passes and mode != "full":
-            # What a stamp cannot see (an attribute's payload changed in place) shows here.
-            hint = (
-                "verify after each pass to find the pass"
-                if mode == "off"
-                else "an op changed in a way the per-pass check did not see; "
-                "--verify-each=full finds the pass"
-            )
-            try:
-                verify_module(module, f"after the pipeline; {hint}", full=True)
-            except VerifyFailure:
-                self._check_deferred(deferred, module)
-                raise
+        verifier.finish(module)
         if inst.timing:
             inst.stream.write(self.timing_report())
         return module
-
-    def _check_deferred(self, deferred: _Deferred | None, module: ModuleOp) -> None:
-        """The verify a deferred pass left undone, run when the module it left fails
-        later (or a pass after it fails): a fault it finds is that pass's, as it would have
-        been right after it. The passes since changed nothing they reported; what they did
-        not report would show here too, and the context says so."""
-        if deferred is None:
-            return
-        context = deferred.context
-        if deferred.after:
-            context += (
-                f"; or a change that a later pass ({', '.join(deferred.after)}) did not "
-                "report: --verify-each=full finds the pass"
-            )
-        try:
-            if deferred.log is not None:
-                verify_changes(module, deferred.log, context)
-            else:
-                verify_module(module, context)
-        except Exception:
-            if self.inst.print_after_failure:
-                self._print(f"// -----// IR Dump After {deferred.spec} Failed //----- //", module)
-            raise
 
     # -- reporting ---------------------------------------------------------------------
     def _warn(self, finding: PassWarning) -> None:
