@@ -86,7 +86,6 @@ from rlx_compile.ir import (
     location_str,
     main_graph,
     set_output_names,
-    sync_function_type,
 )
 
 MIN_OPSET = 13
@@ -1021,8 +1020,9 @@ class Importer:
             op for op in self.block.ops
             if op is not self.block.last_op and not isinstance(op, mir.InputOp)
         )  # fmt: skip
+        # Its type is what sync_function_type would give: the graph takes no block arguments.
+        assert not self.block.args
         graph_op = func.FuncOp(self.graph_name, ([], [v.type for v in outs]), Region(self.block))
-        sync_function_type(graph_op)
         set_output_names(graph_op, names)
         module = ModuleOp([graph_op])
         record_outputs(module, specs)
