@@ -26,8 +26,8 @@ import onnxruntime as ort
 from onnx import TensorProto, helper
 
 import rlx_compile.backend as backend
+from rlx_compile.builder import UNROLL_MAX_ITERATIONS
 from rlx_compile.frontends.onnx import import_model
-from rlx_compile.frontends.onnx.ops.control import UNROLL_MAX_ITERATIONS
 
 BATCH, INPUT, HIDDEN = 3, 4, 6
 

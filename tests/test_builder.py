@@ -6,6 +6,8 @@ import pytest
 from rlx_compile import ModuleBuilder
 from rlx_compile.builder import is_hir
 from rlx_compile.dialects import mir
+from rlx_compile.dialects.types import DType
+from rlx_compile.interpreter import run
 from rlx_compile.ir import graph_inputs, graph_params, main_graph, output_names, print_module
 
 
@@ -74,3 +76,17 @@ def test_region_escape_hatch() -> None:
         m.output(y)
     text = print_module(m.module)
     assert "hir.region" in text and "hir.yield" in text
+
+
+@pytest.mark.parametrize("dtype", ["i64", "f32"])
+def test_iota_as_a_constant_and_as_a_running_sum_agree(dtype: str) -> None:
+    """A static iota is one constant (of at most ``max_constant`` elements), else an
+    exclusive running sum of ones: the same values."""
+    with ModuleBuilder("g") as m:
+        m.output(m.iota(7, DType(dtype)), m.iota(7, DType(dtype), max_constant=6))
+    ops = [type(op) for op in m.module.walk()]
+    assert mir.CumsumOp in ops
+    got = list(run(m.module, {}).values())
+    np.testing.assert_array_equal(got[0], np.arange(7, dtype=DType(dtype).numpy))
+    np.testing.assert_array_equal(got[1], got[0])
+    assert got[1].dtype == got[0].dtype

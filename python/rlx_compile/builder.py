@@ -55,6 +55,12 @@ def named(value: SSAValue, name: str) -> SSAValue:
     return value
 
 
+UNROLL_MAX_ITERATIONS = 64
+"""Static loops (ONNX's Loop and Scan, recurrent layers) of at most this many
+iterations are unrolled; longer ones become one ``mir.loop`` (RLX's
+``scan_unroll_max_length``)."""
+
+
 class GraphBuilder:
     """Emits verified HIR/MIR ops through ``insert`` and returns their results."""
 
@@ -90,6 +96,14 @@ class GraphBuilder:
         if shape is None:
             shape = arr.shape
         return self._one(mir.ConstantOp(arr, TensorType(shape, dtype)))
+
+    def iota(self, n: Dim, dtype: DType, max_constant: int | None = None) -> SSAValue:
+        """[0, 1, ..., n - 1]: a constant for a static n (of at most ``max_constant``
+        elements), else an exclusive running sum of ones."""
+        if isinstance(n, int) and (max_constant is None or n <= max_constant):
+            return self.constant(np.arange(n).astype(dtype.numpy), dtype, (n,))
+        ones = self.expand(self.constant(np.array(1), dtype, ()), [n])
+        return self._one(mir.CumsumOp(ones, 0, exclusive=True))
 
     def scalar_like(self, value: float | int | bool, like: SSAValue) -> SSAValue:
         """A rank-0 constant with the element type of ``like``."""

@@ -10,15 +10,18 @@ result (integer division by zero, an out-of-range gather): those stay for run ti
 
 ``fold`` is the one compile-time evaluator (the foldable check, a size cap, the error
 guard), used by ``KnownValues`` -- the forward sweep shared by constant-fold, sccp and
-numeric-lint --, the ONNX importer's folding builder and quant-propagate's weight folding;
+numeric-lint --, ``FoldingBuilder`` (the ONNX importer's, and the recurrent layers'
+lowering) and quant-propagate's weight folding;
 ``erase_newly_dead`` removes what a rewrite left unused without touching dead code that
 was there before (that is dce's job).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 from xdsl.context import Context
@@ -28,13 +31,17 @@ from xdsl.passes import ModulePass
 from xdsl.traits import Pure
 from xdsl.transforms.dead_code_elimination import would_be_trivially_dead
 
+from rlx_compile.builder import GraphBuilder, type_of
 from rlx_compile.diagnostics import note_block_changed
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import RawDataAttr
 from rlx_compile.dialects.traits import is_leaf
-from rlx_compile.dialects.types import TensorType
+from rlx_compile.dialects.types import Dim, TensorType
 from rlx_compile.ir import erase_unused, func_graphs
 
+FOLD_LIMIT = 1 << 16
+"""Constant subgraphs fold at import while their results hold at most this many elements
+(shape arithmetic, index tables); larger ones stay ops, so weights are not duplicated."""
 DEFAULT_MAX_ELEMENTS = 1 << 20
 """Largest result (in elements) the passes evaluate or materialise by default: 4 MiB of
 f32. Bigger values (a transposed weight, say) would duplicate weights in the module."""
@@ -102,6 +109,67 @@ def fold(
             return None
         args.append(value)
     return evaluate(op, args)
+
+
+class FoldingBuilder(GraphBuilder):
+    """A ``GraphBuilder`` that evaluates an op whose operands are all constants with the
+    reference executor and emits the result as one ``mir.constant`` instead: the same
+    kernels at compile time, so folding never changes a number. Results of more than
+    ``limit`` elements stay ops (the ONNX importer's FOLD_LIMIT by default)."""
+
+    def __init__(
+        self, insert: Callable[[Operation], Any], location: Any = None, limit: int = FOLD_LIMIT
+    ):
+        super().__init__(insert, location)
+        self.limit = limit
+
+    def emit(self, op: Operation) -> Operation:
+        folded = self._fold(op)
+        return super().emit(folded if folded is not None else op)
+
+    def reshape(self, x: SSAValue, shape: Sequence[Dim]) -> SSAValue:
+        # A constant reshaped: the constant that folding the reshape makes, made without
+        # the reshape (weights and shape operands are reshaped at every turn).
+        if isinstance(x.owner, mir.ConstantOp) and all(type(d) is int and d >= 0 for d in shape):
+            folded = _reshaped_constant(x, type_of(x).with_shape(shape), self.limit)
+            if folded is not None:
+                return self._one(folded)
+        return super().reshape(x, shape)
+
+    def _fold(self, op: Operation) -> Operation | None:
+        # Ops of one result that read something: a leaf, a mir.dims or a multi-result op
+        # stays as the converter wrote it.
+        operands = op.operands
+        if not operands or len(op.results) != 1:
+            return None
+        for v in operands:
+            if not isinstance(v.owner, mir.ConstantOp):
+                return None  # what ``fold`` finds too, without its foldable check first
+        if type(op) is mir.ReshapeOp:
+            reshaped = _reshaped_constant(op.input, op.result.type, self.limit)
+            if reshaped is not None:
+                op.drop_all_references()
+                return reshaped
+        results = fold(op, constant_value, self.limit)
+        if results is None:
+            return None  # no value at compile time: keep the op, it raises when run
+        (value,) = results
+        op.drop_all_references()
+        return mir.ConstantOp(value, cast(TensorType, op.results[0].type))
+
+
+def _reshaped_constant(value: SSAValue, t: TensorType, limit: int) -> mir.ConstantOp | None:
+    """The constant ``value`` (a ``mir.constant``'s) as type ``t``: what ``fold`` makes of
+    a reshape of it -- the reference reshape moves no element --, without the executor's
+    generic checks; None where ``fold`` is left to decide (a symbolic or mismatched
+    shape, a result past ``limit``)."""
+    if not t.is_static:
+        return None
+    shape = t.static_shape()
+    arr = cast(np.ndarray, constant_value(value))
+    if arr.size != math.prod(shape) or arr.size > limit:
+        return None
+    return mir.ConstantOp(arr.reshape(shape), t)
 
 
 def materialize(array: np.ndarray, replaced: SSAValue) -> mir.ConstantOp:

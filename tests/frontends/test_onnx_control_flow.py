@@ -16,9 +16,9 @@ import pytest
 from onnx import TensorProto, helper
 
 import rlx_compile.backend as backend
+from rlx_compile.builder import UNROLL_MAX_ITERATIONS
 from rlx_compile.dialects import mir
 from rlx_compile.frontends.onnx import OnnxImportError, import_model
-from rlx_compile.frontends.onnx.ops.control import UNROLL_MAX_ITERATIONS
 
 F, I64, BOOL = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
 vi = helper.make_tensor_value_info

@@ -17,16 +17,15 @@ from xdsl.ir import Block
 
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.types import DType, TensorType
-from rlx_compile.folding import constant_value, fold
-from rlx_compile.frontends.onnx import import_model
-from rlx_compile.frontends.onnx.context import (
-    _ATTR_READERS,
+from rlx_compile.folding import (
     FOLD_LIMIT,
     FoldingBuilder,
     _reshaped_constant,
-    tensor_to_array,
-    typed_skeleton,
+    constant_value,
+    fold,
 )
+from rlx_compile.frontends.onnx import import_model
+from rlx_compile.frontends.onnx.context import _ATTR_READERS, tensor_to_array, typed_skeleton
 from rlx_compile.frontends.onnx.importer import _holds_external_data, load, name_loc
 from rlx_compile.frontends.onnx.ops import resize
 from rlx_compile.ir import print_module
@@ -97,7 +96,7 @@ def test_reshapes_of_constants_fold_as_fold_folds_them(
     array = RNG.standard_normal(shape).astype(np.float32)
     (expected,) = fold(_reshape_of_constant(array, to), constant_value, FOLD_LIMIT) or [None]
     op = _reshape_of_constant(array, to)
-    folded = _reshaped_constant(op.input, op.result.type)
+    folded = _reshaped_constant(op.input, op.result.type, FOLD_LIMIT)
     assert folded is not None and expected is not None
     assert folded.result.type == TensorType(to, DType.F32)
     assert folded.to_numpy().tobytes() == np.ascontiguousarray(expected).tobytes()
@@ -112,7 +111,7 @@ def test_reshapes_of_constants_left_to_fold() -> None:
         (np.zeros(6, np.float32), ["n"]),
     ]:
         op = _reshape_of_constant(array, to)
-        assert _reshaped_constant(op.input, op.result.type) is None
+        assert _reshaped_constant(op.input, op.result.type, FOLD_LIMIT) is None
 
 
 def _axis_matrix_row_by_row(

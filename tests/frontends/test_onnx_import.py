@@ -270,7 +270,7 @@ def test_a_verifier_failure_names_the_node() -> None:
     from xdsl.utils.exceptions import VerifyException
 
     from rlx_compile.dialects.types import DType, tensor
-    from rlx_compile.frontends.onnx.context import FoldingBuilder
+    from rlx_compile.folding import FoldingBuilder
     from rlx_compile.frontends.onnx.importer import _failing_node
 
     block = Block()

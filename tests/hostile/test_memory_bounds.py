@@ -164,7 +164,7 @@ def test_past_the_caps_is_an_import_error(outcomes: dict[str, str], name: str, s
 
 def test_range_as_an_iota_matches_numpy() -> None:
     from rlx_compile.backend import RlxBackend
-    from rlx_compile.frontends.onnx.context import FOLD_LIMIT
+    from rlx_compile.folding import FOLD_LIMIT
 
     n = FOLD_LIMIT + 5
     model = _model(

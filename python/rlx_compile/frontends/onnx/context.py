@@ -28,12 +28,12 @@ from numpy.typing import ArrayLike
 from onnx import helper
 from xdsl.ir import Block, Operation, SSAValue
 
-from rlx_compile.builder import GraphBuilder, type_of
+from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.dim_expr import DimExpr, is_symbol_name
 from rlx_compile.dialects.types import Dim, DType, TensorType, fmt_shape
 from rlx_compile.env import max_tensor_bytes
-from rlx_compile.folding import constant_value, fold
+from rlx_compile.folding import FoldingBuilder
 from rlx_compile.frontends.onnx.structured import Structured
 
 if TYPE_CHECKING:
@@ -119,11 +119,6 @@ def op_key(domain: str, op_type: str) -> str:
     """How the converters are keyed: the op type in the default domain, ``domain.op_type``
     in any other (``ai.onnx.preview.training.Adam``)."""
     return op_type if domain in DEFAULT_DOMAINS else f"{domain}.{op_type}"
-
-
-FOLD_LIMIT = 1 << 16
-"""Constant subgraphs fold at import while their results hold at most this many elements
-(shape arithmetic, index tables); larger ones stay ops, so weights are not duplicated."""
 
 
 def check_tensor_size(
@@ -245,65 +240,6 @@ def symbol_name(text: str) -> str:
     """A valid symbolic-dim identifier for an ONNX dim_param or value name."""
     out = re.sub(r"[^A-Za-z0-9_]", "_", text)
     return out if is_symbol_name(out) else f"d_{out}"
-
-
-# ---------------------------------------------------------------------------------
-# Folding builder
-# ---------------------------------------------------------------------------------
-
-
-class FoldingBuilder(GraphBuilder):
-    """A ``GraphBuilder`` that evaluates an op whose operands are all constants with the
-    reference executor and emits the result as one ``mir.constant`` instead: the same
-    kernels at compile time, so folding never changes a number."""
-
-    def emit(self, op: Operation) -> Operation:
-        folded = self._fold(op)
-        return super().emit(folded if folded is not None else op)
-
-    def reshape(self, x: SSAValue, shape: Sequence[Dim]) -> SSAValue:
-        # A constant reshaped: the constant that folding the reshape makes, made without
-        # the reshape (weights and shape operands are reshaped at every turn).
-        if isinstance(x.owner, mir.ConstantOp) and all(type(d) is int and d >= 0 for d in shape):
-            folded = _reshaped_constant(x, type_of(x).with_shape(shape))
-            if folded is not None:
-                return self._one(folded)
-        return super().reshape(x, shape)
-
-    def _fold(self, op: Operation) -> Operation | None:
-        # Ops of one result that read something: a leaf, a mir.dims or a multi-result op
-        # stays as the converter wrote it.
-        operands = op.operands
-        if not operands or len(op.results) != 1:
-            return None
-        for v in operands:
-            if not isinstance(v.owner, mir.ConstantOp):
-                return None  # what ``fold`` finds too, without its foldable check first
-        if type(op) is mir.ReshapeOp:
-            reshaped = _reshaped_constant(op.input, op.result.type)
-            if reshaped is not None:
-                op.drop_all_references()
-                return reshaped
-        results = fold(op, constant_value, FOLD_LIMIT)
-        if results is None:
-            return None  # no value at compile time: keep the op, it raises when run
-        (value,) = results
-        op.drop_all_references()
-        return mir.ConstantOp(value, cast(TensorType, op.results[0].type))
-
-
-def _reshaped_constant(value: SSAValue, t: TensorType) -> mir.ConstantOp | None:
-    """The constant ``value`` (a ``mir.constant``'s) as type ``t``: what ``fold`` makes of
-    a reshape of it -- the reference reshape moves no element --, without the executor's
-    generic checks; None where ``fold`` is left to decide (a symbolic or mismatched
-    shape, a result past FOLD_LIMIT)."""
-    if not t.is_static:
-        return None
-    shape = t.static_shape()
-    arr = cast(np.ndarray, constant_value(value))
-    if arr.size != math.prod(shape) or arr.size > FOLD_LIMIT:
-        return None
-    return mir.ConstantOp(arr.reshape(shape), t)
 
 
 # ---------------------------------------------------------------------------------

@@ -41,7 +41,7 @@ from rlx_compile.dialects.common import attach_weights
 from rlx_compile.dialects.dim_expr import is_symbol, sym, symbols_of
 from rlx_compile.dialects.types import Dim, DType, TensorType
 from rlx_compile.env import max_constant_elements, max_tensor_bytes
-from rlx_compile.folding import constant_value
+from rlx_compile.folding import FoldingBuilder, constant_value
 from rlx_compile.frontends.onnx import ops as _ops  # noqa: F401  (registers the converters)
 from rlx_compile.frontends.onnx.context import (
     CONVERTERS,
@@ -49,7 +49,6 @@ from rlx_compile.frontends.onnx.context import (
     LEGACY_CONVERTERS,
     Checkpoint,
     Converter,
-    FoldingBuilder,
     NodeContext,
     NotStatic,
     Unsupported,

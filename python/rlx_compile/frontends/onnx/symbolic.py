@@ -30,8 +30,8 @@ from rlx_compile.dialects.dim_expr import (
     mod,
 )
 from rlx_compile.dialects.types import DType
+from rlx_compile.folding import FOLD_LIMIT
 from rlx_compile.frontends.onnx.context import (
-    FOLD_LIMIT,
     NodeContext,
     NotStatic,
     Unsupported,

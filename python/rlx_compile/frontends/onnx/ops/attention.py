@@ -11,11 +11,11 @@ from xdsl.ir import SSAValue
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.types import Dim, DType
+from rlx_compile.folding import constant_value
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
     NodeContext,
     Unsupported,
-    constant_value,
     converter,
 )
 from rlx_compile.frontends.onnx.ops.control import (

@@ -21,24 +21,19 @@ import numpy as np
 import onnx
 from xdsl.ir import Block, Region, SSAValue
 
-from rlx_compile.builder import discard_block, type_of
+from rlx_compile.builder import UNROLL_MAX_ITERATIONS, discard_block, type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.dim_expr import DimExpr, sym
 from rlx_compile.dialects.types import Dim, DType, TensorType, fmt_shape
+from rlx_compile.folding import FoldingBuilder, constant_value
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
-    FoldingBuilder,
     NodeContext,
     NotStatic,
     Unsupported,
-    constant_value,
 )
 from rlx_compile.frontends.onnx.ops.shape import iota
 from rlx_compile.frontends.onnx.structured import SequenceValue, StackedSequence, Structured
-
-UNROLL_MAX_ITERATIONS = 64
-"""Static Loops, Scans and recurrent layers of at most this many iterations are unrolled;
-longer ones become one ``mir.loop`` (RLX's ``scan_unroll_max_length``)."""
 
 
 def scalar(b: FoldingBuilder, v: SSAValue, dtype: DType, what: str) -> SSAValue:

@@ -14,13 +14,13 @@ from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.dim_expr import DimExpr
 from rlx_compile.dialects.types import Dim, DType, element_count
+from rlx_compile.folding import constant_value
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
     NodeContext,
     NotStatic,
     Unsupported,
     axis_of,
-    constant_value,
     converter,
     dtype_of,
     numel,

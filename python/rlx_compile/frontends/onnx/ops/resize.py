@@ -24,9 +24,9 @@ from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.dim_expr import DimExpr, floordiv
 from rlx_compile.dialects.types import Dim, DType
+from rlx_compile.folding import FoldingBuilder
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
-    FoldingBuilder,
     NodeContext,
     NotStatic,
     Unsupported,

@@ -13,8 +13,8 @@ from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.dim_expr import DimExpr, ceildiv, dim_max, dim_min, floordiv, interval
 from rlx_compile.dialects.types import Dim, DType, broadcast_shapes, element_count, fmt_shape
+from rlx_compile.folding import FOLD_LIMIT
 from rlx_compile.frontends.onnx.context import (
-    FOLD_LIMIT,
     ConverterResult,
     NodeContext,
     NotStatic,
@@ -599,12 +599,11 @@ def range_op(ctx: NodeContext) -> ConverterResult:
 
 
 def iota(ctx: NodeContext, n: Dim, dtype: DType) -> SSAValue:
-    """[0, 1, ..., n - 1] (a constant for a static n, an exclusive running sum of ones
-    for a symbolic one)."""
+    """[0, 1, ..., n - 1] (``GraphBuilder.iota``; a constant of at most FOLD_LIMIT
+    elements, within the import's cap)."""
     if isinstance(n, int) and n <= FOLD_LIMIT:
-        return ctx.constant(np.arange(n).astype(dtype.numpy))
-    ones = ctx.full([n], 1, dtype)
-    return ctx.b.emit(mir.CumsumOp(ones, 0, exclusive=True)).results[0]
+        ctx.check_materialized(n, "a constant")
+    return ctx.b.iota(n, dtype, FOLD_LIMIT)
 
 
 def symbolic_range(ctx: NodeContext, start: Dim, limit: Dim, delta: Dim) -> SSAValue:

@@ -13,9 +13,9 @@ from xdsl.ir import SSAValue
 
 from rlx_compile.builder import type_of
 from rlx_compile.dialects.types import Dim
+from rlx_compile.folding import FoldingBuilder
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
-    FoldingBuilder,
     NodeContext,
     Unsupported,
     converter,
