@@ -178,6 +178,12 @@ class GraphBuilder:
     def erf(self, x: SSAValue) -> SSAValue:
         return self.unary(mir.ErfOp, x)
 
+    def softplus(self, x: SSAValue) -> SSAValue:
+        return self.unary(mir.SoftplusOp, x)
+
+    def round(self, x: SSAValue) -> SSAValue:
+        return self.unary(mir.RoundOp, x)
+
     def gelu(self, x: SSAValue, approximate: str = "none") -> SSAValue:
         return self._one(mir.GeluOp(x, approximate))
 
@@ -832,8 +838,13 @@ class ReplacingPattern(RewritePattern):
 
     @staticmethod
     def commit(
-        rewriter: PatternRewriter, op: Operation, ops: list[Operation], results: Sequence[SSAValue]
+        rewriter: PatternRewriter,
+        op: Operation,
+        ops: list[Operation],
+        results: Sequence[SSAValue | None],
     ) -> None:
+        """Replace ``op`` by ``ops``, its results by ``results`` (None: a result with no
+        uses)."""
         rewriter.replace(op, ops, list(results))
 
 

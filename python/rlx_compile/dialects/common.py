@@ -164,6 +164,34 @@ class ScatterReductionAttr(EnumAttribute[ScatterReduction], SpacedOpaqueSyntaxAt
     name = "rlx.scatter_reduction"
 
 
+class RecurrentDirection(StrEnum):
+    FORWARD = "forward"
+    REVERSE = "reverse"
+    BIDIRECTIONAL = "bidirectional"  # a forward pass, then a reverse one, side by side
+
+
+@irdl_attr_definition
+class RecurrentDirectionAttr(EnumAttribute[RecurrentDirection], SpacedOpaqueSyntaxAttribute):
+    name = "rlx.recurrent_direction"
+
+
+class RecurrentActivation(StrEnum):
+    """The gate activations of ``mir.rnn`` / ``mir.gru`` / ``mir.lstm``: ONNX's RNN
+    activation functions, with the alpha and beta each reads."""
+
+    SIGMOID = "sigmoid"
+    TANH = "tanh"
+    RELU = "relu"
+    LEAKY_RELU = "leaky_relu"  # x < 0 ? alpha·x : x
+    THRESHOLDED_RELU = "thresholded_relu"  # x > alpha ? x : 0
+    ELU = "elu"  # x < 0 ? alpha·(e^x - 1) : x
+    SOFTSIGN = "softsign"  # x / (1 + |x|)
+    SOFTPLUS = "softplus"  # log(1 + e^x)
+    HARD_SIGMOID = "hard_sigmoid"  # max(min(alpha·x + beta, 1), 0)
+    SCALED_TANH = "scaled_tanh"  # alpha·tanh(beta·x)
+    AFFINE = "affine"  # alpha·x + beta
+
+
 class FusionPolicy(StrEnum):
     DIRECT = "direct"  # lower to the fused MIR op
     FUSABLE = "fusable"  # lower to the primitive chain that fusion recognises later
@@ -263,6 +291,7 @@ ENUM_ATTRS: tuple[type[Attribute], ...] = (
     MaskKindAttr,
     PadModeAttr,
     ScatterReductionAttr,
+    RecurrentDirectionAttr,
     FusionPolicyAttr,
 )
 
@@ -276,6 +305,7 @@ _ENUM_ATTR_OF: dict[type[StrEnum], type[EnumAttribute[Any]]] = {
     MaskKind: MaskKindAttr,
     PadMode: PadModeAttr,
     ScatterReduction: ScatterReductionAttr,
+    RecurrentDirection: RecurrentDirectionAttr,
     FusionPolicy: FusionPolicyAttr,
 }
 

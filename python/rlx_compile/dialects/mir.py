@@ -17,6 +17,7 @@ Conventions shared by all ops:
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, cast
@@ -90,6 +91,9 @@ from rlx_compile.dialects.common import (
     PadModeAttr,
     Props,
     RawDataAttr,
+    RecurrentActivation,
+    RecurrentDirection,
+    RecurrentDirectionAttr,
     ScatterReduction,
     ScatterReductionAttr,
     ShapedOp,
@@ -98,6 +102,7 @@ from rlx_compile.dialects.common import (
     enum_attr,
     flag_attr,
     float_attr,
+    floats_attr,
     int_attr,
     ints_attr,
     require_dtype,
@@ -2432,6 +2437,444 @@ class RopeOp(ShapedOp):
 
 
 # =====================================================================================
+# Recurrent layers
+# =====================================================================================
+
+
+def _check_tensor(t: TensorType | None, shape: Sequence[Dim], dtype: DType, what: str) -> None:
+    if t is not None and (t.shape != tuple(shape) or t.dtype is not dtype):
+        raise VerifyException(f"{what} must be {fmt_shape(tuple(shape))} of {dtype.value}, got {t}")
+
+
+class RecurrentOp(ShapedOp):
+    """The recurrent layers (ONNX's RNN, GRU and LSTM, one op per layer) share this:
+
+    ``input`` X is [seq, batch, in] ([batch, seq, in] with ``batch_first``). Per
+    direction d: ``weight`` W[d] is [G·H, in] and ``recurrence`` R[d] [G·H, H] (G blocks
+    of H rows, one per gate; the hidden size H static), ``bias`` B[d] [2·G·H] is Wb[d]
+    then Rb[d] (zeros when absent), ``initial_h`` [dirs, batch, H] ([batch, dirs, H] with
+    ``batch_first``; zeros when absent). ``sequence_lens`` [batch] (i32 or i64) is the
+    length of each batch row (the whole sequence when absent).
+
+    Each direction runs on its own, forward from step 0 or backwards from the last step
+    (``reverse``; ``bidirectional``: direction 0 forward, direction 1 backwards). The
+    input projection of every step is one product, P = X·W[d]ᵀ + (Wb[d] + Rb[d]); a step
+    makes the new states from P[t] and the states (the op's cell). At and past a row's
+    length its states stay as they are and its output is 0 (a backwards row starts at its
+    own last step). ``clip`` c clamps each gate's pre-activation (its peephole term
+    included) to [-c, c]. ``activations`` lists every direction's activations in turn
+    (default: the op's own), with one ``activation_alpha`` and ``activation_beta`` value
+    apiece, read by those that take them. Results: Y, every step's hidden state, [seq,
+    dirs, batch, H] ([batch, seq, dirs, H] with ``batch_first``), then the final states
+    (hidden; an LSTM's cell too), each [dirs, batch, H] ([batch, dirs, H]).
+
+    Each product, sum and gate function rounds to the element type as its own op does:
+    the reference kernel and the lowering to steps (for targets that do not claim the
+    layer) compute the same numbers.
+    """
+
+    GATES: ClassVar[int]
+    """Gate blocks in the rows of W and R."""
+    STATES: ClassVar[int] = 1
+    """Recurrent states: the hidden state (and an LSTM's cell state)."""
+    DEFAULT_ACTIVATIONS: ClassVar[tuple[RecurrentActivation, ...]]
+    """One direction's activations when ``activations`` is not given."""
+
+    direction = prop_def(
+        RecurrentDirectionAttr, default_value=RecurrentDirectionAttr(RecurrentDirection.FORWARD)
+    )
+    activations = opt_prop_def(ArrayAttr[StringAttr])
+    activation_alpha = opt_prop_def(F64Array)
+    activation_beta = opt_prop_def(F64Array)
+    clip = opt_prop_def(F64Attr)
+    batch_first = opt_prop_def(UnitAttr)
+    traits = traits_def(Pure(), Precision(PrecisionClass.COMPUTE))
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # A layer's docstring states its cell; what every layer shares follows it.
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("__doc__")
+        if "name" in cls.__dict__ and own and RecurrentOp.__doc__:
+            cls.__doc__ = inspect.cleandoc(own) + "\n\n" + inspect.cleandoc(RecurrentOp.__doc__)
+
+    def _build_layer(
+        self,
+        operands: dict[str, SSAValue | None],
+        direction: str,
+        activations: Sequence[str] | None,
+        activation_alpha: Sequence[float] | None,
+        activation_beta: Sequence[float] | None,
+        clip: float | None,
+        batch_first: bool,
+        **flags: bool,
+    ) -> None:
+        names = None if activations is None else ArrayAttr([StringAttr(a) for a in activations])
+        props: dict[str, Attribute | None] = {
+            "direction": enum_attr(RecurrentDirection, direction),
+            "activations": names,
+            "activation_alpha": floats_attr(activation_alpha),
+            "activation_beta": floats_attr(activation_beta),
+            "clip": float_attr(clip),
+            "batch_first": flag_attr(batch_first),
+        }
+        props.update({k: flag_attr(v) for k, v in flags.items()})
+        self._build(operands, props)
+
+    @classmethod
+    def infer_layer(
+        cls,
+        props: Props,
+        input: TensorType,
+        weight: TensorType,
+        recurrence: TensorType,
+        bias: TensorType | None,
+        sequence_lens: TensorType | None,
+        states: Sequence[tuple[str, TensorType | None]],
+        integer_weights: bool = False,
+    ) -> tuple[TensorType, ...]:
+        """The result types, checking what every layer has (``states``: the initial
+        states by name) and the properties; the caller checks ``integer_weights``."""
+        require_float(input, "input")
+        require_rank(input, 3, "input")
+        dtype = input.dtype
+        batch_first = props.flag("batch_first")
+        seq, batch, width = input.shape
+        if batch_first:
+            seq, batch = batch, seq
+        dirs = 2 if props.enum("direction") is RecurrentDirection.BIDIRECTIONAL else 1
+        require_rank(recurrence, 3, "recurrence")
+        hidden = recurrence.shape[2]
+        if not isinstance(hidden, int) or recurrence.shape[:2] != (dirs, cls.GATES * hidden):
+            raise VerifyException(
+                f"recurrence must be [{dirs}, {cls.GATES}·hidden, hidden] with a static hidden "
+                f"size, got {fmt_shape(recurrence.shape)}"
+            )
+        rows = cls.GATES * hidden
+        require_rank(weight, 3, "weight")
+        if weight.shape[:2] != (dirs, rows) or not may_equal(weight.shape[2], width):
+            raise VerifyException(
+                f"weight must be {fmt_shape((dirs, rows, width))}, got {fmt_shape(weight.shape)}"
+            )
+        if not integer_weights:
+            require_same_dtype([input, weight, recurrence], "input, weight and recurrence")
+        _check_tensor(bias, (dirs, 2 * rows), dtype, "bias")
+        if sequence_lens is not None and (
+            sequence_lens.dtype not in (DType.I32, DType.I64) or sequence_lens.shape != (batch,)
+        ):
+            raise VerifyException(f"sequence_lens must be [{batch}] of i32 or i64")
+        state = (batch, dirs, hidden) if batch_first else (dirs, batch, hidden)
+        for name, t in states:
+            _check_tensor(t, state, dtype, name)
+        cls._check_activations(props, dirs)
+        clip = props.opt_float("clip")
+        if clip is not None and not clip > 0:
+            raise VerifyException(f"clip must be positive, got {clip}")
+        y = (batch, seq, dirs, hidden) if batch_first else (seq, dirs, batch, hidden)
+        return (TensorType(y, dtype), *[TensorType(state, dtype)] * cls.STATES)
+
+    @classmethod
+    def _check_activations(cls, props: Props, dirs: int) -> None:
+        attr = props.get("activations")
+        if attr is None:
+            if props.get("activation_alpha") or props.get("activation_beta"):
+                raise VerifyException("activation_alpha and activation_beta need activations")
+            return
+        names = [cast(StringAttr, a).data for a in cast(ArrayAttr[Attribute], attr)]
+        known_names = {a.value for a in RecurrentActivation}
+        for name in names:
+            if name not in known_names:
+                known = ", ".join(RecurrentActivation)
+                raise VerifyException(f"unknown activation {name!r} (known: {known})")
+        per = len(cls.DEFAULT_ACTIVATIONS)
+        if len(names) != dirs * per:
+            raise VerifyException(f"{len(names)} activations for {dirs} direction(s) of {per}")
+        for what in ("activation_alpha", "activation_beta"):
+            if props.get(what) is not None and len(props.floats(what)) != len(names):
+                raise VerifyException(f"{what} needs one value per activation")
+
+    # -- reading the op -------------------------------------------------------------------
+    def hidden_size(self) -> int:
+        return cast(int, cast(TensorType, self.operands[2].type).shape[2])  # verified static
+
+    def backwards(self) -> tuple[bool, ...]:
+        """Whether each direction runs from the last step."""
+        direction: RecurrentDirection = self.props().enum("direction")
+        if direction is RecurrentDirection.BIDIRECTIONAL:
+            return (False, True)
+        return (direction is RecurrentDirection.REVERSE,)
+
+    def gate_activations(self) -> list[list[tuple[RecurrentActivation, float, float]]]:
+        """Each direction's activations, with their alpha and beta."""
+        p = self.props()
+        dirs = len(self.backwards())
+        attr = p.get("activations")
+        if attr is None:
+            return [[(a, 0.0, 0.0) for a in self.DEFAULT_ACTIVATIONS] for _ in range(dirs)]
+        names = [
+            RecurrentActivation(cast(StringAttr, a).data) for a in cast(ArrayAttr[Attribute], attr)
+        ]
+        alpha = p.floats("activation_alpha") or (0.0,) * len(names)
+        beta = p.floats("activation_beta") or (0.0,) * len(names)
+        acts = list(zip(names, alpha, beta, strict=True))
+        per = len(self.DEFAULT_ACTIVATIONS)
+        return [acts[d * per : (d + 1) * per] for d in range(dirs)]
+
+
+def _layer_format(operands: Sequence[tuple[str, str]], flags: Sequence[str], results: int) -> str:
+    """The recurrent ops' assembly format: each optional operand after its keyword, with
+    its type; then the properties and the types of the three weights and the results."""
+    optional = [
+        f"(`{keyword}` `(` ${name}^ `:` type(${name}) `)`)?"
+        for keyword, name in (
+            ("bias", "bias"), ("lens", "sequence_lens"), ("h0", "initial_h"), *operands
+        )
+    ]  # fmt: skip
+    names = ("output", "hidden", "cell")[:results]
+    return " ".join(
+        [
+            "$input `,` $weight `,` $recurrence",
+            *optional,
+            "(`direction` $direction^)? (`activations` $activations^)?",
+            "(`alpha` $activation_alpha^)? (`beta` $activation_beta^)? (`clip` $clip^)?",
+            "(`batch_first` $batch_first^)?",
+            *(f"(`{flag}` ${flag}^)?" for flag in flags),
+            "attr-dict `:` `(` type($input) `,` type($weight) `,` type($recurrence) `)` `->`",
+            "`(` " + " `,` ".join(f"type(${n})" for n in names) + " `)`",
+        ]
+    )
+
+
+class _HiddenStateLayer(RecurrentOp):
+    """The layers whose only state is the hidden one (mir.rnn, mir.gru)."""
+
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    recurrence = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    sequence_lens = opt_operand_def(TensorType)
+    initial_h = opt_operand_def(TensorType)
+    output = result_def(TensorType)
+    hidden = result_def(TensorType)
+
+    def __init__(
+        self,
+        input: SSAValue,
+        weight: SSAValue,
+        recurrence: SSAValue,
+        *,
+        bias: SSAValue | None = None,
+        sequence_lens: SSAValue | None = None,
+        initial_h: SSAValue | None = None,
+        direction: str = "forward",
+        activations: Sequence[str] | None = None,
+        activation_alpha: Sequence[float] | None = None,
+        activation_beta: Sequence[float] | None = None,
+        clip: float | None = None,
+        batch_first: bool = False,
+        **flags: bool,
+    ):
+        self._build_layer(
+            {"input": input, "weight": weight, "recurrence": recurrence, "bias": bias,
+             "sequence_lens": sequence_lens, "initial_h": initial_h},
+            direction, activations, activation_alpha, activation_beta, clip, batch_first,
+            **flags,
+        )  # fmt: skip
+
+    @classmethod
+    def infer(
+        cls,
+        props: Props,
+        *,
+        input: TensorType,
+        weight: TensorType,
+        recurrence: TensorType,
+        bias: TensorType | None = None,
+        sequence_lens: TensorType | None = None,
+        initial_h: TensorType | None = None,
+    ) -> tuple[TensorType, ...]:
+        return cls.infer_layer(
+            props, input, weight, recurrence, bias, sequence_lens, [("initial_h", initial_h)]
+        )
+
+
+@irdl_op_definition
+class RnnOp(_HiddenStateLayer):
+    """A simple RNN layer, one gate; with f its activation (tanh by default), the step
+    is H' = f(clip(P[t] + H·R[d]ᵀ))."""
+
+    name = "mir.rnn"
+    GATES: ClassVar[int] = 1
+    DEFAULT_ACTIVATIONS: ClassVar[tuple[RecurrentActivation, ...]] = (RecurrentActivation.TANH,)
+    assembly_format = _layer_format((), (), 2)
+
+
+@irdl_op_definition
+class GruOp(_HiddenStateLayer):
+    """A GRU layer, gate blocks z, r, h; with f, g its activations (sigmoid, tanh by
+    default) and Rb_h the h block of Rb, the step is
+
+    z = f(clip(P_z + H·R_zᵀ)), r = f(clip(P_r + H·R_rᵀ)) (one product for both);
+    h~ = g(clip(P_h + (r·H)·R_hᵀ)), or with ``linear_before_reset``
+    h~ = g(clip(P_h + r·(H·R_hᵀ + Rb_h))) (P_h then leaves Rb_h out);
+    H' = (1 - z)·h~ + z·H.
+    """
+
+    name = "mir.gru"
+    GATES: ClassVar[int] = 3
+    DEFAULT_ACTIVATIONS: ClassVar[tuple[RecurrentActivation, ...]] = (
+        RecurrentActivation.SIGMOID,
+        RecurrentActivation.TANH,
+    )
+    linear_before_reset = opt_prop_def(UnitAttr)
+    assembly_format = _layer_format((), ("linear_before_reset",), 2)
+
+
+@irdl_op_definition
+class LstmOp(RecurrentOp):
+    """An LSTM layer, gate blocks i, o, f, c (ONNX's order), ``initial_c`` as
+    ``initial_h``, ``peepholes`` [dirs, 3·H] the p_i, p_o, p_f of each direction; with f,
+    g, h its activations (sigmoid, tanh, tanh by default), G = P[t] + H·R[d]ᵀ and C the
+    cell state, the step is
+
+    i = f(clip(G_i + p_i·C)); fg = f(clip(G_f + p_f·C)), or 1 - i with ``input_forget``;
+    C' = fg·C + i·g(clip(G_c)); o = f(clip(G_o + p_o·C')); H' = o·h(C').
+
+    With ``weight_scale`` and ``recurrence_scale``, W and R hold 8-bit integers (i8 or u8;
+    scales of the input's type and zero points of the weight's, [dirs] or [dirs, G·H];
+    zero points 0 when absent), and each product v·Mᵀ runs as onnxruntime's
+    DynamicQuantizeLSTM runs it: v quantized to u8 by its own range (scale
+    (max(v, 0) - min(v, 0)) / 255, zero point round(-min(v, 0) / scale), as
+    DynamicQuantizeLinear; X as one tensor, the hidden state row by row), the integer
+    product of v - v_zp and M - M_zp, times v's scale times M's.
+    """
+
+    name = "mir.lstm"
+    GATES: ClassVar[int] = 4
+    STATES: ClassVar[int] = 2
+    DEFAULT_ACTIVATIONS: ClassVar[tuple[RecurrentActivation, ...]] = (
+        RecurrentActivation.SIGMOID,
+        RecurrentActivation.TANH,
+        RecurrentActivation.TANH,
+    )
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    recurrence = operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    sequence_lens = opt_operand_def(TensorType)
+    initial_h = opt_operand_def(TensorType)
+    initial_c = opt_operand_def(TensorType)
+    peepholes = opt_operand_def(TensorType)
+    weight_scale = opt_operand_def(TensorType)
+    weight_zero_point = opt_operand_def(TensorType)
+    recurrence_scale = opt_operand_def(TensorType)
+    recurrence_zero_point = opt_operand_def(TensorType)
+    input_forget = opt_prop_def(UnitAttr)
+    output = result_def(TensorType)
+    hidden = result_def(TensorType)
+    cell = result_def(TensorType)
+    assembly_format = _layer_format(
+        (("c0", "initial_c"), ("peepholes", "peepholes"), ("w_scale", "weight_scale"),
+         ("w_zero_point", "weight_zero_point"), ("r_scale", "recurrence_scale"),
+         ("r_zero_point", "recurrence_zero_point")),
+        ("input_forget",),
+        3,
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        input: SSAValue,
+        weight: SSAValue,
+        recurrence: SSAValue,
+        *,
+        bias: SSAValue | None = None,
+        sequence_lens: SSAValue | None = None,
+        initial_h: SSAValue | None = None,
+        initial_c: SSAValue | None = None,
+        peepholes: SSAValue | None = None,
+        weight_scale: SSAValue | None = None,
+        weight_zero_point: SSAValue | None = None,
+        recurrence_scale: SSAValue | None = None,
+        recurrence_zero_point: SSAValue | None = None,
+        direction: str = "forward",
+        activations: Sequence[str] | None = None,
+        activation_alpha: Sequence[float] | None = None,
+        activation_beta: Sequence[float] | None = None,
+        clip: float | None = None,
+        batch_first: bool = False,
+        input_forget: bool = False,
+    ):
+        self._build_layer(
+            {"input": input, "weight": weight, "recurrence": recurrence, "bias": bias,
+             "sequence_lens": sequence_lens, "initial_h": initial_h, "initial_c": initial_c,
+             "peepholes": peepholes, "weight_scale": weight_scale,
+             "weight_zero_point": weight_zero_point, "recurrence_scale": recurrence_scale,
+             "recurrence_zero_point": recurrence_zero_point},
+            direction, activations, activation_alpha, activation_beta, clip, batch_first,
+            input_forget=input_forget,
+        )  # fmt: skip
+
+    @classmethod
+    def infer(
+        cls,
+        props: Props,
+        *,
+        input: TensorType,
+        weight: TensorType,
+        recurrence: TensorType,
+        bias: TensorType | None = None,
+        sequence_lens: TensorType | None = None,
+        initial_h: TensorType | None = None,
+        initial_c: TensorType | None = None,
+        peepholes: TensorType | None = None,
+        weight_scale: TensorType | None = None,
+        weight_zero_point: TensorType | None = None,
+        recurrence_scale: TensorType | None = None,
+        recurrence_zero_point: TensorType | None = None,
+    ) -> tuple[TensorType, ...]:
+        quantized = weight_scale is not None
+        if (recurrence_scale is not None) != quantized:
+            raise VerifyException("weight_scale and recurrence_scale come together")
+        if not quantized and (weight_zero_point or recurrence_zero_point):
+            raise VerifyException("zero points need the scales")
+        results = cls.infer_layer(
+            props, input, weight, recurrence, bias, sequence_lens,
+            [("initial_h", initial_h), ("initial_c", initial_c)], integer_weights=quantized,
+        )  # fmt: skip
+        dirs, rows, hidden = recurrence.shape
+        _check_tensor(peepholes, (dirs, 3 * cast(int, hidden)), input.dtype, "peepholes")
+        if quantized:
+            for what, m, scale, zero_point in (
+                ("weight", weight, weight_scale, weight_zero_point),
+                ("recurrence", recurrence, recurrence_scale, recurrence_zero_point),
+            ):
+                _check_integer_weight(what, m, scale, zero_point, input.dtype, dirs, rows)
+        return results
+
+
+def _check_integer_weight(
+    what: str,
+    m: TensorType,
+    scale: TensorType | None,
+    zero_point: TensorType | None,
+    dtype: DType,
+    dirs: Dim,
+    rows: Dim,
+) -> None:
+    if m.dtype not in (DType.I8, DType.U8):
+        raise VerifyException(f"a quantized {what} must be i8 or u8, got {m.dtype.value}")
+    assert scale is not None
+    if scale.shape not in ((dirs,), (dirs, rows)) or scale.dtype is not dtype:
+        raise VerifyException(
+            f"{what}_scale must be [{dirs}] or [{dirs}, {rows}] of {dtype.value}, got {scale}"
+        )
+    _check_tensor(zero_point, scale.shape, m.dtype, f"{what}_zero_point")
+
+
+RECURRENT_OPS: tuple[type[RecurrentOp], ...] = (RnnOp, GruOp, LstmOp)
+
+
+# =====================================================================================
 # Quantisation
 # =====================================================================================
 
@@ -3680,6 +4123,7 @@ MIR_OPS: list[type[ShapedOp]] = [
     ReshapeOp, TransposeOp, NarrowOp, SliceOp, ConcatOp, ExpandOp, GatherOp, PadOp,
     ConvOp, MaxPoolOp, AvgPoolOp,
     AttentionOp, RopeOp,
+    RnnOp, GruOp, LstmOp,
     QuantizeOp, DequantizeOp, FakeQuantizeOp,
     FusedMatmulBiasActOp, FusedSwigluOp, FusedResidualRmsNormOp, FusedResidualLayerNormOp,
     FusedConvBiasActOp, FusedScaleShiftActOp, FusedLstmCellOp, FusedAttentionBlockOp,
@@ -3699,7 +4143,9 @@ __all__ = [op.__name__ for op in MIR_OPS] + [
     "LSTM_GATES",
     "MIR",
     "MIR_OPS",
+    "RECURRENT_OPS",
     "ControlFlowOp",
+    "RecurrentOp",
     "matmul_shape",
     "read_values",
     "run_time_symbols",

@@ -19,6 +19,7 @@ from rlx_compile.dialects.common import MaskKind
 from rlx_compile.dialects.dim_expr import DimError, evaluate
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.interpreter import kernels as K
+from rlx_compile.interpreter import recurrent
 from rlx_compile.interpreter.core import (
     Env,
     ExecutionError,
@@ -537,6 +538,13 @@ def _fused_lstm_cell(op: mir.FusedLstmCellOp, args: Arrays, env: Env) -> Arrays:
     i, f = gate("input", "sigmoid"), gate("forget", "sigmoid")
     cell = K.binary("add", K.binary("mul", f, prev), K.binary("mul", i, gate("cell", "tanh")))
     return [K.binary("mul", gate("output", "sigmoid"), K.unary("tanh", cell)), cell]
+
+
+@impl(*mir.RECURRENT_OPS)
+def _recurrent(op: mir.RecurrentOp, args: Arrays, env: Env) -> Arrays:
+    """Step by step, each step's ops as their own kernels compute them (the definition,
+    shared with the lowering to steps: ``interpreter.recurrent``)."""
+    return recurrent.reference(op, args)
 
 
 def _split_heads(x: np.ndarray, heads: int, head_dim: int) -> np.ndarray:

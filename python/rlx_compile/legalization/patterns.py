@@ -26,10 +26,13 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
 
-from rlx_compile.builder import GraphBuilder, ReplacingPattern, type_of
+from rlx_compile.builder import UNROLL_MAX_ITERATIONS, GraphBuilder, ReplacingPattern, type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import MaskKind
 from rlx_compile.dialects.traits import decompose, is_fused
+from rlx_compile.dialects.types import DType
+from rlx_compile.folding import DEFAULT_MAX_ELEMENTS, FoldingBuilder
+from rlx_compile.interpreter.recurrent import Direction, Layer, operands_by_name, run_unrolled
 
 COMMON_IR = "common-ir"
 REWRITTEN = "rewritten"
@@ -444,6 +447,62 @@ def _insert_zeros(b: GraphBuilder, x: SSAValue, strides: Sequence[int]) -> SSAVa
     return b.emit(mir.SliceOp(y, [0] * (2 + k), [1] * (2 + k), [n, c, *lengths])).results[0]
 
 
+class LowerRecurrent(ConversionPattern):
+    path = COMMON_IR
+    summary = (
+        f"the steps, unrolled over at most {UNROLL_MAX_ITERATIONS} static steps, else in a "
+        "mir.loop per direction"
+    )
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, mir.RecurrentOp):
+            return
+        # Folding as the cleanup after import would (the steps come after it): the
+        # weights' transposes and blocks, when they are constants, are constants.
+        ops: list[Operation] = []
+        b = FoldingBuilder(ops.append, op.location, DEFAULT_MAX_ELEMENTS)
+        layer = Layer(op, operands_by_name(op, list(op.operands)), b)
+        wanted = [bool(r.uses) for r in op.results]
+        if isinstance(layer.seq, int) and layer.seq <= UNROLL_MAX_ITERATIONS:
+            results = run_unrolled(layer, layer.seq, wanted)
+        else:
+            results = _run_looped(layer, b, wanted)
+        self.commit(rewriter, op, ops, results)
+
+
+def _run_looped(
+    layer: Layer[SSAValue], b: GraphBuilder, wanted: Sequence[bool]
+) -> list[SSAValue | None]:
+    """Each direction as one ``mir.loop`` over the steps (backwards for a reverse one),
+    the step's projected input gathered at the step."""
+    seq = layer.seq
+    if isinstance(seq, int):
+        trips = b.constant(np.array(seq, np.int64), DType.I64, ())
+    else:
+        trips = b.reshape(b.emit(mir.DimsOp([seq])).results[0], [])
+    ys: list[SSAValue] = []
+    finals: list[list[SSAValue]] = [[] for _ in range(layer.op.STATES)]
+    for d in layer.directions():
+
+        def body(
+            i: SSAValue, cond: SSAValue, carried: list[SSAValue], d: Direction[SSAValue] = d
+        ) -> tuple[SSAValue, list[SSAValue], list[SSAValue]]:
+            t = b.sub(b.sub(trips, 1), i) if d.backwards else i
+            xt = b.gather(d.projected, t, 0)
+            new, y = layer.advance(d.step, xt, carried, t, wanted[0])
+            return cond, new, [] if y is None else [y]
+
+        states, scanned = b.loop(trips, None, d.initial, body, scan_length=seq)
+        if wanted[0]:
+            (y,) = scanned
+            if d.backwards:  # its outputs came last step first: put them in time order
+                y = b.gather(y, b.sub(b.sub(trips, 1), b.iota(seq, DType.I64)), 0)
+            ys.append(y)
+        for k, state in enumerate(states):
+            finals[k].append(state)
+    return layer.results(ys, finals, wanted)
+
+
 LOGICAL_KERNEL_PATTERNS: tuple[type[ConversionPattern], ...] = (
     LowerLayerNorm,
     LowerRmsNorm,
@@ -459,6 +518,7 @@ LOGICAL_KERNEL_PATTERNS: tuple[type[ConversionPattern], ...] = (
     LowerLeakyRelu,
     LowerLrn,
     LowerConvTranspose,
+    LowerRecurrent,
 )
 
 

@@ -54,13 +54,16 @@ STRUCTURAL = frozenset(op.name for op in mir.MIR_OPS if op.has_trait(IsTerminato
 """Terminators and the like: part of another op, never dispatched on their own."""
 INTEGER = frozenset({mir.IntegerMatmulOp.name, mir.IntegerConvOp.name})
 """Integer matmul/conv kernels (quant-to-integer makes them for targets claiming them)."""
+RECURRENT = frozenset(op.name for op in mir.RECURRENT_OPS)
+"""Whole recurrent layers (a kernel of its own, not a primitive); ``legalize`` lowers
+them to their steps for a target that does not claim them."""
 CONTROL_FLOW = frozenset(op.name for op in mir.CONTROL_FLOW_OPS)
 """Run by the executor around the kernels of their regions, which are dispatched (and
 legalized) like the graph's own ops: legal on every target."""
 PRIMITIVES = frozenset(
     op.name
     for op in mir.MIR_OPS
-    if op.name not in FUSED | {REGION} | STRUCTURAL | INTEGER | CONTROL_FLOW
+    if op.name not in FUSED | {REGION} | STRUCTURAL | INTEGER | RECURRENT | CONTROL_FLOW
 )
 """Every MIR op that is not a fused op or a region: RLX's primitive vocabulary."""
 
@@ -217,7 +220,7 @@ class Target:
     def __post_init__(self) -> None:
         if self.broadcast not in BROADCAST_KINDS:
             raise ValueError(f"unknown broadcast kind {self.broadcast!r}")
-        unknown = sorted(self.claims - PRIMITIVES - FUSED - INTEGER - {REGION})
+        unknown = sorted(self.claims - PRIMITIVES - FUSED - INTEGER - RECURRENT - {REGION})
         if unknown:
             raise ValueError(f"target {self.name} claims unknown ops {unknown}")
 

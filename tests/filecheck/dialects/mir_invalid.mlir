@@ -354,3 +354,161 @@ func.func @yield_outside_region() {
   mir.yield %x : !rlx.tensor<[2], f32>
 }
 // CHECK: mir_invalid.mlir:[[# @LINE - 2]]:3: error: 'mir.yield' op 'mir.yield' expects parent op to be one of 'mir.elementwise_region', 'mir.if', 'mir.loop'
+
+// -----
+func.func @lstm_directions() {
+  %x = mir.input "x" : !rlx.tensor<[5, 2, 3], f32>
+  %w = mir.param "w" : !rlx.tensor<[1, 16, 3], f32>
+  %r = mir.param "r" : !rlx.tensor<[1, 16, 4], f32>
+  %y, %h, %c = mir.lstm %x, %w, %r direction bidirectional : (!rlx.tensor<[5, 2, 3], f32>, !rlx.tensor<[1, 16, 3], f32>, !rlx.tensor<[1, 16, 4], f32>) -> (!rlx.tensor<[5, 2, 2, 4], f32>, !rlx.tensor<[2, 2, 4], f32>, !rlx.tensor<[2, 2, 4], f32>)
+  func.return
+}
+// CHECK: mir_invalid.mlir:[[# @LINE - 3]]:3: error: 'mir.lstm' op recurrence must be [2, 4·hidden, hidden] with a static hidden size, got [1, 16, 4]
+
+// -----
+func.func @gru_gate_rows() {
+  %x = mir.input "x" : !rlx.tensor<[5, 2, 3], f32>
+  %w = mir.param "w" : !rlx.tensor<[1, 16, 3], f32>
+  %r = mir.param "r" : !rlx.tensor<[1, 16, 4], f32>
+  %y, %h = mir.gru %x, %w, %r : (!rlx.tensor<[5, 2, 3], f32>, !rlx.tensor<[1, 16, 3], f32>, !rlx.tensor<[1, 16, 4], f32>) -> (!rlx.tensor<[5, 1, 2, 4], f32>, !rlx.tensor<[1, 2, 4], f32>)
+  func.return
+}
+// CHECK: error: 'mir.gru' op recurrence must be [1, 3·hidden, hidden] with a static hidden size, got [1, 16, 4]
+
+// -----
+func.func @rnn_input_width() {
+  %x = mir.input "x" : !rlx.tensor<[5, 2, 3], f32>
+  %w = mir.param "w" : !rlx.tensor<[1, 4, 7], f32>
+  %r = mir.param "r" : !rlx.tensor<[1, 4, 4], f32>
+  %y, %h = mir.rnn %x, %w, %r : (!rlx.tensor<[5, 2, 3], f32>, !rlx.tensor<[1, 4, 7], f32>, !rlx.tensor<[1, 4, 4], f32>) -> (!rlx.tensor<[5, 1, 2, 4], f32>, !rlx.tensor<[1, 2, 4], f32>)
+  func.return
+}
+// CHECK: error: 'mir.rnn' op weight must be [1, 4, 3], got [1, 4, 7]
+
+// -----
+func.func @rnn_batch_first_state() {
+  %x = mir.input "x" : !rlx.tensor<[2, 5, 3], f32>
+  %h0 = mir.input "h0" : !rlx.tensor<[1, 2, 4], f32>
+  %w = mir.param "w" : !rlx.tensor<[1, 4, 3], f32>
+  %r = mir.param "r" : !rlx.tensor<[1, 4, 4], f32>
+  %y, %h = mir.rnn %x, %w, %r h0(%h0 : !rlx.tensor<[1, 2, 4], f32>) batch_first : (!rlx.tensor<[2, 5, 3], f32>, !rlx.tensor<[1, 4, 3], f32>, !rlx.tensor<[1, 4, 4], f32>) -> (!rlx.tensor<[2, 5, 1, 4], f32>, !rlx.tensor<[2, 1, 4], f32>)
+  func.return
+}
+// CHECK: error: 'mir.rnn' op initial_h must be [2, 1, 4] of f32, got !rlx.tensor<[1, 2, 4], f32>
+
+// -----
+func.func @rnn_lens_type() {
+  %x = mir.input "x" : !rlx.tensor<[5, 2, 3], f32>
+  %lens = mir.input "lens" : !rlx.tensor<[2], f32>
+  %w = mir.param "w" : !rlx.tensor<[1, 4, 3], f32>
+  %r = mir.param "r" : !rlx.tensor<[1, 4, 4], f32>
+  %y, %h = mir.rnn %x, %w, %r lens(%lens : !rlx.tensor<[2], f32>) : (!rlx.tensor<[5, 2, 3], f32>, !rlx.tensor<[1, 4, 3], f32>, !rlx.tensor<[1, 4, 4], f32>) -> (!rlx.tensor<[5, 1, 2, 4], f32>, !rlx.tensor<[1, 2, 4], f32>)
+  func.return
+}
+// CHECK: error: 'mir.rnn' op sequence_lens must be [2] of i32 or i64
+
+// -----
+func.func @rnn_activations() {
+  %x = mir.input "x" : !rlx.tensor<[5, 2, 3], f32>
+  %w = mir.param "w" : !rlx.tensor<[1, 4, 3], f32>
+  %r = mir.param "r" : !rlx.tensor<[1, 4, 4], f32>
+  %y, %h = mir.rnn %x, %w, %r activations ["gelu"] : (!rlx.tensor<[5, 2, 3], f32>, !rlx.tensor<[1, 4, 3], f32>, !rlx.tensor<[1, 4, 4], f32>) -> (!rlx.tensor<[5, 1, 2, 4], f32>, !rlx.tensor<[1, 2, 4], f32>)
+  func.return
+}
+// CHECK: error: 'mir.rnn' op unknown activation 'gelu' (known: sigmoid, tanh, relu, leaky_relu, thresholded_relu, elu, softsign, softplus, hard_sigmoid, scaled_tanh, affine)
+
+// -----
+func.func @gru_activation_count() {
+  %x = mir.input "x" : !rlx.tensor<[5, 2, 3], f32>
+  %w = mir.param "w" : !rlx.tensor<[1, 12, 3], f32>
+  %r = mir.param "r" : !rlx.tensor<[1, 12, 4], f32>
+  %y, %h = mir.gru %x, %w, %r activations ["sigmoid"] : (!rlx.tensor<[5, 2, 3], f32>, !rlx.tensor<[1, 12, 3], f32>, !rlx.tensor<[1, 12, 4], f32>) -> (!rlx.tensor<[5, 1, 2, 4], f32>, !rlx.tensor<[1, 2, 4], f32>)
+  func.return
+}
+// CHECK: error: 'mir.gru' op 1 activations for 1 direction(s) of 2
+
+// -----
+func.func @rnn_alpha_count() {
+  %x = mir.input "x" : !rlx.tensor<[5, 2, 3], f32>
+  %w = mir.param "w" : !rlx.tensor<[1, 4, 3], f32>
+  %r = mir.param "r" : !rlx.tensor<[1, 4, 4], f32>
+  %y, %h = mir.rnn %x, %w, %r activations ["elu"] alpha [1.000000e+00, 2.000000e+00] : (!rlx.tensor<[5, 2, 3], f32>, !rlx.tensor<[1, 4, 3], f32>, !rlx.tensor<[1, 4, 4], f32>) -> (!rlx.tensor<[5, 1, 2, 4], f32>, !rlx.tensor<[1, 2, 4], f32>)
+  func.return
+}
+// CHECK: error: 'mir.rnn' op activation_alpha needs one value per activation
+
+// -----
+func.func @rnn_clip() {
+  %x = mir.input "x" : !rlx.tensor<[5, 2, 3], f32>
+  %w = mir.param "w" : !rlx.tensor<[1, 4, 3], f32>
+  %r = mir.param "r" : !rlx.tensor<[1, 4, 4], f32>
+  %y, %h = mir.rnn %x, %w, %r clip 0.000000e+00 : (!rlx.tensor<[5, 2, 3], f32>, !rlx.tensor<[1, 4, 3], f32>, !rlx.tensor<[1, 4, 4], f32>) -> (!rlx.tensor<[5, 1, 2, 4], f32>, !rlx.tensor<[1, 2, 4], f32>)
+  func.return
+}
+// CHECK: error: 'mir.rnn' op clip must be positive, got 0.0
+
+// -----
+func.func @lstm_peepholes() {
+  %x = mir.input "x" : !rlx.tensor<[5, 2, 3], f32>
+  %w = mir.param "w" : !rlx.tensor<[1, 16, 3], f32>
+  %r = mir.param "r" : !rlx.tensor<[1, 16, 4], f32>
+  %p = mir.param "p" : !rlx.tensor<[1, 16], f32>
+  %y, %h, %c = mir.lstm %x, %w, %r peepholes(%p : !rlx.tensor<[1, 16], f32>) : (!rlx.tensor<[5, 2, 3], f32>, !rlx.tensor<[1, 16, 3], f32>, !rlx.tensor<[1, 16, 4], f32>) -> (!rlx.tensor<[5, 1, 2, 4], f32>, !rlx.tensor<[1, 2, 4], f32>, !rlx.tensor<[1, 2, 4], f32>)
+  func.return
+}
+// CHECK: error: 'mir.lstm' op peepholes must be [1, 12] of f32, got !rlx.tensor<[1, 16], f32>
+
+// -----
+func.func @lstm_integer_weights_need_scales() {
+  %x = mir.input "x" : !rlx.tensor<[5, 2, 3], f32>
+  %w = mir.constant dense<1> : !rlx.tensor<[1, 16, 3], i8>
+  %r = mir.constant dense<1> : !rlx.tensor<[1, 16, 4], i8>
+  %y, %h, %c = mir.lstm %x, %w, %r : (!rlx.tensor<[5, 2, 3], f32>, !rlx.tensor<[1, 16, 3], i8>, !rlx.tensor<[1, 16, 4], i8>) -> (!rlx.tensor<[5, 1, 2, 4], f32>, !rlx.tensor<[1, 2, 4], f32>, !rlx.tensor<[1, 2, 4], f32>)
+  func.return
+}
+// CHECK: error: 'mir.lstm' op input, weight and recurrence must share one element type, got f32, i8, i8
+
+// -----
+func.func @lstm_scales_together() {
+  %x = mir.input "x" : !rlx.tensor<[5, 2, 3], f32>
+  %w = mir.constant dense<1> : !rlx.tensor<[1, 16, 3], i8>
+  %r = mir.constant dense<1> : !rlx.tensor<[1, 16, 4], i8>
+  %s = mir.param "s" : !rlx.tensor<[1], f32>
+  %y, %h, %c = mir.lstm %x, %w, %r w_scale(%s : !rlx.tensor<[1], f32>) : (!rlx.tensor<[5, 2, 3], f32>, !rlx.tensor<[1, 16, 3], i8>, !rlx.tensor<[1, 16, 4], i8>) -> (!rlx.tensor<[5, 1, 2, 4], f32>, !rlx.tensor<[1, 2, 4], f32>, !rlx.tensor<[1, 2, 4], f32>)
+  func.return
+}
+// CHECK: error: 'mir.lstm' op weight_scale and recurrence_scale come together
+
+// -----
+func.func @lstm_scale_shape() {
+  %x = mir.input "x" : !rlx.tensor<[5, 2, 3], f32>
+  %w = mir.constant dense<1> : !rlx.tensor<[1, 16, 3], i8>
+  %r = mir.constant dense<1> : !rlx.tensor<[1, 16, 4], u8>
+  %s = mir.param "s" : !rlx.tensor<[1], f32>
+  %sr = mir.param "sr" : !rlx.tensor<[1, 4], f32>
+  %y, %h, %c = mir.lstm %x, %w, %r w_scale(%s : !rlx.tensor<[1], f32>) r_scale(%sr : !rlx.tensor<[1, 4], f32>) : (!rlx.tensor<[5, 2, 3], f32>, !rlx.tensor<[1, 16, 3], i8>, !rlx.tensor<[1, 16, 4], u8>) -> (!rlx.tensor<[5, 1, 2, 4], f32>, !rlx.tensor<[1, 2, 4], f32>, !rlx.tensor<[1, 2, 4], f32>)
+  func.return
+}
+// CHECK: error: 'mir.lstm' op recurrence_scale must be [1] or [1, 16] of f32, got !rlx.tensor<[1, 4], f32>
+
+// -----
+func.func @lstm_zero_point_type() {
+  %x = mir.input "x" : !rlx.tensor<[5, 2, 3], f32>
+  %w = mir.constant dense<1> : !rlx.tensor<[1, 16, 3], i8>
+  %r = mir.constant dense<1> : !rlx.tensor<[1, 16, 4], u8>
+  %s = mir.param "s" : !rlx.tensor<[1], f32>
+  %z = mir.constant dense<1> : !rlx.tensor<[1], i8>
+  %y, %h, %c = mir.lstm %x, %w, %r w_scale(%s : !rlx.tensor<[1], f32>) r_scale(%s : !rlx.tensor<[1], f32>) r_zero_point(%z : !rlx.tensor<[1], i8>) : (!rlx.tensor<[5, 2, 3], f32>, !rlx.tensor<[1, 16, 3], i8>, !rlx.tensor<[1, 16, 4], u8>) -> (!rlx.tensor<[5, 1, 2, 4], f32>, !rlx.tensor<[1, 2, 4], f32>, !rlx.tensor<[1, 2, 4], f32>)
+  func.return
+}
+// CHECK: error: 'mir.lstm' op recurrence_zero_point must be [1] of u8, got !rlx.tensor<[1], i8>
+
+// -----
+func.func @lstm_result_type() {
+  %x = mir.input "x" : !rlx.tensor<[5, 2, 3], f32>
+  %w = mir.param "w" : !rlx.tensor<[1, 16, 3], f32>
+  %r = mir.param "r" : !rlx.tensor<[1, 16, 4], f32>
+  %y, %h, %c = mir.lstm %x, %w, %r batch_first : (!rlx.tensor<[5, 2, 3], f32>, !rlx.tensor<[1, 16, 3], f32>, !rlx.tensor<[1, 16, 4], f32>) -> (!rlx.tensor<[5, 1, 2, 4], f32>, !rlx.tensor<[1, 2, 4], f32>, !rlx.tensor<[1, 2, 4], f32>)
+  func.return
+}
+// CHECK: error: 'mir.lstm' op result #0 type !rlx.tensor<[5, 1, 2, 4], f32> does not match the inferred type !rlx.tensor<[5, 2, 1, 4], f32>

@@ -286,3 +286,57 @@ func.func @dims_as_properties() -> (!rlx.tensor<[2], i64>, !rlx.tensor<[1, 4], f
 // CHECK-NEXT:  %x = mir.input "x" : !rlx.tensor<[seq, 4], f32>
 // CHECK-NEXT:  %d = mir.dims [seq, seq * 2 + 1] : !rlx.tensor<[2], i64>
 // CHECK-NEXT:  %n = mir.narrow %x axis 0 start seq - 1 : !rlx.tensor<[seq, 4], f32> -> !rlx.tensor<[1, 4], f32>
+
+// Recurrent layers: each one op (one direction or two, states, sequence_lens, the
+// batch-major layout, activations, clip, GRU's and LSTM's flags, 8-bit LSTM weights).
+func.func @recurrent() -> (!rlx.tensor<[seq, 1, 2, 4], f32>, !rlx.tensor<[2, seq, 2, 4], f32>, !rlx.tensor<[2, 2, 4], f32>, !rlx.tensor<[seq, 1, 2, 4], f32>) {
+  %x = mir.input "x" : !rlx.tensor<[seq, 2, 3], f32>
+  %xb = mir.input "xb" : !rlx.tensor<[2, seq, 3], f32>
+  %lens = mir.input "lens" : !rlx.tensor<[2], i32>
+  %h0 = mir.input "h0" : !rlx.tensor<[2, 2, 4], f32>
+  %c0 = mir.input "c0" : !rlx.tensor<[2, 2, 4], f32>
+  %rw = mir.param "rw" : !rlx.tensor<[1, 4, 3], f32>
+  %rr = mir.param "rr" : !rlx.tensor<[1, 4, 4], f32>
+  %gw = mir.param "gw" : !rlx.tensor<[2, 12, 3], f32>
+  %gr = mir.param "gr" : !rlx.tensor<[2, 12, 4], f32>
+  %gb = mir.param "gb" : !rlx.tensor<[2, 24], f32>
+  %lw = mir.param "lw" : !rlx.tensor<[2, 16, 3], f32>
+  %lr = mir.param "lr" : !rlx.tensor<[2, 16, 4], f32>
+  %lb = mir.param "lb" : !rlx.tensor<[2, 32], f32>
+  %lp = mir.param "lp" : !rlx.tensor<[2, 12], f32>
+  %qw = mir.constant dense<3> : !rlx.tensor<[1, 16, 3], i8>
+  %qr = mir.constant dense<130> : !rlx.tensor<[1, 16, 4], u8>
+  %qws = mir.param "qws" : !rlx.tensor<[1, 16], f32>
+  %qrs = mir.param "qrs" : !rlx.tensor<[1], f32>
+  %qrz = mir.constant dense<128> : !rlx.tensor<[1], u8>
+  %ry, %rh = mir.rnn %x, %rw, %rr lens(%lens : !rlx.tensor<[2], i32>) direction reverse activations ["leaky_relu"] alpha [1.000000e-01] beta [0.000000e+00] clip 2.000000e+00 : (!rlx.tensor<[seq, 2, 3], f32>, !rlx.tensor<[1, 4, 3], f32>, !rlx.tensor<[1, 4, 4], f32>) -> (!rlx.tensor<[seq, 1, 2, 4], f32>, !rlx.tensor<[1, 2, 4], f32>)
+  %gy, %gh = mir.gru %xb, %gw, %gr bias(%gb : !rlx.tensor<[2, 24], f32>) direction bidirectional batch_first linear_before_reset : (!rlx.tensor<[2, seq, 3], f32>, !rlx.tensor<[2, 12, 3], f32>, !rlx.tensor<[2, 12, 4], f32>) -> (!rlx.tensor<[2, seq, 2, 4], f32>, !rlx.tensor<[2, 2, 4], f32>)
+  %ly, %lh, %lc = mir.lstm %x, %lw, %lr bias(%lb : !rlx.tensor<[2, 32], f32>) lens(%lens : !rlx.tensor<[2], i32>) h0(%h0 : !rlx.tensor<[2, 2, 4], f32>) c0(%c0 : !rlx.tensor<[2, 2, 4], f32>) peepholes(%lp : !rlx.tensor<[2, 12], f32>) direction bidirectional input_forget : (!rlx.tensor<[seq, 2, 3], f32>, !rlx.tensor<[2, 16, 3], f32>, !rlx.tensor<[2, 16, 4], f32>) -> (!rlx.tensor<[seq, 2, 2, 4], f32>, !rlx.tensor<[2, 2, 4], f32>, !rlx.tensor<[2, 2, 4], f32>)
+  %qy, %qh, %qc = mir.lstm %x, %qw, %qr w_scale(%qws : !rlx.tensor<[1, 16], f32>) r_scale(%qrs : !rlx.tensor<[1], f32>) r_zero_point(%qrz : !rlx.tensor<[1], u8>) : (!rlx.tensor<[seq, 2, 3], f32>, !rlx.tensor<[1, 16, 3], i8>, !rlx.tensor<[1, 16, 4], u8>) -> (!rlx.tensor<[seq, 1, 2, 4], f32>, !rlx.tensor<[1, 2, 4], f32>, !rlx.tensor<[1, 2, 4], f32>)
+  func.return %ry, %gy, %lc, %qy : !rlx.tensor<[seq, 1, 2, 4], f32>, !rlx.tensor<[2, seq, 2, 4], f32>, !rlx.tensor<[2, 2, 4], f32>, !rlx.tensor<[seq, 1, 2, 4], f32>
+}
+// CHECK-LABEL: func.func @recurrent() -> (!rlx.tensor<[seq, 1, 2, 4], f32>, !rlx.tensor<[2, seq, 2, 4], f32>, !rlx.tensor<[2, 2, 4], f32>, !rlx.tensor<[seq, 1, 2, 4], f32>) {
+// CHECK-NEXT: %x = mir.input "x" : !rlx.tensor<[seq, 2, 3], f32>
+// CHECK-NEXT: %xb = mir.input "xb" : !rlx.tensor<[2, seq, 3], f32>
+// CHECK-NEXT: %lens = mir.input "lens" : !rlx.tensor<[2], i32>
+// CHECK-NEXT: %h0 = mir.input "h0" : !rlx.tensor<[2, 2, 4], f32>
+// CHECK-NEXT: %c0 = mir.input "c0" : !rlx.tensor<[2, 2, 4], f32>
+// CHECK-NEXT: %rw = mir.param "rw" : !rlx.tensor<[1, 4, 3], f32>
+// CHECK-NEXT: %rr = mir.param "rr" : !rlx.tensor<[1, 4, 4], f32>
+// CHECK-NEXT: %gw = mir.param "gw" : !rlx.tensor<[2, 12, 3], f32>
+// CHECK-NEXT: %gr = mir.param "gr" : !rlx.tensor<[2, 12, 4], f32>
+// CHECK-NEXT: %gb = mir.param "gb" : !rlx.tensor<[2, 24], f32>
+// CHECK-NEXT: %lw = mir.param "lw" : !rlx.tensor<[2, 16, 3], f32>
+// CHECK-NEXT: %lr = mir.param "lr" : !rlx.tensor<[2, 16, 4], f32>
+// CHECK-NEXT: %lb = mir.param "lb" : !rlx.tensor<[2, 32], f32>
+// CHECK-NEXT: %lp = mir.param "lp" : !rlx.tensor<[2, 12], f32>
+// CHECK-NEXT: %qw = mir.constant dense<3> : !rlx.tensor<[1, 16, 3], i8>
+// CHECK-NEXT: %qr = mir.constant dense<130> : !rlx.tensor<[1, 16, 4], u8>
+// CHECK-NEXT: %qws = mir.param "qws" : !rlx.tensor<[1, 16], f32>
+// CHECK-NEXT: %qrs = mir.param "qrs" : !rlx.tensor<[1], f32>
+// CHECK-NEXT: %qrz = mir.constant dense<128> : !rlx.tensor<[1], u8>
+// CHECK-NEXT: %ry, %rh = mir.rnn %x, %rw, %rr lens(%lens : !rlx.tensor<[2], i32>) direction reverse activations ["leaky_relu"] alpha [1.000000e-01] beta [0.000000e+00] clip 2.000000e+00 : (!rlx.tensor<[seq, 2, 3], f32>, !rlx.tensor<[1, 4, 3], f32>, !rlx.tensor<[1, 4, 4], f32>) -> (!rlx.tensor<[seq, 1, 2, 4], f32>, !rlx.tensor<[1, 2, 4], f32>)
+// CHECK-NEXT: %gy, %gh = mir.gru %xb, %gw, %gr bias(%gb : !rlx.tensor<[2, 24], f32>) direction bidirectional batch_first linear_before_reset : (!rlx.tensor<[2, seq, 3], f32>, !rlx.tensor<[2, 12, 3], f32>, !rlx.tensor<[2, 12, 4], f32>) -> (!rlx.tensor<[2, seq, 2, 4], f32>, !rlx.tensor<[2, 2, 4], f32>)
+// CHECK-NEXT: %ly, %lh, %lc = mir.lstm %x, %lw, %lr bias(%lb : !rlx.tensor<[2, 32], f32>) lens(%lens : !rlx.tensor<[2], i32>) h0(%h0 : !rlx.tensor<[2, 2, 4], f32>) c0(%c0 : !rlx.tensor<[2, 2, 4], f32>) peepholes(%lp : !rlx.tensor<[2, 12], f32>) direction bidirectional input_forget : (!rlx.tensor<[seq, 2, 3], f32>, !rlx.tensor<[2, 16, 3], f32>, !rlx.tensor<[2, 16, 4], f32>) -> (!rlx.tensor<[seq, 2, 2, 4], f32>, !rlx.tensor<[2, 2, 4], f32>, !rlx.tensor<[2, 2, 4], f32>)
+// CHECK-NEXT: %qy, %qh, %qc = mir.lstm %x, %qw, %qr w_scale(%qws : !rlx.tensor<[1, 16], f32>) r_scale(%qrs : !rlx.tensor<[1], f32>) r_zero_point(%qrz : !rlx.tensor<[1], u8>) : (!rlx.tensor<[seq, 2, 3], f32>, !rlx.tensor<[1, 16, 3], i8>, !rlx.tensor<[1, 16, 4], u8>) -> (!rlx.tensor<[seq, 1, 2, 4], f32>, !rlx.tensor<[1, 2, 4], f32>, !rlx.tensor<[1, 2, 4], f32>)
+// CHECK-NEXT: func.return %ry, %gy, %lc, %qy : !rlx.tensor<[seq, 1, 2, 4], f32>, !rlx.tensor<[2, seq, 2, 4], f32>, !rlx.tensor<[2, 2, 4], f32>, !rlx.tensor<[seq, 1, 2, 4], f32>

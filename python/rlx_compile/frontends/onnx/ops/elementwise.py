@@ -9,6 +9,7 @@ from xdsl.ir import SSAValue
 
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
+from rlx_compile.dialects.common import RecurrentActivation
 from rlx_compile.dialects.types import DType
 from rlx_compile.folding import FoldingBuilder
 from rlx_compile.frontends.onnx.context import (
@@ -19,6 +20,7 @@ from rlx_compile.frontends.onnx.context import (
     converter,
     dtype_of,
 )
+from rlx_compile.interpreter.recurrent import activation
 
 _UNARY: dict[str, type[mir.UnaryOp]] = {
     "Abs": mir.AbsOp,
@@ -195,35 +197,30 @@ def cast_like(ctx: NodeContext) -> ConverterResult:
 # ---------------------------------------------------------------------------------
 
 
+RECURRENT_ACTIVATIONS: dict[str, tuple[RecurrentActivation, int, int]] = {
+    "Sigmoid": (RecurrentActivation.SIGMOID, 0, 0),
+    "Tanh": (RecurrentActivation.TANH, 0, 0),
+    "Relu": (RecurrentActivation.RELU, 0, 0),
+    "Softsign": (RecurrentActivation.SOFTSIGN, 0, 0),
+    "Softplus": (RecurrentActivation.SOFTPLUS, 0, 0),
+    "LeakyRelu": (RecurrentActivation.LEAKY_RELU, 1, 0),
+    "ThresholdedRelu": (RecurrentActivation.THRESHOLDED_RELU, 1, 0),
+    "Elu": (RecurrentActivation.ELU, 1, 0),
+    "HardSigmoid": (RecurrentActivation.HARD_SIGMOID, 1, 1),
+    "ScaledTanh": (RecurrentActivation.SCALED_TANH, 1, 1),  # left ONNX at opset 10
+    "Affine": (RecurrentActivation.AFFINE, 1, 1),
+}
+"""ONNX's activations by name (RNN/GRU/LSTM's ``activations`` take these names): the
+recurrent activation, and how many alpha / beta values each reads."""
+
+
 def activation_fn(
     b: FoldingBuilder, name: str, alpha: float, beta: float
 ) -> Callable[[SSAValue], SSAValue]:
-    """An ONNX activation by name (also the names RNN/GRU/LSTM's ``activations`` take),
-    with its alpha/beta."""
-    match name:
-        case "Sigmoid":
-            return b.sigmoid
-        case "Tanh":
-            return b.tanh
-        case "Relu":
-            return b.relu
-        case "Softplus":
-            return lambda x: b.unary(mir.SoftplusOp, x)
-        case "Softsign":
-            return lambda x: b.div(x, b.add(b.abs(x), 1))
-        case "LeakyRelu":
-            return lambda x: b.leaky_relu(x, alpha)
-        case "ThresholdedRelu":
-            return lambda x: b.where(b.compare("gt", x, alpha), x, 0)
-        case "Elu":
-            return lambda x: b.where(b.compare("lt", x, 0), b.mul(b.sub(b.exp(x), 1), alpha), x)
-        case "HardSigmoid":
-            return lambda x: b.hard_sigmoid(x, alpha, beta)
-        case "ScaledTanh":  # RNN activations only (the op left ONNX at opset 10)
-            return lambda x: b.mul(b.tanh(b.mul(x, beta)), alpha)
-        case "Affine":
-            return lambda x: b.add(b.mul(x, alpha), beta)
-    raise Unsupported(f"activation {name!r}")
+    """An ONNX activation by name (``RECURRENT_ACTIVATIONS``), with its alpha/beta."""
+    if name not in RECURRENT_ACTIVATIONS:
+        raise Unsupported(f"activation {name!r}")
+    return activation(b, RECURRENT_ACTIVATIONS[name][0], alpha, beta)
 
 
 ACTIVATION_DEFAULTS: dict[str, tuple[float, float]] = {
