@@ -918,3 +918,86 @@ for _name, _x, _w, _kw in (
         )
         inputs = {k: values(v[0], dtype, rng, "finite") for k, v in specs.items()}
         return module and (module, inputs)
+
+
+# ---------------------------------------------------------------------------------
+# Recurrent layers
+# ---------------------------------------------------------------------------------
+
+_SEQ, _BATCH, _IN, _HIDDEN = 4, 3, 5, 6
+_LENS = np.array([4, 0, 2], np.int64)  # a full row, an empty one, a short one
+for _name, _op, _kw, _extra in (
+    ("rnn_reverse_lens_clip", mir.RnnOp,
+     {"direction": "reverse", "clip": 1.5, "activations": ["leaky_relu"],
+      "activation_alpha": [0.2], "activation_beta": [0.0]}, ("bias", "sequence_lens")),
+    ("rnn_bidirectional_batch_first", mir.RnnOp,
+     {"direction": "bidirectional", "batch_first": True,
+      "activations": ["scaled_tanh", "affine"], "activation_alpha": [0.7, 0.5],
+      "activation_beta": [1.3, 0.1]}, ("initial_h",)),
+    ("gru_lens", mir.GruOp, {}, ("bias", "sequence_lens", "initial_h")),
+    ("gru_linear_before_reset_bidirectional", mir.GruOp,
+     {"direction": "bidirectional", "linear_before_reset": True, "clip": 2.0,
+      "activations": ["hard_sigmoid", "softsign", "sigmoid", "elu"],
+      "activation_alpha": [0.25, 0.0, 0.0, 0.8], "activation_beta": [0.45, 0.0, 0.0, 0.0]},
+     ("bias", "initial_h")),
+    ("lstm_peepholes_lens_bidirectional", mir.LstmOp,
+     {"direction": "bidirectional", "clip": 3.0},
+     ("bias", "sequence_lens", "initial_h", "initial_c", "peepholes")),
+    ("lstm_batch_first_input_forget", mir.LstmOp,
+     {"batch_first": True, "input_forget": True,
+      "activations": ["hard_sigmoid", "thresholded_relu", "softplus"],
+      "activation_alpha": [0.3, 0.1, 0.0], "activation_beta": [0.4, 0.0, 0.0]},
+     ("bias", "initial_h", "initial_c")),
+    ("lstm_quantized_reverse", mir.LstmOp, {"direction": "reverse"},
+     ("bias", "sequence_lens", "initial_h", "quantized")),
+    # more batch rows than the per-row GEMV takes: a GEMM per step
+    ("gru_wide_batch_bidirectional", mir.GruOp, {"direction": "bidirectional", "batch": 6},
+     ("bias", "initial_h")),
+    ("lstm_wide_batch_quantized", mir.LstmOp, {"batch": 6}, ("bias", "quantized")),
+):  # fmt: skip
+
+    @case(_name, _op)
+    def _recurrent(dtype: DType, rng: np.random.Generator, op=_op, kw=_kw, extra=_extra):
+        """A layer of each kind: directions, sequence_lens (an empty row, a short one),
+        clip, initial states, peepholes, the batch-major layout, activations with their
+        alpha and beta, GRU's linear_before_reset, LSTM's input_forget, 8-bit weights
+        (i8 W with a scale per row, u8 R with its zero points)."""
+        kw = dict(kw)
+        batch = kw.pop("batch", _BATCH)
+        dirs = 2 if kw.get("direction") == "bidirectional" else 1
+        rows = op.GATES * _HIDDEN
+        x = (batch, _SEQ, _IN) if kw.get("batch_first") else (_SEQ, batch, _IN)
+        state = (batch, dirs, _HIDDEN) if kw.get("batch_first") else (dirs, batch, _HIDDEN)
+        quantized = "quantized" in extra
+        specs = {
+            "input": (x, dtype),
+            "weight": ((dirs, rows, _IN), DType.I8 if quantized else dtype),
+            "recurrence": ((dirs, rows, _HIDDEN), DType.U8 if quantized else dtype),
+        }
+        shapes = {"bias": (dirs, 2 * rows), "sequence_lens": (batch,), "initial_h": state,
+                  "initial_c": state, "peepholes": (dirs, 3 * _HIDDEN)}  # fmt: skip
+        for name in extra:
+            if name in shapes:
+                specs[name] = (shapes[name], DType.I64 if name == "sequence_lens" else dtype)
+        if quantized:
+            specs |= {"weight_scale": ((dirs, rows), dtype), "recurrence_scale": ((dirs,), dtype),
+                      "recurrence_zero_point": ((dirs,), DType.U8)}  # fmt: skip
+        names = list(specs)
+
+        def body(m: ModuleBuilder, *leaves: SSAValue) -> Any:
+            named = dict(zip(names, leaves, strict=True))
+            x, w, r = named.pop("input"), named.pop("weight"), named.pop("recurrence")
+            return one(m.emit(op(x, w, r, **named, **kw)))
+
+        module = graph(specs, body)
+        inputs = {}
+        for k, (shape, dt) in specs.items():
+            v = values(shape, dt, rng, "finite")
+            if k == "sequence_lens":
+                v = _LENS.copy()
+            elif k.endswith("scale"):
+                v = (np.abs(v.astype(np.float64)) * 0.01 + 0.002).astype(dt.numpy)
+            elif dt is dtype:
+                v = (v.astype(np.float64) * 0.5).astype(dt.numpy)
+            inputs[k] = v
+        return module and (module, inputs)

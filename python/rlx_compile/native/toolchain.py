@@ -44,6 +44,7 @@ LIBRARY_SOURCES = (
     "rlx_reduce.c",
     "rlx_linalg.c",
     "rlx_nn.c",
+    "rlx_recurrent.c",
     "rlx_integer.c",
 )
 LIBRARY_HEADERS = ("rlx_runtime.h", "rlx_scalar.h", "rlx_elementwise.h")

@@ -2,7 +2,8 @@
 
 Claims every primitive and every fused op the reference kernels implement: the fused
 matmul, conv, per-channel scale-shift, SwiGLU, LSTM cell, residual norms and the
-attention block, and the integer matmul/conv that int8 quantisation runs on (RLX's own
+attention block, whole recurrent layers (RNN, GRU, LSTM: a kernel per layer, as
+onnxruntime runs them), and the integer matmul/conv that int8 quantisation runs on (RLX's own
 CPU backend has no fused conv; ours does, and fusing it saves the conv's full-size
 intermediate). Elementwise regions are unfused: a CPU runs op by op. No fusion size
 limits. The kernels broadcast like NumPy, so no broadcast is materialised (RLX's CPU
@@ -16,6 +17,7 @@ from rlx_compile.targets.base import (
     INTEGER,
     MATMUL_AND_RESIDUAL_NORMS,
     PRIMITIVES,
+    RECURRENT,
     REGION,
     UNBOUNDED,
     FusionLimits,
@@ -28,6 +30,7 @@ TARGET = Target(
     claims=PRIMITIVES
     | MATMUL_AND_RESIDUAL_NORMS
     | INTEGER
+    | RECURRENT
     | {
         mir.FusedSwigluOp.name,
         mir.FusedAttentionBlockOp.name,

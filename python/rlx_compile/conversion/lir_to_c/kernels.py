@@ -31,7 +31,13 @@ from rlx_compile.conversion.lir_to_c.lowering import (
 )
 from rlx_compile.conversion.lir_to_c.program import Arg, Bytes, Ints, Ptr
 from rlx_compile.dialects import mir
-from rlx_compile.dialects.common import Activation, GeluApproximation, MaskKind, PadMode
+from rlx_compile.dialects.common import (
+    Activation,
+    GeluApproximation,
+    MaskKind,
+    PadMode,
+    RecurrentActivation,
+)
 from rlx_compile.dialects.types import DType, TensorType
 from rlx_compile.interpreter.kernels import _ACTIVATIONS as ACTIVATION_UNARY
 
@@ -858,6 +864,65 @@ def _fused_lstm_cell(e: OpEmitter) -> None:
     scratch = e.scratch(2 * hidden * (8 if gates.dtype is DType.F64 else 4))
     e.call(f"rlx_lstm_cell_{sfx}", rows, hidden, Ints(tuple(order)), h.loc, c.loc, gates.loc,
            prev.loc, scratch)  # fmt: skip
+
+
+RECURRENT_KIND = {mir.RnnOp: 0, mir.GruOp: 1, mir.LstmOp: 2}
+RECURRENT_ACTIVATION_CODE = {a: i for i, a in enumerate(RecurrentActivation)}
+"""rlx_recurrent.c's RLX_RACT_* codes."""
+
+
+@lowers(*mir.RECURRENT_OPS)
+def _recurrent(e: OpEmitter) -> None:
+    """The whole layer in one call: the input projection of every step as one GEMM, then
+    each step's recurrent GEMM and gates (rlx_recurrent.c)."""
+    op = cast(mir.RecurrentOp, e.op)
+    names = tuple(name for name, _ in type(op).get_irdl_definition().operands)
+    a = _optional(e, names)
+    x, w, r = a["input"], a["weight"], a["recurrence"]
+    assert x is not None and w is not None and r is not None
+    sfx = e.suffix(x, FLOATS)
+    p = op.props()
+    batch_first = p.flag("batch_first")
+    seq, batch, width = x.shape
+    if batch_first:
+        seq, batch = batch, seq
+    hidden, backwards = op.hidden_size(), op.backwards()
+    rows = op.GATES * hidden
+    lens = a["sequence_lens"]
+    quantized = 0
+    w_scale, r_scale = a.get("weight_scale"), a.get("recurrence_scale")
+    if w_scale is not None and r_scale is not None:
+        quantized = 1 | (w.dtype is DType.I8) << 1 | (r.dtype is DType.I8) << 2
+    clip = p.opt_float("clip")
+    geom = (
+        RECURRENT_KIND[type(op)], seq, batch, width, hidden, len(backwards), *map(int, backwards),
+        *([0] * (2 - len(backwards))), int(batch_first),
+        -1 if lens is None else INDEX_KIND[lens.dtype],
+        int(p.flag("linear_before_reset")), int(p.flag("input_forget")), quantized,
+        int(w_scale is not None and w_scale.rank == 2),
+        int(r_scale is not None and r_scale.rank == 2), int(clip is not None),
+    )  # fmt: skip
+    acts = [act for direction in op.gate_activations() for act in direction]
+    codes = Ints(tuple(RECURRENT_ACTIVATION_CODE[kind] for kind, _, _ in acts))
+    params = Bytes(np.array([v for _, alpha, beta in acts for v in (alpha, beta)]).tobytes())
+    # Scratch (rlx_recurrent.c): in the compute type the projection, the step's product,
+    # five state rows, the bias sum, Rb's h block, the peepholes, the rows' scales (and
+    # f16/bf16's X, W and R converted); then the quantized operands as int16.
+    convert = x.dtype in (DType.F16, DType.BF16)
+    compute = 8 if x.dtype is DType.F64 else 4
+    ct = seq * batch * rows + batch * rows + 5 * batch * hidden + rows + 4 * hidden + batch
+    if convert:
+        ct += seq * batch * width + rows * width + rows * hidden
+    q = seq * batch * width + batch * hidden if quantized else 0
+    outs = [o.loc for o in e.outs]
+    e.call(
+        f"rlx_recurrent_{sfx}", Ints(geom), codes, params, 0.0 if clip is None else clip,
+        outs[0], outs[1], outs[2] if len(outs) > 2 else None, x.loc, w.loc, r.loc,
+        *(None if a.get(n) is None else a[n].loc for n in (  # type: ignore[union-attr]
+            "bias", "sequence_lens", "initial_h", "initial_c", "peepholes", "weight_scale",
+            "weight_zero_point", "recurrence_scale", "recurrence_zero_point")),
+        e.scratch(ct * compute + 2 * q),
+    )  # fmt: skip
 
 
 @lowers(mir.LrnOp)

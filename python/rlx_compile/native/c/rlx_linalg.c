@@ -18,6 +18,10 @@ void RLX_CBLAS(cblas_sgemm)(int order, int ta, int tb, int m, int n, int k, floa
 void RLX_CBLAS(cblas_dgemm)(int order, int ta, int tb, int m, int n, int k, double alpha,
                             const double *a, int lda, const double *b, int ldb, double beta,
                             double *c, int ldc);
+void RLX_CBLAS(cblas_sgemv)(int order, int trans, int m, int n, float alpha, const float *a,
+                            int lda, const float *x, int incx, float beta, float *y, int incy);
+void RLX_CBLAS(cblas_dgemv)(int order, int trans, int m, int n, double alpha, const double *a,
+                            int lda, const double *x, int incx, double beta, double *y, int incy);
 void RLX_CBLAS(openblas_set_num_threads)(int n);
 #define RLX_ROW_MAJOR 101
 #define RLX_NO_TRANS 111
@@ -112,6 +116,33 @@ RLX_GEMM_AT(d, double, RLX_BLAS_CALL_AT(cblas_dgemm))
 #else
 RLX_GEMM_AT(f, float, )
 RLX_GEMM_AT(d, double, )
+#endif
+
+/* y[N] = A[N, K] (row stride lda) x[K]: a GEMM of one row without packing A (the
+ * recurrent layers' product of one batch row by R) */
+#define RLX_GEMV(CF, T, BLAS_FN)                                                        \
+    void rlx_gemv_##CF(int64_t N, int64_t K, const T *A, int64_t lda, const T *x, T *y) { \
+        int64_t i, k;                                                                   \
+        if (N <= 0) return;                                                             \
+        if (K > 0) BLAS_FN                                                              \
+        for (i = 0; i < N; i++) {                                                       \
+            const T *a = A + i * lda;                                                   \
+            T s = 0;                                                                    \
+            for (k = 0; k < K; k++) s += a[k] * x[k];                                   \
+            y[i] = s;                                                                   \
+        }                                                                               \
+    }
+#ifdef RLX_BLAS
+#define RLX_BLAS_GEMV(fn)                                                               \
+    {                                                                                   \
+        RLX_CBLAS(fn)(RLX_ROW_MAJOR, RLX_NO_TRANS, (int)N, (int)K, 1, A, (int)lda, x, 1, 0, y, 1); \
+        return;                                                                         \
+    }
+RLX_GEMV(f, float, RLX_BLAS_GEMV(cblas_sgemv))
+RLX_GEMV(d, double, RLX_BLAS_GEMV(cblas_dgemv))
+#else
+RLX_GEMV(f, float, )
+RLX_GEMV(d, double, )
 #endif
 
 /* ---- matmul ----------------------------------------------------------------------- */

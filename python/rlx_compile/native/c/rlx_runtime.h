@@ -211,6 +211,21 @@ RLX_FLOAT_TYPES(RLX_DECL_LRN, _)
     int rlx_lstm_cell_##sfx(int64_t rows, int64_t hidden, const int64_t *order, void *h, \
                             void *c, const void *gates, const void *prev, void *scratch);
 RLX_FLOAT_TYPES(RLX_DECL_LSTM_CELL, _)
+/* A whole recurrent layer (mir.rnn / mir.gru / mir.lstm; rlx_recurrent.c). geom:
+ * [kind (0 rnn, 1 gru, 2 lstm), seq, batch, input, hidden, dirs, backwards of direction
+ * 0, of direction 1, batch_first, lens (-1 none, 2 i32, 3 i64), linear_before_reset,
+ * input_forget, quantized (0: float weights; else 1 | W is i8 << 1 | R is i8 << 2),
+ * W's scales per row, R's per row, clip given]; acts: each direction's activation
+ * codes, act_params their (alpha, beta) as doubles; y, yh (and yc for an LSTM) as the
+ * op's results; absent operands NULL; scratch as the emitter sizes it. */
+#define RLX_RECURRENT_SIG(name)                                                         \
+    int name(const int64_t *geom, const int64_t *acts, const void *act_params, double clip, \
+             void *y, void *yh, void *yc, const void *x, const void *w, const void *r,   \
+             const void *bias, const void *lens, const void *initial_h,                  \
+             const void *initial_c, const void *peepholes, const void *w_scale,          \
+             const void *w_zp, const void *r_scale, const void *r_zp, void *scratch)
+#define RLX_DECL_RECURRENT(sfx, ...) RLX_RECURRENT_SIG(rlx_recurrent_##sfx);
+RLX_FLOAT_TYPES(RLX_DECL_RECURRENT, _)
 /* y[i] = act(x[i]) over n dense elements for the parameterised activations (clip
  * [p0, p1], hard sigmoid alpha p0 beta p1, hard swish, leaky relu alpha p0), computed
  * in the compute type, the parameters rounded to it; y may be x. */
