@@ -45,6 +45,7 @@ from rlx_compile.passmanager import (
 )
 from rlx_compile.reports import collect_reports
 from rlx_compile.targets import TARGET_NAMES, get_target
+from rlx_compile.targets.base import RECURRENT
 from rlx_compile.transforms.specialize_dims import format_ranges
 
 if TYPE_CHECKING:
@@ -241,7 +242,14 @@ def fusion_passes_of(options: CompileOptions, cleanup: list[str]) -> list[str]:
     if options.quantize == "int8" and "fuse-attention" not in skip:
         skip.append("fuse-attention")
     spec = f" skip={','.join(skip)}" if skip else ""
-    return [f"fuse{{target={options.target}{spec}}}", *cleanup]
+    # Recurrent layers the target will not run as kernels: their steps, before fusion
+    # (so that they fuse), where legalize would lower them after it.
+    lower = options.legalize and not RECURRENT.issubset(get_target(options.target).claims)
+    return [
+        *([f"lower-recurrent{{target={options.target}}}"] if lower else []),
+        f"fuse{{target={options.target}{spec}}}",
+        *cleanup,
+    ]
 
 
 def legalize_passes(options: CompileOptions) -> list[str]:

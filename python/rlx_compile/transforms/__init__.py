@@ -259,6 +259,12 @@ def _scaled_quant_insert() -> type[ModulePass]:
     return ScaledQuantInsertPass
 
 
+def _lower_recurrent() -> type[ModulePass]:
+    from rlx_compile.transforms.lower_recurrent import LowerRecurrentPass
+
+    return LowerRecurrentPass
+
+
 def _auto_mixed_precision() -> type[ModulePass]:
     from rlx_compile.transforms.auto_mixed_precision import AutoMixedPrecisionPass
 
@@ -292,6 +298,7 @@ RLX_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "fuse-shared-input-matmul": _fuse_shared_input_matmul,
     "mark-elementwise-regions": _mark_elementwise_regions,
     "unfuse-elementwise-regions": _unfuse_elementwise_regions,
+    "lower-recurrent": _lower_recurrent,
     "legalize": _legalize,
     "legalize-broadcast": _legalize_broadcast,
     "auto-mixed-precision": _auto_mixed_precision,

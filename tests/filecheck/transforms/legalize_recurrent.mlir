@@ -1,9 +1,12 @@
 // RUN: rlx-opt %s --split-input-file -p 'legalize{target=cuda}' | filecheck %s --check-prefix=CUDA
 // RUN: rlx-opt %s --split-input-file -p 'legalize{target=cpu}' | filecheck %s --check-prefix=CPU
 // RUN: rlx-opt %s --split-input-file -p 'legalize{target=cpu dispatch=common-ir}' | filecheck %s --check-prefix=COMMON
+// RUN: rlx-opt %s --split-input-file -p 'lower-recurrent{target=cuda}' | filecheck %s --check-prefix=CUDA
+// RUN: rlx-opt %s --split-input-file -p 'lower-recurrent{target=cpu}' | filecheck %s --check-prefix=CPU
 
 // A GRU of two static steps. cpu runs the layer as one kernel; cuda (which claims no
-// recurrent layer) gets its steps unrolled, as does cpu with dispatch=common-ir: the
+// recurrent layer) gets its steps unrolled (by legalize, or by lower-recurrent, which
+// the pipeline runs before fusion), as does cpu with dispatch=common-ir: the
 // input projection of both steps one matmul, then each step's recurrent products, gates
 // and update (the layer's final state only: Y is not used).
 func.func @gru(%x: !rlx.tensor<[2, 1, 3], f32>, %w: !rlx.tensor<[1, 6, 3], f32>, %r: !rlx.tensor<[1, 6, 2], f32>) -> !rlx.tensor<[1, 1, 2], f32> {

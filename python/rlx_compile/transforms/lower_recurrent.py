@@ -1,0 +1,41 @@
+"""``lower-recurrent{target=T}``: the recurrent layers (``mir.rnn`` / ``mir.gru`` /
+``mir.lstm``) T does not claim, as their steps (legalize's ``LowerRecurrent``). The
+pipeline runs it before fusion, so that the steps fuse as any model's ops do (matmul
+epilogues, LSTM cells, elementwise regions); ``legalize`` alone would lower them after
+fusion."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.pattern_rewriter import PatternRewriter
+
+from rlx_compile.dialects import mir
+from rlx_compile.fusion.base import run_patterns
+from rlx_compile.legalization.patterns import LowerRecurrent
+from rlx_compile.targets import Target, TargetPass
+
+
+class _LowerUnclaimed(LowerRecurrent):
+    roots: ClassVar[tuple[type[Operation], ...]] = mir.RECURRENT_OPS
+
+    def __init__(self, target: Target):
+        self.target = target
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not self.target.claims_op(op.name):
+            super().match_and_rewrite(op, rewriter)
+
+
+@dataclass(frozen=True)
+class LowerRecurrentPass(TargetPass):
+    """Lower the recurrent layers the target does not claim to their steps."""
+
+    name = "lower-recurrent"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        run_patterns(op, [_LowerUnclaimed(self.resolved())], reverse=False)
