@@ -1,5 +1,7 @@
-"""Control flow at import and compile time: recurrent layers unrolled up to the cap, one
-``mir.loop`` beyond it, so that preparing a model costs the same for any sequence length.
+"""Control flow at import and compile time: a recurrent layer imports as one op
+(``mir.lstm``, a kernel on the cpu target; ``legalize`` unrolls it up to the cap, one
+``mir.loop`` beyond, for a target that does not claim it), so that preparing a model costs
+the same for any sequence length.
 
     python bench/control_flow.py                 # LSTM prepare time and op count per length
     python bench/control_flow.py --run           # and one run of each (arena executor)

@@ -1,8 +1,10 @@
 """RNN / GRU / LSTM against onnxruntime on what the ONNX node tests leave out: reverse and
 bidirectional directions, batch-major layout, sequence_lens shorter than the sequence (fed
-at run time), clip, GRU's linear_before_reset, peepholes, and non-default activations;
-sequences longer than the unroll cap (one mir.loop per direction, an import that does not
-grow with the length) and of a symbolic length."""
+at run time), clip, GRU's linear_before_reset, peepholes, LSTM's input_forget, and
+non-default activations; sequences longer than the unroll cap and of a symbolic length.
+Each node imports as one mir.rnn / mir.gru / mir.lstm, which the cpu target runs as a
+kernel (natively, through ``backend``); lowered to its steps (a target that does not
+claim it) it computes the same numbers."""
 
 from __future__ import annotations
 
@@ -13,12 +15,14 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
+from tests.fusion.helpers import apply
 
 import rlx_compile.backend as backend
+from rlx_compile.builder import UNROLL_MAX_ITERATIONS
 from rlx_compile.dialects import mir
 from rlx_compile.frontends.onnx import import_model, param_values
-from rlx_compile.frontends.onnx.ops.control import UNROLL_MAX_ITERATIONS
 from rlx_compile.interpreter import run
+from rlx_compile.pipeline import CompilePipeline
 
 GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
 SEQ, BATCH, INPUT, HIDDEN = 5, 3, 4, 6
@@ -213,23 +217,91 @@ def check_symbolic_against_onnxruntime(
 
 
 LONG = UNROLL_MAX_ITERATIONS + 6
+OPS = {"RNN": mir.RnnOp, "GRU": mir.GruOp, "LSTM": mir.LstmOp}
+LOWER = "legalize{target=cuda}"
+"""A target that claims every primitive but not the recurrent ops."""
 
 
 @pytest.mark.parametrize(
     ("op", "direction"), list(itertools.product(GATES, ["forward", "reverse", "bidirectional"]))
 )
-def test_sequences_longer_than_the_unroll_cap_run_as_loops(op: str, direction: str) -> None:
+def test_a_layer_imports_as_one_op_at_any_length(op: str, direction: str) -> None:
     model, feeds = recurrent_model(op, direction, 0, lens=True, initial=True, seq=LONG)
     module = import_model(model)
-    loops = [o for o in module.walk() if isinstance(o, mir.LoopOp)]
-    assert len(loops) == (2 if direction == "bidirectional" else 1)
+    assert [type(o) for o in module.walk() if o.name.startswith("mir.") and
+            not isinstance(o, mir.InputOp | mir.ParamOp)] == [OPS[op]]  # fmt: skip
     check_against_onnxruntime(model, feeds)
-    # The import is the same size for any length above the cap.
-    longer, _ = recurrent_model(op, direction, 0, lens=True, initial=True, seq=4 * LONG)
-    assert sum(1 for _ in import_model(longer).walk()) == sum(1 for _ in module.walk())
 
 
-def test_a_symbolic_sequence_length_runs_as_a_loop() -> None:
+@pytest.mark.parametrize(("op", "seq"), list(itertools.product(GATES, [SEQ, LONG])))
+@pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
+def test_the_lowering_to_steps_computes_the_reference(op: str, seq: int, direction: str) -> None:
+    """Unrolled (a short sequence) or one mir.loop per direction (a long one), bit for
+    bit what the op's reference kernel computes."""
+    model, feeds = recurrent_model(op, direction, 0, lens=True, initial=True, seq=seq)
+    module = import_model(model)
+    lowered, _ = apply(module, LOWER)
+    loops = [o for o in lowered.walk() if isinstance(o, mir.LoopOp)]
+    assert len(loops) == (0 if seq <= UNROLL_MAX_ITERATIONS else 1 + (direction == "bidirectional"))
+    assert not [o for o in lowered.walk() if isinstance(o, mir.RecurrentOp)]
+    params = param_values(model, module)
+    want = run(module, feeds, params)
+    for name, got in run(lowered, feeds, params).items():
+        np.testing.assert_array_equal(got, want[name], err_msg=name)
+
+
+def test_a_target_that_does_not_claim_a_layer_fuses_its_steps() -> None:
+    """The pipeline lowers the layers a target does not claim before fusion
+    (lower-recurrent), so their steps fuse; cpu keeps each layer whole."""
+    model, feeds = recurrent_model("GRU", "bidirectional", 0, lens=True, initial=True)
+    module = import_model(model)
+    params = param_values(model, module)
+    want = run(module, feeds, params)
+    cuda = CompilePipeline(target="cuda").compile(module)
+    assert "lower-recurrent{target=cuda}" in cuda.pipeline
+    assert not [o for o in cuda.module.walk() if isinstance(o, mir.RecurrentOp)]
+    assert cuda.fusion_report is not None and "elementwise_region" in cuda.fusion_report.fused
+    for name, got in run(cuda.module, feeds, params).items():
+        np.testing.assert_allclose(got, want[name], rtol=1e-6, atol=1e-7, err_msg=name)
+    cpu = CompilePipeline(target="cpu").compile(module)
+    assert "lower-recurrent" not in cpu.pipeline
+    assert [o.name for o in cpu.module.walk() if isinstance(o, mir.RecurrentOp)] == ["mir.gru"]
+
+
+def test_an_lstm_couples_its_input_and_forget_gates() -> None:
+    check_against_onnxruntime(
+        *recurrent_model("LSTM", "bidirectional", 0, lens=True, initial=True, input_forget=1)
+    )
+
+
+def test_a_symbolic_sequence_length_plans_one_arena_for_a_range() -> None:
+    """The op's results are as long as the sequence: one plan for every length in range,
+    run by the arena executor (and the lowering runs as loops)."""
+    model, _ = recurrent_model("LSTM", "bidirectional", 0, lens=False, initial=True)
+    dims = model.graph.input[0].type.tensor_type.shape.dim  # type: ignore[attr-defined]
+    dims[0].dim_param = "T"
+    module = import_model(model)
+    params = param_values(model, module)
+    result = CompilePipeline(dim_ranges={"T": (1, 100)}).compile(module)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])  # type: ignore[attr-defined]
+    rng = np.random.default_rng(4)
+    lowered, _ = apply(module, LOWER)
+    for t in (1, 9, 100):
+        feeds = {
+            "X": rng.standard_normal((t, BATCH, INPUT)).astype(np.float32),
+            "h0": rng.standard_normal((2, BATCH, HIDDEN)).astype(np.float32),
+            "c0": rng.standard_normal((2, BATCH, HIDDEN)).astype(np.float32),
+        }
+        want = session.run(None, feeds)
+        got = result.run(feeds, params)
+        for g, w in zip(got.values(), want, strict=True):
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+        reference = run(module, feeds, params)
+        for name, v in run(lowered, feeds, params).items():
+            np.testing.assert_array_equal(v, reference[name], err_msg=name)
+
+
+def test_a_symbolic_sequence_length() -> None:
     rng = np.random.default_rng(5)
     w = helper.make_tensor(
         "W", TensorProto.FLOAT, [1, 3 * HIDDEN, INPUT], rng.standard_normal(3 * HIDDEN * INPUT)

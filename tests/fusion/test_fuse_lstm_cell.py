@@ -1,6 +1,7 @@
 """fuse-lstm-cell computes what it replaces, bit for bit, through the reference executor:
-every case of its FileCheck file, ONNX LSTMs as the converter unrolls them or runs them
-as a loop (each direction, sequence_lens, batch-major), and a PyTorch-exported LSTMCell
+every case of its FileCheck file, ONNX LSTMs lowered to their steps (mir.lstm for a
+target that does not claim it: unrolled or as a loop; each direction, sequence_lens,
+batch-major), and a PyTorch-exported LSTMCell
 chain (Gemm, Split, i f g o), which also matches onnxruntime compiled for the cpu target.
 Peepholes, clip and other activations keep the step as ops."""
 
@@ -20,7 +21,7 @@ from rlx_compile.frontends.onnx import import_model, param_values
 from rlx_compile.fusion.report import FusionReport
 from rlx_compile.interpreter import run
 from rlx_compile.ir import graph_inputs, graph_params, main_graph, parse_module
-from tests.frontends.test_onnx_rnn import LONG, recurrent_model
+from tests.frontends.test_onnx_rnn import LONG, LOWER, recurrent_model
 from tests.fusion.helpers import apply, assert_close, assert_exact
 
 FILE = Path(__file__).resolve().parents[1] / "filecheck/transforms/fusion/fuse_lstm_cell.mlir"
@@ -60,7 +61,7 @@ def test_filecheck_cases_are_bit_identical(name: str) -> None:
 @pytest.mark.parametrize("lens", [False, True], ids=["", "lens"])
 def test_onnx_lstm_steps_fuse(direction: str, seq: int, lens: bool) -> None:
     model, feeds = recurrent_model("LSTM", direction, 0, lens=lens, initial=False, seq=seq)
-    module = import_model(model)
+    module, _ = apply(import_model(model), LOWER)
     fused, _ = apply(module, "fuse-lstm-cell,dce")
     dirs = 2 if direction == "bidirectional" else 1
     cells = fused_cells(fused)
@@ -73,7 +74,7 @@ def test_onnx_lstm_steps_fuse(direction: str, seq: int, lens: bool) -> None:
 
 def test_batch_major_lstm_fuses() -> None:
     model, feeds = recurrent_model("LSTM", "bidirectional", 1, lens=False, initial=False)
-    module = import_model(model)
+    module, _ = apply(import_model(model), LOWER)
     fused, _ = apply(module, "fuse-lstm-cell,dce")
     assert len(fused_cells(fused)) == 10
     params = param_values(model, module)
@@ -91,7 +92,7 @@ def test_batch_major_lstm_fuses() -> None:
 )
 def test_other_lstm_steps_stay_ops(attrs: dict[str, object], reason: str | None) -> None:
     model, _ = recurrent_model("LSTM", "forward", 0, lens=False, initial=False, **attrs)
-    fused, reports = apply(import_model(model), "fuse-lstm-cell")
+    fused, reports = apply(import_model(model), f"{LOWER},fuse-lstm-cell")
     assert fused_cells(fused) == []
     (report,) = [r for r in reports if isinstance(r, FusionReport)]
     if reason is not None:
@@ -100,7 +101,7 @@ def test_other_lstm_steps_stay_ops(attrs: dict[str, object], reason: str | None)
 
 def test_peepholes_stay_ops() -> None:
     model, _ = recurrent_model("LSTM", "forward", 0, lens=False, initial=True)  # with P
-    fused, reports = apply(import_model(model), "fuse-lstm-cell")
+    fused, reports = apply(import_model(model), f"{LOWER},fuse-lstm-cell")
     assert fused_cells(fused) == []
     (report,) = [r for r in reports if isinstance(r, FusionReport)]
     assert {m.reason for m in report.missed} == {
