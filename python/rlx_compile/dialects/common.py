@@ -18,6 +18,7 @@ from contextvars import ContextVar
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, ClassVar, Self, cast
 
+import numpy as np
 from xdsl.dialects.builtin import (
     I64,
     UNKNOWN_LOC,
@@ -190,6 +191,57 @@ class RecurrentActivation(StrEnum):
     HARD_SIGMOID = "hard_sigmoid"  # max(min(alpha·x + beta, 1), 0)
     SCALED_TANH = "scaled_tanh"  # alpha·tanh(beta·x)
     AFFINE = "affine"  # alpha·x + beta
+class PostTransform(StrEnum):
+    """What classic-ML ops (``mir.tree_ensemble``, ``mir.svm_classifier``...) apply to
+    their scores along the last axis, as onnxruntime computes it."""
+
+    NONE = "none"
+    LOGISTIC = "logistic"
+    SOFTMAX = "softmax"
+    SOFTMAX_ZERO = "softmax_zero"  # scores within 1e-7 of 0 take no part
+    PROBIT = "probit"  # sqrt(2) erfinv(2v - 1), onnxruntime's closed-form erfinv
+
+
+@irdl_attr_definition
+class PostTransformAttr(EnumAttribute[PostTransform], SpacedOpaqueSyntaxAttribute):
+    name = "rlx.post_transform"
+
+
+class TreeAggregate(StrEnum):
+    """How a tree ensemble combines the weights of the leaves a sample reaches."""
+
+    SUM = "sum"
+    AVERAGE = "average"
+    MIN = "min"
+    MAX = "max"
+
+
+@irdl_attr_definition
+class TreeAggregateAttr(EnumAttribute[TreeAggregate], SpacedOpaqueSyntaxAttribute):
+    name = "rlx.tree_aggregate"
+
+
+class SvmKernel(StrEnum):
+    LINEAR = "linear"  # x·v
+    POLY = "poly"  # (gamma x·v + coef0)^degree
+    RBF = "rbf"  # exp(-gamma |x - v|²)
+    SIGMOID = "sigmoid"  # tanh(gamma x·v + coef0)
+
+
+@irdl_attr_definition
+class SvmKernelAttr(EnumAttribute[SvmKernel], SpacedOpaqueSyntaxAttribute):
+    name = "rlx.svm_kernel"
+
+
+class NormKind(StrEnum):
+    MAX = "max"
+    L1 = "l1"
+    L2 = "l2"
+
+
+@irdl_attr_definition
+class NormKindAttr(EnumAttribute[NormKind], SpacedOpaqueSyntaxAttribute):
+    name = "rlx.norm_kind"
 
 
 class FusionPolicy(StrEnum):
@@ -293,6 +345,10 @@ ENUM_ATTRS: tuple[type[Attribute], ...] = (
     ScatterReductionAttr,
     RecurrentDirectionAttr,
     FusionPolicyAttr,
+    PostTransformAttr,
+    TreeAggregateAttr,
+    SvmKernelAttr,
+    NormKindAttr,
 )
 
 RLX = Dialect("rlx", [], [TensorType, DimAttr, RawDataAttr, WeightsAttr, *ENUM_ATTRS])
@@ -307,6 +363,10 @@ _ENUM_ATTR_OF: dict[type[StrEnum], type[EnumAttribute[Any]]] = {
     ScatterReduction: ScatterReductionAttr,
     RecurrentDirection: RecurrentDirectionAttr,
     FusionPolicy: FusionPolicyAttr,
+    PostTransform: PostTransformAttr,
+    TreeAggregate: TreeAggregateAttr,
+    SvmKernel: SvmKernelAttr,
+    NormKind: NormKindAttr,
 }
 
 
@@ -382,6 +442,8 @@ def ints_attr(v: Iterable[int] | None) -> DenseArrayBase | None:
 
 
 _ARRAY_FORMATS = {id(i64): "q", id(f64): "d"}
+_EMPTY = np.zeros(0)
+_EMPTY.setflags(write=False)
 """The struct codes of the element types of integer- and float-list properties, by the
 identity of xDSL's ``i64`` and ``f64`` (which built and parsed arrays use)."""
 
@@ -395,6 +457,16 @@ def array_values(attr: Attribute) -> tuple[Any, ...]:
         if code is not None and not len(data) & 7:
             return struct.unpack(f"<{len(data) >> 3}{code}", data)
     return tuple(cast(DenseArrayBase[Any], attr).get_values())
+
+
+def array_numpy(attr: Attribute) -> np.ndarray:
+    """An i64 or f64 list property as a read-only NumPy array over its bytes (no copy):
+    what the classic-ML ops' tables are checked and run with."""
+    assert type(attr) is DenseArrayBase
+    code = _ARRAY_FORMATS.get(id(attr.elt_type))
+    if code is None:
+        return np.asarray(attr.get_values())
+    return np.frombuffer(attr.data.data, "<i8" if code == "q" else "<f8")
 
 
 def float_attr(v: float | None) -> FloatAttr | None:
@@ -490,6 +562,11 @@ class Props:
 
     def ints(self, name: builtins.str) -> tuple[builtins.int, ...]:
         return array_values(self._require(name))
+
+    def array(self, name: builtins.str) -> np.ndarray:
+        """A list property as a read-only NumPy array; an absent one is empty."""
+        attr = self.get(name)
+        return _EMPTY if attr is None else array_numpy(attr)
 
     def opt_ints(self, name: builtins.str) -> tuple[builtins.int, ...] | None:
         attr = self.get(name)

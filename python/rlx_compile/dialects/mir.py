@@ -20,6 +20,7 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
@@ -87,8 +88,12 @@ from rlx_compile.dialects.common import (
     I64Attr,
     MaskKind,
     MaskKindAttr,
+    NormKind,
+    NormKindAttr,
     PadMode,
     PadModeAttr,
+    PostTransform,
+    PostTransformAttr,
     Props,
     RawDataAttr,
     RecurrentActivation,
@@ -97,6 +102,10 @@ from rlx_compile.dialects.common import (
     ScatterReduction,
     ScatterReductionAttr,
     ShapedOp,
+    SvmKernel,
+    SvmKernelAttr,
+    TreeAggregate,
+    TreeAggregateAttr,
     activation_props,
     check_activation,
     enum_attr,
@@ -3837,6 +3846,706 @@ class PairwiseCouplingOp(ShapedOp):
 
 
 # =====================================================================================
+# Classic ML (ai.onnx.ml): a trained model as one op, its tables as list properties
+# =====================================================================================
+
+
+def _table_len(props: Props, name: str, n: int, what: str) -> np.ndarray:
+    values = props.array(name)
+    if len(values) != n:
+        raise VerifyException(f"{name} has {len(values)} entries for {n} {what}")
+    return values
+
+
+def _first_bad(bad: np.ndarray) -> int | None:
+    return int(np.flatnonzero(bad)[0]) if bad.any() else None
+
+
+def _require_ml_float(t: TensorType, what: str) -> None:
+    """f32 or f64: the float types onnxruntime's classic-ML kernels take."""
+    if t.dtype not in (DType.F32, DType.F64):
+        raise VerifyException(f"{what} must be f32 or f64, got {t.dtype.value}")
+
+
+def _check_samples(input: TensorType) -> Dim:
+    """A [batch, features] f32/f64 input with static features: its feature count."""
+    _require_ml_float(input, "input")
+    require_rank(input, 2, "input")
+    features = input.shape[1]
+    if not isinstance(features, int):
+        raise VerifyException(f"the feature count must be static, got {fmt_shape(input.shape)}")
+    return features
+
+
+def _check_labels(props: Props, classes: int) -> None:
+    labels = props.get("class_labels")
+    if labels is not None and len(props.array("class_labels")) != classes:
+        raise VerifyException(
+            f"class_labels has {len(props.array('class_labels'))} entries for {classes} classes"
+        )
+
+
+def _scores_type(result: Attribute, input: TensorType, what: str) -> TensorType:
+    """A [batch, n] float result with static n."""
+    assert isinstance(result, TensorType)
+    _require_ml_float(result, what)
+    if (
+        result.rank != 2
+        or result.shape[0] != input.shape[0]
+        or not isinstance(result.shape[1], int)
+    ):
+        raise VerifyException(
+            f"{what} must be [{input.shape[0]}, n] with a static n, got {fmt_shape(result.shape)}"
+        )
+    return result
+
+
+def _check_label_type(label: Attribute, input: TensorType) -> None:
+    assert isinstance(label, TensorType)
+    if label != TensorType((input.shape[0],), DType.I64):
+        raise VerifyException(f"label must be [{input.shape[0]}] of i64, got {label}")
+
+
+class TreeOp(ShapedOp):
+    """Base of the tree-ensemble ops: every tree of the ensemble in flat tables.
+
+    Branch node k compares feature ``nodes_features[k]`` of a sample with
+    ``nodes_splits[k]`` (rounded to the input's type) by ``nodes_modes[k]``: 0 ``x <= s``,
+    1 ``x < s``, 2 ``x >= s``, 3 ``x > s``, 4 ``x == s``, 5 ``x != s``, 6 ``x`` is in the
+    node's set ``member_values[member_starts[k]:member_starts[k + 1]]`` (rounded to the
+    input's type). A NaN feature fails every test but ``!=``, and takes the true branch
+    where ``nodes_missing_true[k]`` is 1. The walk goes on at ``nodes_true[k]`` when the
+    test holds, else at ``nodes_false[k]``: a branch node after k (the nodes are in
+    topological order, so every walk ends) or ``-1 - l`` for leaf l. Each tree starts at
+    its entry of ``roots`` (encoded alike: a tree may be one leaf). Leaf l gives output
+    ``leaf_targets[i]`` the weight ``leaf_weights[i]`` for each i in
+    ``leaf_starts[l]:leaf_starts[l + 1]``."""
+
+    input = operand_def(TensorType)
+    roots = prop_def(I64Array)
+    nodes_features = prop_def(I64Array)
+    nodes_modes = prop_def(I64Array)
+    nodes_splits = prop_def(F64Array)
+    nodes_true = prop_def(I64Array)
+    nodes_false = prop_def(I64Array)
+    nodes_missing_true = opt_prop_def(I64Array)
+    member_starts = opt_prop_def(I64Array)
+    member_values = opt_prop_def(F64Array)
+    leaf_starts = prop_def(I64Array)
+    leaf_targets = prop_def(I64Array)
+    leaf_weights = prop_def(F64Array)
+    traits = traits_def(Pure(), Precision(PrecisionClass.REDUCTION))
+    INFER_RESULTS: ClassVar[bool] = False
+
+    FOREST_FORMAT: ClassVar[str] = (
+        "$input `roots` $roots `features` $nodes_features `modes` $nodes_modes "
+        "`splits` $nodes_splits `on_true` $nodes_true `on_false` $nodes_false "
+        "(`missing_true` $nodes_missing_true^)? (`member_starts` $member_starts^)? "
+        "(`members` $member_values^)? `leaf_starts` $leaf_starts `targets` $leaf_targets "
+        "`weights` $leaf_weights"
+    )
+
+    @staticmethod
+    def forest_props(forest: Forest) -> dict[str, Attribute | None]:
+        """The forest tables of a ``Forest`` as properties."""
+        return {
+            "roots": ints_attr(forest.roots.tolist()),
+            "nodes_features": ints_attr(forest.features.tolist()),
+            "nodes_modes": ints_attr(forest.modes.tolist()),
+            "nodes_splits": floats_attr(forest.splits.tolist()),
+            "nodes_true": ints_attr(forest.true_next.tolist()),
+            "nodes_false": ints_attr(forest.false_next.tolist()),
+            "nodes_missing_true": None if forest.missing_true is None
+            else ints_attr(forest.missing_true.tolist()),
+            "member_starts": None if forest.member_starts is None
+            else ints_attr(forest.member_starts.tolist()),
+            "member_values": None if forest.member_values is None
+            else floats_attr(forest.member_values.tolist()),
+            "leaf_starts": ints_attr(forest.leaf_starts.tolist()),
+            "leaf_targets": ints_attr(forest.leaf_targets.tolist()),
+            "leaf_weights": floats_attr(forest.leaf_weights.tolist()),
+        }  # fmt: skip
+
+    def forest(self) -> Forest:
+        return Forest.of(self.props())
+
+    @staticmethod
+    def check_forest(props: Props, input: TensorType, outputs: int) -> None:
+        """The tables' lengths, indices and order (NumPy over their bytes: no per-node
+        Python)."""
+        features = _check_samples(input)
+        feature_ids = props.array("nodes_features")
+        n = len(feature_ids)
+        modes = _table_len(props, "nodes_modes", n, "nodes")
+        _table_len(props, "nodes_splits", n, "nodes")
+        starts, targets = props.array("leaf_starts"), props.array("leaf_targets")
+        leaves = len(starts) - 1
+        if (
+            leaves < 1
+            or starts[0] != 0
+            or (np.diff(starts) < 0).any()
+            or starts[-1] != len(targets)
+        ):
+            raise VerifyException(
+                f"leaf_starts must rise from 0 to the {len(targets)} leaf targets, one entry "
+                "per leaf and one more"
+            )
+        _table_len(props, "leaf_weights", len(targets), "leaf targets")
+        bad = _first_bad((targets < 0) | (targets >= outputs))
+        if bad is not None:
+            raise VerifyException(f"leaf target {targets[bad]} is not one of the {outputs} outputs")
+        index = np.arange(n)
+        for name in ("nodes_true", "nodes_false"):
+            nxt = _table_len(props, name, n, "nodes")
+            bad = _first_bad(((nxt >= 0) & (nxt <= index)) | (nxt >= n) | (nxt < -leaves))
+            if bad is not None:
+                raise VerifyException(
+                    f"{name}[{bad}] = {nxt[bad]} is neither a later node nor a leaf "
+                    f"(-1 to -{leaves})"
+                )
+        roots = props.array("roots")
+        if not len(roots):
+            raise VerifyException("an ensemble needs a tree")
+        bad = _first_bad((roots >= n) | (roots < -leaves))
+        if bad is not None:
+            raise VerifyException(f"root {roots[bad]} is neither a node nor a leaf")
+        bad = _first_bad((modes < 0) | (modes > 6))
+        if bad is not None:
+            raise VerifyException(f"node {bad} has mode {modes[bad]} (0 to 6)")
+        bad = _first_bad((feature_ids < 0) | (feature_ids >= features))
+        if bad is not None:
+            raise VerifyException(
+                f"node {bad} reads feature {feature_ids[bad]} of an input with {features}"
+            )
+        if props.get("nodes_missing_true") is not None:
+            _table_len(props, "nodes_missing_true", n, "nodes")
+        member_starts = props.get("member_starts")
+        if member_starts is None and props.get("member_values") is None:
+            if (modes == 6).any():
+                raise VerifyException("set-membership nodes (mode 6) need member_starts")
+            return
+        bounds = _table_len(props, "member_starts", n + 1, "nodes and one more")
+        values = props.array("member_values")
+        if bounds[0] != 0 or (np.diff(bounds) < 0).any() or bounds[-1] != len(values):
+            raise VerifyException(
+                f"member_starts must rise from 0 to the {len(values)} member values"
+            )
+
+    def check_result(self, props: Props, *, input: TensorType) -> None:
+        raise NotImplementedError
+
+
+@irdl_op_definition
+class TreeEnsembleOp(TreeOp):
+    """A tree ensemble's outputs (ONNX's TreeEnsemble and TreeEnsembleRegressor; the
+    trees as ``TreeOp`` says): over the trees in order and each reached leaf's entries
+    in order, the weights given each output are combined by ``aggregate`` in the result
+    type -- ``sum``, ``average`` (the sum divided by the tree count), ``min`` or ``max``
+    -- then ``base_values`` are added. An output no reached leaf gives a weight is
+    ``fill``. ``post_transform`` applies last, along the outputs."""
+
+    name = "mir.tree_ensemble"
+    aggregate = prop_def(TreeAggregateAttr, default_value=TreeAggregateAttr(TreeAggregate.SUM))
+    base_values = opt_prop_def(F64Array)
+    fill = prop_def(F64Attr, default_value=FloatAttr(0.0, 64))
+    post_transform = prop_def(
+        PostTransformAttr, default_value=PostTransformAttr(PostTransform.NONE)
+    )
+    result = result_def(TensorType)
+    assembly_format = (
+        TreeOp.FOREST_FORMAT + " (`aggregate` $aggregate^)? (`base` $base_values^)? "
+        "(`fill` $fill^)? (`post` $post_transform^)? attr-dict `:` type($input) `->` "
+        "type($result)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue,
+        forest: Forest,
+        result: TensorType,
+        aggregate: str = "sum",
+        base_values: Sequence[float] = (),
+        fill: float = 0.0,
+        post_transform: str = "none",
+    ):
+        self._build(
+            {"input": input},
+            {
+                **self.forest_props(forest),
+                "aggregate": enum_attr(TreeAggregate, aggregate),
+                "base_values": floats_attr(base_values) if len(base_values) else None,
+                "fill": float_attr(fill),
+                "post_transform": enum_attr(PostTransform, post_transform),
+            },
+            [result],
+        )
+
+    def check_result(self, props: Props, *, input: TensorType) -> None:
+        out = _scores_type(self.result.type, input, "the result")
+        targets = cast(int, out.shape[1])
+        self.check_forest(props, input, targets)
+        base = props.array("base_values")
+        if props.get("base_values") is not None and len(base) != targets:
+            raise VerifyException(f"base_values has {len(base)} entries for {targets} outputs")
+
+
+@irdl_op_definition
+class TreeEnsembleClassifierOp(TreeOp):
+    """A tree ensemble's class and class scores, as onnxruntime's TreeEnsembleClassifier
+    (the trees as ``TreeOp`` says). A class's score sums the weights the reached leaves
+    give it, over the trees in order, in the scores' type; it *counts* when a reached
+    leaf weighs it. With more than two classes the base values are added (a class with
+    one counts), the label is the first best-scored counting class (the first class if
+    none counts) and the scores are post-transformed.
+
+    Two classes (sums s0, s1): two base values give s1 = s0 + base[1] and s0 = -s1 where
+    class 1 counts, else each its own; one base value adds to s0; a class that does not
+    count scores 0. The *score* is s1 where class 1 counts, else s0. When the leaves
+    weigh one class only (all leaves), the label is class 1 where the score is above 0.5
+    (every weight >= 0) or above 0, else class 0; otherwise it is the raw index 1 or 0 by
+    the score's sign. The scores are [s0, s1] post-transformed where class 1 counts or
+    two base values are given, else the pair made from the score s: [1 - s, s] when the
+    leaves weigh one class with weights >= 0, [sigmoid(-s), sigmoid(s)] under ``logistic``, else
+    [-s, s] (other transforms do not apply to one score). ``class_labels`` (absent: the
+    class positions) are what ``label`` holds."""
+
+    name = "mir.tree_ensemble_classifier"
+    base_values = opt_prop_def(F64Array)
+    post_transform = prop_def(
+        PostTransformAttr, default_value=PostTransformAttr(PostTransform.NONE)
+    )
+    class_labels = opt_prop_def(I64Array)
+    label = result_def(TensorType)
+    scores = result_def(TensorType)
+    assembly_format = (
+        TreeOp.FOREST_FORMAT + " (`base` $base_values^)? (`post` $post_transform^)? "
+        "(`labels` $class_labels^)? attr-dict `:` type($input) `->` "
+        "`(` type($label) `,` type($scores) `)`"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue,
+        forest: Forest,
+        scores: TensorType,
+        base_values: Sequence[float] = (),
+        post_transform: str = "none",
+        class_labels: Sequence[int] | None = None,
+    ):
+        batch = cast(TensorType, SSAValue.get(input).type).shape[0]
+        self._build(
+            {"input": input},
+            {
+                **self.forest_props(forest),
+                "base_values": floats_attr(base_values) if len(base_values) else None,
+                "post_transform": enum_attr(PostTransform, post_transform),
+                "class_labels": None if class_labels is None else ints_attr(class_labels),
+            },
+            [TensorType((batch,), DType.I64), scores],
+        )
+
+    def check_result(self, props: Props, *, input: TensorType) -> None:
+        _check_label_type(self.label.type, input)
+        out = _scores_type(self.scores.type, input, "scores")
+        classes = cast(int, out.shape[1])
+        if classes < 2:
+            raise VerifyException(f"{classes} class(es): a classifier needs two")
+        self.check_forest(props, input, classes)
+        _check_labels(props, classes)
+        base = props.array("base_values")
+        if len(base) > classes:
+            raise VerifyException(f"base_values has {len(base)} entries for {classes} classes")
+
+
+@dataclass
+class Forest:
+    """The tables of a ``TreeOp`` as NumPy arrays (what importers build and kernels
+    walk), named as the op's properties say."""
+
+    roots: np.ndarray
+    features: np.ndarray
+    modes: np.ndarray
+    splits: np.ndarray
+    true_next: np.ndarray
+    false_next: np.ndarray
+    leaf_starts: np.ndarray
+    leaf_targets: np.ndarray
+    leaf_weights: np.ndarray
+    missing_true: np.ndarray | None = None
+    member_starts: np.ndarray | None = None
+    member_values: np.ndarray | None = None
+
+    @classmethod
+    def of(cls, props: Props) -> Forest:
+        def opt(name: str) -> np.ndarray | None:
+            return None if props.get(name) is None else props.array(name)
+
+        return cls(
+            props.array("roots"), props.array("nodes_features"), props.array("nodes_modes"),
+            props.array("nodes_splits"), props.array("nodes_true"), props.array("nodes_false"),
+            props.array("leaf_starts"), props.array("leaf_targets"),
+            props.array("leaf_weights"), opt("nodes_missing_true"), opt("member_starts"),
+            opt("member_values"),
+        )  # fmt: skip
+
+    @property
+    def leaves(self) -> int:
+        return len(self.leaf_starts) - 1
+
+
+class SvmOp(ShapedOp):
+    """Base of the support-vector ops: ``K(x, v)`` of the sample and each row v of
+    ``support_vectors`` (rows of the input's features) by ``kernel`` -- linear ``x·v``,
+    poly ``(gamma x·v + coef0)^degree``, rbf ``exp(-gamma |x - v|²)``, sigmoid
+    ``tanh(gamma x·v + coef0)`` -- in the input's type."""
+
+    input = operand_def(TensorType)
+    kernel = prop_def(SvmKernelAttr, default_value=SvmKernelAttr(SvmKernel.LINEAR))
+    gamma = prop_def(F64Attr, default_value=FloatAttr(0.0, 64))
+    coef0 = prop_def(F64Attr, default_value=FloatAttr(0.0, 64))
+    degree = prop_def(F64Attr, default_value=FloatAttr(0.0, 64))
+    support_vectors = prop_def(F64Array)
+    traits = traits_def(Pure(), Precision(PrecisionClass.REDUCTION))
+
+    KERNEL_FORMAT: ClassVar[str] = (
+        "$input (`kernel` $kernel^)? (`gamma` $gamma^)? (`coef0` $coef0^)? "
+        "(`degree` $degree^)? `vectors` $support_vectors"
+    )
+
+    @staticmethod
+    def kernel_props(
+        kernel: str, gamma: float, coef0: float, degree: float, vectors: np.ndarray
+    ) -> dict[str, Attribute | None]:
+        return {
+            "kernel": enum_attr(SvmKernel, kernel),
+            "gamma": float_attr(gamma),
+            "coef0": float_attr(coef0),
+            "degree": float_attr(degree),
+            "support_vectors": floats_attr(np.asarray(vectors, np.float64).ravel().tolist()),
+        }
+
+    @staticmethod
+    def check_vectors(props: Props, input: TensorType) -> int:
+        """The support-vector count."""
+        features = cast(int, _check_samples(input))
+        values = len(props.array("support_vectors"))
+        if not features or values % features or not values:
+            raise VerifyException(
+                f"{values} support-vector values are not rows of the {features} features"
+            )
+        return values // features
+
+
+@irdl_op_definition
+class SvmRegressorOp(SvmOp):
+    """An SVM's score (ONNX's SVMRegressor; the kernel as ``SvmOp`` says):
+    ``Σ_v coefficients[v] K(x, v) + rho`` as a [batch, 1] column; ``one_class`` gives 1
+    where it is above 0, else -1."""
+
+    name = "mir.svm_regressor"
+    coefficients = prop_def(F64Array)
+    rho = prop_def(F64Attr)
+    one_class = opt_prop_def(UnitAttr)
+    result = result_def(TensorType)
+    assembly_format = (
+        SvmOp.KERNEL_FORMAT + " `coefficients` $coefficients `rho` $rho "
+        "(`one_class` $one_class^)? attr-dict `:` type($input) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue,
+        vectors: np.ndarray,
+        coefficients: Sequence[float],
+        rho: float,
+        kernel: str = "linear",
+        gamma: float = 0.0,
+        coef0: float = 0.0,
+        degree: float = 0.0,
+        one_class: bool = False,
+    ):
+        self._build(
+            {"input": input},
+            {
+                **self.kernel_props(kernel, gamma, coef0, degree, vectors),
+                "coefficients": floats_attr(coefficients),
+                "rho": float_attr(rho),
+                "one_class": flag_attr(one_class),
+            },
+        )
+
+    @classmethod
+    def infer(cls, props: Props, *, input: TensorType) -> tuple[TensorType, ...]:
+        count = cls.check_vectors(props, input)
+        if len(props.array("coefficients")) != count:
+            raise VerifyException(
+                f"{len(props.array('coefficients'))} coefficients for {count} support vectors"
+            )
+        return (input.with_shape((input.shape[0], 1)),)
+
+
+def _pairs_classes(pairs: int) -> int:
+    """The class count c with c (c - 1) / 2 = pairs, or 0."""
+    c = (1 + math.isqrt(1 + 8 * pairs)) // 2
+    return c if pairs and c * (c - 1) // 2 == pairs else 0
+
+
+@irdl_op_definition
+class SvmClassifierOp(SvmOp):
+    """libsvm's one-vs-one classifier as onnxruntime's SVMClassifier runs it (the kernel
+    as ``SvmOp`` says). For the class pairs (i, j), i < j, in order, the decision
+    ``d[p] = Σ_v coefficients[v, p] K(x, v) + rho[p]`` (``coefficients``: one row of
+    pairs per support vector) votes for i when above 0, else for j; the label is the
+    first class with the most votes. ``class_labels`` (absent: the class positions) are
+    what ``label`` holds. With ``prob_a``/``prob_b`` the scores are the class
+    probabilities: ``r[i, j] = 1 - sigmoid(a d + b)`` clipped to [1e-7, 1 - 1e-7] (and
+    ``r[j, i] = 1 - r[i, j]``) coupled as ``mir.pairwise_coupling``, post-transformed.
+    Without them: two classes give [-d, d] (post none) or [1 - t, t] with t = sigmoid(d)
+    (logistic) or d (softmax, softmax_zero); more classes give d post-transformed."""
+
+    name = "mir.svm_classifier"
+    coefficients = prop_def(F64Array)
+    rho = prop_def(F64Array)
+    prob_a = opt_prop_def(F64Array)
+    prob_b = opt_prop_def(F64Array)
+    post_transform = prop_def(
+        PostTransformAttr, default_value=PostTransformAttr(PostTransform.NONE)
+    )
+    class_labels = opt_prop_def(I64Array)
+    label = result_def(TensorType)
+    scores = result_def(TensorType)
+    assembly_format = (
+        SvmOp.KERNEL_FORMAT + " `coefficients` $coefficients `rho` $rho "
+        "(`prob_a` $prob_a^)? (`prob_b` $prob_b^)? (`post` $post_transform^)? "
+        "(`labels` $class_labels^)? attr-dict `:` type($input) `->` "
+        "`(` type($label) `,` type($scores) `)`"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue,
+        vectors: np.ndarray,
+        coefficients: np.ndarray,
+        rho: Sequence[float],
+        kernel: str = "linear",
+        gamma: float = 0.0,
+        coef0: float = 0.0,
+        degree: float = 0.0,
+        prob_a: Sequence[float] | None = None,
+        prob_b: Sequence[float] | None = None,
+        post_transform: str = "none",
+        class_labels: Sequence[int] | None = None,
+    ):
+        self._build(
+            {"input": input},
+            {
+                **self.kernel_props(kernel, gamma, coef0, degree, vectors),
+                "coefficients": floats_attr(np.asarray(coefficients, np.float64).ravel().tolist()),
+                "rho": floats_attr(rho),
+                "prob_a": None if prob_a is None else floats_attr(prob_a),
+                "prob_b": None if prob_b is None else floats_attr(prob_b),
+                "post_transform": enum_attr(PostTransform, post_transform),
+                "class_labels": None if class_labels is None else ints_attr(class_labels),
+            },
+        )
+
+    @classmethod
+    def infer(cls, props: Props, *, input: TensorType) -> tuple[TensorType, ...]:
+        count = cls.check_vectors(props, input)
+        pairs = len(props.array("rho"))
+        classes = _pairs_classes(pairs)
+        if not classes:
+            raise VerifyException(f"{pairs} rho values are not one per pair of classes")
+        if len(props.array("coefficients")) != count * pairs:
+            raise VerifyException(
+                f"{len(props.array('coefficients'))} coefficients are not {count} support "
+                f"vectors by {pairs} pairs"
+            )
+        proba = props.get("prob_a") is not None
+        if proba != (props.get("prob_b") is not None):
+            raise VerifyException("prob_a and prob_b go together")
+        if proba:
+            _table_len(props, "prob_a", pairs, "pairs")
+            _table_len(props, "prob_b", pairs, "pairs")
+        elif classes == 2 and props.enum("post_transform") is PostTransform.PROBIT:
+            raise VerifyException("probit does not apply to one binary score")
+        _check_labels(props, classes)
+        width = classes if proba or classes == 2 else pairs
+        batch = input.shape[0]
+        return (TensorType((batch,), DType.I64), input.with_shape((batch, width)))
+
+
+@irdl_op_definition
+class LinearClassifierOp(ShapedOp):
+    """A linear classifier as onnxruntime's LinearClassifier: scores ``x·W^T + b`` with
+    ``coefficients`` W (one row of the input's features per score) and ``intercepts``
+    b. Several scores: the label is the first best score's class, the scores are
+    post-transformed. One score s: the label is class 1 where s > 0, else class 0, and
+    the scores are [1 - t, t] with t = sigmoid(s) (logistic) or s (other transforms do not
+    apply). ``class_labels`` (absent: the class positions) are what ``label`` holds."""
+
+    name = "mir.linear_classifier"
+    input = operand_def(TensorType)
+    coefficients = prop_def(F64Array)
+    intercepts = opt_prop_def(F64Array)
+    post_transform = prop_def(
+        PostTransformAttr, default_value=PostTransformAttr(PostTransform.NONE)
+    )
+    class_labels = opt_prop_def(I64Array)
+    label = result_def(TensorType)
+    scores = result_def(TensorType)
+    traits = traits_def(Pure(), Precision(PrecisionClass.REDUCTION))
+    assembly_format = (
+        "$input `coefficients` $coefficients (`intercepts` $intercepts^)? "
+        "(`post` $post_transform^)? (`labels` $class_labels^)? attr-dict `:` "
+        "type($input) `->` `(` type($label) `,` type($scores) `)`"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue,
+        coefficients: np.ndarray,
+        intercepts: Sequence[float] | None = None,
+        post_transform: str = "none",
+        class_labels: Sequence[int] | None = None,
+    ):
+        self._build(
+            {"input": input},
+            {
+                "coefficients": floats_attr(np.asarray(coefficients, np.float64).ravel().tolist()),
+                "intercepts": None if intercepts is None else floats_attr(intercepts),
+                "post_transform": enum_attr(PostTransform, post_transform),
+                "class_labels": None if class_labels is None else ints_attr(class_labels),
+            },
+        )
+
+    def rows(self) -> int:
+        features = cast(TensorType, self.input.type).shape[1]
+        return len(self.props().array("coefficients")) // cast(int, features)
+
+    @classmethod
+    def infer(cls, props: Props, *, input: TensorType) -> tuple[TensorType, ...]:
+        features = cast(int, _check_samples(input))
+        values = len(props.array("coefficients"))
+        if not features or not values or values % features:
+            raise VerifyException(f"{values} coefficients are not rows of the {features} features")
+        rows = values // features
+        if props.get("intercepts") is not None:
+            _table_len(props, "intercepts", rows, "score rows")
+        if rows == 1 and props.enum("post_transform") is PostTransform.PROBIT:
+            raise VerifyException("probit does not apply to one binary score")
+        labels = props.get("class_labels")
+        if labels is not None and len(props.array("class_labels")) < max(rows, 2):
+            raise VerifyException(
+                f"{len(props.array('class_labels'))} class labels for {rows} score rows"
+            )
+        batch = input.shape[0]
+        return (TensorType((batch,), DType.I64), input.with_shape((batch, max(rows, 2))))
+
+
+@irdl_op_definition
+class NormalizerOp(ShapedOp):
+    """Each row (the last axis) divided by its ``norm``: its max, the sum of its
+    magnitudes (l1), or for l2 ``sign(x)·sqrt(x² / Σx²)``; a row whose norm is 0 stays
+    as it is (ONNX's Normalizer, as onnxruntime computes it)."""
+
+    name = "mir.normalizer"
+    input = operand_def(TensorType)
+    norm = prop_def(NormKindAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), Precision(PrecisionClass.REDUCTION))
+    assembly_format = "$input $norm attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, norm: str):
+        self._build({"input": input}, {"norm": enum_attr(NormKind, norm)})
+
+    @classmethod
+    def infer(cls, props: Props, *, input: TensorType) -> tuple[TensorType, ...]:
+        _require_ml_float(input, "input")
+        if input.rank not in (1, 2):
+            raise VerifyException(f"input must have rank 1 or 2, got {fmt_shape(input.shape)}")
+        return (input,)
+
+
+@irdl_op_definition
+class LabelEncoderOp(ShapedOp):
+    """Each element mapped by a table (ONNX's LabelEncoder and CategoryMapper): the entry
+    of the values at the first key equal to it, or the last value (the default, one more
+    than the keys) where none is; with ``nan_matches`` a NaN key matches NaN. Integer
+    keys (``int_keys``) for an integer input, float keys (``float_keys``, compared in the
+    input's type) for a float one; integer values for an integer result, float values
+    (rounded to its type) for a float one."""
+
+    name = "mir.label_encoder"
+    input = operand_def(TensorType)
+    int_keys = opt_prop_def(I64Array)
+    float_keys = opt_prop_def(F64Array)
+    int_values = opt_prop_def(I64Array)
+    float_values = opt_prop_def(F64Array)
+    nan_matches = opt_prop_def(UnitAttr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), Precision(PrecisionClass.DATA_MOVEMENT))
+    INFER_RESULTS: ClassVar[bool] = False
+    assembly_format = (
+        "$input (`int_keys` $int_keys^)? (`float_keys` $float_keys^)? "
+        "(`int_values` $int_values^)? (`float_values` $float_values^)? "
+        "(`nan_matches` $nan_matches^)? attr-dict `:` type($input) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue,
+        keys: np.ndarray,
+        values: np.ndarray,
+        dtype: DType,
+        nan_matches: bool = False,
+    ):
+        t = cast(TensorType, SSAValue.get(input).type)
+        int_keys, int_values = keys.dtype.kind in "iub", values.dtype.kind in "iub"
+        self._build(
+            {"input": input},
+            {
+                "int_keys": ints_attr(keys.tolist()) if int_keys else None,
+                "float_keys": None if int_keys else floats_attr(keys.tolist()),
+                "int_values": ints_attr(values.tolist()) if int_values else None,
+                "float_values": None if int_values else floats_attr(values.tolist()),
+                "nan_matches": flag_attr(nan_matches),
+            },
+            [t.with_dtype(dtype)],
+        )
+
+    def tables(self) -> tuple[np.ndarray, np.ndarray]:
+        """The keys and the values (the default last)."""
+        p = self.props()
+        keys = p.array("int_keys" if p.get("int_keys") is not None else "float_keys")
+        values = p.array("int_values" if p.get("int_values") is not None else "float_values")
+        return keys, values
+
+    def check_result(self, props: Props, *, input: TensorType) -> None:
+        out = self.result.type
+        assert isinstance(out, TensorType)
+        if out.shape != input.shape:
+            raise VerifyException(f"the result must keep the shape {fmt_shape(input.shape)}")
+        for what, t in (("input", input), ("result", out)):
+            require_numeric(t, what)
+            if t.dtype.is_float:
+                _require_ml_float(t, what)
+        for what, t in (("keys", input), ("values", out)):
+            kind = "float" if t.dtype.is_float else "int"
+            other = "int" if t.dtype.is_float else "float"
+            if props.get(f"{kind}_{what}") is None or props.get(f"{other}_{what}") is not None:
+                raise VerifyException(
+                    f"{t.dtype.value} elements take {kind}_{what} (and no {other}_{what})"
+                )
+        keys = props.array(f"{'float' if input.dtype.is_float else 'int'}_keys")
+        values = props.array(f"{'float' if out.dtype.is_float else 'int'}_values")
+        if len(values) != len(keys) + 1:
+            raise VerifyException(
+                f"{len(values)} values for {len(keys)} keys (one per key, then the default)"
+            )
+
+
+# =====================================================================================
 # Control flow: regions chosen and repeated at run time (as MLIR's scf.if / scf.while)
 # =====================================================================================
 
@@ -4119,6 +4828,8 @@ MIR_OPS: list[type[ShapedOp]] = [
     MatmulOp,
     ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp, ArgMaxOp, ArgMinOp,
     CumsumOp, CumprodOp, TopKOp, ScatterNdOp, BitcastOp, PairwiseCouplingOp,
+    TreeEnsembleOp, TreeEnsembleClassifierOp, SvmRegressorOp, SvmClassifierOp,
+    LinearClassifierOp, NormalizerOp, LabelEncoderOp,
     SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp, GroupNormOp, BatchNormOp,
     ReshapeOp, TransposeOp, NarrowOp, SliceOp, ConcatOp, ExpandOp, GatherOp, PadOp,
     ConvOp, MaxPoolOp, AvgPoolOp,
@@ -4146,6 +4857,7 @@ __all__ = [op.__name__ for op in MIR_OPS] + [
     "RECURRENT_OPS",
     "ControlFlowOp",
     "RecurrentOp",
+    "Forest",
     "matmul_shape",
     "read_values",
     "run_time_symbols",

@@ -20,6 +20,7 @@ from rlx_compile.dialects.dim_expr import DimError, evaluate
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.interpreter import kernels as K
 from rlx_compile.interpreter import recurrent
+from rlx_compile.interpreter import ml as ML
 from rlx_compile.interpreter.core import (
     Env,
     ExecutionError,
@@ -249,6 +250,76 @@ def _topk(op: mir.TopKOp, args: Arrays, env: Env) -> Arrays:
 @impl(mir.PairwiseCouplingOp)
 def _pairwise_coupling(op: mir.PairwiseCouplingOp, args: Arrays, env: Env) -> Arrays:
     return [K.pairwise_coupling(args[0])]
+
+
+@impl(mir.TreeEnsembleOp)
+def _tree_ensemble(op: mir.TreeEnsembleOp, args: Arrays, env: Env) -> Arrays:
+    p, out = op.props(), _result_type(op)
+    y = ML.tree_ensemble(
+        args[0], op.forest(), int(out.shape[1]), out.dtype.numpy, p.enum("aggregate"),
+        p.array("base_values"), p.float("fill"), p.enum("post_transform"),
+    )  # fmt: skip
+    return [y]
+
+
+@impl(mir.TreeEnsembleClassifierOp)
+def _tree_ensemble_classifier(op: mir.TreeEnsembleClassifierOp, args: Arrays, env: Env) -> Arrays:
+    p, out = op.props(), _result_type(op, 1)
+    labels = p.array("class_labels") if p.get("class_labels") is not None else None
+    return list(ML.tree_ensemble_classifier(
+        args[0], op.forest(), int(out.shape[1]), out.dtype.numpy, p.array("base_values"),
+        p.enum("post_transform"), labels,
+    ))  # fmt: skip
+
+
+def _svm_kernel(op: mir.SvmOp, x: np.ndarray) -> np.ndarray:
+    p = op.props()
+    return ML.svm_kernel(
+        x, p.array("support_vectors"), p.enum("kernel"), p.float("gamma"), p.float("coef0"),
+        p.float("degree"),
+    )  # fmt: skip
+
+
+@impl(mir.SvmRegressorOp)
+def _svm_regressor(op: mir.SvmRegressorOp, args: Arrays, env: Env) -> Arrays:
+    p = op.props()
+    k = _svm_kernel(op, args[0])
+    return [ML.svm_regressor(k, p.array("coefficients"), p.float("rho"), p.flag("one_class"))]
+
+
+def _opt_array(p: Any, name: str) -> np.ndarray | None:
+    return p.array(name) if p.get(name) is not None else None
+
+
+@impl(mir.SvmClassifierOp)
+def _svm_classifier(op: mir.SvmClassifierOp, args: Arrays, env: Env) -> Arrays:
+    p = op.props()
+    k = _svm_kernel(op, args[0])
+    return list(ML.svm_classifier(
+        k, p.array("coefficients"), p.array("rho"), _opt_array(p, "prob_a"),
+        _opt_array(p, "prob_b"), p.enum("post_transform"), _opt_array(p, "class_labels"),
+    ))  # fmt: skip
+
+
+@impl(mir.LinearClassifierOp)
+def _linear_classifier(op: mir.LinearClassifierOp, args: Arrays, env: Env) -> Arrays:
+    p = op.props()
+    return list(ML.linear_classifier(
+        args[0], p.array("coefficients"), _opt_array(p, "intercepts"), p.enum("post_transform"),
+        _opt_array(p, "class_labels"),
+    ))  # fmt: skip
+
+
+@impl(mir.NormalizerOp)
+def _normalizer(op: mir.NormalizerOp, args: Arrays, env: Env) -> Arrays:
+    return [ML.normalizer(args[0], op.props().enum("norm"))]
+
+
+@impl(mir.LabelEncoderOp)
+def _label_encoder(op: mir.LabelEncoderOp, args: Arrays, env: Env) -> Arrays:
+    keys, values = op.tables()
+    nan_matches = op.props().flag("nan_matches")
+    return [ML.label_encoder(args[0], keys, values, nan_matches, _np_dtype(op))]
 
 
 @impl(mir.ScatterNdOp)

@@ -27,7 +27,7 @@ from xdsl.utils.str_enum import StrEnum
 
 from rlx_compile import env
 from rlx_compile.ir import location_str
-from rlx_compile.legalization.patterns import COMMON_IR, REWRITTEN
+from rlx_compile.legalization.base import COMMON_IR, REWRITTEN
 
 NATIVE = "native"
 UNSUPPORTED = "unsupported"

@@ -19,6 +19,7 @@ from xdsl.pattern_rewriter import PatternRewriter
 
 from rlx_compile.dialects import mir
 from rlx_compile.ir import func_graphs
+from rlx_compile.legalization.base import COMMON_IR, ConversionPattern
 from rlx_compile.legalization.dispatch import (
     NATIVE,
     UNSUPPORTED,
@@ -26,7 +27,6 @@ from rlx_compile.legalization.dispatch import (
     KernelDispatchReport,
     Offender,
 )
-from rlx_compile.legalization.patterns import COMMON_IR, ConversionPattern
 from rlx_compile.targets.base import Target
 
 MAX_ROUNDS = 16

@@ -26,24 +26,15 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
 
-from rlx_compile.builder import UNROLL_MAX_ITERATIONS, GraphBuilder, ReplacingPattern, type_of
+from rlx_compile.builder import UNROLL_MAX_ITERATIONS, GraphBuilder, type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import MaskKind
 from rlx_compile.dialects.traits import decompose, is_fused
 from rlx_compile.dialects.types import DType
 from rlx_compile.folding import DEFAULT_MAX_ELEMENTS, FoldingBuilder
 from rlx_compile.interpreter.recurrent import Direction, Layer, operands_by_name, run_unrolled
-
-COMMON_IR = "common-ir"
-REWRITTEN = "rewritten"
-
-
-class ConversionPattern(ReplacingPattern):
-    """Base of the conversion patterns: the dispatch path of what they rewrite."""
-
-    path: ClassVar[str] = REWRITTEN
-    summary: ClassVar[str] = ""
-    """What the rewrite does, in a few words."""
+from rlx_compile.legalization.base import COMMON_IR, ConversionPattern
+from rlx_compile.legalization.ml import ML_PATTERNS
 
 
 def _static(shape: Sequence[object]) -> bool:
@@ -519,6 +510,7 @@ LOGICAL_KERNEL_PATTERNS: tuple[type[ConversionPattern], ...] = (
     LowerLrn,
     LowerConvTranspose,
     LowerRecurrent,
+    *ML_PATTERNS,
 )
 
 

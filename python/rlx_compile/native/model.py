@@ -26,6 +26,7 @@ from xdsl.ir import SSAValue
 from rlx_compile.conversion.lir_to_c.program import (
     ERROR_MESSAGES,
     Bytes,
+    Floats,
     Ints,
     Program,
     Ptr,
@@ -101,11 +102,13 @@ class _DirectLauncher:
                 elif a is None:
                     argtypes.append(ctypes.c_void_p)
                     template.append(None)
-                elif isinstance(a, Ints | Bytes):
+                elif isinstance(a, Ints | Floats | Bytes):
                     argtypes.append(ctypes.c_void_p)
                     buf: Any
                     if isinstance(a, Ints):
                         buf = (ctypes.c_int64 * max(len(a.values), 1))(*a.values)
+                    elif isinstance(a, Floats):
+                        buf = (ctypes.c_double * max(len(a.values), 1))(*a.values)
                     else:
                         buf = ctypes.create_string_buffer(a.data, max(len(a.data), 1))
                     self.keep.append(buf)

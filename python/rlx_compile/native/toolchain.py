@@ -41,6 +41,7 @@ LIBRARY_SOURCES = (
     "rlx_ew_float.c",
     "rlx_ew_int.c",
     "rlx_data.c",
+    "rlx_ml.c",
     "rlx_reduce.c",
     "rlx_linalg.c",
     "rlx_nn.c",

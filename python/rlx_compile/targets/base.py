@@ -36,7 +36,7 @@ from rlx_compile.dialects.traits import is_fused, is_leaf
 from rlx_compile.dialects.types import DType, TensorType
 
 if TYPE_CHECKING:  # the legalization package (its driver) imports this module
-    from rlx_compile.legalization.patterns import ConversionPattern
+    from rlx_compile.legalization.base import ConversionPattern
 
 # ---------------------------------------------------------------------------------
 # Op name sets
@@ -60,12 +60,23 @@ them to their steps for a target that does not claim them."""
 CONTROL_FLOW = frozenset(op.name for op in mir.CONTROL_FLOW_OPS)
 """Run by the executor around the kernels of their regions, which are dispatched (and
 legalized) like the graph's own ops: legal on every target."""
+CLASSIC_ML = frozenset(
+    op.name
+    for op in (
+        mir.TreeEnsembleOp, mir.TreeEnsembleClassifierOp, mir.SvmRegressorOp,
+        mir.SvmClassifierOp, mir.LinearClassifierOp, mir.NormalizerOp, mir.LabelEncoderOp,
+    )
+)  # fmt: skip
+"""Trained classic-ML models as one op each (ONNX's ai.onnx.ml): claimed by the targets
+with kernels for them, lowered to primitives (``legalization.ml``) for the others."""
 PRIMITIVES = frozenset(
     op.name
     for op in mir.MIR_OPS
     if op.name not in FUSED | {REGION} | STRUCTURAL | INTEGER | RECURRENT | CONTROL_FLOW
+    | CLASSIC_ML
 )
-"""Every MIR op that is not a fused op or a region: RLX's primitive vocabulary."""
+"""Every MIR op that is not a fused op, a region or a classic-ML model: RLX's primitive
+vocabulary."""
 
 ACTIVATION_OPS: dict[Activation, str] = {
     Activation.RELU: mir.ReluOp.name,
@@ -220,7 +231,9 @@ class Target:
     def __post_init__(self) -> None:
         if self.broadcast not in BROADCAST_KINDS:
             raise ValueError(f"unknown broadcast kind {self.broadcast!r}")
-        unknown = sorted(self.claims - PRIMITIVES - FUSED - INTEGER - RECURRENT - {REGION})
+        unknown = sorted(
+            self.claims - PRIMITIVES - FUSED - INTEGER - RECURRENT - CLASSIC_ML - {REGION}
+        )
         if unknown:
             raise ValueError(f"target {self.name} claims unknown ops {unknown}")
 

@@ -4,8 +4,9 @@ A small kernel set: elementwise arithmetic on equal shapes, matmul and conv (wit
 fused bias and ReLU clamp, as CMSIS-NN's fully-connected and convolution kernels),
 pooling, last-axis reductions and softmax, data movement, quantize/dequantize. No
 norms, attention, rope, SiLU/GELU or erf kernels: ``legalize`` lowers those to common
-IR. Element types: float32 (single-precision FPU) and the 8/16/32-bit integers of the
-quantized kernels. No elementwise regions.
+IR. The classic-ML models (tree ensembles, SVMs...) run as the cpu target's plain C
+loops. Element types: float32 (single-precision FPU) and the 8/16/32-bit integers of the
+quantized kernels (so no int64 class labels). No elementwise regions.
 """
 
 from rlx_compile.dialects import mir
@@ -16,7 +17,13 @@ from rlx_compile.legalization.patterns import (
     NARROW_KERNEL_PATTERNS,
     UNFUSE_PATTERNS,
 )
-from rlx_compile.targets.base import LEAVES, FusionLimits, Target, last_axis_only
+from rlx_compile.targets.base import (
+    CLASSIC_ML,
+    LEAVES,
+    FusionLimits,
+    Target,
+    last_axis_only,
+)
 
 _KERNELS = (
     mir.AddOp, mir.SubOp, mir.MulOp, mir.DivOp, mir.MaxOp, mir.MinOp,
@@ -36,7 +43,7 @@ _RELU = frozenset({Activation.RELU})
 TARGET = Target(
     name="cortex-m",
     description="Arm Cortex-M (CMSIS-NN int8, CMSIS-DSP f32)",
-    claims=LEAVES | {op.name for op in _KERNELS},
+    claims=LEAVES | CLASSIC_ML | {op.name for op in _KERNELS},
     limits=FusionLimits(
         matmul_epilogues=_RELU,
         conv_epilogues=_RELU,

@@ -3,7 +3,8 @@
 Claims every primitive and every fused op the reference kernels implement: the fused
 matmul, conv, per-channel scale-shift, SwiGLU, LSTM cell, residual norms and the
 attention block, whole recurrent layers (RNN, GRU, LSTM: a kernel per layer, as
-onnxruntime runs them), and the integer matmul/conv that int8 quantisation runs on (RLX's own
+onnxruntime runs them), the integer matmul/conv that int8 quantisation runs on, and the
+classic-ML models (tree ensembles, SVMs, linear classifiers: ``CLASSIC_ML``) (RLX's own
 CPU backend has no fused conv; ours does, and fusing it saves the conv's full-size
 intermediate). Elementwise regions are unfused: a CPU runs op by op. No fusion size
 limits. The kernels broadcast like NumPy, so no broadcast is materialised (RLX's CPU
@@ -14,6 +15,7 @@ expand costs a full-size buffer per broadcast operand).
 from rlx_compile.dialects import mir
 from rlx_compile.legalization.patterns import LOGICAL_KERNEL_PATTERNS, UNFUSE_PATTERNS
 from rlx_compile.targets.base import (
+    CLASSIC_ML,
     INTEGER,
     MATMUL_AND_RESIDUAL_NORMS,
     PRIMITIVES,
@@ -31,6 +33,7 @@ TARGET = Target(
     | MATMUL_AND_RESIDUAL_NORMS
     | INTEGER
     | RECURRENT
+    | CLASSIC_ML
     | {
         mir.FusedSwigluOp.name,
         mir.FusedAttentionBlockOp.name,

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from rlx_compile.conversion.lir_to_c.program import (
     ERROR_MESSAGES,
     Bytes,
+    Floats,
     Ints,
     Program,
     Ptr,
@@ -52,12 +53,16 @@ def _float(v: float) -> str:
 class _Printer:
     def __init__(self, program: Program):
         self.program = program
-        self.arrays: dict[tuple[str, tuple[int, ...] | bytes], str] = {}
+        self.arrays: dict[tuple[str, tuple[int, ...] | tuple[float, ...] | bytes], str] = {}
         self.array_lines: list[str] = []
 
-    def array(self, value: Ints | Bytes) -> str:
-        key: tuple[str, tuple[int, ...] | bytes] = (
-            ("i", value.values) if isinstance(value, Ints) else ("b", value.data)
+    def array(self, value: Ints | Floats | Bytes) -> str:
+        key: tuple[str, tuple[int, ...] | tuple[float, ...] | bytes] = (
+            ("i", value.values)
+            if isinstance(value, Ints)
+            else ("f", value.values)
+            if isinstance(value, Floats)
+            else ("b", value.data)
         )
         name = self.arrays.get(key)
         if name is None:
@@ -66,6 +71,9 @@ class _Printer:
             if isinstance(value, Ints):
                 body = ", ".join(f"INT64_C({v})" for v in value.values) or "0"
                 self.array_lines.append(f"static const int64_t {name}[] = {{{body}}};")
+            elif isinstance(value, Floats):
+                body = ", ".join(_float(v) for v in value.values) or "0"
+                self.array_lines.append(f"static const double {name}[] = {{{body}}};")
             else:
                 body = ", ".join(str(b) for b in value.data) or "0"
                 self.array_lines.append(f"static const uint8_t {name}[] = {{{body}}};")
@@ -86,7 +94,7 @@ class _Printer:
             return "NULL"
         if isinstance(a, Ptr):
             return self.ptr(a)
-        if isinstance(a, Ints | Bytes):
+        if isinstance(a, Ints | Floats | Bytes):
             return self.array(a)
         if isinstance(a, bool | int):
             return f"INT64_C({int(a)})"

@@ -29,17 +29,22 @@ from rlx_compile.conversion.lir_to_c.lowering import (
     lowers,
     split_axis,
 )
-from rlx_compile.conversion.lir_to_c.program import Arg, Bytes, Ints, Ptr
+from rlx_compile.conversion.lir_to_c.program import Arg, Bytes, Floats, Ints, Ptr
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import (
     Activation,
     GeluApproximation,
     MaskKind,
+    NormKind,
     PadMode,
+    PostTransform,
     RecurrentActivation,
+    SvmKernel,
+    TreeAggregate,
 )
 from rlx_compile.dialects.types import DType, TensorType
 from rlx_compile.interpreter.kernels import _ACTIVATIONS as ACTIVATION_UNARY
+from rlx_compile.legalization.ml import class_weights
 
 # ---------------------------------------------------------------------------------
 # Elementwise
@@ -1275,3 +1280,159 @@ def _elementwise_region(e: OpEmitter) -> None:
         e.calls += inner.calls
         e.scratch_used = inner.scratch_used
         where.update(zip(op.results, results, strict=True))
+
+
+# ---------------------------------------------------------------------------------
+# Classic ML (rlx_ml.c): a model's tables as constant arrays
+# ---------------------------------------------------------------------------------
+
+ML_FLOATS = frozenset({DType.F32, DType.F64})
+POST_CODE = {
+    PostTransform.NONE: 0, PostTransform.LOGISTIC: 1, PostTransform.SOFTMAX: 2,
+    PostTransform.SOFTMAX_ZERO: 3, PostTransform.PROBIT: 4,
+}  # fmt: skip
+AGGREGATE_CODE = {
+    TreeAggregate.SUM: 0, TreeAggregate.AVERAGE: 1, TreeAggregate.MIN: 2, TreeAggregate.MAX: 3,
+}  # fmt: skip
+SVM_KERNEL_CODE = {SvmKernel.LINEAR: 0, SvmKernel.POLY: 1, SvmKernel.RBF: 2, SvmKernel.SIGMOID: 3}
+NORM_CODE = {NormKind.MAX: 0, NormKind.L1: 1, NormKind.L2: 2}
+
+
+def _ints(values: np.ndarray | None) -> Ints | None:
+    return None if values is None else Ints(tuple(values.tolist()))
+
+
+def _floats(values: np.ndarray | None) -> Floats | None:
+    return None if values is None else Floats(tuple(values.tolist()))
+
+
+def _forest_args(forest: mir.Forest) -> list[Arg]:
+    return [
+        _ints(forest.roots), _ints(forest.features), _ints(forest.modes),
+        _floats(forest.splits), _ints(forest.true_next), _ints(forest.false_next),
+        _ints(forest.missing_true), _ints(forest.member_starts), _floats(forest.member_values),
+        _ints(forest.leaf_starts), _ints(forest.leaf_targets), _floats(forest.leaf_weights),
+    ]  # fmt: skip
+
+
+def _tree_kernel(e: OpEmitter, name: str, x: Operand, scores: Operand) -> str:
+    """The tree kernel for the input's and the scores' types (f32, f64, or a double
+    input compared with float thresholds)."""
+    xs, ys = e.suffix(x, ML_FLOATS), e.suffix(scores, ML_FLOATS)
+    if xs == ys:
+        return f"{name}_{xs}"
+    if (xs, ys) == ("f64", "f32"):
+        return f"{name}_f64_f32"
+    e.unsupported(f"{x.dtype.value} samples with {scores.dtype.value} scores")
+
+
+def _opt_array(op: Operation, name: str) -> np.ndarray | None:
+    p = op.props()  # type: ignore[attr-defined]
+    return p.array(name) if p.get(name) is not None else None
+
+
+@lowers(mir.TreeEnsembleOp)
+def _tree_ensemble(e: OpEmitter) -> None:
+    (x,), (y,) = e.args, e.outs
+    op = cast(mir.TreeEnsembleOp, e.op)
+    p, forest = op.props(), op.forest()
+    e.call(
+        _tree_kernel(e, "rlx_tree_ensemble", x, y), x.shape[0], x.shape[1], len(forest.roots),
+        y.shape[1], y.loc, x.loc, *_forest_args(forest), AGGREGATE_CODE[p.enum("aggregate")],
+        _floats(_opt_array(op, "base_values")), p.float("fill"),
+        POST_CODE[p.enum("post_transform")], e.scratch(y.shape[1]),
+    )  # fmt: skip
+
+
+@lowers(mir.TreeEnsembleClassifierOp)
+def _tree_ensemble_classifier(e: OpEmitter) -> None:
+    (x,), (label, scores) = e.args, e.outs
+    op = cast(mir.TreeEnsembleClassifierOp, e.op)
+    p, forest = op.props(), op.forest()
+    one_class, positive = class_weights(forest)
+    base = p.array("base_values")
+    e.call(
+        _tree_kernel(e, "rlx_tree_classifier", x, scores), x.shape[0], x.shape[1],
+        len(forest.roots), scores.shape[1], label.loc, scores.loc, x.loc,
+        *_forest_args(forest), _floats(base), len(base), POST_CODE[p.enum("post_transform")],
+        _ints(_opt_array(op, "class_labels")), int(one_class), int(positive),
+        e.scratch(scores.shape[1]),
+    )  # fmt: skip
+
+
+def _svm_args(op: mir.SvmOp) -> list[Arg]:
+    p = op.props()
+    return [
+        _floats(p.array("support_vectors")), SVM_KERNEL_CODE[p.enum("kernel")],
+        p.float("gamma"), p.float("coef0"), p.float("degree"),
+    ]  # fmt: skip
+
+
+@lowers(mir.SvmRegressorOp)
+def _svm_regressor(e: OpEmitter) -> None:
+    (x,), (y,) = e.args, e.outs
+    op = cast(mir.SvmRegressorOp, e.op)
+    p = op.props()
+    sfx = e.suffix(x, ML_FLOATS)
+    count = len(p.array("coefficients"))
+    e.call(
+        f"rlx_svm_regressor_{sfx}", x.shape[0], x.shape[1], count, y.loc, x.loc, *_svm_args(op),
+        _floats(p.array("coefficients")), p.float("rho"), int(p.flag("one_class")),
+        e.scratch(count * x.dtype.itemsize),
+    )  # fmt: skip
+
+
+@lowers(mir.SvmClassifierOp)
+def _svm_classifier(e: OpEmitter) -> None:
+    (x,), (label, scores) = e.args, e.outs
+    op = cast(mir.SvmClassifierOp, e.op)
+    p = op.props()
+    sfx = e.suffix(x, ML_FLOATS)
+    pairs = len(p.array("rho"))
+    classes = (1 + math.isqrt(1 + 8 * pairs)) // 2
+    count = len(p.array("coefficients")) // pairs
+    scratch = (count + pairs + 2 * classes * classes + 2 * classes) * x.dtype.itemsize
+    e.call(
+        f"rlx_svm_classifier_{sfx}", x.shape[0], x.shape[1], count, classes, scores.shape[1],
+        label.loc, scores.loc, x.loc, *_svm_args(op), _floats(p.array("coefficients")),
+        _floats(p.array("rho")), _floats(_opt_array(op, "prob_a")),
+        _floats(_opt_array(op, "prob_b")), POST_CODE[p.enum("post_transform")],
+        _ints(_opt_array(op, "class_labels")), e.scratch(scratch),
+    )  # fmt: skip
+
+
+@lowers(mir.LinearClassifierOp)
+def _linear_classifier(e: OpEmitter) -> None:
+    (x,), (label, scores) = e.args, e.outs
+    op = cast(mir.LinearClassifierOp, e.op)
+    p = op.props()
+    sfx = e.suffix(x, ML_FLOATS)
+    e.call(
+        f"rlx_linear_classifier_{sfx}", x.shape[0], x.shape[1], op.rows(), label.loc,
+        scores.loc, x.loc, _floats(p.array("coefficients")), _floats(_opt_array(op, "intercepts")),
+        POST_CODE[p.enum("post_transform")], _ints(_opt_array(op, "class_labels")),
+    )  # fmt: skip
+
+
+@lowers(mir.NormalizerOp)
+def _normalizer(e: OpEmitter) -> None:
+    (x,), (y,) = e.args, e.outs
+    n = x.shape[-1] if x.rank else 1
+    code = NORM_CODE[e.op.props().enum("norm")]  # type: ignore[attr-defined]
+    e.call(f"rlx_normalizer_{e.suffix(x, ML_FLOATS)}", x.size // n if n else 0, n, y.loc, x.loc,
+           code)  # fmt: skip
+
+
+@lowers(mir.LabelEncoderOp)
+def _label_encoder(e: OpEmitter) -> None:
+    (x,), (y,) = e.args, e.outs
+    op = cast(mir.LabelEncoderOp, e.op)
+    for t in (x, y):
+        e.suffix(t, ML_FLOATS | INTS)
+    keys, values = op.tables()
+    table = _floats if keys.dtype.kind == "f" else _ints
+    out = _floats if values.dtype.kind == "f" else _ints
+    e.call(
+        "rlx_label_encoder", x.size, DTYPE_CODE[x.dtype], DTYPE_CODE[y.dtype], y.loc, x.loc,
+        table(keys), len(keys), out(values), int(op.props().flag("nan_matches")),
+    )  # fmt: skip

@@ -50,13 +50,20 @@ class Ints:
 
 
 @dataclass(frozen=True)
+class Floats:
+    """A constant double array (a classic-ML model's table), passed by pointer."""
+
+    values: tuple[float, ...]
+
+
+@dataclass(frozen=True)
 class Bytes:
     """Constant bytes passed by pointer (a pad's fill element)."""
 
     data: bytes
 
 
-Arg = Ptr | Ints | Bytes | int | float | None
+Arg = Ptr | Ints | Floats | Bytes | int | float | None
 """A kernel argument: an address, a constant array, an int64, a double, or NULL."""
 
 

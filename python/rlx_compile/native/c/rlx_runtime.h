@@ -300,6 +300,59 @@ RLX_INT_TYPES(RLX_DECL_AXIS_I, _)
     int rlx_pairwise_coupling_##sfx(int64_t n, int64_t c, void *y, const void *x, void *scratch);
 RLX_FLOAT_TYPES(RLX_DECL_PAIRWISE, _)
 
+/* classic ML (rlx_ml.c): a model's tables as constant arrays; f32 and f64.
+ * Tree successors and roots: a branch index, or -1 - leaf; missing / mstarts NULL when
+ * absent. aggregate: 0 sum, 1 average, 2 min, 3 max; post: 0 none, 1 logistic,
+ * 2 softmax, 3 softmax_zero, 4 probit; kernel: 0 linear, 1 poly, 2 rbf, 3 sigmoid. */
+#define RLX_DECL_TREES(sfx)                                                             \
+    int rlx_tree_ensemble_##sfx(int64_t batch, int64_t features, int64_t trees,          \
+                                int64_t outputs, void *y, const void *x,                 \
+                                const int64_t *roots, const int64_t *feat,               \
+                                const int64_t *modes, const double *splits,              \
+                                const int64_t *tnext, const int64_t *fnext,              \
+                                const int64_t *missing, const int64_t *mstarts,          \
+                                const double *mvalues, const int64_t *lstarts,           \
+                                const int64_t *ltargets, const double *lweights,         \
+                                int64_t aggregate, const double *base, double fill,      \
+                                int64_t post, void *scratch);                            \
+    int rlx_tree_classifier_##sfx(int64_t batch, int64_t features, int64_t trees,        \
+                                  int64_t classes, void *label, void *scores,            \
+                                  const void *x, const int64_t *roots,                   \
+                                  const int64_t *feat, const int64_t *modes,             \
+                                  const double *splits, const int64_t *tnext,            \
+                                  const int64_t *fnext, const int64_t *missing,          \
+                                  const int64_t *mstarts, const double *mvalues,         \
+                                  const int64_t *lstarts, const int64_t *ltargets,       \
+                                  const double *lweights, const double *base,            \
+                                  int64_t nbase, int64_t post, const int64_t *labels,    \
+                                  int64_t one_class, int64_t positive, void *scratch);
+RLX_DECL_TREES(f32)
+RLX_DECL_TREES(f64)
+RLX_DECL_TREES(f64_f32)
+#define RLX_DECL_ML(sfx)                                                                \
+    int rlx_svm_regressor_##sfx(int64_t batch, int64_t features, int64_t count, void *y, \
+                                const void *x, const double *vectors, int64_t kind,      \
+                                double gamma, double coef0, double degree,               \
+                                const double *coefficients, double rho,                  \
+                                int64_t one_class, void *scratch);                       \
+    int rlx_svm_classifier_##sfx(int64_t batch, int64_t features, int64_t count,         \
+                                 int64_t classes, int64_t width, void *label,            \
+                                 void *scores, const void *x, const double *vectors,     \
+                                 int64_t kind, double gamma, double coef0, double degree, \
+                                 const double *table, const double *rho,                 \
+                                 const double *prob_a, const double *prob_b, int64_t post, \
+                                 const int64_t *labels, void *scratch);                  \
+    int rlx_linear_classifier_##sfx(int64_t batch, int64_t features, int64_t rows,       \
+                                    void *label, void *scores, const void *x,            \
+                                    const double *weights, const double *intercepts,     \
+                                    int64_t post, const int64_t *labels);                \
+    int rlx_normalizer_##sfx(int64_t rows, int64_t n, void *y, const void *x, int64_t norm);
+RLX_DECL_ML(f32)
+RLX_DECL_ML(f64)
+int rlx_label_encoder(int64_t n, int64_t x_code, int64_t y_code, void *y, const void *x,
+                      const void *keys, int64_t nkeys, const void *values,
+                      int64_t nan_matches);
+
 /* scatter_nd: out (already a copy of data) [q dims..., inner elements] gets `m` updates
  * of `inner` elements at the int indices [m, q]; reduction 0 none, 1 add, 2 mul, 3 max,
  * 4 min; dtype: position in RLX_ALL_TYPES. */

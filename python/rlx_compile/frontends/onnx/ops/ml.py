@@ -14,7 +14,7 @@ inputs are not (their vocabulary is open).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, overload
+from typing import Any, Literal, overload
 
 import numpy as np
 import onnx
@@ -22,6 +22,7 @@ from xdsl.ir import SSAValue
 
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
+from rlx_compile.dialects.common import PostTransform
 from rlx_compile.dialects.types import DType, element_count
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
@@ -31,6 +32,7 @@ from rlx_compile.frontends.onnx.context import (
     numel,
 )
 from rlx_compile.frontends.onnx.structured import StringsValue, ZipMapValue
+from rlx_compile.legalization import ml as lowered
 
 ML = "ai.onnx.ml"
 POST_TRANSFORMS = ("NONE", "LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO", "PROBIT")
@@ -97,71 +99,53 @@ def argmax(ctx: NodeContext, x: SSAValue, axis: int = -1) -> SSAValue:
     return ctx.b.emit(mir.ArgMaxOp(x, axis % type_of(x).rank)).results[0]
 
 
-def probit(ctx: NodeContext, v: SSAValue) -> SSAValue:
-    """onnxruntime's probit: sqrt(2) * erfinv(2v - 1) with its closed-form erfinv
-    approximation (Winitzki's, a = 0.147)."""
-    b = ctx.b
-    x = b.sub(b.mul(v, 2.0), 1.0)
-    sign = b.where(b.compare("lt", x, 0.0), ctx.full(type_of(x).shape, -1.0, DType.F32), 1.0)
-    log = b.log(b.mul(b.sub(1.0, x), b.add(1.0, x)))
-    a = b.add(b.mul(log, 0.5), 2.0 / (3.14159 * 0.147))
-    root = b.sqrt(b.sub(b.mul(a, a), b.mul(log, 1.0 / 0.147)))
-    return b.mul(b.mul(sign, b.sqrt(b.sub(root, a))), float(np.float32(1.41421356)))
-
-
 def post_transform(ctx: NodeContext, scores: SSAValue, post: str) -> SSAValue:
     """onnxruntime's post_transform of [batch, n] scores. A single score (n == 1) only
     takes PROBIT, as in onnxruntime."""
+    kind = transform(post)
+    if type_of(scores).shape[-1] == 1 and kind is not PostTransform.PROBIT:
+        return scores
+    return lowered.post_transform(ctx.b, scores, kind)
+
+
+def transform(post: str) -> PostTransform:
+    """An ONNX post_transform name as the ops' ``PostTransform``."""
     if post not in POST_TRANSFORMS:
         raise Unsupported(f"post_transform '{post}' is not supported")
-    b = ctx.b
-    width = type_of(scores).shape[-1]
-    if post == "PROBIT":
-        return probit(ctx, scores)
-    if post == "NONE" or width == 1:
-        return scores
-    if post == "LOGISTIC":
-        return b.sigmoid(scores)
-    if post == "SOFTMAX":
-        return b.softmax(scores, -1)
-    # SOFTMAX_ZERO: scores within 1e-7 of 0 take no part (they become ~0).
-    top = b.reduce("max", scores, -1, keepdims=True)
-    zero = b.compare("le", b.abs(scores), 1e-7)
-    e = b.where(zero, b.mul(scores, b.exp(b.neg(top))), b.exp(b.sub(scores, top)))
-    total = b.reduce("sum", b.where(zero, 0.0, e), -1, keepdims=True)
-    return b.div(e, total)
+    return PostTransform(post.lower())
 
 
-def linear_scores(ctx: NodeContext, x: SSAValue, coefficients: np.ndarray, rows: int,
-                  bias: np.ndarray | float | None) -> SSAValue:  # fmt: skip
-    """x @ coefficients.reshape(rows, features).T (+ bias)."""
+def labels_result(label: SSAValue, labels: Sequence[int | str]) -> SSAValue | StringsValue:
+    """A classifier op's label result: the labels themselves, or for string labels the
+    string tensor over them (the op then gives class positions)."""
+    if labels and isinstance(labels[0], str):
+        return StringsValue(label, tuple(str(v) for v in labels))
+    return label
+
+
+def int_labels(labels: Sequence[int | str]) -> list[int] | None:
+    """The ``class_labels`` of a classifier op: None for string labels (positions)."""
+    return None if labels and isinstance(labels[0], str) else [int(v) for v in labels]
+
+
+def coefficient_rows(x: SSAValue, coefficients: np.ndarray, rows: int) -> np.ndarray:
+    """The coefficients as ``rows`` rows of the input's features."""
     features = type_of(x).shape[1]
     if not isinstance(features, int) or coefficients.size != rows * features:
         raise Unsupported(
             f"{coefficients.size} coefficients do not make {rows} rows of {features} features"
         )
-    w = ctx.constant(np.ascontiguousarray(coefficients.reshape(rows, features).T))
+    return coefficients.reshape(rows, features)
+
+
+def linear_scores(ctx: NodeContext, x: SSAValue, coefficients: np.ndarray, rows: int,
+                  bias: np.ndarray | float | None) -> SSAValue:  # fmt: skip
+    """x @ coefficients.reshape(rows, features).T (+ bias)."""
+    w = ctx.constant(np.ascontiguousarray(coefficient_rows(x, coefficients, rows).T))
     y = ctx.b.matmul(x, w)
     if bias is None:
         return y
     return ctx.b.add(y, ctx.constant(np.asarray(bias, np.float32).reshape(1, -1)))
-
-
-def pair(ctx: NodeContext, first: SSAValue, second: SSAValue) -> SSAValue:
-    """Two [batch, 1] (or [batch]) columns side by side: [batch, 2]."""
-    (batch,) = type_of(first).shape[:1]
-    cols = [ctx.b.reshape(v, [batch, 1]) for v in (first, second)]
-    return ctx.b.concat(cols, 1)
-
-
-def binary_pair(ctx: NodeContext, s: SSAValue, post: str) -> SSAValue:
-    """onnxruntime's two scores from one binary score: [1 - s, s], s through the
-    logistic first under LOGISTIC (the other transforms are not applied)."""
-    if post == "PROBIT":
-        raise Unsupported("PROBIT on a single binary score (onnxruntime leaves a score unset)")
-    if post == "LOGISTIC":
-        s = ctx.b.sigmoid(s)
-    return pair(ctx, ctx.b.sub(1.0, s), s)
 
 
 def ml_opset(ctx: NodeContext) -> int:
@@ -196,25 +180,14 @@ def array_feature_extractor(ctx: NodeContext) -> ConverterResult:
 
 @converter("Normalizer", domain=ML)
 def normalizer(ctx: NodeContext) -> ConverterResult:
-    """Each row divided by its max, L1 or L2 norm (a row whose norm is 0 is kept)."""
-    b = ctx.b
+    """Each row divided by its max, L1 or L2 norm (a row whose norm is 0 is kept), as
+    ``mir.normalizer`` on floats."""
     x = ctx.x(0)
-    shape = type_of(x).shape
-    if len(shape) > 2:
-        raise Unsupported(f"the input has rank {len(shape)} (at most 2)")
-    x = b.cast(x, DType.F32) if type_of(x).dtype is not DType.F32 else x
+    if type_of(x).rank > 2:
+        raise Unsupported(f"the input has rank {type_of(x).rank} (at most 2)")
+    x = ctx.b.cast(x, DType.F32) if type_of(x).dtype is not DType.F32 else x
     norm = ctx.check_attr("norm", ("MAX", "L1", "L2"), "MAX")
-    if norm == "MAX":
-        z = b.reduce("max", x, -1, keepdims=True)
-        return b.where(b.compare("ne", z, 0.0), b.div(x, z), x)
-    if norm == "L1":
-        z = b.reduce("sum", b.abs(x), -1, keepdims=True)
-        return b.where(b.compare("ne", z, 0.0), b.div(x, z), x)
-    square = b.mul(x, x)
-    z = b.reduce("sum", square, -1, keepdims=True)
-    root = b.sqrt(b.div(square, z))
-    signed = b.where(b.compare("lt", x, 0.0), b.neg(root), root)
-    return b.where(b.compare("ne", z, 0.0), signed, x)
+    return ctx.b.emit(mir.NormalizerOp(x, norm.lower())).results[0]
 
 
 @converter("Scaler", domain=ML)
@@ -387,8 +360,9 @@ def mapping(
     ctx: NodeContext, keys: Table, values: Table, default: object, nan_matches: bool = False
 ) -> ConverterResult:
     """Input 0 mapped key -> value (the first of keys listed twice), ``default`` where no
-    key matches. Numbers are matched by comparison (NaN to a NaN key if
-    ``nan_matches``); a string tensor by its vocabulary, at import."""
+    key matches: ``mir.label_encoder`` for numbers (NaN matching a NaN key if
+    ``nan_matches``); a string tensor by its vocabulary, at import. String values come
+    out as a string tensor over them (the op gives their positions)."""
     b = ctx.b
     x = ctx.any(0)
     count = len(keys)
@@ -406,22 +380,16 @@ def mapping(
         t = type_of(x)
         if t.dtype is not DType.from_numpy(keys.dtype):
             raise Unsupported(f"{t.dtype.value} input with {keys.dtype} keys")
-        if not count:
-            index = ctx.full(t.shape, 0, DType.I64)
-        else:
-            same = np.array([np.flatnonzero(_same(keys, k))[0] == i for i, k in enumerate(keys)])
-            live = np.where(same, keys, keys[0])  # a repeated key answers at its first position
-            probe = b.reshape(x, [*t.shape, 1])
-            table = live.reshape([1] * t.rank + [-1])
-            hit = b.compare("eq", probe, ctx.constant(table))
-            hit = b.binary(mir.AndOp, hit, ctx.constant(same.reshape(table.shape)))
-            if nan_matches and t.dtype.is_float and np.isnan(keys).any():
-                nan_key = ctx.constant(np.isnan(keys).reshape(table.shape))
-                missing = b.compare("ne", probe, probe)
-                hit = b.binary(mir.OrOp, hit, b.binary(mir.AndOp, missing, nan_key))
-            hits = b.cast(hit, DType.I32)
-            found = b.compare("gt", b.reduce("sum", hits, -1), 0)
-            index = b.where(found, argmax(ctx, hits), ctx.full(t.shape, count, DType.I64))
+        if isinstance(values, list):
+            index_values = np.arange(count + 1, dtype=np.int64)
+            positions = b.emit(mir.LabelEncoderOp(x, keys, index_values, DType.I64, nan_matches))
+            return StringsValue(positions.results[0], (*(str(v) for v in values), str(default)))
+        dtype = DType.from_numpy(values.dtype)
+        if not (dtype.is_float or dtype.is_int):
+            raise Unsupported(f"{dtype.value} values")
+        extended = np.concatenate([values, np.asarray([default], values.dtype)])
+        op = mir.LabelEncoderOp(x, keys, extended, dtype, nan_matches and t.dtype.is_float)
+        return b.emit(op).results[0]
     if isinstance(values, list):
         return StringsValue(index, (*(str(v) for v in values), str(default)))
     extended = np.concatenate([values, np.asarray([default], values.dtype)])
@@ -490,28 +458,31 @@ def linear_regressor(ctx: NodeContext) -> ConverterResult:
 
 @converter("LinearClassifier", domain=ML)
 def linear_classifier(ctx: NodeContext) -> ConverterResult:
-    """Scores x @ W.T + b; the label the best raw score's class (one score: by its sign)."""
-    b = ctx.b
+    """Scores x @ W.T + b and the label of the best raw score (one score: by its sign),
+    as ``mir.linear_classifier``."""
     coefficients = floats(ctx, "coefficients", required=True)
     intercepts = floats(ctx, "intercepts")
     labels = class_labels(ctx, "classlabels_ints")
-    post = ctx.attr("post_transform", "NONE")
+    post = transform(ctx.attr("post_transform", "NONE"))
     ctx.attr("multi_class")  # onnxruntime does not read it
     x = ml_input(ctx)
-    batch = type_of(x).shape[0]
     rows = intercepts.size if intercepts is not None else len(labels)
     if rows == 0:
         raise Unsupported("no intercepts and no class labels: the class count is unknown")
-    scores = linear_scores(ctx, x, coefficients, rows, intercepts)
+    weights = coefficient_rows(x, coefficients, rows)
     if rows == 1:
         if len(labels) != 2:
             raise Unsupported(f"one score needs 2 class labels, got {len(labels)}")
-        s = b.reshape(scores, [batch])
-        label = labels_at(ctx, side(ctx, b.compare("gt", s, 0.0)), labels)
-        return label, binary_pair(ctx, s, post)
-    if len(labels) < rows:
+        if post is PostTransform.PROBIT:
+            raise Unsupported("PROBIT on a single binary score (onnxruntime leaves a score unset)")
+    elif len(labels) < rows:
         raise Unsupported(f"{len(labels)} class labels for {rows} scores")
-    return labels_at(ctx, argmax(ctx, scores), labels), post_transform(ctx, scores, post)
+    op = mir.LinearClassifierOp(
+        x, weights, None if intercepts is None else intercepts.tolist(), post.value,
+        int_labels(labels),
+    )  # fmt: skip
+    label, scores = ctx.b.emit(op).results
+    return labels_result(label, labels), scores
 
 
 # ---------------------------------------------------------------------------------
@@ -519,9 +490,9 @@ def linear_classifier(ctx: NodeContext) -> ConverterResult:
 # ---------------------------------------------------------------------------------
 
 
-def _kernel(ctx: NodeContext, x: SSAValue, vectors: np.ndarray) -> SSAValue:
-    """K(x, v) for every support vector: [batch, vectors]."""
-    b = ctx.b
+def _kernel_props(ctx: NodeContext, x: SSAValue) -> dict[str, Any]:
+    """The kernel of an SVM op: its kind, parameters and support vectors (rows of the
+    input's features)."""
     kind = ctx.check_attr("kernel_type", ("LINEAR", "POLY", "RBF", "SIGMOID"), "LINEAR")
     params = floats(ctx, "kernel_params")
     gamma, coef0, degree = (
@@ -529,51 +500,39 @@ def _kernel(ctx: NodeContext, x: SSAValue, vectors: np.ndarray) -> SSAValue:
         if params is not None and params.size >= 3
         else (0.0, 0.0, 0.0)
     )
-    batch, features = type_of(x).shape
-    count = vectors.size // features if isinstance(features, int) and features else 0
-    if not isinstance(features, int) or count * features != vectors.size:
-        raise Unsupported(f"{vectors.size} support vector values are not rows of {features}")
-    sv = vectors.reshape(count, features)
-    if kind == "RBF":
-        diff = b.sub(
-            b.reshape(x, [batch, 1, features]), ctx.constant(sv.reshape(1, count, features))
-        )
-        return b.exp(b.mul(b.reduce("sum", b.mul(diff, diff), 2), -gamma))
-    dot = b.matmul(x, ctx.constant(np.ascontiguousarray(sv.T)))
-    if kind == "LINEAR":
-        return dot
-    dot = b.add(b.mul(dot, gamma), coef0)
-    if kind == "SIGMOID":
-        return b.tanh(dot)
-    if degree == 2:
-        return b.mul(dot, dot)
-    if degree == 3:
-        return b.mul(b.mul(dot, dot), dot)
-    return b.pow(dot, degree)
+    vectors = floats(ctx, "support_vectors")
+    features = type_of(x).shape[1]
+    size = 0 if vectors is None else vectors.size
+    if not isinstance(features, int) or not features or not size or size % features:
+        raise Unsupported(f"{size} support vector values are not rows of {features}")
+    assert vectors is not None
+    return {"vectors": vectors.reshape(-1, features), "kernel": kind.lower(), "gamma": gamma,
+            "coef0": coef0, "degree": degree}  # fmt: skip
 
 
 @converter("SVMRegressor", domain=ML)
 def svm_regressor(ctx: NodeContext) -> ConverterResult:
-    """kernel(x, support vectors) @ coefficients + rho (one_class: its sign as ±1).
-    onnxruntime ignores post_transform; so does this."""
+    """kernel(x, support vectors) @ coefficients + rho (one_class: its sign as ±1), as
+    ``mir.svm_regressor``; without support vectors a linear model. onnxruntime ignores
+    post_transform; so does this."""
     b = ctx.b
     x = ml_input(ctx)
     supports = int(ctx.attr("n_supports", 0))
     coefficients = floats(ctx, "coefficients", required=True)
     rho = floats(ctx, "rho", required=True)
-    vectors = floats(ctx, "support_vectors")
     one_class = bool(ctx.attr("one_class", 0))
     ctx.check_attr("post_transform", POST_TRANSFORMS, "NONE")
     if supports > 0:
-        if vectors is None or coefficients.size < supports:
+        kernel = _kernel_props(ctx, x)
+        if coefficients.size < supports or len(kernel["vectors"]) != supports:
             raise Unsupported("support_vectors and one coefficient per support are needed")
-        k = _kernel(ctx, x, vectors)
-        y = b.add(b.matmul(k, ctx.constant(coefficients[:supports].reshape(supports, 1))),
-                  float(rho[0]))  # fmt: skip
-    else:
-        ctx.attr("kernel_type")
-        ctx.attr("kernel_params")
-        y = linear_scores(ctx, x, coefficients, 1, float(rho[0]))
+        op = mir.SvmRegressorOp(x, coefficients=coefficients[:supports].tolist(),
+                                rho=float(rho[0]), one_class=one_class, **kernel)  # fmt: skip
+        return b.emit(op).results[0]
+    ctx.attr("support_vectors")
+    ctx.attr("kernel_type")
+    ctx.attr("kernel_params")
+    y = linear_scores(ctx, x, coefficients, 1, float(rho[0]))
     if one_class:
         y = b.where(b.compare("gt", y, 0.0), ctx.full(type_of(y).shape, 1.0, DType.F32), -1.0)
     return y
@@ -582,8 +541,8 @@ def svm_regressor(ctx: NodeContext) -> ConverterResult:
 @converter("SVMClassifier", domain=ML)
 def svm_classifier(ctx: NodeContext) -> ConverterResult:
     """libsvm's one-vs-one decision values and votes (the label: most votes), with
-    prob_a/prob_b the pairwise-coupled probabilities; without support vectors a linear
-    model."""
+    prob_a/prob_b the pairwise-coupled probabilities, as ``mir.svm_classifier``; without
+    support vectors a linear model."""
     b = ctx.b
     x = ml_input(ctx)
     batch = type_of(x).shape[0]
@@ -591,7 +550,6 @@ def svm_classifier(ctx: NodeContext) -> ConverterResult:
     classes = len(labels)
     coefficients = floats(ctx, "coefficients", required=True)
     rho = floats(ctx, "rho", required=True)
-    vectors = floats(ctx, "support_vectors")
     per_class = [int(v) for v in ctx.attr("vectors_per_class") or []]
     prob_a, prob_b = floats(ctx, "prob_a"), floats(ctx, "prob_b")
     post = ctx.attr("post_transform", "NONE")
@@ -599,6 +557,7 @@ def svm_classifier(ctx: NodeContext) -> ConverterResult:
     if classes < 2:
         raise Unsupported(f"{classes} class label(s): at least 2 are needed")
     if sum(per_class) == 0:  # liblinear: one row of coefficients per class
+        ctx.attr("support_vectors")
         ctx.attr("kernel_type")
         ctx.attr("kernel_params")
         scores = linear_scores(ctx, x, coefficients, classes, float(rho[0]))
@@ -609,73 +568,39 @@ def svm_classifier(ctx: NodeContext) -> ConverterResult:
             wins = b.compare("ge", top, 0.5) if positive else b.compare("gt", top, 0.0)
             best = b.where(wins, ctx.full([batch], 1, DType.I64), best)
         return labels_at(ctx, best, labels), post_transform(ctx, scores, post)
-    if len(per_class) != classes or vectors is None:
+    if len(per_class) != classes:
         raise Unsupported("vectors_per_class must give one count per class label")
+    kernel = _kernel_props(ctx, x)
     count = sum(per_class)
     pairs = [(i, j) for i in range(classes) for j in range(i + 1, classes)]
     if coefficients.size < (classes - 1) * count or rho.size < len(pairs):
         raise Unsupported("too few coefficients or rho values for the classes and supports")
+    if len(kernel["vectors"]) != count:
+        raise Unsupported(f"{len(kernel['vectors'])} support vectors for {count} supports")
     coef = coefficients[: (classes - 1) * count].reshape(classes - 1, count)
     starts = np.cumsum([0, *per_class])
     # Decision value of pair (i, j): class i's supports weighted by row j-1, class j's by
-    # row i, plus rho: one matmul with a [supports, pairs] table.
+    # row i: a [supports, pairs] table.
     table = np.zeros((count, len(pairs)), np.float32)
     for p, (i, j) in enumerate(pairs):
         table[starts[i] : starts[i + 1], p] = coef[j - 1, starts[i] : starts[i + 1]]
         table[starts[j] : starts[j + 1], p] = coef[i, starts[j] : starts[j + 1]]
-    k = _kernel(ctx, x, vectors)
-    decision = b.add(
-        b.matmul(k, ctx.constant(table)), ctx.constant(rho[: len(pairs)].reshape(1, -1))
-    )
-    first = np.zeros((len(pairs), classes), np.float32)
-    second = np.zeros((len(pairs), classes), np.float32)
-    for p, (i, j) in enumerate(pairs):
-        first[p, i], second[p, j] = 1.0, 1.0
-    wins = b.cast(b.compare("gt", decision, 0.0), DType.F32)
-    votes = b.add(
-        b.matmul(wins, ctx.constant(first)), b.matmul(b.sub(1.0, wins), ctx.constant(second))
-    )
-    label = labels_at(ctx, argmax(ctx, votes), labels)
+    kind = transform(post)
     if have_proba:
         assert prob_a is not None
         if prob_b is None or prob_a.size < len(pairs) or prob_b.size < len(pairs):
             raise Unsupported("prob_a and prob_b need one value per pair of classes")
-        return label, post_transform(
-            ctx, _coupled_probabilities(ctx, decision, prob_a, prob_b, classes, pairs), post
-        )
-    if classes == 2:
-        s = b.reshape(decision, [batch])
-        if post == "NONE":
-            return label, pair(ctx, b.neg(s), s)
-        return label, binary_pair(ctx, s, post)
-    return label, post_transform(ctx, decision, post)
-
-
-def _coupled_probabilities(
-    ctx: NodeContext,
-    decision: SSAValue,
-    prob_a: np.ndarray,
-    prob_b: np.ndarray,
-    classes: int,
-    pairs: Sequence[tuple[int, int]],
-) -> SSAValue:
-    """libsvm's multiclass probabilities from the pairwise Platt probabilities
-    (``mir.pairwise_coupling``, which iterates as onnxruntime does)."""
-    b = ctx.b
-    batch = type_of(decision).shape[0]
-    c = classes
-    a = ctx.constant(prob_a[: len(pairs)].reshape(1, -1))
-    bb = ctx.constant(prob_b[: len(pairs)].reshape(1, -1))
-    platt = b.sub(1.0, b.sigmoid(b.add(b.mul(decision, a), bb)))
-    platt = b.minimum(b.maximum(platt, 1e-7), 1.0 - 1e-7)  # [batch, pairs]
-    upper = np.zeros((len(pairs), c * c), np.float32)
-    lower = np.zeros((len(pairs), c * c), np.float32)
-    for p, (i, j) in enumerate(pairs):
-        upper[p, i * c + j], lower[p, j * c + i] = 1.0, 1.0
-    r = b.add(b.matmul(platt, ctx.constant(upper)),
-              b.matmul(b.sub(1.0, platt), ctx.constant(lower)))  # fmt: skip
-    r = b.reshape(r, [batch, c, c])  # r[i, j]: P(i | i or j); diagonal 0
-    return b.emit(mir.PairwiseCouplingOp(r)).results[0]
+        probabilities = prob_a[: len(pairs)].tolist(), prob_b[: len(pairs)].tolist()
+    elif classes == 2 and kind is PostTransform.PROBIT:
+        raise Unsupported("PROBIT on a single binary score (onnxruntime leaves a score unset)")
+    op = mir.SvmClassifierOp(
+        x, coefficients=table, rho=rho[: len(pairs)].tolist(),
+        prob_a=probabilities[0] if have_proba else None,
+        prob_b=probabilities[1] if have_proba else None, post_transform=kind.value,
+        class_labels=int_labels(labels), **kernel,
+    )  # fmt: skip
+    label, scores = b.emit(op).results
+    return labels_result(label, labels), scores
 
 
 # ---------------------------------------------------------------------------------

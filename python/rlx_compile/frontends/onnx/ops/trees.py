@@ -1,26 +1,25 @@
 """Tree ensembles of the ai.onnx.ml domain: TreeEnsemble (opset 5) and the older
-TreeEnsembleRegressor and TreeEnsembleClassifier.
+TreeEnsembleRegressor and TreeEnsembleClassifier, each one ``mir.tree_ensemble`` or
+``mir.tree_ensemble_classifier`` (targets without their kernels lower them:
+``legalization.ml``).
 
-The trees are attributes, so their shape is known at import: every tree is walked at
-once, one level per step for the deepest tree's depth. Each sample's current node selects
-its feature, split and mode by gathers on per-node tables; a sample at a leaf stays. The
-leaves reached then give their weights, aggregated over the trees. The older ops keep
-their nodes and leaves in one table keyed by (tree id, node id); they are re-laid into
-the branch and leaf tables TreeEnsemble uses, and aggregated as onnxruntime does.
+The node attributes become the ops' flat tables: branch nodes in topological order
+(every successor after its node), a successor a branch index or ``-1 - leaf``. The older
+ops keep their nodes and leaves in one table keyed by (tree id, node id); it is re-laid
+into branch and leaf tables by sorting and searching the keys (no per-node Python),
+the leaves' weights kept in attribute order, as onnxruntime reads them.
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import replace
 
 import numpy as np
 from xdsl.ir import SSAValue
 
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
-from rlx_compile.dialects.types import DType
+from rlx_compile.dialects.types import DType, TensorType
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
     NodeContext,
@@ -29,17 +28,12 @@ from rlx_compile.frontends.onnx.context import (
 )
 from rlx_compile.frontends.onnx.ops.ml import (
     ML,
-    argmax,
+    POST_TRANSFORMS,
     class_labels,
-    labels_at,
+    labels_result,
     ml_input,
-    post_transform,
-    probit,
-    side,
 )
-from rlx_compile.frontends.onnx.ops.shape import iota
 
-_COMPARE = {0: "le", 1: "lt", 2: "ge", 3: "gt", 4: "eq", 5: "ne"}
 _MODES = {"BRANCH_LEQ": 0, "BRANCH_LT": 1, "BRANCH_GTE": 2, "BRANCH_GT": 3,
           "BRANCH_EQ": 4, "BRANCH_NEQ": 5}  # fmt: skip
 
@@ -51,104 +45,73 @@ def _ints(ctx: NodeContext, name: str) -> np.ndarray:
     return np.asarray(value, np.int64).reshape(-1)
 
 
-@dataclass
-class Forest:
-    """Branch nodes and leaves in flat tables. A branch names its successors by index,
-    ``*_leaf`` saying whether that index is a leaf's or another branch's; ``starts`` is
-    each tree's root, a leaf index where ``root_is_leaf``."""
+def topological(forest: mir.Forest) -> mir.Forest:
+    """``forest`` with its branch nodes in topological order (every successor after its
+    node, as the op requires; the converters' tables already are), unreachable branches
+    dropped."""
+    n = len(forest.features)
+    index = np.arange(n)
+    if all(((nxt < 0) | (nxt > index)).all() for nxt in (forest.true_next, forest.false_next)):
+        return forest
+    order = _topological_order(forest.true_next, forest.false_next, forest.roots)
+    new = np.full(n, -1, np.int64)
+    new[order] = np.arange(len(order))
 
-    features: np.ndarray
-    splits: np.ndarray
-    modes: np.ndarray
-    true_ids: np.ndarray
-    false_ids: np.ndarray
-    true_leaf: np.ndarray
-    false_leaf: np.ndarray
-    starts: np.ndarray
-    root_is_leaf: np.ndarray
-    tracks: np.ndarray | None = None
-    """1 where a missing (NaN) value takes the true branch."""
-    member_sets: np.ndarray | None = None
-    """For MEMBER (mode 6) nodes: their set, NaN-padded rows."""
+    def remap(nxt: np.ndarray) -> np.ndarray:
+        return np.where(nxt >= 0, new[np.maximum(nxt, 0)], nxt)
 
-    def depth(self) -> int:
-        """Levels to walk: the deepest tree's (trees may be DAGs; memoised)."""
-
-        @functools.cache
-        def below(node: int) -> int:
-            branches = (
-                (self.true_ids[node], self.true_leaf[node]),
-                (self.false_ids[node], self.false_leaf[node]),
-            )
-            return 1 + max(0 if leaf else below(int(nxt)) for nxt, leaf in branches)
-
-        return max(
-            (below(int(s)) for s, leaf in zip(self.starts, self.root_is_leaf, strict=True)
-             if not leaf),
-            default=0,
-        )  # fmt: skip
+    starts, values = forest.member_starts, forest.member_values
+    if starts is not None and values is not None:
+        sizes = np.diff(starts)[order]
+        values = np.concatenate([values[starts[k] : starts[k + 1]] for k in order] or [values[:0]])
+        starts = np.concatenate([[0], np.cumsum(sizes)])
+    return replace(
+        forest,
+        roots=remap(forest.roots),
+        features=forest.features[order],
+        modes=forest.modes[order],
+        splits=forest.splits[order],
+        true_next=remap(forest.true_next[order]),
+        false_next=remap(forest.false_next[order]),
+        missing_true=None if forest.missing_true is None else forest.missing_true[order],
+        member_starts=starts,
+        member_values=values,
+    )
 
 
-def walk(ctx: NodeContext, x: SSAValue, forest: Forest) -> SSAValue:
-    """The leaf each sample reaches in each tree: [batch, trees] int64."""
-    b = ctx.b
-    batch, features = type_of(x).shape
-    if not isinstance(features, int):
-        raise Unsupported(f"the input needs a static number of features, got {features}")
-    if forest.features.size and int(forest.features.max()) >= features:
-        raise Unsupported(
-            f"a node reads feature {int(forest.features.max())} of an input with {features}"
-        )
-    trees = len(forest.starts)
-    # Every sample starts at the roots; the batch may be symbolic (an open batch dim).
-    node = b.expand(ctx.constant(forest.starts.astype(np.int64).reshape(1, trees)), [batch, trees])
-    at_leaf = b.expand(ctx.constant(forest.root_is_leaf.reshape(1, trees)), [batch, trees])
-    flat_x = b.reshape(x, [batch * features])
-    rows = b.reshape(b.mul(iota(ctx, batch, DType.I64), features), [batch, 1])
+def _topological_order(
+    true_next: np.ndarray, false_next: np.ndarray, roots: np.ndarray
+) -> list[int]:
+    """The branches the roots reach, each before its successors (depth-first post-order,
+    reversed); a cycle is refused."""
+    state = np.zeros(len(true_next), np.int8)  # 0 new, 1 on the path, 2 done
+    post: list[int] = []
+    for root in roots.tolist():
+        if root < 0 or state[root]:
+            continue
+        stack = [(root, 0)]
+        state[root] = 1
+        while stack:
+            k, edge = stack.pop()
+            if edge == 2:
+                state[k] = 2
+                post.append(k)
+                continue
+            stack.append((k, edge + 1))
+            nxt = int((true_next, false_next)[edge][k])
+            if nxt < 0 or state[nxt] == 2:
+                continue
+            if state[nxt] == 1:
+                raise Unsupported(f"the trees have a cycle through node {nxt}")
+            state[nxt] = 1
+            stack.append((nxt, 0))
+    return post[::-1]
 
-    def table(values: np.ndarray) -> Callable[[SSAValue], SSAValue]:
-        """A per-node attribute as a constant, looked up by index."""
-        const = ctx.constant(values)
-        return lambda index: b.gather(const, index, 0)
 
-    feature_of, split_of, mode_of = (
-        table(forest.features), table(forest.splits), table(forest.modes)
-    )  # fmt: skip
-    true_of, false_of = table(forest.true_ids), table(forest.false_ids)
-    true_leaf_of, false_leaf_of = table(forest.true_leaf), table(forest.false_leaf)
-    tracks_of = None
-    if forest.tracks is not None and np.any(forest.tracks):
-        tracks_of = table(forest.tracks.astype(np.int64))
-    members_of = None if forest.member_sets is None else table(forest.member_sets)
-    used_modes = sorted(set(forest.modes.tolist()))
-    for _ in range(forest.depth()):
-        # Samples already at a leaf hold a leaf index: they read node 0, and stay.
-        walking = b.where(at_leaf, 0, node)
-        value = b.gather(flat_x, b.add(rows, feature_of(walking)), 0)  # [batch, trees]
-        split = split_of(walking)
-        cond = None
-        for mode in used_modes:
-            if mode == 6:
-                assert members_of is not None
-                listed = members_of(walking)  # [batch, trees, width]
-                equal = b.compare("eq", listed, b.reshape(value, [batch, trees, 1]))
-                hit = b.compare("gt", b.reduce("sum", b.cast(equal, DType.I32), 2), 0)
-            else:
-                hit = b.compare(_COMPARE[mode], value, split)
-            if cond is None:
-                cond = hit
-            else:
-                cond = b.where(b.compare("eq", mode_of(walking), mode), hit, cond)
-        assert cond is not None
-        if tracks_of is not None:
-            missing = b.compare("ne", value, value)  # NaN
-            follows = b.cast(tracks_of(walking), DType.BOOL)
-            cond = b.binary(mir.OrOp, cond, b.binary(mir.AndOp, missing, follows))
-        nxt = b.where(cond, true_of(walking), false_of(walking))
-        leaf = b.cast(b.where(cond, true_leaf_of(walking), false_leaf_of(walking)), DType.BOOL)
-        node = b.where(at_leaf, node, nxt)
-        at_leaf = b.binary(mir.OrOp, at_leaf, leaf)
-    return node
+def _post(name: str) -> str:
+    if name not in POST_TRANSFORMS:
+        raise Unsupported(f"post_transform '{name}' is not supported")
+    return name.lower()
 
 
 # ---------------------------------------------------------------------------------
@@ -162,7 +125,6 @@ def tree_ensemble(ctx: NodeContext) -> ConverterResult:
     (onnxruntime truncates it to an integer), post_transform 1 is SOFTMAX and 2 LOGISTIC
     (onnxruntime swaps them; onnx's reference ignores post_transform), and under MIN/MAX
     a target no leaf reaches keeps the type's extreme (as the reference)."""
-    b = ctx.b
     x = ctx.x(0)
     batch = type_of(x).shape[0]
     dtype = type_of(x).dtype
@@ -183,54 +145,54 @@ def tree_ensemble(ctx: NodeContext) -> ConverterResult:
         raise Unsupported("attribute 'n_targets' is required")
     if np.any(modes > 6):
         raise Unsupported(f"node modes {sorted(set(modes.tolist()))}")
-
+    n = len(modes)
+    if not (len(feature_ids) == len(splits) == len(true_ids) == len(false_ids)
+            == len(true_leaf) == len(false_leaf) == n):  # fmt: skip
+        raise Unsupported("the nodes_* attributes have different lengths")
+    leaves = len(leaf_targets)
+    if len(leaf_weights) != leaves:
+        raise Unsupported(f"{len(leaf_weights)} leaf weights for {leaves} leaf targets")
+    for ids, leaf in ((true_ids, true_leaf), (false_ids, false_leaf)):
+        bad = np.where(leaf == 1, (ids < 0) | (ids >= leaves), (ids < 0) | (ids >= n))
+        if bad.any():
+            raise Unsupported(f"node {int(np.flatnonzero(bad)[0])} names a missing successor")
     # A leaf root is a node whose branches both name the same leaf.
     root_is_leaf = (
         (true_leaf[roots] == 1) & (false_leaf[roots] == 1) & (true_ids[roots] == false_ids[roots])
     )
-    member_sets: np.ndarray | None = None
+    member_starts = member_values = None
     if members is not None:  # one NaN-terminated set per MEMBER node, in node order
         values = np.asarray(members, dtype.numpy).reshape(-1)
-        sets: list[list[np.floating]] = []
-        current: list[np.floating] = []
-        for v in values:
-            if np.isnan(v):
-                sets.append(current)
-                current = []
-            else:
-                current.append(v)
-        width = max((len(s) for s in sets), default=1) or 1
-        member_sets = np.full((len(modes), width), np.nan, dtype.numpy)
-        for row, s in zip(np.flatnonzero(modes == 6), sets, strict=False):
-            member_sets[row, : len(s)] = s
+        ends = np.flatnonzero(np.isnan(values))
+        sets = np.split(values, ends)[: len(ends)]
+        sizes = np.zeros(n, np.int64)
+        member_nodes = np.flatnonzero(modes == 6)
+        count = min(len(member_nodes), len(sets))
+        sizes[member_nodes[:count]] = [len(s) - (k > 0) for k, s in enumerate(sets[:count])]
+        member_starts = np.concatenate([[0], np.cumsum(sizes)])
+        member_values = np.concatenate(
+            [s[k > 0 :] for k, s in enumerate(sets[:count])] or [np.zeros(0)]
+        )
     elif np.any(modes == 6):
         raise Unsupported("MEMBER nodes without membership_values")
-    forest = Forest(
-        features=feature_ids, splits=splits, modes=modes, true_ids=true_ids,
-        false_ids=false_ids, true_leaf=true_leaf, false_leaf=false_leaf,
-        starts=np.where(root_is_leaf, true_ids[roots], roots), root_is_leaf=root_is_leaf,
-        tracks=None if tracks is None else np.asarray(tracks, np.int64).reshape(-1),
-        member_sets=member_sets,
+    trees = topological(mir.Forest(
+        roots=np.where(root_is_leaf, -1 - true_ids[roots], roots), features=feature_ids,
+        modes=modes, splits=splits.astype(np.float64),
+        true_next=np.where(true_leaf == 1, -1 - true_ids, true_ids),
+        false_next=np.where(false_leaf == 1, -1 - false_ids, false_ids),
+        leaf_starts=np.arange(leaves + 1), leaf_targets=leaf_targets,
+        leaf_weights=leaf_weights.astype(np.float64),
+        missing_true=None if tracks is None else np.asarray(tracks, np.int64).reshape(-1),
+        member_starts=member_starts, member_values=member_values,
+    ))  # fmt: skip
+    kind = ("average", "sum", "min", "max")[aggregate]
+    info = np.finfo(dtype.numpy)
+    fill = {2: float(info.max), 3: float(info.min)}.get(aggregate, 0.0)
+    op = mir.TreeEnsembleOp(
+        x, trees, TensorType((batch, int(targets)), dtype), kind, fill=fill,
+        post_transform=("none", "softmax", "logistic")[post],
     )  # fmt: skip
-    leaf = walk(ctx, x, forest)
-    trees = len(roots)
-    weight = b.gather(ctx.constant(leaf_weights), leaf, 0)  # [batch, trees]
-    target = b.gather(ctx.constant(leaf_targets), leaf, 0)
-    ids = ctx.constant(np.arange(targets, dtype=np.int64).reshape(1, 1, targets))
-    hits = b.compare("eq", b.reshape(target, [batch, trees, 1]), ids)  # [batch, trees, targets]
-    weight = b.reshape(weight, [batch, trees, 1])
-    if aggregate in (0, 1):
-        y = b.reduce("sum", b.where(hits, weight, 0.0), 1)
-        y = b.div(y, float(trees)) if aggregate == 0 else y
-    else:
-        info = np.finfo(dtype.numpy)
-        fill, kind = (float(info.max), "min") if aggregate == 2 else (float(info.min), "max")
-        y = b.reduce(kind, b.where(hits, weight, fill), 1)
-    if post == 1:
-        y = b.softmax(y, -1)
-    elif post == 2:
-        y = b.sigmoid(y)
-    return y
+    return ctx.b.emit(op).results[0]
 
 
 # ---------------------------------------------------------------------------------
@@ -258,110 +220,6 @@ def _threshold_dtype(ctx: NodeContext) -> DType:
     return DType.F32
 
 
-@dataclass
-class OldForest:
-    forest: Forest
-    leaf_values: np.ndarray
-    """[leaves, outputs]: the weights each leaf gives each output (summed, or min/max)."""
-    leaf_has: np.ndarray
-    """[leaves, outputs]: whether the leaf carries a weight for that output."""
-    leaf_first: np.ndarray
-    """[leaves]: the leaf's first weight (its node value when it has none): what
-    onnxruntime adds for a single output."""
-    weight_outputs: set[int]
-    all_positive: bool
-
-
-def _old_forest(
-    ctx: NodeContext, prefix: str, outputs: int, combine: str, dtype: DType
-) -> OldForest:
-    tree_ids, node_ids = _ints(ctx, "nodes_treeids"), _ints(ctx, "nodes_nodeids")
-    feature_ids = _ints(ctx, "nodes_featureids")
-    true_ids, false_ids = _ints(ctx, "nodes_truenodeids"), _ints(ctx, "nodes_falsenodeids")
-    mode_names = ctx.attr("nodes_modes") or []
-    values = _floats(ctx, "nodes_values", dtype)
-    ctx.attr("nodes_hitrates")  # statistics; no effect on the result
-    ctx.attr("nodes_hitrates_as_tensor")
-    tracks = ctx.attr("nodes_missing_value_tracks_true")
-    n = len(tree_ids)
-    if values is None:
-        values = np.zeros(n, dtype.numpy)
-    if not (len(node_ids) == len(feature_ids) == len(true_ids) == len(false_ids)
-            == len(mode_names) == len(values) == n):  # fmt: skip
-        raise Unsupported("the nodes_* attributes have different lengths")
-    unknown = sorted({m for m in mode_names if m != "LEAF" and m not in _MODES})
-    if unknown:
-        raise Unsupported(f"node modes {unknown}")
-    index = {(int(t), int(i)): k for k, (t, i) in enumerate(zip(tree_ids, node_ids, strict=True))}
-    if len(index) != n:
-        raise Unsupported("a (tree id, node id) pair is given twice")
-    is_leaf = np.array([m == "LEAF" for m in mode_names], bool)
-    # Branches and leaves numbered apart, in node order.
-    slot = np.where(is_leaf, np.cumsum(is_leaf) - 1, np.cumsum(~is_leaf) - 1)
-    branches = np.flatnonzero(~is_leaf)
-
-    def successor(k: int | np.integer, target: int | np.integer) -> int:
-        found = index.get((int(tree_ids[k]), int(target)))
-        if found is None:
-            raise Unsupported(
-                f"node {node_ids[k]} of tree {tree_ids[k]} names missing node {target}"
-            )
-        return found
-
-    true_k = np.array([successor(k, true_ids[k]) for k in branches], np.int64)
-    false_k = np.array([successor(k, false_ids[k]) for k in branches], np.int64)
-    # A tree starts where the tree id changes (onnxruntime's reading).
-    roots = np.flatnonzero(np.r_[True, tree_ids[1:] != tree_ids[:-1]]) if n else np.zeros(0, int)
-    track_arr = None
-    if tracks is not None:
-        track_arr = np.zeros(n, np.int64)
-        track_arr[: len(tracks)] = np.asarray(tracks, np.int64)[:n]
-        track_arr = track_arr[branches]
-    forest = Forest(
-        features=feature_ids[branches],
-        splits=values[branches],
-        modes=np.array([_MODES[mode_names[k]] for k in branches], np.int64),
-        true_ids=slot[true_k].astype(np.int64), false_ids=slot[false_k].astype(np.int64),
-        true_leaf=is_leaf[true_k].astype(np.int64), false_leaf=is_leaf[false_k].astype(np.int64),
-        starts=slot[roots].astype(np.int64), root_is_leaf=is_leaf[roots], tracks=track_arr,
-    )  # fmt: skip
-    # Leaf weights.
-    w_trees, w_nodes = _ints(ctx, f"{prefix}_treeids"), _ints(ctx, f"{prefix}_nodeids")
-    w_ids = _ints(ctx, f"{prefix}_ids")
-    weights = _floats(ctx, f"{prefix}_weights", dtype)
-    if weights is None or not (len(weights) == len(w_trees) == len(w_nodes) == len(w_ids)):
-        raise Unsupported(f"the {prefix}_* attributes are missing or of different lengths")
-    if len(w_ids) and (w_ids.min() < 0 or w_ids.max() >= outputs):
-        raise Unsupported(f"{prefix}_ids name output {int(w_ids.max())} of {outputs}")
-    leaves = int(is_leaf.sum())
-    fill = {"sum": 0.0, "min": np.inf, "max": -np.inf}[combine]
-    leaf_values = np.full((leaves, outputs), fill, np.float64)
-    leaf_has = np.zeros((leaves, outputs), bool)
-    leaf_first = values[is_leaf].astype(np.float64)
-    first_seen = np.zeros(leaves, bool)
-    for t, nd, i, w in zip(w_trees, w_nodes, w_ids, weights, strict=True):
-        k = index.get((int(t), int(nd)))
-        if k is None:
-            raise Unsupported(f"a weight names missing node {nd} of tree {t}")
-        if not is_leaf[k]:
-            continue  # onnxruntime ignores weights on branch nodes
-        leaf = slot[k]
-        if combine == "sum":
-            leaf_values[leaf, i] += w
-        elif combine == "min":
-            leaf_values[leaf, i] = min(leaf_values[leaf, i], w)
-        else:
-            leaf_values[leaf, i] = max(leaf_values[leaf, i], w)
-        leaf_has[leaf, i] = True
-        if not first_seen[leaf]:
-            leaf_first[leaf], first_seen[leaf] = w, True
-    leaf_values[~leaf_has] = 0.0
-    return OldForest(
-        forest, leaf_values.astype(dtype.numpy), leaf_has, leaf_first.astype(dtype.numpy),
-        {int(i) for i in w_ids}, bool(np.all(weights >= 0)),
-    )  # fmt: skip
-
-
 def _tree_input(ctx: NodeContext, dtype: DType) -> SSAValue:
     """X as [batch, features] in the type its values are compared in: the thresholds'
     float type, or f64 for a double input (onnxruntime compares in C++'s promoted type)."""
@@ -371,154 +229,178 @@ def _tree_input(ctx: NodeContext, dtype: DType) -> SSAValue:
     return x if xd is want else ctx.b.cast(x, want)
 
 
-def _walk_old(ctx: NodeContext, x: SSAValue, old: OldForest) -> SSAValue:
-    """``walk`` with the splits in the type the input is compared in."""
-    forest = old.forest
-    forest.splits = forest.splits.astype(type_of(x).dtype.numpy)
-    return walk(ctx, x, forest)
+class _Keys:
+    """(tree id, node id) pairs looked up by sorting and binary search."""
+
+    def __init__(self, tree_ids: np.ndarray, node_ids: np.ndarray):
+        self.trees, self.nodes = tree_ids, node_ids
+        self.base = int(node_ids.max(initial=0)) + 1
+        if len(node_ids) and node_ids.min() < 0:
+            raise Unsupported("negative node ids")
+        keys = tree_ids * self.base + node_ids
+        self.order = np.argsort(keys, kind="stable")
+        self.sorted = keys[self.order]
+        if (self.sorted[1:] == self.sorted[:-1]).any():
+            raise Unsupported("a (tree id, node id) pair is given twice")
+
+    def find(self, tree_ids: np.ndarray, node_ids: np.ndarray, what: str) -> np.ndarray:
+        """The positions of the pairs; a missing one is refused, named by ``what``."""
+        if not len(node_ids):
+            return np.zeros(0, np.int64)
+        if not len(self.sorted):
+            raise Unsupported(f"{what} names node {node_ids[0]} of tree {tree_ids[0]}: no nodes")
+        q = tree_ids * self.base + node_ids
+        pos = np.minimum(np.searchsorted(self.sorted, q), max(len(self.sorted) - 1, 0))
+        found = (self.sorted[pos] == q) & (node_ids >= 0) & (node_ids < self.base)
+        if not found.all():
+            k = int(np.flatnonzero(~found)[0])
+            raise Unsupported(f"{what} names missing node {node_ids[k]} of tree {tree_ids[k]}")
+        return self.order[pos]
 
 
-def _per_tree(ctx: NodeContext, leaf: SSAValue, table: np.ndarray) -> SSAValue:
-    """A leaf table looked up by the reached leaves: [batch, trees, *table.shape[1:]]."""
-    return ctx.b.gather(ctx.constant(table), leaf, 0)
+class _OldForest:
+    """An opset 1/3 ensemble's tables: the forest, and which classes (or targets) every
+    weight names, branches' included (onnxruntime's binary decisions read them all)."""
+
+    def __init__(self, ctx: NodeContext, prefix: str, outputs: int, dtype: DType,
+                 first_weight: bool = False):  # fmt: skip
+        tree_ids, node_ids = _ints(ctx, "nodes_treeids"), _ints(ctx, "nodes_nodeids")
+        feature_ids = _ints(ctx, "nodes_featureids")
+        true_ids, false_ids = _ints(ctx, "nodes_truenodeids"), _ints(ctx, "nodes_falsenodeids")
+        mode_names = np.asarray(ctx.attr("nodes_modes") or [], dtype=object)
+        values = _floats(ctx, "nodes_values", dtype)
+        ctx.attr("nodes_hitrates")  # statistics; no effect on the result
+        ctx.attr("nodes_hitrates_as_tensor")
+        tracks = ctx.attr("nodes_missing_value_tracks_true")
+        n = len(tree_ids)
+        if values is None:
+            values = np.zeros(n, dtype.numpy)
+        if not (len(node_ids) == len(feature_ids) == len(true_ids) == len(false_ids)
+                == len(mode_names) == len(values) == n):  # fmt: skip
+            raise Unsupported("the nodes_* attributes have different lengths")
+        names, codes = np.unique(mode_names, return_inverse=True)
+        kinds = [str(m) for m in names]
+        unknown = sorted(m for m in kinds if m != "LEAF" and m not in _MODES)
+        if unknown:
+            raise Unsupported(f"node modes {unknown}")
+        modes = np.array([_MODES.get(m, -1) for m in kinds], np.int64)[codes]
+        keys = _Keys(tree_ids, node_ids)
+        is_leaf = modes < 0
+        # Branches and leaves numbered apart, in node order.
+        slot = np.where(is_leaf, np.cumsum(is_leaf) - 1, np.cumsum(~is_leaf) - 1)
+        branches = np.flatnonzero(~is_leaf)
+        successors = []
+        for ids in (true_ids, false_ids):
+            k = keys.find(tree_ids[branches], ids[branches], "a node")
+            successors.append(np.where(is_leaf[k], -1 - slot[k], slot[k]))
+        # A tree starts where the tree id changes (onnxruntime's reading).
+        roots = (
+            np.flatnonzero(np.r_[True, tree_ids[1:] != tree_ids[:-1]]) if n else np.zeros(0, int)
+        )
+        track_arr = None
+        if tracks is not None:
+            track_arr = np.zeros(n, np.int64)
+            track_arr[: len(tracks)] = np.asarray(tracks, np.int64)[:n]
+            track_arr = track_arr[branches]
+        # Leaf weights, in attribute order within each leaf.
+        w_trees, w_nodes = _ints(ctx, f"{prefix}_treeids"), _ints(ctx, f"{prefix}_nodeids")
+        w_ids = _ints(ctx, f"{prefix}_ids")
+        weights = _floats(ctx, f"{prefix}_weights", dtype)
+        if weights is None or not (len(weights) == len(w_trees) == len(w_nodes) == len(w_ids)):
+            raise Unsupported(f"the {prefix}_* attributes are missing or of different lengths")
+        if len(w_ids) and (w_ids.min() < 0 or w_ids.max() >= outputs):
+            raise Unsupported(f"{prefix}_ids name output {int(w_ids.max())} of {outputs}")
+        self.named = {int(i) for i in w_ids}
+        self.all_positive = bool(np.all(weights >= 0))
+        k = keys.find(w_trees, w_nodes, "a weight")
+        on_leaf = is_leaf[k]  # onnxruntime ignores weights on branch nodes
+        leaf, target, weight = slot[k[on_leaf]], w_ids[on_leaf], weights[on_leaf]
+        leaves = int(is_leaf.sum())
+        order = np.argsort(leaf, kind="stable")
+        leaf, target, weight = leaf[order], target[order], weight[order]
+        if first_weight:  # one output: each leaf's first weight, or its node value
+            first = values[is_leaf].astype(np.float64)
+            seen, at = np.unique(leaf, return_index=True)
+            first[seen] = weight[at]
+            leaf, target, weight = np.arange(leaves), np.zeros(leaves, np.int64), first
+        counts = np.bincount(leaf, minlength=leaves)
+        self.has = np.zeros((leaves, outputs), bool)
+        self.has[leaf, target] = True
+        self.forest = topological(mir.Forest(
+            roots=np.where(is_leaf[roots], -1 - slot[roots], slot[roots]),
+            features=feature_ids[branches], modes=modes[branches],
+            splits=values[branches].astype(np.float64), true_next=successors[0],
+            false_next=successors[1], leaf_starts=np.concatenate([[0], np.cumsum(counts)]),
+            leaf_targets=target, leaf_weights=weight.astype(np.float64), missing_true=track_arr,
+        ))  # fmt: skip
 
 
 @converter("TreeEnsembleRegressor", domain=ML)
 def tree_ensemble_regressor(ctx: NodeContext) -> ConverterResult:
-    b = ctx.b
     dtype = _threshold_dtype(ctx)
     x = _tree_input(ctx, dtype)
     targets = int(ctx.attr("n_targets", 1))
     aggregate = ctx.check_attr("aggregate_function", ("SUM", "AVERAGE", "MIN", "MAX"), "SUM")
-    post = ctx.attr("post_transform", "NONE")
+    post = _post(ctx.attr("post_transform", "NONE"))
     base = _floats(ctx, "base_values", dtype)
-    base = np.zeros(0, dtype.numpy) if base is None else base
-    combine = {"SUM": "sum", "AVERAGE": "sum", "MIN": "min", "MAX": "max"}[aggregate]
-    old = _old_forest(ctx, "target", targets, combine, dtype)
-    leaf = _walk_old(ctx, x, old)
-    trees = len(old.forest.starts)
-    reduce = {"SUM": "sum", "AVERAGE": "sum", "MIN": "min", "MAX": "max"}[aggregate]
-    if targets == 1:
-        y = b.reduce(reduce, _per_tree(ctx, leaf, old.leaf_first), 1, keepdims=True)
-        if aggregate == "AVERAGE":
-            y = b.div(y, float(trees))
-        if len(base) == 1:
-            y = b.add(y, ctx.constant(base.reshape(1, 1)))
-        return probit(ctx, y) if post == "PROBIT" else _check_post(post, y)
-    values = _per_tree(ctx, leaf, old.leaf_values)  # [batch, trees, targets]
-    has = _per_tree(ctx, leaf, old.leaf_has)
-    if reduce == "sum":
-        y = b.reduce("sum", values, 1)
-    else:
-        fill = np.inf if reduce == "min" else -np.inf
-        y = b.reduce(reduce, b.where(has, values, fill), 1)
-    if aggregate == "AVERAGE":
-        y = b.div(y, float(trees))
-    if len(base) == targets:
-        y = b.add(y, ctx.constant(base.reshape(1, targets)))
-    # A target no reached leaf weighs scores 0 in onnxruntime, base value or not.
-    scored = b.compare("gt", b.reduce("sum", b.cast(has, DType.I32), 1), 0)
-    y = b.where(scored, y, 0.0)
-    return post_transform(ctx, y, post)
-
-
-def _check_post(post: str, y: SSAValue) -> SSAValue:
-    if post not in ("NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO"):
-        raise Unsupported(f"post_transform '{post}' is not supported")
-    return y  # onnxruntime applies only PROBIT to a single score
+    base = np.zeros(0, dtype.numpy) if base is None or len(base) != targets else base
+    old = _OldForest(ctx, "target", targets, dtype, first_weight=targets == 1)
+    if targets == 1 and post != "probit":
+        post = "none"  # onnxruntime applies only PROBIT to a single score
+    op = mir.TreeEnsembleOp(
+        x, old.forest, TensorType((type_of(x).shape[0], targets), dtype), aggregate.lower(),
+        base_values=base.tolist(), post_transform=post,
+    )  # fmt: skip
+    return ctx.b.emit(op).results[0]
 
 
 @converter("TreeEnsembleClassifier", domain=ML)
 def tree_ensemble_classifier(ctx: NodeContext) -> ConverterResult:
-    """Scores summed over the trees, base values added, the label the best scored class,
-    and the binary cases as onnxruntime resolves them (one class weighted: its score and
-    the opposite; the label by the sign, or 0.5 when every weight is positive)."""
-    b = ctx.b
+    """One ``mir.tree_ensemble_classifier`` (onnxruntime's aggregation and binary
+    layouts). Refused as onnxruntime fails or leaves a score unset: a binary score
+    layout that would depend on the leaves reached, probit or a lone base value for one
+    binary score."""
     dtype = _threshold_dtype(ctx)
     x = _tree_input(ctx, dtype)
     labels = class_labels(ctx)
     classes = len(labels)
-    post = ctx.attr("post_transform", "NONE")
+    post = _post(ctx.attr("post_transform", "NONE"))
     base = _floats(ctx, "base_values", dtype)
     base = np.zeros(0, dtype.numpy) if base is None else base
     if classes < 2:
         raise Unsupported(f"{classes} class label(s): at least 2 are needed")
-    old = _old_forest(ctx, "class", classes, "sum", dtype)
-    leaf = _walk_old(ctx, x, old)
-    scores = b.reduce("sum", _per_tree(ctx, leaf, old.leaf_values), 1)  # [batch, classes]
-    batch = type_of(scores).shape[0]
-    if classes > 2:
-        if len(base):
-            padded = np.zeros(classes, dtype.numpy)
-            padded[: len(base)] = base[:classes]
-            scores = b.add(scores, ctx.constant(padded.reshape(1, classes)))
-        # Only classes with a score (a weight reached, or a base value) compete.
-        has = b.compare(
-            "gt", b.reduce("sum", b.cast(_per_tree(ctx, leaf, old.leaf_has), DType.I32), 1), 0
-        )
-        if len(base):
-            has = b.binary(mir.OrOp, has, ctx.constant(
-                (np.arange(classes) < len(base)).reshape(1, classes)))  # fmt: skip
-        best = argmax(ctx, b.where(has, scores, -np.inf))
-        return labels_at(ctx, best, labels), post_transform(ctx, scores, post)
-    # Two classes, as onnxruntime resolves them. Which classes carry weights must be
-    # the same for every sample; a class without one scores 0 whatever is added to it.
-    h0, h1 = (_static_has(old, k) for k in (0, 1))
-    zero = ctx.full([batch], 0.0, dtype)
-    s0 = b.reshape(b.narrow(scores, 1, 0, 1), [batch])
-    s1 = b.reshape(b.narrow(scores, 1, 1, 1), [batch])
-    extra = -1
-    if len(base) == 2:
-        if h1:  # onnxruntime: class 1 from class 0's sum and base value 1, class 0 opposite
-            s1 = b.add(s0, float(base[1]))
-            s0 = b.neg(s1)
-        else:
-            s0, s1 = b.add(s0, float(base[0])), b.add(s1, float(base[1]))
-        two = True
-    elif len(base) == 1:
-        s0, two = b.add(s0, float(base[0])), h1
-    elif len(base) == 0:
-        extra, two = 3, h1
-    else:
-        raise Unsupported(f"{len(base)} base values for 2 classes")
-    v0, v1 = (s0 if h0 else zero), (s1 if h1 else zero)
-    positive = v1 if two and h1 else v0
-    if len(old.weight_outputs) == 1:  # one class weighted: labels by the score's side
-        win = b.compare("gt", positive, 0.5 if old.all_positive else 0.0)
-        label = labels_at(ctx, side(ctx, win), labels)
-        extra = 0 if old.all_positive else 2
-    else:  # onnxruntime answers 1 or 0 here: a class label only for string labels
-        index = side(ctx, b.compare("gt", positive, 0.0))
-        label = labels_at(ctx, index, labels) if isinstance(labels[0], str) else index
-    if two:
-        pair = b.concat([b.reshape(v, [batch, 1]) for v in (v0, v1)], 1)
-        return label, post_transform(ctx, pair, post)
-    return label, _second_class(ctx, v0, extra, post)
+    old = _OldForest(ctx, "class", classes, dtype)
+    leaf_named = set(old.forest.leaf_targets.tolist())
+    leaf_positive = bool((old.forest.leaf_weights >= 0).all())
+    if classes == 2:
+        if len(base) > 2:
+            raise Unsupported(f"{len(base)} base values for 2 classes")
+        _static_has(old, 0)
+        h1 = _static_has(old, 1)
+        one_class = len(old.named) == 1
+        if (len(leaf_named) == 1) != one_class or leaf_positive != old.all_positive:
+            raise Unsupported("weights on branch nodes change the binary layout")
+        if len(base) < 2 and not h1 and (post == "probit" or (len(base) == 1 and not one_class)):
+            raise Unsupported(
+                f"post_transform '{post}' of a single binary score (onnxruntime leaves the "
+                "second score unset)"
+            )
+    base = base[:classes]
+    batch = type_of(x).shape[0]
+    int_labels = None if isinstance(labels[0], str) else [int(v) for v in labels]
+    op = mir.TreeEnsembleClassifierOp(
+        x, old.forest, TensorType((batch, classes), dtype), base.tolist(), post, int_labels
+    )
+    label, scores = ctx.b.emit(op).results
+    return labels_result(label, labels), scores
 
 
-def _static_has(old: OldForest, k: int) -> bool:
-    col = old.leaf_has[:, k]
+def _static_has(old: _OldForest, k: int) -> bool:
+    """Whether every leaf weighs class ``k`` (False: none does); refused when some do."""
+    col = old.has[:, k]
     if col.all() or not col.any():
         return bool(col.all())
     raise Unsupported(
         f"binary classifier whose leaves weigh class {k} only in part (the score layout "
         "would depend on the leaves reached)"
     )
-
-
-def _second_class(ctx: NodeContext, s: SSAValue, extra: int, post: str) -> SSAValue:
-    """onnxruntime's scores for one binary score: [1-s, s], [-s, s] or logistic pairs."""
-    b = ctx.b
-    (batch,) = type_of(s).shape
-    if post == "PROBIT" or extra < 0:
-        raise Unsupported(
-            f"post_transform '{post}' of a single binary score (onnxruntime leaves the second "
-            "score unset)"
-        )
-    if extra in (0, 1):
-        pair = [b.sub(1.0, s), s]
-    elif post == "LOGISTIC":
-        pair = [b.sigmoid(b.neg(s)), b.sigmoid(s)]
-    else:
-        pair = [b.neg(s), s]
-    return b.concat([b.reshape(v, [batch, 1]) for v in pair], 1)
