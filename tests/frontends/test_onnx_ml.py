@@ -564,3 +564,51 @@ def test_tree_ensembles_over_an_open_batch(op: str) -> None:
         feeds = {x: np.round(rng(n).normal(size=(n, 3 if x == "x" else F)), 1).astype(np.float32)}
         for g, w in zip(rep.run(feeds), sess.run(None, feeds), strict=True):
             np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+def _one_op_models() -> dict[str, onnx.ModelProto]:
+    cols = random_trees(4, 3, seed=41, weights_per_leaf=2)
+    return {
+        "mir.tree_ensemble": ml_model(
+            "TreeEnsembleRegressor", regressor_attrs(cols, 3), [("Y", TensorProto.FLOAT, [N, 3])]
+        ),
+        "mir.tree_ensemble_classifier": ml_model(
+            "TreeEnsembleClassifier",
+            classifier_attrs(cols, [1, 2, 3], post_transform="SOFTMAX"),
+            [LABEL, ("Z", TensorProto.FLOAT, [N, 3])],
+        ),
+        "mir.svm_classifier": ml_model(
+            "SVMClassifier",
+            svm_attrs(3, "RBF", True, seed=3),
+            [LABEL, ("Z", TensorProto.FLOAT, [N, 3])],
+        ),
+        "mir.linear_classifier": ml_model(
+            "LinearClassifier",
+            {
+                "coefficients": rng(2).normal(size=3 * F).tolist(),
+                "intercepts": [0.1, 0.2, 0.3],
+                "classlabels_ints": [4, 5, 6],
+                "post_transform": "SOFTMAX",
+            },
+            [LABEL, ("Z", TensorProto.FLOAT, [N, 3])],
+        ),
+        "mir.normalizer": ml_model(
+            "Normalizer", {"norm": "L2"}, [("Y", TensorProto.FLOAT, [N, F])]
+        ),
+    }
+
+
+@pytest.mark.parametrize("op", sorted(_one_op_models()))
+def test_a_trained_model_is_one_op(op: str) -> None:
+    """What onnxruntime runs as one node is one op, before and after the cpu compile."""
+    from rlx_compile import CompilePipeline
+    from rlx_compile.frontends.onnx import import_model
+    from rlx_compile.ir import main_graph
+
+    model = _one_op_models()[op]
+    module = import_model(model)
+    result = CompilePipeline(target="cpu", keep_stages=False).compile(module)
+    leaves = {"mir.input", "mir.param", "mir.constant", "func.return", "lir.return"}
+    for graph_op in (main_graph(module), result.lir):
+        assert graph_op is not None
+        assert [o.name for o in graph_op.body.block.ops if o.name not in leaves] == [op]

@@ -167,6 +167,60 @@ def test_tree_ensemble(aggregate: int, seed: int) -> None:
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
 
 
+def test_tree_ensemble_nodes_in_any_order() -> None:
+    """Nodes listed children first (the order reversed, the membership sets with them):
+    the importer renumbers them into the op's order (every successor after its node),
+    and the model computes what the reference computes."""
+    from onnx import numpy_helper
+
+    rng = np.random.default_rng(5)
+    attrs = random_trees(rng, 4, 3, 2, set_values=[-2, -1, 1, 2])
+    n = len(attrs["nodes_featureids"])
+    flip = [n - 1 - i for i in range(n)]
+
+    def reordered(name: str) -> list:
+        values = attrs[name]
+        if not isinstance(values, list):
+            values = numpy_helper.to_array(values).tolist()
+        return [values[i] for i in flip]
+
+    def successors(side: str) -> list[int]:
+        ids, leaf = reordered(f"nodes_{side}nodeids"), reordered(f"nodes_{side}leafs")
+        return [k if is_leaf else n - 1 - k for k, is_leaf in zip(ids, leaf, strict=True)]
+
+    modes = numpy_helper.to_array(attrs["nodes_modes"]).tolist()
+    members = numpy_helper.to_array(attrs["membership_values"]).tolist()
+    sets, current = [], []
+    for v in members:
+        current.append(v)
+        if np.isnan(v):
+            sets.append(current)
+            current = []
+    member_nodes = [i for i, m in enumerate(modes) if m == 6]
+    by_node = dict(zip(member_nodes, sets, strict=True))
+    flipped_members = [v for i in flip if i in by_node for v in by_node[i]]
+    flipped = dict(
+        attrs,
+        nodes_splits=helper.make_tensor("s", F, [n], reordered("nodes_splits")),
+        nodes_featureids=reordered("nodes_featureids"),
+        nodes_modes=helper.make_tensor("m", TensorProto.UINT8, [n], reordered("nodes_modes")),
+        nodes_truenodeids=successors("true"), nodes_falsenodeids=successors("false"),
+        nodes_trueleafs=reordered("nodes_trueleafs"),
+        nodes_falseleafs=reordered("nodes_falseleafs"),
+        nodes_missing_value_tracks_true=reordered("nodes_missing_value_tracks_true"),
+        membership_values=helper.make_tensor("mv", F, [len(members)], flipped_members),
+        tree_roots=[n - 1 - r for r in attrs["tree_roots"]],
+    )  # fmt: skip
+    x = (rng.integers(-2, 3, size=(64, 3)) + rng.normal(size=(64, 3)) * 0.5).astype(np.float32)
+    x[rng.random((64, 3)) < 0.1] = np.nan
+    model = tree_model(flipped, 1)
+    (want,) = ReferenceEvaluator(model).run(None, {"x": x})
+    (got,) = backend.prepare(model).run({"x": x})
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    (same,) = backend.prepare(tree_model(attrs, 1)).run({"x": x})
+    np.testing.assert_array_equal(got, same)
+
+
 def test_tree_ensemble_post_transforms_follow_the_spec() -> None:
     # ONNX: 1 = SOFTMAX, 2 = LOGISTIC (onnx's reference ignores post_transform;
     # onnxruntime 1.32 applies them the other way round).

@@ -20,6 +20,7 @@ from xdsl.utils.exceptions import VerifyException
 from rlx_compile.builder import ModuleBuilder
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.types import DType, TensorType
+from tests import ml_models
 
 Make = Callable[[DType, np.random.Generator], "tuple[ModuleOp, dict[str, np.ndarray]] | None"]
 
@@ -1001,3 +1002,36 @@ for _name, _op, _kw, _extra in (
                 v = (v.astype(np.float64) * 0.5).astype(dt.numpy)
             inputs[k] = v
         return module and (module, inputs)
+
+
+# ---------------------------------------------------------------------------------
+# Classic ML (rlx_ml.c): tree ensembles, SVMs, linear classifiers (tests/ml_models.py)
+# ---------------------------------------------------------------------------------
+
+
+def _ml_case(name: str) -> Make:
+    def make(dtype: DType, rng: np.random.Generator):
+        if dtype not in (DType.F32, DType.F64):
+            return None
+        build = ml_models.OPS[name]
+        module = graph({"x": ((ml_models.ROWS, ml_models.FEATURES), dtype)},
+                       lambda m, x: build(m, x, rng))  # fmt: skip
+        return module and (module, {"x": ml_models.samples(dtype.numpy, rng)})
+
+    return make
+
+
+ML_OPS = {
+    "tree_ensemble": mir.TreeEnsembleOp,
+    "tree_classifier": mir.TreeEnsembleClassifierOp,
+    "svm_regressor": mir.SvmRegressorOp,
+    "svm_classifier": mir.SvmClassifierOp,
+    "linear_classifier": mir.LinearClassifierOp,
+    "normalizer": mir.NormalizerOp,
+    "label_encoder": mir.LabelEncoderOp,
+}
+"""The op each ``ml_models`` case is named after, by the case name's prefix."""
+
+for _name in ml_models.OPS:
+    _op = next(op for prefix, op in ML_OPS.items() if _name.startswith(prefix))
+    case(f"ml_{_name}", _op)(_ml_case(_name))

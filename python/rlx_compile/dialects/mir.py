@@ -4081,6 +4081,7 @@ class TreeEnsembleOp(TreeOp):
         )
 
     def check_result(self, props: Props, *, input: TensorType) -> None:
+        _check_samples(input)
         out = _scores_type(self.result.type, input, "the result")
         targets = cast(int, out.shape[1])
         self.check_forest(props, input, targets)
@@ -4145,6 +4146,7 @@ class TreeEnsembleClassifierOp(TreeOp):
         )
 
     def check_result(self, props: Props, *, input: TensorType) -> None:
+        _check_samples(input)
         _check_label_type(self.label.type, input)
         out = _scores_type(self.scores.type, input, "scores")
         classes = cast(int, out.shape[1])

@@ -349,7 +349,7 @@ int rlx_fail(int64_t code) { return (int)code; }
                 for (i = 0; i < c; i++) {                                               \
                     CT e = R_(qp[i] - pqp);                                             \
                     e = e < 0 ? -e : e;                                                 \
-                    worst = e > worst ? e : worst;                                      \
+                    worst = (e > worst || e != e) ? e : worst; /* NaN: not done */ \
                 }                                                                       \
                 if (worst < eps) break;                                                 \
                 for (i = 0; i < c; i++) {                                               \
