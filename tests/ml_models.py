@@ -1,6 +1,7 @@
 """Random classic-ML ops (``mir.tree_ensemble`` and the rest) for the tests that run
 them: every tree-node mode, missing tracks, set membership, leaves with several entries,
-tree roots that are leaves; SVMs of every kernel; linear classifiers; label encoders.
+tree roots that are leaves; SVMs of every kernel; linear classifiers; label encoders;
+scalers, binarizers, imputers and one-hot encoders.
 
 ``OPS`` maps a case name to ``build(m, x, rng) -> outputs`` for a [rows, FEATURES]
 input ``x`` of f32 or f64 (``build`` reads the input's type off ``x``); ``samples``
@@ -9,6 +10,7 @@ gives inputs that hit every branch (NaN included).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -288,3 +290,43 @@ def _label_encoder(b: GraphBuilder, x: SSAValue, rng: np.random.Generator) -> li
     )
     empty = b.emit(mir.LabelEncoderOp(x, np.zeros(0), np.array([-2.0]), type_of(x).dtype))
     return [floats.results[0], ints.results[0], mapped.results[0], empty.results[0]]
+
+
+for _offsets, _scales in (
+    ([0.5, -1.0, 0.0, 2.0, 0.25], [2.0, 0.5, -1.0, 3.0, 0.1]),
+    ([0.5], [0.1]),
+):
+
+    @op_case(f"scaler_{len(_scales)}")
+    def _scaler(
+        b: GraphBuilder,
+        x: SSAValue,
+        rng: np.random.Generator,
+        offsets: list[float] = _offsets,
+        scales: list[float] = _scales,
+    ) -> list[SSAValue]:
+        """Per feature and by one value; 0.1 rounds differently in f32 and f64."""
+        return [b.emit(mir.ScalerOp(x, offsets, scales)).results[0]]
+
+
+@op_case("binarizer")
+def _binarizer(b: GraphBuilder, x: SSAValue, rng: np.random.Generator) -> list[SSAValue]:
+    """At a threshold the samples hit (equal is not above) and one f32 rounds."""
+    return [b.emit(mir.BinarizerOp(x, t)).results[0] for t in (0.5, 0.1)]
+
+
+@op_case("imputer")
+def _imputer(b: GraphBuilder, x: SSAValue, rng: np.random.Generator) -> list[SSAValue]:
+    """NaN replaced per feature and by one value; a value replaced (NaN left alone)."""
+    per_feature = mir.ImputerOp(x, [1.5, -2.0, 0.1, 4.0, 0.0], math.nan)
+    one = mir.ImputerOp(x, [-7.25], math.nan)
+    value = mir.ImputerOp(x, [0.1, 2.0, 3.0, -4.0, 5.0], 0.5)
+    return [b.emit(op).results[0] for op in (per_feature, one, value)]
+
+
+@op_case("one_hot_encoder")
+def _one_hot_encoder(b: GraphBuilder, x: SSAValue, rng: np.random.Generator) -> list[SSAValue]:
+    """Integer codes (NaN casts to 0) over categories with one listed twice and codes
+    in none of them."""
+    codes = b.cast(x, DType.I64)
+    return [b.emit(mir.OneHotEncoderOp(codes, [1, 0, -2, 1, 3])).results[0]]

@@ -179,6 +179,15 @@ def test_imputer(kind: str) -> None:
     check(model, {"X": x})
 
 
+def test_binarizer() -> None:
+    """Above the threshold (0.1 rounded to f32) is 1; equal to it: 0. (onnxruntime has
+    only the f32 kernel and fails the run on a NaN.)"""
+    model = ml_model("Binarizer", {"threshold": 0.1}, [("Y", TensorProto.FLOAT, [N, F])])
+    x = np.round(rng(6).normal(size=(N, F)), 1).astype(np.float32)
+    x[0, :2] = [0.1, -np.inf]
+    check(model, {"X": x})
+
+
 def test_feature_vectorizer() -> None:
     inputs = [
         ("A", TensorProto.FLOAT, [N, 3]),
@@ -594,6 +603,23 @@ def _one_op_models() -> dict[str, onnx.ModelProto]:
         ),
         "mir.normalizer": ml_model(
             "Normalizer", {"norm": "L2"}, [("Y", TensorProto.FLOAT, [N, F])]
+        ),
+        "mir.scaler": ml_model(
+            "Scaler", {"offset": [0.5] * F, "scale": [2.0] * F}, [("Y", TensorProto.FLOAT, [N, F])]
+        ),
+        "mir.binarizer": ml_model(
+            "Binarizer", {"threshold": 0.25}, [("Y", TensorProto.FLOAT, [N, F])]
+        ),
+        "mir.imputer": ml_model(
+            "Imputer",
+            {"imputed_value_floats": [1.0] * F, "replaced_value_float": float("nan")},
+            [("Y", TensorProto.FLOAT, [N, F])],
+        ),
+        "mir.one_hot_encoder": ml_model(
+            "OneHotEncoder",
+            {"cats_int64s": [3, 1, 4]},
+            [("Y", TensorProto.FLOAT, [N, 3])],
+            inputs=[("X", TensorProto.INT64, [N])],
         ),
     }
 

@@ -1029,6 +1029,10 @@ ML_OPS = {
     "linear_classifier": mir.LinearClassifierOp,
     "normalizer": mir.NormalizerOp,
     "label_encoder": mir.LabelEncoderOp,
+    "scaler": mir.ScalerOp,
+    "binarizer": mir.BinarizerOp,
+    "imputer": mir.ImputerOp,
+    "one_hot_encoder": mir.OneHotEncoderOp,
 }
 """The op each ``ml_models`` case is named after, by the case name's prefix."""
 

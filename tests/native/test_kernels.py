@@ -39,7 +39,8 @@ EXACT_FLOAT_OPS = (
     mir.ExpandOp, mir.PadOp, mir.GatherOp, mir.ScatterNdOp, mir.CumsumOp, mir.CumprodOp,
     mir.ArgMaxOp, mir.ArgMinOp, mir.TopKOp, mir.QuantizeOp, mir.DequantizeOp,
     mir.FakeQuantizeOp, mir.MaxPoolOp, mir.RopeOp, mir.ElementwiseRegionOp,
-    mir.ClipOp, mir.HardSigmoidOp, mir.HardSwishOp, mir.LeakyReluOp,
+    mir.ClipOp, mir.HardSigmoidOp, mir.HardSwishOp, mir.LeakyReluOp, mir.ScalerOp,
+    mir.BinarizerOp, mir.ImputerOp, mir.OneHotEncoderOp,
 )  # fmt: skip
 
 

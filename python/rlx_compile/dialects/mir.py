@@ -4547,6 +4547,130 @@ class LabelEncoderOp(ShapedOp):
             )
 
 
+def _check_feature_table(props: Props, names: Sequence[str], input: TensorType) -> None:
+    """Per-feature tables of a [features] or [rows, features] input: one value or one
+    per feature (the last dim), as the input's type."""
+    _require_ml_float(input, "input")
+    if input.rank not in (1, 2):
+        raise VerifyException(f"input must have rank 1 or 2, got {fmt_shape(input.shape)}")
+    features = input.shape[-1]
+    for name in names:
+        size = len(props.array(name))
+        if size != 1 and size != features:
+            raise VerifyException(f"{name} has {size} values for {features} features")
+
+
+@irdl_op_definition
+class ScalerOp(ShapedOp):
+    """``(x - offset) · scale`` along the last axis, ``offset`` and ``scale`` one value or
+    one per feature, rounded to the input's type (ONNX's Scaler)."""
+
+    name = "mir.scaler"
+    input = operand_def(TensorType)
+    offset = prop_def(F64Array)
+    scale = prop_def(F64Array)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), Precision(PrecisionClass.ELEMENTWISE))
+    assembly_format = (
+        "$input `offset` $offset `scale` $scale attr-dict `:` type($input) `->` type($result)"
+    )
+
+    def __init__(self, input: SSAValue, offset: Sequence[float], scale: Sequence[float]):
+        self._build({"input": input}, {"offset": floats_attr(offset), "scale": floats_attr(scale)})
+
+    @classmethod
+    def infer(cls, props: Props, *, input: TensorType) -> tuple[TensorType, ...]:
+        _check_feature_table(props, ("offset", "scale"), input)
+        return (input,)
+
+
+@irdl_op_definition
+class BinarizerOp(ShapedOp):
+    """1 where ``x > threshold`` (rounded to the input's type), else 0, in the input's
+    type (ONNX's Binarizer)."""
+
+    name = "mir.binarizer"
+    input = operand_def(TensorType)
+    threshold = prop_def(F64Attr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), Precision(PrecisionClass.ELEMENTWISE))
+    assembly_format = "$input `threshold` $threshold attr-dict `:` type($input) `->` type($result)"
+
+    def __init__(self, input: SSAValue, threshold: float):
+        self._build({"input": input}, {"threshold": float_attr(threshold)})
+
+    @classmethod
+    def infer(cls, props: Props, *, input: TensorType) -> tuple[TensorType, ...]:
+        _require_ml_float(input, "input")
+        return (input,)
+
+
+@irdl_op_definition
+class ImputerOp(ShapedOp):
+    """Values equal to ``replaced`` -- every NaN without it -- become ``imputed`` (one
+    value, or one per feature: the last dim), rounded to the input's type (ONNX's
+    Imputer). NaN is no property: a float literal cannot spell it."""
+
+    name = "mir.imputer"
+    input = operand_def(TensorType)
+    imputed = prop_def(F64Array)
+    replaced = opt_prop_def(F64Attr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), Precision(PrecisionClass.ELEMENTWISE))
+    assembly_format = (
+        "$input `imputed` $imputed (`replaced` $replaced^)? attr-dict `:` type($input) `->` "
+        "type($result)"
+    )
+
+    def __init__(self, input: SSAValue, imputed: Sequence[float], replaced: float):
+        missing = None if math.isnan(replaced) else float_attr(replaced)
+        self._build({"input": input}, {"imputed": floats_attr(imputed), "replaced": missing})
+
+    @classmethod
+    def infer(cls, props: Props, *, input: TensorType) -> tuple[TensorType, ...]:
+        _check_feature_table(props, ("imputed",), input)
+        return (input,)
+
+    def replaced_value(self) -> float:
+        """The value replaced: ``replaced``, else NaN."""
+        value = self.props().opt_float("replaced")
+        return math.nan if value is None else value
+
+
+@irdl_op_definition
+class OneHotEncoderOp(ShapedOp):
+    """For each integer of the input, a row over ``categories``: 1.0 at the category
+    equal to it (the last position where a category is listed twice), 0.0 elsewhere
+    and for a value in no category (ONNX's OneHotEncoder with zeros=1); f32, shape
+    ``[*input, categories]``."""
+
+    name = "mir.one_hot_encoder"
+    input = operand_def(TensorType)
+    categories = prop_def(I64Array)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), Precision(PrecisionClass.DATA_MOVEMENT))
+    assembly_format = (
+        "$input `categories` $categories attr-dict `:` type($input) `->` type($result)"
+    )
+
+    def __init__(self, input: SSAValue, categories: Sequence[int]):
+        self._build({"input": input}, {"categories": ints_attr(categories)})
+
+    @classmethod
+    def infer(cls, props: Props, *, input: TensorType) -> tuple[TensorType, ...]:
+        require_dtype(input, DType.I64, "input")
+        count = len(props.array("categories"))
+        if not count:
+            raise VerifyException("one-hot encoding needs a category")
+        return (TensorType((*input.shape, count), DType.F32),)
+
+    def answering(self) -> np.ndarray:
+        """Which positions answer for their category: the last listing of each."""
+        categories = self.props().array("categories").tolist()
+        last = {c: i for i, c in enumerate(categories)}
+        return np.array([last[c] == i for i, c in enumerate(categories)])
+
+
 # =====================================================================================
 # Control flow: regions chosen and repeated at run time (as MLIR's scf.if / scf.while)
 # =====================================================================================
@@ -4831,7 +4955,8 @@ MIR_OPS: list[type[ShapedOp]] = [
     ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp, ArgMaxOp, ArgMinOp,
     CumsumOp, CumprodOp, TopKOp, ScatterNdOp, BitcastOp, PairwiseCouplingOp,
     TreeEnsembleOp, TreeEnsembleClassifierOp, SvmRegressorOp, SvmClassifierOp,
-    LinearClassifierOp, NormalizerOp, LabelEncoderOp,
+    LinearClassifierOp, NormalizerOp, LabelEncoderOp, ScalerOp, BinarizerOp, ImputerOp,
+    OneHotEncoderOp,
     SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp, GroupNormOp, BatchNormOp,
     ReshapeOp, TransposeOp, NarrowOp, SliceOp, ConcatOp, ExpandOp, GatherOp, PadOp,
     ConvOp, MaxPoolOp, AvgPoolOp,

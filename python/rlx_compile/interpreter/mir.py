@@ -322,6 +322,27 @@ def _label_encoder(op: mir.LabelEncoderOp, args: Arrays, env: Env) -> Arrays:
     return [ML.label_encoder(args[0], keys, values, nan_matches, _np_dtype(op))]
 
 
+@impl(mir.ScalerOp)
+def _scaler(op: mir.ScalerOp, args: Arrays, env: Env) -> Arrays:
+    p = op.props()
+    return [ML.scaler(args[0], p.array("offset"), p.array("scale"))]
+
+
+@impl(mir.BinarizerOp)
+def _binarizer(op: mir.BinarizerOp, args: Arrays, env: Env) -> Arrays:
+    return [ML.binarizer(args[0], op.props().float("threshold"))]
+
+
+@impl(mir.ImputerOp)
+def _imputer(op: mir.ImputerOp, args: Arrays, env: Env) -> Arrays:
+    return [ML.imputer(args[0], op.props().array("imputed"), op.replaced_value())]
+
+
+@impl(mir.OneHotEncoderOp)
+def _one_hot_encoder(op: mir.OneHotEncoderOp, args: Arrays, env: Env) -> Arrays:
+    return [ML.one_hot_encoder(args[0], op.props().array("categories"), op.answering())]
+
+
 @impl(mir.ScatterNdOp)
 def _scatter_nd(op: mir.ScatterNdOp, args: Arrays, env: Env) -> Arrays:
     data, indices, updates = args

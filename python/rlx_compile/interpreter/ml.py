@@ -364,4 +364,26 @@ def label_encoder(
     return values.astype(dtype)[index]
 
 
-_LT, _LE, _GT, _NE = (ComparePredicate(p) for p in ("lt", "le", "gt", "ne"))
+_LT, _LE, _GT, _NE, _EQ = (ComparePredicate(p) for p in ("lt", "le", "gt", "ne", "eq"))
+
+
+def scaler(x: np.ndarray, offset: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    shape = [1] * (x.ndim - 1) + [-1]
+    off, sc = offset.astype(x.dtype).reshape(shape), scale.astype(x.dtype).reshape(shape)
+    return K.binary("mul", K.binary("sub", x, off), sc)
+
+
+def binarizer(x: np.ndarray, threshold: float) -> np.ndarray:
+    return K.cast(K.compare(_GT, x, _c(threshold, x)), x.dtype)
+
+
+def imputer(x: np.ndarray, imputed: np.ndarray, replaced: float) -> np.ndarray:
+    hit = np.isnan(x) if math.isnan(replaced) else K.compare(_EQ, x, _c(replaced, x))
+    table = imputed.astype(x.dtype).reshape([1] * (x.ndim - 1) + [-1])
+    return K.where(hit, np.broadcast_to(table, x.shape), x)
+
+
+def one_hot_encoder(x: np.ndarray, categories: np.ndarray, answering: np.ndarray) -> np.ndarray:
+    """1.0 where a value equals a category at a position that answers for it
+    (``mir.OneHotEncoderOp.answering``), 0.0 elsewhere."""
+    return ((x[..., None] == categories) & answering).astype(np.float32)

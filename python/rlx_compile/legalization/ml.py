@@ -9,7 +9,8 @@ target claims them): the forms the ONNX importer wrote before the ops existed.
   coefficients, and for the classifier one-vs-one votes as two matmuls and the coupled
   probabilities as ``mir.pairwise_coupling``;
 - the linear classifier is a matmul and an argmax, the normalizer a reduction and a
-  division, the label encoder a comparison with every key and a gather.
+  division, the label encoder a comparison with every key and a gather; the scaler,
+  binarizer, imputer and one-hot encoder their elementwise arithmetic and comparisons.
 
 The helpers (``post_transform``, ``probit``, ``binary_pair``) also serve the importer
 for the ops that have no op of their own (LinearRegressor).
@@ -531,6 +532,70 @@ class LowerLabelEncoder(ConversionPattern):
         self.commit(rewriter, op, ops, [b.gather(table, index, 0)])
 
 
+def _feature_table(b: GraphBuilder, values: np.ndarray, like: SSAValue) -> SSAValue:
+    """A per-feature table as a constant broadcasting along the last axis of ``like``."""
+    t = type_of(like)
+    return const(b, values.astype(t.dtype.numpy).reshape([1] * (t.rank - 1) + [-1]))
+
+
+class LowerScaler(ConversionPattern):
+    path = COMMON_IR
+    summary = "sub the offsets, mul by the scales"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.ScalerOp, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(op)
+        p, x = op.props(), op.input
+        y = b.mul(b.sub(x, _feature_table(b, p.array("offset"), x)),
+                  _feature_table(b, p.array("scale"), x))  # fmt: skip
+        self.commit(rewriter, op, ops, [y])
+
+
+class LowerBinarizer(ConversionPattern):
+    path = COMMON_IR
+    summary = "compare with the threshold, cast"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.BinarizerOp, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(op)
+        x = op.input
+        above = b.compare("gt", x, op.props().float("threshold"))
+        self.commit(rewriter, op, ops, [b.cast(above, type_of(x).dtype)])
+
+
+class LowerImputer(ConversionPattern):
+    path = COMMON_IR
+    summary = "compare with the replaced value (NaN: x != x), where"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.ImputerOp, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(op)
+        p, x = op.props(), op.input
+        replaced = op.replaced_value()
+        hit = b.compare("ne", x, x) if math.isnan(replaced) else b.compare("eq", x, replaced)
+        table = _feature_table(b, p.array("imputed"), x)
+        if len(p.array("imputed")) == 1:
+            table = b.expand(table, list(type_of(x).shape))
+        self.commit(rewriter, op, ops, [b.where(hit, table, x)])
+
+
+class LowerOneHotEncoder(ConversionPattern):
+    path = COMMON_IR
+    summary = "compare with every category (a repeated one answers at its last place), cast"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.OneHotEncoderOp, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(op)
+        x = op.input
+        shape = type_of(x).shape
+        cats, live = op.props().array("categories"), op.answering()
+        view = [1] * len(shape) + [-1]
+        hit = b.compare("eq", b.reshape(x, [*shape, 1]), const(b, np.array(cats).reshape(view)))
+        if not live.all():
+            hit = b.binary(mir.AndOp, hit, const(b, live.reshape(view)))
+        self.commit(rewriter, op, ops, [b.cast(hit, DType.F32)])
+
+
 def _same(keys: np.ndarray, k: object) -> np.ndarray:
     if isinstance(k, float | np.floating) and np.isnan(k):
         return np.isnan(keys)
@@ -545,4 +610,8 @@ ML_PATTERNS: tuple[type[ConversionPattern], ...] = (
     LowerLinearClassifier,
     LowerNormalizer,
     LowerLabelEncoder,
+    LowerScaler,
+    LowerBinarizer,
+    LowerImputer,
+    LowerOneHotEncoder,
 )

@@ -65,10 +65,12 @@ CLASSIC_ML = frozenset(
     for op in (
         mir.TreeEnsembleOp, mir.TreeEnsembleClassifierOp, mir.SvmRegressorOp,
         mir.SvmClassifierOp, mir.LinearClassifierOp, mir.NormalizerOp, mir.LabelEncoderOp,
+        mir.ScalerOp, mir.BinarizerOp, mir.ImputerOp, mir.OneHotEncoderOp,
     )
 )  # fmt: skip
-"""Trained classic-ML models as one op each (ONNX's ai.onnx.ml): claimed by the targets
-with kernels for them, lowered to primitives (``legalization.ml``) for the others."""
+"""Trained classic-ML models and their preprocessing as one op each (ONNX's ai.onnx.ml):
+claimed by the targets with kernels for them, lowered to primitives (``legalization.ml``)
+for the others."""
 PRIMITIVES = frozenset(
     op.name
     for op in mir.MIR_OPS

@@ -4,12 +4,13 @@ Claims every primitive and every fused op the reference kernels implement: the f
 matmul, conv, per-channel scale-shift, SwiGLU, LSTM cell, residual norms and the
 attention block, whole recurrent layers (RNN, GRU, LSTM: a kernel per layer, as
 onnxruntime runs them), the integer matmul/conv that int8 quantisation runs on, and the
-classic-ML models (tree ensembles, SVMs, linear classifiers: ``CLASSIC_ML``) (RLX's own
-CPU backend has no fused conv; ours does, and fusing it saves the conv's full-size
-intermediate). Elementwise regions are unfused: a CPU runs op by op. No fusion size
-limits. The kernels broadcast like NumPy, so no broadcast is materialised (RLX's CPU
-kernels index operands modulo their size and need ``legalize-broadcast``; an explicit
-expand costs a full-size buffer per broadcast operand).
+classic-ML models (tree ensembles, SVMs, linear classifiers, their preprocessing:
+``CLASSIC_ML``) (RLX's own CPU backend has no fused conv; ours does, and fusing it saves
+the conv's full-size intermediate). Elementwise regions are unfused: a CPU runs op by
+op. No fusion size limits. The kernels broadcast like NumPy, so no broadcast is
+materialised (RLX's CPU kernels index operands modulo their size and need
+``legalize-broadcast``; an explicit expand costs a full-size buffer per broadcast
+operand).
 """
 
 from rlx_compile.dialects import mir

@@ -208,3 +208,75 @@ func.func @encoder_keys() {
   func.return
 }
 // CHECK: error: 'mir.label_encoder' op f32 elements take float_keys (and no int_keys)
+
+// -----
+func.func @scaler_table() {
+  %x = mir.input "x" : !rlx.tensor<[2, 3], f32>
+  %y = mir.scaler %x offset [0.000000e+00] scale [1.000000e+00, 2.000000e+00] : !rlx.tensor<[2, 3], f32> -> !rlx.tensor<[2, 3], f32>
+  func.return
+}
+// CHECK: error: 'mir.scaler' op scale has 2 values for 3 features
+
+// -----
+func.func @scaler_rank() {
+  %x = mir.input "x" : !rlx.tensor<[2, 3, 4], f32>
+  %y = mir.scaler %x offset [0.000000e+00] scale [1.000000e+00] : !rlx.tensor<[2, 3, 4], f32> -> !rlx.tensor<[2, 3, 4], f32>
+  func.return
+}
+// CHECK: error: 'mir.scaler' op input must have rank 1 or 2, got [2, 3, 4]
+
+// -----
+func.func @scaler_ints() {
+  %x = mir.input "x" : !rlx.tensor<[2, 3], i64>
+  %y = mir.scaler %x offset [0.000000e+00] scale [1.000000e+00] : !rlx.tensor<[2, 3], i64> -> !rlx.tensor<[2, 3], i64>
+  func.return
+}
+// CHECK: error: 'mir.scaler' op input must be f32 or f64, got i64
+
+// -----
+func.func @binarizer_half() {
+  %x = mir.input "x" : !rlx.tensor<[2, 3], f16>
+  %y = mir.binarizer %x threshold 0.000000e+00 : !rlx.tensor<[2, 3], f16> -> !rlx.tensor<[2, 3], f16>
+  func.return
+}
+// CHECK: error: 'mir.binarizer' op input must be f32 or f64, got f16
+
+// -----
+func.func @imputer_table() {
+  %x = mir.input "x" : !rlx.tensor<[2, 3], f64>
+  %y = mir.imputer %x imputed [1.000000e+00, 2.000000e+00] replaced 0.000000e+00 : !rlx.tensor<[2, 3], f64> -> !rlx.tensor<[2, 3], f64>
+  func.return
+}
+// CHECK: error: 'mir.imputer' op imputed has 2 values for 3 features
+
+// -----
+func.func @imputer_result() {
+  %x = mir.input "x" : !rlx.tensor<[2, 3], f32>
+  %y = mir.imputer %x imputed [1.000000e+00] replaced 0.000000e+00 : !rlx.tensor<[2, 3], f32> -> !rlx.tensor<[2, 3], f64>
+  func.return
+}
+// CHECK: error: 'mir.imputer' op result type !rlx.tensor<[2, 3], f64> does not match the inferred type !rlx.tensor<[2, 3], f32>
+
+// -----
+func.func @one_hot_floats() {
+  %x = mir.input "x" : !rlx.tensor<[4], f32>
+  %y = mir.one_hot_encoder %x categories [1, 2] : !rlx.tensor<[4], f32> -> !rlx.tensor<[4, 2], f32>
+  func.return
+}
+// CHECK: error: 'mir.one_hot_encoder' op input must be i64, got f32
+
+// -----
+func.func @one_hot_empty() {
+  %x = mir.input "x" : !rlx.tensor<[4], i64>
+  %y = mir.one_hot_encoder %x categories [] : !rlx.tensor<[4], i64> -> !rlx.tensor<[4, 0], f32>
+  func.return
+}
+// CHECK: error: 'mir.one_hot_encoder' op one-hot encoding needs a category
+
+// -----
+func.func @one_hot_width() {
+  %x = mir.input "x" : !rlx.tensor<[4], i64>
+  %y = mir.one_hot_encoder %x categories [1, 2] : !rlx.tensor<[4], i64> -> !rlx.tensor<[4, 3], f32>
+  func.return
+}
+// CHECK: error: 'mir.one_hot_encoder' op result type !rlx.tensor<[4, 3], f32> does not match the inferred type !rlx.tensor<[4, 2], f32>

@@ -38,4 +38,20 @@ builtin.module attributes {rlx.weights = #rlx.weights<1 arrays, 48 bytes>} {
     %codes = mir.label_encoder %x float_keys [5.000000e-01, 1.500000e+00] int_values [1, 2, -1] : !rlx.tensor<[4, 2], f32> -> !rlx.tensor<[4, 2], i64>
     func.return %svr, %svc_label, %svc_p, %lin_label, %lin_p, %norm, %codes : !rlx.tensor<[4, 1], f32>, !rlx.tensor<[4], i64>, !rlx.tensor<[4, 3], f32>, !rlx.tensor<[4], i64>, !rlx.tensor<[4, 2], f32>, !rlx.tensor<[4, 2], f32>, !rlx.tensor<[4, 2], i64>
   }
+  // CHECK-LABEL: func.func @preprocessing
+  func.func @preprocessing() -> (!rlx.tensor<[4, 2], f32> {rlx.name = "scaled"}, !rlx.tensor<[4, 2], f32> {rlx.name = "bits"}, !rlx.tensor<[4, 2], f32> {rlx.name = "filled"}, !rlx.tensor<[4, 2], f32> {rlx.name = "zeros"}, !rlx.tensor<[4, 3], f32> {rlx.name = "hot"}) {
+    %x = mir.input "x" : !rlx.tensor<[4, 2], f32>
+    %c = mir.input "c" : !rlx.tensor<[4], i64>
+    // CHECK: %scaled = mir.scaler %x offset [5.000000e-01, -1.000000e+00] scale [2.000000e+00, 2.500000e-01] : !rlx.tensor<[4, 2], f32> -> !rlx.tensor<[4, 2], f32>
+    %scaled = mir.scaler %x offset [5.000000e-01, -1.000000e+00] scale [2.000000e+00, 2.500000e-01] : !rlx.tensor<[4, 2], f32> -> !rlx.tensor<[4, 2], f32>
+    // CHECK: %bits = mir.binarizer %x threshold 5.000000e-01 : !rlx.tensor<[4, 2], f32> -> !rlx.tensor<[4, 2], f32>
+    %bits = mir.binarizer %x threshold 5.000000e-01 : !rlx.tensor<[4, 2], f32> -> !rlx.tensor<[4, 2], f32>
+    // CHECK: %filled = mir.imputer %x imputed [1.000000e+00, -2.000000e+00] : !rlx.tensor<[4, 2], f32> -> !rlx.tensor<[4, 2], f32>
+    %filled = mir.imputer %x imputed [1.000000e+00, -2.000000e+00] : !rlx.tensor<[4, 2], f32> -> !rlx.tensor<[4, 2], f32>
+    // CHECK: %zeros = mir.imputer %x imputed [3.000000e+00] replaced 0.000000e+00 : !rlx.tensor<[4, 2], f32> -> !rlx.tensor<[4, 2], f32>
+    %zeros = mir.imputer %x imputed [3.000000e+00] replaced 0.000000e+00 : !rlx.tensor<[4, 2], f32> -> !rlx.tensor<[4, 2], f32>
+    // CHECK: %hot = mir.one_hot_encoder %c categories [3, 1, 3] : !rlx.tensor<[4], i64> -> !rlx.tensor<[4, 3], f32>
+    %hot = mir.one_hot_encoder %c categories [3, 1, 3] : !rlx.tensor<[4], i64> -> !rlx.tensor<[4, 3], f32>
+    func.return %scaled, %bits, %filled, %zeros, %hot : !rlx.tensor<[4, 2], f32>, !rlx.tensor<[4, 2], f32>, !rlx.tensor<[4, 2], f32>, !rlx.tensor<[4, 2], f32>, !rlx.tensor<[4, 3], f32>
+  }
 }

@@ -1436,3 +1436,44 @@ def _label_encoder(e: OpEmitter) -> None:
         "rlx_label_encoder", x.size, DTYPE_CODE[x.dtype], DTYPE_CODE[y.dtype], y.loc, x.loc,
         table(keys), len(keys), out(values), int(op.props().flag("nan_matches")),
     )  # fmt: skip
+
+
+def _feature_rows(x: Operand) -> int:
+    """The feature count of a [features] or [rows, features] input (its last dim)."""
+    return x.shape[-1] if x.rank else 1
+
+
+@lowers(mir.ScalerOp)
+def _scaler(e: OpEmitter) -> None:
+    (x,), (y,) = e.args, e.outs
+    p = e.op.props()  # type: ignore[attr-defined]
+    offset, scale = p.array("offset"), p.array("scale")
+    e.call(
+        f"rlx_scaler_{e.suffix(x, ML_FLOATS)}", x.size, _feature_rows(x), y.loc, x.loc,
+        _floats(offset), len(offset), _floats(scale), len(scale),
+    )  # fmt: skip
+
+
+@lowers(mir.BinarizerOp)
+def _binarizer(e: OpEmitter) -> None:
+    (x,), (y,) = e.args, e.outs
+    threshold = e.op.props().float("threshold")  # type: ignore[attr-defined]
+    e.call(f"rlx_binarizer_{e.suffix(x, ML_FLOATS)}", x.size, y.loc, x.loc, threshold)
+
+
+@lowers(mir.ImputerOp)
+def _imputer(e: OpEmitter) -> None:
+    (x,), (y,) = e.args, e.outs
+    op = cast(mir.ImputerOp, e.op)
+    imputed = op.props().array("imputed")
+    e.call(
+        f"rlx_imputer_{e.suffix(x, ML_FLOATS)}", x.size, _feature_rows(x), y.loc, x.loc,
+        _floats(imputed), len(imputed), op.replaced_value(),
+    )  # fmt: skip
+
+
+@lowers(mir.OneHotEncoderOp)
+def _one_hot_encoder(e: OpEmitter) -> None:
+    (x,), (y,) = e.args, e.outs
+    categories = e.op.props().array("categories")  # type: ignore[attr-defined]
+    e.call("rlx_one_hot_encoder", x.size, len(categories), y.loc, x.loc, _ints(categories))

@@ -411,6 +411,61 @@ RLX_SVM(f64, double, d)
 RLX_LINEAR(f32, float, f)
 RLX_LINEAR(f64, double, d)
 
+/* ---- preprocessing: rows of n features; a table of one value or one per feature ---- */
+#define RLX_PREPROCESS(sfx, T, CF)                                                      \
+    int rlx_scaler_##sfx(int64_t count, int64_t n, void *y, const void *x,               \
+                         const double *offset, int64_t noffset, const double *scale,     \
+                         int64_t nscale) {                                               \
+        const T *px = (const T *)x;                                                     \
+        T *py = (T *)y;                                                                 \
+        int64_t i;                                                                      \
+        for (i = 0; i < count; i++) {                                                   \
+            int64_t j = n ? i % n : 0;                                                  \
+            T o = (T)offset[noffset > 1 ? j : 0], s = (T)scale[nscale > 1 ? j : 0];     \
+            py[i] = (px[i] - o) * s;                                                    \
+        }                                                                               \
+        return 0;                                                                       \
+    }                                                                                   \
+    int rlx_binarizer_##sfx(int64_t count, void *y, const void *x, double threshold) {   \
+        const T *px = (const T *)x;                                                     \
+        T *py = (T *)y, t = (T)threshold;                                               \
+        int64_t i;                                                                      \
+        for (i = 0; i < count; i++) py[i] = px[i] > t ? (T)1 : (T)0;                    \
+        return 0;                                                                       \
+    }                                                                                   \
+    /* replaced NaN: every NaN is replaced */                                           \
+    int rlx_imputer_##sfx(int64_t count, int64_t n, void *y, const void *x,              \
+                          const double *imputed, int64_t nimputed, double replaced) {    \
+        const T *px = (const T *)x;                                                     \
+        T *py = (T *)y, r = (T)replaced;                                                \
+        int64_t i;                                                                      \
+        for (i = 0; i < count; i++) {                                                   \
+            int hit = replaced != replaced ? px[i] != px[i] : px[i] == r;               \
+            py[i] = hit ? (T)imputed[nimputed > 1 && n ? i % n : 0] : px[i];            \
+        }                                                                               \
+        return 0;                                                                       \
+    }
+RLX_PREPROCESS(f32, float, f)
+RLX_PREPROCESS(f64, double, d)
+
+/* y [count, ncats] f32: 1 at the last category equal to each value. */
+int rlx_one_hot_encoder(int64_t count, int64_t ncats, void *y, const void *x,
+                        const int64_t *categories) {
+    const int64_t *px = (const int64_t *)x;
+    float *py = (float *)y;
+    int64_t i, c;
+    for (i = 0; i < count; i++) {
+        float *row = py + i * ncats;
+        int64_t hit = -1;
+        for (c = 0; c < ncats; c++) {
+            row[c] = 0.0f;
+            if (categories[c] == px[i]) hit = c;
+        }
+        if (hit >= 0) row[hit] = 1.0f;
+    }
+    return 0;
+}
+
 /* ---- label encoder ---------------------------------------------------------------- */
 /* Element types by their position in RLX_ALL_TYPES (f32 f64 f16 bf16 i8 i16 i32 i64 u8
  * u16 u32 u64 b); the input and result are f32/f64 or an integer type. */

@@ -352,6 +352,17 @@ RLX_DECL_ML(f64)
 int rlx_label_encoder(int64_t n, int64_t x_code, int64_t y_code, void *y, const void *x,
                       const void *keys, int64_t nkeys, const void *values,
                       int64_t nan_matches);
+#define RLX_DECL_PREPROCESS(sfx)                                                        \
+    int rlx_scaler_##sfx(int64_t count, int64_t n, void *y, const void *x,               \
+                         const double *offset, int64_t noffset, const double *scale,     \
+                         int64_t nscale);                                                \
+    int rlx_binarizer_##sfx(int64_t count, void *y, const void *x, double threshold);   \
+    int rlx_imputer_##sfx(int64_t count, int64_t n, void *y, const void *x,              \
+                          const double *imputed, int64_t nimputed, double replaced);
+RLX_DECL_PREPROCESS(f32)
+RLX_DECL_PREPROCESS(f64)
+int rlx_one_hot_encoder(int64_t count, int64_t ncats, void *y, const void *x,
+                        const int64_t *categories);
 
 /* scatter_nd: out (already a copy of data) [q dims..., inner elements] gets `m` updates
  * of `inner` elements at the int indices [m, q]; reduction 0 none, 1 add, 2 mul, 3 max,

@@ -36,6 +36,8 @@ from rlx_compile.legalization import ml as lowered
 
 ML = "ai.onnx.ml"
 POST_TRANSFORMS = ("NONE", "LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO", "PROBIT")
+ML_FLOATS = (DType.F32, DType.F64)
+"""The element types the classic-ML ops take (onnxruntime's kernels' float types)."""
 
 
 # ---------------------------------------------------------------------------------
@@ -160,10 +162,13 @@ def ml_opset(ctx: NodeContext) -> int:
 
 @converter("Binarizer", domain=ML)
 def binarizer(ctx: NodeContext) -> ConverterResult:
-    """1 where x > threshold, else 0, in x's type."""
+    """1 where x > threshold, else 0, in x's type: ``mir.binarizer`` for f32/f64 (the
+    threshold rounded to x's type, as for other types)."""
     x = ctx.x(0)
-    above = ctx.b.compare("gt", x, float(ctx.attr("threshold", 0.0)))
-    return ctx.b.cast(above, type_of(x).dtype)
+    threshold = float(ctx.attr("threshold", 0.0))
+    if type_of(x).dtype in ML_FLOATS:
+        return ctx.b.emit(mir.BinarizerOp(x, threshold)).results[0]
+    return ctx.b.cast(ctx.b.compare("gt", x, threshold), type_of(x).dtype)
 
 
 @converter("ArrayFeatureExtractor", domain=ML)
@@ -210,12 +215,7 @@ def scaler(ctx: NodeContext) -> ConverterResult:
         )
     compute = DType.F64 if t.dtype is DType.F64 else DType.F32
     x = b.cast(x, compute) if t.dtype is not compute else x
-    shape = [1] * (t.rank - 1) + [scale.size]
-
-    def table(v: np.ndarray) -> SSAValue:
-        return ctx.constant(v.astype(compute.numpy).reshape(shape))
-
-    y = b.mul(b.sub(x, table(offset)), table(scale))
+    y = b.emit(mir.ScalerOp(x, offset.tolist(), scale.tolist())).results[0]
     return b.cast(y, DType.F32) if compute is not DType.F32 else y
 
 
@@ -241,6 +241,9 @@ def imputer(ctx: NodeContext) -> ConverterResult:
     stride = t.shape[-1] if t.rank <= 2 else None
     if t.rank > 2 or (imputed.size != 1 and imputed.size != stride):
         imputed = imputed[:1]  # onnxruntime uses the first value unless there is one per feature
+    if t.dtype in ML_FLOATS and t.rank <= 2:
+        op = mir.ImputerOp(x, imputed.astype(np.float64).tolist(), float(replaced))
+        return b.emit(op).results[0]
     table = ctx.constant(imputed.reshape([1] * (t.rank - 1) + [imputed.size]))
     if t.dtype.is_float and np.isnan(replaced):
         hit = b.compare("ne", x, x)
@@ -253,9 +256,10 @@ def imputer(ctx: NodeContext) -> ConverterResult:
 
 @converter("OneHotEncoder", domain=ML)
 def one_hot_encoder(ctx: NodeContext) -> ConverterResult:
-    """[*x.shape, categories] floats: 1 at the category of each value (cast to int64);
-    a value in no category gives zeros. (With zeros=0 onnxruntime fails the run on such a
-    value; the compiled model gives zeros.)"""
+    """[*x.shape, categories] floats: 1 at the category of each value (cast to int64),
+    as ``mir.one_hot_encoder``; a value in no category gives zeros. (With zeros=0
+    onnxruntime fails the run on such a value; the compiled model gives zeros.) String
+    values become their category's position (-1: none) first."""
     b = ctx.b
     cats = ctx.attr("cats_int64s")
     names = ctx.attr("cats_strings")
@@ -265,27 +269,19 @@ def one_hot_encoder(ctx: NodeContext) -> ConverterResult:
         # A category listed twice answers at its last position (onnxruntime's map).
         last = {n: i for i, n in enumerate(names)}
         positions = np.array([last.get(v, -1) for v in held.vocab] or [-1], np.int64)
-        position = b.gather(ctx.constant(positions), held.indices, 0)
-        shape = type_of(position).shape
-        ids = ctx.constant(np.arange(len(names), dtype=np.int64).reshape([1] * len(shape) + [-1]))
-        return b.cast(b.compare("eq", b.reshape(position, [*shape, 1]), ids), DType.F32)
-    if names:
+        x = b.gather(ctx.constant(positions), held.indices, 0)
+        cats = list(range(len(names)))
+    elif names:
         raise Unsupported("string categories for an input that is not a string tensor")
-    x = ctx.x(0)
-    if not cats:
-        raise Unsupported("attribute 'cats_int64s' is required")
-    cats = np.asarray(cats, np.int64)
-    # A category listed twice answers at its last position (onnxruntime's map).
-    last = {int(c): i for i, c in enumerate(cats)}
-    live = np.array([last[int(c)] == i for i, c in enumerate(cats)])
-    t = type_of(x)
-    if t.rank > 2:
-        raise Unsupported(f"the input has rank {t.rank} (at most 2)")
-    if t.dtype is not DType.I64:
-        x = b.cast(x, DType.I64)  # C++'s truncation toward zero
-    table = ctx.constant(np.where(live, cats, np.iinfo(np.int64).min).reshape([1] * t.rank + [-1]))
-    hit = b.compare("eq", b.reshape(x, [*t.shape, 1]), table)
-    return b.cast(hit, DType.F32)
+    else:
+        x = ctx.x(0)
+        if not cats:
+            raise Unsupported("attribute 'cats_int64s' is required")
+        if type_of(x).rank > 2:
+            raise Unsupported(f"the input has rank {type_of(x).rank} (at most 2)")
+        if type_of(x).dtype is not DType.I64:
+            x = b.cast(x, DType.I64)  # C++'s truncation toward zero
+    return b.emit(mir.OneHotEncoderOp(x, [int(c) for c in cats])).results[0]
 
 
 @converter("FeatureVectorizer", domain=ML)
