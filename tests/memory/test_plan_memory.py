@@ -8,11 +8,12 @@ import pytest
 from xdsl.dialects.builtin import ModuleOp
 
 from rlx_compile import ModuleBuilder
-from rlx_compile.dialects import lir
+from rlx_compile.dialects import lir, mir
 from rlx_compile.interpreter import run, run_arena
 from rlx_compile.ir import graph_block, main_graph
 from rlx_compile.memory.plan_check import check_plan
 from rlx_compile.memory.report import memory_report, mir_peak_live_bytes
+from rlx_compile.native import build
 from rlx_compile.passmanager import PassManager, parse_pipeline
 from rlx_compile.testing.random_graphs import random_mir_graph
 
@@ -231,6 +232,28 @@ def test_checker_finding_kinds() -> None:
     lir.set_result_slots(o["e"], [lir.result_slots(ops["x"])[0]])
     assert "output-clobbered" in check_plan(clobber).kinds()
     assert check_plan(graph).render().startswith("plan check @e2: clean over 7 assigned")
+
+
+def test_preprocessing_ops_write_in_place() -> None:
+    """The classic-ML preprocessing ops (``InPlace``, not ``Elementwise``) write over the
+    operand that dies at them: one slot for the chain; the native kernels, which stream
+    element by element, and the arena executor compute what the reference does."""
+    with ModuleBuilder("prep") as m:
+        x = m.input("x", (8, 5))
+        e = named(m, m.exp(x), "e")
+        scaler = mir.ScalerOp(e, [0.5, 1.0, 1.5, 2.0, 2.5], [2.0, -1.0, 0.5, 3.0, 0.25])
+        s = named(m, m.emit(scaler).results[0], "s")
+        i = named(m, m.emit(mir.ImputerOp(s, [7.0], 1.5)).results[0], "i")
+        m.output(named(m, m.emit(mir.BinarizerOp(i, 0.75)).results[0], "y"), names=["y"])
+    without = plan(m.module, "inplace=false allocate-constants=false")
+    with_inplace = plan(m.module, "allocate-constants=false")
+    assert len({slots(without)[n] for n in "esiy"}) == 2  # alternating
+    assert len({slots(with_inplace)[n] for n in "esiy"}) == 1
+    assert with_inplace.arena_bytes < without.arena_bytes
+    inputs = {"x": np.linspace(-2, 2, 40, dtype=np.float32).reshape(8, 5)}
+    want = run(m.module, inputs)["y"]
+    np.testing.assert_array_equal(run_arena(with_inplace, inputs)["y"], want)
+    np.testing.assert_array_equal(build(with_inplace, mode="direct").run(inputs)["y"], want)
 
 
 def test_report_and_bounds() -> None:

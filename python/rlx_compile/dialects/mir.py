@@ -127,6 +127,7 @@ from rlx_compile.dialects.dim_expr import Dim, DimExpr, interval
 from rlx_compile.dialects.traits import (
     Elementwise,
     Fused,
+    InPlace,
     Leaf,
     Precision,
     PrecisionClass,
@@ -4570,7 +4571,7 @@ class ScalerOp(ShapedOp):
     offset = prop_def(F64Array)
     scale = prop_def(F64Array)
     result = result_def(TensorType)
-    traits = traits_def(Pure(), Precision(PrecisionClass.ELEMENTWISE))
+    traits = traits_def(Pure(), Precision(PrecisionClass.ELEMENTWISE), InPlace())
     assembly_format = (
         "$input `offset` $offset `scale` $scale attr-dict `:` type($input) `->` type($result)"
     )
@@ -4593,7 +4594,7 @@ class BinarizerOp(ShapedOp):
     input = operand_def(TensorType)
     threshold = prop_def(F64Attr)
     result = result_def(TensorType)
-    traits = traits_def(Pure(), Precision(PrecisionClass.ELEMENTWISE))
+    traits = traits_def(Pure(), Precision(PrecisionClass.ELEMENTWISE), InPlace())
     assembly_format = "$input `threshold` $threshold attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue, threshold: float):
@@ -4616,7 +4617,7 @@ class ImputerOp(ShapedOp):
     imputed = prop_def(F64Array)
     replaced = opt_prop_def(F64Attr)
     result = result_def(TensorType)
-    traits = traits_def(Pure(), Precision(PrecisionClass.ELEMENTWISE))
+    traits = traits_def(Pure(), Precision(PrecisionClass.ELEMENTWISE), InPlace())
     assembly_format = (
         "$input `imputed` $imputed (`replaced` $replaced^)? attr-dict `:` type($input) `->` "
         "type($result)"

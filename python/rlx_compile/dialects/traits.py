@@ -41,6 +41,14 @@ class Elementwise(OpTrait):
 
 
 @dataclass(frozen=True)
+class InPlace(OpTrait):
+    """Result element i depends only on element i of its one operand and on i's position
+    (a per-feature table along the last axis): the op can write its result over a
+    same-type operand that dies at it. ``Elementwise`` ops can too; these do not run
+    inside a region and do not commute with moving elements."""
+
+
+@dataclass(frozen=True)
 class ViewLike(OpTrait):
     """The result holds operand 0's elements, rearranged, selected or repeated: nothing
     is computed and no other value appears (reshape, transpose, narrow, slice, expand).
@@ -109,8 +117,9 @@ def is_weight_leaf(op: Operation) -> bool:
     return leaf is not None and leaf.weight
 
 
-def is_elementwise(op: Operation | type[Operation]) -> bool:
-    return op.has_trait(Elementwise)
+def writes_in_place(op: Operation | type[Operation]) -> bool:
+    """Whether the op can write its result over a same-type operand that dies at it."""
+    return op.has_trait(Elementwise) or op.has_trait(InPlace)
 
 
 def is_view_like(op: Operation | type[Operation]) -> bool:

@@ -2,13 +2,14 @@
 and build the ``lir.graph`` that carries the plan.
 
 Views (``contiguous_view_offset``) alias their operand's bytes; elementwise ops
-(the ``Elementwise`` trait) may write over a same-size operand that dies at them; the operands of
-an op that lays them end to end (``contiguous_operand_offsets``: a concat whose dims
-before the axis are 1) may be produced at their place inside its result; leaves are
-preloaded and live for the whole run; graph outputs live to the end. Sizes follow a
-width policy: ``native`` (true bytes), ``f32-uniform`` (every tensor but non-f32 params at
-least 4 bytes per element, as f32-typed GPU arenas need) or ``hybrid`` (f16/bf16
-activations and non-f32 params native, the rest f32-wide).
+(``writes_in_place``: the ``Elementwise`` and ``InPlace`` traits) may write over a
+same-size operand that dies at them; the operands of an op that lays them end to end
+(``contiguous_operand_offsets``: a concat whose dims before the axis are 1) may be
+produced at their place inside its result; leaves are preloaded and live for the whole
+run; graph outputs live to the end. Sizes follow a width policy: ``native`` (true
+bytes), ``f32-uniform`` (every tensor but non-f32 params at least 4 bytes per element,
+as f32-typed GPU arenas need) or ``hybrid`` (f16/bf16 activations and non-f32 params
+native, the rest f32-wide).
 
 A range plan (``dim_ranges``) plans a graph with symbolic dims once for every size in
 the ranges: each tensor's slot is sized at its upper bound, so the offsets hold at every
@@ -32,7 +33,7 @@ from rlx_compile.dialects import lir, mir
 from rlx_compile.dialects.common import ShapedOp
 from rlx_compile.dialects.dim_expr import upper_bound
 from rlx_compile.dialects.lir import DimRanges
-from rlx_compile.dialects.traits import Elementwise
+from rlx_compile.dialects.traits import writes_in_place
 from rlx_compile.dialects.types import DType, TensorType, element_count, is_static_shape
 from rlx_compile.ir import (
     graph_block,
@@ -189,7 +190,7 @@ _KINDS: dict[type[Operation], tuple[int, bool, bool]] = {}
 
 
 def _kind_of_type(op: Operation) -> tuple[int, bool, bool]:
-    """``op``'s kind, whether it is a ``ShapedOp`` and whether it is ``Elementwise``, by
+    """``op``'s kind, whether it is a ``ShapedOp`` and whether it writes in place, by
     its class (isinstance against the dialects' abstract classes costs more than the
     rest of a row's export; traits are the class's)."""
     facts = _KINDS.get(type(op))
@@ -200,7 +201,7 @@ def _kind_of_type(op: Operation) -> tuple[int, bool, bool]:
             else KIND_CONSTANT if isinstance(op, mir.ConstantOp)
             else KIND_COMPUTE
         )  # fmt: skip
-        facts = (kind, isinstance(op, ShapedOp), op.has_trait(Elementwise))
+        facts = (kind, isinstance(op, ShapedOp), writes_in_place(op))
         _KINDS[type(op)] = facts
     return facts
 
@@ -254,7 +255,7 @@ def export_graph(
     ranges = opts.ranges
     width, alignment = opts.width, opts.alignment
     for step, op in enumerate(ops):
-        kind, shaped, elementwise = _kind_of_type(op)
+        kind, shaped, in_place = _kind_of_type(op)
         view = cast(ShapedOp, op).contiguous_view_offset() if shaped else None
         if view and _symbolic(op):
             # An offset into a tensor whose size varies is only safe at 0 (no op gives
@@ -291,7 +292,7 @@ def export_graph(
             if parent >= 0:
                 views.append(row)
             is_output.append(int(result in output_set))
-            inplace_ok.append(int(elementwise))
+            inplace_ok.append(int(in_place))
             if read_rows is None:
                 read_rows = []
                 # A control-flow op (an op with regions) also reads what they capture.

@@ -21,7 +21,7 @@ regions capture, so they stay live across it; its scratch overlaps nothing live 
 step, and no tensor of its regions overlaps a value live while it runs.
 
 It accepts two sharings, both declared by the op definitions: an elementwise op
-(the ``Elementwise`` trait) writing its result exactly over an operand that dies at that op
+(``writes_in_place``) writing its result exactly over an operand that dies at that op
 (in-place), and a compute operand of an op that lays its operands end to end
 (``contiguous_operand_offsets``, a contiguous concat) living exactly at its offset inside
 that op's slot and dying at it (the op then rewrites the same bytes).
@@ -41,7 +41,7 @@ from xdsl.ir import SSAValue
 
 from rlx_compile.dialects import lir, mir
 from rlx_compile.dialects.dim_expr import evaluate
-from rlx_compile.dialects.traits import Elementwise
+from rlx_compile.dialects.traits import writes_in_place
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.memory.lir_liveness import (
     LirLiveness,
@@ -126,7 +126,7 @@ def _in_place(live: LirLiveness, p: Storage, q: Storage) -> bool:
     return (
         q.birth == q.step == p.death
         and q.step in p.read_steps
-        and op.has_trait(Elementwise)
+        and writes_in_place(op)
         and (p.offset, p.size) == (q.offset, q.size)
         and p.writable
         and not p.output

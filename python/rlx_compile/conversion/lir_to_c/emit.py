@@ -38,7 +38,7 @@ from rlx_compile.conversion.lir_to_c.program import (
     align_up,
 )
 from rlx_compile.dialects import lir, mir
-from rlx_compile.dialects.traits import is_elementwise
+from rlx_compile.dialects.traits import writes_in_place
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.ir import graph_block, graph_name, location_str, output_names
 from rlx_compile.targets.base import STRUCTURAL, Target
@@ -110,17 +110,18 @@ def _overlap(a: Operand, b: Operand) -> bool:
 
 def _clobbers(op: Operation, out: Operand, args: list[Operand]) -> bool:
     """Whether writing ``out`` in place could overwrite operand bytes a kernel has yet to
-    read. The planner lets an elementwise op write over a same-size operand that dies at
-    it, and produces concat operands inside the concat's slot; kernels stream element by
-    element, which is safe only for an operand of the result's very type at the result's
-    address (the reference computes whole results first, so it needs no such rule)."""
+    read. The planner lets an op that writes in place (``writes_in_place``) write over a
+    same-size operand that dies at it, and produces concat operands inside the concat's
+    slot; kernels stream element by element, which is safe only for an operand of the
+    result's very type at the result's address (the reference computes whole results
+    first, so it needs no such rule)."""
     if isinstance(op, mir.ConcatOp):
         return False
-    elementwise = is_elementwise(op)
+    in_place = writes_in_place(op)
     for a in args:
         if not _overlap(out, a):
             continue
-        if elementwise and a.loc == out.loc and a.type == out.type:
+        if in_place and a.loc == out.loc and a.type == out.type:
             continue
         return True
     return False
