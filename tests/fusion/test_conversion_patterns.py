@@ -300,3 +300,39 @@ def _region(m: ModuleBuilder) -> None:
 )
 def test_unfuse_is_exact(build: Build, op_type: type[mir.ShapedOp]) -> None:
     check(build, without(), op_type.name, exact=True)
+
+
+# -- ONNX's dynamic quantisation (common IR) ---------------------------------------------
+
+
+@pytest.mark.parametrize("x_kind", ["random", "all zero"])
+def test_dynamic_quantization(x_kind: str) -> None:
+    """DynamicQuantizeLinear feeding MatMulInteger and ConvInteger (vector zero points of
+    the weights) on cuda, which claims none of them: the primitive chains compute the
+    same bits."""
+    with ModuleBuilder("g") as m:
+        x, c = m.input("x", (2, 6), "f32"), m.input("c", (1, 2, 5, 5), "f32")
+        w, zw = m.input("w", (6, 3), "i8"), m.input("zw", (3,), "i8")
+        k, zk = m.input("k", (4, 2, 3, 3), "u8"), m.input("zk", (4,), "u8")
+        y, s, z = m.emit(mir.DynamicQuantizeLinearOp(x)).results
+        yc, _, zc = m.emit(mir.DynamicQuantizeLinearOp(c)).results
+        mm = m.emit(mir.MatmulIntegerOp(y, w, z, zw)).results[0]
+        conv = mir.ConvIntegerOp(yc, k, zc, zk, pads=[1, 0, 1, 2], strides=[2, 1])
+        out(m, mm, s, z, m.emit(conv).results[0])
+    rng = np.random.default_rng(3)
+    scale = 0.0 if x_kind == "all zero" else 3.0
+    feeds = {
+        "x": (rng.standard_normal((2, 6)) * scale).astype(np.float32),
+        "c": (rng.standard_normal((1, 2, 5, 5)) * scale).astype(np.float32),
+        "w": rng.integers(-128, 128, (6, 3)).astype(np.int8),
+        "zw": rng.integers(-128, 128, (3,)).astype(np.int8),
+        "k": rng.integers(0, 256, (4, 2, 3, 3)).astype(np.uint8),
+        "zk": rng.integers(0, 256, (4,)).astype(np.uint8),
+    }
+    module = m.module
+    after, _ = apply(module, "legalize{target=cuda}")
+    names = op_names(after)
+    assert not {"mir.dynamic_quantize_linear", "mir.matmul_integer", "mir.conv_integer"} & set(
+        names
+    )
+    assert_exact(run(after, feeds), run(module, feeds))

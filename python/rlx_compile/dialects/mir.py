@@ -3051,6 +3051,184 @@ class FakeQuantizeOp(ShapedOp):
         return (input,)
 
 
+# ONNX's dynamic quantisation (onnxruntime's quantize_dynamic makes these): one op each,
+# as onnxruntime keeps them; legalization lowers them for targets that do not claim them.
+
+EIGHT_BIT = (DType.I8, DType.U8)
+
+
+def _check_eight_bit(t: TensorType, what: str) -> None:
+    if t.dtype not in EIGHT_BIT:
+        raise VerifyException(f"{what} must be i8 or u8, got {t.dtype.value}")
+
+
+def _check_zero_point(zp: TensorType | None, of: TensorType, n: Any, what: str) -> None:
+    """A zero point of ``of``'s element type: one element (rank ≤ 1), or a vector of n."""
+    if zp is None:
+        return
+    if zp.dtype is not of.dtype:
+        raise VerifyException(f"{what} must have element type {of.dtype.value}")
+    if zp.rank > 1 or (zp.rank == 1 and zp.shape[0] != 1 and not may_equal(zp.shape[0], n)):
+        raise VerifyException(
+            f"{what} must be one element or a vector of {n}, got {fmt_shape(zp.shape)}"
+        )
+
+
+@irdl_op_definition
+class DynamicQuantizeLinearOp(ShapedOp):
+    """ONNX ``DynamicQuantizeLinear``: u8 quantisation with parameters from the input's
+    range. ``lo = min(0, min x)``, ``hi = max(0, max x)``; ``scale = (hi - lo) / 255`` (1
+    when hi = lo, as onnxruntime: an all-zero input); ``zero_point =
+    round_half_even(clamp(-lo / scale, 0, 255))``; ``result = saturate(round_half_even(x /
+    scale) + zero_point)``, all in f32."""
+
+    name = "mir.dynamic_quantize_linear"
+    input = operand_def(TensorType)
+    result = result_def(TensorType)
+    scale = result_def(TensorType)
+    zero_point = result_def(TensorType)
+    traits = traits_def(Pure(), Precision(PrecisionClass.QUANT))
+    assembly_format = (
+        "$input attr-dict `:` type($input) `->` "
+        "`(` type($result) `,` type($scale) `,` type($zero_point) `)`"
+    )
+
+    def __init__(self, input: SSAValue):
+        self._build({"input": input})
+
+    @classmethod
+    def infer(cls, props: Props, *, input: TensorType) -> tuple[TensorType, ...]:
+        require_dtype(input, DType.F32, "input")
+        return (input.with_dtype(DType.U8), TensorType((), DType.F32), TensorType((), DType.U8))
+
+
+@irdl_op_definition
+class MatmulIntegerOp(ShapedOp):
+    """ONNX ``MatMulInteger``: ``(lhs - lhs_zero_point) · (rhs - rhs_zero_point)`` exactly
+    in i32, ``mir.matmul``'s shapes. Operands i8 or u8; a zero point has its operand's
+    type and is one element, or a vector over lhs's rows (dim -2) / rhs's columns (dim
+    -1). Unlike ``mir.integer_matmul`` the zero points are values and nothing rescales."""
+
+    name = "mir.matmul_integer"
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    lhs_zero_point = opt_operand_def(TensorType)
+    rhs_zero_point = opt_operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), Precision(PrecisionClass.QUANT))
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = (
+        "$lhs `,` $rhs (`lhs_zero_point` `(` $lhs_zero_point^ `:` type($lhs_zero_point) `)`)? "
+        "(`rhs_zero_point` `(` $rhs_zero_point^ `:` type($rhs_zero_point) `)`)? attr-dict `:` "
+        "type($lhs) `,` type($rhs) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        lhs: SSAValue,
+        rhs: SSAValue,
+        lhs_zero_point: SSAValue | None = None,
+        rhs_zero_point: SSAValue | None = None,
+    ):
+        self._build(
+            {
+                "lhs": lhs,
+                "rhs": rhs,
+                "lhs_zero_point": lhs_zero_point,
+                "rhs_zero_point": rhs_zero_point,
+            }
+        )
+
+    @classmethod
+    def infer(
+        cls,
+        props: Props,
+        *,
+        lhs: TensorType,
+        rhs: TensorType,
+        lhs_zero_point: TensorType | None = None,
+        rhs_zero_point: TensorType | None = None,
+    ) -> tuple[TensorType, ...]:
+        _check_eight_bit(lhs, "lhs")
+        _check_eight_bit(rhs, "rhs")
+        shape = matmul_shape(lhs, rhs)
+        rows = lhs.shape[-2] if lhs.rank > 1 else 1
+        cols = rhs.shape[-1] if rhs.rank > 1 else 1
+        _check_zero_point(lhs_zero_point, lhs, rows, "lhs_zero_point")
+        _check_zero_point(rhs_zero_point, rhs, cols, "rhs_zero_point")
+        return (TensorType(shape, DType.I32),)
+
+
+@irdl_op_definition
+class ConvIntegerOp(ShapedOp):
+    """ONNX ``ConvInteger``: ``mir.conv`` of ``input - input_zero_point`` with ``weight -
+    weight_zero_point`` exactly in i32 (padding adds zeros after the zero point is
+    taken). Operands i8 or u8; the input's zero point is one element, the weight's one
+    element or a vector over output channels."""
+
+    name = "mir.conv_integer"
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    input_zero_point = opt_operand_def(TensorType)
+    weight_zero_point = opt_operand_def(TensorType)
+    strides = prop_def(I64Array)
+    pads = prop_def(I64Array)
+    dilations = prop_def(I64Array)
+    groups = prop_def(I64Attr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), Precision(PrecisionClass.QUANT))
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = (
+        "$input `,` $weight (`input_zero_point` `(` $input_zero_point^ `:` "
+        "type($input_zero_point) `)`)? (`weight_zero_point` `(` $weight_zero_point^ `:` "
+        "type($weight_zero_point) `)`)? `strides` $strides `pads` $pads `dilations` $dilations "
+        "`groups` $groups attr-dict `:` type($input) `,` type($weight) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue,
+        weight: SSAValue,
+        input_zero_point: SSAValue | None = None,
+        weight_zero_point: SSAValue | None = None,
+        *,
+        strides: Sequence[int] | None = None,
+        pads: Sequence[int] | None = None,
+        dilations: Sequence[int] | None = None,
+        groups: int = 1,
+    ):
+        rank = SSAValue.get(input).type.rank  # type: ignore[attr-defined]
+        self._build(
+            {
+                "input": input,
+                "weight": weight,
+                "input_zero_point": input_zero_point,
+                "weight_zero_point": weight_zero_point,
+            },
+            conv_props(rank, strides, pads, dilations, groups),
+        )
+
+    @classmethod
+    def infer(
+        cls,
+        props: Props,
+        *,
+        input: TensorType,
+        weight: TensorType,
+        input_zero_point: TensorType | None = None,
+        weight_zero_point: TensorType | None = None,
+    ) -> tuple[TensorType, ...]:
+        _check_eight_bit(input, "input")
+        _check_eight_bit(weight, "weight")
+        shape = conv_output_shape(
+            input, weight, props.ints("strides"), props.ints("pads"), props.ints("dilations"),
+            props.int("groups"),
+        )  # fmt: skip
+        _check_zero_point(input_zero_point, input, 1, "input_zero_point")
+        _check_zero_point(weight_zero_point, weight, weight.shape[0], "weight_zero_point")
+        return (TensorType(shape, DType.I32),)
+
+
 # =====================================================================================
 # Fused ops (emitted by fusion and by direct HIR lowering)
 # =====================================================================================
@@ -4964,6 +5142,7 @@ MIR_OPS: list[type[ShapedOp]] = [
     AttentionOp, RopeOp,
     RnnOp, GruOp, LstmOp,
     QuantizeOp, DequantizeOp, FakeQuantizeOp,
+    DynamicQuantizeLinearOp, MatmulIntegerOp, ConvIntegerOp,
     FusedMatmulBiasActOp, FusedSwigluOp, FusedResidualRmsNormOp, FusedResidualLayerNormOp,
     FusedConvBiasActOp, FusedScaleShiftActOp, FusedLstmCellOp, FusedAttentionBlockOp,
     IntegerMatmulOp, IntegerConvOp,

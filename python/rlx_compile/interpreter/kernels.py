@@ -1068,3 +1068,58 @@ def fake_quantize(
     zp = _qparam(zero_point, x.ndim, axis, ct)
     q = np.clip(np.rint(x.astype(ct) / sc) + zp, quant_min, quant_max)
     return round_to((q - zp) * sc, x.dtype)
+
+
+def dynamic_quantize_linear(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """ONNX DynamicQuantizeLinear, in f32 as onnxruntime: the u8 values, the scale and the
+    zero point (see ``mir.dynamic_quantize_linear``)."""
+    v = x.astype(F32)
+    zero = np.float32(0.0)
+    lo = np.minimum(zero, v.min()) if v.size else zero
+    hi = np.maximum(zero, v.max()) if v.size else zero
+    # onnxruntime's scale for an all-zero input (the ONNX reference divides it by 255)
+    scale = np.float32(1.0) if hi == lo else np.float32(hi - lo) / np.float32(255.0)
+    zp = np.rint(np.clip(-lo / scale, zero, np.float32(255.0))).astype(np.uint8)
+    scale_arr, zp_arr = np.asarray(scale, F32), np.asarray(zp)
+    return quantize(v, scale_arr, zp_arr, None, np.dtype(np.uint8)), scale_arr, zp_arr
+
+
+def _centered(v: np.ndarray, zero_point: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray:
+    """v - zero_point exactly (in f64), a vector zero point viewed as ``shape``."""
+    out = v.astype(F64)
+    if zero_point is None:
+        return out
+    z = zero_point.astype(F64)
+    return out - (z.reshape(()) if z.size == 1 else z.reshape(shape))
+
+
+def _to_i32(acc: np.ndarray) -> np.ndarray:
+    """An exact integer sum held in f64 as i32, wrapping like int32 accumulation."""
+    return acc.astype(np.int64).astype(np.int32)
+
+
+def matmul_integer(
+    a: np.ndarray, b: np.ndarray, a_zero_point: np.ndarray | None, b_zero_point: np.ndarray | None
+) -> np.ndarray:
+    """(a - a_zero_point) · (b - b_zero_point) in i32; vector zero points run along a's
+    rows and b's columns. The f64 sums are exact: 8-bit products summed stay below 2^53."""
+    x = _centered(a, a_zero_point, (-1, 1))
+    w = _centered(b, b_zero_point, (-1,))
+    return _to_i32(matmul(x, w))
+
+
+def conv_integer(
+    x: np.ndarray,
+    w: np.ndarray,
+    x_zero_point: np.ndarray | None,
+    w_zero_point: np.ndarray | None,
+    strides: Sequence[int],
+    pads: Sequence[int],
+    dilations: Sequence[int],
+    groups: int,
+) -> np.ndarray:
+    """conv(x - x_zero_point, w - w_zero_point) in i32 (padding adds zeros to the
+    centred input); a vector weight zero point runs over output channels."""
+    xc = _centered(x, x_zero_point, ())
+    wc = _centered(w, w_zero_point, (-1, *([1] * (w.ndim - 1))))
+    return _to_i32(conv(xc, wc, strides, pads, dilations, groups))

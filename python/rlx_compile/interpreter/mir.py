@@ -450,7 +450,9 @@ def _pad(op: mir.PadOp, args: Arrays, env: Env) -> Arrays:
 # ---------------------------------------------------------------------------------
 
 
-def _conv_props(op: mir.ConvOp | mir.FusedConvBiasActOp | mir.IntegerConvOp) -> dict[str, Any]:
+def _conv_props(
+    op: mir.ConvOp | mir.FusedConvBiasActOp | mir.IntegerConvOp | mir.ConvIntegerOp,
+) -> dict[str, Any]:
     p = op.props()
     return {
         "strides": p.ints("strides"),
@@ -550,6 +552,27 @@ def _dequantize(op: mir.DequantizeOp, args: Arrays, env: Env) -> Arrays:
     q, scale = a["input"], a["scale"]
     assert q is not None and scale is not None
     return [K.dequantize(q, scale, a["zero_point"], op.props().opt_int("axis"))]
+
+
+@impl(mir.DynamicQuantizeLinearOp)
+def _dynamic_quantize_linear(op: mir.DynamicQuantizeLinearOp, args: Arrays, env: Env) -> Arrays:
+    return list(K.dynamic_quantize_linear(args[0]))
+
+
+@impl(mir.MatmulIntegerOp)
+def _matmul_integer(op: mir.MatmulIntegerOp, args: Arrays, env: Env) -> Arrays:
+    a = _optional_args(op, args, ("lhs", "rhs", "lhs_zero_point", "rhs_zero_point"))
+    lhs, rhs = a["lhs"], a["rhs"]
+    assert lhs is not None and rhs is not None
+    return [K.matmul_integer(lhs, rhs, a["lhs_zero_point"], a["rhs_zero_point"])]
+
+
+@impl(mir.ConvIntegerOp)
+def _conv_integer(op: mir.ConvIntegerOp, args: Arrays, env: Env) -> Arrays:
+    a = _optional_args(op, args, ("input", "weight", "input_zero_point", "weight_zero_point"))
+    x, w = a["input"], a["weight"]
+    assert x is not None and w is not None
+    return [K.conv_integer(x, w, a["input_zero_point"], a["weight_zero_point"], **_conv_props(op))]
 
 
 @impl(mir.FakeQuantizeOp)

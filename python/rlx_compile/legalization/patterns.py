@@ -35,6 +35,7 @@ from rlx_compile.folding import DEFAULT_MAX_ELEMENTS, FoldingBuilder
 from rlx_compile.interpreter.recurrent import Direction, Layer, operands_by_name, run_unrolled
 from rlx_compile.legalization.base import COMMON_IR, ConversionPattern
 from rlx_compile.legalization.ml import ML_PATTERNS
+from rlx_compile.legalization.quant import QUANT_PATTERNS
 
 
 def _static(shape: Sequence[object]) -> bool:
@@ -511,6 +512,7 @@ LOGICAL_KERNEL_PATTERNS: tuple[type[ConversionPattern], ...] = (
     LowerConvTranspose,
     LowerRecurrent,
     *ML_PATTERNS,
+    *QUANT_PATTERNS,
 )
 
 

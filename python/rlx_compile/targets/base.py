@@ -57,6 +57,10 @@ INTEGER = frozenset({mir.IntegerMatmulOp.name, mir.IntegerConvOp.name})
 RECURRENT = frozenset(op.name for op in mir.RECURRENT_OPS)
 """Whole recurrent layers (a kernel of its own, not a primitive); ``legalize`` lowers
 them to their steps for a target that does not claim them."""
+DYNAMIC_QUANT = frozenset(
+    op.name for op in (mir.DynamicQuantizeLinearOp, mir.MatmulIntegerOp, mir.ConvIntegerOp)
+)
+"""ONNX's dynamic quantisation ops (legalization lowers them to primitives elsewhere)."""
 CONTROL_FLOW = frozenset(op.name for op in mir.CONTROL_FLOW_OPS)
 """Run by the executor around the kernels of their regions, which are dispatched (and
 legalized) like the graph's own ops: legal on every target."""
@@ -74,7 +78,8 @@ for the others."""
 PRIMITIVES = frozenset(
     op.name
     for op in mir.MIR_OPS
-    if op.name not in FUSED | {REGION} | STRUCTURAL | INTEGER | RECURRENT | CONTROL_FLOW
+    if op.name
+    not in FUSED | {REGION} | STRUCTURAL | INTEGER | DYNAMIC_QUANT | RECURRENT | CONTROL_FLOW
     | CLASSIC_ML
 )
 """Every MIR op that is not a fused op, a region or a classic-ML model: RLX's primitive
@@ -234,7 +239,8 @@ class Target:
         if self.broadcast not in BROADCAST_KINDS:
             raise ValueError(f"unknown broadcast kind {self.broadcast!r}")
         unknown = sorted(
-            self.claims - PRIMITIVES - FUSED - INTEGER - RECURRENT - CLASSIC_ML - {REGION}
+            self.claims - PRIMITIVES - FUSED - INTEGER - DYNAMIC_QUANT - RECURRENT - CLASSIC_ML
+            - {REGION}
         )
         if unknown:
             raise ValueError(f"target {self.name} claims unknown ops {unknown}")

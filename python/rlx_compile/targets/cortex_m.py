@@ -36,6 +36,7 @@ _KERNELS = (
     mir.PadOp,
     mir.ConvOp, mir.FusedConvBiasActOp, mir.MaxPoolOp, mir.AvgPoolOp,
     mir.QuantizeOp, mir.DequantizeOp, mir.IntegerMatmulOp, mir.IntegerConvOp,
+    mir.DynamicQuantizeLinearOp, mir.MatmulIntegerOp, mir.ConvIntegerOp,
 )  # fmt: skip
 
 _RELU = frozenset({Activation.RELU})

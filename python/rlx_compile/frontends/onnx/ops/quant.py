@@ -9,7 +9,7 @@ from xdsl.ir import SSAValue
 
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
-from rlx_compile.dialects.types import Dim, DType
+from rlx_compile.dialects.types import Dim, DType, fmt_shape
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
     NodeContext,
@@ -20,6 +20,7 @@ from rlx_compile.frontends.onnx.context import (
 )
 from rlx_compile.frontends.onnx.ops.nn import conv_geometry
 from rlx_compile.frontends.onnx.ops.shape import reshape
+from rlx_compile.legalization.quant import centered, integer_conv
 
 
 def _param_layout(
@@ -117,54 +118,35 @@ def dequantize_linear(ctx: NodeContext) -> ConverterResult:
 
 @converter("DynamicQuantizeLinear")
 def dynamic_quantize_linear(ctx: NodeContext) -> ConverterResult:
-    # scale = (max(0, max x) - min(0, min x)) / 255, zero point = sat(round(-min / scale)).
-    x = ctx.x(0)
-    b = ctx.b
-    hi = b.maximum(b.reduce("max", x), 0.0)
-    lo = b.minimum(b.reduce("min", x), 0.0)
-    scale = b.div(b.sub(hi, lo), 255.0)
-    zp_f = b.unary(mir.RoundOp, b.div(b.neg(lo), scale))
-    zp = b.cast(b.minimum(b.maximum(zp_f, 0.0), 255.0), DType.U8)
-    y = b.emit(mir.QuantizeOp(x, scale, zp, dtype=DType.U8)).results[0]
-    return [y, scale, zp]
+    return list(ctx.b.emit(mir.DynamicQuantizeLinearOp(ctx.x(0))).results)
 
 
-def _centered(ctx: NodeContext, v: SSAValue, zp: SSAValue | None, zp_axis: int) -> SSAValue:
-    """v - zero_point in int32; a vector zero point applies along ``zp_axis`` of v."""
-    b = ctx.b
-    out = b.cast(v, DType.I32)
-    if zp is None:
-        return out
-    z = b.cast(zp, DType.I32)
-    if type_of(z).rank == 1 and type_of(z).shape[0] != 1:
-        rank = type_of(v).rank
-        shape: list[Dim] = [1] * rank
-        shape[zp_axis % rank] = type_of(z).shape[0]
-        z = reshape(ctx, z, shape)
-    return b.sub(out, z)
+def _zero_point(ctx: NodeContext, i: int) -> SSAValue | None:
+    """Input ``i``, an optional zero point, as the integer ops take it: rank ≤ 1."""
+    zp = ctx.opt(i)
+    if zp is None or type_of(zp).rank <= 1:
+        return zp
+    if type_of(zp).num_elements() != 1:
+        raise Unsupported(f"a zero point of shape {fmt_shape(type_of(zp).shape)}")
+    return reshape(ctx, zp, [])
 
 
 @converter("MatMulInteger")
 def matmul_integer(ctx: NodeContext) -> ConverterResult:
     # Zero points: per row of A (axis -2), per column of B (axis -1).
-    a = _centered(ctx, ctx.x(0), ctx.opt(2), -2)
-    b = _centered(ctx, ctx.x(1), ctx.opt(3), -1)
-    return ctx.b.matmul(a, b)
-
-
-def _integer_conv(ctx: NodeContext, x: SSAValue, w: SSAValue) -> SSAValue:
-    """Convolution of int32 tensors, computed exactly in float64 (every partial sum of
-    8-bit products is far below 2^53) and converted back."""
-    geometry = conv_geometry(ctx, w)
-    y = ctx.b.conv(ctx.b.cast(x, DType.F64), ctx.b.cast(w, DType.F64), *geometry)
-    return ctx.b.cast(y, DType.I32)
+    op = mir.MatmulIntegerOp(ctx.x(0), ctx.x(1), _zero_point(ctx, 2), _zero_point(ctx, 3))
+    return ctx.b.emit(op).results[0]
 
 
 @converter("ConvInteger")
 def conv_integer(ctx: NodeContext) -> ConverterResult:
-    x = _centered(ctx, ctx.x(0), ctx.opt(2), 1)
-    w = _centered(ctx, ctx.x(1), ctx.opt(3), 0)
-    return _integer_conv(ctx, x, w)
+    w = ctx.x(1)
+    strides, pads, dilations, groups = conv_geometry(ctx, w)
+    op = mir.ConvIntegerOp(
+        ctx.x(0), w, _zero_point(ctx, 2), _zero_point(ctx, 3),
+        strides=strides, pads=pads, dilations=dilations, groups=groups,
+    )  # fmt: skip
+    return ctx.b.emit(op).results[0]
 
 
 def _requantize(
@@ -195,8 +177,8 @@ def _requantize(
 
 @converter("QLinearMatMul")
 def qlinear_matmul(ctx: NodeContext) -> ConverterResult:
-    a = _centered(ctx, ctx.x(0), ctx.opt(2), -2)
-    b_ = _centered(ctx, ctx.x(3), ctx.opt(5), -1)
+    a = centered(ctx.b, ctx.x(0), ctx.opt(2), -2)
+    b_ = centered(ctx.b, ctx.x(3), ctx.opt(5), -1)
     y_zp = ctx.opt(7)
     out = type_of(y_zp).dtype if y_zp is not None else type_of(ctx.x(0)).dtype
     acc = ctx.b.matmul(a, b_)
@@ -205,9 +187,9 @@ def qlinear_matmul(ctx: NodeContext) -> ConverterResult:
 
 @converter("QLinearConv")
 def qlinear_conv(ctx: NodeContext) -> ConverterResult:
-    x = _centered(ctx, ctx.x(0), ctx.opt(2), 1)
-    w = _centered(ctx, ctx.x(3), ctx.opt(5), 0)
-    acc = _integer_conv(ctx, x, w)
+    x = centered(ctx.b, ctx.x(0), ctx.opt(2), 1)
+    w = ctx.x(3)
+    acc = integer_conv(ctx.b, x, centered(ctx.b, w, ctx.opt(5), 0), conv_geometry(ctx, w))
     bias = ctx.opt(8)
     if bias is not None:
         rank = type_of(acc).rank

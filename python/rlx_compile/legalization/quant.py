@@ -1,0 +1,95 @@
+"""ONNX's dynamic quantisation ops lowered to primitives, for targets that do not claim
+them: the chains the ONNX importer built before the ops existed (integer products as
+int32 operands centred on their zero points; a convolution computed exactly in f64)."""
+
+from __future__ import annotations
+
+from xdsl.ir import SSAValue
+from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
+
+from rlx_compile.builder import GraphBuilder, type_of
+from rlx_compile.dialects import mir
+from rlx_compile.dialects.dim_expr import Dim
+from rlx_compile.dialects.types import DType
+from rlx_compile.legalization.base import COMMON_IR, ConversionPattern
+
+
+class LowerDynamicQuantizeLinear(ConversionPattern):
+    path = COMMON_IR
+    summary = "the range by reductions, scale and zero point elementwise, a quantize"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.DynamicQuantizeLinearOp, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(op)
+        x = op.input
+        hi = b.maximum(b.reduce("max", x), 0.0)
+        lo = b.minimum(b.reduce("min", x), 0.0)
+        span = b.sub(hi, lo)
+        scale = b.where(b.compare("eq", span, 0.0), 1.0, b.div(span, 255.0))
+        zp_f = b.unary(mir.RoundOp, b.div(b.neg(lo), scale))
+        zp = b.cast(b.minimum(b.maximum(zp_f, 0.0), 255.0), DType.U8)
+        y = b.emit(mir.QuantizeOp(x, scale, zp, dtype=DType.U8)).results[0]
+        self.commit(rewriter, op, ops, [y, scale, zp])
+
+
+def centered(b: GraphBuilder, v: SSAValue, zp: SSAValue | None, zp_axis: int) -> SSAValue:
+    """v - zero_point in int32; a vector zero point applies along ``zp_axis`` of v."""
+    out = b.cast(v, DType.I32)
+    if zp is None:
+        return out
+    z = b.cast(zp, DType.I32)
+    if type_of(z).rank == 1 and type_of(z).shape[0] != 1:
+        rank = type_of(v).rank
+        shape: list[Dim] = [1] * rank
+        shape[zp_axis % rank] = type_of(z).shape[0]
+        if tuple(shape) != type_of(z).shape:
+            z = b.reshape(z, shape)
+    return b.sub(out, z)
+
+
+def integer_conv(
+    b: GraphBuilder,
+    x: SSAValue,
+    w: SSAValue,
+    geometry: tuple[list[int], list[int], list[int], int],
+) -> SSAValue:
+    """Convolution of int32 tensors, computed exactly in float64 (every partial sum of
+    8-bit products is far below 2^53) and converted back."""
+    y = b.conv(b.cast(x, DType.F64), b.cast(w, DType.F64), *geometry)
+    return b.cast(y, DType.I32)
+
+
+class LowerMatmulInteger(ConversionPattern):
+    path = COMMON_IR
+    summary = "operands cast to int32 minus their zero points, a matmul"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.MatmulIntegerOp, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(op)
+        a = centered(b, op.lhs, op.lhs_zero_point, -2)
+        w = centered(b, op.rhs, op.rhs_zero_point, -1)
+        self.commit(rewriter, op, ops, [b.matmul(a, w)])
+
+
+class LowerConvInteger(ConversionPattern):
+    path = COMMON_IR
+    summary = "operands minus their zero points, a conv in f64, a cast to int32"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.ConvIntegerOp, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(op)
+        p = op.props()
+        geometry = (
+            list(p.ints("strides")), list(p.ints("pads")), list(p.ints("dilations")),
+            p.int("groups"),
+        )  # fmt: skip
+        x = centered(b, op.input, op.input_zero_point, 1)
+        w = centered(b, op.weight, op.weight_zero_point, 0)
+        self.commit(rewriter, op, ops, [integer_conv(b, x, w, geometry)])
+
+
+QUANT_PATTERNS: tuple[type[ConversionPattern], ...] = (
+    LowerDynamicQuantizeLinear,
+    LowerMatmulInteger,
+    LowerConvInteger,
+)

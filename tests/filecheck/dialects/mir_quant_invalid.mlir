@@ -1,0 +1,74 @@
+// RUN: not rlx-opt %s --split-input-file 2>&1 | filecheck %s
+// ONNX's dynamic quantisation ops reject wrong element types and zero point shapes.
+
+func.func @dynamic_quantize_f64() {
+  %x = mir.input "x" : !rlx.tensor<[4], f64>
+  %y, %s, %z = mir.dynamic_quantize_linear %x : !rlx.tensor<[4], f64> -> (!rlx.tensor<[4], u8>, !rlx.tensor<[], f64>, !rlx.tensor<[], u8>)
+  func.return
+}
+// CHECK: error: 'mir.dynamic_quantize_linear' op input must be f32, got f64
+
+// -----
+func.func @dynamic_quantize_result() {
+  %x = mir.input "x" : !rlx.tensor<[4], f32>
+  %y, %s, %z = mir.dynamic_quantize_linear %x : !rlx.tensor<[4], f32> -> (!rlx.tensor<[4], i8>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>)
+  func.return
+}
+// CHECK: error: 'mir.dynamic_quantize_linear' op
+
+// -----
+func.func @matmul_integer_f32() {
+  %a = mir.input "a" : !rlx.tensor<[2, 3], f32>
+  %b = mir.input "b" : !rlx.tensor<[3, 4], i8>
+  %m = mir.matmul_integer %a, %b : !rlx.tensor<[2, 3], f32>, !rlx.tensor<[3, 4], i8> -> !rlx.tensor<[2, 4], i32>
+  func.return
+}
+// CHECK: error: 'mir.matmul_integer' op lhs must be i8 or u8, got f32
+
+// -----
+func.func @matmul_integer_zero_point_type() {
+  %a = mir.input "a" : !rlx.tensor<[2, 3], u8>
+  %b = mir.input "b" : !rlx.tensor<[3, 4], i8>
+  %z = mir.input "z" : !rlx.tensor<[], i8>
+  %m = mir.matmul_integer %a, %b lhs_zero_point(%z : !rlx.tensor<[], i8>) : !rlx.tensor<[2, 3], u8>, !rlx.tensor<[3, 4], i8> -> !rlx.tensor<[2, 4], i32>
+  func.return
+}
+// CHECK: error: 'mir.matmul_integer' op lhs_zero_point must have element type u8
+
+// -----
+func.func @matmul_integer_zero_point_shape() {
+  %a = mir.input "a" : !rlx.tensor<[2, 3], u8>
+  %b = mir.input "b" : !rlx.tensor<[3, 4], i8>
+  %z = mir.input "z" : !rlx.tensor<[3], i8>
+  %m = mir.matmul_integer %a, %b rhs_zero_point(%z : !rlx.tensor<[3], i8>) : !rlx.tensor<[2, 3], u8>, !rlx.tensor<[3, 4], i8> -> !rlx.tensor<[2, 4], i32>
+  func.return
+}
+// CHECK: error: 'mir.matmul_integer' op rhs_zero_point must be one element or a vector of 4, got [3]
+
+// -----
+func.func @matmul_integer_result() {
+  %a = mir.input "a" : !rlx.tensor<[2, 3], u8>
+  %b = mir.input "b" : !rlx.tensor<[3, 4], i8>
+  %m = mir.matmul_integer %a, %b : !rlx.tensor<[2, 3], u8>, !rlx.tensor<[3, 4], i8> -> !rlx.tensor<[2, 4], f32>
+  func.return
+}
+// CHECK: error: 'mir.matmul_integer' op
+
+// -----
+func.func @conv_integer_input_zero_point_vector() {
+  %x = mir.input "x" : !rlx.tensor<[1, 2, 5, 5], u8>
+  %w = mir.input "w" : !rlx.tensor<[4, 2, 3, 3], u8>
+  %z = mir.input "z" : !rlx.tensor<[2], u8>
+  %c = mir.conv_integer %x, %w input_zero_point(%z : !rlx.tensor<[2], u8>) strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : !rlx.tensor<[1, 2, 5, 5], u8>, !rlx.tensor<[4, 2, 3, 3], u8> -> !rlx.tensor<[1, 4, 3, 3], i32>
+  func.return
+}
+// CHECK: error: 'mir.conv_integer' op input_zero_point must be one element or a vector of 1, got [2]
+
+// -----
+func.func @conv_integer_groups() {
+  %x = mir.input "x" : !rlx.tensor<[1, 2, 5, 5], i8>
+  %w = mir.input "w" : !rlx.tensor<[4, 2, 3, 3], i8>
+  %c = mir.conv_integer %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 2 : !rlx.tensor<[1, 2, 5, 5], i8>, !rlx.tensor<[4, 2, 3, 3], i8> -> !rlx.tensor<[1, 4, 3, 3], i32>
+  func.return
+}
+// CHECK: error: 'mir.conv_integer' op weight [4, 2, 3, 3] needs C_in/groups = 2/2 in dim 1

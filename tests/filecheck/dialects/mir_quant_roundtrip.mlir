@@ -1,0 +1,23 @@
+// RUN: %roundtrip
+// RUN: %generic_roundtrip
+// ONNX's dynamic quantisation ops: dynamic_quantize_linear, matmul_integer, conv_integer.
+
+// CHECK-LABEL: func.func @dynamic_quant
+func.func @dynamic_quant() -> (!rlx.tensor<[2, 4], i32> {rlx.name = "m"}, !rlx.tensor<[1, 4, 5, 5], i32> {rlx.name = "c"}) {
+  %x = mir.input "x" : !rlx.tensor<[2, 3], f32>
+  %b = mir.param "b" : !rlx.tensor<[3, 4], i8>
+  %zb = mir.param "zb" : !rlx.tensor<[4], i8>
+  %ci = mir.input "ci" : !rlx.tensor<[1, 2, 5, 5], u8>
+  %cw = mir.param "cw" : !rlx.tensor<[4, 2, 3, 3], u8>
+  // CHECK: %y, %s, %z = mir.dynamic_quantize_linear %x : !rlx.tensor<[2, 3], f32> -> (!rlx.tensor<[2, 3], u8>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>)
+  %y, %s, %z = mir.dynamic_quantize_linear %x : !rlx.tensor<[2, 3], f32> -> (!rlx.tensor<[2, 3], u8>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>)
+  // CHECK-NEXT: %m = mir.matmul_integer %y, %b lhs_zero_point(%z : !rlx.tensor<[], u8>) rhs_zero_point(%zb : !rlx.tensor<[4], i8>) : !rlx.tensor<[2, 3], u8>, !rlx.tensor<[3, 4], i8> -> !rlx.tensor<[2, 4], i32>
+  %m = mir.matmul_integer %y, %b lhs_zero_point(%z : !rlx.tensor<[], u8>) rhs_zero_point(%zb : !rlx.tensor<[4], i8>) : !rlx.tensor<[2, 3], u8>, !rlx.tensor<[3, 4], i8> -> !rlx.tensor<[2, 4], i32>
+  // CHECK-NEXT: %m2 = mir.matmul_integer %y, %b : !rlx.tensor<[2, 3], u8>, !rlx.tensor<[3, 4], i8> -> !rlx.tensor<[2, 4], i32>
+  %m2 = mir.matmul_integer %y, %b : !rlx.tensor<[2, 3], u8>, !rlx.tensor<[3, 4], i8> -> !rlx.tensor<[2, 4], i32>
+  // CHECK-NEXT: %m3 = mir.matmul_integer %y, %b rhs_zero_point(%zb : !rlx.tensor<[4], i8>) : !rlx.tensor<[2, 3], u8>, !rlx.tensor<[3, 4], i8> -> !rlx.tensor<[2, 4], i32>
+  %m3 = mir.matmul_integer %y, %b rhs_zero_point(%zb : !rlx.tensor<[4], i8>) : !rlx.tensor<[2, 3], u8>, !rlx.tensor<[3, 4], i8> -> !rlx.tensor<[2, 4], i32>
+  // CHECK-NEXT: %c = mir.conv_integer %ci, %cw input_zero_point(%z : !rlx.tensor<[], u8>) strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : !rlx.tensor<[1, 2, 5, 5], u8>, !rlx.tensor<[4, 2, 3, 3], u8> -> !rlx.tensor<[1, 4, 5, 5], i32>
+  %c = mir.conv_integer %ci, %cw input_zero_point(%z : !rlx.tensor<[], u8>) strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : !rlx.tensor<[1, 2, 5, 5], u8>, !rlx.tensor<[4, 2, 3, 3], u8> -> !rlx.tensor<[1, 4, 5, 5], i32>
+  func.return %m, %c : !rlx.tensor<[2, 4], i32>, !rlx.tensor<[1, 4, 5, 5], i32>
+}
