@@ -778,6 +778,90 @@ case("integer_conv_tiled", mir.IntegerConvOp)(  # 576 taps: tiles of 113 of 120 
 )
 
 
+# ---------------------------------------------------------------------------------
+# ONNX's dynamic quantisation: u8/i8 operands, zero points none, one or a vector, exact
+# i32 results
+# ---------------------------------------------------------------------------------
+
+
+def _dynamic_quantize_case(kind: str):
+    def make(dtype: DType, rng: np.random.Generator):
+        if dtype is not DType.F32:
+            return None
+        shape = (3, 7, 5)
+        module = graph(
+            {"x": (shape, dtype)}, lambda m, x: one(m.emit(mir.DynamicQuantizeLinearOp(x)))
+        )
+        x = values(shape, dtype, rng, "positive" if kind == "positive" else "finite")
+        return module and (module, {"x": np.zeros_like(x) if kind == "zeros" else x})
+
+    return make
+
+
+for _kind in ("finite", "positive", "zeros"):
+    case(f"dynamic_quantize_linear_{_kind}", mir.DynamicQuantizeLinearOp)(
+        _dynamic_quantize_case(_kind)
+    )
+
+
+def _zero_point_spec(name: str, form: str, n: int, dtype: DType):
+    return {} if form == "none" else {name: ((() if form == "one" else (n,)), dtype)}
+
+
+def _integer_product_case(conv: bool, a_type: DType, b_type: DType, za: str, zb: str,
+                          shapes: tuple[tuple[int, ...], tuple[int, ...]],
+                          **geometry: Any):  # fmt: skip
+    def make(dtype: DType, rng: np.random.Generator):
+        if dtype is not DType.I32:  # the case's element type is its result's
+            return None
+        a_shape, b_shape = shapes
+        rows = 1 if conv else a_shape[-2]
+        cols = b_shape[0] if conv else b_shape[-1]
+        specs = {"a": (a_shape, a_type), "b": (b_shape, b_type),
+                 **_zero_point_spec("za", za, rows, a_type),
+                 **_zero_point_spec("zb", zb, cols, b_type)}  # fmt: skip
+
+        def body(m, a, b, *zps):
+            it = iter(zps)
+            z_a = next(it) if za != "none" else None
+            z_b = next(it) if zb != "none" else None
+            if conv:
+                return one(m.emit(mir.ConvIntegerOp(a, b, z_a, z_b, **geometry)))
+            return one(m.emit(mir.MatmulIntegerOp(a, b, z_a, z_b)))
+
+        module = graph(specs, body)
+        inputs = {k: values(shape, t, rng) for k, (shape, t) in specs.items()}
+        return module and (module, inputs)
+
+    return make
+
+
+U8, I8 = DType.U8, DType.I8
+for _name, (_a, _b, _za, _zb, _shapes) in {
+    "u8_i8": (U8, I8, "one", "vector", ((2, 5, 20), (20, 7))),
+    "i8_u8_rows": (I8, U8, "vector", "none", ((6, 9), (9, 4))),
+    "u8_u8": (U8, U8, "none", "one", ((1, 33), (33, 3))),
+    # a batch folded into rows: the per-row zero points repeat per batch
+    "i8_i8_folded": (I8, I8, "vector", "vector", ((2, 3, 5, 9), (9, 4))),
+    "batched": (U8, I8, "one", "one", ((2, 1, 6, 9), (1, 4, 9, 5))),
+}.items():
+    case(f"matmul_integer_{_name}", mir.MatmulIntegerOp)(
+        _integer_product_case(False, _a, _b, _za, _zb, _shapes)
+    )
+for _name, (_a, _b, _za, _zb, _shapes, _geometry) in {
+    "u8_u8": (U8, U8, "one", "vector", ((2, 4, 6, 5), (6, 2, 3, 3)),
+              {"pads": (1, 0, 1, 1), "strides": (1, 2), "groups": 2}),
+    "u8_i8": (U8, I8, "one", "none", ((1, 3, 7, 7), (4, 3, 3, 3)),
+              {"pads": (2, 2, 2, 2), "dilations": (2, 2)}),
+    "i8_u8_1d": (I8, U8, "none", "one", ((2, 3, 11), (5, 3, 4)), {"pads": (1, 2), "strides": (3,)}),
+    "i8_i8_3d": (I8, I8, "one", "vector", ((1, 2, 4, 5, 6), (3, 2, 2, 3, 2)),
+                 {"pads": (1, 0, 1, 0, 1, 1)}),
+}.items():  # fmt: skip
+    case(f"conv_integer_{_name}", mir.ConvIntegerOp)(
+        _integer_product_case(True, _a, _b, _za, _zb, _shapes, **_geometry)
+    )
+
+
 @case("pairwise_coupling", mir.PairwiseCouplingOp)
 def _pairwise(dtype: DType, rng: np.random.Generator):
     c = 4

@@ -40,7 +40,7 @@ EXACT_FLOAT_OPS = (
     mir.ArgMaxOp, mir.ArgMinOp, mir.TopKOp, mir.QuantizeOp, mir.DequantizeOp,
     mir.FakeQuantizeOp, mir.MaxPoolOp, mir.RopeOp, mir.ElementwiseRegionOp,
     mir.ClipOp, mir.HardSigmoidOp, mir.HardSwishOp, mir.LeakyReluOp, mir.ScalerOp,
-    mir.BinarizerOp, mir.ImputerOp, mir.OneHotEncoderOp,
+    mir.BinarizerOp, mir.ImputerOp, mir.OneHotEncoderOp, mir.DynamicQuantizeLinearOp,
 )  # fmt: skip
 
 

@@ -47,6 +47,7 @@ LIBRARY_SOURCES = (
     "rlx_nn.c",
     "rlx_recurrent.c",
     "rlx_integer.c",
+    "rlx_dynamic_quant.c",
 )
 LIBRARY_HEADERS = ("rlx_runtime.h", "rlx_scalar.h", "rlx_elementwise.h")
 

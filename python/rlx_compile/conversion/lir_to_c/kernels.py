@@ -1220,25 +1220,33 @@ def _integer_matmul(e: OpEmitter) -> None:
     )  # fmt: skip
 
 
-@lowers(mir.IntegerConvOp)
-def _integer_conv(e: OpEmitter) -> None:
-    x, w = e.args[0], e.args[1]
-    y = e.outs[0]
+def _integer_conv_geometry(e: OpEmitter, algo: int, tile: int) -> tuple[int, ...]:
+    """The geometry argument of rlx_integer_conv / rlx_conv_integer: the algorithm, N,
+    C_in, C_out, groups, then input, kernel and output sizes, strides, leading pads and
+    dilations as three dims each, then the tile."""
+    x, w, y = e.args[0], e.args[1], e.outs[0]
     p = e.op.props()  # type: ignore[attr-defined]
     k = x.rank - 2
     if not 1 <= k <= 3:
         e.unsupported(f"{k}-d convolutions")
-    pads, groups = p.ints("pads"), p.int("groups")
+    return (
+        algo, x.shape[0], x.shape[1], w.shape[0], p.int("groups"), *_pad3(x.shape[2:], 1),
+        *_pad3(w.shape[2:], 1), *_pad3(y.shape[2:], 1), *_pad3(p.ints("strides"), 1),
+        *_pad3(p.ints("pads")[:k], 0), *_pad3(p.ints("dilations"), 1), tile,
+    )  # fmt: skip
+
+
+@lowers(mir.IntegerConvOp)
+def _integer_conv(e: OpEmitter) -> None:
+    x, w = e.args[0], e.args[1]
+    y = e.outs[0]
+    groups = e.op.props().int("groups")  # type: ignore[attr-defined]
     taps, positions = math.prod(w.shape[1:]), math.prod(y.shape[2:])
     gemm = e.options.im2col and taps >= INTEGER_GEMM_MIN_TAPS
     if not gemm and w.shape[-1] > INTEGER_CONV_ROW_TAPS:
         e.unsupported(f"direct integer convolutions more than {INTEGER_CONV_ROW_TAPS} taps wide")
     tile = min(positions, max(16, INTEGER_COLS_BYTES // (2 * _padded_k(taps)))) if gemm else 1
-    geom = (
-        2 if gemm else 0, x.shape[0], x.shape[1], w.shape[0], groups, *_pad3(x.shape[2:], 1),
-        *_pad3(w.shape[2:], 1), *_pad3(y.shape[2:], 1), *_pad3(p.ints("strides"), 1),
-        *_pad3(pads[:k], 0), *_pad3(p.ints("dilations"), 1), tile,
-    )  # fmt: skip
+    geom = _integer_conv_geometry(e, 2 if gemm else 0, tile)
     if gemm:
         cog = w.shape[0] // groups
         sums = cog * tile + (cog * tile) % 2  # an even count: the tap offsets after them
@@ -1249,6 +1257,50 @@ def _integer_conv(e: OpEmitter) -> None:
     e.call(
         f"rlx_integer_conv_{sfx}", Ints(geom), y.loc, x.loc, w.loc, *epilogue,
         e.scratch(scratch),
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------
+# ONNX's dynamic quantisation
+# ---------------------------------------------------------------------------------
+
+
+@lowers(mir.DynamicQuantizeLinearOp)
+def _dynamic_quantize_linear(e: OpEmitter) -> None:
+    x = e.args[0]
+    y, scale, zp = e.outs
+    sfx = e.suffix(x, frozenset({DType.F32}))
+    e.call(f"rlx_dynamic_quantize_linear_{sfx}", x.size, y.loc, scale.loc, zp.loc, x.loc)
+
+
+def _zero_point(zp: Operand | None) -> tuple[Ptr | None, int]:
+    """A zero point argument of the integer products: its values and their count."""
+    return (None, 0) if zp is None else (zp.loc, zp.size)
+
+
+@lowers(mir.MatmulIntegerOp)
+def _matmul_integer(e: OpEmitter) -> None:
+    a = _optional(e, ("lhs", "rhs", "lhs_zero_point", "rhs_zero_point"))
+    x, w = a["lhs"], a["rhs"]
+    assert x is not None and w is not None
+    batch, m, n, k = matmul_geometry(x, w)
+    sfx = f"{e.suffix(x, INTEGER_INPUTS)}_{e.suffix(w, INTEGER_INPUTS)}"
+    e.call(
+        f"rlx_matmul_integer_{sfx}", *batch, m, n, k, e.outs[0].loc, x.loc, w.loc,
+        *_zero_point(a["lhs_zero_point"]), *_zero_point(a["rhs_zero_point"]),
+    )  # fmt: skip
+
+
+@lowers(mir.ConvIntegerOp)
+def _conv_integer(e: OpEmitter) -> None:
+    a = _optional(e, ("input", "weight", "input_zero_point", "weight_zero_point"))
+    x, w = a["input"], a["weight"]
+    assert x is not None and w is not None
+    sfx = f"{e.suffix(x, INTEGER_INPUTS)}_{e.suffix(w, INTEGER_INPUTS)}"
+    zx, _ = _zero_point(a["input_zero_point"])
+    e.call(
+        f"rlx_conv_integer_{sfx}", Ints(_integer_conv_geometry(e, 0, 1)), e.outs[0].loc, x.loc,
+        w.loc, zx, *_zero_point(a["weight_zero_point"]),
     )  # fmt: skip
 
 

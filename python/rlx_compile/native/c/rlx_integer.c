@@ -219,10 +219,7 @@ RLX_INTEGER_COLS(u8)
         return 0;                                                                       \
     }                                                                                   \
     RLX_INTEGER_CONV_SIG(rlx_integer_conv_##XS##_##out) {                                \
-        const int64_t *g = geom, *in = g + 5, *kk = g + 8, *o = g + 11, *sd = g + 14;   \
-        const int64_t *pd = g + 17, *dl = g + 20;                                       \
-        int64_t N = g[1], Cin = g[2], Cout = g[3], G = g[4], cg = Cin / G, cog = Cout / G; \
-        int64_t S = in[0] * in[1] * in[2], P = o[0] * o[1] * o[2], K = kk[0] * kk[1] * kk[2]; \
+        RLX_INT_CONV_GEOMETRY(geom)                                                     \
         const RLX_XT_##XS *px = (const RLX_XT_##XS *)x;                                   \
         const int8_t *pw = (const int8_t *)w;                                           \
         const float *ps = (const float *)scale, *pb = (const float *)bias;              \

@@ -482,6 +482,31 @@ RLX_FAKE_QUANT_SIG(rlx_fake_quantize_bf16_f64);
 RLX_INTEGER_OUTS(RLX_DECL_INTEGER, i8)
 RLX_INTEGER_OUTS(RLX_DECL_INTEGER, u8)
 
+/* ---- ONNX's dynamic quantisation ------------------------------------------------------ */
+/* DynamicQuantizeLinear of n f32: y (u8), the scale (one f32), the zero point (one u8). */
+int rlx_dynamic_quantize_linear_f32(int64_t n, void *y, void *scale, void *zero_point,
+                                    const void *x);
+/* MatMulInteger: y [batch.., M, N] i32 = (a - za) . (b - zb), batch dims as rlx_matmul; a
+ * zero point is NULL, one value (count 1) or one per row of a / column of b (count M or N;
+ * a batch folded into rows repeats them). rlx_matmul_integer_<a>_<b> */
+#define RLX_MATMUL_INTEGER_SIG(name)                                                    \
+    int name(int64_t batch_rank, const int64_t *batch_shape, const int64_t *a_bstrides,   \
+             const int64_t *b_bstrides, int64_t M, int64_t N, int64_t K, void *y,         \
+             const void *a, const void *b, const void *a_zero_point, int64_t a_zp_count,   \
+             const void *b_zero_point, int64_t b_zp_count)
+/* ConvInteger: conv geometry as rlx_integer_conv; y i32; x's zero point NULL or one value,
+ * w's NULL, one value or one per output channel (count C_out). rlx_conv_integer_<x>_<w> */
+#define RLX_CONV_INTEGER_SIG(name)                                                      \
+    int name(const int64_t *geom, void *y, const void *x, const void *w,                 \
+             const void *x_zero_point, const void *w_zero_point, int64_t w_zp_count)
+#define RLX_DECL_INTEGER_PRODUCTS(AS, BS)                                               \
+    RLX_MATMUL_INTEGER_SIG(rlx_matmul_integer_##AS##_##BS);                             \
+    RLX_CONV_INTEGER_SIG(rlx_conv_integer_##AS##_##BS);
+RLX_DECL_INTEGER_PRODUCTS(u8, u8)
+RLX_DECL_INTEGER_PRODUCTS(u8, i8)
+RLX_DECL_INTEGER_PRODUCTS(i8, u8)
+RLX_DECL_INTEGER_PRODUCTS(i8, i8)
+
 /* ---- threads ---------------------------------------------------------------------- */
 /* Threads of the BLAS (no effect without one). */
 void rlx_set_num_threads(int64_t n);

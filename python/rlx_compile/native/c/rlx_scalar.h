@@ -28,6 +28,14 @@ RLX_INLINE void rlx_tap_range(int64_t n, int64_t stride, int64_t off, int64_t ou
     *hi = b > a ? b : a;
 }
 
+/* The geometry of the integer convolutions (rlx_integer_conv, rlx_conv_integer: see
+ * rlx_runtime.h) as views of its three-dim sizes and the counts the kernels derive. */
+#define RLX_INT_CONV_GEOMETRY(geom)                                                     \
+    const int64_t *g = (geom), *in = g + 5, *kk = g + 8, *o = g + 11, *sd = g + 14;     \
+    const int64_t *pd = g + 17, *dl = g + 20;                                           \
+    int64_t N = g[1], Cin = g[2], Cout = g[3], G = g[4], cg = Cin / G, cog = Cout / G;  \
+    int64_t S = in[0] * in[1] * in[2], P = o[0] * o[1] * o[2], K = kk[0] * kk[1] * kk[2];
+
 /* Kernels keep the tap ranges of kernel rows up to this wide (on the stack: small, for
  * microcontrollers) instead of recomputing them per output row. */
 #define RLX_HOISTED_TAPS 16
