@@ -96,8 +96,10 @@ void embed_candidates(const TensorGraph& g, const PlanOptions& opt, i64 t,
         if (std::count_if(g.deps.begin() + first, g.deps.begin() + last, same_root) != 1) {
             continue;
         }
-        // Slots keep the alignment: the operand's offset inside t must be aligned too.
-        if (g.embed_offset[d] % opt.alignment != 0) continue;
+        // Slots keep their alignment: d's must divide t's and d's offset inside t.
+        const i64 align = slot_alignment(g.size[d], opt.alignment);
+        if (g.embed_offset[d] % align != 0) continue;
+        if (slot_alignment(g.size[t], opt.alignment) % align != 0) continue;
         const i64 b = p.buffer[d];
         if (b < 0 || b == into || has_leaf[b]) continue;
         if (p.buf_size[b] != g.size[d] || p.buf_death[b] != g.step[t]) continue;

@@ -37,7 +37,8 @@ struct Problem {
     std::vector<i64> birth, death;  // raw times, for orders that use durations
     std::vector<i32> lo, hi;        // ranks of birth and death
     i32 num_ranks = 0;
-    i64 align = 1;
+    i64 max_align = 1;         // the plan's alignment: no buffer's is larger
+    std::vector<i64> align;    // per buffer: slot_alignment(size, max_align)
     std::vector<i32> nonzero;  // buffers that take space, in index order
 };
 
@@ -47,7 +48,9 @@ Problem make_problem(const std::vector<i64>& sizes, const std::vector<i64>& birt
     p.size = sizes;
     p.birth = births;
     p.death = deaths;
-    p.align = align;
+    p.max_align = align;
+    p.align.reserve(sizes.size());
+    for (const i64 size : sizes) p.align.push_back(slot_alignment(size, align));
     const auto n = static_cast<i32>(sizes.size());
     std::vector<i64> times;
     times.reserve(2 * sizes.size());
@@ -108,35 +111,6 @@ std::size_t tree_leaves(const Problem& p) {
     std::size_t leaves = 1;
     while (leaves < static_cast<std::size_t>(p.num_ranks)) leaves <<= 1;
     return leaves;
-}
-
-// A lower bound on any arena that, unlike peak_live, counts the alignment: the buffers
-// live at a step lie one above another at aligned offsets, so each takes its size
-// rounded up to the alignment, except the topmost, which (whichever it is) takes at
-// least its size. Reaching it ends the search as surely as peak_live does.
-i64 aligned_peak_live(const Problem& p, const std::vector<i32>& ids) {
-    const auto ranks = static_cast<std::size_t>(p.num_ranks);
-    const std::size_t leaves = tree_leaves(p);
-    std::vector<i64> delta(ranks + 1, 0);
-    std::vector<i64> slack(2 * leaves, 0);  // per node: the largest rounding it covers
-    for (const i32 i : ids) {
-        const auto u = static_cast<std::size_t>(i);
-        const i64 rounded = align_up(p.size[u], p.align);
-        delta[static_cast<std::size_t>(p.lo[u])] += rounded;
-        delta[static_cast<std::size_t>(p.hi[u]) + 1] -= rounded;
-        for_each_node(p, i, leaves, [&](std::size_t node) {
-            slack[node] = std::max(slack[node], rounded - p.size[u]);
-        });
-    }
-    i64 live = 0;
-    i64 bound = 0;
-    for (std::size_t t = 0; t < ranks; ++t) {
-        live += delta[t];
-        i64 top = 0;
-        for (std::size_t node = t + leaves; node >= 1; node >>= 1) top = std::max(top, slack[node]);
-        bound = std::max(bound, live - top);
-    }
-    return bound;
 }
 
 // Buffers grouped by birth rank, in flat arrays: those born at ranks lo..hi are one slice.
@@ -268,31 +242,32 @@ public:
         });
         *conflicts = static_cast<i64>(occ_.size());
         std::sort(occ_.begin(), occ_.end());
-        return fit == Fit::kFirst ? first_fit(p_.size[u]) : best_fit(p_.size[u]);
+        return fit == Fit::kFirst ? first_fit(p_.size[u], p_.align[u])
+                                  : best_fit(p_.size[u], p_.align[u]);
     }
 
 private:
     // RLX's scan: walk the conflicting blocks by offset with a cursor at the highest
     // end seen so far; the first aligned cursor position that fits wins.
-    i64 first_fit(i64 size) const {
+    i64 first_fit(i64 size, i64 align) const {
         i64 cursor = base_;
         for (const auto& [start, end] : occ_) {
-            const i64 a = align_up(cursor, p_.align);
+            const i64 a = align_up(cursor, align);
             if (a + size <= start) return a;
             cursor = std::max(cursor, end);
         }
-        return align_up(cursor, p_.align);
+        return align_up(cursor, align);
     }
 
     // The smallest bounded gap that fits (the gap below the first block included, the
     // case XNNPACK's planner missed), ties to the lowest offset; the open space above
     // the highest conflicting block only when no gap fits.
-    i64 best_fit(i64 size) const {
+    i64 best_fit(i64 size, i64 align) const {
         i64 cursor = base_;
         i64 best = -1;
         i64 best_room = 0;
         for (const auto& [start, end] : occ_) {
-            const i64 a = align_up(cursor, p_.align);
+            const i64 a = align_up(cursor, align);
             if (a + size <= start && (best < 0 || start - a < best_room)) {
                 best = a;
                 best_room = start - a;
@@ -300,7 +275,7 @@ private:
             }
             cursor = std::max(cursor, end);
         }
-        return best >= 0 ? best : align_up(cursor, p_.align);
+        return best >= 0 ? best : align_up(cursor, align);
     }
 
     const Problem& p_;
@@ -572,7 +547,7 @@ std::vector<i32> skyline_order(const Problem& p, const std::vector<i32>& ids, Rn
         todo.pop_back();
         const auto u = static_cast<std::size_t>(i);
         todo_pos[u] = -1;
-        const i64 top = align_up(floor, p.align) + p.size[u];
+        const i64 top = align_up(floor, p.align[u]) + p.size[u];
         const auto lo = static_cast<std::size_t>(p.lo[u]);
         const auto hi = static_cast<std::size_t>(p.hi[u]);
         for (std::size_t t = lo; t <= hi; ++t) {
@@ -762,12 +737,13 @@ Placement place_best(const Problem& p, i64 budget) {
         out.winner = "empty";
         return out;
     }
-    // The search ends once a plan is within min(alignment - 1, 0.1%) bytes of a lower
-    // bound that counts alignment: what is left is below one alignment unit, and no
-    // plan it finds is more than 0.1% above the best one the rest of the budget could
-    // find (with alignment 1, only a plan at the bound ends it).
-    const i64 bound = aligned_peak_live(p, p.nonzero);
-    const i64 good_enough = bound + std::min(p.align - 1, bound / 1000);
+    // The search ends once a plan is within min(alignment - 1, 0.1%) bytes of the lower
+    // bound (peak_live counts alignment too: a buffer's size is a multiple of its
+    // alignment): what is left is below one alignment unit, and no plan it finds is
+    // more than 0.1% above the best one the rest of the budget could find (with
+    // alignment 1, only a plan at the bound ends it).
+    const i64 bound = peak_live(p, p.nonzero);
+    const i64 good_enough = bound + std::min(p.max_align - 1, bound / 1000);
     i64 other_steps = 0;  // work done outside `pk` (RLX's own run, skyline builds)
 
     // Buffers live over the whole span (params, inputs, pinned outputs) conflict with
@@ -794,14 +770,17 @@ Placement place_best(const Problem& p, i64 budget) {
         out.winner = "rlx";
     }
 
+    // Most aligned first (then larger first): every size is a multiple of its alignment,
+    // so each offset is already aligned, and the globals take no padding at all.
     std::vector<i64> base_offsets(p.size.size(), 0);
     i64 globals_top = 0;
-    for (const i32 i : order_by_size(p, globals)) {
+    const auto by_alignment = [&p](i32 i) { return p.align[static_cast<std::size_t>(i)]; };
+    for (const i32 i : order_by_key(p, globals, by_alignment)) {
         const auto u = static_cast<std::size_t>(i);
-        base_offsets[u] = align_up(globals_top, p.align);
+        base_offsets[u] = align_up(globals_top, p.align[u]);
         globals_top = base_offsets[u] + p.size[u];
     }
-    const i64 base = rest.empty() ? 0 : align_up(globals_top, p.align);
+    const i64 base = rest.empty() ? 0 : globals_top;  // each buffer aligns its own offset
     Packer pk(p, rest, base);
     // The packer's offsets are absolute (its cursor starts at `base`).
     auto total = [&]() { return std::max(globals_top, pk.arena()); };
@@ -992,6 +971,14 @@ void register_placement(py::module_& m) {
     m.def("place_intervals", &py_place_intervals, py::arg("sizes"), py::arg("births"),
           py::arg("deaths"), py::arg("alignment"), py::arg("strategy"), py::arg("budget"),
           "Arena offsets for closed live intervals: (offsets, arena_size, steps, winner).");
+    m.def(
+        "slot_alignment",
+        [](i64 size, i64 alignment) {
+            validate_alignment(alignment);
+            return slot_alignment(size, alignment);
+        },
+        py::arg("size"), py::arg("alignment"),
+        "The alignment of a slot of `size` bytes under the plan's `alignment`.");
     m.def("peak_live_bytes", &py_peak_live_bytes, py::arg("sizes"), py::arg("births"),
           py::arg("deaths"), "Peak over time of the summed sizes of live buffers.");
     py::list names;

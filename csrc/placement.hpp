@@ -34,6 +34,17 @@ inline constexpr std::int64_t kDefaultBudget = 30'000'000;
 // plan in about a second; the budget still bounds the work below it.
 inline constexpr std::size_t kPortfolioLimit = 100'000;
 
+// The alignment of a buffer's offset: the largest power of two dividing its size (its
+// natural alignment), at most `alignment` -- gcd(size, alignment), `alignment` for an
+// empty buffer. Buffers pack as tightly as their sizes allow, as a count of raw bytes
+// assumes, yet their elements stay aligned (a size is a multiple of its element size),
+// and so does every vector access, up to `alignment` wide, whose width divides the size
+// (a buffer whose size is a multiple of `alignment` is aligned to it). A power of two.
+inline std::int64_t slot_alignment(std::int64_t size, std::int64_t alignment) {
+    const std::int64_t natural = size & -size;
+    return size == 0 || natural > alignment ? alignment : natural;
+}
+
 struct Placement {
     std::vector<std::int64_t> offsets;
     std::int64_t arena_size = 0;
@@ -41,10 +52,11 @@ struct Placement {
     std::string winner;      // the candidate that produced the plan (`best` only)
 };
 
-// Places every buffer. Preconditions (checked by the binding layer): equal lengths,
-// sizes >= 0, deaths[i] >= births[i], alignment a power of two, budget >= 0, and
-// the aligned sizes sum to well below 2^62. Zero-size buffers get offset 0 and take
-// no space. The result depends only on the inputs (no clocks, no hashing).
+// Places every buffer, buffer i at a multiple of slot_alignment(sizes[i], alignment).
+// Preconditions (checked by the binding layer): equal lengths, sizes >= 0,
+// deaths[i] >= births[i], alignment a power of two, budget >= 0, and the aligned sizes
+// sum to well below 2^62. Zero-size buffers get offset 0 and take no space. The result
+// depends only on the inputs (no clocks, no hashing).
 Placement place_intervals(const std::vector<std::int64_t>& sizes,
                           const std::vector<std::int64_t>& births,
                           const std::vector<std::int64_t>& deaths, std::int64_t alignment,

@@ -27,6 +27,7 @@ __all__ = [
     "plan_tensors",
     "schedule_memory",
     "shard_search",
+    "slot_alignment",
 ]
 
 # py::array parameters: any NumPy array, converted to int64 (bounds-checked) in C++
@@ -142,6 +143,9 @@ def liveness_intervals(
 
 def peak_live_bytes(sizes: _Array, births: _Array, deaths: _Array) -> int:
     """Peak over time of the summed sizes of live buffers."""
+
+def slot_alignment(size: int, alignment: int) -> int:
+    """The alignment of a slot of `size` bytes under the plan's `alignment`."""
 
 def place_intervals(
     sizes: _Array,

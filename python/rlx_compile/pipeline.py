@@ -93,6 +93,7 @@ class CompileOptions:
     plan_memory: bool = True
     """Lower to LIR with an arena plan (needs static shapes), then prove it with plan-check."""
     alignment: int = 64
+    """The largest slot alignment: each slot's is its size's natural alignment up to this."""
     strategy: str = "best"
     inplace: bool = True
     concat_inplace: bool = True

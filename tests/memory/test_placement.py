@@ -15,6 +15,7 @@ from rlx_compile.memory import (
     peak_live_bytes,
     plan_intervals,
     plan_intervals_info,
+    slot_alignment,
 )
 from rlx_compile.testing.twins import plan_intervals_py
 from tests.sizes import sized
@@ -56,10 +57,45 @@ COMPLEX: Case = (
 def test_tflite_chain_records(strategy: str) -> None:
     assert peak_live_bytes(*CHAIN) == 96
     assert arena(CHAIN, 1, strategy) == 96
-    # Offsets are aligned, the arena is the highest end (not rounded): 128 + 32.
+    # Each buffer takes its natural alignment (the largest power of two dividing its
+    # size) up to the alignment: these pack as at alignment 1.
     offsets, size = plan_intervals(*CHAIN, alignment=128, strategy=strategy)
-    assert size == 160
-    assert offsets.tolist() == [0, 128, 0, 128, 0]
+    assert size == 96
+    assert offsets.tolist() == [0, 64, 0, 64, 0]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_buffers_take_their_natural_alignment(strategy: str) -> None:
+    # The chain with a 72-byte buffer at alignment 64 (size order, first fit): it goes
+    # first, at 0; the 48-byte one at a multiple of 16 (80, not 72), the 8-byte one right
+    # after the 72 bytes; the arena is the highest end (not rounded): 80 + 48.
+    case: Case = ([16, 8, 72, 48, 8], CHAIN[1], CHAIN[2])
+    offsets, size = plan_intervals(*case, alignment=64, strategy=strategy)
+    assert check_interval_plan(*case, offsets, size, 64) == []
+    if strategy != "best":
+        assert (size, offsets.tolist()) == (128, [0, 72, 0, 80, 0])
+    else:  # another order puts the 72 bytes at 48 (8-aligned)
+        assert (size, offsets.tolist()) == (120, [16, 0, 48, 0, 48])
+    offsets, size = plan_intervals_py(*case, alignment=64)
+    assert (size, offsets.tolist()) == (128, [0, 72, 0, 80, 0])
+    # Up to 64, the largest power of two dividing the size (64 for an empty buffer).
+    assert [slot_alignment(s, 64) for s in (0, 1, 3, 8, 20, 48, 64, 72, 200, 320)] == [
+        64, 1, 1, 8, 4, 16, 64, 8, 8, 64]  # fmt: skip
+
+
+def test_globals_stack_most_aligned_first() -> None:
+    # Buffers live throughout stack at the bottom, most aligned first: no padding (72 at
+    # 64 is 8-aligned), where size order would put the 64 bytes at 128.
+    case: Case = ([8, 72, 64], [0, 0, 0], [1, 1, 1])
+    offsets, size = plan_intervals(*case, alignment=64)
+    assert (size, offsets.tolist()) == (144, [136, 64, 0])
+    assert plan_intervals(*case, alignment=64, strategy="rlx")[1] == 192
+
+
+def test_checker_flags_a_small_buffer_off_its_natural_alignment() -> None:
+    case: Case = ([16, 8, 72, 48, 8], CHAIN[1], CHAIN[2])
+    findings = check_interval_plan(*case, [0, 72, 0, 72, 0], 120, 64)
+    assert findings == ["buffer 3: offset 72 is not a multiple of 16"]
 
 
 @pytest.mark.parametrize("strategy", ["rlx", "best-fit", "greedy-breadth", "best"])
@@ -461,43 +497,33 @@ def test_best_gives_the_pinned_plans() -> None:
         assert check_interval_plan(*case, offsets, size, 1) == []
 
 
-def aligned_bound(case: Case, alignment: int) -> int:
-    """At each step, every live buffer but the topmost takes its aligned size."""
-    sizes, births, deaths = case
-    bound = 0
-    for t in range(min(births), max(deaths) + 1):
-        live = [s for s, b, d in zip(sizes, births, deaths, strict=True) if b <= t <= d and s]
-        slack = [-s % alignment for s in live]  # rounding up to the alignment
-        bound = max(bound, sum(live) + sum(slack) - max(slack, default=0))
-    return bound
-
-
 def test_best_stops_within_an_alignment_unit_of_the_bound() -> None:
-    # RLX's own plan is 5 bytes above the aligned bound (81,235, which the size order
-    # reaches): under one 16-byte alignment unit, so the search ends there.
+    # RLX's own plan is 5 bytes above the bound (81,227, which counts alignment as well:
+    # each size is a multiple of its alignment): under one 16-byte alignment unit, so the
+    # search ends there.
     case = (
         [32768, 33792, 192, 32, 8, 0, 960, 1920, 19, 304, 128, 16896, 12288, 576, 512, 208,
          18, 288, 512, 0],
         [17, 25, 0, 24, 0, 26, 28, 22, 21, 24, 27, 5, 15, 27, 13, 1, 4, 6, 7, 23],
         [26, 31, 31, 29, 31, 28, 31, 31, 31, 24, 31, 9, 30, 31, 22, 28, 14, 19, 22, 31],
     )  # fmt: skip
-    assert aligned_bound(case, 16) == 81_235
+    assert peak_live_bytes(*case) == 81_227
     offsets, size, steps, winner = plan_intervals_info(*case, alignment=16)
-    assert (size, winner) == (81_240, "rlx")
+    assert (size, winner) == (81_232, "rlx")
     assert steps < 200
     assert check_interval_plan(*case, offsets, size, 16) == []
     # With alignment 1 only the bound itself ends the search.
-    assert plan_intervals(*case, alignment=1)[1] == aligned_bound(case, 1)
+    assert plan_intervals(*case, alignment=1)[1] == peak_live_bytes(*case)
 
 
-def test_best_stops_at_the_aligned_bound() -> None:
-    # Three 100-byte buffers live together at alignment 64: 64-aligned offsets put the
-    # top one at 256 at best, so the arena is 356, not peak_live_bytes' 300. The first
-    # order reaches it; the search stops there instead of spending its budget.
+def test_best_stops_at_the_bound() -> None:
+    # Three 100-byte buffers live together at alignment 64: each is 4-aligned (100 = 4 x
+    # 25), so they lie end to end, at peak_live_bytes' 300. The first order reaches it;
+    # the search stops there instead of spending its budget.
     case = ([100, 100, 100], [0, 0, 0], [1, 1, 1])
     assert peak_live_bytes(*case) == 300
     _, size, steps, winner = plan_intervals_info(*case, alignment=64)
-    assert (size, winner) == (356, "rlx")
+    assert (size, winner) == (300, "rlx")
     assert steps < 100
 
 

@@ -3,6 +3,9 @@ checker on every plan, and the arena executor as the proof of every offset."""
 
 from __future__ import annotations
 
+import math
+import re
+
 import numpy as np
 import pytest
 from xdsl.dialects.builtin import ModuleOp
@@ -25,7 +28,19 @@ def plan(module: ModuleOp, options: str = "") -> lir.GraphOp:
     assert isinstance(graph, lir.GraphOp)
     report = check_plan(graph)
     assert report.is_clean(), report.render()
+    alignment = re.search(r"alignment=(\d+)", options)
+    assert_natural_alignment(graph, int(alignment[1]) if alignment else 64)
     return graph
+
+
+def assert_natural_alignment(graph: lir.GraphOp, alignment: int) -> None:
+    """Every slot, regions' included, at a multiple of its size's natural alignment (up to
+    ``alignment``) and of the graph's ``align``."""
+    for op in graph.walk():
+        for slot in (*lir.result_slots(op), lir.scratch_slot(op), *lir.arg_slots(op)):
+            if slot is not None:
+                assert slot.offset % math.gcd(slot.size, alignment) == 0, (op.name, slot)
+                assert slot.offset % graph.align == 0, (op.name, slot)
 
 
 def slots(graph: lir.GraphOp) -> dict[str, tuple[int, int]]:

@@ -20,6 +20,7 @@ from rlx_compile.memory.plan_check import check_plan
 from rlx_compile.passmanager import PassManager, parse_pipeline
 from rlx_compile.testing.random_graphs import random_mir_graph
 from rlx_compile.testing.regions import COND_INPUT, wrap_in_if, wrap_in_loop
+from tests.memory.test_plan_memory import assert_natural_alignment
 
 
 def plan(module: ModuleOp, options: str = "") -> ModuleOp:
@@ -29,6 +30,7 @@ def plan(module: ModuleOp, options: str = "") -> ModuleOp:
     assert isinstance(graph, lir.GraphOp)
     report = check_plan(graph)
     assert report.is_clean(), report.render()
+    assert_natural_alignment(graph, 64)  # the default
     return out
 
 
@@ -109,6 +111,20 @@ def test_layout_of_if_and_loop() -> None:
     assert len(args) == 4 and args[0].offset == lir.scratch_slot(loop).offset  # type: ignore[union-attr]
     body = [s for o in loop.regions[0].block.ops for s in lir.result_slots(o) if s]
     assert min(s.offset for s in body) >= max(a.offset + a.size for a in args)
+
+
+def test_a_scratch_keeps_its_regions_slots_aligned() -> None:
+    # The branch needs 20 bytes (a 16-byte exp, then its 4-byte sum): a 20-byte scratch
+    # would be only 4-aligned, putting the exp's 16 bytes off their alignment; it takes
+    # 32 bytes, 16-aligned, beside a 4-byte value.
+    with ModuleBuilder("small") as m:
+        x = m.input("x", (4,))
+        c = m.input("c", (), "bool")
+        (picked,) = m.if_(c, lambda: [m.sum(m.exp(x))], lambda: [m.sum(x)])
+        m.output(m.add(picked, m.sum(x)), names=["y"])
+    planned = plan(m.module, "strategy=rlx")
+    scratch = lir.scratch_slot(of(planned, mir.IfOp)[0])
+    assert scratch is not None and scratch.size == 32 and scratch.offset % 16 == 0
 
 
 def test_lir_with_regions_round_trips_and_runs_from_text() -> None:

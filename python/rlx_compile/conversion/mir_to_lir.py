@@ -49,6 +49,8 @@ class PlanMemoryPass(ModulePass):
     name = "plan-memory"
 
     alignment: int = 64
+    """The largest slot alignment: each slot's offset is a multiple of its size's natural
+    alignment (the largest power of two dividing it), up to this."""
     strategy: str = "best"
     """Placement: rlx, best-fit, greedy-conflicts, greedy-breadth, greedy-lifetime, best."""
     inplace: bool = True

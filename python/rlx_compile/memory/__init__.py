@@ -10,6 +10,7 @@ from rlx_compile.memory.placement import (
     peak_live_bytes,
     plan_intervals,
     plan_intervals_info,
+    slot_alignment,
 )
 
 __all__ = [
@@ -21,4 +22,5 @@ __all__ = [
     "peak_live_bytes",
     "plan_intervals",
     "plan_intervals_info",
+    "slot_alignment",
 ]

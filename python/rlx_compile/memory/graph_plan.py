@@ -43,7 +43,7 @@ from rlx_compile.ir import (
     output_names,
     weight_values,
 )
-from rlx_compile.memory.placement import DEFAULT_BUDGET, STRATEGIES
+from rlx_compile.memory.placement import DEFAULT_BUDGET, STRATEGIES, slot_alignment
 
 WIDTH_POLICIES = ("native", "f32-uniform", "hybrid")
 # The values of the planner's ``kind`` array, as the C++ core defines them.
@@ -60,6 +60,7 @@ class PlanningError(ValueError):
 @dataclass(frozen=True)
 class PlanOptions:
     alignment: int = 64
+    """The largest slot alignment (``placement.slot_alignment``)."""
     strategy: str = "best"
     budget: int = DEFAULT_BUDGET
     inplace: bool = True
@@ -391,6 +392,13 @@ class TensorPlan:
     embedded_count: int
     """Concat operands produced inside their concat's slot."""
 
+    def max_alignment(self, alignment: int) -> int:
+        """The largest ``slot_alignment`` among this plan's slots (1 when it has none):
+        where the plan is placed inside another, its base must be a multiple of it."""
+        a = self.graph.arrays
+        sizes = a["size"][(self.offset >= 0) & (a["view_parent"] < 0) & (a["size"] > 0)]
+        return max((slot_alignment(s, alignment) for s in sizes.tolist()), default=1)
+
 
 def plan_exported(g: TensorGraphArrays, opts: PlanOptions) -> TensorPlan:
     out = _core.plan_tensors(g.core(), opts.core())
@@ -442,9 +450,23 @@ def build_lir(
     params = [op.tensor_name.data for op in ops if _kind(op) == KIND_PARAM]  # type: ignore[attr-defined]
     return lir.GraphOp(
         graph_name(graph), Region(block), arena_size=plan.arena_size,
-        alignment=opts.alignment, inputs=inputs, params=params, outputs=output_names(graph),
+        alignment=slots_alignment(block, opts.alignment), inputs=inputs, params=params,
+        outputs=output_names(graph),
         reuse_inputs=opts.reuse_inputs, dim_ranges=opts.ranges,
     )  # fmt: skip
+
+
+def slots_alignment(block: Block, alignment: int) -> int:
+    """The alignment every slot offset of a planned ``block`` (its regions' included)
+    honours, for a plan made with ``alignment``: the smallest ``slot_alignment`` of its
+    slots (``alignment`` when every slot's size is a multiple of it)."""
+    smallest = alignment
+    for op in block.walk():
+        if op.attributes:
+            for slot in (*lir.result_slots(op), lir.scratch_slot(op), *lir.arg_slots(op)):
+                if slot is not None:
+                    smallest = min(smallest, slot_alignment(slot.size, alignment))
+    return smallest
 
 
 def add_planned_ops(

@@ -7,13 +7,15 @@ safe to execute, from the plan alone:
 * no two buffers whose CLOSED live intervals ``[birth, death]`` intersect share a
   byte (byte ranges are half-open, ``[offset, offset + size)``, so zero-size
   buffers never collide);
-* every offset is a non-negative multiple of ``alignment``;
+* every offset is a non-negative multiple of the largest power of two dividing both
+  the buffer's size and ``alignment``;
 * every buffer lies inside ``[0, arena_size)``.
 """
 
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -57,8 +59,9 @@ def check_interval_plan(
             note(f"buffer {i}: death {death[i]} before birth {birth[i]}")
         if offset[i] < 0:
             note(f"buffer {i}: negative offset {offset[i]}")
-        if offset[i] % alignment:
-            note(f"buffer {i}: offset {offset[i]} is not a multiple of {alignment}")
+        need = math.gcd(size[i], alignment)
+        if offset[i] % need:
+            note(f"buffer {i}: offset {offset[i]} is not a multiple of {need}")
         if offset[i] + size[i] > arena_size:
             note(f"buffer {i}: ends at {offset[i] + size[i]} > arena_size {arena_size}")
     findings.extend(_overlaps(size, birth, death, offset))

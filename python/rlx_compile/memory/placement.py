@@ -6,8 +6,13 @@ cross-check it.
 Lifetimes are CLOSED intervals ``[birth, death]`` over the schedule's steps: a
 buffer read at step ``s`` and one written at step ``s`` are both live at ``s``, so
 they never share bytes (there is no in-place reuse at this level). Byte ranges are
-half-open, ``[offset, offset + size)``. Offsets are multiples of ``alignment`` (a
-power of two); the arena size is the highest ``offset + size``, not rounded up.
+half-open, ``[offset, offset + size)``. A buffer's offset is a multiple of
+``slot_alignment(size, alignment)``: the largest power of two dividing the buffer's size
+(its natural alignment), at most ``alignment`` (a power of two). Buffers pack as tightly
+as their sizes allow, as a count of raw bytes assumes, yet their elements stay aligned,
+and so does every vector access, up to ``alignment`` wide, whose width divides the size:
+a buffer whose size is a multiple of ``alignment`` is aligned to it. The arena size is
+the highest ``offset + size``, not rounded up.
 
 Strategies (``STRATEGIES``):
 
@@ -27,8 +32,8 @@ Strategies (``STRATEGIES``):
   would cost more than the budget, which takes many whole-span buffers in a huge
   graph). Above ``PORTFOLIO_LIMIT`` buffers only size order x both fits run. The
   search stops early at a plan within ``min(alignment - 1, 0.1%)`` bytes of a lower
-  bound that counts alignment (every live buffer but the topmost takes its aligned
-  size): with alignment 1, only at the bound itself.
+  bound that counts alignment (every live buffer but the topmost takes its size rounded
+  up to the smallest alignment among them): with alignment 1, only at the bound itself.
 
 A step is one placed block examined while searching for an offset, so the budget,
 and therefore the plan, does not depend on the machine's speed.
@@ -108,6 +113,13 @@ def plan_intervals_info(
         operator.index(budget),
     )
     return offsets, int(arena), int(steps), str(winner)
+
+
+def slot_alignment(size: int, alignment: int) -> int:
+    """The alignment of the offset of a buffer of ``size`` bytes in a plan made with
+    ``alignment``: the largest power of two dividing both (``alignment`` for an empty
+    buffer)."""
+    return int(_core.slot_alignment(operator.index(size), operator.index(alignment)))
 
 
 def peak_live_bytes(sizes: ArrayLike, births: ArrayLike, deaths: ArrayLike) -> int:

@@ -49,6 +49,7 @@ from rlx_compile.memory.graph_plan import (
     plan_exported,
     slot_bytes,
 )
+from rlx_compile.memory.placement import slot_alignment
 
 
 class UnplannableError(PlanningError):
@@ -123,17 +124,30 @@ def _layout(op: mir.ControlFlowOp, opts: PlanOptions) -> RegionLayout:
         bodies = [
             plan_block(*_body(op.branch(taken)), opts, region=True) for taken in (True, False)
         ]
-        return RegionLayout(max(b.arena_size for b in bodies), bodies)
+        need = max(b.plan.max_alignment(opts.alignment) for b in bodies)
+        return RegionLayout(_scratch(max(b.arena_size for b in bodies), need), bodies)
     loop = cast(mir.LoopOp, op)
     block = loop.body.block
-    offset, slots = 0, []
+    offset, slots, need = 0, [], 1
     for arg in block.args:
         t = cast(TensorType, arg.type)
         size = slot_bytes(t, KIND_COMPUTE, opts.width, opts.alignment, opts.ranges)
+        align = slot_alignment(size, opts.alignment) if size else 1  # empty: anywhere
+        offset = _align(offset, align)
         slots.append((offset, size))
-        offset = _align(offset + size, opts.alignment)
+        offset, need = offset + size, max(need, align)
     body = plan_block(*_body(block), opts, region=True)
-    return RegionLayout(offset + body.arena_size, [body], offset, slots)
+    body_align = body.plan.max_alignment(opts.alignment)
+    offset = _align(offset, body_align)
+    need = max(need, body_align)
+    return RegionLayout(_scratch(offset + body.arena_size, need), [body], offset, slots)
+
+
+def _scratch(size: int, need: int) -> int:
+    """The size of a scratch whose regions' slots, aligned from its start, need its offset
+    to be a multiple of ``need`` (at most the plan's alignment): a multiple of ``need``, so
+    that the parent aligns it so (``slot_alignment``)."""
+    return _align(size, need)
 
 
 def check_plannable(graph: func.FuncOp, ranges: DimRanges | None = None) -> None:

@@ -83,8 +83,9 @@ def plan_intervals_py(
     align = operator.index(alignment)
     _validate_py(size, birth, death, align)
 
-    def align_up(x: int) -> int:
-        return (x + align - 1) // align * align
+    def align_up(x: int, size: int) -> int:
+        a = math.gcd(size, align)  # the largest power of two dividing both
+        return (x + a - 1) // a * a
 
     # Python's sort is stable: equal sizes keep node (input) order.
     buffers = sorted(range(len(size)), key=lambda i: -size[i])
@@ -97,13 +98,13 @@ def plan_intervals_py(
         cursor = 0
         off = None
         for s, e in occ:
-            a = align_up(cursor)
+            a = align_up(cursor, psize)
             if a + psize <= s:
                 off = a
                 break
             cursor = max(cursor, e)
         if off is None:
-            off = align_up(cursor)
+            off = align_up(cursor, psize)
         offsets[i] = off
         placed.append((off, psize, birth[i], death[i]))
         arena = max(arena, off + psize)
