@@ -16,14 +16,11 @@ tensor in its own buffer (no views, no in-place): the yardstick for what the who
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import cast
 
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from rlx_compile.dialects import lir, mir
-from rlx_compile.dialects.traits import is_leaf
-from rlx_compile.dialects.types import TensorType
-from rlx_compile.ir import graph_block, graph_outputs, ops_without_terminator, weight_values
+from rlx_compile.ir import graph_block, graph_outputs
 from rlx_compile.memory.lir_liveness import (
     LirLiveness,
     derive,
@@ -31,6 +28,7 @@ from rlx_compile.memory.lir_liveness import (
     operand_offset_in_result,
 )
 from rlx_compile.memory.placement import peak_live_bytes
+from rlx_compile.memory.source_order import SourceOrderLiveness
 
 
 @dataclass(frozen=True)
@@ -135,44 +133,5 @@ def mir_peak_live_bytes(graph: Operation, *, static_leaves: bool = True) -> int:
     peak (a loop body's arguments live through it). ``static_leaves=False`` leaves weights
     out -- params, constants and values computed from them only -- (the activation bound,
     for plans that keep weights outside the arena)."""
-    return _block_peak(graph_block(graph), graph_outputs(graph), static_leaves)
-
-
-def _block_peak(block: Block, outputs: list[SSAValue], static_leaves: bool) -> int:
-    ops = ops_without_terminator(block)
-    n = len(ops)
-    index: dict[object, int] = {}
-    sizes: list[int] = []
-    births: list[int] = []
-    deaths: list[int] = []
-    weights = weight_values(ops)
-    for arg in block.args:  # a loop body's arguments, live for all of it
-        index[arg] = len(sizes)
-        sizes.append(cast(TensorType, arg.type).nbytes() or 0)
-        births.append(0)
-        deaths.append(n)
-    for step, op in enumerate(ops):
-        for operand in mir.read_values(op):
-            if operand in index:
-                deaths[index[operand]] = max(deaths[index[operand]], step)
-        leaf = is_leaf(op)
-        for r in op.results:
-            index[r] = len(sizes)
-            sizes.append(
-                0 if r in weights and not static_leaves else cast(TensorType, r.type).nbytes() or 0
-            )
-            births.append(0 if leaf else step)
-            deaths.append(n if leaf else step)
-        if isinstance(op, mir.ControlFlowOp):
-            need = 0
-            for region in op.regions:
-                body = region.block
-                assert body.last_op is not None
-                need = max(need, _block_peak(body, list(body.last_op.operands), static_leaves))
-            sizes.append(need)
-            births.append(step)
-            deaths.append(step)
-    for v in outputs:
-        if v in index:
-            deaths[index[v]] = n
-    return int(peak_live_bytes(sizes, births, deaths))
+    block = graph_block(graph)
+    return SourceOrderLiveness.of_block(block, graph_outputs(graph), static_leaves).peak()

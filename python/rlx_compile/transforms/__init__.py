@@ -19,6 +19,12 @@ def _plan_memory() -> type[ModulePass]:
     return PlanMemoryPass
 
 
+def _rematerialize() -> type[ModulePass]:
+    from rlx_compile.transforms.rematerialize import RematerializePass
+
+    return RematerializePass
+
+
 def _schedule_memory() -> type[ModulePass]:
     from rlx_compile.transforms.schedule_memory import ScheduleMemoryPass
 
@@ -275,6 +281,7 @@ RLX_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "lower-hir-to-mir": _lower_hir_to_mir,
     "plan-memory": _plan_memory,
     "plan-check": _plan_check,
+    "rematerialize": _rematerialize,
     "schedule-memory": _schedule_memory,
     "shard": _shard,
     "specialize-dims": _specialize_dims,
