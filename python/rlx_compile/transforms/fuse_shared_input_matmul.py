@@ -3,19 +3,27 @@ become one wider matmul against the concatenated weights, plus one narrow per or
 product (starts at the running sum of the widths): the input is read once.
 
 The fused matmul goes where the first of them was, so every weight must already exist
-there; a matmul whose weight is computed later stays on its own.
+there; and each later product then lives from the first one on: matmuls far apart (an
+encoder's output read by every decoder layer's cross-attention) would keep theirs live
+across everything in between. So the matmuls are taken in block order, each joining the
+fusion of those before it where its weight exists at that fusion's first matmul and the
+longer lives do not raise the graph's source-order peak of live bytes
+(``SourceOrderLiveness``); one that cannot starts a fusion with those after it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
-from xdsl.ir import Operation
+from xdsl.ir import Block, Operation
 from xdsl.pattern_rewriter import PatternRewriter
 
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
+from rlx_compile.dialects.types import TensorType
 from rlx_compile.fusion.base import (
+    FusionContext,
     FusionPass,
     FusionPattern,
     Match,
@@ -24,6 +32,7 @@ from rlx_compile.fusion.base import (
     users,
 )
 from rlx_compile.ir import in_block_order
+from rlx_compile.memory.source_order import SourceOrderLiveness
 
 
 def _candidate(op: Operation) -> bool:
@@ -31,6 +40,53 @@ def _candidate(op: Operation) -> bool:
         return False
     w = type_of(op.rhs)
     return w.rank == 2 and isinstance(w.shape[1], int) and type_of(op.lhs).rank >= 1
+
+
+def _nbytes(op: Operation) -> int:
+    return cast(TensorType, op.results[0].type).nbytes() or 0
+
+
+class _Pressure:
+    """A block's source-order profile of live bytes as the fusions leave it: each fused
+    matmul stands where the first of its members stood."""
+
+    def __init__(self, block: Block):
+        assert block.last_op is not None
+        live = SourceOrderLiveness.of_block(block, list(block.last_op.operands))
+        self.step = live.step
+        self.profile = live.profile()
+        self.peak = int(self.profile.max()) if len(self.profile) else 0
+
+    def extra(self, members: list[mir.MatmulOp]) -> list[tuple[int, int, int]]:
+        """What fusing ``members`` (in block order) adds: each later product, live from
+        the first member's step to its own, as (start, end, bytes)."""
+        start = self.step[members[0]]
+        return [(start, self.step[m], _nbytes(m)) for m in members[1:]]
+
+    def raises(self, members: list[mir.MatmulOp]) -> bool:
+        extra = self.extra(members)
+        end = max(e for _, e, _ in extra)
+        p = self.profile[extra[0][0] : end].copy()
+        for start, e, nbytes in extra:
+            p[: e - start] += nbytes
+        return bool(len(p)) and int(p.max()) > self.peak
+
+    def fuse(self, members: list[mir.MatmulOp], new: list[Operation]) -> None:
+        for start, end, nbytes in self.extra(members):
+            self.profile[start:end] += nbytes
+        for op in new:
+            self.step[op] = self.step[members[0]]
+
+
+LATE_WEIGHT = Miss(
+    "its weight is computed after the first matmul of this input it would fuse with",
+    "compute the weights before the first matmul reading the input",
+)
+LONGER_LIVES = Miss(
+    "fused with the matmuls of this input before it, its product would live from the "
+    "first of them on and raise the peak of live bytes",
+    "none: it fuses with those after it, or stays on its own",
+)
 
 
 @dataclass
@@ -41,6 +97,29 @@ class SharedInput(Match):
 class FuseSharedInputMatmul(FusionPattern):
     name = "shared_input_matmul"
     roots = (mir.MatmulOp,)
+
+    def __init__(self, ctx: FusionContext):
+        super().__init__(ctx)
+        self._pressure: dict[Block, _Pressure] = {}
+
+    def _fusions(self, group: list[mir.MatmulOp]) -> list[tuple[list[mir.MatmulOp], Miss | None]]:
+        """``group`` (in block order) cut where a matmul cannot join the fusion before it,
+        each fusion with why it was cut there (None for the first)."""
+        block = group[0].parent
+        assert block is not None
+        fusions: list[tuple[list[mir.MatmulOp], Miss | None]] = [([group[0]], None)]
+        pressure = self._pressure.get(block)
+        if pressure is None:
+            pressure = self._pressure[block] = _Pressure(block)
+        for m in group[1:]:
+            current = fusions[-1][0]
+            if pressure.raises([*current, m]):
+                fusions.append(([m], LONGER_LIVES))
+            elif not defined_before(m.rhs, current[0]):
+                fusions.append(([m], LATE_WEIGHT))
+            else:
+                current.append(m)
+        return fusions
 
     def match(self, op: Operation) -> Match | Miss | None:
         assert isinstance(op, mir.MatmulOp)
@@ -54,18 +133,16 @@ class FuseSharedInputMatmul(FusionPattern):
             ]
         )
         group = [u for u in group if u.lhs is op.lhs]
-        if len(group) < 2 or group[0] is not op:
-            return None  # not shared, or op is not the first: the first one fuses
-        members = [op] + [u for u in group[1:] if defined_before(u.rhs, op)]
-        if len(members) < 2:
-            return Miss(
-                f"the weights of {len(group) - 1} other matmul(s) of this input are "
-                "computed after this one",
-                "compute the weights before the first matmul reading the input",
-            )
+        if len(group) < 2:
+            return None  # not shared
+        fusion, why = next((f, why) for f, why in self._fusions(group) if op in f)
+        if fusion[0] is not op:
+            return None  # the first of its fusion fuses
+        if len(fusion) < 2:
+            return why  # None for the first: the one after it says why it stays apart
         if (miss := self.ctx.unclaimed(mir.ConcatOp.name, mir.NarrowOp.name)) is not None:
             return miss
-        return SharedInput(op, list(members), members)
+        return SharedInput(op, list(fusion), fusion)
 
     def rewrite(self, m: Match, rewriter: PatternRewriter) -> None:
         assert isinstance(m, SharedInput)
@@ -79,6 +156,9 @@ class FuseSharedInputMatmul(FusionPattern):
             assert isinstance(width, int)
             parts.append(b.narrow(wide, axis, start, width))
             start += width
+        pressure = self._pressure.get(first.parent)  # type: ignore[arg-type]
+        if pressure is not None:
+            pressure.fuse(m.members, ops)
         rewriter.replace(first, ops, [parts[0]])
         for mm, part in zip(m.members[1:], parts[1:], strict=True):
             rewriter.replace(mm, [], [part])
