@@ -11,7 +11,8 @@ and everything needed to run it inside one arena:
       lir.return %r : !rlx.tensor<[16], f32>
     }
 
-- ``arena``/``align``: the arena size in bytes and the alignment of every slot offset;
+- ``arena``/``align``: the arena size in bytes and the largest slot alignment: a slot's
+  offset is a multiple of its size's natural alignment up to it (``slot_offset_alignment``);
 - ``slot``: the byte range ``<offset, size>`` an op writes its result to (an array of
   slots for multi-result ops); leaves get slots when the plan allocates them;
 - ``lir.view``: an alias, not a kernel: the bytes of its root tensor (a non-view value)
@@ -40,6 +41,7 @@ lifetime safety of a plan is not a verifier concern: ``plan-check`` proves it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, cast
 
@@ -462,13 +464,24 @@ def _check_slot(
     offset, size = slot.offset_attr.data, slot.size_attr.data
     if size < need:
         raise VerifyException(f"{op.name}: slot of {size} bytes holds a {need}-byte tensor")
-    if offset % align or offset + size > arena:
+    if offset % slot_offset_alignment(size, align) or offset + size > arena:
         _check_range(op.name, "slot", slot, align, arena)
 
 
+def slot_offset_alignment(size: int, alignment: int) -> int:
+    """What the offset of a ``size``-byte slot of a plan made with ``alignment`` (a power
+    of two) is a multiple of: the largest power of two dividing both, the size's natural
+    alignment (elements, and any vector access whose width divides the size, stay
+    aligned); an empty slot holds no bytes, so any offset. The planner's rule
+    (``memory.placement.slot_alignment``), restated here for the verifier and plan-check
+    to check it independently."""
+    return math.gcd(size, alignment) if size else 1
+
+
 def _check_range(name: str, what: str, slot: SlotAttr, align: int, arena: int) -> None:
-    if slot.offset % align:
-        raise VerifyException(f"{name}: {what} offset {slot.offset} is not aligned")
+    need = slot_offset_alignment(slot.size, align)
+    if slot.offset % need:
+        raise VerifyException(f"{name}: {what} offset {slot.offset} is not a multiple of {need}")
     if slot.offset + slot.size > arena:
         raise VerifyException(
             f"{name}: {what} [{slot.offset}, {slot.offset + slot.size}) "

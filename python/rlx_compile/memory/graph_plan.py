@@ -450,23 +450,9 @@ def build_lir(
     params = [op.tensor_name.data for op in ops if _kind(op) == KIND_PARAM]  # type: ignore[attr-defined]
     return lir.GraphOp(
         graph_name(graph), Region(block), arena_size=plan.arena_size,
-        alignment=slots_alignment(block, opts.alignment), inputs=inputs, params=params,
-        outputs=output_names(graph),
+        alignment=opts.alignment, inputs=inputs, params=params, outputs=output_names(graph),
         reuse_inputs=opts.reuse_inputs, dim_ranges=opts.ranges,
     )  # fmt: skip
-
-
-def slots_alignment(block: Block, alignment: int) -> int:
-    """The alignment every slot offset of a planned ``block`` (its regions' included)
-    honours, for a plan made with ``alignment``: the smallest ``slot_alignment`` of its
-    slots (``alignment`` when every slot's size is a multiple of it)."""
-    smallest = alignment
-    for op in block.walk():
-        if op.attributes:
-            for slot in (*lir.result_slots(op), lir.scratch_slot(op), *lir.arg_slots(op)):
-                if slot is not None:
-                    smallest = min(smallest, slot_alignment(slot.size, alignment))
-    return smallest
 
 
 def add_planned_ops(

@@ -293,10 +293,11 @@ def _check_block(
         if s.offset < 0 or s.end > arena:
             add(Finding("out-of-arena", s.label(), None,
                         f"slot [{s.offset}, {s.end}) outside the {arena}-byte arena"))  # fmt: skip
-        if s.offset % align:
+        need = lir.slot_offset_alignment(s.size, align)
+        if s.offset % need:
             add(
                 Finding(
-                    "misaligned", s.label(), None, f"offset {s.offset} is not a multiple of {align}"
+                    "misaligned", s.label(), None, f"offset {s.offset} is not a multiple of {need}"
                 )
             )
 

@@ -11,7 +11,17 @@ lir.graph @misaligned arena 256 align 64 inputs ["x"] params [] outputs ["x"] {
   %x = mir.input "x" {slot = #lir.slot<32, 128>} : !rlx.tensor<[8, 4], f32>
   lir.return %x : !rlx.tensor<[8, 4], f32>
 }
-// CHECK: error: 'lir.graph' op mir.input: slot offset 32 is not aligned
+// CHECK: error: 'lir.graph' op mir.input: slot offset 32 is not a multiple of 64
+
+// -----
+// Below `align`, a slot's offset need only be a multiple of its size's natural alignment:
+// y's 4 bytes may sit at 4 (checked first), x's 24 bytes (8-aligned) not at 12.
+lir.graph @natural arena 256 align 64 inputs ["y", "x"] params [] outputs ["x"] {
+  %y = mir.input "y" {slot = #lir.slot<4, 4>} : !rlx.tensor<[1], f32>
+  %x = mir.input "x" {slot = #lir.slot<12, 24>} : !rlx.tensor<[6], f32>
+  lir.return %x : !rlx.tensor<[6], f32>
+}
+// CHECK: error: 'lir.graph' op mir.input: slot offset 12 is not a multiple of 8
 
 // -----
 lir.graph @outside arena 256 align 64 inputs ["x"] params [] outputs ["x"] {

@@ -2,7 +2,7 @@
 
 // The branches of an if share one scratch at the start of which both are planned; the
 // loop's body arguments get slots of their own before the body's temporaries. Every slot
-// takes its natural alignment up to 64: the 1-byte bool's is 1, so the graph's is too.
+// takes its natural alignment up to the graph's 64 (the 1-byte bool's is 1).
 func.func @regions() -> (!rlx.tensor<[16], f32> {rlx.name = "y"}, !rlx.tensor<[3, 16], f32> {rlx.name = "ys"}) {
   %x = mir.input "x" : !rlx.tensor<[16], f32>
   %c = mir.input "c" : !rlx.tensor<[], bool>
@@ -24,7 +24,7 @@ func.func @regions() -> (!rlx.tensor<[16], f32> {rlx.name = "y"}, !rlx.tensor<[3
   func.return %h, %ys : !rlx.tensor<[16], f32>, !rlx.tensor<[3, 16], f32>
 }
 // CHECK:       plan check @regions: clean over {{[0-9]+}} assigned tensor(s)
-// CHECK:       lir.graph @regions arena [[ARENA:[0-9]+]] align 1
+// CHECK:       lir.graph @regions arena [[ARENA:[0-9]+]] align 64
 // CHECK:         %r = mir.if %c {scratch = #lir.slot<[[IF:[0-9]+]], 64>, slot = #lir.slot<{{[0-9]+}}, 64>}
 // CHECK-NEXT:      %a = mir.exp %x {slot = #lir.slot<[[IF]], 64>}
 // CHECK-NEXT:      %b = mir.add %a, %x {slot = #lir.slot<[[IF]], 64>}
