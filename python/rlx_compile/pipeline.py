@@ -100,7 +100,8 @@ class CompileOptions:
     """Produce concat operands inside the concat's slot (``plan-memory{concat-inplace}``)."""
     rematerialize: bool = True
     """Recompute values that data movement alone makes next to their far readers where
-    that lowers the peak (the ``rematerialize`` pass, before planning)."""
+    that lowers the planned arena (``plan-memory{rematerialize}``: the graph the
+    ``rematerialize`` pass makes is planned too, the smaller plan kept)."""
     schedule: str = "memory"
     """``memory`` reorders ops when that lowers the peak; ``source`` keeps the order."""
     reuse_inputs: bool = True
@@ -191,15 +192,12 @@ def cleanup_passes(
 
 
 def planning_passes(options: CompileOptions) -> list[str]:
-    """Bind symbolic dims, rematerialize, plan memory, prove the plan (the MIR -> LIR
-    stage)."""
+    """Bind symbolic dims, plan memory, prove the plan (the MIR -> LIR stage)."""
     passes = []
     if options.dim_bindings:
         spec = ",".join(f"{k}={v}" for k, v in options.dim_bindings.items())
         passes.append(f'specialize-dims{{bindings="{spec}"}}')
     if options.plan_memory:
-        if options.rematerialize:
-            passes.append("rematerialize")
         extra = ""
         if options.dim_ranges:
             extra += f' dim-ranges="{format_ranges(options.dim_ranges)}"'
@@ -207,6 +205,8 @@ def planning_passes(options: CompileOptions) -> list[str]:
             extra += " allocate-params=false allocate-constants=false"
         if options.reuse_inputs:
             extra += " reuse-inputs=true"
+        if options.rematerialize:
+            extra += " rematerialize=true"
         passes.append(
             f"plan-memory{{alignment={options.alignment} strategy={options.strategy} "
             f"inplace={str(options.inplace).lower()} "
@@ -276,7 +276,7 @@ def default_pipeline(options: CompileOptions, *, bindings_file: str | None = Non
     """The default pass list for ``options`` as a pipeline string.
 
     Stage order: lower HIR -> inline calls -> cleanup -> fusion -> cleanup -> legalize ->
-    bind dims -> rematerialize -> plan memory -> check the plan.
+    bind dims -> plan memory -> check the plan.
     """
     lower = "lower-hir-to-mir"
     if options.lower_policy != "keep":

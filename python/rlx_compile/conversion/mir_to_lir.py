@@ -14,12 +14,14 @@ import sys
 from dataclasses import dataclass
 
 from xdsl.context import Context
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from rlx_compile.diagnostics import OpPassFailure
-from rlx_compile.ir import func_graphs, graph_outputs
+from rlx_compile.dialects.construct import clone_op
+from rlx_compile.ir import func_graphs, graph_block, graph_outputs
 from rlx_compile.memory.graph_plan import (
     PlanningError,
     PlanOptions,
@@ -30,6 +32,7 @@ from rlx_compile.memory.graph_plan import (
 )
 from rlx_compile.memory.placement import DEFAULT_BUDGET
 from rlx_compile.memory.region_plan import (
+    BlockPlan,
     UnplannableError,
     build_control_flow,
     check_plannable,
@@ -37,6 +40,7 @@ from rlx_compile.memory.region_plan import (
     plan_block,
 )
 from rlx_compile.memory.report import memory_report
+from rlx_compile.transforms.rematerialize import may_rematerialize, rematerialize_block
 from rlx_compile.transforms.specialize_dims import parse_ranges
 
 SCHEDULES = ("source", "memory")
@@ -76,6 +80,10 @@ class PlanMemoryPass(ModulePass):
     """Print the memory report of every planned graph to stderr."""
     dim_ranges: str = ""
     """``seq=1..512,batch=1..8``: plan symbolic dims for every size in these ranges."""
+    rematerialize: bool = False
+    """Also plan a copy of the graph that the ``rematerialize`` pass has changed and keep
+    it where its arena is smaller: that pass weighs the source-order peak, which in-place
+    reuse, views and the schedule can turn either way."""
 
     def __post_init__(self) -> None:
         if self.schedule not in SCHEDULES:
@@ -102,17 +110,9 @@ class PlanMemoryPass(ModulePass):
             try:
                 check_plannable(graph, opts.ranges)
                 hoist_region_constants(graph)
-                ops = plannable_ops(graph)
-                outputs = graph_outputs(graph)
-                exported = None
-                if self.schedule == "memory":
-                    exported = export_graph(ops, outputs, opts)
-                    order, _ = memory_schedule(exported, opts)
-                    if order != list(range(len(ops))):  # else the arrays are these
-                        ops = [ops[i] for i in order]
-                        # The scheduled graph's arrays, without exporting its ops again.
-                        exported = exported.reordered(order)
-                top = plan_block(ops, outputs, opts, exported=exported)
+                top = self._plan(graph, opts)
+                if self.rematerialize:
+                    graph, top = self._rematerialized(graph, top, opts)
             except UnplannableError as err:
                 raise OpPassFailure(f"plan-memory: @{graph.sym_name.data}: {err}", err.op) from None
             except (PlanningError, ValueError) as err:
@@ -124,3 +124,36 @@ class PlanMemoryPass(ModulePass):
             graph.erase(safe_erase=False)
             if self.report:
                 sys.stderr.write(memory_report(planned).render() + "\n")
+
+    def _plan(self, graph: func.FuncOp, opts: PlanOptions) -> BlockPlan:
+        ops = plannable_ops(graph)
+        outputs = graph_outputs(graph)
+        exported = None
+        if self.schedule == "memory":
+            exported = export_graph(ops, outputs, opts)
+            order, _ = memory_schedule(exported, opts)
+            if order != list(range(len(ops))):  # else the arrays are these
+                ops = [ops[i] for i in order]
+                # The scheduled graph's arrays, without exporting its ops again.
+                exported = exported.reordered(order)
+        return plan_block(ops, outputs, opts, exported=exported)
+
+    def _rematerialized(
+        self, graph: func.FuncOp, top: BlockPlan, opts: PlanOptions
+    ) -> tuple[func.FuncOp, BlockPlan]:
+        """``graph`` rematerialized, with its plan, in its place where that plans smaller;
+        else ``graph`` and ``top`` as they were."""
+        if not may_rematerialize(graph_block(graph), graph_outputs(graph)):
+            return graph, top
+        twin = clone_op(graph)
+        if not rematerialize_block(graph_block(twin), graph_outputs(twin)):
+            return graph, top
+        other = self._plan(twin, opts)
+        if other.plan.arena_size >= top.plan.arena_size:
+            return graph, top
+        block = graph.parent_block()
+        assert block is not None
+        block.insert_op_before(twin, graph)
+        graph.detach()
+        graph.erase(safe_erase=False)
+        return twin, other

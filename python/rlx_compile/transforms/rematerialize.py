@@ -194,32 +194,46 @@ def _copy(
     return copies
 
 
+def _next_copy(
+    block: Block, outputs: list[SSAValue], tried: set[SSAValue]
+) -> tuple[_Candidate, list[int], dict[int, _Chain], SourceOrderLiveness] | None:
+    """The first value not in ``tried`` whose copies lower the peak, with where they go
+    (None when there is none); every value looked at joins ``tried``. Reads ``block``
+    only."""
+    values = [v for v in _shared(block, set(outputs)) if v not in tried]
+    if not values:
+        return None
+    live = SourceOrderLiveness.of_block(block, outputs)
+    base, born = live.profile(), live.born()
+    # Only a value live across a step at the peak (between two of its readers) can
+    # lower it.
+    at_peak = np.flatnonzero(base == base.max())
+    for c in _candidates(live, values):
+        tried.add(c.value)
+        first, last = np.searchsorted(at_peak, [c.readers[0] + 1, c.readers[-1]])
+        if first == last:
+            continue
+        choice = _choose(base, born, live, c)
+        if choice is not None:
+            return c, *choice, live
+    return None
+
+
+def may_rematerialize(block: Block, outputs: list[SSAValue]) -> bool:
+    """Whether ``rematerialize_block`` would change ``block`` (without changing it)."""
+    return _next_copy(block, outputs, set()) is not None
+
+
 def rematerialize_block(block: Block, outputs: list[SSAValue]) -> int:
     """Copy chains in ``block`` while that lowers its peak; returns how many values got
     copies."""
     done = 0
     tried: set[SSAValue] = set()
-    while True:
-        values = [v for v in _shared(block, set(outputs)) if v not in tried]
-        if not values:
-            return done
-        live = SourceOrderLiveness.of_block(block, outputs)
-        base, born = live.profile(), live.born()
-        # Only a value live across a step at the peak (between two of its readers) can
-        # lower it.
-        at_peak = np.flatnonzero(base == base.max())
-        for c in _candidates(live, values):
-            tried.add(c.value)
-            first, last = np.searchsorted(at_peak, [c.readers[0] + 1, c.readers[-1]])
-            if first == last:
-                continue
-            choice = _choose(base, born, live, c)
-            if choice is not None:
-                tried.update(_copy(c, *choice, live))
-                done += 1
-                break  # the graph changed: measure it again
-        else:
-            return done
+    while (found := _next_copy(block, outputs, tried)) is not None:
+        c, splits, chains, live = found
+        tried.update(_copy(c, splits, chains, live))
+        done += 1  # the graph changed: the next round measures it again
+    return done
 
 
 @dataclass(frozen=True)
@@ -235,4 +249,4 @@ class RematerializePass(ModulePass):
             rematerialize_block(graph_block(graph), graph_outputs(graph))
 
 
-__all__ = ["RematerializePass", "rematerialize_block"]
+__all__ = ["RematerializePass", "may_rematerialize", "rematerialize_block"]
