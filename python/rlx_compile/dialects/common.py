@@ -191,6 +191,8 @@ class RecurrentActivation(StrEnum):
     HARD_SIGMOID = "hard_sigmoid"  # max(min(alpha·x + beta, 1), 0)
     SCALED_TANH = "scaled_tanh"  # alpha·tanh(beta·x)
     AFFINE = "affine"  # alpha·x + beta
+
+
 class PostTransform(StrEnum):
     """What classic-ML ops (``mir.tree_ensemble``, ``mir.svm_classifier``...) apply to
     their scores along the last axis, as onnxruntime computes it."""

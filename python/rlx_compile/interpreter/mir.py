@@ -19,8 +19,8 @@ from rlx_compile.dialects.common import MaskKind
 from rlx_compile.dialects.dim_expr import DimError, evaluate
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.interpreter import kernels as K
-from rlx_compile.interpreter import recurrent
 from rlx_compile.interpreter import ml as ML
+from rlx_compile.interpreter import recurrent
 from rlx_compile.interpreter.core import (
     Env,
     ExecutionError,

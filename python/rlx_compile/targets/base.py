@@ -75,15 +75,16 @@ CLASSIC_ML = frozenset(
 """Trained classic-ML models and their preprocessing as one op each (ONNX's ai.onnx.ml):
 claimed by the targets with kernels for them, lowered to primitives (``legalization.ml``)
 for the others."""
+OWN_KERNELS = INTEGER | DYNAMIC_QUANT | RECURRENT | CLASSIC_ML
+"""Ops of a kernel of their own, neither primitive nor fused: claimed by the targets that
+have the kernel, lowered to primitives for the others."""
 PRIMITIVES = frozenset(
     op.name
     for op in mir.MIR_OPS
-    if op.name
-    not in FUSED | {REGION} | STRUCTURAL | INTEGER | DYNAMIC_QUANT | RECURRENT | CONTROL_FLOW
-    | CLASSIC_ML
+    if op.name not in FUSED | {REGION} | STRUCTURAL | OWN_KERNELS | CONTROL_FLOW
 )
-"""Every MIR op that is not a fused op, a region or a classic-ML model: RLX's primitive
-vocabulary."""
+"""Every MIR op that is not a fused op, a region or an op of its own kernel: RLX's
+primitive vocabulary."""
 
 ACTIVATION_OPS: dict[Activation, str] = {
     Activation.RELU: mir.ReluOp.name,
@@ -238,10 +239,7 @@ class Target:
     def __post_init__(self) -> None:
         if self.broadcast not in BROADCAST_KINDS:
             raise ValueError(f"unknown broadcast kind {self.broadcast!r}")
-        unknown = sorted(
-            self.claims - PRIMITIVES - FUSED - INTEGER - DYNAMIC_QUANT - RECURRENT - CLASSIC_ML
-            - {REGION}
-        )
+        unknown = sorted(self.claims - PRIMITIVES - FUSED - OWN_KERNELS - {REGION})
         if unknown:
             raise ValueError(f"target {self.name} claims unknown ops {unknown}")
 
