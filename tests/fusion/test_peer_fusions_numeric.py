@@ -20,6 +20,7 @@ FUSION = Path(__file__).resolve().parents[1] / "filecheck" / "transforms" / "fus
 PASSES = {
     "fuse_activations.mlir": "fuse-activations,fuse-conv-bias-act,fuse-matmul-bias-act",
     "fold_conv_affine.mlir": "fold-conv-affine,fuse-conv-bias-act,dce",
+    "fold_conv_batch_norm.mlir": "fold-conv-batch-norm,fuse-conv-bias-act,dce",
     "fuse_scale_shift.mlir": "fuse-scale-shift,dce",
     "fuse_lstm_cell.mlir": "fuse-lstm-cell,dce",
     "fuse_layer_norm.mlir": "fuse-rms-norm,fuse-layer-norm,dce",

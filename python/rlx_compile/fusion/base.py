@@ -36,6 +36,7 @@ from rlx_compile.builder import GraphBuilder, ReplacingPattern, type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import Activation, ActivationAttr
 from rlx_compile.dialects.types import Dim, DType, TensorType
+from rlx_compile.folding import DEFAULT_MAX_ELEMENTS, FoldingBuilder
 from rlx_compile.fusion.report import FusionReport, MissedFusion
 from rlx_compile.ir import erase_unused, is_before, location_str, tracking_block_order
 from rlx_compile.legalization.driver import dispatched_ops
@@ -364,6 +365,15 @@ class FusionPattern(ReplacingPattern):
             self.apply(m, rewriter)
 
     @staticmethod
+    def builder(op: Operation) -> tuple[GraphBuilder, list[Operation]]:
+        """A folding builder located at ``op``: what a rewrite computes from constants
+        alone (a batch norm folded into a conv's weights, say) is evaluated as it is
+        built, as MLIR's ``createOrFold`` does, and as constant-fold (which runs after
+        fusion, with the same size cap) would have done."""
+        ops: list[Operation] = []
+        return FoldingBuilder(ops.append, op.location, DEFAULT_MAX_ELEMENTS), ops
+
+    @staticmethod
     def replace(
         rewriter: PatternRewriter,
         m: Match,
@@ -371,7 +381,12 @@ class FusionPattern(ReplacingPattern):
         results: Sequence[SSAValue],
     ) -> None:
         """Insert ``ops`` before the root, let ``results`` replace the root's results and
-        erase the absorbed ops (dead now), consumers first."""
+        erase the absorbed ops (dead now), consumers first. The constants folding left
+        unread on the way (a chain's intermediate values) are not inserted."""
+        kept = {id(v.owner) for v in results}
+        ops = [
+            o for o in ops if type(o) is not mir.ConstantOp or o.results[0].uses or id(o) in kept
+        ]
         rewriter.replace(m.root, ops, list(results))
         absorbed = [op for op in m.absorbed if op is not m.root]
         if left := erase_unused(absorbed, rewriter.erase):

@@ -1,5 +1,6 @@
 // RUN: rlx-opt %s --split-input-file -p 'fold-conv-batch-norm' | filecheck %s
 // RUN: rlx-opt %s --split-input-file -p 'fold-conv-batch-norm,fuse-conv-bias-act{target=cuda},dce' | filecheck %s --check-prefix=FUSED
+// RUN: rlx-opt %s --split-input-file -p 'fold-conv-batch-norm,fuse-conv-bias-act{target=cpu},dce' | filecheck %s --check-prefix=CPU
 // RUN: rlx-opt %s --split-input-file -p 'fold-conv-batch-norm' --fusion-report 2>&1 >/dev/null | filecheck %s --check-prefix=REPORT
 
 // conv -> batch_norm: s = scale * rsqrt(var + eps) scales the weight per output channel,
@@ -75,3 +76,33 @@ func.func @conv_read_twice() -> (!rlx.tensor<[1, 2, 4, 4], f32>, !rlx.tensor<[1,
 // CHECK-LABEL: func.func @conv_read_twice
 // CHECK:         mir.batch_norm
 // REPORT:        - conv_batch_norm (mir.batch_norm at {{.*}}): the mir.conv result is also a graph output
+
+// -----
+
+// Constant weights and statistics: what the fold computes from them alone is folded as it
+// is built (createOrFold), so the conv reads one constant weight and adds one constant
+// shift; the intermediate constants are not inserted. s = g * rsqrt(var) = [1, 0.5].
+func.func @constants() -> !rlx.tensor<[1, 2, 4, 4], f32> {
+  %x = mir.input "x" : !rlx.tensor<[1, 2, 4, 4], f32>
+  %w = mir.constant dense<[1.0, 2.0, 3.0, -1.0]> : !rlx.tensor<[2, 2, 1, 1], f32>
+  %g = mir.constant dense<[2.0, 0.5]> : !rlx.tensor<[2], f32>
+  %b = mir.constant dense<[1.0, -1.0]> : !rlx.tensor<[2], f32>
+  %mu = mir.constant dense<[0.5, 0.25]> : !rlx.tensor<[2], f32>
+  %var = mir.constant dense<[4.0, 1.0]> : !rlx.tensor<[2], f32>
+  %c = mir.conv %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (!rlx.tensor<[1, 2, 4, 4], f32>, !rlx.tensor<[2, 2, 1, 1], f32>) -> !rlx.tensor<[1, 2, 4, 4], f32>
+  %y = mir.batch_norm %c, %g, %b, %mu, %var eps 0.0 : (!rlx.tensor<[1, 2, 4, 4], f32>, !rlx.tensor<[2], f32>, !rlx.tensor<[2], f32>, !rlx.tensor<[2], f32>, !rlx.tensor<[2], f32>) -> !rlx.tensor<[1, 2, 4, 4], f32>
+  func.return %y : !rlx.tensor<[1, 2, 4, 4], f32>
+}
+// CHECK-LABEL: func.func @constants
+// CHECK:         %[[W:.*]] = mir.constant dense<[1.0, 2.0, 1.5, -0.5]> : !rlx.tensor<[2, 2, 1, 1], f32>
+// CHECK-NEXT:    %[[C:.*]] = mir.conv %x, %[[W]]
+// CHECK-NEXT:    %[[SHIFT:.*]] = mir.constant dense<[0.5, -1.125]> : !rlx.tensor<[2, 1, 1], f32>
+// CHECK-NEXT:    %[[Y:.*]] = mir.add %[[C]], %[[SHIFT]]
+// CHECK-NEXT:    func.return %[[Y]]
+// CPU-LABEL: func.func @constants
+// CPU-NEXT:    %x = mir.input "x"
+// CPU-NEXT:    %[[W:.*]] = mir.constant dense<[1.0, 2.0, 1.5, -0.5]>
+// CPU-NEXT:    %[[B:.*]] = mir.constant dense<[0.5, -1.125]> : !rlx.tensor<[2], f32>
+// CPU-NEXT:    mir.fused_conv_bias_act %x, %[[W]], %[[B]]
+// CPU-NEXT:    func.return
+// REPORT:        - conv_batch_norm x1 (2 ops absorbed)
