@@ -7,9 +7,11 @@ weight and bias.
     y  = conv(x, w') + b'                                (b' as [C, 1, ...])
 
 The chain conv [→ add(channel bias)] → batch_norm must have one reader per link. The
-new weight and bias are computed by ops on the parameters, which run once per call and
-fold away when the parameters are constants. The result (conv + channel bias add) is
-what ``fuse-conv-bias-act`` fuses next. Rounding differs from the unfolded graph (w·s is
+new weight and bias are computed by ops on the parameters, which run once per call.
+When the parameters are constants they are computed at once instead (``Eager``: the
+same formula on the reference kernels, so the same numbers as folding those ops would
+give, without building them) and become two constants. The result (conv + channel bias
+add) is what ``fuse-conv-bias-act`` fuses next. Rounding differs from the unfolded graph (w·s is
 rounded before the conv), so results agree to float tolerance, not bit for bit.
 """
 
@@ -22,6 +24,7 @@ from xdsl.pattern_rewriter import PatternRewriter
 
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
+from rlx_compile.folding import DEFAULT_MAX_ELEMENTS, constant_value
 from rlx_compile.fusion.base import (
     FusionPass,
     FusionPattern,
@@ -33,6 +36,7 @@ from rlx_compile.fusion.base import (
     producer,
     sole_user,
 )
+from rlx_compile.interpreter.eager import Eager, Ops, V, shape_of
 
 NEEDED = tuple(op.name for op in (mir.ConvOp, mir.RsqrtOp, mir.MulOp, mir.SubOp, mir.ReshapeOp))
 
@@ -80,20 +84,52 @@ class FoldConvBatchNorm(FusionPattern):
         b, ops = self.builder(m.root)
         bn, conv = m.bn, m.conv
         channels = type_of(bn.scale).shape[0]
-        eps = b.scalar_like(bn.props().float("epsilon"), bn.variance)
-        s = b.mul(bn.scale, b.rsqrt(b.add(bn.variance, eps)))
-        w_rank = type_of(conv.weight).rank
-        weight = b.mul(conv.weight, b.reshape(s, (channels, *([1] * (w_rank - 1)))))
-        shift = b.sub(bn.bias, b.mul(bn.mean, s))
+        operands = [bn.scale, bn.bias, bn.mean, bn.variance, conv.weight]
         if m.conv_bias is not None:
-            shift = b.add(shift, b.mul(b.reshape(m.conv_bias, (channels,)), s))
+            operands.append(m.conv_bias)
+        arrays = [a for v in operands if (a := constant_value(v)) is not None]
+        eps = bn.props().float("epsilon")
+        w_type = type_of(conv.weight)
+        # Constants all (so of static sizes), within the cap folding has.
+        known = len(arrays) == len(operands) and arrays[4].size <= DEFAULT_MAX_ELEMENTS
+        if known:
+            w_array, shift_array = folded_parameters(Eager(), eps, *arrays)
+            weight = b.constant(w_array, w_type.dtype, w_array.shape)
+        else:
+            weight, shift = folded_parameters(b, eps, *operands)
         p = conv.props()
         y = b.conv(
             conv.input, weight, strides=p.ints("strides"), pads=p.ints("pads"),
             dilations=p.ints("dilations"), groups=p.int("groups"),
         )  # fmt: skip
-        y = b.add(y, b.reshape(shift, (channels, *([1] * (type_of(y).rank - 2)))))
+        ones = [1] * (type_of(y).rank - 2)
+        if known:
+            shift_array = shift_array.reshape(len(shift_array), *ones)
+            bias = b.constant(shift_array, type_of(y).dtype, shift_array.shape)
+        else:
+            bias = b.reshape(shift, (channels, *ones))
+        y = b.add(y, bias)
         self.replace(rewriter, m, ops, [y])
+
+
+def folded_parameters(
+    ops: Ops[V],
+    eps: float,
+    scale: V,
+    bias: V,
+    mean: V,
+    variance: V,
+    weight: V,
+    conv_bias: V | None = None,
+) -> tuple[V, V]:
+    """The conv weight and the per-channel shift (``[C]``) a batch norm folds into."""
+    s = ops.mul(scale, ops.rsqrt(ops.add(variance, eps)))
+    channels = shape_of(scale)[0]
+    weight = ops.mul(weight, ops.reshape(s, (channels, *([1] * (len(shape_of(weight)) - 1)))))
+    shift = ops.sub(bias, ops.mul(mean, s))
+    if conv_bias is not None:
+        shift = ops.add(shift, ops.mul(ops.reshape(conv_bias, (channels,)), s))
+    return weight, shift
 
 
 @dataclass(frozen=True)
