@@ -232,3 +232,24 @@ def test_property_attributes_out_of_range_go_through_the_constructors() -> None:
     assert common.int_attr(1 << 63) == IntegerAttr(1 << 63, i64)  # normalised to -2**63
     with pytest.raises(ValueError):
         common.ints_attr([1 << 64])
+
+
+def test_build_of_one_group_makes_what_irdl_makes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ops of one optional or variadic operand (fused convs with and without a residual,
+    concats: compiles of resnet18 and llama) built on ``_build``'s fast path and on IRDL's
+    generic builder are the same IR."""
+
+    def compiled() -> list[ModuleOp]:
+        return [
+            CompilePipeline(target="cpu", keep_stages=False)
+            .compile(import_model(MODELS / f"{name}.onnx"))
+            .module
+            for name in ("resnet18", "llama")
+        ]
+
+    fast = compiled()
+    grouped = [op for m in fast for op in m.walk() if common._grouped_plain(type(op)) is not None]
+    assert {type(op) for op in grouped} >= {mir.FusedConvBiasActOp, mir.ConcatOp}
+    assert any(isinstance(op, mir.FusedConvBiasActOp) and op.residual for op in grouped)
+    monkeypatch.setattr(common, "_grouped_plain", lambda op_type: None)
+    assert [shape_of(m) for m in compiled()] == [shape_of(m) for m in fast]

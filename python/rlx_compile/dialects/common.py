@@ -892,6 +892,19 @@ class ShapedOp(IRDLOperation, metaclass=OpClass):
             results = new_results(self, cast(list[Attribute], list(result_types)))
             init_fields(self, results, dict(clean_props), attrs, UNKNOWN_LOC)
             return
+        if not regions and (grouped := _grouped_plain(type(self))) is not None:
+            group = ordered[grouped]
+            if isinstance(group, list | tuple):
+                # One optional or variadic group among single operands: its values in
+                # place, as irdl_op_init lays them (no segment sizes without options).
+                values = [SSAValue.get(v) for v in ordered[:grouped]]
+                values += [SSAValue.get(v) for v in group]
+                values += [SSAValue.get(v) for v in ordered[grouped + 1 :]]
+                link_operands(self, values)
+                attrs = {k: v for k, v in (attributes or {}).items() if v is not None}
+                results = new_results(self, cast(list[Attribute], list(result_types)))
+                init_fields(self, results, dict(clean_props), attrs, UNKNOWN_LOC)
+                return
         IRDLOperation.__init__(
             self,
             operands=ordered,
@@ -1086,6 +1099,30 @@ def _plain(op_type: type[IRDLOperation]) -> bool:
             and not d.options
         )
     return plain
+
+
+_GROUPED_PLAIN: dict[type[IRDLOperation], int | None] = {}
+
+
+def _grouped_plain(op_type: type[IRDLOperation]) -> int | None:
+    """For an op like a plain one (``_plain``) but for one optional or variadic operand
+    (``_operand_layout``), that operand's position; else None."""
+    try:
+        return _GROUPED_PLAIN[op_type]
+    except KeyError:
+        d = op_type.get_irdl_definition()
+        layout = _operand_layout(op_type)
+        at = (
+            len(layout[0])
+            if layout is not None
+            and all(type(r) is ResultDef for _, r in d.results)
+            and not d.regions
+            and not d.successors
+            and not d.options
+            else None
+        )
+        _GROUPED_PLAIN[op_type] = at
+        return at
 
 
 _PLAIN_NAMES: dict[type[IRDLOperation], tuple[str, ...] | None] = {}
