@@ -786,6 +786,32 @@ Placement place_best(const Problem& p, i64 budget) {
     auto total = [&]() { return std::max(globals_top, pk.arena()); };
     auto used = [&]() { return other_steps + pk.steps(); };
     auto done = [&]() { return best_arena <= good_enough; };
+    // Globals stacked apart can leave alignment padding below the rest that a single
+    // order over every buffer does not (buffers align to their own sizes' powers of
+    // two; with alignment 1 there is none): those plans are kept where they are smaller,
+    // so `best` ends no further above any single strategy than the search's own stop
+    // allows (RLX's own plan came first). Their work counts as that run's does.
+    auto finish = [&]() {
+        const bool affordable =
+            static_cast<i64>(globals.size()) * static_cast<i64>(p.nonzero.size()) <= budget;
+        if (p.max_align > 1 && !globals.empty() && !done() && affordable) {
+            static const Strategy kSingles[] = {Strategy::kBestFit, Strategy::kGreedyConflicts,
+                                                Strategy::kGreedyBreadth,
+                                                Strategy::kGreedyLifetime};
+            for (const Strategy s : kSingles) {
+                Placement r = place_single(p, s);
+                other_steps += r.steps;
+                if (r.arena_size < best_arena) {
+                    best_arena = r.arena_size;
+                    out.offsets = std::move(r.offsets);
+                    out.winner = strategy_names()[static_cast<std::size_t>(s)];
+                }
+            }
+        }
+        out.arena_size = best_arena;
+        out.steps = used();
+        return out;
+    };
 
     // The best split candidate so far: the hill climb starts from it.
     std::vector<i32> climb_order;
@@ -818,11 +844,12 @@ Placement place_best(const Problem& p, i64 budget) {
         consider(kOrders[c].name, order, Fit::kFirst);
         if (!done()) consider(kOrders[c].name, order, Fit::kBest);
     }
-    if (reduced || rest.empty()) {
+    if (reduced) {
         out.arena_size = best_arena;
         out.steps = used();
         return out;
     }
+    if (rest.empty()) return finish();
 
     // Skyline constructions: one deterministic, then randomised restarts for up to
     // half of what is left of the budget (the hill climb gets the other half).
@@ -855,9 +882,7 @@ Placement place_best(const Problem& p, i64 budget) {
             out.winner = "hill-climb";
         }
     }
-    out.arena_size = best_arena;
-    out.steps = used();
-    return out;
+    return finish();
 }
 
 }  // namespace

@@ -516,6 +516,24 @@ def test_best_stops_within_an_alignment_unit_of_the_bound() -> None:
     assert plan_intervals(*case, alignment=1)[1] == peak_live_bytes(*case)
 
 
+def test_best_is_not_above_a_single_order_when_globals_pad() -> None:
+    # The 83-byte buffer live throughout (ranks 0 to 8) is stacked below the rest, so
+    # the 148-byte buffers (4-byte aligned) above it start at 84, not 83: the search
+    # alone ended at 795, one byte above the bound that greedy-breadth's single order
+    # over every buffer reaches.
+    case = (
+        [83, 83, 83, 148, 83, 83, 83, 83, 148, 148, 148, 83, 148, 148, 83, 148, 83, 0, 83,
+         83, 83],
+        [8, 6, 1, 1, 5, 2, 4, 3, 7, 8, 3, 6, 8, 1, 5, 0, 0, 3, 6, 1, 7],
+        [8, 7, 4, 7, 7, 4, 4, 3, 7, 8, 3, 6, 8, 3, 7, 1, 8, 5, 8, 2, 7],
+    )  # fmt: skip
+    assert peak_live_bytes(*case) == 794
+    assert plan_intervals(*case, alignment=64, strategy="greedy-breadth")[1] == 794
+    offsets, size, _steps, winner = plan_intervals_info(*case, alignment=64)
+    assert (size, winner) == (794, "greedy-breadth")
+    assert check_interval_plan(*case, offsets, size, 64) == []
+
+
 def test_best_stops_at_the_bound() -> None:
     # Three 100-byte buffers live together at alignment 64: each is 4-aligned (100 = 4 x
     # 25), so they lie end to end, at peak_live_bytes' 300. The first order reaches it;
