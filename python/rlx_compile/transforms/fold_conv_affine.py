@@ -10,20 +10,24 @@ and bias (onnxruntime's ConvMulFusion and ConvAddFusion).
 activation into the weights would recompute them on every call) and broadcast along the
 channel axis only, or be one element (the learnable affine blocks of PP-OCR and the
 scale layers of Caffe2 exports). Each link must have one reader. The new weight and bias
-are ops on the parameters, which fold away when those are constants; the result is the
+are ops on the parameters (``folded_affine``), computed at once (``Eager``: the same
+numbers) when those are constants; the result is the
 conv + channel bias that ``fuse-conv-bias-act`` takes next. Rounding differs from the
 unfolded graph (``w · s`` is rounded before the conv).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
 from rlx_compile.builder import GraphBuilder, type_of
 from rlx_compile.dialects import mir
+from rlx_compile.folding import DEFAULT_MAX_ELEMENTS, constant_value
 from rlx_compile.fusion.base import (
     FusionPass,
     FusionPattern,
@@ -37,6 +41,7 @@ from rlx_compile.fusion.base import (
     producer,
     sole_user,
 )
+from rlx_compile.interpreter.eager import Eager, Ops, V, shape_of
 
 NEEDED = tuple(op.name for op in (mir.ConvOp, mir.MulOp, mir.AddOp, mir.ReshapeOp))
 _HINT = "folding rewrites the conv's weights: nothing else may read its output"
@@ -106,22 +111,80 @@ class FoldConvAffine(FusionPattern):
         b, ops = self.builder(m.root)
         conv, root = m.conv, m.root
         assert isinstance(root, mir.BinaryOp)  # one of ``roots``
+        kind = _KINDS[type(root)]
+        scales = kind in ("mul", "div")
         channels = type_of(conv.result).shape[1]
-        factor = channel_vector(b, m.factor, channels)
-        bias = channel_vector(b, m.bias, channels) if m.bias is not None else None
         weight = conv.weight
-        if isinstance(root, mir.MulOp | mir.DivOp):
-            scale = b.reshape(factor, (channels, *([1] * (type_of(weight).rank - 1))))
-            weight = b.binary(type(root), weight, scale)
-            bias = b.binary(type(root), bias, factor) if bias is not None else None
-        elif bias is not None:
-            bias = b.binary(type(root), bias, factor)
+        # Constants all (within folding's cap): computed at once, the same numbers.
+        leaves = [
+            m.factor,
+            *([m.bias] if m.bias is not None else []),
+            *([weight] if scales else []),
+        ]
+        arrays = [a for v in leaves if (a := constant_value(v)) is not None]
+        known = (
+            isinstance(channels, int)
+            and len(arrays) == len(leaves)
+            and (not scales or arrays[-1].size <= DEFAULT_MAX_ELEMENTS)
+        )
+        bias: SSAValue | None = None
+        if known:
+            assert isinstance(channels, int)
+            eager = Eager()
+            f_array = channel_array(eager, arrays[0], channels)
+            b_array = channel_array(eager, arrays[1], channels) if m.bias is not None else None
+            if scales:
+                w_array = folded_weight(eager, kind, arrays[-1], f_array)
+                weight = b.constant(w_array, type_of(weight).dtype, w_array.shape)
+            if not scales or b_array is not None:
+                b_array = folded_bias(eager, kind, f_array, b_array)
         else:
-            bias = factor if isinstance(root, mir.AddOp) else b.neg(factor)
+            factor = channel_vector(b, m.factor, channels)
+            bias = channel_vector(b, m.bias, channels) if m.bias is not None else None
+            if scales:
+                weight = folded_weight(b, kind, weight, factor)
+            if not scales or bias is not None:
+                bias = folded_bias(b, kind, factor, bias)
         y = _conv_like(b, conv, weight)
-        if bias is not None:
-            y = b.add(y, b.reshape(bias, (channels, *([1] * (type_of(y).rank - 2)))))
+        ones = [1] * (type_of(y).rank - 2)
+        if known and b_array is not None:
+            b_array = b_array.reshape(len(b_array), *ones)
+            y = b.add(y, b.constant(b_array, type_of(y).dtype, b_array.shape))
+        elif not known and bias is not None:
+            y = b.add(y, b.reshape(bias, (channels, *ones)))
         self.replace(rewriter, m, ops, [y])
+
+
+_KINDS: dict[type[Operation], str] = {
+    mir.MulOp: "mul",
+    mir.DivOp: "div",
+    mir.AddOp: "add",
+    mir.SubOp: "sub",
+}
+
+
+def channel_array(eager: Eager, a: np.ndarray, channels: int) -> np.ndarray:
+    """``channel_vector`` of a constant: its ``[C]`` vector (one element expanded)."""
+    if a.size == 1:
+        return eager.expand(eager.reshape(a, [1]), [channels])
+    return eager.reshape(a, [channels])
+
+
+def folded_weight(ops: Ops[V], kind: str, weight: V, factor: V) -> V:
+    """The conv weight that a scale (``kind`` mul or div, by the ``[C]`` vector
+    ``factor``) after the conv folds into."""
+    scale = ops.reshape(factor, (shape_of(factor)[0], *([1] * (len(shape_of(weight)) - 1))))
+    return ops.mul(weight, scale) if kind == "mul" else ops.div(weight, scale)
+
+
+def folded_bias(ops: Ops[V], kind: str, factor: V, bias: V | None) -> V:
+    """The ``[C]`` bias that the conv's own (``bias``, if any) becomes under ``kind``
+    (mul, div, add, sub) by the ``[C]`` vector ``factor``."""
+    if bias is not None:
+        apply: Callable[[V, V], V] = getattr(ops, kind)
+        return apply(bias, factor)
+    assert kind in ("add", "sub")  # a scale without a bias leaves none
+    return factor if kind == "add" else ops.neg(factor)
 
 
 def _conv_like(b: GraphBuilder, conv: mir.ConvOp, weight: SSAValue) -> SSAValue:
