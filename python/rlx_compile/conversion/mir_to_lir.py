@@ -26,6 +26,7 @@ from rlx_compile.memory.graph_plan import (
     PlanningError,
     PlanOptions,
     build_lir,
+    drop_unread_views,
     export_graph,
     memory_schedule,
     plannable_ops,
@@ -122,6 +123,7 @@ class PlanMemoryPass(ModulePass):
             op.body.block.insert_op_before(planned, graph)
             graph.detach()
             graph.erase(safe_erase=False)
+            drop_unread_views(planned)
             if self.report:
                 sys.stderr.write(memory_report(planned).render() + "\n")
 

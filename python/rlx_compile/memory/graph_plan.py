@@ -509,6 +509,20 @@ def add_planned_ops(
         block.add_op(new)
 
 
+def drop_unread_views(graph: Operation) -> None:
+    """Erase the ``lir.view``s in ``graph`` (a built ``lir.graph``) that nothing reads.
+    A view of a view reads their root directly (``add_planned_ops``), which leaves the
+    inner view unread once the graph it was built from is erased (its old ops, the only
+    readers, go with it)."""
+    for region in graph.regions:
+        for block in region.blocks:
+            for op in reversed(list(block.ops)):
+                if type(op) is lir.ViewOp and not op.results[0].uses:
+                    block.erase_op(op)
+                elif op.regions:
+                    drop_unread_views(op)
+
+
 class _SlotAttrs:
     """``lir.SlotAttr``s, each built once per (offset, size) and shared: an in-place op's
     slot is its operand's, and building an attribute (its verification) is most of the
