@@ -4373,6 +4373,18 @@ class Forest:
     def leaves(self) -> int:
         return len(self.leaf_starts) - 1
 
+    def member_table(self, dtype: np.dtype) -> np.ndarray | None:
+        """Each node's set (mode 6) as a NaN-padded row in ``dtype`` (NaN equals
+        nothing); None without sets."""
+        if self.member_starts is None or self.member_values is None:
+            return None
+        starts = self.member_starts
+        sizes = np.diff(starts)
+        table = np.full((len(sizes), max(int(sizes.max(initial=0)), 1)), np.nan, dtype)
+        for k in np.flatnonzero(sizes):
+            table[k, : sizes[k]] = self.member_values[starts[k] : starts[k + 1]]
+        return table
+
 
 class SvmOp(ShapedOp):
     """Base of the support-vector ops: ``K(x, v)`` of the sample and each row v of

@@ -84,7 +84,7 @@ def tree_leaves(x: np.ndarray, forest: Forest) -> np.ndarray:
     batch, trees = x.shape[0], len(forest.roots)
     node = np.array(np.broadcast_to(forest.roots, (batch, trees)))
     splits = forest.splits.astype(x.dtype)
-    members = _member_table(forest, x.dtype)
+    members = forest.member_table(x.dtype)
     while True:
         rows, cols = np.nonzero(node >= 0)
         if not rows.size:
@@ -101,18 +101,6 @@ def tree_leaves(x: np.ndarray, forest: Forest) -> np.ndarray:
         if forest.missing_true is not None:
             holds |= np.isnan(v) & (forest.missing_true[k] == 1)
         node[rows, cols] = np.where(holds, forest.true_next[k], forest.false_next[k])
-
-
-def _member_table(forest: Forest, dtype: np.dtype) -> np.ndarray | None:
-    """Each node's set as a NaN-padded row (NaN equals nothing), in the input's type."""
-    if forest.member_starts is None or forest.member_values is None:
-        return None
-    starts = forest.member_starts
-    sizes = np.diff(starts)
-    table = np.full((len(sizes), max(int(sizes.max(initial=0)), 1)), np.nan, dtype)
-    for k in np.flatnonzero(sizes):
-        table[k, : sizes[k]] = forest.member_values[starts[k] : starts[k + 1]]
-    return table
 
 
 def tree_scores(

@@ -153,9 +153,8 @@ def walk(b: GraphBuilder, x: SSAValue, forest: mir.Forest) -> SSAValue:
     tracks_of = None
     if forest.missing_true is not None and forest.missing_true.any():
         tracks_of = table(forest.missing_true)
-    members_of = None
-    if forest.member_starts is not None and forest.member_values is not None:
-        members_of = table(_member_rows(forest, type_of(x).dtype.numpy))
+    members = forest.member_table(type_of(x).dtype.numpy)
+    members_of = table(members) if members is not None else None
     used_modes = sorted(set(forest.modes.tolist()))
     for _ in range(forest_depth(forest)):
         at_leaf = b.compare("lt", node, 0)
@@ -181,17 +180,6 @@ def walk(b: GraphBuilder, x: SSAValue, forest: mir.Forest) -> SSAValue:
             cond = b.binary(mir.OrOp, cond, b.binary(mir.AndOp, missing, follows))
         node = b.where(at_leaf, node, b.where(cond, true_of(walking), false_of(walking)))
     return b.sub(-1, node)
-
-
-def _member_rows(forest: mir.Forest, dtype: np.dtype) -> np.ndarray:
-    """Each node's set as a NaN-padded row (NaN equals nothing)."""
-    assert forest.member_starts is not None and forest.member_values is not None
-    starts = forest.member_starts
-    sizes = np.diff(starts)
-    rows = np.full((len(sizes), max(int(sizes.max(initial=0)), 1)), np.nan, dtype)
-    for k in np.flatnonzero(sizes):
-        rows[k, : sizes[k]] = forest.member_values[starts[k] : starts[k + 1]]
-    return rows
 
 
 def leaf_tables(
