@@ -53,6 +53,17 @@ def constant_value(value: SSAValue | None) -> np.ndarray | None:
     return owner.to_numpy() if isinstance(owner, mir.ConstantOp) else None
 
 
+def constant_values(values: Iterable[SSAValue]) -> list[np.ndarray] | None:
+    """The arrays of ``values`` when every one is defined by ``mir.constant``, else None."""
+    arrays = []
+    for v in values:
+        arr = constant_value(v)
+        if arr is None:
+            return None
+        arrays.append(arr)
+    return arrays
+
+
 # The interpreter is imported where values are computed, not at module level: the helpers
 # above are what most passes (and the dialects' canonicalization patterns) need, and a
 # module-level import would tie dialects, ir, folding and the interpreter into one circle.

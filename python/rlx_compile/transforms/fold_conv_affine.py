@@ -27,7 +27,7 @@ from xdsl.pattern_rewriter import PatternRewriter
 
 from rlx_compile.builder import GraphBuilder, type_of
 from rlx_compile.dialects import mir
-from rlx_compile.folding import DEFAULT_MAX_ELEMENTS, constant_value
+from rlx_compile.folding import DEFAULT_MAX_ELEMENTS, constant_values
 from rlx_compile.fusion.base import (
     FusionPass,
     FusionPattern,
@@ -115,29 +115,25 @@ class FoldConvAffine(FusionPattern):
         scales = kind in ("mul", "div")
         channels = type_of(conv.result).shape[1]
         weight = conv.weight
-        # Constants all (within folding's cap): computed at once, the same numbers.
-        leaves = [
-            m.factor,
-            *([m.bias] if m.bias is not None else []),
-            *([weight] if scales else []),
-        ]
-        arrays = [a for v in leaves if (a := constant_value(v)) is not None]
-        known = (
-            isinstance(channels, int)
-            and len(arrays) == len(leaves)
-            and (not scales or arrays[-1].size <= DEFAULT_MAX_ELEMENTS)
-        )
+        dtype = type_of(weight).dtype
+        leaves = [m.factor, *([m.bias] if m.bias is not None else [])]
+        arrays = constant_values([*leaves, *([weight] if scales else [])])
         bias: SSAValue | None = None
-        if known:
-            assert isinstance(channels, int)
+        if (
+            arrays is not None
+            and isinstance(channels, int)
+            and (not scales or arrays[-1].size <= DEFAULT_MAX_ELEMENTS)  # folding's cap
+        ):
+            # Constants all: computed at once, the numbers folding the ops would give.
             eager = Eager()
             f_array = channel_array(eager, arrays[0], channels)
             b_array = channel_array(eager, arrays[1], channels) if m.bias is not None else None
             if scales:
                 w_array = folded_weight(eager, kind, arrays[-1], f_array)
-                weight = b.constant(w_array, type_of(weight).dtype, w_array.shape)
+                weight = b.constant(w_array, dtype, w_array.shape)
             if not scales or b_array is not None:
                 b_array = folded_bias(eager, kind, f_array, b_array)
+                bias = b.constant(b_array, dtype, b_array.shape)
         else:
             factor = channel_vector(b, m.factor, channels)
             bias = channel_vector(b, m.bias, channels) if m.bias is not None else None
@@ -146,12 +142,8 @@ class FoldConvAffine(FusionPattern):
             if not scales or bias is not None:
                 bias = folded_bias(b, kind, factor, bias)
         y = _conv_like(b, conv, weight)
-        ones = [1] * (type_of(y).rank - 2)
-        if known and b_array is not None:
-            b_array = b_array.reshape(len(b_array), *ones)
-            y = b.add(y, b.constant(b_array, type_of(y).dtype, b_array.shape))
-        elif not known and bias is not None:
-            y = b.add(y, b.reshape(bias, (channels, *ones)))
+        if bias is not None:
+            y = b.add(y, b.reshape(bias, (channels, *([1] * (type_of(y).rank - 2)))))
         self.replace(rewriter, m, ops, [y])
 
 

@@ -24,7 +24,7 @@ from xdsl.pattern_rewriter import PatternRewriter
 
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
-from rlx_compile.folding import DEFAULT_MAX_ELEMENTS, constant_value
+from rlx_compile.folding import DEFAULT_MAX_ELEMENTS, constant_values
 from rlx_compile.fusion.base import (
     FusionPass,
     FusionPattern,
@@ -87,14 +87,13 @@ class FoldConvBatchNorm(FusionPattern):
         operands = [bn.scale, bn.bias, bn.mean, bn.variance, conv.weight]
         if m.conv_bias is not None:
             operands.append(m.conv_bias)
-        arrays = [a for v in operands if (a := constant_value(v)) is not None]
         eps = bn.props().float("epsilon")
-        w_type = type_of(conv.weight)
-        # Constants all (so of static sizes), within the cap folding has.
-        known = len(arrays) == len(operands) and arrays[4].size <= DEFAULT_MAX_ELEMENTS
-        if known:
+        dtype = type_of(conv.weight).dtype
+        arrays = constant_values(operands)
+        if arrays is not None and arrays[4].size <= DEFAULT_MAX_ELEMENTS:  # folding's cap
             w_array, shift_array = folded_parameters(Eager(), eps, *arrays)
-            weight = b.constant(w_array, w_type.dtype, w_array.shape)
+            weight = b.constant(w_array, dtype, w_array.shape)
+            shift = b.constant(shift_array, dtype, shift_array.shape)
         else:
             weight, shift = folded_parameters(b, eps, *operands)
         p = conv.props()
@@ -102,13 +101,7 @@ class FoldConvBatchNorm(FusionPattern):
             conv.input, weight, strides=p.ints("strides"), pads=p.ints("pads"),
             dilations=p.ints("dilations"), groups=p.int("groups"),
         )  # fmt: skip
-        ones = [1] * (type_of(y).rank - 2)
-        if known:
-            shift_array = shift_array.reshape(len(shift_array), *ones)
-            bias = b.constant(shift_array, type_of(y).dtype, shift_array.shape)
-        else:
-            bias = b.reshape(shift, (channels, *ones))
-        y = b.add(y, bias)
+        y = b.add(y, b.reshape(shift, (channels, *([1] * (type_of(y).rank - 2)))))
         self.replace(rewriter, m, ops, [y])
 
 
