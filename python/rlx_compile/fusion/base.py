@@ -425,13 +425,6 @@ class RootTable(Generic[P]):
         self._usable_for = 0  # the number of kinds held when ``_usable`` was filled
         self._findable: list[bool | None] = [None] * len(patterns)
 
-    def _indices(self, kind: type[Operation]) -> tuple[int, ...]:
-        return self._rooted_at(kind)
-
-    def rooted(self, kind: type[Operation]) -> tuple[P, ...]:
-        """The patterns rooted at ops of class ``kind``."""
-        return tuple(self.patterns[i] for i in self._indices(kind))
-
     def of(self, kind: type[Operation]) -> tuple[P, ...]:
         """The patterns to try on an op of class ``kind``."""
         if len(self.held) != self._usable_for:
@@ -446,7 +439,7 @@ class RootTable(Generic[P]):
         self._usable_for = len(self.held)
 
     def _fill(self, kind: type[Operation]) -> tuple[P, ...]:
-        found = tuple(self.patterns[i] for i in self._indices(kind) if self._is_findable(i))
+        found = tuple(self.patterns[i] for i in self._rooted_at(kind) if self._is_findable(i))
         self._usable[kind] = found
         return found
 
@@ -500,7 +493,7 @@ class RootTable(Generic[P]):
         """The ops of ``module`` some pattern is rooted at, in ``module.walk(reverse=...)``
         order (an op, then the ops of its regions); every op's kind is noted."""
         self.held.add(type(module))
-        out: list[Operation] = [module] if self._indices(type(module)) else []
+        out: list[Operation] = [module] if self._rooted_at(type(module)) else []
         self._gather(module, reverse, out)
         return out
 
@@ -512,7 +505,7 @@ class RootTable(Generic[P]):
                 while op is not None:
                     kind = type(op)
                     held.add(kind)
-                    if rooted[kind] if kind in rooted else self._indices(kind):
+                    if rooted[kind] if kind in rooted else self._rooted_at(kind):
                         out.append(op)
                     if op.regions:
                         self._gather(op, reverse, out)
