@@ -883,28 +883,16 @@ class ShapedOp(IRDLOperation, metaclass=OpClass):
         attributes: Mapping[str, Attribute | None] | None,
         regions: Sequence[Any] | None,
     ) -> None:
-        if not regions and _plain(type(self)):
-            # What irdl_op_init builds for an op of single operands and results, minus its
-            # generic bookkeeping (segment sizes, variadic groups): half the cost of an op.
-            link_operands(self, [SSAValue.get(v) for v in ordered])
+        values = None if regions else _fast_operands(type(self), ordered)
+        if values is not None:
+            # What irdl_op_init builds for such an op, minus its generic bookkeeping
+            # (segment sizes, variadic groups): half the cost of an op.
+            link_operands(self, values)
             attrs = {k: v for k, v in (attributes or {}).items() if v is not None}
             # single results: each entry is one type, never a variadic group
             results = new_results(self, cast(list[Attribute], list(result_types)))
             init_fields(self, results, dict(clean_props), attrs, UNKNOWN_LOC)
             return
-        if not regions and (grouped := _grouped_plain(type(self))) is not None:
-            group = ordered[grouped]
-            if isinstance(group, list | tuple):
-                # One optional or variadic group among single operands: its values in
-                # place, as irdl_op_init lays them (no segment sizes without options).
-                values = [SSAValue.get(v) for v in ordered[:grouped]]
-                values += [SSAValue.get(v) for v in group]
-                values += [SSAValue.get(v) for v in ordered[grouped + 1 :]]
-                link_operands(self, values)
-                attrs = {k: v for k, v in (attributes or {}).items() if v is not None}
-                results = new_results(self, cast(list[Attribute], list(result_types)))
-                init_fields(self, results, dict(clean_props), attrs, UNKNOWN_LOC)
-                return
         IRDLOperation.__init__(
             self,
             operands=ordered,
@@ -1090,15 +1078,33 @@ def _plain(op_type: type[IRDLOperation]) -> bool:
     definition options (what IRDL's builder has nothing to compute for)."""
     plain = _PLAIN.get(op_type)
     if plain is None:
-        d = op_type.get_irdl_definition()
-        plain = _PLAIN[op_type] = (
-            _single_operand_names(op_type) is not None
-            and all(type(r) is ResultDef for _, r in d.results)
-            and not d.regions
-            and not d.successors
-            and not d.options
-        )
+        plain = _PLAIN[op_type] = _single_operand_names(
+            op_type
+        ) is not None and _single_results_only(op_type)
     return plain
+
+
+def _single_results_only(op_type: type[IRDLOperation]) -> bool:
+    """Single results, and no regions, successors or definition options."""
+    d = op_type.get_irdl_definition()
+    return (
+        all(type(r) is ResultDef for _, r in d.results)
+        and not d.regions
+        and not d.successors
+        and not d.options
+    )
+
+
+def _fast_operands(op_type: type[IRDLOperation], ordered: list[Any]) -> list[SSAValue] | None:
+    """The operands of a plain op (``_plain``), or of one whose single optional or
+    variadic group (``_grouped_plain``) is given as a list, in the order irdl_op_init
+    lays them (no segment sizes without definition options); else None."""
+    if _plain(op_type):
+        return [SSAValue.get(v) for v in ordered]
+    at = _grouped_plain(op_type)
+    if at is None or not isinstance(ordered[at], list | tuple):
+        return None
+    return [SSAValue.get(v) for v in (*ordered[:at], *ordered[at], *ordered[at + 1 :])]
 
 
 _GROUPED_PLAIN: dict[type[IRDLOperation], int | None] = {}
@@ -1110,17 +1116,8 @@ def _grouped_plain(op_type: type[IRDLOperation]) -> int | None:
     try:
         return _GROUPED_PLAIN[op_type]
     except KeyError:
-        d = op_type.get_irdl_definition()
         layout = _operand_layout(op_type)
-        at = (
-            len(layout[0])
-            if layout is not None
-            and all(type(r) is ResultDef for _, r in d.results)
-            and not d.regions
-            and not d.successors
-            and not d.options
-            else None
-        )
+        at = len(layout[0]) if layout is not None and _single_results_only(op_type) else None
         _GROUPED_PLAIN[op_type] = at
         return at
 
