@@ -154,6 +154,15 @@ def per_channel(t: TensorType, out: TensorType) -> bool:
     return channel_bias(t, out)
 
 
+def conv_with_weight(b: GraphBuilder, conv: mir.ConvOp, weight: SSAValue) -> SSAValue:
+    """``conv`` again (its input, strides, pads, dilations and groups) on ``weight``."""
+    p = conv.props()
+    return b.conv(
+        conv.input, weight, strides=p.ints("strides"), pads=p.ints("pads"),
+        dilations=p.ints("dilations"), groups=p.int("groups"),
+    )  # fmt: skip
+
+
 def channel_vector(b: GraphBuilder, v: SSAValue, channels: Dim) -> SSAValue:
     """The [C] vector of a per-channel value: the reshape's input when ``v`` is a reshape
     or expand of one, else a new reshape (or expand, for one element)."""

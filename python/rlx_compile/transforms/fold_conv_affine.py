@@ -25,7 +25,7 @@ import numpy as np
 from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
-from rlx_compile.builder import GraphBuilder, type_of
+from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
 from rlx_compile.folding import DEFAULT_MAX_ELEMENTS, constant_values
 from rlx_compile.fusion.base import (
@@ -35,6 +35,7 @@ from rlx_compile.fusion.base import (
     Miss,
     channel_bias,
     channel_vector,
+    conv_with_weight,
     describe_uses,
     is_static,
     per_channel,
@@ -141,7 +142,7 @@ class FoldConvAffine(FusionPattern):
                 weight = folded_weight(b, kind, weight, factor)
             if not scales or bias is not None:
                 bias = folded_bias(b, kind, factor, bias)
-        y = _conv_like(b, conv, weight)
+        y = conv_with_weight(b, conv, weight)
         if bias is not None:
             y = b.add(y, b.reshape(bias, (channels, *([1] * (type_of(y).rank - 2)))))
         self.replace(rewriter, m, ops, [y])
@@ -177,14 +178,6 @@ def folded_bias(ops: Ops[V], kind: str, factor: V, bias: V | None) -> V:
         return apply(bias, factor)
     assert kind in ("add", "sub")  # a scale without a bias leaves none
     return factor if kind == "add" else ops.neg(factor)
-
-
-def _conv_like(b: GraphBuilder, conv: mir.ConvOp, weight: SSAValue) -> SSAValue:
-    p = conv.props()
-    return b.conv(
-        conv.input, weight, strides=p.ints("strides"), pads=p.ints("pads"),
-        dilations=p.ints("dilations"), groups=p.int("groups"),
-    )  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from rlx_compile.fusion.base import (
     Match,
     Miss,
     channel_bias,
+    conv_with_weight,
     describe_uses,
     operand_from,
     producer,
@@ -96,11 +97,7 @@ class FoldConvBatchNorm(FusionPattern):
             shift = b.constant(shift_array, dtype, shift_array.shape)
         else:
             weight, shift = folded_parameters(b, eps, *operands)
-        p = conv.props()
-        y = b.conv(
-            conv.input, weight, strides=p.ints("strides"), pads=p.ints("pads"),
-            dilations=p.ints("dilations"), groups=p.int("groups"),
-        )  # fmt: skip
+        y = conv_with_weight(b, conv, weight)
         y = b.add(y, b.reshape(shift, (channels, *([1] * (type_of(y).rank - 2)))))
         self.replace(rewriter, m, ops, [y])
 
