@@ -1100,11 +1100,11 @@ def _fast_operands(op_type: type[IRDLOperation], ordered: list[Any]) -> list[SSA
     variadic group (``_grouped_plain``) is given as a list, in the order irdl_op_init
     lays them (no segment sizes without definition options); else None."""
     if _plain(op_type):
-        return [SSAValue.get(v) for v in ordered]
+        return [as_value(v) for v in ordered]
     at = _grouped_plain(op_type)
     if at is None or not isinstance(ordered[at], list | tuple):
         return None
-    return [SSAValue.get(v) for v in (*ordered[:at], *ordered[at], *ordered[at + 1 :])]
+    return [as_value(v) for v in (*ordered[:at], *ordered[at], *ordered[at + 1 :])]
 
 
 _GROUPED_PLAIN: dict[type[IRDLOperation], int | None] = {}
@@ -1149,7 +1149,7 @@ def _plain_values(
         if kind is not OpResult and kind is not BlockArgument:
             if not isinstance(v, SSAValue | Operation):
                 return None
-            out[i] = SSAValue.get(v)
+            out[i] = as_value(v)
     return out
 
 
@@ -1192,9 +1192,19 @@ def _single_operand_names(op_type: type[IRDLOperation]) -> tuple[str, ...] | Non
     return _SINGLE_OPERANDS[op_type]
 
 
+def as_value(v: SSAValue | Operation) -> SSAValue:
+    """``SSAValue.get``: a value as it is, or the one result of an op. A result or block
+    argument returns at once: xDSL's version matches on abstract generic classes and
+    builds a generic alias per call, a fifth of the cost of building a small op."""
+    kind = type(v)
+    if kind is OpResult or kind is BlockArgument:
+        return cast(SSAValue, v)
+    return SSAValue.get(v)
+
+
 def _types_of(v: Any) -> OperandTypes:
     if v is None:
         return None
     if isinstance(v, SSAValue | Operation):
-        return cast(TensorType, SSAValue.get(v).type)
-    return [cast(TensorType, SSAValue.get(x).type) for x in v]
+        return cast(TensorType, as_value(v).type)
+    return [cast(TensorType, as_value(x).type) for x in v]

@@ -47,6 +47,7 @@ from rlx_compile.dialects.common import (
     MaskKindAttr,
     Props,
     ShapedOp,
+    as_value,
     check_activation,
     enum_attr,
     float_attr,
@@ -522,7 +523,7 @@ class ConvBlockOp(BlockOp):
         activation: str = "none",
         policy: str | None = None,
     ):
-        rank = SSAValue.get(input).type.rank  # type: ignore[attr-defined]
+        rank = as_value(input).type.rank  # type: ignore[attr-defined]
         props = mir.conv_props(rank, strides, pads, dilations, groups)
         props["activation"] = enum_attr(Activation, activation)
         props["policy"] = _policy(policy)

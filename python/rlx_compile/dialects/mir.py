@@ -107,6 +107,7 @@ from rlx_compile.dialects.common import (
     TreeAggregate,
     TreeAggregateAttr,
     activation_props,
+    as_value,
     check_activation,
     enum_attr,
     flag_attr,
@@ -258,9 +259,11 @@ class ConstantOp(ShapedOp):
             if not type.is_static:
                 raise ValueError(f"a constant needs a static type, got {type}")
             shape = tuple(int(d) for d in type.shape)
-            if arr.size == math.prod(shape) and arr.shape != shape:
-                arr = arr.reshape(shape)
-            arr = np.broadcast_to(arr, shape)
+            if arr.shape != shape:  # broadcast_to costs as much as the rest of the op
+                if arr.size == math.prod(shape):
+                    arr = arr.reshape(shape)
+                else:
+                    arr = np.broadcast_to(arr, shape)
         data = np.ascontiguousarray(arr, dtype=type.dtype.numpy.newbyteorder("<")).tobytes()
         self._build({}, {"value": RawDataAttr(data)}, [type])
 
@@ -1002,7 +1005,7 @@ class CastOp(ShapedOp):
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue, dtype: DType | str):
-        t = SSAValue.get(input).type
+        t = as_value(input).type
         assert isinstance(t, TensorType)
         self._build({"input": input}, {}, [t.with_dtype(dtype)])
 
@@ -1289,7 +1292,7 @@ class BitcastOp(ShapedOp):
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue, dtype: DType | str):
-        t = SSAValue.get(input).type
+        t = as_value(input).type
         assert isinstance(t, TensorType)
         self._build({"input": input}, {}, [t.with_dtype(dtype)])
 
@@ -1575,7 +1578,7 @@ class ReshapeOp(ShapedOp):
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue, shape: Sequence[Any]):
-        t = SSAValue.get(input).type
+        t = as_value(input).type
         assert isinstance(t, TensorType)
         self._build({"input": input}, {}, [t.with_shape(shape)])
 
@@ -1652,7 +1655,7 @@ class NarrowOp(ShapedOp):
     )
 
     def __init__(self, input: SSAValue, axis: int, start: Dim, length: Dim):
-        t = SSAValue.get(input).type
+        t = as_value(input).type
         assert isinstance(t, TensorType)
         shape = list(t.shape)
         shape[axis] = length
@@ -1727,7 +1730,7 @@ class SliceOp(ShapedOp):
     def __init__(
         self, input: SSAValue, starts: Sequence[int], steps: Sequence[int], lengths: Sequence[Dim]
     ):
-        t = SSAValue.get(input).type
+        t = as_value(input).type
         assert isinstance(t, TensorType)
         self._build(
             {"input": input},
@@ -1832,7 +1835,7 @@ class ExpandOp(ShapedOp):
     assembly_format = "$input attr-dict `:` type($input) `->` type($result)"
 
     def __init__(self, input: SSAValue, shape: Sequence[Any]):
-        t = SSAValue.get(input).type
+        t = as_value(input).type
         assert isinstance(t, TensorType)
         self._build({"input": input}, {}, [t.with_shape(shape)])
 
@@ -2030,7 +2033,7 @@ class ConvOp(ShapedOp):
         dilations: Sequence[int] | None = None,
         groups: int = 1,
     ):
-        rank = SSAValue.get(input).type.rank  # type: ignore[attr-defined]
+        rank = as_value(input).type.rank  # type: ignore[attr-defined]
         self._build(
             {"input": input, "weight": weight}, conv_props(rank, strides, pads, dilations, groups)
         )
@@ -2092,7 +2095,7 @@ class ConvTransposeOp(ShapedOp):
         output_padding: Sequence[int] | None = None,
         groups: int = 1,
     ):
-        rank = SSAValue.get(input).type.rank  # type: ignore[attr-defined]
+        rank = as_value(input).type.rank  # type: ignore[attr-defined]
         props = conv_props(rank, strides, pads, dilations, groups)
         props["output_padding"] = ints_attr(output_padding or [0] * (rank - 2))
         self._build({"input": input, "weight": weight, "bias": bias}, props)
@@ -2255,7 +2258,7 @@ class MaxPoolOp(PoolOp):
         dilations: Sequence[int] | None = None,
         ceil_mode: bool = False,
     ):
-        rank = SSAValue.get(input).type.rank  # type: ignore[attr-defined]
+        rank = as_value(input).type.rank  # type: ignore[attr-defined]
         self._build({"input": input}, pool_props(rank, kernel, strides, pads, dilations, ceil_mode))
 
 
@@ -2283,7 +2286,7 @@ class AvgPoolOp(PoolOp):
         ceil_mode: bool = False,
         count_include_pad: bool = False,
     ):
-        rank = SSAValue.get(input).type.rank  # type: ignore[attr-defined]
+        rank = as_value(input).type.rank  # type: ignore[attr-defined]
         props = pool_props(rank, kernel, strides, pads, dilations, ceil_mode)
         props["count_include_pad"] = flag_attr(count_include_pad)
         self._build({"input": input}, props)
@@ -2935,7 +2938,7 @@ class QuantizeOp(QuantOpBase):
         dtype: DType | str = DType.I8,
         axis: int | None = None,
     ):
-        t = SSAValue.get(input).type
+        t = as_value(input).type
         assert isinstance(t, TensorType)
         self._build(
             {"input": input, "scale": scale, "zero_point": zero_point},
@@ -3197,7 +3200,7 @@ class ConvIntegerOp(ShapedOp):
         dilations: Sequence[int] | None = None,
         groups: int = 1,
     ):
-        rank = SSAValue.get(input).type.rank  # type: ignore[attr-defined]
+        rank = as_value(input).type.rank  # type: ignore[attr-defined]
         self._build(
             {
                 "input": input,
@@ -3436,7 +3439,7 @@ class FusedConvBiasActOp(ShapedOp):
         activation: str = "none",
         act_params: Sequence[float] = (),
     ):
-        rank = SSAValue.get(input).type.rank  # type: ignore[attr-defined]
+        rank = as_value(input).type.rank  # type: ignore[attr-defined]
         props = conv_props(rank, strides, pads, dilations, groups)
         props.update(activation_props(activation, act_params))
         self._build({"input": input, "weight": weight, "bias": bias, "residual": residual}, props)
@@ -3839,7 +3842,7 @@ class IntegerMatmulOp(IntegerLinearOp):
         out_zero_point: int = 0,
         out_dtype: DType | str = DType.F32,
     ):
-        a, w = SSAValue.get(input).type, SSAValue.get(weight).type
+        a, w = as_value(input).type, as_value(weight).type
         assert isinstance(a, TensorType) and isinstance(w, TensorType)
         shape = matmul_shape(a.with_dtype(DType.F32), w.with_dtype(DType.F32))
         props = self._common_props(input_zero_point, activation, out_scale, out_zero_point)
@@ -3898,7 +3901,7 @@ class IntegerConvOp(IntegerLinearOp):
         out_zero_point: int = 0,
         out_dtype: DType | str = DType.F32,
     ):
-        x, w = SSAValue.get(input).type, SSAValue.get(weight).type
+        x, w = as_value(input).type, as_value(weight).type
         assert isinstance(x, TensorType) and isinstance(w, TensorType)
         k = x.rank - 2
         strides, pads = list(strides or [1] * k), list(pads or [0] * (2 * k))
@@ -4312,7 +4315,7 @@ class TreeEnsembleClassifierOp(TreeOp):
         post_transform: str = "none",
         class_labels: Sequence[int] | None = None,
     ):
-        batch = cast(TensorType, SSAValue.get(input).type).shape[0]
+        batch = cast(TensorType, as_value(input).type).shape[0]
         self._build(
             {"input": input},
             {
@@ -4693,7 +4696,7 @@ class LabelEncoderOp(ShapedOp):
         dtype: DType,
         nan_matches: bool = False,
     ):
-        t = cast(TensorType, SSAValue.get(input).type)
+        t = cast(TensorType, as_value(input).type)
         int_keys, int_values = keys.dtype.kind in "iub", values.dtype.kind in "iub"
         self._build(
             {"input": input},
