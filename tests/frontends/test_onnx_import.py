@@ -67,10 +67,14 @@ def test_nodes_become_located_ops_and_shape_arithmetic_folds() -> None:
     model = flatten_model(2)
     module = import_model(model)
     names = ops_of(module)
-    assert "mir.conv" in names and "mir.reshape" in names
+    # A Conv with a bias is the fused conv of its bias.
+    assert "mir.fused_conv_bias_act" in names and "mir.conv" not in names
+    assert "mir.reshape" in names
     # Shape -> Gather -> Concat folded into the reshape's static target.
     assert not any(n in ("mir.gather", "mir.concat") for n in names)
-    locations = {location_str(op) for op in main_graph(module).walk() if op.name == "mir.conv"}
+    locations = {
+        location_str(op) for op in main_graph(module).walk() if op.name == "mir.fused_conv_bias_act"
+    }
     assert locations == {"conv1"}
     (reshape,) = [op for op in main_graph(module).walk() if location_str(op) == "flatten"]
     assert isinstance(reshape, mir.ReshapeOp)

@@ -25,6 +25,7 @@ PASSES = {
     "fuse_lstm_cell.mlir": "fuse-lstm-cell,dce",
     "fuse_layer_norm.mlir": "fuse-rms-norm,fuse-layer-norm,dce",
     "fold_transposes.mlir": "fold-transposes,fold-conv-affine,fuse-conv-bias-act,dce",
+    "fuse_biased_conv.mlir": "fold-conv-batch-norm,fold-conv-affine,fuse-conv-bias-act,dce",
 }
 TARGETS = ("cpu", "cuda", "cortex-m", "wgpu", "tpu")
 

@@ -3400,7 +3400,12 @@ class FusedResidualLayerNormOp(FusedResidualNormOp):
 
 @irdl_op_definition
 class FusedConvBiasActOp(ShapedOp):
-    """act(conv(x, w) + bias[C_out] (+ residual))."""
+    """act(conv(x, w) + bias[C_out] (+ residual)).
+
+    An ONNX Conv with a bias imports as one (no residual, no activation), as TOSA's and
+    onnxruntime's convs hold their bias; ``fuse`` folds a residual and an activation into
+    it, or splits it into ``mir.conv`` and a bias add for a target whose fused conv kernel
+    does not take it (``split-conv-bias``)."""
 
     name = "mir.fused_conv_bias_act"
     input = operand_def(TensorType)

@@ -84,7 +84,7 @@ def _select(
     from rlx_compile.transforms.fuse_activations import FuseActivationsPass
     from rlx_compile.transforms.fuse_attention import FuseAttentionPass
     from rlx_compile.transforms.fuse_attention_block import FuseAttentionBlockPass
-    from rlx_compile.transforms.fuse_conv_bias_act import FuseConvBiasActPass
+    from rlx_compile.transforms.fuse_conv_bias_act import FuseConvBiasActPass, SplitConvBiasPass
     from rlx_compile.transforms.fuse_gelu import FuseGeluPass
     from rlx_compile.transforms.fuse_layer_norm import FuseLayerNormPass
     from rlx_compile.transforms.fuse_lstm_cell import FuseLstmCellPass
@@ -103,6 +103,13 @@ def _select(
     c = t.claims_op
     kw = {"target": target_name, "claims": claims}
     stages: list[tuple[bool, type[ModulePass]]] = [
+        # An ONNX Conv with a bias imports as a fused conv: where the target's fused conv
+        # kernel does not take it, it is a conv and an add for every stage below.
+        (
+            c(mir.ConvOp.name)
+            and (not c(mir.FusedConvBiasActOp.name) or not t.limits.every_imported_conv),
+            SplitConvBiasPass,
+        ),
         # Layout transposes first (they hide every chain below from its conv), then
         # recognition: the fusions below then see a clip, hard sigmoid/swish, leaky
         # relu or gelu (epilogues), an rms_norm (residual norms), rope and attention

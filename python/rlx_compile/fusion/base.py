@@ -34,7 +34,7 @@ from xdsl.traits import IsTerminator
 
 from rlx_compile.builder import GraphBuilder, ReplacingPattern, type_of
 from rlx_compile.dialects import mir
-from rlx_compile.dialects.common import Activation, ActivationAttr
+from rlx_compile.dialects.common import Activation, ActivationAttr, activation_props
 from rlx_compile.dialects.types import Dim, DType, TensorType
 from rlx_compile.folding import DEFAULT_MAX_ELEMENTS, FoldingBuilder
 from rlx_compile.fusion.report import FusionReport, MissedFusion
@@ -154,8 +154,71 @@ def per_channel(t: TensorType, out: TensorType) -> bool:
     return channel_bias(t, out)
 
 
-def conv_with_weight(b: GraphBuilder, conv: mir.ConvOp, weight: SSAValue) -> SSAValue:
-    """``conv`` again (its input, strides, pads, dilations and groups) on ``weight``."""
+ConvLike = mir.ConvOp | mir.FusedConvBiasActOp
+"""A conv, or a fused one: both hold the input, weight and window properties."""
+
+
+def biased_conv(v: SSAValue) -> mir.FusedConvBiasActOp | None:
+    """The fused conv producing ``v`` when it is a conv and its channel bias alone (no
+    residual, no activation): what an ONNX Conv with a bias imports as."""
+    op = producer(v, mir.FusedConvBiasActOp)
+    if op is None or op.residual is not None or not no_activation(op):
+        return None
+    return op
+
+
+def no_activation(op: Operation) -> bool:
+    """Whether a fused op applies no activation."""
+    return op.properties.get("activation") in (None, _NO_ACTIVATION)
+
+
+_NO_ACTIVATION = ActivationAttr(Activation.NONE)
+
+
+def fused_conv_miss(conv: ConvLike, target: Target) -> Miss | None:
+    """Why the target's fused conv kernel does not take this conv (None: it does)."""
+    limits, target_name = target.limits, target.name
+    w = type_of(conv.weight)
+    spatial = w.rank - 2
+    if spatial not in limits.conv_spatial_dims:
+        return Miss(
+            f"a {spatial}-D conv is not fused on target {target_name}",
+            f"its fused conv kernel handles {list(limits.conv_spatial_dims)}-D convs",
+        )
+    kernel = [int(d) for d in w.shape[2:]]
+    if min(kernel) < limits.conv_min_kernel:
+        return Miss(
+            f"a {'x'.join(map(str, kernel))} conv window is not fused on target {target_name}",
+            f"its fused conv kernel needs every window dim >= {limits.conv_min_kernel}",
+        )
+    if conv.props().int("groups") != 1 and not limits.conv_grouped:
+        return Miss(
+            f"a grouped conv is not fused on target {target_name}",
+            "its fused conv kernel handles groups = 1 only",
+        )
+    return None
+
+
+def conv_plus_bias(
+    b: GraphBuilder, target: Target, conv: ConvLike, weight: SSAValue, bias: SSAValue
+) -> SSAValue:
+    """``conv`` again on ``weight``, plus the ``[C]`` vector ``bias``: the fused conv of
+    that bias (what ``fuse-conv-bias-act`` would make of the two, and what an ONNX Conv
+    with a bias imports as) where the target's fused conv kernel takes the conv, else a
+    conv and a bias add."""
+    if target.claims_op(mir.FusedConvBiasActOp.name) and fused_conv_miss(conv, target) is None:
+        p = conv.props()
+        return b.fused_conv_bias_act(
+            conv.input, weight, bias, strides=p.ints("strides"), pads=p.ints("pads"),
+            dilations=p.ints("dilations"), groups=p.int("groups"),
+        )  # fmt: skip
+    y = conv_with_weight(b, conv, weight)
+    return b.add(y, b.channel_view(bias, type_of(y).rank))
+
+
+def conv_with_weight(b: GraphBuilder, conv: ConvLike, weight: SSAValue) -> SSAValue:
+    """``conv`` again (its input, strides, pads, dilations and groups) on ``weight``, as
+    a plain conv (a fused conv's bias is the caller's to add)."""
     p = conv.props()
     return b.conv(
         conv.input, weight, strides=p.ints("strides"), pads=p.ints("pads"),
@@ -164,8 +227,11 @@ def conv_with_weight(b: GraphBuilder, conv: mir.ConvOp, weight: SSAValue) -> SSA
 
 
 def channel_vector(b: GraphBuilder, v: SSAValue, channels: Dim) -> SSAValue:
-    """The [C] vector of a per-channel value: the reshape's input when ``v`` is a reshape
-    or expand of one, else a new reshape (or expand, for one element)."""
+    """The [C] vector of a per-channel value: ``v`` itself when it is one, the reshape's
+    input when ``v`` is a reshape or expand of one, else a new reshape (or expand, for
+    one element)."""
+    if type_of(v).shape == (channels,):
+        return v
     if type_of(v).num_elements() == 1:
         one = v if type_of(v).shape == (1,) else b.reshape(v, [1])
         return b.expand(one, [channels])
@@ -248,9 +314,28 @@ class FoldActivation(Match):
     epilogue: Epilogue
 
 
+def fold_in_place(rewriter: PatternRewriter, m: FoldActivation) -> None:
+    """Apply ``m`` to its fused op in place (MLIR's ``modifyOpInPlace``): the op takes the
+    activation's properties and, with them, the activation's readers, name and location;
+    the activation goes. A new op would repeat the fused op's construction and type
+    inference for a change of two properties."""
+    fused, act = m.absorbed[0], m.epilogue.op
+    ep = m.epilogue
+    for name, attr in activation_props(ep.act, ep.params).items():
+        if attr is None:
+            fused.properties.pop(name, None)
+        else:
+            fused.properties[name] = attr
+    fused.location = act.location
+    rewriter.notify_op_modified(fused)
+    result = fused.results[0]
+    result.name_hint = act.results[0].name_hint
+    rewriter.replace(act, [], [result])
+
+
 def fold_activation(op: Operation, target: Target, conv: bool = False) -> Match | Miss | None:
     """The epilogue rule applied to an existing fused matmul/conv without activation."""
-    if op.properties.get("activation") not in (None, ActivationAttr(Activation.NONE)):
+    if not no_activation(op):
         return None
     ep = epilogue(op.results[0], target, conv)
     if not isinstance(ep, Epilogue):

@@ -214,6 +214,16 @@ class FusionLimits:
     max_region_steps: int = 32
     max_region_inputs: int = 16
 
+    @property
+    def every_imported_conv(self) -> bool:
+        """Whether its fused conv kernel takes every conv an ONNX Conv with a bias imports
+        as (1-, 2- and 3-D, any window, grouped)."""
+        return (
+            self.conv_min_kernel <= 1
+            and self.conv_grouped
+            and {1, 2, 3} <= set(self.conv_spatial_dims)
+        )
+
 
 UNBOUNDED = 1 << 30
 

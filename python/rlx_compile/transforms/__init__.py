@@ -193,6 +193,12 @@ def _fold_conv_batch_norm() -> type[ModulePass]:
     return FoldConvBatchNormPass
 
 
+def _split_conv_bias() -> type[ModulePass]:
+    from rlx_compile.transforms.fuse_conv_bias_act import SplitConvBiasPass
+
+    return SplitConvBiasPass
+
+
 def _fuse_conv_bias_act() -> type[ModulePass]:
     from rlx_compile.transforms.fuse_conv_bias_act import FuseConvBiasActPass
 
@@ -300,6 +306,7 @@ RLX_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "fuse-lstm-cell": _fuse_lstm_cell,
     "fold-conv-batch-norm": _fold_conv_batch_norm,
     "fuse-conv-bias-act": _fuse_conv_bias_act,
+    "split-conv-bias": _split_conv_bias,
     "fuse-matmul-bias-act": _fuse_matmul_bias_act,
     "fuse-residual-norm": _fuse_residual_norm,
     "fuse-shared-input-matmul": _fuse_shared_input_matmul,

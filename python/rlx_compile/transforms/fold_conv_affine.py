@@ -4,6 +4,7 @@ and bias (onnxruntime's ConvMulFusion and ConvAddFusion).
     conv(x, w) [+ b]  · s     ->  conv(x, w · s[C, 1, ...]) + b · s       (also / s)
     conv(x, w) [+ b]  + t     ->  conv(x, w) + (b + t)                   (also - t)
 
+(``conv(x, w) + b`` also as a fused conv of a bias alone, what an ONNX Conv imports as)
 (a channel bias on a conv with none stays for ``fuse-conv-bias-act``)
 
 ``s`` and ``t`` must be weights (computed from params and constants alone: folding an
@@ -11,9 +12,10 @@ activation into the weights would recompute them on every call) and broadcast al
 channel axis only, or be one element (the learnable affine blocks of PP-OCR and the
 scale layers of Caffe2 exports). Each link must have one reader. The new weight and bias
 are ops on the parameters (``folded_affine``), computed at once (``Eager``: the same
-numbers) when those are constants; the result is the
-conv + channel bias that ``fuse-conv-bias-act`` takes next. Rounding differs from the
-unfolded graph (``w · s`` is rounded before the conv).
+numbers) when those are constants; a conv with a bias comes out as the fused conv of
+that bias where the target's fused conv kernel takes it (``conv_plus_bias``), else as a
+conv and a channel bias add. Rounding differs from the unfolded graph (``w · s`` is
+rounded before the conv).
 """
 
 from __future__ import annotations
@@ -29,12 +31,15 @@ from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
 from rlx_compile.folding import DEFAULT_MAX_ELEMENTS, constant_values
 from rlx_compile.fusion.base import (
+    ConvLike,
     FusionPass,
     FusionPattern,
     Match,
     Miss,
+    biased_conv,
     channel_bias,
     channel_vector,
+    conv_plus_bias,
     conv_with_weight,
     describe_uses,
     is_static,
@@ -50,18 +55,22 @@ _HINT = "folding rewrites the conv's weights: nothing else may read its output"
 
 @dataclass
 class ConvAffine(Match):
-    conv: mir.ConvOp
+    conv: ConvLike
     bias: SSAValue | None
     """The channel bias already added to the conv, if any."""
     factor: SSAValue
     """The scale (mul, div) or shift (add, sub)."""
 
 
-def _conv_chain(v: SSAValue) -> tuple[mir.ConvOp, mir.AddOp | None, SSAValue | None] | None:
-    """``v`` as conv(x, w) or conv(x, w) + b[C]: (the conv, the add, b)."""
+def _conv_chain(v: SSAValue) -> tuple[ConvLike, mir.AddOp | None, SSAValue | None] | None:
+    """``v`` as conv(x, w), conv(x, w) + b[C] or a fused conv of a bias alone: (the conv,
+    the add, b)."""
     conv = producer(v, mir.ConvOp)
     if conv is not None:
         return conv, None, None
+    fused = biased_conv(v)
+    if fused is not None:
+        return fused, None, fused.bias
     add = producer(v, mir.AddOp)
     if add is None:
         return None
@@ -78,7 +87,7 @@ def _conv_chain(v: SSAValue) -> tuple[mir.ConvOp, mir.AddOp | None, SSAValue | N
 class FoldConvAffine(FusionPattern):
     name = "conv_affine"
     roots = (mir.MulOp, mir.DivOp, mir.AddOp, mir.SubOp)
-    needs = (mir.ConvOp,)
+    needs = (mir.ConvOp, mir.FusedConvBiasActOp)
 
     def match(self, op: Operation) -> Match | Miss | None:
         commutes = isinstance(op, mir.MulOp | mir.AddOp)
@@ -89,7 +98,7 @@ class FoldConvAffine(FusionPattern):
                 continue
             conv, add, bias = found
             out = type_of(conv.result)
-            if isinstance(op, mir.AddOp) and add is None and channel_bias(type_of(factor), out):
+            if isinstance(op, mir.AddOp) and bias is None and channel_bias(type_of(factor), out):
                 return None  # the conv's own bias: fuse-conv-bias-act takes it
             if type_of(op.results[0]) != out or not per_channel(type_of(factor), out):
                 return None
@@ -142,9 +151,11 @@ class FoldConvAffine(FusionPattern):
                 weight = folded_weight(b, kind, weight, factor)
             if not scales or bias is not None:
                 bias = folded_bias(b, kind, factor, bias)
-        y = conv_with_weight(b, conv, weight)
-        if bias is not None:
-            y = b.add(y, b.reshape(bias, (channels, *([1] * (type_of(y).rank - 2)))))
+        y = (
+            conv_with_weight(b, conv, weight)
+            if bias is None
+            else conv_plus_bias(b, self.target, conv, weight, bias)
+        )
         self.replace(rewriter, m, ops, [y])
 
 

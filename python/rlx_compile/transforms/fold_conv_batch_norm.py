@@ -6,12 +6,14 @@ weight and bias.
     b' = bias - mean · s  (+ conv_bias · s)
     y  = conv(x, w') + b'                                (b' as [C, 1, ...])
 
-The chain conv [→ add(channel bias)] → batch_norm must have one reader per link. The
+The chain conv [→ add(channel bias)] → batch_norm, or a fused conv of a bias alone (an
+ONNX Conv with a bias) → batch_norm, must have one reader per link. The
 new weight and bias are computed by ops on the parameters, which run once per call.
 When the parameters are constants they are computed at once instead (``Eager``: the
 same formula on the reference kernels, so the same numbers as folding those ops would
-give, without building them) and become two constants. The result (conv + channel bias
-add) is what ``fuse-conv-bias-act`` fuses next. Rounding differs from the unfolded graph (w·s is
+give, without building them) and become two constants. The result is the fused conv of
+the new bias where the target's fused conv kernel takes the conv (``conv_plus_bias``),
+else a conv and a channel bias add. Rounding differs from the unfolded graph (w·s is
 rounded before the conv), so results agree to float tolerance, not bit for bit.
 """
 
@@ -26,12 +28,14 @@ from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
 from rlx_compile.folding import DEFAULT_MAX_ELEMENTS, constant_values
 from rlx_compile.fusion.base import (
+    ConvLike,
     FusionPass,
     FusionPattern,
     Match,
     Miss,
+    biased_conv,
     channel_bias,
-    conv_with_weight,
+    conv_plus_bias,
     describe_uses,
     operand_from,
     producer,
@@ -44,7 +48,7 @@ NEEDED = tuple(op.name for op in (mir.ConvOp, mir.RsqrtOp, mir.MulOp, mir.SubOp,
 
 @dataclass
 class ConvBatchNorm(Match):
-    conv: mir.ConvOp
+    conv: ConvLike
     conv_bias: SSAValue | None
     bn: mir.BatchNormOp
 
@@ -52,14 +56,16 @@ class ConvBatchNorm(Match):
 class FoldConvBatchNorm(FusionPattern):
     name = "conv_batch_norm"
     roots = (mir.BatchNormOp,)
-    needs = (mir.ConvOp,)
+    needs = (mir.ConvOp, mir.FusedConvBiasActOp)
 
     def match(self, op: Operation) -> Match | Miss | None:
         assert isinstance(op, mir.BatchNormOp)
         chain: list[Operation] = []
         conv_bias = None
-        conv = producer(op.input, mir.ConvOp)
-        if conv is None:
+        conv: ConvLike | None = producer(op.input, mir.ConvOp)
+        if conv is None and (conv := biased_conv(op.input)) is not None:
+            conv_bias = conv.bias
+        elif conv is None:
             add = producer(op.input, mir.AddOp)
             found = operand_from(add, mir.ConvOp) if add is not None else None
             if add is None or found is None:
@@ -84,7 +90,6 @@ class FoldConvBatchNorm(FusionPattern):
         assert isinstance(m, ConvBatchNorm)
         b, ops = self.builder(m.root)
         bn, conv = m.bn, m.conv
-        channels = type_of(bn.scale).shape[0]
         operands = [bn.scale, bn.bias, bn.mean, bn.variance, conv.weight]
         if m.conv_bias is not None:
             operands.append(m.conv_bias)
@@ -97,9 +102,7 @@ class FoldConvBatchNorm(FusionPattern):
             shift = b.constant(shift_array, dtype, shift_array.shape)
         else:
             weight, shift = folded_parameters(b, eps, *operands)
-        y = conv_with_weight(b, conv, weight)
-        y = b.add(y, b.reshape(shift, (channels, *([1] * (type_of(y).rank - 2)))))
-        self.replace(rewriter, m, ops, [y])
+        self.replace(rewriter, m, ops, [conv_plus_bias(b, self.target, conv, weight, shift)])
 
 
 def folded_parameters(

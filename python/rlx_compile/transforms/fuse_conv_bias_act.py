@@ -17,53 +17,34 @@ from xdsl.pattern_rewriter import PatternRewriter
 
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
+from rlx_compile.dialects.traits import decompose
 from rlx_compile.fusion.base import (
+    ConvLike,
     Epilogue,
     FoldActivation,
     FusionPass,
     FusionPattern,
     Match,
     Miss,
+    biased_conv,
     channel_bias,
     channel_vector,
     describe_uses,
     epilogue,
     fold_activation,
+    fold_in_place,
+    fused_conv_miss,
     operand_from,
     sole_user,
 )
-from rlx_compile.targets.base import Target
+from rlx_compile.ir import is_before
 
 FUSED = mir.FusedConvBiasActOp.name
 
 
-def conv_rule_miss(conv: mir.ConvOp, target: Target) -> Miss | None:
-    """Why the target's fused conv kernel does not take this conv (None: it does)."""
-    limits, target_name = target.limits, target.name
-    w = type_of(conv.weight)
-    spatial = w.rank - 2
-    if spatial not in limits.conv_spatial_dims:
-        return Miss(
-            f"a {spatial}-D conv is not fused on target {target_name}",
-            f"its fused conv kernel handles {list(limits.conv_spatial_dims)}-D convs",
-        )
-    kernel = [int(d) for d in w.shape[2:]]
-    if min(kernel) < limits.conv_min_kernel:
-        return Miss(
-            f"a {'x'.join(map(str, kernel))} conv window is not fused on target {target_name}",
-            f"its fused conv kernel needs every window dim >= {limits.conv_min_kernel}",
-        )
-    if conv.props().int("groups") != 1 and not limits.conv_grouped:
-        return Miss(
-            f"a grouped conv is not fused on target {target_name}",
-            "its fused conv kernel handles groups = 1 only",
-        )
-    return None
-
-
 @dataclass
 class ConvBiasAct(Match):
-    conv: mir.ConvOp
+    conv: ConvLike
     bias: SSAValue
     residual: SSAValue | None
     epilogue: Epilogue | None
@@ -80,7 +61,7 @@ class FuseConvBiasAct(FusionPattern):
         assert isinstance(op, mir.AddOp)
         found = operand_from(op, mir.ConvOp)
         if found is None:
-            return None
+            return self._residual(op)
         conv, bias = found
         out = type_of(conv.result)
         if type_of(op.result) != out or not channel_bias(type_of(bias), out):
@@ -92,7 +73,7 @@ class FuseConvBiasAct(FusionPattern):
             )
         if (miss := self.ctx.unclaimed(FUSED)) is not None:
             return miss
-        if (miss := conv_rule_miss(conv, self.target)) is not None:
+        if (miss := fused_conv_miss(conv, self.target)) is not None:
             return miss
         absorbed: list[Operation] = [conv, op]
         last: SSAValue = op.result
@@ -110,21 +91,43 @@ class FuseConvBiasAct(FusionPattern):
         ep = ep if isinstance(ep, Epilogue) else None
         return ConvBiasAct(absorbed[-1], absorbed, conv, bias, residual, ep)
 
+    def _residual(self, add: mir.AddOp) -> Match | None:
+        """``add`` as a residual added to a fused conv of a bias alone (an ONNX Conv
+        with a bias), with the activation after it: the earlier of two such convs takes
+        the other's result, as a walk fusing conv, bias and residual in order would."""
+        out = type_of(add.result)
+        fused = [
+            (conv, other)
+            for conv_result, other in ((add.lhs, add.rhs), (add.rhs, add.lhs))
+            if (conv := biased_conv(conv_result)) is not None
+            and type_of(other) == out
+            and type_of(conv.result) == out
+            and sole_user(conv.result) is add
+        ]
+        if not fused or not self.target.claims_op(FUSED):
+            return None
+        if len(fused) == 2 and is_before(fused[1][0], fused[0][0]):
+            fused.reverse()
+        conv, residual = fused[0]
+        if fused_conv_miss(conv, self.target) is not None:
+            return None
+        absorbed: list[Operation] = [conv, add]
+        ep = epilogue(add.result, self.target, conv=True)
+        if isinstance(ep, Epilogue):
+            absorbed.append(ep.op)
+        ep = ep if isinstance(ep, Epilogue) else None
+        return ConvBiasAct(absorbed[-1], absorbed, conv, conv.bias, residual, ep)
+
     def rewrite(self, m: Match, rewriter: PatternRewriter) -> None:
+        if isinstance(m, FoldActivation):
+            fold_in_place(rewriter, m)
+            return
+        assert isinstance(m, ConvBiasAct)
         b, ops = self.builder(m.root)
-        if isinstance(m, ConvBiasAct):
-            channels = type_of(m.conv.result).shape[1]
-            conv, residual, ep = m.conv, m.residual, m.epilogue
-            bias = channel_vector(b, m.bias, channels)
-            x, w, props = conv.input, conv.weight, conv.props()
-        else:
-            assert isinstance(m, FoldActivation)
-            fused = m.absorbed[0]
-            assert isinstance(fused, mir.FusedConvBiasActOp)
-            x, w, bias, residual, props = (
-                fused.input, fused.weight, fused.bias, fused.residual, fused.props()
-            )  # fmt: skip
-            ep = m.epilogue
+        channels = type_of(m.conv.result).shape[1]
+        conv, residual, ep = m.conv, m.residual, m.epilogue
+        bias = channel_vector(b, m.bias, channels)
+        x, w, props = conv.input, conv.weight, conv.props()
         y = b.fused_conv_bias_act(
             x, w, bias, residual, strides=props.ints("strides"), pads=props.ints("pads"),
             dilations=props.ints("dilations"), groups=props.int("groups"),
@@ -139,3 +142,33 @@ class FuseConvBiasActPass(FusionPass):
 
     name = "fuse-conv-bias-act"
     PATTERNS = (FuseConvBiasAct,)
+
+
+class SplitConvBias(FusionPattern):
+    """A fused conv that the target's fused conv kernel does not take (the target does not
+    claim it, or the conv is outside the kernel's limits) back to its conv and bias add,
+    as an ONNX Conv with a bias imports as one: the stages after this one fuse what the
+    target does take (an elementwise region, another epilogue)."""
+
+    name = "split_conv_bias"
+    roots = (mir.FusedConvBiasActOp,)
+    needs = (mir.FusedConvBiasActOp,)
+
+    def match(self, op: Operation) -> Match | Miss | None:
+        assert isinstance(op, mir.FusedConvBiasActOp)
+        if self.target.claims_op(FUSED) and fused_conv_miss(op, self.target) is None:
+            return None
+        return Match(op, [op])
+
+    def apply(self, m: Match, rewriter: PatternRewriter) -> None:
+        # Not a fusion: nothing for the report.
+        b, ops = self.builder(m.root)
+        self.replace(rewriter, m, ops, decompose(m.root, b))
+
+
+@dataclass(frozen=True)
+class SplitConvBiasPass(FusionPass):
+    """Split the fused convs the target's fused conv kernel does not take."""
+
+    name = "split-conv-bias"
+    PATTERNS = (SplitConvBias,)

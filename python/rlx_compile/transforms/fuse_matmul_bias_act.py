@@ -28,6 +28,7 @@ from rlx_compile.fusion.base import (
     describe_uses,
     epilogue,
     fold_activation,
+    fold_in_place,
     operand_from,
     sole_user,
 )
@@ -77,11 +78,10 @@ class FuseMatmulBiasAct(FusionPattern):
         return MatmulBiasAct(absorbed[-1], absorbed, mm.lhs, mm.rhs, bias, ep)
 
     def rewrite(self, m: Match, rewriter: PatternRewriter) -> None:
-        b, ops = self.builder(m.root)
         if isinstance(m, FoldActivation):
-            fused = m.absorbed[0]
-            assert isinstance(fused, mir.FusedMatmulBiasActOp)
-            m = MatmulBiasAct(m.root, m.absorbed, fused.input, fused.weight, fused.bias, m.epilogue)
+            fold_in_place(rewriter, m)
+            return
+        b, ops = self.builder(m.root)
         assert isinstance(m, MatmulBiasAct)
         ep, bias = m.epilogue, m.bias
         if type_of(bias).rank > 1:  # [1, ..., N]: the vector it broadcasts as

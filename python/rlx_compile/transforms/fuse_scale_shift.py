@@ -34,6 +34,7 @@ from rlx_compile.fusion.base import (
     channel_vector,
     describe_uses,
     fold_activation,
+    fold_in_place,
     is_static,
     per_channel,
     producer,
@@ -121,15 +122,11 @@ class FuseScaleShift(FusionPattern):
         return self.ctx.unclaimed(FUSED, *NEEDED) or m
 
     def rewrite(self, m: Match, rewriter: PatternRewriter) -> None:
-        b, ops = self.builder(m.root)
         if isinstance(m, FoldActivation):
-            fused = m.absorbed[0]
-            assert isinstance(fused, mir.FusedScaleShiftActOp)
-            ep = m.epilogue
-            y = b.fused_scale_shift_act(
-                fused.input, fused.scale, fused.shift, ep.act.value, ep.params
-            )
-        elif isinstance(m, IntoScaleShift):
+            fold_in_place(rewriter, m)
+            return
+        b, ops = self.builder(m.root)
+        if isinstance(m, IntoScaleShift):
             fused = m.absorbed[0]
             assert isinstance(fused, mir.FusedScaleShiftActOp)
             channels = type_of(fused.input).shape[1]

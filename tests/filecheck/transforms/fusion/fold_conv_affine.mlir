@@ -25,14 +25,12 @@ func.func @scalar_affine() -> !rlx.tensor<[1, 4, 6, 6], f32> {
 // CHECK-NEXT:    %[[BS:.*]] = mir.mul %[[BV]], %[[SV]]
 // CHECK:         %[[T:.*]] = mir.expand %t : !rlx.tensor<[1], f32> -> !rlx.tensor<[4], f32>
 // CHECK-NEXT:    %[[BT:.*]] = mir.add %[[BS]], %[[T]]
-// CHECK-NEXT:    %[[C:.*]] = mir.conv %x, %[[W]]
-// CHECK-NEXT:    %[[B4:.*]] = mir.reshape %[[BT]] : !rlx.tensor<[4], f32> -> !rlx.tensor<[4, 1, 1], f32>
-// CHECK-NEXT:    %[[Y:.*]] = mir.add %[[C]], %[[B4]]
+// CHECK-NEXT:    %[[Y:.*]] = mir.fused_conv_bias_act %x, %[[W]], %[[BT]] strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 :
 // CHECK-NEXT:    mir.hard_swish %[[Y]]
 // FUSED-LABEL: func.func @scalar_affine
 // FUSED:         mir.fused_conv_bias_act %x, %{{.*}}, %{{.*}} strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 act hard_swish
 // FUSED-NOT:     mir.hard_swish
-// REPORT:        - conv_affine x2 (6 ops absorbed)
+// REPORT:        - conv_affine x2 (5 ops absorbed)
 
 // -----
 

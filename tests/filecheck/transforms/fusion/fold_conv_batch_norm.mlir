@@ -26,9 +26,7 @@ func.func @fold() -> !rlx.tensor<[1, 4, 6, 6], f32> {
 // CHECK-NEXT:    %[[W:.*]] = mir.mul %w, %[[S4]]
 // CHECK-NEXT:    %[[MS:.*]] = mir.mul %mu, %[[S]]
 // CHECK-NEXT:    %[[SHIFT:.*]] = mir.sub %b, %[[MS]]
-// CHECK-NEXT:    %[[C:.*]] = mir.conv %x, %[[W]]
-// CHECK-NEXT:    %[[SH:.*]] = mir.reshape %[[SHIFT]] : !rlx.tensor<[4], f32> -> !rlx.tensor<[4, 1, 1], f32>
-// CHECK-NEXT:    %[[Y:.*]] = mir.add %[[C]], %[[SH]]
+// CHECK-NEXT:    %[[Y:.*]] = mir.fused_conv_bias_act %x, %[[W]], %[[SHIFT]] strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 :
 // CHECK-NEXT:    mir.relu %[[Y]]
 // CHECK-NOT:     mir.batch_norm
 // FUSED-LABEL: func.func @fold
@@ -57,7 +55,7 @@ func.func @conv_bias() -> !rlx.tensor<[1, 2, 4, 4], f32> {
 // CHECK:         %[[CB:.*]] = mir.reshape %cb : !rlx.tensor<[2, 1, 1], f32> -> !rlx.tensor<[2], f32>
 // CHECK-NEXT:    %[[CBS:.*]] = mir.mul %[[CB]], %{{.*}}
 // CHECK-NEXT:    %[[SHIFT:.*]] = mir.add %{{.*}}, %[[CBS]]
-// CHECK:         mir.conv %x, %{{.*}} strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 2
+// CHECK:         mir.fused_conv_bias_act %x, %{{.*}}, %[[SHIFT]] strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 2
 // CHECK-NOT:     mir.batch_norm
 // REPORT:        - conv_batch_norm x1 (3 ops absorbed)
 
@@ -95,9 +93,8 @@ func.func @constants() -> !rlx.tensor<[1, 2, 4, 4], f32> {
 }
 // CHECK-LABEL: func.func @constants
 // CHECK:         %[[W:.*]] = mir.constant dense<[1.0, 2.0, 1.5, -0.5]> : !rlx.tensor<[2, 2, 1, 1], f32>
-// CHECK-NEXT:    %[[C:.*]] = mir.conv %x, %[[W]]
-// CHECK-NEXT:    %[[SHIFT:.*]] = mir.constant dense<[0.5, -1.125]> : !rlx.tensor<[2, 1, 1], f32>
-// CHECK-NEXT:    %[[Y:.*]] = mir.add %[[C]], %[[SHIFT]]
+// CHECK-NEXT:    %[[SHIFT:.*]] = mir.constant dense<[0.5, -1.125]> : !rlx.tensor<[2], f32>
+// CHECK-NEXT:    %[[Y:.*]] = mir.fused_conv_bias_act %x, %[[W]], %[[SHIFT]]
 // CHECK-NEXT:    func.return %[[Y]]
 // CPU-LABEL: func.func @constants
 // CPU-NEXT:    %x = mir.input "x"
