@@ -32,3 +32,16 @@ func.func @lstm_cell() -> (!rlx.tensor<[2, 8], f32> {rlx.name = "h"}, !rlx.tenso
   %h1, %c1 = mir.fused_lstm_cell %gates, %c gate_order [0, 3, 1, 2] : (!rlx.tensor<[2, 32], f32>, !rlx.tensor<[2, 8], f32>) -> (!rlx.tensor<[2, 8], f32>, !rlx.tensor<[2, 8], f32>)
   func.return %h1, %c1 : !rlx.tensor<[2, 8], f32>, !rlx.tensor<[2, 8], f32>
 }
+
+// onnxruntime's DynamicQuantizeMatMul: x quantised to u8 by its own range, the exact
+// integer product with the 8-bit weight centred on its zero point (one per column here),
+// the sums times the two scales' product, plus the bias.
+func.func @dynamic_quantize_matmul() -> (!rlx.tensor<[2, 4], f32> {rlx.name = "y"}) {
+  %x = mir.input "x" : !rlx.tensor<[2, 3], f32>
+  %w = mir.param "w" : !rlx.tensor<[3, 4], i8>
+  %s = mir.param "s" : !rlx.tensor<[4], f32>
+  %z = mir.param "z" : !rlx.tensor<[4], i8>
+  %b = mir.param "b" : !rlx.tensor<[4], f32>
+  %y = mir.dynamic_quantize_matmul %x, %w scale(%s : !rlx.tensor<[4], f32>) zero_point(%z : !rlx.tensor<[4], i8>) bias(%b : !rlx.tensor<[4], f32>) : !rlx.tensor<[2, 3], f32>, !rlx.tensor<[3, 4], i8> -> !rlx.tensor<[2, 4], f32>
+  func.return %y : !rlx.tensor<[2, 4], f32>
+}

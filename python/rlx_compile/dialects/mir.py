@@ -3065,16 +3065,21 @@ def _check_eight_bit(t: TensorType, what: str) -> None:
         raise VerifyException(f"{what} must be i8 or u8, got {t.dtype.value}")
 
 
+def _check_one_or_vector(t: TensorType, n: Any, what: str) -> None:
+    """One element (rank ≤ 1), or a vector of n."""
+    if t.rank > 1 or (t.rank == 1 and t.shape[0] != 1 and not may_equal(t.shape[0], n)):
+        raise VerifyException(
+            f"{what} must be one element or a vector of {n}, got {fmt_shape(t.shape)}"
+        )
+
+
 def _check_zero_point(zp: TensorType | None, of: TensorType, n: Any, what: str) -> None:
     """A zero point of ``of``'s element type: one element (rank ≤ 1), or a vector of n."""
     if zp is None:
         return
     if zp.dtype is not of.dtype:
         raise VerifyException(f"{what} must have element type {of.dtype.value}")
-    if zp.rank > 1 or (zp.rank == 1 and zp.shape[0] != 1 and not may_equal(zp.shape[0], n)):
-        raise VerifyException(
-            f"{what} must be one element or a vector of {n}, got {fmt_shape(zp.shape)}"
-        )
+    _check_one_or_vector(zp, n, what)
 
 
 @irdl_op_definition
@@ -3230,6 +3235,89 @@ class ConvIntegerOp(ShapedOp):
         _check_zero_point(input_zero_point, input, 1, "input_zero_point")
         _check_zero_point(weight_zero_point, weight, weight.shape[0], "weight_zero_point")
         return (TensorType(shape, DType.I32),)
+
+
+@irdl_op_definition
+class DynamicQuantizeMatmulOp(ShapedOp):
+    """onnxruntime's ``DynamicQuantizeMatMul``: ``input`` (f32) quantised by
+    ``mir.dynamic_quantize_linear`` (u8, its scale and zero point), its
+    ``mir.matmul_integer`` with ``weight`` [K, N] (i8 or u8) centred on
+    ``weight_zero_point``, the i32 sums cast to f32 and multiplied by ``scale ·
+    weight_scale``, then ``bias`` added: all in f32, rounding as that chain does.
+    ``weight_scale`` (f32) is one element or one per column; ``weight_zero_point`` has
+    the weight's element type and ``weight_scale``'s shape; ``bias`` is a vector over N (or
+    one element). The input's leading dims are rows, like ``mir.matmul``'s."""
+
+    name = "mir.dynamic_quantize_matmul"
+    input = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    weight_scale = operand_def(TensorType)
+    weight_zero_point = opt_operand_def(TensorType)
+    bias = opt_operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(
+        Pure(),
+        Precision(PrecisionClass.QUANT),
+        Fused("dynamic_quantize_linear, matmul_integer, cast to f32, · scale·weight_scale, + bias"),
+    )
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+    assembly_format = (
+        "$input `,` $weight `scale` `(` $weight_scale `:` type($weight_scale) `)` "
+        "(`zero_point` `(` $weight_zero_point^ `:` type($weight_zero_point) `)`)? "
+        "(`bias` `(` $bias^ `:` type($bias) `)`)? attr-dict `:` type($input) `,` "
+        "type($weight) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue,
+        weight: SSAValue,
+        weight_scale: SSAValue,
+        weight_zero_point: SSAValue | None = None,
+        bias: SSAValue | None = None,
+    ):
+        self._build(
+            {
+                "input": input,
+                "weight": weight,
+                "weight_scale": weight_scale,
+                "weight_zero_point": weight_zero_point,
+                "bias": bias,
+            }
+        )
+
+    @classmethod
+    def infer(
+        cls,
+        props: Props,
+        *,
+        input: TensorType,
+        weight: TensorType,
+        weight_scale: TensorType,
+        weight_zero_point: TensorType | None = None,
+        bias: TensorType | None = None,
+    ) -> tuple[TensorType, ...]:
+        require_dtype(input, DType.F32, "input")
+        _check_eight_bit(weight, "weight")
+        require_rank(weight, 2, "weight")
+        shape = matmul_shape(input, weight)
+        n = weight.shape[1]
+        require_dtype(weight_scale, DType.F32, "weight_scale")
+        _check_one_or_vector(weight_scale, n, "weight_scale")
+        _check_zero_point(weight_zero_point, weight, n, "weight_zero_point")
+        if weight_zero_point is not None and weight_zero_point.shape != weight_scale.shape:
+            raise VerifyException(
+                f"weight_zero_point must have weight_scale's shape {fmt_shape(weight_scale.shape)}"
+            )
+        if bias is not None:
+            _check_bias_vector(bias, n, DType.F32, "bias")
+        return (TensorType(shape, DType.F32),)
+
+    def decompose(self, b: GraphBuilder) -> list[SSAValue]:
+        q, scale, zp = b.emit(DynamicQuantizeLinearOp(self.input)).results
+        acc = b.emit(MatmulIntegerOp(q, self.weight, zp, self.weight_zero_point)).results[0]
+        y = b.mul(b.cast(acc, DType.F32), b.mul(scale, self.weight_scale))
+        return [y if self.bias is None else b.add(y, self.bias)]
 
 
 # =====================================================================================
@@ -5162,7 +5250,7 @@ MIR_OPS: list[type[ShapedOp]] = [
     AttentionOp, RopeOp,
     RnnOp, GruOp, LstmOp,
     QuantizeOp, DequantizeOp, FakeQuantizeOp,
-    DynamicQuantizeLinearOp, MatmulIntegerOp, ConvIntegerOp,
+    DynamicQuantizeLinearOp, MatmulIntegerOp, ConvIntegerOp, DynamicQuantizeMatmulOp,
     FusedMatmulBiasActOp, FusedSwigluOp, FusedResidualRmsNormOp, FusedResidualLayerNormOp,
     FusedConvBiasActOp, FusedScaleShiftActOp, FusedLstmCellOp, FusedAttentionBlockOp,
     IntegerMatmulOp, IntegerConvOp,

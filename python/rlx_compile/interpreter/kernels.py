@@ -1108,6 +1108,21 @@ def matmul_integer(
     return _to_i32(matmul(x, w))
 
 
+def dynamic_quantize_matmul(
+    x: np.ndarray,
+    w: np.ndarray,
+    w_scale: np.ndarray,
+    w_zero_point: np.ndarray | None,
+    bias: np.ndarray | None,
+) -> np.ndarray:
+    """onnxruntime's DynamicQuantizeMatMul as the chain it fuses computes it, in f32: x
+    by ``dynamic_quantize_linear``, its ``matmul_integer`` with w, the sums times scale ·
+    w_scale, plus the bias (see ``mir.dynamic_quantize_matmul``)."""
+    q, scale, zp = dynamic_quantize_linear(x)
+    y = matmul_integer(q, w, zp, w_zero_point).astype(F32) * (scale * w_scale.astype(F32))
+    return y if bias is None else y + bias.astype(F32)
+
+
 def conv_integer(
     x: np.ndarray,
     w: np.ndarray,

@@ -567,6 +567,15 @@ def _matmul_integer(op: mir.MatmulIntegerOp, args: Arrays, env: Env) -> Arrays:
     return [K.matmul_integer(lhs, rhs, a["lhs_zero_point"], a["rhs_zero_point"])]
 
 
+@impl(mir.DynamicQuantizeMatmulOp)
+def _dynamic_quantize_matmul(op: mir.DynamicQuantizeMatmulOp, args: Arrays, env: Env) -> Arrays:
+    names = ("input", "weight", "weight_scale", "weight_zero_point", "bias")
+    a = _optional_args(op, args, names)
+    x, w, scale = a["input"], a["weight"], a["weight_scale"]
+    assert x is not None and w is not None and scale is not None
+    return [K.dynamic_quantize_matmul(x, w, scale, a["weight_zero_point"], a["bias"])]
+
+
 @impl(mir.ConvIntegerOp)
 def _conv_integer(op: mir.ConvIntegerOp, args: Arrays, env: Env) -> Arrays:
     a = _optional_args(op, args, ("input", "weight", "input_zero_point", "weight_zero_point"))

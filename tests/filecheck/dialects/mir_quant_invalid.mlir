@@ -72,3 +72,96 @@ func.func @conv_integer_groups() {
   func.return
 }
 // CHECK: error: 'mir.conv_integer' op weight [4, 2, 3, 3] needs C_in/groups = 2/2 in dim 1
+
+// -----
+func.func @dynamic_quantize_matmul_input_f64() {
+  %x = mir.input "x" : !rlx.tensor<[2, 3], f64>
+  %w = mir.input "w" : !rlx.tensor<[3, 4], i8>
+  %s = mir.input "s" : !rlx.tensor<[4], f32>
+  %y = mir.dynamic_quantize_matmul %x, %w scale(%s : !rlx.tensor<[4], f32>) : !rlx.tensor<[2, 3], f64>, !rlx.tensor<[3, 4], i8> -> !rlx.tensor<[2, 4], f32>
+  func.return
+}
+// CHECK: error: 'mir.dynamic_quantize_matmul' op input must be f32, got f64
+
+// -----
+func.func @dynamic_quantize_matmul_weight_f32() {
+  %x = mir.input "x" : !rlx.tensor<[2, 3], f32>
+  %w = mir.input "w" : !rlx.tensor<[3, 4], f32>
+  %s = mir.input "s" : !rlx.tensor<[4], f32>
+  %y = mir.dynamic_quantize_matmul %x, %w scale(%s : !rlx.tensor<[4], f32>) : !rlx.tensor<[2, 3], f32>, !rlx.tensor<[3, 4], f32> -> !rlx.tensor<[2, 4], f32>
+  func.return
+}
+// CHECK: error: 'mir.dynamic_quantize_matmul' op weight must be i8 or u8, got f32
+
+// -----
+func.func @dynamic_quantize_matmul_weight_rank() {
+  %x = mir.input "x" : !rlx.tensor<[2, 3], f32>
+  %w = mir.input "w" : !rlx.tensor<[2, 3, 4], i8>
+  %s = mir.input "s" : !rlx.tensor<[4], f32>
+  %y = mir.dynamic_quantize_matmul %x, %w scale(%s : !rlx.tensor<[4], f32>) : !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3, 4], i8> -> !rlx.tensor<[2, 2, 4], f32>
+  func.return
+}
+// CHECK: error: 'mir.dynamic_quantize_matmul' op weight must have rank 2
+
+// -----
+func.func @dynamic_quantize_matmul_contraction() {
+  %x = mir.input "x" : !rlx.tensor<[2, 5], f32>
+  %w = mir.input "w" : !rlx.tensor<[3, 4], i8>
+  %s = mir.input "s" : !rlx.tensor<[4], f32>
+  %y = mir.dynamic_quantize_matmul %x, %w scale(%s : !rlx.tensor<[4], f32>) : !rlx.tensor<[2, 5], f32>, !rlx.tensor<[3, 4], i8> -> !rlx.tensor<[2, 4], f32>
+  func.return
+}
+// CHECK: error: 'mir.dynamic_quantize_matmul' op contraction dims differ: [2, 5] x [3, 4]
+
+// -----
+func.func @dynamic_quantize_matmul_scale_f16() {
+  %x = mir.input "x" : !rlx.tensor<[2, 3], f32>
+  %w = mir.input "w" : !rlx.tensor<[3, 4], i8>
+  %s = mir.input "s" : !rlx.tensor<[4], f16>
+  %y = mir.dynamic_quantize_matmul %x, %w scale(%s : !rlx.tensor<[4], f16>) : !rlx.tensor<[2, 3], f32>, !rlx.tensor<[3, 4], i8> -> !rlx.tensor<[2, 4], f32>
+  func.return
+}
+// CHECK: error: 'mir.dynamic_quantize_matmul' op weight_scale must be f32, got f16
+
+// -----
+func.func @dynamic_quantize_matmul_scale_rows() {
+  %x = mir.input "x" : !rlx.tensor<[2, 3], f32>
+  %w = mir.input "w" : !rlx.tensor<[3, 4], i8>
+  %s = mir.input "s" : !rlx.tensor<[3], f32>
+  %y = mir.dynamic_quantize_matmul %x, %w scale(%s : !rlx.tensor<[3], f32>) : !rlx.tensor<[2, 3], f32>, !rlx.tensor<[3, 4], i8> -> !rlx.tensor<[2, 4], f32>
+  func.return
+}
+// CHECK: error: 'mir.dynamic_quantize_matmul' op weight_scale must be one element or a vector of 4, got [3]
+
+// -----
+func.func @dynamic_quantize_matmul_zero_point_type() {
+  %x = mir.input "x" : !rlx.tensor<[2, 3], f32>
+  %w = mir.input "w" : !rlx.tensor<[3, 4], i8>
+  %s = mir.input "s" : !rlx.tensor<[4], f32>
+  %z = mir.input "z" : !rlx.tensor<[4], u8>
+  %y = mir.dynamic_quantize_matmul %x, %w scale(%s : !rlx.tensor<[4], f32>) zero_point(%z : !rlx.tensor<[4], u8>) : !rlx.tensor<[2, 3], f32>, !rlx.tensor<[3, 4], i8> -> !rlx.tensor<[2, 4], f32>
+  func.return
+}
+// CHECK: error: 'mir.dynamic_quantize_matmul' op weight_zero_point must have element type i8
+
+// -----
+func.func @dynamic_quantize_matmul_zero_point_shape() {
+  %x = mir.input "x" : !rlx.tensor<[2, 3], f32>
+  %w = mir.input "w" : !rlx.tensor<[3, 4], i8>
+  %s = mir.input "s" : !rlx.tensor<[4], f32>
+  %z = mir.input "z" : !rlx.tensor<[], i8>
+  %y = mir.dynamic_quantize_matmul %x, %w scale(%s : !rlx.tensor<[4], f32>) zero_point(%z : !rlx.tensor<[], i8>) : !rlx.tensor<[2, 3], f32>, !rlx.tensor<[3, 4], i8> -> !rlx.tensor<[2, 4], f32>
+  func.return
+}
+// CHECK: error: 'mir.dynamic_quantize_matmul' op weight_zero_point must have weight_scale's shape [4]
+
+// -----
+func.func @dynamic_quantize_matmul_bias_rows() {
+  %x = mir.input "x" : !rlx.tensor<[2, 3], f32>
+  %w = mir.input "w" : !rlx.tensor<[3, 4], i8>
+  %s = mir.input "s" : !rlx.tensor<[], f32>
+  %b = mir.input "b" : !rlx.tensor<[2, 4], f32>
+  %y = mir.dynamic_quantize_matmul %x, %w scale(%s : !rlx.tensor<[], f32>) bias(%b : !rlx.tensor<[2, 4], f32>) : !rlx.tensor<[2, 3], f32>, !rlx.tensor<[3, 4], i8> -> !rlx.tensor<[2, 4], f32>
+  func.return
+}
+// CHECK: error: 'mir.dynamic_quantize_matmul' op bias must be a vector of 4 (or one element)

@@ -21,3 +21,22 @@ func.func @dynamic_quant() -> (!rlx.tensor<[2, 4], i32> {rlx.name = "m"}, !rlx.t
   %c = mir.conv_integer %ci, %cw input_zero_point(%z : !rlx.tensor<[], u8>) strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : !rlx.tensor<[1, 2, 5, 5], u8>, !rlx.tensor<[4, 2, 3, 3], u8> -> !rlx.tensor<[1, 4, 5, 5], i32>
   func.return %m, %c : !rlx.tensor<[2, 4], i32>, !rlx.tensor<[1, 4, 5, 5], i32>
 }
+
+// mir.dynamic_quantize_matmul (onnxruntime's DynamicQuantizeMatMul): a per-column scale
+// and zero point with a bias; one scale alone; a batch of rows.
+// CHECK-LABEL: func.func @dynamic_quantize_matmul
+func.func @dynamic_quantize_matmul() -> (!rlx.tensor<[2, 4], f32> {rlx.name = "y"}, !rlx.tensor<[2, 5, 4], f32> {rlx.name = "y2"}) {
+  %x = mir.input "x" : !rlx.tensor<[2, 3], f32>
+  %xb = mir.input "xb" : !rlx.tensor<[2, 5, 3], f32>
+  %w = mir.param "w" : !rlx.tensor<[3, 4], i8>
+  %wu = mir.param "wu" : !rlx.tensor<[3, 4], u8>
+  %s = mir.param "s" : !rlx.tensor<[4], f32>
+  %z = mir.param "z" : !rlx.tensor<[4], i8>
+  %s1 = mir.param "s1" : !rlx.tensor<[], f32>
+  %bias = mir.param "bias" : !rlx.tensor<[4], f32>
+  // CHECK: %y = mir.dynamic_quantize_matmul %x, %w scale(%s : !rlx.tensor<[4], f32>) zero_point(%z : !rlx.tensor<[4], i8>) bias(%bias : !rlx.tensor<[4], f32>) : !rlx.tensor<[2, 3], f32>, !rlx.tensor<[3, 4], i8> -> !rlx.tensor<[2, 4], f32>
+  %y = mir.dynamic_quantize_matmul %x, %w scale(%s : !rlx.tensor<[4], f32>) zero_point(%z : !rlx.tensor<[4], i8>) bias(%bias : !rlx.tensor<[4], f32>) : !rlx.tensor<[2, 3], f32>, !rlx.tensor<[3, 4], i8> -> !rlx.tensor<[2, 4], f32>
+  // CHECK-NEXT: %y2 = mir.dynamic_quantize_matmul %xb, %wu scale(%s1 : !rlx.tensor<[], f32>) : !rlx.tensor<[2, 5, 3], f32>, !rlx.tensor<[3, 4], u8> -> !rlx.tensor<[2, 5, 4], f32>
+  %y2 = mir.dynamic_quantize_matmul %xb, %wu scale(%s1 : !rlx.tensor<[], f32>) : !rlx.tensor<[2, 5, 3], f32>, !rlx.tensor<[3, 4], u8> -> !rlx.tensor<[2, 5, 4], f32>
+  func.return %y, %y2 : !rlx.tensor<[2, 4], f32>, !rlx.tensor<[2, 5, 4], f32>
+}
