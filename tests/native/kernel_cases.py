@@ -862,6 +862,44 @@ for _name, (_a, _b, _za, _zb, _shapes, _geometry) in {
     )
 
 
+def _dynamic_quantize_matmul_case(w_type: DType, per_column: bool, zero_point: bool, bias: bool,
+                                  x_shape: tuple[int, ...]):  # fmt: skip
+    def make(dtype: DType, rng: np.random.Generator):
+        if dtype is not DType.F32:
+            return None
+        k, n = x_shape[-1], 5
+        params = (n,) if per_column else ()
+        specs = {"x": (x_shape, dtype), "w": ((k, n), w_type), "s": (params, dtype)}
+        if zero_point:
+            specs["z"] = (params, w_type)
+        if bias:
+            specs["b"] = ((n,), dtype)
+
+        def body(m, x, w, s, *rest):
+            it = iter(rest)
+            z = next(it) if zero_point else None
+            b = next(it) if bias else None
+            return one(m.emit(mir.DynamicQuantizeMatmulOp(x, w, s, z, b)))
+
+        module = graph(specs, body)
+        inputs = {k: values(shape, t, rng, "finite") for k, (shape, t) in specs.items()}
+        inputs["s"] = np.abs(inputs["s"]) * np.float32(0.01)
+        return module and (module, inputs)
+
+    return make
+
+
+for _name, _args in {
+    "i8_scalar_bias": (I8, False, False, True, (4, 9)),
+    "u8_per_column": (U8, True, True, False, (2, 3, 7)),
+    "i8_per_column_bias": (I8, True, True, True, (1, 33)),
+    "u8_vector_input": (U8, False, True, True, (6,)),
+}.items():
+    case(f"dynamic_quantize_matmul_{_name}", mir.DynamicQuantizeMatmulOp)(
+        _dynamic_quantize_matmul_case(*_args)
+    )
+
+
 @case("pairwise_coupling", mir.PairwiseCouplingOp)
 def _pairwise(dtype: DType, rng: np.random.Generator):
     c = 4

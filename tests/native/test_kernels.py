@@ -4,11 +4,11 @@ infinities and NaN where the op defines them.
 
 Bit-exact: integer and bool results, data movement, comparisons, casts, and the float
 ops IEEE arithmetic rounds exactly (+ - * /, sqrt, min/max, floor/ceil/round, mod,
-scans, quantisation, max pooling, rope). Float math whose summation order or libm
-differs (transcendentals, matmul/conv through BLAS, reductions, norms, softmax,
-attention) is checked to ``TOLERANCE[dtype]`` of the result's scale. Element types the
-kernels do not take (narrow floats, sub-byte ints) must be refused by name, so that the
-backend falls back to the reference.
+scans, quantisation and the dynamically quantised matmul, max pooling, rope). Float math
+whose summation order or libm differs (transcendentals, matmul/conv through BLAS,
+reductions, norms, softmax, attention) is checked to ``TOLERANCE[dtype]`` of the
+result's scale. Element types the kernels do not take (narrow floats, sub-byte ints)
+must be refused by name, so that the backend falls back to the reference.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ EXACT_FLOAT_OPS = (
     mir.FakeQuantizeOp, mir.MaxPoolOp, mir.RopeOp, mir.ElementwiseRegionOp,
     mir.ClipOp, mir.HardSigmoidOp, mir.HardSwishOp, mir.LeakyReluOp, mir.ScalerOp,
     mir.BinarizerOp, mir.ImputerOp, mir.OneHotEncoderOp, mir.DynamicQuantizeLinearOp,
+    mir.DynamicQuantizeMatmulOp,
 )  # fmt: skip
 
 

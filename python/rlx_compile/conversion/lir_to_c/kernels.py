@@ -1273,9 +1273,9 @@ def _dynamic_quantize_linear(e: OpEmitter) -> None:
     e.call(f"rlx_dynamic_quantize_linear_{sfx}", x.size, y.loc, scale.loc, zp.loc, x.loc)
 
 
-def _zero_point(zp: Operand | None) -> tuple[Ptr | None, int]:
-    """A zero point argument of the integer products: its values and their count."""
-    return (None, 0) if zp is None else (zp.loc, zp.size)
+def _values(v: Operand | None) -> tuple[Ptr | None, int]:
+    """An optional vector argument (a zero point, a bias): its values and their count."""
+    return (None, 0) if v is None else (v.loc, v.size)
 
 
 @lowers(mir.MatmulIntegerOp)
@@ -1287,7 +1287,21 @@ def _matmul_integer(e: OpEmitter) -> None:
     sfx = f"{e.suffix(x, INTEGER_INPUTS)}_{e.suffix(w, INTEGER_INPUTS)}"
     e.call(
         f"rlx_matmul_integer_{sfx}", *batch, m, n, k, e.outs[0].loc, x.loc, w.loc,
-        *_zero_point(a["lhs_zero_point"]), *_zero_point(a["rhs_zero_point"]),
+        *_values(a["lhs_zero_point"]), *_values(a["rhs_zero_point"]),
+    )  # fmt: skip
+
+
+@lowers(mir.DynamicQuantizeMatmulOp)
+def _dynamic_quantize_matmul(e: OpEmitter) -> None:
+    a = _optional(e, ("input", "weight", "weight_scale", "weight_zero_point", "bias"))
+    x, w, scale, bias = a["input"], a["weight"], a["weight_scale"], a["bias"]
+    assert x is not None and w is not None and scale is not None
+    k, n = w.shape
+    m = math.prod(x.shape[:-1])  # the leading dims are rows
+    sfx = f"{e.suffix(x, frozenset({DType.F32}))}_{e.suffix(w, INTEGER_INPUTS)}"
+    e.call(
+        f"rlx_dynamic_quantize_matmul_{sfx}", m, n, k, e.outs[0].loc, x.loc, w.loc, scale.loc,
+        scale.size, *_values(a["weight_zero_point"]), *_values(bias), e.scratch(m * k),
     )  # fmt: skip
 
 
@@ -1297,10 +1311,10 @@ def _conv_integer(e: OpEmitter) -> None:
     x, w = a["input"], a["weight"]
     assert x is not None and w is not None
     sfx = f"{e.suffix(x, INTEGER_INPUTS)}_{e.suffix(w, INTEGER_INPUTS)}"
-    zx, _ = _zero_point(a["input_zero_point"])
+    zx, _ = _values(a["input_zero_point"])
     e.call(
         f"rlx_conv_integer_{sfx}", Ints(_integer_conv_geometry(e, 0, 1)), e.outs[0].loc, x.loc,
-        w.loc, zx, *_zero_point(a["weight_zero_point"]),
+        w.loc, zx, *_values(a["weight_zero_point"]),
     )  # fmt: skip
 
 

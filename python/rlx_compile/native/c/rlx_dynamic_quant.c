@@ -1,7 +1,8 @@
 /* ONNX's dynamic quantisation: DynamicQuantizeLinear (u8 with the range's scale and zero
  * point, f32 arithmetic as onnxruntime), MatMulInteger and ConvInteger (exact sums of
  * zero-point-centred 8-bit products; accumulated in uint32 so that an overflowing sum
- * wraps as int32 accumulation does, with no signed overflow). */
+ * wraps as int32 accumulation does, with no signed overflow), and onnxruntime's
+ * DynamicQuantizeMatMul: the first two, then the rescale and the bias in f32. */
 #include "rlx_scalar.h"
 
 #define RLX_DQ_i8 int8_t
@@ -105,3 +106,29 @@ RLX_INTEGER_PRODUCTS(u8, u8)
 RLX_INTEGER_PRODUCTS(u8, i8)
 RLX_INTEGER_PRODUCTS(i8, u8)
 RLX_INTEGER_PRODUCTS(i8, i8)
+
+/* one value per column, or one for all */
+#define RLX_PER_COLUMN(p, count, j) ((const float *)(p))[(count) > 1 ? (j) : 0]
+
+/* x quantised into q, its products with w as int32 in y, then over them in place
+ * (float)acc * (scale * w_scale) [+ bias]: each rounding the unfused chain's. */
+#define RLX_DYNAMIC_QUANTIZE_MATMUL(BS)                                                  \
+    RLX_DYNAMIC_QUANTIZE_MATMUL_SIG(rlx_dynamic_quantize_matmul_f32_##BS) {             \
+        const int32_t *acc = (const int32_t *)y;                                        \
+        float *py = (float *)y, scale;                                                  \
+        uint8_t zp;                                                                     \
+        int64_t r, j;                                                                   \
+        rlx_dynamic_quantize_linear_f32(M * K, q, &scale, &zp, x);                      \
+        rlx_matmul_integer_u8_##BS(0, NULL, NULL, NULL, M, N, K, y, q, w, &zp, 1,        \
+                                   w_zero_point, w_zp_count);                           \
+        for (r = 0; r < M; r++)                                                         \
+            for (j = 0; j < N; j++) {                                                   \
+                float v = (float)acc[r * N + j] *                                       \
+                          (scale * RLX_PER_COLUMN(w_scale, w_scale_count, j));          \
+                if (bias) v += RLX_PER_COLUMN(bias, bias_count, j);                     \
+                py[r * N + j] = v;                                                      \
+            }                                                                           \
+        return 0;                                                                       \
+    }
+RLX_DYNAMIC_QUANTIZE_MATMUL(u8)
+RLX_DYNAMIC_QUANTIZE_MATMUL(i8)

@@ -506,6 +506,17 @@ RLX_DECL_INTEGER_PRODUCTS(u8, u8)
 RLX_DECL_INTEGER_PRODUCTS(u8, i8)
 RLX_DECL_INTEGER_PRODUCTS(i8, u8)
 RLX_DECL_INTEGER_PRODUCTS(i8, i8)
+/* DynamicQuantizeMatMul: y [M, N] f32 from x [M, K] f32 quantised as
+ * rlx_dynamic_quantize_linear_f32 into q (scratch, M*K bytes), its MatMulInteger with w
+ * [K, N] (zero point NULL, one value or one per column), the sums times scale * w_scale
+ * (one value or one per column: count 1 or N), plus bias (NULL, one value or N).
+ * rlx_dynamic_quantize_matmul_f32_<w> */
+#define RLX_DYNAMIC_QUANTIZE_MATMUL_SIG(name)                                           \
+    int name(int64_t M, int64_t N, int64_t K, void *y, const void *x, const void *w,      \
+             const void *w_scale, int64_t w_scale_count, const void *w_zero_point,        \
+             int64_t w_zp_count, const void *bias, int64_t bias_count, void *q)
+RLX_DYNAMIC_QUANTIZE_MATMUL_SIG(rlx_dynamic_quantize_matmul_f32_u8);
+RLX_DYNAMIC_QUANTIZE_MATMUL_SIG(rlx_dynamic_quantize_matmul_f32_i8);
 
 /* ---- threads ---------------------------------------------------------------------- */
 /* Threads of the BLAS (no effect without one). */
