@@ -7,14 +7,14 @@ Stage order (each a pass; the list keeps the passes whose fused ops are claimed)
 layout transpose pairs of channels-last converters folded away, recognition of the
 decompositions exporters write (clip, hard sigmoid/swish, leaky ReLU, GELU, RMSNorm,
 LayerNorm before opset 17 and norm bias adds, rotary embeddings, scaled dot-product
-attention), attention blocks, SwiGLU, LSTM cells,
-conv + batch norm folding, per-channel scale/shift folding into convs, conv + bias +
-activation, matmul + bias + activation, per-channel scale-shifts (batch norms no conv
-took) + activation, residual norms, shared-input matmuls, then elementwise
-regions (marked for targets that keep them, unfused otherwise), then dead-code
-elimination. Patterns rooted at a consumer come before those that would consume its
-producers (the attention block before the matmul fusions, SwiGLU before shared-input
-matmuls, regions last).
+attention), attention blocks, SwiGLU, LSTM cells, dynamically quantised matmuls (before
+the residual norms could take their bias add), conv + batch norm folding, per-channel
+scale/shift folding into convs, conv + bias + activation, matmul + bias + activation,
+per-channel scale-shifts (batch norms no conv took) + activation, residual norms,
+shared-input matmuls, then elementwise regions (marked for targets that keep them,
+unfused otherwise), then dead-code elimination. Patterns rooted at a consumer come
+before those that would consume its producers (the attention block before the matmul
+fusions, SwiGLU before shared-input matmuls, regions last).
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ def fusion_pattern_types() -> list[type]:
     from rlx_compile.transforms.fuse_attention import FuseAttention
     from rlx_compile.transforms.fuse_attention_block import FuseAttentionBlock
     from rlx_compile.transforms.fuse_conv_bias_act import FuseConvBiasAct
+    from rlx_compile.transforms.fuse_dynamic_quantize_matmul import FuseDynamicQuantizeMatmul
     from rlx_compile.transforms.fuse_gelu import FuseGelu
     from rlx_compile.transforms.fuse_layer_norm import FoldNormBias, FuseLayerNorm
     from rlx_compile.transforms.fuse_lstm_cell import FuseLstmCell
@@ -62,7 +63,7 @@ def fusion_pattern_types() -> list[type]:
         FoldTransposes, FuseClip, FuseHardSigmoid, FuseHardSwish, FuseLeakyRelu,
         FuseGelu, FuseRmsNorm, FoldRmsNormScale, FuseLayerNorm, FoldNormBias, FuseRope,
         FusePartialRope, FuseAttention, FuseAttentionBlock, FuseSwigluDualMatmul,
-        FuseSwigluNarrow, FuseLstmCell,
+        FuseSwigluNarrow, FuseLstmCell, FuseDynamicQuantizeMatmul,
         FoldConvBatchNorm,
         FoldConvAffine, FuseConvBiasAct, FuseMatmulBiasAct, FuseScaleShift, FuseResidualRmsNorm,
         FuseResidualLayerNorm,
@@ -85,6 +86,7 @@ def _select(
     from rlx_compile.transforms.fuse_attention import FuseAttentionPass
     from rlx_compile.transforms.fuse_attention_block import FuseAttentionBlockPass
     from rlx_compile.transforms.fuse_conv_bias_act import FuseConvBiasActPass, SplitConvBiasPass
+    from rlx_compile.transforms.fuse_dynamic_quantize_matmul import FuseDynamicQuantizeMatmulPass
     from rlx_compile.transforms.fuse_gelu import FuseGeluPass
     from rlx_compile.transforms.fuse_layer_norm import FuseLayerNormPass
     from rlx_compile.transforms.fuse_lstm_cell import FuseLstmCellPass
@@ -124,6 +126,7 @@ def _select(
         (c(mir.FusedAttentionBlockOp.name), FuseAttentionBlockPass),
         (c(mir.FusedSwigluOp.name), FuseSwigluPass),
         (c(mir.FusedLstmCellOp.name), FuseLstmCellPass),
+        (c(mir.DynamicQuantizeMatmulOp.name), FuseDynamicQuantizeMatmulPass),
         (c(mir.ConvOp.name) and c(mir.BatchNormOp.name), FoldConvBatchNormPass),
         (c(mir.ConvOp.name), FoldConvAffinePass),
         (c(mir.FusedConvBiasActOp.name), FuseConvBiasActPass),

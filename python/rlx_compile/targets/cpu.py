@@ -4,13 +4,14 @@ Claims every primitive and every fused op the reference kernels implement: the f
 matmul, conv, per-channel scale-shift, SwiGLU, LSTM cell, residual norms and the
 attention block, whole recurrent layers (RNN, GRU, LSTM: a kernel per layer, as
 onnxruntime runs them), the integer matmul/conv that int8 quantisation runs on, ONNX's
-dynamic quantisation ops, and the classic-ML models (tree ensembles, SVMs, linear
-classifiers, their preprocessing: ``CLASSIC_ML``) (RLX's own CPU backend has no fused
-conv; ours does, and fusing it saves the conv's full-size intermediate). Elementwise
-regions are unfused: a CPU runs op by op. No fusion size limits. The kernels broadcast
-like NumPy, so no broadcast is materialised (RLX's CPU kernels index operands modulo
-their size and need ``legalize-broadcast``; an explicit expand costs a full-size buffer
-per broadcast operand).
+dynamic quantisation ops and onnxruntime's fused dynamically quantised matmul, and the
+classic-ML models (tree ensembles, SVMs, linear classifiers, their preprocessing:
+``CLASSIC_ML``) (RLX's own CPU backend has no fused conv; ours does, and fusing it saves
+the conv's full-size intermediate). Elementwise regions are unfused: a CPU runs op by
+op. No fusion size limits. The kernels broadcast like NumPy, so no broadcast is
+materialised (RLX's CPU kernels index operands modulo their size and need
+``legalize-broadcast``; an explicit expand costs a full-size buffer per broadcast
+operand).
 """
 
 from rlx_compile.dialects import mir
@@ -43,6 +44,7 @@ TARGET = Target(
         mir.FusedConvBiasActOp.name,
         mir.FusedScaleShiftActOp.name,
         mir.FusedLstmCellOp.name,
+        mir.DynamicQuantizeMatmulOp.name,
         REGION,
     },
     limits=FusionLimits(max_region_steps=UNBOUNDED, max_region_inputs=UNBOUNDED),

@@ -49,3 +49,27 @@ func.func @dynamic_quant(%x: !rlx.tensor<[2, 3], f32>, %b: !rlx.tensor<[3, 4], i
 // COMMON-NOT:     mir.matmul_integer
 // COMMON-NOT:     mir.conv_integer
 // COMMON:         func.return
+
+// mir.dynamic_quantize_matmul: cpu runs it as one kernel; a target without it gets its
+// decomposition (the chain onnxruntime's quantize_dynamic writes), whose dynamic
+// quantisation ops cuda lowers further as above. dispatch=common-ir leaves it to cpu, as
+// every fused op (it lowers logical kernels, not fusions).
+func.func @dynamic_quantize_matmul(%x: !rlx.tensor<[2, 3], f32>, %w: !rlx.tensor<[3, 4], i8>, %ws: !rlx.tensor<[4], f32>, %wz: !rlx.tensor<[4], i8>, %bias: !rlx.tensor<[4], f32>) -> !rlx.tensor<[2, 4], f32> {
+  %y = mir.dynamic_quantize_matmul %x, %w scale(%ws : !rlx.tensor<[4], f32>) zero_point(%wz : !rlx.tensor<[4], i8>) bias(%bias : !rlx.tensor<[4], f32>) : !rlx.tensor<[2, 3], f32>, !rlx.tensor<[3, 4], i8> -> !rlx.tensor<[2, 4], f32>
+  func.return %y : !rlx.tensor<[2, 4], f32>
+}
+// CUDA-LABEL: func.func @dynamic_quantize_matmul
+// CUDA:         mir.reduce_max %x
+// CUDA:         %[[Q:.*]] = mir.quantize %x
+// CUDA:         %[[M:.*]] = mir.matmul %{{.*}}, %{{.*}} : (!rlx.tensor<[2, 3], i32>, !rlx.tensor<[3, 4], i32>) -> !rlx.tensor<[2, 4], i32>
+// CUDA-NEXT:    %[[C:.*]] = mir.cast %[[M]] : !rlx.tensor<[2, 4], i32> -> !rlx.tensor<[2, 4], f32>
+// CUDA-NEXT:    %[[S:.*]] = mir.mul %{{.*}}, %ws : (!rlx.tensor<[], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[4], f32>
+// CUDA-NEXT:    %[[R:.*]] = mir.mul %[[C]], %[[S]] : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[2, 4], f32>
+// CUDA-NEXT:    %[[Y:.*]] = mir.add %[[R]], %bias
+// CUDA-NEXT:    func.return %[[Y]]
+// CPU-LABEL: func.func @dynamic_quantize_matmul
+// CPU-NEXT:    mir.dynamic_quantize_matmul %x, %w
+// CPU-NEXT:    func.return
+// COMMON-LABEL: func.func @dynamic_quantize_matmul
+// COMMON-NEXT:    mir.dynamic_quantize_matmul %x, %w
+// COMMON-NEXT:    func.return

@@ -70,4 +70,4 @@ func.func @decoder_block() -> (!rlx.tensor<[1, 16, 64], f32> {rlx.name = "y"}) {
 
 // BAD: error: bad options for pass 'fuse': unknown target 'gpu' (known: cpu, cuda, rocm, metal, mlx, wgpu, tpu, cortex-m)
 // BADMODE: error: bad options for pass 'fuse': unknown regions mode 'sometimes' (use target, keep, unfuse)
-// BADSKIP: error: bad options for pass 'fuse': unknown fusion stage 'fuse-ropes' (stages: split-conv-bias, fold-transposes, fuse-activations, fuse-gelu, fuse-rms-norm, fuse-layer-norm, fuse-rope, fuse-attention, fuse-attention-block, fuse-swiglu, fuse-lstm-cell, fold-conv-batch-norm, fold-conv-affine, fuse-conv-bias-act, fuse-matmul-bias-act, fuse-scale-shift, fuse-residual-norm, fuse-shared-input-matmul)
+// BADSKIP: error: bad options for pass 'fuse': unknown fusion stage 'fuse-ropes' (stages: split-conv-bias, fold-transposes, fuse-activations, fuse-gelu, fuse-rms-norm, fuse-layer-norm, fuse-rope, fuse-attention, fuse-attention-block, fuse-swiglu, fuse-lstm-cell, fuse-dynamic-quantize-matmul, fold-conv-batch-norm, fold-conv-affine, fuse-conv-bias-act, fuse-matmul-bias-act, fuse-scale-shift, fuse-residual-norm, fuse-shared-input-matmul)
