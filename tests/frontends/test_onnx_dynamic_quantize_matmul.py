@@ -2,8 +2,10 @@
 (DynamicQuantizeLinear, MatMulInteger, Cast, the scales' Mul, the rescale, the bias Add)
 fuses into one ``mir.dynamic_quantize_matmul`` per MatMul on the cpu target, which gives
 bit for bit what the unfused chain gives through the reference executor, and what
-onnxruntime gives. Models: a tiny float model (a biased MatMul, a ReLU, a MatMul without
-bias, two MatMuls reading one input) quantised by ``quantize_dynamic`` in a tmp dir."""
+onnxruntime gives; so do onnxruntime's own fused nodes (com.microsoft
+DynamicQuantizeMatMul, MatMulIntegerToFloat) of the model it optimised. Models: a tiny
+float model (a biased MatMul, a ReLU, a MatMul without bias, two MatMuls reading one
+input) quantised by ``quantize_dynamic`` in a tmp dir."""
 
 from __future__ import annotations
 
@@ -92,5 +94,43 @@ def test_fused_model_is_the_unfused_chain(
         got, want = fused.run(x, params), chain.run(x, params)
         ort_y, ort_z = session.run(None, x)
         for name, peer in (("y", ort_y), ("z", ort_z)):
+            np.testing.assert_array_equal(got[name], want[name], err_msg=name)
+            np.testing.assert_allclose(got[name], peer, rtol=1e-5, atol=1e-5, err_msg=name)
+
+
+def ort_optimized(path: Path, tmp: Path) -> onnx.ModelProto:
+    """``path`` as onnxruntime's EXTENDED graph optimisation saves it: x's quantisation,
+    shared by three com.microsoft MatMulIntegerToFloat (one with the bias), and a
+    DynamicQuantizeMatMul."""
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    options.optimized_model_filepath = str(tmp / "optimized.onnx")
+    ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    return onnx.load(options.optimized_model_filepath)
+
+
+@pytest.mark.parametrize(("per_channel", "weight_type"), CONFIGS)
+def test_onnxruntime_fused_nodes_import(
+    tmp_path: Path, per_channel: bool, weight_type: QuantType
+) -> None:
+    path = quantized(tmp_path, per_channel, weight_type)
+    model = ort_optimized(path, tmp_path)
+    nodes = Counter(n.op_type for n in model.graph.node if n.domain == "com.microsoft")
+    assert nodes["DynamicQuantizeMatMul"] == 1 and nodes["MatMulIntegerToFloat"] == 3
+    module = import_model(model)
+    params = param_values(model, module)
+    result = CompilePipeline(target="cpu").compile(module)
+    # The shared quantisation fuses into each MatMulIntegerToFloat's chain; the result is
+    # the unfused quantize_dynamic chain's, bit for bit.
+    assert compute_kinds(result)["mir.dynamic_quantize_matmul"] == 4
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    unfused = onnx.load(path)
+    unfused_module = import_model(unfused)
+    unfused_params = param_values(unfused, unfused_module)
+    reference = CompilePipeline(target="cpu", fuse_skip=(STAGE,)).compile(unfused_module)
+    for seed in range(3):
+        x = feeds(seed)
+        got, want = result.run(x, params), reference.run(x, unfused_params)
+        for name, peer in zip(("y", "z"), session.run(None, x), strict=True):
             np.testing.assert_array_equal(got[name], want[name], err_msg=name)
             np.testing.assert_allclose(got[name], peer, rtol=1e-5, atol=1e-5, err_msg=name)

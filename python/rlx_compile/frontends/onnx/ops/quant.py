@@ -1,6 +1,8 @@
 """Quantisation ops: QuantizeLinear / DequantizeLinear (per tensor, per axis, blocked),
 DynamicQuantizeLinear, and the integer products (MatMulInteger, ConvInteger,
-QLinearMatMul, QLinearConv)."""
+QLinearMatMul, QLinearConv); onnxruntime's fused ones (com.microsoft
+DynamicQuantizeMatMul, MatMulIntegerToFloat), which models saved after its graph
+optimisation hold."""
 
 from __future__ import annotations
 
@@ -136,6 +138,28 @@ def matmul_integer(ctx: NodeContext) -> ConverterResult:
     # Zero points: per row of A (axis -2), per column of B (axis -1).
     op = mir.MatmulIntegerOp(ctx.x(0), ctx.x(1), _zero_point(ctx, 2), _zero_point(ctx, 3))
     return ctx.b.emit(op).results[0]
+
+
+@converter("DynamicQuantizeMatMul", domain="com.microsoft")
+def dynamic_quantize_matmul(ctx: NodeContext) -> ConverterResult:
+    # A, B, b_scale, b_zero_point?, bias?
+    op = mir.DynamicQuantizeMatmulOp(ctx.x(0), ctx.x(1), ctx.x(2), _zero_point(ctx, 3), ctx.opt(4))
+    return ctx.b.emit(op).results[0]
+
+
+@converter("MatMulIntegerToFloat", domain="com.microsoft")
+def matmul_integer_to_float(ctx: NodeContext) -> ConverterResult:
+    """A already quantised: the chain onnxruntime fused, cast(MatMulInteger) · (a_scale ·
+    b_scale) + bias (``fuse-dynamic-quantize-matmul`` makes it one op again where A is a
+    DynamicQuantizeLinear's)."""
+    # A, B, a_scale, b_scale, a_zero_point?, b_zero_point?, bias?
+    b = ctx.b
+    acc = b.emit(
+        mir.MatmulIntegerOp(ctx.x(0), ctx.x(1), _zero_point(ctx, 4), _zero_point(ctx, 5))
+    ).results[0]
+    y = b.mul(b.cast(acc, DType.F32), b.mul(ctx.x(2), ctx.x(3)))
+    bias = ctx.opt(6)
+    return y if bias is None else b.add(y, bias)
 
 
 @converter("ConvInteger")
