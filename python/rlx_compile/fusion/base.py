@@ -450,8 +450,13 @@ class FusionPattern(ReplacingPattern):
         return None
 
     def apply(self, m: Match, rewriter: PatternRewriter) -> None:
-        """Rewrite a fusion ``fusion`` found and record it in the report."""
-        self.rewrite(m, rewriter)
+        """Rewrite a fusion ``fusion`` found and record it in the report. An activation
+        folding into a fused op (``fold_activation``) changes that op in place, whatever
+        the pattern: ``rewrite`` handles the pattern's own matches."""
+        if isinstance(m, FoldActivation):
+            fold_in_place(rewriter, m)
+        else:
+            self.rewrite(m, rewriter)
         self.ctx.report.record(self.name, len(m.absorbed))
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:

@@ -21,7 +21,6 @@ from rlx_compile.dialects.traits import decompose
 from rlx_compile.fusion.base import (
     ConvLike,
     Epilogue,
-    FoldActivation,
     FusionPass,
     FusionPattern,
     Match,
@@ -32,7 +31,6 @@ from rlx_compile.fusion.base import (
     describe_uses,
     epilogue,
     fold_activation,
-    fold_in_place,
     fused_conv_miss,
     operand_from,
     sole_user,
@@ -119,9 +117,6 @@ class FuseConvBiasAct(FusionPattern):
         return ConvBiasAct(absorbed[-1], absorbed, conv, conv.bias, residual, ep)
 
     def rewrite(self, m: Match, rewriter: PatternRewriter) -> None:
-        if isinstance(m, FoldActivation):
-            fold_in_place(rewriter, m)
-            return
         assert isinstance(m, ConvBiasAct)
         b, ops = self.builder(m.root)
         channels = type_of(m.conv.result).shape[1]

@@ -20,7 +20,6 @@ from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
 from rlx_compile.fusion.base import (
     Epilogue,
-    FoldActivation,
     FusionPass,
     FusionPattern,
     Match,
@@ -28,7 +27,6 @@ from rlx_compile.fusion.base import (
     describe_uses,
     epilogue,
     fold_activation,
-    fold_in_place,
     operand_from,
     sole_user,
 )
@@ -78,9 +76,6 @@ class FuseMatmulBiasAct(FusionPattern):
         return MatmulBiasAct(absorbed[-1], absorbed, mm.lhs, mm.rhs, bias, ep)
 
     def rewrite(self, m: Match, rewriter: PatternRewriter) -> None:
-        if isinstance(m, FoldActivation):
-            fold_in_place(rewriter, m)
-            return
         b, ops = self.builder(m.root)
         assert isinstance(m, MatmulBiasAct)
         ep, bias = m.epilogue, m.bias

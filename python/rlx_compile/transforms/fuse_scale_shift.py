@@ -26,7 +26,6 @@ from rlx_compile.builder import GraphBuilder, type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import Activation
 from rlx_compile.fusion.base import (
-    FoldActivation,
     FusionPass,
     FusionPattern,
     Match,
@@ -34,7 +33,6 @@ from rlx_compile.fusion.base import (
     channel_vector,
     describe_uses,
     fold_activation,
-    fold_in_place,
     is_static,
     per_channel,
     producer,
@@ -122,9 +120,6 @@ class FuseScaleShift(FusionPattern):
         return self.ctx.unclaimed(FUSED, *NEEDED) or m
 
     def rewrite(self, m: Match, rewriter: PatternRewriter) -> None:
-        if isinstance(m, FoldActivation):
-            fold_in_place(rewriter, m)
-            return
         b, ops = self.builder(m.root)
         if isinstance(m, IntoScaleShift):
             fused = m.absorbed[0]
