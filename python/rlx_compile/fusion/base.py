@@ -207,13 +207,27 @@ def conv_plus_bias(
     with a bias imports as) where the target's fused conv kernel takes the conv, else a
     conv and a bias add."""
     if target.claims_op(mir.FusedConvBiasActOp.name) and fused_conv_miss(conv, target) is None:
-        p = conv.props()
-        return b.fused_conv_bias_act(
-            conv.input, weight, bias, strides=p.ints("strides"), pads=p.ints("pads"),
-            dilations=p.ints("dilations"), groups=p.int("groups"),
-        )  # fmt: skip
+        return fused_conv(b, conv, weight, bias)
     y = conv_with_weight(b, conv, weight)
     return b.add(y, b.channel_view(bias, type_of(y).rank))
+
+
+def fused_conv(
+    b: GraphBuilder,
+    conv: ConvLike,
+    weight: SSAValue,
+    bias: SSAValue,
+    residual: SSAValue | None = None,
+    ep: Epilogue | None = None,
+) -> SSAValue:
+    """A fused conv of ``conv``'s input and window (strides, pads, dilations, groups) on
+    ``weight``, with the ``[C]`` ``bias``, the residual and the activation given."""
+    p = conv.props()
+    return b.fused_conv_bias_act(
+        conv.input, weight, bias, residual, strides=p.ints("strides"), pads=p.ints("pads"),
+        dilations=p.ints("dilations"), groups=p.int("groups"),
+        act=ep.act.value if ep else "none", act_params=ep.params if ep else (),
+    )  # fmt: skip
 
 
 def conv_with_weight(b: GraphBuilder, conv: ConvLike, weight: SSAValue) -> SSAValue:

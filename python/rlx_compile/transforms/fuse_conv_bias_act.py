@@ -31,6 +31,7 @@ from rlx_compile.fusion.base import (
     describe_uses,
     epilogue,
     fold_activation,
+    fused_conv,
     fused_conv_miss,
     operand_from,
     sole_user,
@@ -83,11 +84,7 @@ class FuseConvBiasAct(FusionPattern):
                 residual = other
                 absorbed.append(nxt)
                 last = nxt.result
-        ep = epilogue(last, self.target, conv=True)
-        if isinstance(ep, Epilogue):
-            absorbed.append(ep.op)
-        ep = ep if isinstance(ep, Epilogue) else None
-        return ConvBiasAct(absorbed[-1], absorbed, conv, bias, residual, ep)
+        return self._with_epilogue(absorbed, last, conv, bias, residual)
 
     def _residual(self, add: mir.AddOp) -> Match | None:
         """``add`` as a residual added to a fused conv of a bias alone (an ONNX Conv
@@ -109,25 +106,30 @@ class FuseConvBiasAct(FusionPattern):
         conv, residual = fused[0]
         if fused_conv_miss(conv, self.target) is not None:
             return None
-        absorbed: list[Operation] = [conv, add]
-        ep = epilogue(add.result, self.target, conv=True)
+        return self._with_epilogue([conv, add], add.result, conv, conv.bias, residual)
+
+    def _with_epilogue(
+        self,
+        absorbed: list[Operation],
+        last: SSAValue,
+        conv: ConvLike,
+        bias: SSAValue,
+        residual: SSAValue | None,
+    ) -> ConvBiasAct:
+        """The chain ``absorbed`` (ending in ``last``), with the activation reading
+        ``last`` when the target's kernel applies it."""
+        ep = epilogue(last, self.target, conv=True)
         if isinstance(ep, Epilogue):
             absorbed.append(ep.op)
         ep = ep if isinstance(ep, Epilogue) else None
-        return ConvBiasAct(absorbed[-1], absorbed, conv, conv.bias, residual, ep)
+        return ConvBiasAct(absorbed[-1], absorbed, conv, bias, residual, ep)
 
     def rewrite(self, m: Match, rewriter: PatternRewriter) -> None:
         assert isinstance(m, ConvBiasAct)
         b, ops = self.builder(m.root)
-        channels = type_of(m.conv.result).shape[1]
-        conv, residual, ep = m.conv, m.residual, m.epilogue
-        bias = channel_vector(b, m.bias, channels)
-        x, w, props = conv.input, conv.weight, conv.props()
-        y = b.fused_conv_bias_act(
-            x, w, bias, residual, strides=props.ints("strides"), pads=props.ints("pads"),
-            dilations=props.ints("dilations"), groups=props.int("groups"),
-            act=ep.act.value if ep else "none", act_params=ep.params if ep else (),
-        )  # fmt: skip
+        conv = m.conv
+        bias = channel_vector(b, m.bias, type_of(conv.result).shape[1])
+        y = fused_conv(b, conv, conv.weight, bias, m.residual, m.epilogue)
         self.replace(rewriter, m, ops, [y])
 
 
