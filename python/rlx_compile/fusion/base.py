@@ -101,6 +101,12 @@ def defined_before(v: SSAValue, op: Operation) -> bool:
     return is_before(v.op, op)
 
 
+def other_operand(op: Operation, v: SSAValue) -> SSAValue:
+    """The operand of a two-operand op that is not ``v`` (``v`` itself when it is both)."""
+    a, b = op.operands
+    return b if a is v else a
+
+
 def operand_from(op: Operation, kind: type[T]) -> tuple[T, SSAValue] | None:
     """For a two-operand op: (producer, other operand) when one operand comes from an op
     of ``kind`` (the first such operand)."""

@@ -31,6 +31,7 @@ from rlx_compile.fusion.base import (
     describe_uses,
     is_output,
     operand_from,
+    other_operand,
     producer,
     sole_user,
     users,
@@ -86,7 +87,7 @@ class _Walk:
 
 
 def _bias_vector(add: mir.AddOp, product: SSAValue) -> SSAValue | None:
-    bias = add.rhs if add.lhs is product else add.lhs
+    bias = other_operand(add, product)
     t = type_of(bias)
     if t.rank == 1 and t.shape[0] == type_of(product).shape[-1]:
         return bias

@@ -34,6 +34,7 @@ from rlx_compile.fusion.base import (
     fused_conv,
     fused_conv_miss,
     operand_from,
+    other_operand,
     sole_user,
 )
 from rlx_compile.ir import is_before
@@ -79,7 +80,7 @@ class FuseConvBiasAct(FusionPattern):
         residual = None
         nxt = sole_user(last)
         if isinstance(nxt, mir.AddOp):
-            other = nxt.rhs if nxt.lhs is last else nxt.lhs
+            other = other_operand(nxt, last)
             if other is not last and type_of(other) == out and type_of(nxt.result) == out:
                 residual = other
                 absorbed.append(nxt)

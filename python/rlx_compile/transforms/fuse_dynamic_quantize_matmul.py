@@ -42,6 +42,7 @@ from rlx_compile.fusion.base import (
     Miss,
     chain_miss,
     is_output,
+    other_operand,
     producer,
     sole_user,
     users,
@@ -60,18 +61,12 @@ class DynamicQuantizeMatmul(Match):
     bias: SSAValue | None
 
 
-def _other(op: Operation, v: SSAValue) -> SSAValue:
-    """The operand of a two-operand op that is not ``v``."""
-    a, b = op.operands
-    return b if a is v else a
-
-
 def _over_columns(op: Operation | None, v: SSAValue, columns: object) -> SSAValue | None:
     """The other operand of ``op`` (a product or sum reading ``v``) when it is an f32
     vector over the columns: one element or one per column."""
     if op is None or not any(o is v for o in op.operands):
         return None
-    w = _other(op, v)
+    w = other_operand(op, v)
     t = type_of(w)
     if t.dtype is not DType.F32 or t.rank > 1 or (t.rank == 1 and t.shape[0] not in (1, columns)):
         return None
@@ -118,7 +113,7 @@ class FuseDynamicQuantizeMatmul(FusionPattern):
         if w_t.rank != 2:
             return Miss(f"the weight is {fmt_shape(w_t.shape)}, not a matrix [K, N]", HINT)
         columns = w_t.shape[1]
-        scales = producer(_other(op, cast.result), mir.MulOp)
+        scales = producer(other_operand(op, cast.result), mir.MulOp)
         w_scale = _over_columns(scales, dql.scale, columns)
         if scales is None or w_scale is None:
             second = any(o is dql.scale for o in op.operands)
