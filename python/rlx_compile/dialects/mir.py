@@ -3486,6 +3486,12 @@ class FusedResidualLayerNormOp(FusedResidualNormOp):
     name = "mir.fused_residual_layer_norm"
 
 
+BIASED_CONV_SPATIAL_DIMS = (1, 2, 3)
+"""The spatial ranks of the convs with a bias that import as ``mir.fused_conv_bias_act``
+(ONNX's 1-, 2- and 3-D convs): a target whose fused conv kernel takes fewer has them
+split (``split-conv-bias``)."""
+
+
 @irdl_op_definition
 class FusedConvBiasActOp(ShapedOp):
     """act(conv(x, w) + bias[C_out] (+ residual)).

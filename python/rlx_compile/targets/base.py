@@ -217,11 +217,11 @@ class FusionLimits:
     @property
     def every_imported_conv(self) -> bool:
         """Whether its fused conv kernel takes every conv an ONNX Conv with a bias imports
-        as (1-, 2- and 3-D, any window, grouped)."""
+        as (``mir.BIASED_CONV_SPATIAL_DIMS``, any window, grouped)."""
         return (
             self.conv_min_kernel <= 1
             and self.conv_grouped
-            and {1, 2, 3} <= set(self.conv_spatial_dims)
+            and set(mir.BIASED_CONV_SPATIAL_DIMS) <= set(self.conv_spatial_dims)
         )
 
 

@@ -127,7 +127,7 @@ def conv(ctx: NodeContext) -> ConverterResult:
         bias is not None
         and type_of(bias).shape == wt.shape[:1]
         and type_of(x).dtype is wt.dtype
-        and 1 <= wt.rank - 2 <= 3
+        and wt.rank - 2 in mir.BIASED_CONV_SPATIAL_DIMS
     ):
         return ctx.b.fused_conv_bias_act(
             x, w, bias, strides=strides, pads=pads, dilations=dilations, groups=groups
