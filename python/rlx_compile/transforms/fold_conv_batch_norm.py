@@ -121,7 +121,9 @@ def folded_parameters(
     weight = ops.mul(weight, ops.reshape(s, (channels, *([1] * (len(shape_of(weight)) - 1)))))
     shift = ops.sub(bias, ops.mul(mean, s))
     if conv_bias is not None:
-        shift = ops.add(shift, ops.mul(ops.reshape(conv_bias, (channels,)), s))
+        if shape_of(conv_bias) != (channels,):  # [C, 1, ...] of an add; a fused conv's is [C]
+            conv_bias = ops.reshape(conv_bias, (channels,))
+        shift = ops.add(shift, ops.mul(conv_bias, s))
     return weight, shift
 
 
