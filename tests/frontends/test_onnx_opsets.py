@@ -324,6 +324,14 @@ def _light(name: str) -> onnx.ModelProto:
     return onnx.load(str(Path(onnx.__file__).parent / "backend/test/data/light" / f"{name}.onnx"))
 
 
+def _declaring(m: onnx.ModelProto, shapes: dict[str, list[int]]) -> onnx.ModelProto:
+    """``m`` with these float graph outputs declared with their shapes."""
+    for vi in m.graph.output:
+        if vi.name in shapes:
+            vi.CopyFrom(helper.make_tensor_value_info(vi.name, F, shapes[vi.name]))
+    return m
+
+
 NATIVE = {
     "squeeze/unsqueeze/reducesum-11": model(
         [_node("Squeeze", ["x"], ["s"], axes=[1]), _node("Unsqueeze", ["s"], ["u"], axes=[0, 3]),
@@ -339,6 +347,12 @@ NATIVE = {
     "softmax-11 last axis, reshaped by an input": model(
         [_node("Reshape", ["x", "shape"], ["r"]), _node("Softmax", ["r"], axis=-1)],
         {"x": (F, [2, 3, 4]), "shape": (I64, [2])}, ["y"], 11),
+    "softmax-11 axis 1 of a declared 2-D output": _declaring(model(
+        [_node("Relu", ["x"], ["r"]), _node("Softmax", ["r"], axis=1)], {"x": (F, [2, 3])},
+        ["y"], 11), {"y": [2, 3]}),
+    "softmax-11 axis 1 of a declared 3-D output": _declaring(model(
+        [_node("Relu", ["x"], ["r"]), _node("Softmax", ["r"], axis=1)], {"x": (F, [2, 3, 4])},
+        ["y"], 11), {"y": [2, 3, 4]}),
     "densenet121 (unsqueeze-1)": _light("light_densenet121"),
     "squeezenet (dropout-7, softmax-1 on a 4-D input)": _light("light_squeezenet"),
 }  # fmt: skip
@@ -361,6 +375,19 @@ def test_native_upgrade_imports_as_the_converter(
     monkeypatch.setattr(upgrade_module, "_adapt_natively", lambda *args: False)
     converted = print_module(import_model(m, input_values=_values_for(m)), debuginfo=True)
     assert native == converted
+
+
+def test_a_declared_rank_needs_no_shape_inference(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Softmax adapter reads the rank a model declares (here of its output) instead
+    of running shape inference over the whole model for it."""
+    m = NATIVE["softmax-11 axis 1 of a declared 2-D output"]
+    expected = print_module(import_model(m), debuginfo=True)
+
+    def no_inference(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("shape inference ran for the upgrade")
+
+    monkeypatch.setattr(upgrade_module, "_value_types", no_inference)
+    assert print_module(import_model(m), debuginfo=True) == expected
 
 
 def _values_for(m: onnx.ModelProto) -> dict[str, np.ndarray]:

@@ -228,9 +228,23 @@ class _Adapting:
     def __init__(self, model: ModelProto, graph: GraphProto, inner: list[NodeProto]):
         self.types = _lazy_types(model, data_prop=False, nested=bool(inner))
         self.value_info: list[onnx.ValueInfoProto] = []
+        self._main = model.graph
         self._graph = graph
         self._inner = inner
         self._values: set[str] | None = None
+
+    def rank(self, value: str, *same_rank: str) -> int | None:
+        """The rank of main-graph ``value`` (of which the ``same_rank`` values have the
+        rank in a valid model): the first declared rank of them (graph input, output or
+        value_info, which the converter's inference keeps), else the inferred one of
+        ``value``. Shape inference is a tenth of an import, and models declare the
+        values around what an adapter rewrites (a Softmax's output) more often than not."""
+        g = self._main
+        names = (value, *same_rank)
+        for vi in (*g.input, *g.output, *g.value_info):
+            if vi.name in names and (rank := _rank(vi.type)) is not None:
+                return rank
+        return _rank(self.types().get(value))
 
     def value_name(self) -> str:
         """A name no value of the model has, as the converter names new values."""
@@ -290,11 +304,12 @@ def _softmax_on_2d(
     """``Softmax_12_13`` (and LogSoftmax): over the last axis of the input coerced to 2-D
     at ``axis``: the axis becomes -1, and unless it was the last one already, a Flatten
     goes before and a Reshape to the input's shape after. The rank is the one the
-    converter's shape inference finds (unknown: 0, as the converter reads it)."""
+    converter's shape inference finds (``_Adapting.rank``; unknown: 0, as the converter
+    reads it)."""
     if len(node.input) != 1 or len(node.output) != 1:
         return None  # not a valid Softmax: the converter says what it makes of it
     x, y = node.input[0], node.output[0]
-    rank = _rank(at.types().get(x)) or 0
+    rank = at.rank(x, y) or 0
     attr = next((a for a in node.attribute if a.name == "axis"), None)
     axis = 1 if attr is None else attr.i
     axis = axis + rank if axis < 0 else axis
