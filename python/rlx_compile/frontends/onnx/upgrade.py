@@ -5,8 +5,8 @@ model goes through onnx's own version converter (``onnx.version_converter``) fir
 typed skeleton (large initializers given by type only, so no weights are serialised) --
 unless every step its nodes take is one the converter takes as compatible (the node
 stays as it is) or one done here as the converter does it (``ADAPTERS``: attributes that
-became operands, Softmax's axis), which spares the converter's round trip of the whole
-model and its shape inference. The repairs below then fix what that converter gets wrong
+became operands), which spares the converter's round trip of the whole model and its
+shape inference. The repairs below then fix what that converter gets wrong
 (each checked against onnxruntime running the original model,
 ``tests/frontends/test_onnx_opsets.py``):
 
@@ -19,14 +19,16 @@ model and its shape inference. The repairs below then fix what that converter ge
   tensor's type (a float16 or float64 model no longer type-checks);
 - ``Dropout`` 7-9 returns its mask in the input's type, the upgraded one as bool;
 - ``PRelu`` before 7 applies a 1-D slope along the channel axis, the upgraded one
-  broadcasts it from the last axis;
-- ``Hardmax`` before 13 works on the input coerced to 2-D at ``axis`` (the adapter
-  rewrites Softmax and LogSoftmax that way, not Hardmax).
+  broadcasts it from the last axis.
 
 Definitions the version converter cannot express at all are left at their opset for a
 converter of their own (``context.LEGACY_CONVERTERS``: ``Scan``-8 with its batch axis,
 whose adapter drops the batch dim from the value types and moves no data;
-``BatchNormalization`` with ``spatial=0``, which the adapter refuses). When the converter
+``BatchNormalization`` with ``spatial=0``, which the adapter refuses), and so are those
+it can only upgrade knowing their input's rank, which the importer has at hand and the
+converter infers over the whole model (``Softmax``, ``LogSoftmax`` and ``Hardmax``
+before 13, on the input coerced to 2-D; the converter's Hardmax adapter did not even do
+that). When the converter
 fails on the whole model (an adapter is missing for one op), every node is upgraded on
 its own instead, so one missing adapter costs that node, not the model: it stays at its
 opset and the importer names it, with the converter's reason.
@@ -130,10 +132,11 @@ def upgrade_model(
         return Upgrade(model)
     nested = len(nodes) > len(model.graph.node)
     work, inner = _named_copy(model, nested)
-    if _adapt_natively(work, model, inner, opset, target, keep):
+    kept = _adapt_natively(work, inner, opset, target, keep)
+    if kept is not None:
         _repair(nodes, work.graph, opset, _lazy_types(model, nested=nested))
         _set_opset(work, target)
-        return Upgrade(work)
+        return Upgrade(work, kept)
     return upgrade_with_converter(model, _named_copy(model, nested)[0], target, keep)
 
 
@@ -220,31 +223,13 @@ _Types = Callable[[], dict[str, TypeProto]]
 
 
 class _Adapting:
-    """What a step done here reads of the model and makes: the values' types as the
-    converter's own shape inference finds them (run when first asked for), new nodes
-    with values named as the converter names them (``_v_<n>``, which an SSA name hint
-    keeps as ``_v``), and the value_info the converter writes."""
+    """What a step done here makes: new values named as the converter names them
+    (``_v_<n>``, which an SSA name hint keeps as ``_v``)."""
 
-    def __init__(self, model: ModelProto, graph: GraphProto, inner: list[NodeProto]):
-        self.types = _lazy_types(model, data_prop=False, nested=bool(inner))
-        self.value_info: list[onnx.ValueInfoProto] = []
-        self._main = model.graph
+    def __init__(self, graph: GraphProto, inner: list[NodeProto]):
         self._graph = graph
         self._inner = inner
         self._values: set[str] | None = None
-
-    def rank(self, value: str, *same_rank: str) -> int | None:
-        """The rank of main-graph ``value`` (of which the ``same_rank`` values have the
-        rank in a valid model): the first declared rank of them (graph input, output or
-        value_info, which the converter's inference keeps), else the inferred one of
-        ``value``. Shape inference is a tenth of an import, and models declare the
-        values around what an adapter rewrites (a Softmax's output) more often than not."""
-        g = self._main
-        names = (value, *same_rank)
-        for vi in (*g.input, *g.output, *g.value_info):
-            if vi.name in names and (rank := _rank(vi.type)) is not None:
-                return rank
-        return _rank(self.types().get(value))
 
     def value_name(self) -> str:
         """A name no value of the model has, as the converter names new values."""
@@ -253,10 +238,6 @@ class _Adapting:
             self._values = {vi.name for vi in g.input} | {t.name for t in g.initializer}
             self._values.update(o for n in [*g.node, *self._inner] for o in n.output)
         return _fresh(f"_v_{len(self._values)}", self._values)
-
-    def node(self, op_type: str, inputs: list[str]) -> NodeProto:
-        """A new node of one fresh output, unnamed (``_splice`` names it)."""
-        return NodeProto(op_type=op_type, input=inputs, output=[self.value_name()])
 
     def operand(self, node: NodeProto, value: onnx.TensorProto) -> None:
         """A new last operand of ``node``, holding ``value``. The converter inserts a
@@ -268,26 +249,26 @@ class _Adapting:
         node.input.append(value.name)
 
 
-Adapter = Callable[[NodeProto, _Adapting], tuple[list[NodeProto], list[NodeProto]] | None]
-"""One step of the version converter done here, on ``node`` in place: the nodes the
-converter inserts before it and after it; None, the node unchanged, where the converter
-would do more than this reproduces (the whole model then goes to it)."""
+Adapter = Callable[[NodeProto, _Adapting], bool]
+"""One step of the version converter done here, on ``node`` in place; False, the node
+unchanged, where the converter would do more than this reproduces (the whole model then
+goes to it)."""
 
 
-def _axes_as_input(node: NodeProto, at: _Adapting) -> tuple[list[NodeProto], list[NodeProto]]:
+def _axes_as_input(node: NodeProto, at: _Adapting) -> bool:
     """``AxesAttributeToInput`` (Squeeze, Unsqueeze, ReduceSum 12 -> 13): the axes
     attribute becomes a Constant operand."""
     axes = next((a for a in node.attribute if a.name == "axes"), None)
     if axes is None:
-        return [], []
+        return True
     value = onnx.TensorProto(data_type=onnx.TensorProto.INT64, dims=[len(axes.ints)])
     value.int64_data.extend(axes.ints)
     node.attribute.remove(axes)
     at.operand(node, value)
-    return [], []
+    return True
 
 
-def _ratio_as_input(node: NodeProto, at: _Adapting) -> tuple[list[NodeProto], list[NodeProto]]:
+def _ratio_as_input(node: NodeProto, at: _Adapting) -> bool:
     """``Dropout_11_12``: the ratio attribute (0.5 when absent) becomes a float32 Constant
     operand."""
     attr = next((a for a in node.attribute if a.name == "ratio"), None)
@@ -295,41 +276,7 @@ def _ratio_as_input(node: NodeProto, at: _Adapting) -> tuple[list[NodeProto], li
     if attr is not None:
         node.attribute.remove(attr)
     at.operand(node, onnx.TensorProto(data_type=onnx.TensorProto.FLOAT, float_data=[ratio]))
-    return [], []
-
-
-def _softmax_on_2d(
-    node: NodeProto, at: _Adapting
-) -> tuple[list[NodeProto], list[NodeProto]] | None:
-    """``Softmax_12_13`` (and LogSoftmax): over the last axis of the input coerced to 2-D
-    at ``axis``: the axis becomes -1, and unless it was the last one already, a Flatten
-    goes before and a Reshape to the input's shape after. The rank is the one the
-    converter's shape inference finds (``_Adapting.rank``; unknown: 0, as the converter
-    reads it)."""
-    if len(node.input) != 1 or len(node.output) != 1:
-        return None  # not a valid Softmax: the converter says what it makes of it
-    x, y = node.input[0], node.output[0]
-    rank = at.rank(x, y) or 0
-    attr = next((a for a in node.attribute if a.name == "axis"), None)
-    axis = 1 if attr is None else attr.i
-    axis = axis + rank if axis < 0 else axis
-    if attr is None:
-        node.attribute.append(helper.make_attribute("axis", -1))
-    else:
-        attr.i = -1
-    if axis == rank - 1:
-        return [], []
-    shape = at.node("Shape", [x])
-    flat = at.node("Flatten", [x])
-    flat.attribute.add(name="axis", type=AttributeProto.INT, i=axis)
-    node.input[0] = flat.output[0]
-    node.output[0] = f"{y}_intermediate"
-    declared = at.types().get(y)
-    if declared is not None and declared.tensor_type.elem_type:
-        at.value_info.append(
-            helper.make_tensor_value_info(node.output[0], declared.tensor_type.elem_type, None)
-        )
-    return [shape, flat], [helper.make_node("Reshape", [node.output[0], shape.output[0]], [y])]
+    return True
 
 
 ADAPTERS: dict[tuple[str, int], Adapter] = {
@@ -337,8 +284,6 @@ ADAPTERS: dict[tuple[str, int], Adapter] = {
     ("Unsqueeze", 13): _axes_as_input,
     ("ReduceSum", 13): _axes_as_input,
     ("Dropout", 12): _ratio_as_input,
-    ("Softmax", 13): _softmax_on_2d,
-    ("LogSoftmax", 13): _softmax_on_2d,
 }
 """``(op, v)`` -> the step ``v - 1 -> v`` of the version converter for ``op``, done here as
 the converter does it (the common steps that are cheap to reproduce)."""
@@ -358,72 +303,40 @@ _STEPS: dict[tuple[str, int, int], list[int]] = {}
 
 def _adapt_natively(
     work: ModelProto,
-    model: ModelProto,
     inner: list[NodeProto],
     opset: int,
     target: int,
     keep: Callable[[NodeProto, int], bool],
-) -> bool:
-    """Upgrade ``work`` (``model`` with its nodes named; ``inner``: its subgraphs' nodes)
+) -> dict[str, int] | None:
+    """Upgrade ``work`` (the model with its nodes named; ``inner``: its subgraphs' nodes)
     in place without the version converter, when each step of every outdated node is
-    compatible (``COMPATIBLE_STEPS``) or one of ``ADAPTERS`` on a main-graph node; False
-    (``work`` partly changed) when some node needs the converter or keeps its opset.
-    As the converter's, the result declares no value_info but of the values the steps
-    made."""
+    compatible (``COMPATIBLE_STEPS``) or one of ``ADAPTERS`` on a main-graph node, or the
+    main-graph node keeps its opset (``keep``): the nodes kept (``Upgrade.node_opsets``).
+    None (``work`` partly changed) when some node needs the converter. As the
+    converter's, the result declares no value_info."""
     for node in inner:
         if outdated(node, opset, target) and (
             keep(node, opset) or not _compatible(node.op_type, opset, target)
         ):
-            return False
-    at = _Adapting(model, work.graph, inner)
-    inserted: dict[int, tuple[list[NodeProto], list[NodeProto]]] = {}
-    for index, node in enumerate(work.graph.node):
+            return None
+    at = _Adapting(work.graph, inner)
+    kept: dict[str, int] = {}
+    for node in work.graph.node:
         if not outdated(node, opset, target):
             continue
         if keep(node, opset):
-            return False
-        before: list[NodeProto] = []
-        after: list[NodeProto] = []
+            if any(True for _ in subgraphs(node)):
+                return None  # the converter upgrades the bodies of a node it keeps
+            kept[node.name] = opset
+            continue
         for version in _steps(node.op_type, opset, target):
             if node.op_type in COMPATIBLE_STEPS.get(version, ()):
                 continue
             adapt = ADAPTERS.get((node.op_type, version))
-            made = adapt(node, at) if adapt is not None else None
-            if made is None:
-                return False
-            before += made[0]
-            after[:0] = made[1]
-        if before or after:
-            inserted[index] = before, after
-    if inserted:
-        _splice(work.graph, inserted)
+            if adapt is None or not adapt(node, at):
+                return None
     del work.graph.value_info[:]
-    work.graph.value_info.extend(at.value_info)
-    return True
-
-
-def _splice(
-    graph: GraphProto, inserted: dict[int, tuple[list[NodeProto], list[NodeProto]]]
-) -> None:
-    """Insert nodes before and after the nodes at the given indices (in place: a rebuilt
-    node list would copy every node), named as ``_name_new_nodes`` names the converter's:
-    after the node they precede (the next one, or ``upgrade`` at the end, for those
-    inserted after a node)."""
-    taken = {n.name for n in graph.node}
-    count = len(graph.node)
-    for index, (before, after) in inserted.items():  # names in graph order
-        node = graph.node[index].name
-        following = graph.node[index + 1].name if index + 1 < count else "upgrade"
-        for n in before:
-            n.name = _fresh(f"{node}/{n.op_type}", taken)
-        for n in after:
-            n.name = _fresh(f"{following}/{n.op_type}", taken)
-    for index in sorted(inserted, reverse=True):
-        before, after = inserted[index]
-        for n in reversed(after):
-            graph.node.insert(index + 1, n)
-        for n in reversed(before):
-            graph.node.insert(index, n)
+    return kept
 
 
 def _compatible(op_type: str, opset: int, target: int) -> bool:
@@ -605,34 +518,41 @@ def _repair(
     olds = [
         n for n in original if n.op_type in _REPAIRED and n.domain in DEFAULT_DOMAINS and n.output
     ]
-    if not olds:
-        return
-    producers = {o: n for n in walk(converted) for o in n.output if o}
+    producers: dict[str, NodeProto] | None = None  # built once a node needs repair
     for old in olds:
         if not old.output[0]:
             continue
-        since = schema_since(old.op_type, opset)
-        new = producers.get(old.output[0])
-        if new is None:
+        repair = _repair_for(old, schema_since(old.op_type, opset), converted, value_types)
+        if repair is None:
             continue
-        if (old.op_type, since) in (
-            ("Upsample", 1),
-            ("Upsample", 7),
-            ("Upsample", 9),
-            ("Resize", 10),
-        ):
-            _resize_as_upsample(new, converted)
-        elif (old.op_type, since) in (("Pad", 2), ("Clip", 6)):
-            _float_operands_as(new, value_types().get(old.input[0]), converted)
-        elif old.op_type == "Dropout" and since == 7 and len(old.output) > 1 and old.output[1]:
-            _mask_as(new, old, value_types(), converted)
-        elif old.op_type == "PRelu" and since < 7:
-            _slope_per_channel(new, old, value_types(), converted)
-        elif old.op_type == "Hardmax" and since < 13:
-            _hardmax_on_2d(new, _rank(value_types().get(old.input[0])), converted)
+        if producers is None:
+            producers = {o: n for n in walk(converted) for o in n.output if o}
+        new = producers.get(old.output[0])
+        if new is not None:
+            repair(new)
 
 
-_REPAIRED = frozenset({"Upsample", "Resize", "Pad", "Clip", "Dropout", "PRelu", "Hardmax"})
+def _repair_for(
+    old: NodeProto,
+    since: int,
+    converted: GraphProto,
+    value_types: Callable[[], dict[str, TypeProto]],
+) -> Callable[[NodeProto], None] | None:
+    """How ``_repair`` fixes the node the converter made of ``old`` (of the definition
+    ``since``); None when the converter got it right."""
+    kind = (old.op_type, since)
+    if kind in (("Upsample", 1), ("Upsample", 7), ("Upsample", 9), ("Resize", 10)):
+        return lambda new: _resize_as_upsample(new, converted)
+    if kind in (("Pad", 2), ("Clip", 6)):
+        return lambda new: _float_operands_as(new, value_types().get(old.input[0]), converted)
+    if kind == ("Dropout", 7) and len(old.output) > 1 and old.output[1]:
+        return lambda new: _mask_as(new, old, value_types(), converted)
+    if old.op_type == "PRelu" and since < 7:
+        return lambda new: _slope_per_channel(new, old, value_types(), converted)
+    return None
+
+
+_REPAIRED = frozenset({"Upsample", "Resize", "Pad", "Clip", "Dropout", "PRelu"})
 """The op types ``_repair`` may fix."""
 
 
@@ -757,28 +677,6 @@ def _slope_per_channel(
         onnx.numpy_helper.from_array(np.arange(1, rank - 1, dtype=np.int64), axes)
     )
     new.input[1] = lifted
-
-
-def _hardmax_on_2d(node: NodeProto, rank: int | None, graph: GraphProto) -> None:
-    """Hardmax before opset 13 takes the max over all dims from ``axis`` on (the input
-    coerced to 2-D), from 13 over ``axis`` alone; the converter's adapter keeps the node
-    as it is (Softmax and LogSoftmax get a Flatten -> op -> Reshape): do the same."""
-    axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
-    if node.op_type != "Hardmax" or rank is None or axis % max(rank, 1) == rank - 1:
-        return
-    taken = _names(graph)
-    x, y = node.input[0], node.output[0]
-    shape, flat, flat_y = (_fresh(f"{y}/{k}", taken) for k in ("shape", "2d_in", "2d"))
-    index = list(graph.node).index(node)
-    graph.node.insert(index, helper.make_node("Shape", [x], [shape], name=shape))
-    graph.node.insert(index + 1, helper.make_node("Flatten", [x], [flat], name=flat, axis=axis))
-    node.input[0], node.output[0] = flat, flat_y
-    for a in node.attribute:
-        if a.name == "axis":
-            a.i = -1
-    graph.node.insert(
-        index + 3, helper.make_node("Reshape", [flat_y, shape], [y], name=f"{y}/reshape")
-    )
 
 
 def _rank(t: TypeProto | None) -> int | None:

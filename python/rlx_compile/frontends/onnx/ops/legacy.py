@@ -9,6 +9,14 @@ upgrade (``frontends.onnx.upgrade`` keeps these nodes at their opset).
 - ``BatchNormalization`` 6-8 with ``spatial=0``: the statistics, scale and bias hold one
   value per element of a sample (shape ``[C, D1, ...]``) instead of one per channel; the
   adapter refuses it.
+
+And one the converter upgrades only knowing the input's rank, which here is the type the
+input has (upgraded, it would take onnx shape inference over the whole model):
+
+- ``Softmax``, ``LogSoftmax`` and ``Hardmax`` before 13 work on the input coerced to 2-D
+  at ``axis`` (default 1): rows ``a_0 * ... * a_(axis-1)``, each normalised over the rest.
+  As the converter does it: unless ``axis`` is the last one, a reshape to 2-D before the
+  op along its last axis and a reshape back after.
 """
 
 from __future__ import annotations
@@ -17,15 +25,18 @@ import onnx
 from xdsl.ir import SSAValue
 
 from rlx_compile.builder import type_of
+from rlx_compile.dialects import mir
+from rlx_compile.dialects.types import element_count
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
     NodeContext,
     Unsupported,
+    axis_of,
     legacy_converter,
 )
 from rlx_compile.frontends.onnx.ops.misc import UnrolledBody, unrolled_scan
-from rlx_compile.frontends.onnx.ops.nn import as_dtype
-from rlx_compile.frontends.onnx.ops.shape import select, stack, unsqueeze
+from rlx_compile.frontends.onnx.ops.nn import as_dtype, hardmax_along
+from rlx_compile.frontends.onnx.ops.shape import reshape, select, stack, unsqueeze
 
 
 @legacy_converter("Scan", since=(8,))
@@ -82,3 +93,23 @@ def batch_norm_per_element(ctx: NodeContext) -> ConverterResult:
     )
     inv = b.div(scale, b.sqrt(b.add(var, ctx.attr("epsilon", 1e-5))))
     return b.add(b.mul(b.sub(x, mean), inv), bias)
+
+
+@legacy_converter("Softmax", since=(1, 11))
+@legacy_converter("LogSoftmax", since=(1, 11))
+@legacy_converter("Hardmax", since=(1, 11))
+def on_2d(ctx: NodeContext) -> ConverterResult:
+    x = ctx.x(0)
+    shape = type_of(x).shape
+    axis = axis_of(ctx.attr("axis", 1), len(shape))
+    last = len(shape) - 1
+    flat = x
+    if axis != last:
+        flat = reshape(ctx, x, [element_count(shape[:axis]), element_count(shape[axis:])])
+        last = 1
+    if ctx.op_type == "Hardmax":
+        y = hardmax_along(ctx, flat, last)
+    else:
+        op = mir.SoftmaxOp if ctx.op_type == "Softmax" else mir.LogSoftmaxOp
+        y = ctx.b.emit(op(flat, last)).results[0]
+    return reshape(ctx, y, shape)

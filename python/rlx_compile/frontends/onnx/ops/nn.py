@@ -485,8 +485,12 @@ def softmax(ctx: NodeContext) -> ConverterResult:
 @converter("Hardmax")
 def hardmax(ctx: NodeContext) -> ConverterResult:
     x = ctx.x(0)
+    return hardmax_along(ctx, x, axis_of(ctx.attr("axis", -1), type_of(x).rank))
+
+
+def hardmax_along(ctx: NodeContext, x: SSAValue, axis: int) -> SSAValue:
+    """One-hot of the first largest value along ``axis`` (non-negative), in ``x``'s type."""
     shape = type_of(x).shape
-    axis = axis_of(ctx.attr("axis", -1), len(shape))
     n = shape[axis]
     if not isinstance(n, int):
         raise Unsupported("Hardmax along a symbolic axis")
