@@ -476,3 +476,33 @@ def test_cast_subbyte_ints() -> None:
     # f4e2m1 holds 0, ±0.5, ±1, ±1.5, ±2, ±3, ±4, ±6: 5 ties to 4 (even), 7 saturates.
     want = [-6, -6, -6, -4, -4, -3, -2, -1, 0, 1, 2, 3, 4, 4, 6, 6]
     assert cast(i4, "f4e2m1").astype(F32).tolist() == want
+
+
+@pytest.mark.parametrize("kind", ["add", "sub", "mul", "div"])
+@pytest.mark.parametrize("dtype", [F32, F64, F16, BF16])
+def test_exact_binary_ops_broadcast_in_place(kind: str, dtype: type) -> None:
+    """add, sub, mul and div on operands broadcast in place (``kernels.binary``) give the
+    bits of the contiguous copies ``elementwise`` makes, on strided operands and special
+    values too, and a C-contiguous result."""
+    from rlx_compile.interpreter import kernels
+
+    rng = np.random.default_rng(7)
+    specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, 65504.0, -3.5])
+    a = rng.standard_normal((4, 5, 6)) * 1e3
+    a.reshape(-1)[: specials.size] = specials
+    a = a.astype(dtype)
+    per_row = rng.standard_normal((5, 1)).astype(dtype)
+    scalar = np.asarray(rng.standard_normal(), dtype=dtype)
+    last = specials[:6][::-1].astype(dtype)
+    strided = rng.standard_normal((6, 5, 4)).astype(dtype).transpose(2, 1, 0)
+    swapped = a.transpose(0, 2, 1)  # [4, 6, 5]
+    pairs = [(a, per_row), (per_row, a), (a, scalar), (scalar, a), (a, last), (last, a),
+             (a, strided), (strided, a), (swapped, per_row.reshape(5)),
+             (swapped, strided[:, :1, :5])]  # fmt: skip
+    for x, y in pairs:
+        with np.errstate(all="ignore"):
+            got = kernels.binary(kind, x, y)
+            want = kernels.elementwise(kernels._binary_fn(kind, False), x, y)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert got.flags.c_contiguous
+        assert bits_equal(got, want)

@@ -351,7 +351,25 @@ def _binary_fn(kind: str, integer: bool) -> Callable[[np.ndarray, np.ndarray], n
 
 def binary(kind: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     integer = a.dtype.kind in "iu"
+    exact = None if integer else _CORRECTLY_ROUNDED.get(kind)
+    if exact is not None:
+        dtype = a.dtype
+        ct = compute_dtype(dtype)
+        y = exact(a.astype(ct, copy=False), b.astype(ct, copy=False), order="C")
+        return round_to(y, dtype)
     return elementwise(_binary_fn(kind, integer), a, b)
+
+
+_CORRECTLY_ROUNDED: dict[str, np.ufunc] = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "div": np.divide,
+}
+"""Float ops IEEE 754 rounds correctly in every numpy loop, whatever the strides: on
+operands broadcast in place they give the bits ``elementwise``'s contiguous copies give,
+without copying the smaller operand out to the result's shape (a per-channel scale of a
+conv weight, a scalar)."""
 
 
 _COMPARE = {
