@@ -213,6 +213,10 @@ def test_block_args_keep_their_names_and_types() -> None:
     + [
         (lambda v: common.enum_attr(common.Activation, v), v, common.ActivationAttr)
         for v in list(common.Activation)
+    ]
+    + [
+        (lambda v: lir.SlotAttr.of(*v), v, lambda v: lir.SlotAttr(*v))
+        for v in ((0, 0), (64, 4096), ((1 << 62) + 1, 3), (np.int64(128), 8))
     ],
 )
 def test_property_attributes_are_what_their_constructors_make(

@@ -396,7 +396,8 @@ _new = object.__new__
 _UNIT = UnitAttr()  # no payload: one is as good as another
 
 
-def _int_data(v: int) -> IntAttr:
+def int_data(v: int) -> IntAttr:
+    """``IntAttr(v)`` for an int ``v``, without xDSL's generic parameter checks."""
     data = _new(IntAttr)
     data.__dict__["data"] = v  # frozen: its fields are set as object.__setattr__ sets them
     return data
@@ -420,7 +421,7 @@ def int_attr(v: int | None) -> IntegerAttr | None:
         return IntegerAttr(v, i64)  # normalised or refused there
     attr = _new(IntegerAttr)
     fields = attr.__dict__
-    fields["value"] = _int_data(v)
+    fields["value"] = int_data(v)
     fields["type"] = i64
     return attr
 

@@ -78,7 +78,7 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from rlx_compile.dialects.common import I64Attr, Props, ShapedOp, int_attr
+from rlx_compile.dialects.common import I64Attr, Props, ShapedOp, int_attr, int_data
 from rlx_compile.dialects.construct import fast_accessors, walk_list
 from rlx_compile.dialects.dim_expr import Dim, interval, is_symbol_name, upper_bound
 from rlx_compile.dialects.types import TensorType, element_count
@@ -102,6 +102,18 @@ class SlotAttr(ParametrizedAttribute):
 
     def __init__(self, offset: int, size: int):
         super().__init__(IntAttr(offset), IntAttr(size))
+
+    @classmethod
+    def of(cls, offset: int, size: int) -> SlotAttr:
+        """``SlotAttr(offset, size)`` without xDSL's generic checks of its parameters (two
+        IntAttrs of what are ints here): the planner builds one per planned value."""
+        if type(offset) is not int or type(size) is not int:
+            return cls(offset, size)
+        slot = object.__new__(cls)
+        fields = slot.__dict__
+        fields["offset_attr"] = int_data(offset)
+        fields["size_attr"] = int_data(size)
+        return slot
 
     @property
     def offset(self) -> int:

@@ -534,7 +534,7 @@ class _SlotAttrs:
     def get(self, offset: int, size: int) -> lir.SlotAttr:
         attr = self.attrs.get((offset, size))
         if attr is None:
-            attr = self.attrs[offset, size] = lir.SlotAttr(offset, size)
+            attr = self.attrs[offset, size] = lir.SlotAttr.of(offset, size)
         return attr
 
 
