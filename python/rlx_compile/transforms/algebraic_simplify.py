@@ -1,13 +1,16 @@
 """``algebraic-simplify{assume-finite=false}``: peephole identities, one small pattern each.
 
-RLX's same-shape rewrites on binary ops with a constant operand whose every element is
-0 or 1. They fire only when the constant's type equals the result's (no scalar or
-broadcast constants: dropping the op would change a shape) and, for the rewrites that
-forward ``x``, when ``x``'s type equals the result's too:
+Rewrites of binary ops with a constant operand whose every element is one value. Those
+that forward ``x`` fire when ``x``'s type equals the result's (dropping the op changes no
+shape), whatever the constant's shape (a scalar or broadcast one included: it only
+broadcasts into ``x``); the one that forwards the constant needs the constant to have
+the result's type:
 
 - ``x + 0``, ``0 + x`` -> x: exact up to the sign of a zero: IEEE gives +0 for -0 + 0,
   the rewrite keeps -0 (the two compare equal; XLA and RLX rewrite the same way);
 - ``x - 0``, ``x · 1``, ``1 · x``, ``x / 1`` -> x: exact, NaN, infinities and -0 included;
+- ``min(x, +inf)``, ``max(x, -inf)`` (either side) -> x: exact (a NaN stays NaN), the
+  unbounded side of a Clip whose other bound is only known at run time;
 - ``x · 0``, ``0 · x`` -> the zero constant: exact for integers. For floats IEEE gives NaN
   when x is ±inf or NaN (and -0 for x < 0), so a float x · 0 is kept unless
   ``assume-finite`` is set (XLA makes the same choice; RLX rewrites it always).
@@ -67,13 +70,20 @@ class Splats:
     patterns (every walk asks about the same constants again)."""
 
     def __init__(self) -> None:
-        self._known: dict[tuple[mir.ConstantOp, int], bool] = {}
+        self._known: dict[tuple[mir.ConstantOp, float], bool] = {}
 
-    def __call__(self, value: SSAValue, scalar: int, like: SSAValue) -> bool:
-        """``value`` is a constant of ``like``'s exact type whose elements all equal
-        ``scalar``."""
+    def __call__(
+        self, value: SSAValue, scalar: float, like: SSAValue, same_shape: bool = True
+    ) -> bool:
+        """``value`` is a constant of ``like``'s type (its element type only, unless
+        ``same_shape``) whose elements all equal ``scalar``."""
         owner = value.owner
-        if not isinstance(owner, mir.ConstantOp) or value.type != like.type:
+        if not isinstance(owner, mir.ConstantOp):
+            return False
+        if same_shape:
+            if value.type != like.type:
+                return False
+        elif _tensor(value).dtype is not _tensor(like).dtype:
             return False
         key = (owner, scalar)
         splat = self._known.get(key)
@@ -95,11 +105,12 @@ def _rebuild(op: Operation, rewriter: PatternRewriter, new: Operation) -> None:
 
 
 class _IdentityOperand(RewritePattern):
-    """``x op c -> x`` (and ``c op x -> x`` when ``commutes``) for a constant ``c`` whose
-    elements all equal ``neutral``; ``x`` must already have the result's type."""
+    """``x op c -> x`` (and ``c op x -> x`` when ``commutes``) for a constant ``c`` of any
+    shape whose elements all equal ``neutral``; ``x`` must already have the result's
+    type."""
 
     op_type: type[mir.BinaryOp]
-    neutral: int
+    neutral: float
     commutes: bool
 
     def __init__(self, splats: Splats):
@@ -115,7 +126,7 @@ class _IdentityOperand(RewritePattern):
         lhs, rhs = op.operands
         (result,) = op.results
         for x, c in ((lhs, rhs), (rhs, lhs)) if self.commutes else ((lhs, rhs),):
-            if x.type == result.type and self.is_splat(c, self.neutral, result):
+            if x.type == result.type and self.is_splat(c, self.neutral, result, False):
                 _forward(op, rewriter, x)
                 return
 
@@ -134,6 +145,14 @@ class MulOne(_IdentityOperand):
 
 class DivOne(_IdentityOperand):
     op_type, neutral, commutes = mir.DivOp, 1, False
+
+
+class MinInf(_IdentityOperand):
+    op_type, neutral, commutes = mir.MinOp, float("inf"), True
+
+
+class MaxNegInf(_IdentityOperand):
+    op_type, neutral, commutes = mir.MaxOp, float("-inf"), True
 
 
 class MulZero(RewritePattern):
@@ -343,6 +362,7 @@ def simplify_patterns(assume_finite: bool = False) -> list[RewritePattern]:
     splats = Splats()
     return [
         AddZero(splats), SubZero(splats), MulOne(splats), DivOne(splats),
+        MinInf(splats), MaxNegInf(splats),
         MulZero(assume_finite, splats), DoubleNegation(),
         SigmoidGateToSilu(),
         IdentityTranspose(), ComposeTransposes(), IdentityReshape(), ComposeReshapes(),
@@ -353,7 +373,8 @@ def simplify_patterns(assume_finite: bool = False) -> list[RewritePattern]:
 
 @dataclass(frozen=True)
 class AlgebraicSimplifyPass(ModulePass):
-    """Peephole identities: x+0, x·1, x·0, double negation, transpose/reshape/cast chains."""
+    """Peephole identities: x+0, x·1, x·0, min(x, inf), double negation,
+    transpose/reshape/cast chains."""
 
     name = "algebraic-simplify"
     REPORTS_CHANGES: ClassVar[bool] = True

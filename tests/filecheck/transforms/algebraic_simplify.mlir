@@ -13,23 +13,73 @@ func.func @add_zero(%x: !rlx.tensor<[4], f32>) -> (!rlx.tensor<[4], f32>, !rlx.t
 // CHECK:         func.return %x, %x
 
 // -----
-// Must not fire: a scalar or broadcast zero (strict same-shape rule), an x narrower than
-// the result (dropping the add would drop the broadcast), a constant not all zero.
-func.func @add_zero_kept(%x: !rlx.tensor<[4], f32>, %y: !rlx.tensor<[1], f32>) -> (!rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>) {
-  %s = mir.constant dense<0.0> : !rlx.tensor<[1], f32>
+// A scalar or broadcast zero forwards x too (x has the result's type: it only broadcasts
+// into x), x - 0 and x · 1 as well.
+func.func @add_zero_broadcast(%x: !rlx.tensor<[2, 4], f32>) -> (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[2, 4], f32>, !rlx.tensor<[2, 4], f32>) {
+  %s = mir.constant dense<0.0> : !rlx.tensor<[], f32>
+  %r = mir.constant dense<0.0> : !rlx.tensor<[1, 4], f32>
+  %one = mir.constant dense<1.0> : !rlx.tensor<[], f32>
+  %a = mir.add %s, %x : (!rlx.tensor<[], f32>, !rlx.tensor<[2, 4], f32>) -> !rlx.tensor<[2, 4], f32>
+  %b = mir.sub %x, %r : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[1, 4], f32>) -> !rlx.tensor<[2, 4], f32>
+  %c = mir.mul %x, %one : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[], f32>) -> !rlx.tensor<[2, 4], f32>
+  func.return %a, %b, %c : !rlx.tensor<[2, 4], f32>, !rlx.tensor<[2, 4], f32>, !rlx.tensor<[2, 4], f32>
+}
+// CHECK-LABEL: func.func @add_zero_broadcast
+// CHECK-NOT:     mir.add
+// CHECK-NOT:     mir.sub
+// CHECK-NOT:     mir.mul
+// CHECK:         func.return %x, %x, %x
+
+// -----
+// Must not fire: an x narrower than the result (dropping the add would drop the
+// broadcast), a constant not all zero, no constant.
+func.func @add_zero_kept(%x: !rlx.tensor<[4], f32>, %y: !rlx.tensor<[1], f32>) -> (!rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>) {
   %z = mir.constant dense<0.0> : !rlx.tensor<[4], f32>
   %k = mir.constant dense<[0.0, 1.0, 0.0, 0.0]> : !rlx.tensor<[4], f32>
-  %a = mir.add %x, %s : (!rlx.tensor<[4], f32>, !rlx.tensor<[1], f32>) -> !rlx.tensor<[4], f32>
   %b = mir.add %y, %z : (!rlx.tensor<[1], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[4], f32>
   %c = mir.add %x, %k : (!rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[4], f32>
   %d = mir.add %x, %x : (!rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[4], f32>
-  func.return %a, %b, %c, %d : !rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>
+  func.return %b, %c, %d : !rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>
 }
 // CHECK-LABEL: func.func @add_zero_kept
-// CHECK:         %a = mir.add %x, %s
 // CHECK:         %b = mir.add %y, %z
 // CHECK:         %c = mir.add %x, %k
 // CHECK:         %d = mir.add %x, %x
+
+// -----
+// min(x, +inf) and max(x, -inf) are x, either side (the open side of a Clip whose other
+// bound is a run-time value).
+func.func @unbounded_min_max(%x: !rlx.tensor<[4], f32>, %lo: !rlx.tensor<[], f32>) -> (!rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>) {
+  %inf = mir.constant dense<"0x0000807F"> : !rlx.tensor<[], f32>
+  %ninf = mir.constant dense<"0x000080FF"> : !rlx.tensor<[], f32>
+  %m = mir.max %x, %lo : (!rlx.tensor<[4], f32>, !rlx.tensor<[], f32>) -> !rlx.tensor<[4], f32>
+  %a = mir.min %m, %inf : (!rlx.tensor<[4], f32>, !rlx.tensor<[], f32>) -> !rlx.tensor<[4], f32>
+  %b = mir.max %ninf, %x : (!rlx.tensor<[], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[4], f32>
+  func.return %a, %b : !rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>
+}
+// CHECK-LABEL: func.func @unbounded_min_max
+// CHECK:         %m = mir.max %x, %lo
+// CHECK-NEXT:    func.return %m, %x
+
+// -----
+// Must not fire: max(x, +inf) and min(x, -inf) (constant results), a finite bound, an x
+// narrower than the result.
+func.func @unbounded_min_max_kept(%x: !rlx.tensor<[4], f32>, %y: !rlx.tensor<[1], f32>) -> (!rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>) {
+  %inf = mir.constant dense<"0x0000807F"> : !rlx.tensor<[], f32>
+  %ninf = mir.constant dense<"0x000080FF"> : !rlx.tensor<[], f32>
+  %big = mir.constant dense<3.0e+38> : !rlx.tensor<[], f32>
+  %infs = mir.constant dense<"0x0000807F0000807F0000807F0000807F"> : !rlx.tensor<[4], f32>
+  %a = mir.max %x, %inf : (!rlx.tensor<[4], f32>, !rlx.tensor<[], f32>) -> !rlx.tensor<[4], f32>
+  %b = mir.min %x, %ninf : (!rlx.tensor<[4], f32>, !rlx.tensor<[], f32>) -> !rlx.tensor<[4], f32>
+  %c = mir.min %x, %big : (!rlx.tensor<[4], f32>, !rlx.tensor<[], f32>) -> !rlx.tensor<[4], f32>
+  %d = mir.min %y, %infs : (!rlx.tensor<[1], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[4], f32>
+  func.return %a, %b, %c, %d : !rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>
+}
+// CHECK-LABEL: func.func @unbounded_min_max_kept
+// CHECK:         %a = mir.max %x, %inf
+// CHECK:         %b = mir.min %x, %ninf
+// CHECK:         %c = mir.min %x, %big
+// CHECK:         %d = mir.min %y, %infs
 
 // -----
 // x - 0 -> x; 0 - x is a negation, not x.

@@ -1,0 +1,94 @@
+"""The identities that forward ``x`` past a constant of any shape (x + 0, x - 0, x · 1,
+x / 1 with scalar or broadcast constants; min(x, +inf), max(x, -inf)) change no value,
+NaN, infinities and signed zeros included, and an ONNX Clip with a run-time lower bound
+and no upper one compiles to one max."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+from rlx_compile import ModuleBuilder
+from rlx_compile.frontends.onnx import import_model
+from rlx_compile.interpreter import run
+from rlx_compile.passmanager import PassManager, parse_pipeline
+
+SPECIALS = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1e-40, -3.5, 7.25], np.float32)
+
+
+def _kinds(module: object) -> list[str]:
+    return [op.name for op in module.walk() if op.name.startswith("mir.")]  # type: ignore[attr-defined]
+
+
+def _simplified(module: object) -> object:
+    out = module.clone()  # type: ignore[attr-defined]
+    PassManager(parse_pipeline("algebraic-simplify,dce")).run(out)
+    return out
+
+
+def test_broadcast_identities_and_unbounded_min_max_are_bit_exact() -> None:
+    with ModuleBuilder("g") as m:
+        x = m.input("x", (3, 8))
+        lo = m.input("lo", ())
+        y = m.sub(x, m.constant(0.0))  # a scalar zero
+        y = m.mul(m.constant(np.ones((1, 8), np.float32)), y)  # a broadcast one
+        y = m.div(y, m.constant(1.0))
+        y = m.add(y, m.constant(np.zeros((3, 1), np.float32)))
+        y = m.minimum(m.maximum(y, lo), m.constant(np.inf))
+        z = m.maximum(m.constant(-np.inf), x)
+        m.output(y, z, names=["y", "z"])
+    simplified = _simplified(m.module)
+    assert [k for k in _kinds(simplified) if k not in ("mir.input", "mir.constant")] == ["mir.max"]
+    rng = np.random.default_rng(3)
+    x = np.concatenate([SPECIALS, rng.standard_normal(16).astype(np.float32)]).reshape(3, 8)
+    for lo in (np.float32(-1.0), np.float32(np.nan), np.float32(-np.inf)):
+        want = run(m.module, {"x": x, "lo": lo})
+        got = run(simplified, {"x": x, "lo": lo})
+        for name in ("y", "z"):  # bit for bit (x + 0 keeps a -0 where IEEE gives +0)
+            w, g = want[name], got[name]
+            same = (w == g) | (np.isnan(w) & np.isnan(g))
+            assert same.all(), name
+
+
+def test_identities_kept_where_they_change_a_value_or_shape() -> None:
+    with ModuleBuilder("g") as m:
+        x = m.input("x", (4,))
+        n = m.input("n", (1,))
+        a = m.maximum(x, m.constant(np.inf))  # +inf everywhere, not x
+        b = m.minimum(x, m.constant(np.float32(3e38)))  # a finite bound
+        c = m.add(n, m.constant(np.zeros(4, np.float32)))  # broadcasts n
+        m.output(a, b, c, names=["a", "b", "c"])
+    simplified = _simplified(m.module)
+    assert sorted(k for k in _kinds(simplified) if k in ("mir.max", "mir.min", "mir.add")) == [
+        "mir.add", "mir.max", "mir.min"
+    ]  # fmt: skip
+
+
+def test_clip_with_a_runtime_min_is_one_max() -> None:
+    import onnxruntime as ort
+
+    nodes = [
+        helper.make_node("ReduceMax", ["x"], ["m"], keepdims=0),
+        helper.make_node("Sub", ["m", "eighty"], ["lo"]),
+        helper.make_node("Clip", ["x", "lo", ""], ["y"]),
+        helper.make_node("Sub", ["y", "zero"], ["out"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 16])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [2, 16])],
+        [helper.make_tensor("eighty", TensorProto.FLOAT, [], [80.0]),
+         helper.make_tensor("zero", TensorProto.FLOAT, [], [0.0])],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    onnx.checker.check_model(model)
+    module = import_model(model)
+    PassManager(parse_pipeline("algebraic-simplify,dce")).run(module)
+    kinds = _kinds(module)
+    assert kinds.count("mir.max") == 1 and "mir.min" not in kinds
+    assert kinds.count("mir.sub") == 1  # m - 80; y - 0 is y
+    x = (np.random.default_rng(4).standard_normal((2, 16)) * 60).astype(np.float32)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    np.testing.assert_array_equal(run(module, {"x": x})["out"], session.run(None, {"x": x})[0])
