@@ -237,3 +237,36 @@ def test_external_data_is_loaded(tmp_path: Path, attributes: bool) -> None:
         t.SerializeToString() for t in onnx.load(str(path)).graph.initializer
     ]
     assert print_module(import_model(path), debuginfo=True) == expected
+
+
+def test_data_propagation_only_from_a_shape_or_size_node(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The importer's shape inference propagates values only where a Shape or Size node
+    starts them (without one, the values are constants' and the converters fold them):
+    both models import, the second's Reshape target ([-1, 4]) computed from its input's
+    shape."""
+    asked: list[bool] = []
+    infer = onnx.shape_inference.infer_shapes
+
+    def recording(m: onnx.ModelProto, *args: object, **kwargs: object) -> onnx.ModelProto:
+        asked.append(bool(kwargs.get("data_prop")))
+        return infer(m, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(onnx.shape_inference, "infer_shapes", recording)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    shape = numpy_helper.from_array(np.array([6, 4], np.int64), "shape")
+    constant = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "shape"], ["y"])], "g", [x], [y], [shape]
+    )
+    computed = helper.make_graph(
+        [helper.make_node("Shape", ["x"], ["s"], start=2),
+         helper.make_node("Concat", ["minus_one", "s"], ["t"], axis=0),
+         helper.make_node("Reshape", ["x", "t"], ["y"])],
+        "g", [x], [y], [numpy_helper.from_array(np.array([-1], np.int64), "minus_one")],
+    )  # fmt: skip
+    for graph, propagates in ((constant, False), (computed, True)):
+        asked.clear()
+        module = import_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+        assert asked == [propagates]
+        (out,) = [op for op in module.walk() if isinstance(op, mir.ReshapeOp)]
+        assert out.results[0].type == TensorType([6, 4], DType.F32)

@@ -77,7 +77,7 @@ from rlx_compile.frontends.onnx.symbolic import (
     evaluate_shape_node,
     symbolic_shape_node,
 )
-from rlx_compile.frontends.onnx.upgrade import Upgrade, schema_since, upgrade_model
+from rlx_compile.frontends.onnx.upgrade import Upgrade, schema_since, upgrade_model, walk
 from rlx_compile.ir import (
     erase_unused,
     fewer_collections,
@@ -441,8 +441,15 @@ class Importer:
                     d.dim_value = want
                 else:
                     d.dim_param = str(want)
+        # Data propagation (values computed from shapes, on to a Reshape's target) is the
+        # costlier half of inference on a large graph, and starts at a Shape or Size node:
+        # without one, what it adds are values of constants, which the converters fold
+        # themselves (the result types it adds would only widen the cross-check).
+        data_prop = any(n.op_type in ("Shape", "Size") for n in walk(model.graph))
         try:
-            inferred = onnx.shape_inference.infer_shapes(rewrite, strict_mode=False, data_prop=True)
+            inferred = onnx.shape_inference.infer_shapes(
+                rewrite, strict_mode=False, data_prop=data_prop
+            )
         except Exception:
             inferred = rewrite
         symbols = {str(d) for shape in input_shapes.values() for d in shape if is_symbol(d)}
