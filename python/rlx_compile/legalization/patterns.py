@@ -577,6 +577,23 @@ class AxisToLast(ConversionPattern):
         self.commit(rewriter, op, ops, [y])
 
 
+class SliceAsNarrows(ConversionPattern):
+    summary = "a unit-step slice as one narrow per axis it takes part of"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.SliceOp, rewriter: PatternRewriter) -> None:
+        shape, out = type_of(op.input).shape, type_of(op.result).shape
+        starts, steps = op.props().ints("starts"), op.props().ints("steps")
+        if any(step != 1 and n != 1 for step, n in zip(steps, out, strict=True)):
+            return
+        b, ops = self.builder(op)
+        y: SSAValue = op.input
+        for axis, (start, n, d) in enumerate(zip(starts, out, shape, strict=True)):
+            if start != 0 or n != d:
+                y = b.narrow(y, axis, start, n)
+        self.commit(rewriter, op, ops, [y])
+
+
 class NormToLastAxis(ConversionPattern):
     summary = "merge the normalised dims into the last one"
 
@@ -636,6 +653,7 @@ NARROW_KERNEL_PATTERNS: tuple[type[ConversionPattern], ...] = (
     AxisToLast,
     NormToLastAxis,
     ErfPolynomial,
+    SliceAsNarrows,
 )
 
 ALL_PATTERNS: tuple[type[ConversionPattern], ...] = (

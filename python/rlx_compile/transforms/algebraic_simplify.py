@@ -26,6 +26,11 @@ and the rewrites users expect from a graph compiler, all exact:
   of A is a value of B -- except int -> float -> int, where the inner float makes the
   outer cast saturate while a direct int cast wraps;
 - ``concat`` of one operand -> x; ``narrow`` covering its whole axis -> x;
+- a narrow or slice of a narrow or slice -> one op: a narrow when the two take one axis
+  with unit steps, else one strided slice of x (the first slice's starts plus the
+  second's scaled by the first's steps; steps multiplied), which copies once where the
+  two copied up to twice. Two narrows that are both contiguous views (free) are kept
+  when they make a slice (a copy);
 - ``reshape(softmax(reshape(x), a))`` back to x's type, where the reshapes only add or
   drop unit dims and dim ``a`` is not one of them -> ``softmax(x, a')`` at the same dim of
   x (log-softmax too): the Flatten -> Softmax -> Reshape that opset-13 upgrades and
@@ -54,7 +59,7 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewri
 
 from rlx_compile.diagnostics import change_listener
 from rlx_compile.dialects import mir
-from rlx_compile.dialects.types import DType, TensorType, exactly_representable
+from rlx_compile.dialects.types import Dim, DType, TensorType, exactly_representable
 from rlx_compile.ir import func_graphs
 from rlx_compile.rewriting import apply_greedily
 
@@ -319,6 +324,56 @@ class FullNarrow(RewritePattern):
             _forward(op, rewriter, op.input)
 
 
+def _strides(op: Operation) -> tuple[list[Dim], list[int]] | None:
+    """A narrow's or a slice's (starts, steps) on every axis of its input."""
+    if isinstance(op, mir.NarrowOp):
+        rank = _tensor(op.input).rank
+        starts: list[Dim] = [0] * rank
+        starts[op.props().int("axis")] = op.start_dim
+        return starts, [1] * rank
+    if isinstance(op, mir.SliceOp):
+        return list(op.props().ints("starts")), list(op.props().ints("steps"))
+    return None
+
+
+class ComposeSlices(RewritePattern):
+    """narrow/slice(narrow/slice(x)) -> one narrow or slice of x: element i of the outer
+    op is element ``t + i·u`` of the inner one, ``s + (t + i·u)·v`` of x."""
+
+    roots = (mir.NarrowOp, mir.SliceOp)
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        outer = _strides(op)
+        if outer is None:
+            return
+        inner_op = op.operands[0].owner
+        inner = _strides(inner_op) if isinstance(inner_op, Operation) else None
+        if inner is None:
+            return
+        assert isinstance(inner_op, Operation)
+        (x,) = inner_op.operands
+        (t, u), (s, v) = outer, inner
+        starts = [a + b * step for a, b, step in zip(s, t, v, strict=True)]
+        steps = [a * b for a, b in zip(u, v, strict=True)]
+        x_shape, shape = _tensor(x).shape, _tensor(op.results[0]).shape
+        changed = [
+            i for i, (n, d) in enumerate(zip(shape, x_shape, strict=True))
+            if n != d or starts[i] != 0 or (steps[i] != 1 and n != 1)
+        ]  # fmt: skip
+        if not changed:
+            _forward(op, rewriter, x)
+        elif len(changed) == 1 and steps[changed[0]] == 1:
+            (axis,) = changed
+            _rebuild(op, rewriter, mir.NarrowOp(x, axis, starts[axis], shape[axis]))
+        elif all(isinstance(o, mir.NarrowOp) and o.contiguous_view_offset() is not None
+                 for o in (op, inner_op)):  # fmt: skip
+            return  # two free views, not one copy
+        elif len(ints := [a for a in starts if isinstance(a, int)]) == len(starts):
+            # (a symbolic start stays: a slice takes ints only)
+            steps = [st if n != 1 else 1 for st, n in zip(steps, shape, strict=True)]
+            _rebuild(op, rewriter, mir.SliceOp(x, ints, steps, shape))
+
+
 def _non_unit_axes(shape: tuple[object, ...]) -> list[int]:
     return [i for i, d in enumerate(shape) if d != 1]
 
@@ -366,7 +421,7 @@ def simplify_patterns(assume_finite: bool = False) -> list[RewritePattern]:
         MulZero(assume_finite, splats), DoubleNegation(),
         SigmoidGateToSilu(),
         IdentityTranspose(), ComposeTransposes(), IdentityReshape(), ComposeReshapes(),
-        SameTypeCast(), ExactCastChain(), SingleOperandConcat(), FullNarrow(),
+        SameTypeCast(), ExactCastChain(), SingleOperandConcat(), FullNarrow(), ComposeSlices(),
         AxisOpThroughUnitReshapes(),
     ]  # fmt: skip
 

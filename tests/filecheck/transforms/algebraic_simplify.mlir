@@ -306,3 +306,42 @@ func.func @softmax_through_reshapes_kept(%x: !rlx.tensor<[2, 5, 1], f32>, %w: !r
 // CHECK:         %u = mir.softmax %g axis 1 : !rlx.tensor<[10, 1], f32>
 // CHECK:         %v = mir.softmax %h axis 1 : !rlx.tensor<[1, 10], f32>
 // CHECK:         %d = mir.reshape %v
+
+// -----
+// A narrow of a narrow is one op: along the same axis one narrow (starts added, a
+// symbolic one too), along two axes one unit-step slice; a strided slice of a narrow or
+// slice composes its starts and steps (x[1:7][::2] = x[1:7:2]; of a reversed slice, the
+// steps multiply).
+func.func @slices(%x: !rlx.tensor<[2, 258, 5], f32>, %s: !rlx.tensor<[n, 8], f32>, %v: !rlx.tensor<[10], f32>) -> (!rlx.tensor<[2, 100, 5], f32>, !rlx.tensor<[2, 129, 4], f32>, !rlx.tensor<[n, 2], f32>, !rlx.tensor<[3], f32>, !rlx.tensor<[2], f32>) {
+  %a = mir.narrow %x axis 1 start 129 : !rlx.tensor<[2, 258, 5], f32> -> !rlx.tensor<[2, 129, 5], f32>
+  %aa = mir.narrow %a axis 1 start 10 : !rlx.tensor<[2, 129, 5], f32> -> !rlx.tensor<[2, 100, 5], f32>
+  %ab = mir.narrow %a axis 2 start 1 : !rlx.tensor<[2, 129, 5], f32> -> !rlx.tensor<[2, 129, 4], f32>
+  %b = mir.narrow %s axis 1 start 2 : !rlx.tensor<[n, 8], f32> -> !rlx.tensor<[n, 5], f32>
+  %bb = mir.narrow %b axis 1 start 3 : !rlx.tensor<[n, 5], f32> -> !rlx.tensor<[n, 2], f32>
+  %c = mir.narrow %v axis 0 start 1 : !rlx.tensor<[10], f32> -> !rlx.tensor<[6], f32>
+  %cc = mir.slice %c starts [0] steps [2] : !rlx.tensor<[6], f32> -> !rlx.tensor<[3], f32>
+  %r = mir.slice %v starts [9] steps [-1] : !rlx.tensor<[10], f32> -> !rlx.tensor<[10], f32>
+  %rr = mir.slice %r starts [1] steps [3] : !rlx.tensor<[10], f32> -> !rlx.tensor<[2], f32>
+  func.return %aa, %ab, %bb, %cc, %rr : !rlx.tensor<[2, 100, 5], f32>, !rlx.tensor<[2, 129, 4], f32>, !rlx.tensor<[n, 2], f32>, !rlx.tensor<[3], f32>, !rlx.tensor<[2], f32>
+}
+// CHECK-LABEL: func.func @slices
+// CHECK:         %aa = mir.narrow %x axis 1 start 139 : !rlx.tensor<[2, 258, 5], f32> -> !rlx.tensor<[2, 100, 5], f32>
+// CHECK-NEXT:    %ab = mir.slice %x starts [0, 129, 1] steps [1, 1, 1] : !rlx.tensor<[2, 258, 5], f32> -> !rlx.tensor<[2, 129, 4], f32>
+// CHECK:         %bb = mir.narrow %s axis 1 start 5 : !rlx.tensor<[n, 8], f32> -> !rlx.tensor<[n, 2], f32>
+// CHECK:         %cc = mir.slice %v starts [1] steps [2] : !rlx.tensor<[10], f32> -> !rlx.tensor<[3], f32>
+// CHECK:         %rr = mir.slice %v starts [8] steps [-3] : !rlx.tensor<[10], f32> -> !rlx.tensor<[2], f32>
+// CHECK-NEXT:    func.return %aa, %ab, %bb, %cc, %rr
+
+// -----
+// Must not fire: two narrows that are both contiguous views (leading dims 1: free) on
+// two axes, which would make one slice (a copy); a narrow of another op.
+func.func @slices_kept(%x: !rlx.tensor<[1, 6, 8], f32>) -> (!rlx.tensor<[1, 1, 3], f32>, !rlx.tensor<[1, 6, 2], f32>) {
+  %a = mir.narrow %x axis 1 start 2 : !rlx.tensor<[1, 6, 8], f32> -> !rlx.tensor<[1, 1, 8], f32>
+  %ab = mir.narrow %a axis 2 start 4 : !rlx.tensor<[1, 1, 8], f32> -> !rlx.tensor<[1, 1, 3], f32>
+  %n = mir.neg %x : !rlx.tensor<[1, 6, 8], f32>
+  %nb = mir.narrow %n axis 2 start 1 : !rlx.tensor<[1, 6, 8], f32> -> !rlx.tensor<[1, 6, 2], f32>
+  func.return %ab, %nb : !rlx.tensor<[1, 1, 3], f32>, !rlx.tensor<[1, 6, 2], f32>
+}
+// CHECK-LABEL: func.func @slices_kept
+// CHECK:         %ab = mir.narrow %a axis 2 start 4
+// CHECK:         %nb = mir.narrow %n axis 2 start 1
