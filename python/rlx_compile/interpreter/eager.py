@@ -3,8 +3,9 @@
 method of its name emits. A computation written once over ``Ops`` then either emits its
 ops (given a builder) or computes their values (given ``Eager``), bit for bit the same
 numbers as the emitted ops give on the reference executor: the recurrent layers'
-reference kernels and lowering (``interpreter.recurrent``), a batch norm folded into
-constant conv weights (``transforms.fold_conv_batch_norm``).
+reference kernels and lowering (``interpreter.recurrent``), a batch norm's scale and
+shift (``batch_norm_scale_shift``: lowered, or folded into constant conv weights or a
+scale-shift).
 """
 
 from __future__ import annotations
@@ -60,6 +61,15 @@ class Ops(Protocol[V]):
 
 
 Array = np.ndarray
+
+
+def batch_norm_scale_shift(
+    ops: Ops[V], eps: float, scale: V, bias: V, mean: V, variance: V
+) -> tuple[V, V]:
+    """The per-channel scale and shift an inference batch norm applies, ``x · s + shift``:
+    ``s = scale · rsqrt(variance + eps)``, ``shift = bias - mean · s``."""
+    s = ops.mul(scale, ops.rsqrt(ops.add(variance, eps)))
+    return s, ops.sub(bias, ops.mul(mean, s))
 
 
 class Eager:

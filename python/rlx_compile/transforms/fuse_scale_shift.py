@@ -10,8 +10,9 @@ activation, as one ``mir.fused_scale_shift_act``.
   and shift, and an activation read by nothing else into the op (the conv's epilogue
   rule, ``FusionLimits.conv_epilogues``).
 
-The scale and shift are ops on the parameters (folded away when they are constants); one
-kernel then reads the input once instead of once per op. Rounding differs from the
+The scale and shift are ops on the parameters (when they are all constants, computed at
+once: ``Eager`` gives the numbers folding the ops would); one kernel then reads the input
+once instead of once per op. Rounding differs from the
 unfolded ops by the reassociation.
 """
 
@@ -25,6 +26,7 @@ from xdsl.pattern_rewriter import PatternRewriter
 from rlx_compile.builder import GraphBuilder, type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import Activation
+from rlx_compile.folding import DEFAULT_MAX_ELEMENTS, constant_values
 from rlx_compile.fusion.base import (
     FusionPass,
     FusionPattern,
@@ -38,6 +40,7 @@ from rlx_compile.fusion.base import (
     producer,
     sole_user,
 )
+from rlx_compile.interpreter.eager import Eager, batch_norm_scale_shift
 
 FUSED = mir.FusedScaleShiftActOp.name
 NEEDED = tuple(
@@ -155,9 +158,15 @@ def _new_scale_shift(b: GraphBuilder, m: NewScaleShift) -> tuple[SSAValue, SSAVa
     channels = type_of(m.x).shape[1]
     root = m.root
     if isinstance(root, mir.BatchNormOp):
-        eps = b.scalar_like(root.props().float("epsilon"), root.variance)
-        s = b.mul(root.scale, b.rsqrt(b.add(root.variance, eps)))
-        return s, b.sub(root.bias, b.mul(root.mean, s))
+        eps = root.props().float("epsilon")
+        stats = [root.scale, root.bias, root.mean, root.variance]
+        arrays = constant_values(stats)
+        if arrays is None or arrays[0].size > DEFAULT_MAX_ELEMENTS:  # folding's cap
+            return batch_norm_scale_shift(b, eps, *stats)
+        # Constants all: computed at once, the numbers folding the ops would give.
+        dtype = type_of(root.scale).dtype
+        s, t = batch_norm_scale_shift(Eager(), eps, *arrays)
+        return b.constant(s, dtype, s.shape), b.constant(t, dtype, t.shape)
     assert m.scale is not None and m.shift is not None
     shift = channel_vector(b, m.shift, channels)
     return channel_vector(b, m.scale, channels), b.neg(shift) if m.negate_shift else shift

@@ -34,6 +34,29 @@ func.func @after_concat() -> !rlx.tensor<[1, 4, 3, 3], f32> {
 
 // -----
 
+// The same with constant statistics (a Paddle or Caffe2 export): s and t are computed at
+// once, two constants, no ops on the statistics left to fold.
+func.func @after_concat_constant_stats() -> !rlx.tensor<[1, 2, 1, 2], f32> {
+  %a = mir.input "a" : !rlx.tensor<[1, 1, 1, 2], f32>
+  %b = mir.input "b" : !rlx.tensor<[1, 1, 1, 2], f32>
+  %g = mir.constant dense<[2.0, 0.5]> : !rlx.tensor<[2], f32>
+  %beta = mir.constant dense<[1.0, -1.0]> : !rlx.tensor<[2], f32>
+  %mu = mir.constant dense<[0.25, 3.0]> : !rlx.tensor<[2], f32>
+  %var = mir.constant dense<[3.0, 0.0]> : !rlx.tensor<[2], f32>
+  %c = mir.concat %a, %b axis 1 : (!rlx.tensor<[1, 1, 1, 2], f32>, !rlx.tensor<[1, 1, 1, 2], f32>) -> !rlx.tensor<[1, 2, 1, 2], f32>
+  %n = mir.batch_norm %c, %g, %beta, %mu, %var eps 1.000000e+00 : (!rlx.tensor<[1, 2, 1, 2], f32>, !rlx.tensor<[2], f32>, !rlx.tensor<[2], f32>, !rlx.tensor<[2], f32>, !rlx.tensor<[2], f32>) -> !rlx.tensor<[1, 2, 1, 2], f32>
+  func.return %n : !rlx.tensor<[1, 2, 1, 2], f32>
+}
+// s = g / sqrt(var + 1) = [1, 0.5], t = beta - mu * s = [0.75, -2.5]
+// CHECK-LABEL: func.func @after_concat_constant_stats
+// CHECK:         %[[S:.*]] = mir.constant dense<[1.0, 0.5]> : !rlx.tensor<[2], f32>
+// CHECK-NEXT:    %[[T:.*]] = mir.constant dense<[0.75, -2.5]> : !rlx.tensor<[2], f32>
+// CHECK-NEXT:    %[[Y:.*]] = mir.fused_scale_shift_act %c, %[[S]], %[[T]]
+// CHECK-NOT:     mir.rsqrt
+// CHECK:         func.return %[[Y]]
+
+// -----
+
 // A batch norm then a per-channel scale and shift (Caffe2's SpatialBN + Mul + Add, the
 // shift subtracted here), then ReLU6: all of it one op.
 func.func @chain() -> !rlx.tensor<[1, 2, 2, 2], f32> {
