@@ -13,6 +13,12 @@ read by the tree alone (a leaf transpose may have other readers: it then stays f
 them). The tree then runs in the untransposed layout, where the conv folds take the
 bias and batch norm and the activation becomes the conv's epilogue. Exact: the same
 operations on the same elements.
+
+The undoing is up to unit dims: between the tree and ``q`` may stand a reshape that only
+adds or drops unit dims (an ExpandDims before a 1-D conv or pool,
+``transpose(reshape(f(...)), q)``), and ``p`` then ``q`` need only bring the dims of more
+than one element back in their order; the tree's result is then reshaped to the root's
+type (a view). All leaves share the one ``p``.
 """
 
 from __future__ import annotations
@@ -51,11 +57,50 @@ class TransposePair(Match):
     """Each transposed data leaf (a transpose's result) -> the untransposed value."""
     blocked: Miss | None = None
     """Why the tree cannot fold: an intermediate read outside it."""
+    order: list[int] = field(default_factory=list)
+    """The axes of the tree's result of more than one element, in the order the root's
+    result holds them."""
+    top: Operation | None = None
+    """The op reading the tree's result: the root, or the unit-dim reshape before it."""
+    leaf_perm: tuple[int, ...] | None = None
+    """The leaves' perm (``p``)."""
 
 
-def _undoes(inner: tuple[int, ...], outer: tuple[int, ...]) -> bool:
-    """Whether transposing by ``inner`` and then by ``outer`` is the identity."""
-    return len(inner) == len(outer) and all(inner[o] == i for i, o in enumerate(outer))
+def _non_unit(shape: tuple[Dim, ...]) -> list[int]:
+    return [i for i, d in enumerate(shape) if d != 1]
+
+
+def _root_order(op: mir.TransposeOp, y: SSAValue) -> list[int]:
+    """The axes of ``y`` of more than one element in the order ``op``'s result holds them
+    (``y`` is ``op``'s input, or the input of a reshape that only adds or drops unit dims
+    before it)."""
+    perm, out = op.props().ints("perm"), type_of(op.results[0]).shape
+    of_input = dict(zip(_non_unit(type_of(op.input).shape), _non_unit(type_of(y).shape),
+                        strict=True))  # fmt: skip
+    return [of_input[perm[k]] for k in _non_unit(out)]
+
+
+def _restores(p: tuple[int, ...], shape: tuple[Dim, ...], order: list[int]) -> bool:
+    """Whether undoing the transpose by ``p`` that made ``shape`` lays its dims of more
+    than one element out in ``order``."""
+    inverse = _inverse(p)
+    return [inverse[i] for i in range(len(p)) if shape[inverse[i]] != 1] == order
+
+
+def _inverse(p: tuple[int, ...]) -> tuple[int, ...]:
+    out = [0] * len(p)
+    for i, a in enumerate(p):
+        out[a] = i
+    return tuple(out)
+
+
+def _unit_reshape(v: SSAValue) -> mir.ReshapeOp | None:
+    """The reshape making ``v`` when it only adds or drops unit dims."""
+    r = producer(v, mir.ReshapeOp)
+    if r is None:
+        return None
+    x, y = type_of(r.input).shape, type_of(v).shape
+    return r if [x[i] for i in _non_unit(x)] == [y[i] for i in _non_unit(y)] else None
 
 
 def _elementwise(op: Operation) -> bool:
@@ -69,11 +114,16 @@ class FoldTransposes(FusionPattern):
     def match(self, op: Operation) -> Match | Miss | None:
         assert isinstance(op, mir.TransposeOp)
         m = TransposePair(op, [], tuple(op.props().ints("perm")))
-        if not self._tree(op.input, op, m, type_of(op.input).shape) or not m.leaves:
+        y, m.top = op.input, op
+        reshape = _unit_reshape(y)
+        if reshape is not None and sole_user(y) is op:
+            y, m.top = reshape.input, reshape
+        m.order = _root_order(op, y)
+        if not self._tree(y, m.top, m, type_of(y).shape) or not m.leaves:
             return None
         if m.blocked is not None:
             return m.blocked
-        m.absorbed = [*m.tree, op]
+        m.absorbed = [*m.tree, *([] if m.top is op else [m.top]), op]
         return m
 
     def _tree(
@@ -83,10 +133,13 @@ class FoldTransposes(FusionPattern):
         False when ``v`` is neither a leaf nor an elementwise op the tree can take. An
         intermediate with other readers is noted in ``m.blocked``."""
         inner = producer(v, mir.TransposeOp)
-        if inner is not None and _undoes(tuple(inner.props().ints("perm")), m.perm):
-            m.leaves[v] = inner.input
-            return True
-        if reader is not m.root and is_static(v):
+        if inner is not None:
+            perm = tuple(inner.props().ints("perm"))
+            if m.leaf_perm in (None, perm) and _restores(perm, shape, m.order):
+                m.leaf_perm = perm
+                m.leaves[v] = inner.input
+                return True
+        if reader is not m.top and is_static(v):
             return True  # a weight operand: transposed by q in the rewrite
         p = v.owner if isinstance(v, OpResult) else None
         if p is None or not _elementwise(p) or type_of(v).shape != shape:
@@ -102,20 +155,25 @@ class FoldTransposes(FusionPattern):
 
     def rewrite(self, m: Match, rewriter: PatternRewriter) -> None:
         assert isinstance(m, TransposePair)
+        assert m.leaf_perm is not None and m.top is not None
         b, ops = self.builder(m.root)
-        out = type_of(m.root.results[0])
+        undo = _inverse(m.leaf_perm)
+        tree_shape = type_of(m.top.operands[0]).shape
+        shape = tuple(tree_shape[a] for a in undo)
         values: dict[SSAValue, SSAValue] = dict(m.leaves)
         for p in m.tree:
-            operands = [values[x] if x in values else _weight(b, x, m.perm) for x in p.operands]
+            operands = [values[x] if x in values else _weight(b, x, undo) for x in p.operands]
             t = type_of(p.results[0])
             new = type(p).create(
                 operands=operands,
-                result_types=[t.with_shape(out.shape)],
+                result_types=[t.with_shape(shape)],
                 properties=dict(p.properties),
                 attributes=dict(p.attributes),
             )
             values[p.results[0]] = b.emit(new).results[0]
-        self.replace(rewriter, m, ops, [values[m.root.operands[0]]])
+        y = values[m.top.operands[0]]
+        out = type_of(m.root.results[0])
+        self.replace(rewriter, m, ops, [y if shape == out.shape else b.reshape(y, out.shape)])
         # A leaf transpose no one else reads goes now: a conv reading into it would
         # otherwise look read twice to the conv folds after this stage.
         erase_unused([leaf.owner for leaf in m.leaves if isinstance(leaf.owner, Operation)],

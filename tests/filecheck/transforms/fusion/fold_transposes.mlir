@@ -93,3 +93,87 @@ func.func @look_alikes() -> (!rlx.tensor<[4, 2, 3], f32>, !rlx.tensor<[2, 3, 4],
 // REPORT-NOT:    - transpose_pair x
 // REPORT:        - transpose_pair (mir.transpose at {{.*}}): the mir.exp result is also a graph output; hint: the layout transposes fold only when nothing else reads a value between them
 // REPORT-NOT:    - transpose_pair (
+
+// -----
+
+// Up to unit dims: a channels-last PReLU (relu(x) + alpha · relu(-x), alpha over
+// [T, C]) before an ExpandDims and the transpose to a pool's NCHW layout. The tree runs
+// in the [1, C, T] layout (alpha transposed instead) and its result is reshaped to the
+// pool's [1, C, T, 1]: the three transposes and the reshape become one reshape.
+func.func @prelu_expand_dims() -> !rlx.tensor<[1, 4, 6, 1], f32> {
+  %x = mir.input "x" : !rlx.tensor<[1, 4, 6], f32>
+  %alpha = mir.param "alpha" : !rlx.tensor<[6, 4], f32>
+  %r = mir.relu %x : !rlx.tensor<[1, 4, 6], f32>
+  %tr = mir.transpose %r perm [0, 2, 1] : !rlx.tensor<[1, 4, 6], f32> -> !rlx.tensor<[1, 6, 4], f32>
+  %n = mir.neg %x : !rlx.tensor<[1, 4, 6], f32>
+  %rn = mir.relu %n : !rlx.tensor<[1, 4, 6], f32>
+  %tn = mir.transpose %rn perm [0, 2, 1] : !rlx.tensor<[1, 4, 6], f32> -> !rlx.tensor<[1, 6, 4], f32>
+  %m = mir.mul %tn, %alpha : (!rlx.tensor<[1, 6, 4], f32>, !rlx.tensor<[6, 4], f32>) -> !rlx.tensor<[1, 6, 4], f32>
+  %a = mir.add %tr, %m : (!rlx.tensor<[1, 6, 4], f32>, !rlx.tensor<[1, 6, 4], f32>) -> !rlx.tensor<[1, 6, 4], f32>
+  %e = mir.reshape %a : !rlx.tensor<[1, 6, 4], f32> -> !rlx.tensor<[1, 6, 1, 4], f32>
+  %y = mir.transpose %e perm [0, 3, 1, 2] : !rlx.tensor<[1, 6, 1, 4], f32> -> !rlx.tensor<[1, 4, 6, 1], f32>
+  func.return %y : !rlx.tensor<[1, 4, 6, 1], f32>
+}
+// CHECK-LABEL: func.func @prelu_expand_dims
+// CHECK:         %[[A3:.*]] = mir.reshape %alpha : !rlx.tensor<[6, 4], f32> -> !rlx.tensor<[1, 6, 4], f32>
+// CHECK-NEXT:    %[[AT:.*]] = mir.transpose %[[A3]] perm [0, 2, 1] : !rlx.tensor<[1, 6, 4], f32> -> !rlx.tensor<[1, 4, 6], f32>
+// CHECK-NEXT:    %[[M:.*]] = mir.mul %rn, %[[AT]] : (!rlx.tensor<[1, 4, 6], f32>, !rlx.tensor<[1, 4, 6], f32>) -> !rlx.tensor<[1, 4, 6], f32>
+// CHECK-NEXT:    %[[A:.*]] = mir.add %r, %[[M]] : (!rlx.tensor<[1, 4, 6], f32>, !rlx.tensor<[1, 4, 6], f32>) -> !rlx.tensor<[1, 4, 6], f32>
+// CHECK-NEXT:    %[[Y:.*]] = mir.reshape %[[A]] : !rlx.tensor<[1, 4, 6], f32> -> !rlx.tensor<[1, 4, 6, 1], f32>
+// CHECK-NEXT:    func.return %[[Y]]
+// CHECK-NOT:     mir.transpose
+// REPORT:        - transpose_pair x1 (4 ops absorbed)
+
+// -----
+
+// Up to unit dims without a reshape: [0, 2, 1] then [2, 0, 1] brings 4 and 6 back in
+// their order (the unit dim moves): the result is the tree's, reshaped. And an empty
+// tree: a transpose, an ExpandDims and the transpose back are one reshape.
+func.func @unit_dims_moved() -> (!rlx.tensor<[4, 1, 6], f32>, !rlx.tensor<[2, 3, 1], f32>) {
+  %x = mir.input "x" : !rlx.tensor<[1, 4, 6], f32>
+  %z = mir.input "z" : !rlx.tensor<[2, 3], f32>
+  %t = mir.transpose %x perm [0, 2, 1] : !rlx.tensor<[1, 4, 6], f32> -> !rlx.tensor<[1, 6, 4], f32>
+  %e = mir.exp %t : !rlx.tensor<[1, 6, 4], f32>
+  %y = mir.transpose %e perm [2, 0, 1] : !rlx.tensor<[1, 6, 4], f32> -> !rlx.tensor<[4, 1, 6], f32>
+  %tz = mir.transpose %z perm [1, 0] : !rlx.tensor<[2, 3], f32> -> !rlx.tensor<[3, 2], f32>
+  %ez = mir.reshape %tz : !rlx.tensor<[3, 2], f32> -> !rlx.tensor<[3, 1, 2], f32>
+  %w = mir.transpose %ez perm [2, 0, 1] : !rlx.tensor<[3, 1, 2], f32> -> !rlx.tensor<[2, 3, 1], f32>
+  func.return %y, %w : !rlx.tensor<[4, 1, 6], f32>, !rlx.tensor<[2, 3, 1], f32>
+}
+// CHECK-LABEL: func.func @unit_dims_moved
+// CHECK:         %[[E:.*]] = mir.exp %x : !rlx.tensor<[1, 4, 6], f32>
+// CHECK-NEXT:    %[[Y:.*]] = mir.reshape %[[E]] : !rlx.tensor<[1, 4, 6], f32> -> !rlx.tensor<[4, 1, 6], f32>
+// CHECK-NEXT:    %[[W:.*]] = mir.reshape %z : !rlx.tensor<[2, 3], f32> -> !rlx.tensor<[2, 3, 1], f32>
+// CHECK-NEXT:    func.return %[[Y]], %[[W]]
+
+// -----
+
+// Negative: a reshape that merges dims of more than one element; the reshaped value also
+// read elsewhere; a transpose after the ExpandDims that does not restore the order;
+// leaves transposed by two perms.
+func.func @unit_dims_look_alikes() -> (!rlx.tensor<[1, 24], f32>, !rlx.tensor<[1, 4, 6, 1], f32>, !rlx.tensor<[1, 6, 1, 4], f32>, !rlx.tensor<[1, 6, 4, 1], f32>, !rlx.tensor<[4, 6, 1], f32>) {
+  %x = mir.input "x" : !rlx.tensor<[1, 4, 6], f32>
+  %v = mir.input "v" : !rlx.tensor<[6, 1, 4], f32>
+  %t1 = mir.transpose %x perm [0, 2, 1] : !rlx.tensor<[1, 4, 6], f32> -> !rlx.tensor<[1, 6, 4], f32>
+  %r1 = mir.relu %t1 : !rlx.tensor<[1, 6, 4], f32>
+  %f1 = mir.reshape %r1 : !rlx.tensor<[1, 6, 4], f32> -> !rlx.tensor<[1, 24], f32>
+  %t2 = mir.transpose %x perm [0, 2, 1] : !rlx.tensor<[1, 4, 6], f32> -> !rlx.tensor<[1, 6, 4], f32>
+  %r2 = mir.exp %t2 : !rlx.tensor<[1, 6, 4], f32>
+  %e2 = mir.reshape %r2 : !rlx.tensor<[1, 6, 4], f32> -> !rlx.tensor<[1, 6, 1, 4], f32>
+  %y2 = mir.transpose %e2 perm [0, 3, 1, 2] : !rlx.tensor<[1, 6, 1, 4], f32> -> !rlx.tensor<[1, 4, 6, 1], f32>
+  %t3 = mir.transpose %x perm [0, 2, 1] : !rlx.tensor<[1, 4, 6], f32> -> !rlx.tensor<[1, 6, 4], f32>
+  %r3 = mir.neg %t3 : !rlx.tensor<[1, 6, 4], f32>
+  %e3 = mir.reshape %r3 : !rlx.tensor<[1, 6, 4], f32> -> !rlx.tensor<[1, 6, 1, 4], f32>
+  %y3 = mir.transpose %e3 perm [0, 1, 3, 2] : !rlx.tensor<[1, 6, 1, 4], f32> -> !rlx.tensor<[1, 6, 4, 1], f32>
+  %t4 = mir.transpose %x perm [1, 2, 0] : !rlx.tensor<[1, 4, 6], f32> -> !rlx.tensor<[4, 6, 1], f32>
+  %t5 = mir.transpose %v perm [2, 0, 1] : !rlx.tensor<[6, 1, 4], f32> -> !rlx.tensor<[4, 6, 1], f32>
+  %a4 = mir.add %t4, %t5 : (!rlx.tensor<[4, 6, 1], f32>, !rlx.tensor<[4, 6, 1], f32>) -> !rlx.tensor<[4, 6, 1], f32>
+  %y4 = mir.transpose %a4 perm [0, 1, 2] : !rlx.tensor<[4, 6, 1], f32> -> !rlx.tensor<[4, 6, 1], f32>
+  func.return %f1, %y2, %e2, %y3, %y4 : !rlx.tensor<[1, 24], f32>, !rlx.tensor<[1, 4, 6, 1], f32>, !rlx.tensor<[1, 6, 1, 4], f32>, !rlx.tensor<[1, 6, 4, 1], f32>, !rlx.tensor<[4, 6, 1], f32>
+}
+// CHECK-LABEL: func.func @unit_dims_look_alikes
+// CHECK:         %f1 = mir.reshape %r1
+// CHECK:         %y2 = mir.transpose %e2 perm [0, 3, 1, 2]
+// CHECK:         %y3 = mir.transpose %e3 perm [0, 1, 3, 2]
+// CHECK:         %y4 = mir.transpose %a4 perm [0, 1, 2]
+// CHECK:         func.return %f1, %y2, %e2, %y3, %y4
