@@ -124,7 +124,7 @@ def test_every_unsupported_feature_in_one_error() -> None:
             "MaxPool", ["x4"], ["p", "idx"], name="pool", kernel_shape=[2, 2], storage_order=2
         ),
         helper.make_node("NonMaxSuppression", ["x"], ["u"], name="nms1"),
-        helper.make_node("FusedConv", ["x"], ["f"], name="ms", domain="com.microsoft"),
+        helper.make_node("BiasSoftmax", ["x"], ["f"], name="ms", domain="com.microsoft"),
         helper.make_node("NonZero", ["r"], ["nz2"], name="nz2"),
         helper.make_node("NonMaxSuppression", ["r"], ["d2"], name="nms2"),
     ]
@@ -142,7 +142,7 @@ def test_every_unsupported_feature_in_one_error() -> None:
     assert "\n" not in message
     assert "NonMaxSuppression (2 nodes, first 'nms1')" in message
     assert "NonZero node 'nz1': NonZero's input 'x' must be known at compile time" in message
-    assert "com.microsoft.FusedConv (node 'ms')" in message
+    assert "com.microsoft.BiasSoftmax (node 'ms')" in message
     assert "MaxPool node 'pool': attribute storage_order=2 is not supported" in message
 
 

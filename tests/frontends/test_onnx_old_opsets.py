@@ -46,17 +46,26 @@ def test_node_tests_at_old_opsets(stem: str) -> None:
         Runner.assert_similar_outputs(expected, list(got), rtol=rtol, atol=atol)
 
 
+def session_feeds(
+    session: ort.InferenceSession, seed: int = 0, vocab: int = 20
+) -> dict[str, np.ndarray]:
+    """Random inputs of a session of static input shapes: token ids below ``vocab`` for
+    the int64 inputs, standard normal floats for the others."""
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for i in session.get_inputs():
+        if i.type == "tensor(int64)":
+            feeds[i.name] = rng.integers(0, vocab, i.shape).astype(np.int64)
+        else:
+            feeds[i.name] = rng.standard_normal(i.shape).astype(np.float32)
+    return feeds
+
+
 @pytest.mark.parametrize("stem", TORCH)
 def test_torch_exports_at_old_opsets(stem: str) -> None:
     model = onnx.load(str(DATA / "torch" / f"{stem}.onnx"))
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    rng = np.random.default_rng(0)
-    feeds = {}
-    for i in session.get_inputs():
-        if i.type == "tensor(int64)":
-            feeds[i.name] = rng.integers(0, 20, i.shape).astype(np.int64)
-        else:
-            feeds[i.name] = rng.standard_normal(i.shape).astype(np.float32)
+    feeds = session_feeds(session)
     expected = session.run(None, feeds)
     got = backend.prepare(model).run(feeds)
     for g, e in zip(got, expected, strict=True):

@@ -284,11 +284,14 @@ def mish(ctx: NodeContext) -> ConverterResult:
 
 @converter("Swish")
 def swish(ctx: NodeContext) -> ConverterResult:
-    x = ctx.x(0)
-    alpha = ctx.attr("alpha", 1.0)
+    return scaled_silu(ctx.b, ctx.x(0), ctx.attr("alpha", 1.0))
+
+
+def scaled_silu(b: FoldingBuilder, x: SSAValue, alpha: float) -> SSAValue:
+    """x · sigmoid(alpha · x): one ``mir.silu`` for alpha 1."""
     if alpha == 1.0:
-        return ctx.b.silu(x)
-    return ctx.b.mul(x, ctx.b.sigmoid(ctx.b.mul(x, alpha)))
+        return b.silu(x)
+    return b.mul(x, b.sigmoid(b.mul(x, alpha)))
 
 
 @converter("Gelu")

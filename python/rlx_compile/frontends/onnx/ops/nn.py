@@ -10,8 +10,16 @@ from xdsl.ir import SSAValue
 
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
+from rlx_compile.dialects.common import Activation
 from rlx_compile.dialects.dim_expr import ceildiv
-from rlx_compile.dialects.types import Dim, DType, fmt_shape, is_static_shape, window_out_size
+from rlx_compile.dialects.types import (
+    Dim,
+    DType,
+    TensorType,
+    fmt_shape,
+    is_static_shape,
+    window_out_size,
+)
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
     NodeContext,
@@ -119,21 +127,41 @@ def conv(ctx: NodeContext) -> ConverterResult:
     """A conv with a bias of one value per output channel is the fused conv of that bias
     (onnxruntime's and TOSA's conv hold their bias too): three ops fewer for every pass
     to visit; ``fuse`` splits it where the target's fused conv kernel does not take it."""
-    x, w = ctx.x(0), ctx.x(1)
+    return conv_bias_act(ctx, ctx.x(0), ctx.x(1), ctx.opt(2))
+
+
+def conv_bias_act(
+    ctx: NodeContext,
+    x: SSAValue,
+    w: SSAValue,
+    bias: SSAValue | None,
+    residual: SSAValue | None = None,
+    act: Activation = Activation.NONE,
+    act_params: Sequence[float] = (),
+) -> SSAValue:
+    """act(conv(x, w) + bias (+ residual)) with the node's geometry: one
+    ``mir.fused_conv_bias_act`` where it holds them all (a bias of one value per output
+    channel, a residual of the output's type), else the conv and the ops after it."""
     strides, pads, dilations, groups = conv_geometry(ctx, w)
-    bias = ctx.opt(2)
-    wt = type_of(w)
+    xt, wt = type_of(x), type_of(w)
     if (
         bias is not None
         and type_of(bias).shape == wt.shape[:1]
-        and type_of(x).dtype is wt.dtype
+        and xt.dtype is wt.dtype
         and wt.rank - 2 in mir.BIASED_CONV_SPATIAL_DIMS
     ):
-        return ctx.b.fused_conv_bias_act(
-            x, w, bias, strides=strides, pads=pads, dilations=dilations, groups=groups
-        )
+        shape = mir.conv_output_shape(xt, wt, strides, pads, dilations, groups)
+        if residual is None or type_of(residual) == TensorType(shape, xt.dtype):
+            return ctx.b.fused_conv_bias_act(
+                x, w, bias, residual, strides=strides, pads=pads, dilations=dilations,
+                groups=groups, act=act, act_params=act_params,
+            )  # fmt: skip
     y = ctx.b.conv(x, w, strides, pads, dilations, groups)
-    return bias_per_channel(ctx, y, bias) if bias is not None else y
+    if bias is not None:
+        y = bias_per_channel(ctx, y, bias)
+    if residual is not None:
+        y = ctx.b.add(y, residual)
+    return ctx.b.activation(y, act, act_params)
 
 
 def _pool_geometry(ctx: NodeContext) -> tuple[list[int], list[int], list[int], list[int], bool]:
@@ -418,10 +446,23 @@ def layer_norm(ctx: NodeContext) -> ConverterResult:
     axis = axis_of(ctx.attr("axis", -1), rank)
     eps = ctx.attr("epsilon", 1e-5)
     ctx.attr("stash_type", 1)
+    return layer_norm_outputs(ctx, x, scale, bias, axis, eps)
+
+
+def layer_norm_outputs(
+    ctx: NodeContext,
+    x: SSAValue,
+    scale: SSAValue,
+    bias: SSAValue | None,
+    axis: int,
+    eps: float,
+) -> list[SSAValue | None]:
+    """[y, mean, inv_std] of a layer norm over the axes from ``axis`` (non-negative) on:
+    one ``mir.layer_norm`` where the node's outputs 1 and 2 (the statistics) are unused,
+    else the normalisation spelled out."""
     if not (ctx.output_used(1) or ctx.output_used(2)):
-        return ctx.b.layer_norm(x, scale, bias, axis, eps)
-    # The statistics are outputs too: the normalisation spelled out.
-    axes = list(range(axis, rank))
+        return [ctx.b.layer_norm(x, scale, bias, axis, eps), None, None]
+    axes = list(range(axis, type_of(x).rank))
     mean = ctx.b.mean(x, axes, keepdims=True)
     d = ctx.b.sub(x, mean)
     inv_std = ctx.b.rsqrt(ctx.b.add(ctx.b.mean(ctx.b.mul(d, d), axes, keepdims=True), eps))
