@@ -66,10 +66,19 @@ Array = np.ndarray
 def batch_norm_scale_shift(
     ops: Ops[V], eps: float, scale: V, bias: V, mean: V, variance: V
 ) -> tuple[V, V]:
-    """The per-channel scale and shift an inference batch norm applies, ``x · s + shift``:
-    ``s = scale · rsqrt(variance + eps)``, ``shift = bias - mean · s``."""
-    s = ops.mul(scale, ops.rsqrt(ops.add(variance, eps)))
-    return s, ops.sub(bias, ops.mul(mean, s))
+    """The per-channel scale and shift an inference batch norm applies, ``x · s + shift``."""
+    s = batch_norm_scale(ops, eps, scale, variance)
+    return s, batch_norm_shift(ops, bias, mean, s)
+
+
+def batch_norm_scale(ops: Ops[V], eps: float, scale: V, variance: V) -> V:
+    """A batch norm's per-channel scale: ``s = scale · rsqrt(variance + eps)``."""
+    return ops.mul(scale, ops.rsqrt(ops.add(variance, eps)))
+
+
+def batch_norm_shift(ops: Ops[V], bias: V, mean: V, s: V) -> V:
+    """A batch norm's per-channel shift, of its scale ``s``: ``bias - mean · s``."""
+    return ops.sub(bias, ops.mul(mean, s))
 
 
 class Eager:

@@ -32,6 +32,7 @@ from rlx_compile.dialects.common import MaskKind
 from rlx_compile.dialects.traits import decompose, is_fused
 from rlx_compile.dialects.types import DType
 from rlx_compile.folding import DEFAULT_MAX_ELEMENTS, FoldingBuilder
+from rlx_compile.interpreter.eager import batch_norm_scale_shift
 from rlx_compile.interpreter.recurrent import Direction, Layer, operands_by_name, run_unrolled
 from rlx_compile.legalization.base import COMMON_IR, ConversionPattern
 from rlx_compile.legalization.ml import ML_PATTERNS
@@ -181,9 +182,8 @@ class LowerBatchNorm(ConversionPattern):
     def match_and_rewrite(self, op: mir.BatchNormOp, rewriter: PatternRewriter) -> None:
         b, ops = self.builder(op)
         rank = type_of(op.input).rank
-        eps = _scalar(b, op.props().float("epsilon"), op.variance)
-        s = b.mul(op.scale, b.rsqrt(b.add(op.variance, eps)))
-        shift = b.sub(op.bias, b.mul(op.mean, s))
+        eps = op.props().float("epsilon")
+        s, shift = batch_norm_scale_shift(b, eps, op.scale, op.bias, op.mean, op.variance)
         y = b.add(b.mul(op.input, b.channel_view(s, rank)), b.channel_view(shift, rank))
         self.commit(rewriter, op, ops, [y])
 

@@ -41,7 +41,14 @@ from rlx_compile.fusion.base import (
     producer,
     sole_user,
 )
-from rlx_compile.interpreter.eager import Eager, Ops, V, batch_norm_scale_shift, shape_of
+from rlx_compile.interpreter.eager import (
+    Eager,
+    Ops,
+    V,
+    batch_norm_scale,
+    batch_norm_shift,
+    shape_of,
+)
 
 NEEDED = tuple(op.name for op in (mir.ConvOp, mir.RsqrtOp, mir.MulOp, mir.SubOp, mir.ReshapeOp))
 
@@ -116,9 +123,10 @@ def folded_parameters(
     conv_bias: V | None = None,
 ) -> tuple[V, V]:
     """The conv weight and the per-channel shift (``[C]``) a batch norm folds into."""
-    s, shift = batch_norm_scale_shift(ops, eps, scale, bias, mean, variance)
+    s = batch_norm_scale(ops, eps, scale, variance)
     channels = shape_of(scale)[0]
     weight = ops.mul(weight, ops.reshape(s, (channels, *([1] * (len(shape_of(weight)) - 1)))))
+    shift = batch_norm_shift(ops, bias, mean, s)
     if conv_bias is not None:
         if shape_of(conv_bias) != (channels,):  # [C, 1, ...] of an add; a fused conv's is [C]
             conv_bias = ops.reshape(conv_bias, (channels,))
