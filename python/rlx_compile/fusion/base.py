@@ -36,8 +36,9 @@ from rlx_compile.builder import GraphBuilder, ReplacingPattern, type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import Activation, ActivationAttr, activation_props
 from rlx_compile.dialects.types import Dim, DType, TensorType
-from rlx_compile.folding import DEFAULT_MAX_ELEMENTS, FoldingBuilder
+from rlx_compile.folding import DEFAULT_MAX_ELEMENTS, FoldingBuilder, constant_value
 from rlx_compile.fusion.report import FusionReport, MissedFusion
+from rlx_compile.interpreter.eager import Eager
 from rlx_compile.ir import erase_unused, is_before, location_str, tracking_block_order
 from rlx_compile.legalization.driver import dispatched_ops
 from rlx_compile.reports import publish
@@ -249,9 +250,13 @@ def conv_with_weight(b: GraphBuilder, conv: ConvLike, weight: SSAValue) -> SSAVa
 def channel_vector(b: GraphBuilder, v: SSAValue, channels: Dim) -> SSAValue:
     """The [C] vector of a per-channel value: ``v`` itself when it is one, the reshape's
     input when ``v`` is a reshape or expand of one, else a new reshape (or expand, for
-    one element)."""
+    one element); of a constant, the constant that folding them gives, computed at once
+    (``channel_array``)."""
     if type_of(v).shape == (channels,):
         return v
+    if isinstance(channels, int) and (array := constant_value(v)) is not None:
+        vector = channel_array(Eager(), array, channels)
+        return b.constant(vector, type_of(v).dtype, vector.shape)
     if type_of(v).num_elements() == 1:
         one = v if type_of(v).shape == (1,) else b.reshape(v, [1])
         return b.expand(one, [channels])
@@ -261,6 +266,13 @@ def channel_vector(b: GraphBuilder, v: SSAValue, channels: Dim) -> SSAValue:
         if type_of(source).shape == (channels,):
             return source
     return b.reshape(v, [channels])
+
+
+def channel_array(eager: Eager, a: np.ndarray, channels: int) -> np.ndarray:
+    """``channel_vector`` of a constant: its ``[C]`` vector (one element expanded)."""
+    if a.size == 1:
+        return eager.expand(eager.reshape(a, [1]), [channels])
+    return eager.reshape(a, [channels])
 
 
 def is_static(v: SSAValue, budget: int = 32) -> bool:

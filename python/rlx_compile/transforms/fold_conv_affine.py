@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
 from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
@@ -37,6 +36,7 @@ from rlx_compile.fusion.base import (
     Match,
     Miss,
     biased_conv,
+    channel_array,
     channel_bias,
     channel_vector,
     conv_plus_bias,
@@ -165,13 +165,6 @@ _KINDS: dict[type[Operation], str] = {
     mir.AddOp: "add",
     mir.SubOp: "sub",
 }
-
-
-def channel_array(eager: Eager, a: np.ndarray, channels: int) -> np.ndarray:
-    """``channel_vector`` of a constant: its ``[C]`` vector (one element expanded)."""
-    if a.size == 1:
-        return eager.expand(eager.reshape(a, [1]), [channels])
-    return eager.reshape(a, [channels])
 
 
 def folded_weight(ops: Ops[V], kind: str, weight: V, factor: V) -> V:
