@@ -370,9 +370,7 @@ def test_native_upgrade_imports_as_the_converter(
 
 
 @pytest.mark.parametrize("op", ["Softmax", "LogSoftmax", "Hardmax"])
-def test_an_old_softmax_needs_no_shape_inference(
-    op: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_an_old_softmax_needs_no_shape_inference(op: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Softmax, LogSoftmax and Hardmax before 13 keep their opset (a converter of their
     own reads the input's rank from its type) rather than have the version converter's
     step infer the rank over the whole model (``test_old_forms`` checks their values)."""
