@@ -11,6 +11,7 @@ from onnx import TensorProto, helper, numpy_helper
 from onnx.reference import ReferenceEvaluator
 
 import rlx_compile.backend as backend
+from rlx_compile.frontends.onnx import OnnxImportError, import_model
 
 F = TensorProto.FLOAT
 
@@ -143,3 +144,43 @@ def test_deform_conv_against_the_reference(
     (want,) = ReferenceEvaluator(model).run(None, feeds)
     (got,) = backend.prepare(model).run(feeds)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+OVERHANGING = [  # an axis shorter than one window by less than a stride: one clipped window
+    ("MaxPool", [1, 3, 1, 20], dict(kernel_shape=[2, 2], strides=[2, 2])),  # aecmos' last pool
+    ("MaxPool", [1, 2, 3, 7], dict(kernel_shape=[4, 3], strides=[3, 2], pads=[0, 1, 0, 0])),
+    ("AveragePool", [1, 2, 1, 6], dict(kernel_shape=[2, 2], strides=[2, 2])),
+    ("LpPool", [1, 2, 2, 5], dict(kernel_shape=[3, 2], strides=[2, 2], p=2)),
+]
+
+
+@pytest.mark.parametrize(("op", "shape", "attrs"), OVERHANGING, ids=[o for o, *_ in OVERHANGING])
+def test_a_window_overhanging_the_input_pools_what_it_covers(
+    op: str, shape: list[int], attrs: dict
+) -> None:
+    """onnxruntime sizes an axis one window overhangs by less than a stride as one window
+    and pools what the window covers of the input (max, average, Lp norm; MaxPool's
+    indices too)."""
+    outputs = ["y", "i"] if op == "MaxPool" else ["y"]
+    node = helper.make_node(op, ["x"], outputs, **attrs)
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", F, shape)],
+        [helper.make_tensor_value_info(o, TensorProto.INT64 if o == "i" else F, None)
+         for o in outputs],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    x = np.random.default_rng(1).standard_normal(shape).astype(np.float32)
+    check(model, {"x": x})
+
+
+def test_an_average_counting_padding_of_an_overhanging_window_is_refused() -> None:
+    node = helper.make_node(
+        "AveragePool", ["x"], ["y"], kernel_shape=[2, 2], strides=[2, 2], count_include_pad=1
+    )
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", F, [1, 1, 1, 4])],
+        [helper.make_tensor_value_info("y", F, None)],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    with pytest.raises(OnnxImportError, match=r"AveragePool node .*window 2 does not fit"):
+        import_model(model)

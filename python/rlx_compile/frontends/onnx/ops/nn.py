@@ -164,7 +164,11 @@ def conv_bias_act(
     return ctx.b.activation(y, act, act_params)
 
 
-def _pool_geometry(ctx: NodeContext) -> tuple[list[int], list[int], list[int], list[int], bool]:
+def _pool_geometry(
+    ctx: NodeContext, padding_counts: bool = False
+) -> tuple[list[int], list[int], list[int], list[int], bool]:
+    """The window of a pooling node; unless ``padding_counts`` (an average over whole
+    windows), an axis one window overhangs is padded to fit (``_overhang_pads``)."""
     spatial = _spatial(ctx, 0)
     k = len(spatial)
     kernel = list(ctx.attr("kernel_shape"))
@@ -172,7 +176,35 @@ def _pool_geometry(ctx: NodeContext) -> tuple[list[int], list[int], list[int], l
     dilations = ctx.attr("dilations", [1] * k)
     ceil_mode = bool(ctx.attr("ceil_mode", 0))
     pads = window_pads(ctx, spatial, kernel, strides, dilations)
+    if not padding_counts and not ceil_mode:
+        pads = _overhang_pads(spatial, kernel, strides, pads, dilations)
     return kernel, strides, pads, dilations, ceil_mode
+
+
+def _overhang_pads(
+    spatial: Sequence[Dim],
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    pads: Sequence[int],
+    dilations: Sequence[int],
+) -> list[int]:
+    """``pads`` with the end of each axis whose padded size falls short of one window by
+    less than a stride padded by the shortfall. onnxruntime (and ONNX's shape inference)
+    sizes such an axis as one window, ``(size + pads - span) / stride + 1`` in C++'s
+    division towards zero, and pools the window clipped to the input (PyTorch refuses
+    it): padding that reads as nothing (max; an average not counting it; a sum of
+    powers) is that window."""
+    k = len(spatial)
+    out = list(pads)
+    for i, (size, kern, st, dil) in enumerate(
+        zip(spatial, kernel, strides, dilations, strict=True)
+    ):
+        if not isinstance(size, int):
+            continue
+        short = dil * (kern - 1) + 1 - (size + pads[i] + pads[k + i])
+        if 0 < short < st:
+            out[k + i] += short
+    return out
 
 
 def _as_float(ctx: NodeContext, x: SSAValue) -> tuple[SSAValue, DType | None]:
@@ -337,8 +369,8 @@ def col2im(ctx: NodeContext) -> ConverterResult:
 @converter("AveragePool")
 def average_pool(ctx: NodeContext) -> ConverterResult:
     x = ctx.x(0)
-    kernel, strides, pads, dilations, ceil_mode = _pool_geometry(ctx)
     include = bool(ctx.attr("count_include_pad", 0))
+    kernel, strides, pads, dilations, ceil_mode = _pool_geometry(ctx, padding_counts=include)
     return ctx.b.emit(
         mir.AvgPoolOp(
             x, kernel, strides=strides, pads=pads, dilations=dilations, ceil_mode=ceil_mode,
