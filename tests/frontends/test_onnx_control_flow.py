@@ -86,6 +86,28 @@ def test_nested_ifs_on_a_condition_of_shape_one() -> None:
         {"c": np.array([c]), "d": np.array(d), "x": X} for c in (True, False) for d in (True, False)
     ]
     check(model, feeds, planned=True)
+    # The [1] condition is the if's own operand: no reshape to a scalar first.
+    (outer, _) = ops_of(model, mir.IfOp)
+    assert isinstance(outer, mir.IfOp) and isinstance(outer.condition.owner, mir.InputOp)
+
+
+def test_an_if_on_a_compared_condition_of_shape_one_by_one() -> None:
+    """A condition of shape [1, 1] computed at run time (openWakeWord's models compare a
+    [1, 1] score): one ``mir.if`` on it, planned, against onnxruntime."""
+    then = branch("then", [node("Mul", ["x", "x"], ["t"])], "t")
+    other = branch("else", [node("Neg", ["x"], ["e"])], "e")
+    model = model_of(
+        [node("ReduceSum", ["x", "axes"], ["s"], keepdims=1),
+         node("Reshape", ["s", "shape"], ["s2"]),
+         node("GreaterOrEqual", ["s2", "zero"], ["c"]),
+         node("If", ["c"], ["y"], then_branch=then, else_branch=other)],
+        [vi("x", F, [3])], ["y"],
+        [helper.make_tensor("axes", I64, [1], [0]), helper.make_tensor("shape", I64, [2], [1, 1]),
+         helper.make_tensor("zero", F, [1, 1], [0.0])],
+    )  # fmt: skip
+    (if_op,) = ops_of(model, mir.IfOp)
+    assert isinstance(if_op, mir.IfOp) and if_op.condition.type.shape == (1, 1)
+    check(model, [{"x": X}, {"x": -np.abs(X)}], planned=True)
 
 
 def test_branches_of_different_shapes_bake_the_condition_in() -> None:

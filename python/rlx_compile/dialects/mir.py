@@ -5025,9 +5025,10 @@ def _collect_captures(block: Block, inside: set[SSAValue], captured: dict[SSAVal
 
 @irdl_op_definition
 class IfOp(ControlFlowOp):
-    """Runs one of two regions, chosen at run time: ``then`` when the bool scalar
-    ``condition`` is true, else ``else``. The results are the values the taken region
-    yields; both regions yield the result types.
+    """Runs one of two regions, chosen at run time: ``then`` when the one bool element of
+    ``condition`` (of any rank: ONNX's If takes a ``[1]`` or ``[1, 1]`` one) is true,
+    else ``else``. The results are the values the taken region yields; both regions
+    yield the result types.
 
         %r = mir.if %c : !rlx.tensor<[], bool> -> (!rlx.tensor<[4], f32>) {
           %y = mir.neg %x : !rlx.tensor<[4], f32>
@@ -5063,9 +5064,14 @@ class IfOp(ControlFlowOp):
         """The block that runs when the condition is ``taken``."""
         return (self.then_region if taken else self.else_region).block
 
+    @staticmethod
+    def taken(condition: np.ndarray) -> bool:
+        """Whether a value of the condition takes the ``then`` region."""
+        return bool(np.asarray(condition).reshape(()))
+
     def check_result(self, props: Props, *, condition: TensorType) -> None:
-        if condition != BOOL_SCALAR:
-            raise VerifyException(f"the condition must be {BOOL_SCALAR}, got {condition}")
+        if condition.dtype is not DType.BOOL or condition.num_elements() != 1:
+            raise VerifyException(f"the condition must be one bool element, got {condition}")
         results = [r.type for r in self.outs]
         for taken, what in ((True, "the then region"), (False, "the else region")):
             block = self.branch(taken)

@@ -191,7 +191,7 @@ class _ArenaRun:
     # Control flow: the regions' ops run in the arena at their own slots; what a region
     # yields is copied out before anything overwrites it.
     def _if(self, op: mir.IfOp, args: list[np.ndarray]) -> list[np.ndarray]:
-        yielded = self.run_ops(op.branch(bool(args[0])))
+        yielded = self.run_ops(op.branch(mir.IfOp.taken(args[0])))
         results = [np.array(v, copy=True) for v in yielded]
         check_results(op, results, self.env)
         return results

@@ -772,7 +772,7 @@ def _elementwise_region(op: mir.ElementwiseRegionOp, args: Arrays, env: Env) -> 
 @impl(mir.IfOp)
 def _if(op: mir.IfOp, args: Arrays, env: Env) -> Arrays:
     """The taken region's yields; the other region does not run."""
-    taken = bool(args[0])
+    taken = mir.IfOp.taken(args[0])
     what = f"the {'then' if taken else 'else'} region of {describe(op)}"
     return execute_block(op.branch(taken), [], env, what)
 

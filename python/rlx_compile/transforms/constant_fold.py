@@ -60,7 +60,7 @@ def fold_block(block: Block, max_elements: int) -> int:
     while op is not None:
         following = op.next_op
         if isinstance(op, mir.IfOp) and (condition := known.get(op.condition)) is not None:
-            moved = inline_taken_branch(op, bool(condition))
+            moved = inline_taken_branch(op, mir.IfOp.taken(condition))
             folded += 1
             op = moved[0] if moved else following  # the branch's ops fold in turn
             continue

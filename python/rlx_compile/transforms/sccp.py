@@ -73,7 +73,7 @@ def propagate_block(block: Block, max_elements: int) -> bool:
     while op is not None:
         following = op.next_op
         if isinstance(op, mir.IfOp) and (condition := known.get(op.condition)) is not None:
-            moved = inline_taken_branch(op, bool(condition))
+            moved = inline_taken_branch(op, mir.IfOp.taken(condition))
             inlined = True
             op = moved[0] if moved else following  # the branch's ops propagate in turn
             continue

@@ -3,15 +3,28 @@
 
 func.func @if_condition_type() {
   %x = mir.input "x" : !rlx.tensor<[4], f32>
-  %c = mir.input "c" : !rlx.tensor<[1], bool>
-  %r = mir.if %c : !rlx.tensor<[1], bool> -> (!rlx.tensor<[4], f32>) {
+  %c = mir.input "c" : !rlx.tensor<[2], bool>
+  %r = mir.if %c : !rlx.tensor<[2], bool> -> (!rlx.tensor<[4], f32>) {
     mir.yield %x : !rlx.tensor<[4], f32>
   } else {
     mir.yield %x : !rlx.tensor<[4], f32>
   }
   func.return
 }
-// CHECK: mir_control_flow_invalid.mlir:[[# @LINE - 7]]:3: error: 'mir.if' op the condition must be !rlx.tensor<[], bool>, got !rlx.tensor<[1], bool>
+// CHECK: mir_control_flow_invalid.mlir:[[# @LINE - 7]]:3: error: 'mir.if' op the condition must be one bool element, got !rlx.tensor<[2], bool>
+
+// -----
+func.func @if_condition_dtype() {
+  %x = mir.input "x" : !rlx.tensor<[4], f32>
+  %c = mir.input "c" : !rlx.tensor<[1, 1], i64>
+  %r = mir.if %c : !rlx.tensor<[1, 1], i64> -> (!rlx.tensor<[4], f32>) {
+    mir.yield %x : !rlx.tensor<[4], f32>
+  } else {
+    mir.yield %x : !rlx.tensor<[4], f32>
+  }
+  func.return
+}
+// CHECK: mir_control_flow_invalid.mlir:[[# @LINE - 7]]:3: error: 'mir.if' op the condition must be one bool element, got !rlx.tensor<[1, 1], i64>
 
 // -----
 func.func @if_branch_types() {

@@ -38,12 +38,18 @@ from rlx_compile.frontends.onnx.structured import SequenceValue, StackedSequence
 
 def scalar(b: FoldingBuilder, v: SSAValue, dtype: DType, what: str) -> SSAValue:
     """A one-element operand (rank 0 or shape [1]) as a rank-0 value of ``dtype``."""
+    v = one_element(v, dtype, what)
+    return v if type_of(v).rank == 0 else b.reshape(v, [])
+
+
+def one_element(v: SSAValue, dtype: DType, what: str) -> SSAValue:
+    """``v``, checked to be one element of ``dtype``."""
     t = type_of(v)
     if t.dtype is not dtype:
         raise Unsupported(f"{what} must be {dtype.value}, got {t.dtype.value}")
     if t.num_elements() != 1:
         raise Unsupported(f"{what} must hold one element, got shape {fmt_shape(t.shape)}")
-    return v if t.rank == 0 else b.reshape(v, [])
+    return v
 
 
 def subgraph(ctx: NodeContext, attr: str) -> onnx.GraphProto:
@@ -65,7 +71,7 @@ def runtime_if(ctx: NodeContext) -> ConverterResult:
     condition comes from graph inputs, the condition is reported as needed at compile
     time instead (``rlx_compile.backend`` then compiles one model per value of those
     inputs, converting only the taken branch)."""
-    cond = scalar(ctx.b, ctx.x(0), DType.BOOL, "If's condition")
+    cond = one_element(ctx.x(0), DType.BOOL, "If's condition")  # mir.if takes any rank
     mark = ctx.problem_mark()
     blocks: list[Block] = []
     yielded: list[list[SSAValue]] = []
