@@ -33,6 +33,22 @@ func.func @lstm_cell() -> (!rlx.tensor<[2, 8], f32> {rlx.name = "h"}, !rlx.tenso
   func.return %h1, %c1 : !rlx.tensor<[2, 8], f32>, !rlx.tensor<[2, 8], f32>
 }
 
+// One GRU step (PyTorch's GRUCell): the input and recurrent projections, then the
+// gates and the state update as one op (gate_order: the blocks of the update, reset and
+// new gates in both projections; [1, 0, 2] is PyTorch's r, z, n).
+func.func @gru_cell() -> (!rlx.tensor<[2, 8], f32> {rlx.name = "h"}) {
+  %x = mir.input "x" : !rlx.tensor<[2, 4], f32>
+  %h = mir.input "h" : !rlx.tensor<[2, 8], f32>
+  %w = mir.param "w" : !rlx.tensor<[4, 24], f32>
+  %r = mir.param "r" : !rlx.tensor<[8, 24], f32>
+  %bw = mir.param "bw" : !rlx.tensor<[24], f32>
+  %br = mir.param "br" : !rlx.tensor<[24], f32>
+  %gx = mir.fused_matmul_bias_act %x, %w, %bw : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[4, 24], f32>, !rlx.tensor<[24], f32>) -> !rlx.tensor<[2, 24], f32>
+  %gh = mir.fused_matmul_bias_act %h, %r, %br : (!rlx.tensor<[2, 8], f32>, !rlx.tensor<[8, 24], f32>, !rlx.tensor<[24], f32>) -> !rlx.tensor<[2, 24], f32>
+  %h1 = mir.fused_gru_cell %gx, %gh, %h gate_order [1, 0, 2] : (!rlx.tensor<[2, 24], f32>, !rlx.tensor<[2, 24], f32>, !rlx.tensor<[2, 8], f32>) -> !rlx.tensor<[2, 8], f32>
+  func.return %h1 : !rlx.tensor<[2, 8], f32>
+}
+
 // onnxruntime's DynamicQuantizeMatMul: x quantised to u8 by its own range, the exact
 // integer product with the 8-bit weight centred on its zero point (one per column here),
 // the sums times the two scales' product, plus the bias.

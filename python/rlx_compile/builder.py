@@ -534,6 +534,12 @@ class GraphBuilder:
         op = self.emit(mir.FusedLstmCellOp(gates, prev_cell, gate_order))
         return op.results[0], op.results[1]
 
+    def fused_gru_cell(
+        self, gx: SSAValue, gh: SSAValue, prev: SSAValue, gate_order: Sequence[int] = (0, 1, 2)
+    ) -> SSAValue:
+        """The hidden state of one GRU step on its input and recurrent projections."""
+        return self._one(mir.FusedGruCellOp(gx, gh, prev, gate_order))
+
     # -- HIR blocks ------------------------------------------------------------------------
     def linear(
         self,

@@ -275,6 +275,11 @@ def _fused_lstm_cell(m: ModuleBuilder) -> None:
     out(m, h, c)
 
 
+def _fused_gru_cell(m: ModuleBuilder) -> None:
+    x, g = m.input("x0", (3, 2, 15)), m.input("x1", (3, 2, 15))
+    out(m, m.fused_gru_cell(x, g, m.input("x2", (3, 2, 5)), (1, 0, 2)))
+
+
 def _region(m: ModuleBuilder) -> None:
     x, y = m.input("x0", (2, 4)), m.input("x1", (4,))
 
@@ -294,9 +299,10 @@ def _region(m: ModuleBuilder) -> None:
         (_fused_residual_layer_norm, mir.FusedResidualLayerNormOp),
         (_fused_swiglu_gate_first, mir.FusedSwigluOp),
         (_fused_lstm_cell, mir.FusedLstmCellOp),
+        (_fused_gru_cell, mir.FusedGruCellOp),
         (_region, mir.ElementwiseRegionOp),
     ],
-    ids=["conv_bias_act", "residual_layer_norm", "swiglu", "lstm_cell", "region"],
+    ids=["conv_bias_act", "residual_layer_norm", "swiglu", "lstm_cell", "gru_cell", "region"],
 )
 def test_unfuse_is_exact(build: Build, op_type: type[mir.ShapedOp]) -> None:
     check(build, without(), op_type.name, exact=True)

@@ -3703,6 +3703,86 @@ class FusedLstmCellOp(ShapedOp):
         return [b.mul(b.sigmoid(gate("output")), b.tanh(cell)), cell]
 
 
+GRU_GATES = ("update", "reset", "new")
+"""The GRU gates in the order ``mir.fused_gru_cell``'s ``gate_order`` lists their blocks
+(ONNX's order: z, r, h)."""
+
+
+@irdl_op_definition
+class FusedGruCellOp(ShapedOp):
+    """One GRU step (``linear_before_reset``, as PyTorch's GRU and GRUCell compute it) on
+    the input projection ``gx`` = x·Wᵀ + b_W and the recurrent one ``gh`` = h·Rᵀ + b_R
+    [..., 3·H] (three blocks of H along the last dim each) and the previous hidden state
+    ``prev`` [..., H]:
+
+    r = sigmoid(gx_r + gh_r); z = sigmoid(gx_z + gh_z); n = tanh(gx_n + r · gh_n);
+    hidden = (1 - z) · n + z · prev.
+
+    ``gate_order`` gives the block of the update, reset and new gates, in that order, in
+    both ``gx`` and ``gh``: [0, 1, 2] is ONNX's z, r, h; [1, 0, 2] is PyTorch's r, z, n.
+    Each step rounds to the element type as the chain of primitives does: the executor
+    and the C kernel compute what their own unfused chains compute, bit for bit (the C
+    kernel's sigmoid and tanh are libm's, so it meets the numpy executor to tolerance).
+    """
+
+    name = "mir.fused_gru_cell"
+    gx = operand_def(TensorType)
+    gh = operand_def(TensorType)
+    prev = operand_def(TensorType)
+    gate_order = prop_def(I64Array)
+    result = result_def(TensorType)
+    traits = traits_def(
+        Pure(),
+        Precision(PrecisionClass.ELEMENTWISE),
+        Fused("narrow the gate blocks, r, z = sigmoid, n = tanh(x_n + r·h_n), (1 - z)·n + z·h"),
+    )
+    assembly_format = (
+        "$gx `,` $gh `,` $prev `gate_order` $gate_order attr-dict `:` "
+        "functional-type(operands, results)"
+    )
+
+    def __init__(
+        self, gx: SSAValue, gh: SSAValue, prev: SSAValue, gate_order: Sequence[int] = (0, 1, 2)
+    ):
+        self._build({"gx": gx, "gh": gh, "prev": prev}, {"gate_order": ints_attr(gate_order)})
+
+    @classmethod
+    def infer(
+        cls, props: Props, *, gx: TensorType, gh: TensorType, prev: TensorType
+    ) -> tuple[TensorType, ...]:
+        require_float(gx, "gx")
+        require_min_rank(gx, 1, "gx")
+        order = props.ints("gate_order")
+        if sorted(order) != [0, 1, 2]:
+            raise VerifyException(f"gate_order {list(order)} is not a permutation of 0..2")
+        last = gx.shape[-1]
+        if not isinstance(last, int) or last % 3:
+            raise VerifyException(f"the gates' last dim ({last}) must be static and 3·hidden")
+        if gh != gx:
+            raise VerifyException(f"gh must be {gx} (gx's type)")
+        hidden = gx.with_shape((*gx.shape[:-1], last // 3))
+        if prev != hidden:
+            raise VerifyException(f"prev must be {hidden} (the gates' shape, hidden wide)")
+        return (hidden,)
+
+    def gate_blocks(self) -> dict[str, int]:
+        """Gate name (``GRU_GATES``) -> the block of gx and gh it reads."""
+        return dict(zip(GRU_GATES, self.props().ints("gate_order"), strict=True))
+
+    def decompose(self, b: GraphBuilder) -> list[SSAValue]:
+        t = cast(TensorType, self.gx.type)
+        h = cast(int, self.result.type.shape[-1])  # static (verified)
+        block = self.gate_blocks()
+
+        def gate(v: SSAValue, name: str) -> SSAValue:
+            return b.narrow(v, t.rank - 1, block[name] * h, h)
+
+        r = b.sigmoid(b.add(gate(self.gx, "reset"), gate(self.gh, "reset")))
+        z = b.sigmoid(b.add(gate(self.gx, "update"), gate(self.gh, "update")))
+        n = b.tanh(b.add(gate(self.gx, "new"), b.mul(r, gate(self.gh, "new"))))
+        return [b.add(b.mul(b.sub(1.0, z), n), b.mul(z, self.prev))]
+
+
 @irdl_op_definition
 class FusedAttentionBlockOp(ShapedOp):
     """A whole attention block on ``hidden`` [B, S, E]:
@@ -5264,7 +5344,8 @@ MIR_OPS: list[type[ShapedOp]] = [
     QuantizeOp, DequantizeOp, FakeQuantizeOp,
     DynamicQuantizeLinearOp, MatmulIntegerOp, ConvIntegerOp, DynamicQuantizeMatmulOp,
     FusedMatmulBiasActOp, FusedSwigluOp, FusedResidualRmsNormOp, FusedResidualLayerNormOp,
-    FusedConvBiasActOp, FusedScaleShiftActOp, FusedLstmCellOp, FusedAttentionBlockOp,
+    FusedConvBiasActOp, FusedScaleShiftActOp, FusedLstmCellOp, FusedGruCellOp,
+    FusedAttentionBlockOp,
     IntegerMatmulOp, IntegerConvOp,
     ElementwiseRegionOp, YieldOp,
     DimsOp,
@@ -5278,6 +5359,7 @@ __all__ = [op.__name__ for op in MIR_OPS] + [
     "BOOL_SCALAR",
     "CONTROL_FLOW_OPS",
     "I64_SCALAR",
+    "GRU_GATES",
     "LSTM_GATES",
     "MIR",
     "MIR_OPS",

@@ -664,6 +664,26 @@ def _fused_lstm_cell(op: mir.FusedLstmCellOp, args: Arrays, env: Env) -> Arrays:
     return [K.binary("mul", gate("output", "sigmoid"), K.unary("tanh", cell)), cell]
 
 
+@impl(mir.FusedGruCellOp)
+def _fused_gru_cell(op: mir.FusedGruCellOp, args: Arrays, env: Env) -> Arrays:
+    """narrow the gate blocks of gx and gh -> r, z = sigmoid(x + h) -> n = tanh(x_n + r·h_n)
+    -> (1 - z)·n + z·prev."""
+    gx, gh, prev = args
+    h, axis, block = prev.shape[-1], gx.ndim - 1, op.gate_blocks()
+
+    def gate(v: np.ndarray, name: str) -> np.ndarray:
+        return K.narrow(v, axis, block[name] * h, h)
+
+    def sigmoid(name: str) -> np.ndarray:
+        return K.unary("sigmoid", K.binary("add", gate(gx, name), gate(gh, name)))
+
+    r, z = sigmoid("reset"), sigmoid("update")
+    n = K.unary("tanh", K.binary("add", gate(gx, "new"), K.binary("mul", r, gate(gh, "new"))))
+    one = np.ones((), prev.dtype)
+    keep = K.binary("mul", z, prev)
+    return [K.binary("add", K.binary("mul", K.binary("sub", one, z), n), keep)]
+
+
 @impl(*mir.RECURRENT_OPS)
 def _recurrent(op: mir.RecurrentOp, args: Arrays, env: Env) -> Arrays:
     """Step by step, each step's ops as their own kernels compute them (the definition,

@@ -279,6 +279,46 @@ func.func @lstm_cell_broadcast_cell() {
 // CHECK: error: 'mir.fused_lstm_cell' op prev_cell must be !rlx.tensor<[2, 4], f32> (the gates' shape, hidden wide)
 
 // -----
+func.func @gru_cell_gate_order() {
+  %x = mir.input "x" : !rlx.tensor<[2, 12], f32>
+  %g = mir.input "g" : !rlx.tensor<[2, 12], f32>
+  %h = mir.input "h" : !rlx.tensor<[2, 4], f32>
+  %y = mir.fused_gru_cell %x, %g, %h gate_order [0, 2, 2] : (!rlx.tensor<[2, 12], f32>, !rlx.tensor<[2, 12], f32>, !rlx.tensor<[2, 4], f32>) -> !rlx.tensor<[2, 4], f32>
+  func.return
+}
+// CHECK: mir_invalid.mlir:[[# @LINE - 3]]:3: error: 'mir.fused_gru_cell' op gate_order [0, 2, 2] is not a permutation of 0..2
+
+// -----
+func.func @gru_cell_gates_not_three_blocks() {
+  %x = mir.input "x" : !rlx.tensor<[2, 14], f32>
+  %g = mir.input "g" : !rlx.tensor<[2, 14], f32>
+  %h = mir.input "h" : !rlx.tensor<[2, 4], f32>
+  %y = mir.fused_gru_cell %x, %g, %h gate_order [0, 1, 2] : (!rlx.tensor<[2, 14], f32>, !rlx.tensor<[2, 14], f32>, !rlx.tensor<[2, 4], f32>) -> !rlx.tensor<[2, 4], f32>
+  func.return
+}
+// CHECK: error: 'mir.fused_gru_cell' op the gates' last dim (14) must be static and 3·hidden
+
+// -----
+func.func @gru_cell_gh_of_another_shape() {
+  %x = mir.input "x" : !rlx.tensor<[2, 12], f32>
+  %g = mir.input "g" : !rlx.tensor<[3, 12], f32>
+  %h = mir.input "h" : !rlx.tensor<[2, 4], f32>
+  %y = mir.fused_gru_cell %x, %g, %h gate_order [0, 1, 2] : (!rlx.tensor<[2, 12], f32>, !rlx.tensor<[3, 12], f32>, !rlx.tensor<[2, 4], f32>) -> !rlx.tensor<[2, 4], f32>
+  func.return
+}
+// CHECK: error: 'mir.fused_gru_cell' op gh must be !rlx.tensor<[2, 12], f32> (gx's type)
+
+// -----
+func.func @gru_cell_broadcast_state() {
+  %x = mir.input "x" : !rlx.tensor<[2, 12], f32>
+  %g = mir.input "g" : !rlx.tensor<[2, 12], f32>
+  %h = mir.input "h" : !rlx.tensor<[1, 4], f32>
+  %y = mir.fused_gru_cell %x, %g, %h gate_order [0, 1, 2] : (!rlx.tensor<[2, 12], f32>, !rlx.tensor<[2, 12], f32>, !rlx.tensor<[1, 4], f32>) -> !rlx.tensor<[2, 4], f32>
+  func.return
+}
+// CHECK: error: 'mir.fused_gru_cell' op prev must be !rlx.tensor<[2, 4], f32> (the gates' shape, hidden wide)
+
+// -----
 func.func @constant_bytes() {
   %c = mir.constant dense<[1.0, 2.0, 3.0]> : !rlx.tensor<[2], f32>
   func.return
