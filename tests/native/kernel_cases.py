@@ -607,6 +607,17 @@ for _order, _rows in (((0, 1, 2, 3), (3,)), ((0, 3, 1, 2), (2, 3)), ((3, 2, 1, 0
         return module and (module, {k: values(v[0], dtype, rng) for k, v in specs.items()})
 
 
+for _order, _rows in (((0, 1, 2), (3,)), ((1, 0, 2), (2, 3)), ((2, 1, 0), ())):
+
+    @case(f"fused_gru_cell_{''.join(map(str, _order))}", mir.FusedGruCellOp)
+    def _gru_cell(dtype: DType, rng: np.random.Generator, order=_order, rows=_rows):
+        """ONNX's and PyTorch's gate orders (specials: infinities and NaN in the gates and
+        the state), batch ranks 1, 2 and none."""
+        specs = {"x": ((*rows, 15), dtype), "g": ((*rows, 15), dtype), "h": ((*rows, 5), dtype)}
+        module = graph(specs, lambda m, x, g, h: m.fused_gru_cell(x, g, h, order))
+        return module and (module, {k: values(v[0], dtype, rng) for k, v in specs.items()})
+
+
 for _op in (mir.FusedResidualRmsNormOp, mir.FusedResidualLayerNormOp):
 
     @case(_op.name.removeprefix("mir."), _op)

@@ -44,6 +44,7 @@ TARGET = Target(
         mir.FusedConvBiasActOp.name,
         mir.FusedScaleShiftActOp.name,
         mir.FusedLstmCellOp.name,
+        mir.FusedGruCellOp.name,
         mir.DynamicQuantizeMatmulOp.name,
         REGION,
     },

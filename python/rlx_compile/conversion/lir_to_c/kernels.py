@@ -871,6 +871,21 @@ def _fused_lstm_cell(e: OpEmitter) -> None:
            prev.loc, scratch)  # fmt: skip
 
 
+@lowers(mir.FusedGruCellOp)
+def _fused_gru_cell(e: OpEmitter) -> None:
+    """r, z = sigmoid of the blocks' sums, n = tanh(x_n + r·h_n), (1 - z)·n + z·h: one
+    call over the rows, each step rounded as the chain's kernels round it (scratch: two
+    rows, z and n)."""
+    (gx, gh, prev), (h,) = e.args, e.outs
+    order = e.op.props().ints("gate_order")  # type: ignore[attr-defined]
+    hidden = prev.shape[-1]
+    rows = prev.size // hidden if hidden else 0
+    sfx = e.suffix(gx, FLOATS)
+    scratch = e.scratch(2 * hidden * (8 if gx.dtype is DType.F64 else 4))
+    e.call(f"rlx_gru_cell_{sfx}", rows, hidden, Ints(tuple(order)), h.loc, gx.loc, gh.loc,
+           prev.loc, scratch)  # fmt: skip
+
+
 RECURRENT_KIND = {mir.RnnOp: 0, mir.GruOp: 1, mir.LstmOp: 2}
 RECURRENT_ACTIVATION_CODE = {a: i for i, a in enumerate(RecurrentActivation)}
 """rlx_recurrent.c's RLX_RACT_* codes."""

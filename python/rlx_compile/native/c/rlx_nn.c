@@ -311,3 +311,54 @@ RLX_FLOAT_TYPES(RLX_LRN, _)
         return 0;                                                                        \
     }
 RLX_FLOAT_TYPES(RLX_LSTM_CELL, _)
+
+/* ---- gru cell (mir.fused_gru_cell) --------------------------------------------------- */
+/* gx, gh [rows, 3 * hidden] (the update, reset and new gates' blocks at order[0..2] *
+ * hidden in both), prev [rows, hidden] -> h [rows, hidden]: r = sigmoid(gx_r + gh_r),
+ * z = sigmoid(gx_z + gh_z), n = tanh(gx_n + r * gh_n), h = (1 - z) * n + z * prev, each
+ * step rounded to T as the unfused chain's kernels round it. A row at a time: the
+ * sigmoids and the sums into scratch (z, then the tanh's argument), the tanh (a libm
+ * call) a loop of its own, then the update, which reads prev[j] before it writes h[j]
+ * (h may be prev's buffer). Scratch: two rows of CT. */
+#define RLX_GRU_CELL(sfx, T, CT, CF, LOAD, STORE, ...)                                   \
+    static void rlx_gru_gates_##sfx(int64_t n, const T *restrict xz, const T *restrict hz, \
+                                    const T *restrict xr, const T *restrict hr,           \
+                                    const T *restrict xn, const T *restrict hn,           \
+                                    CT *restrict sz, CT *restrict sn) {                   \
+        int64_t j;                                                                       \
+        for (j = 0; j < n; j++) {                                                        \
+            CT r = RLX_ROUNDED(CT, LOAD, STORE, rlx_s_sigmoid_##CF(                      \
+                RLX_ROUNDED(CT, LOAD, STORE, (CT)LOAD(xr[j]) + (CT)LOAD(hr[j]))));       \
+            CT rh = RLX_ROUNDED(CT, LOAD, STORE, r * (CT)LOAD(hn[j]));                   \
+            sz[j] = RLX_ROUNDED(CT, LOAD, STORE, rlx_s_sigmoid_##CF(                     \
+                RLX_ROUNDED(CT, LOAD, STORE, (CT)LOAD(xz[j]) + (CT)LOAD(hz[j]))));       \
+            sn[j] = RLX_ROUNDED(CT, LOAD, STORE, (CT)LOAD(xn[j]) + rh);                  \
+        }                                                                                \
+    }                                                                                    \
+    static void rlx_gru_tanh_##sfx(int64_t n, CT *restrict x) {                          \
+        int64_t j;                                                                       \
+        for (j = 0; j < n; j++) x[j] = RLX_ROUNDED(CT, LOAD, STORE, rlx_s_tanh_##CF(x[j])); \
+    }                                                                                    \
+    static void rlx_gru_update_##sfx(int64_t n, const CT *restrict sz, const CT *restrict sn, \
+                                     const T *pp, T *ph) {                               \
+        int64_t j;                                                                       \
+        for (j = 0; j < n; j++) {                                                        \
+            CT keep = RLX_ROUNDED(CT, LOAD, STORE, sz[j] * (CT)LOAD(pp[j]));             \
+            CT mix = RLX_ROUNDED(CT, LOAD, STORE, RLX_ROUNDED(CT, LOAD, STORE, (CT)1 - sz[j]) * sn[j]); \
+            ph[j] = STORE(mix + keep);                                                   \
+        }                                                                                \
+    }                                                                                    \
+    int rlx_gru_cell_##sfx(int64_t rows, int64_t hidden, const int64_t *order, void *h,  \
+                           const void *gx, const void *gh, const void *prev, void *scratch) { \
+        const T *px = (const T *)gx, *pg = (const T *)gh, *pp = (const T *)prev;         \
+        T *ph = (T *)h;                                                                  \
+        CT *sz = (CT *)scratch, *sn = sz + hidden;                                       \
+        int64_t z = order[0] * hidden, r = order[1] * hidden, c = order[2] * hidden, i;  \
+        for (i = 0; i < rows; i++, px += 3 * hidden, pg += 3 * hidden, pp += hidden, ph += hidden) { \
+            rlx_gru_gates_##sfx(hidden, px + z, pg + z, px + r, pg + r, px + c, pg + c, sz, sn); \
+            rlx_gru_tanh_##sfx(hidden, sn);                                              \
+            rlx_gru_update_##sfx(hidden, sz, sn, pp, ph);                                \
+        }                                                                                \
+        return 0;                                                                        \
+    }
+RLX_FLOAT_TYPES(RLX_GRU_CELL, _)

@@ -211,6 +211,14 @@ RLX_FLOAT_TYPES(RLX_DECL_LRN, _)
     int rlx_lstm_cell_##sfx(int64_t rows, int64_t hidden, const int64_t *order, void *h, \
                             void *c, const void *gates, const void *prev, void *scratch);
 RLX_FLOAT_TYPES(RLX_DECL_LSTM_CELL, _)
+/* one GRU step (mir.fused_gru_cell) over rows x hidden: gx, gh [rows, 3 * hidden] with
+ * the update, reset and new gates' blocks at order[0..2] * hidden in both, prev and the
+ * result h [rows, hidden] (h may be prev); rounded per step like the unfused chain;
+ * scratch: 2 * hidden compute-type elements (f32, f64 for f64) */
+#define RLX_DECL_GRU_CELL(sfx, ...)                                                     \
+    int rlx_gru_cell_##sfx(int64_t rows, int64_t hidden, const int64_t *order, void *h,  \
+                           const void *gx, const void *gh, const void *prev, void *scratch);
+RLX_FLOAT_TYPES(RLX_DECL_GRU_CELL, _)
 /* A whole recurrent layer (mir.rnn / mir.gru / mir.lstm; rlx_recurrent.c). geom:
  * [kind (0 rnn, 1 gru, 2 lstm), seq, batch, input, hidden, dirs, backwards of direction
  * 0, of direction 1, batch_first, lens (-1 none, 2 i32, 3 i64), linear_before_reset,
