@@ -152,12 +152,12 @@ def names(passes: list) -> list[str]:  # type: ignore[type-arg]
 def test_c1_cpu_pass_list() -> None:
     cpu = names(fusion_passes("cpu"))
     # RLX's CPU list plus the recognition of exported decompositions (activations, GELU,
-    # RMSNorm, LayerNorm, RoPE, attention) and the LSTM cell, dynamically quantised matmul,
-    # conv and scale-shift fusions our kernels implement.
+    # RMSNorm, LayerNorm, RoPE, attention) and the LSTM and GRU cells, dynamically quantised
+    # matmul, conv and scale-shift fusions our kernels implement.
     assert cpu == [
         "fold-transposes", "fuse-activations", "fuse-gelu", "fuse-rms-norm", "fuse-layer-norm",
         "fuse-rope", "fuse-attention", "fuse-attention-block", "fuse-swiglu", "fuse-lstm-cell",
-        "fuse-dynamic-quantize-matmul", "fold-conv-batch-norm", "fold-conv-affine",
+        "fuse-gru-cell", "fuse-dynamic-quantize-matmul", "fold-conv-batch-norm", "fold-conv-affine",
         "fuse-conv-bias-act", "fuse-matmul-bias-act", "fuse-scale-shift", "fuse-residual-norm",
         "fuse-shared-input-matmul",
         "unfuse-elementwise-regions", "dce",

@@ -23,6 +23,7 @@ PASSES = {
     "fold_conv_batch_norm.mlir": "fold-conv-batch-norm,fuse-conv-bias-act,dce",
     "fuse_scale_shift.mlir": "fuse-scale-shift,dce",
     "fuse_lstm_cell.mlir": "fuse-lstm-cell,dce",
+    "fuse_gru_cell.mlir": "fuse-gru-cell,dce",
     "fuse_layer_norm.mlir": "fuse-rms-norm,fuse-layer-norm,dce",
     "fold_transposes.mlir": "fold-transposes,fold-conv-affine,fuse-conv-bias-act,dce",
     "fuse_biased_conv.mlir": "fold-conv-batch-norm,fold-conv-affine,fuse-conv-bias-act,dce",

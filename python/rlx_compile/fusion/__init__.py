@@ -48,6 +48,7 @@ def fusion_pattern_types() -> list[type]:
     from rlx_compile.transforms.fuse_conv_bias_act import FuseConvBiasAct
     from rlx_compile.transforms.fuse_dynamic_quantize_matmul import FuseDynamicQuantizeMatmul
     from rlx_compile.transforms.fuse_gelu import FuseGelu
+    from rlx_compile.transforms.fuse_gru_cell import FuseGruCell
     from rlx_compile.transforms.fuse_layer_norm import FoldNormBias, FuseLayerNorm
     from rlx_compile.transforms.fuse_lstm_cell import FuseLstmCell
     from rlx_compile.transforms.fuse_matmul_bias_act import FuseMatmulBiasAct
@@ -63,7 +64,7 @@ def fusion_pattern_types() -> list[type]:
         FoldTransposes, FuseClip, FuseHardSigmoid, FuseHardSwish, FuseLeakyRelu,
         FuseGelu, FuseRmsNorm, FoldRmsNormScale, FuseLayerNorm, FoldNormBias, FuseRope,
         FusePartialRope, FuseAttention, FuseAttentionBlock, FuseSwigluDualMatmul,
-        FuseSwigluNarrow, FuseLstmCell, FuseDynamicQuantizeMatmul,
+        FuseSwigluNarrow, FuseLstmCell, FuseGruCell, FuseDynamicQuantizeMatmul,
         FoldConvBatchNorm,
         FoldConvAffine, FuseConvBiasAct, FuseMatmulBiasAct, FuseScaleShift, FuseResidualRmsNorm,
         FuseResidualLayerNorm,
@@ -88,6 +89,7 @@ def _select(
     from rlx_compile.transforms.fuse_conv_bias_act import FuseConvBiasActPass, SplitConvBiasPass
     from rlx_compile.transforms.fuse_dynamic_quantize_matmul import FuseDynamicQuantizeMatmulPass
     from rlx_compile.transforms.fuse_gelu import FuseGeluPass
+    from rlx_compile.transforms.fuse_gru_cell import FuseGruCellPass
     from rlx_compile.transforms.fuse_layer_norm import FuseLayerNormPass
     from rlx_compile.transforms.fuse_lstm_cell import FuseLstmCellPass
     from rlx_compile.transforms.fuse_matmul_bias_act import FuseMatmulBiasActPass
@@ -126,6 +128,7 @@ def _select(
         (c(mir.FusedAttentionBlockOp.name), FuseAttentionBlockPass),
         (c(mir.FusedSwigluOp.name), FuseSwigluPass),
         (c(mir.FusedLstmCellOp.name), FuseLstmCellPass),
+        (c(mir.FusedGruCellOp.name), FuseGruCellPass),
         (c(mir.DynamicQuantizeMatmulOp.name), FuseDynamicQuantizeMatmulPass),
         (c(mir.ConvOp.name) and c(mir.BatchNormOp.name), FoldConvBatchNormPass),
         (c(mir.ConvOp.name), FoldConvAffinePass),

@@ -139,6 +139,12 @@ def _fuse_lstm_cell() -> type[ModulePass]:
     return FuseLstmCellPass
 
 
+def _fuse_gru_cell() -> type[ModulePass]:
+    from rlx_compile.transforms.fuse_gru_cell import FuseGruCellPass
+
+    return FuseGruCellPass
+
+
 def _fuse_dynamic_quantize_matmul() -> type[ModulePass]:
     from rlx_compile.transforms.fuse_dynamic_quantize_matmul import FuseDynamicQuantizeMatmulPass
 
@@ -310,6 +316,7 @@ RLX_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "fuse-attention": _fuse_attention,
     "fuse-swiglu": _fuse_swiglu,
     "fuse-lstm-cell": _fuse_lstm_cell,
+    "fuse-gru-cell": _fuse_gru_cell,
     "fuse-dynamic-quantize-matmul": _fuse_dynamic_quantize_matmul,
     "fold-conv-batch-norm": _fold_conv_batch_norm,
     "fuse-conv-bias-act": _fuse_conv_bias_act,

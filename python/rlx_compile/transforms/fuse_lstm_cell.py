@@ -23,6 +23,7 @@ shape (broadcast onto the batch), intermediates read elsewhere, the op unclaimed
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.ir import Operation, OpResult, SSAValue
@@ -68,7 +69,8 @@ class _Step:
     prev_cell: SSAValue
 
 
-def _pairs(op: Operation) -> tuple[tuple[SSAValue, SSAValue], ...]:
+def operand_pairs(op: Operation) -> tuple[tuple[SSAValue, SSAValue], ...]:
+    """A two-operand op's operands in both orders (products and sums commute)."""
     a, b = op.operands
     return ((a, b), (b, a))
 
@@ -76,21 +78,21 @@ def _pairs(op: Operation) -> tuple[tuple[SSAValue, SSAValue], ...]:
 def _readings(root: mir.MulOp) -> tuple[list[_Step], mir.AddOp | None, mir.TanhOp | None]:
     """Every way of reading ``root`` as sigmoid(o) · tanh(f · c + i · g), with the sum
     and its tanh; none when it is not such a product."""
-    for a, b in _pairs(root):
+    for a, b in operand_pairs(root):
         sig_o, tanh_c = producer(a, mir.SigmoidOp), producer(b, mir.TanhOp)
         cell = None if tanh_c is None else producer(tanh_c.input, mir.AddOp)
         if sig_o is None or tanh_c is None or cell is None:
             continue
         steps: list[_Step] = []
-        for x, y in _pairs(cell):
+        for x, y in operand_pairs(cell):
             forget, update = producer(x, mir.MulOp), producer(y, mir.MulOp)
             if forget is None or update is None:
                 continue
-            for p, q in _pairs(update):
+            for p, q in operand_pairs(update):
                 sig_i, tanh_g = producer(p, mir.SigmoidOp), producer(q, mir.TanhOp)
                 if sig_i is None or tanh_g is None:
                     continue
-                for s, prev in _pairs(forget):
+                for s, prev in operand_pairs(forget):
                     sig_f = producer(s, mir.SigmoidOp)
                     if sig_f is not None:
                         steps.append(_Step(sig_i, tanh_g, sig_f, sig_o, forget, update, prev))
@@ -99,8 +101,39 @@ def _readings(root: mir.MulOp) -> tuple[list[_Step], mir.AddOp | None, mir.TanhO
     return [], None, None
 
 
-def _reads(v: SSAValue) -> str:
+def reads(v: SSAValue) -> str:
+    """What produces ``v``, for a near miss."""
     return v.op.name if isinstance(v, OpResult) else "a block argument"
+
+
+def gate_blocks(narrows: Sequence[mir.NarrowOp], source: SSAValue, hint: str) -> list[int] | Miss:
+    """The block of the last dim of ``source`` each narrow takes, when they are blocks of
+    one width that tile it (in any order); else why not."""
+    src = type_of(source)
+    hidden = narrows[0].length
+    blocks: list[int] = []
+    for n in narrows:
+        start = n.start_dim
+        if (
+            n.props().int("axis") != src.rank - 1
+            or n.length != hidden
+            or not isinstance(hidden, int)
+            or not isinstance(start, int)
+            or start % hidden
+        ):
+            return Miss(
+                f"the gate blocks of {fmt_shape(src.shape)} are not blocks of its last dim "
+                "of one width",
+                hint,
+            )
+        blocks.append(start // hidden)
+    if sorted(blocks) != list(range(len(narrows))) or src.shape[-1] != len(narrows) * hidden:
+        return Miss(
+            f"the gate blocks {sorted(blocks)} of width {hidden} do not tile the last dim "
+            f"of {fmt_shape(src.shape)}",
+            hint,
+        )
+    return blocks
 
 
 class FuseLstmCell(FusionPattern):
@@ -131,37 +164,16 @@ class FuseLstmCell(FusionPattern):
             if narrow is None:
                 return Miss(
                     f"the {name} gate's {act.name.removeprefix('mir.')} reads "
-                    f"{_reads(act.input)}, not a narrow of the gates",
+                    f"{reads(act.input)}, not a narrow of the gates",
                     "peepholes, a clip or other activations keep the step as ops",
                 )
             narrows[name] = narrow
         source = narrows["input"].input
         if any(n.input is not source for n in narrows.values()):
             return Miss("the gate blocks are narrows of different tensors", HINT)
-        src = type_of(source)
-        hidden = narrows["input"].length
-        blocks: list[int] = []
-        for n in narrows.values():
-            start = n.start_dim
-            if (
-                n.props().int("axis") != src.rank - 1
-                or n.length != hidden
-                or not isinstance(hidden, int)
-                or not isinstance(start, int)
-                or start % hidden
-            ):
-                return Miss(
-                    f"the gate blocks of {fmt_shape(src.shape)} are not blocks of its last dim "
-                    "of one width",
-                    HINT,
-                )
-            blocks.append(start // hidden)
-        if sorted(blocks) != [0, 1, 2, 3] or src.shape[-1] != 4 * hidden:
-            return Miss(
-                f"the gate blocks {sorted(blocks)} of width {hidden} do not tile the last dim "
-                f"of {fmt_shape(src.shape)}",
-                HINT,
-            )
+        blocks = gate_blocks(list(narrows.values()), source, HINT)
+        if isinstance(blocks, Miss):
+            return blocks
         if type_of(s.prev_cell) != type_of(narrows["cell"].result):
             return Miss(
                 f"the previous cell state is {fmt_shape(type_of(s.prev_cell).shape)}, not the "
