@@ -268,6 +268,7 @@ class GraphBuilder:
             "max": mir.ReduceMaxOp,
             "min": mir.ReduceMinOp,
             "prod": mir.ReduceProdOp,
+            "log_sum_exp": mir.ReduceLogSumExpOp,
         }[kind]
         return self._one(op_type(x, self._axes(x, axes), keepdims))
 
@@ -276,6 +277,12 @@ class GraphBuilder:
 
     def mean(self, x: SSAValue, axes: int | Sequence[int] | None = None, keepdims: bool = False):
         return self.reduce("mean", x, axes, keepdims)
+
+    def log_sum_exp(
+        self, x: SSAValue, axes: int | Sequence[int] | None = None, keepdims: bool = False
+    ) -> SSAValue:
+        """log Σ exp(x) over ``axes``, shifted by the max (``mir.reduce_log_sum_exp``)."""
+        return self.reduce("log_sum_exp", x, axes, keepdims)
 
     def softmax(self, x: SSAValue, axis: int = -1) -> SSAValue:
         return self._one(mir.SoftmaxOp(x, normalize_axis(axis, type_of(x).rank)))

@@ -167,6 +167,16 @@ def test_gelu(approximate: str) -> None:
     check(build, without(mir.GeluOp), "mir.gelu")
 
 
+@pytest.mark.parametrize(("axes", "keepdims"), [((1,), False), ((0, 2), True), ((0, 1, 2), False)])
+def test_reduce_log_sum_exp(axes: tuple[int, ...], keepdims: bool) -> None:
+    """Back to the chain it means: bit for bit on the executor."""
+
+    def build(m: ModuleBuilder) -> None:
+        out(m, m.log_sum_exp(m.input("x0", (3, 4, 5)), axes, keepdims))
+
+    check(build, without(mir.ReduceLogSumExpOp), "mir.reduce_log_sum_exp", exact=True)
+
+
 def test_silu() -> None:
     def build(m: ModuleBuilder) -> None:
         out(m, m.silu(m.input("x0", (4, 64))))

@@ -285,6 +285,28 @@ for _op in REDUCE:
             return module and (module, {"x": values((3, 4, 5), dtype, rng, kind)})
 
 
+for _axes, _keep in (((1,), False), ((0, 2), True), ((2,), False), ((0, 1, 2), False)):
+
+    @case(f"reduce_log_sum_exp_{''.join(map(str, _axes))}", mir.ReduceLogSumExpOp)
+    def _log_sum_exp(dtype: DType, rng: np.random.Generator, axes=_axes, keep=_keep):
+        module = graph({"x": ((3, 4, 5), dtype)}, lambda m, x: m.log_sum_exp(x, axes, keep))
+        return module and (module, {"x": values((3, 4, 5), dtype, rng)})
+
+
+@case("reduce_log_sum_exp_rows", mir.ReduceLogSumExpOp)
+def _log_sum_exp_rows(dtype: DType, rng: np.random.Generator):
+    """Rows of -inf only, with a +inf, with a NaN, large (exp would overflow unshifted)."""
+    module = graph({"x": ((6, 4), dtype)}, lambda m, x: m.log_sum_exp(x, 1, True))
+    if module is None:
+        return None
+    x = values((6, 4), dtype, rng, "finite").astype(np.float64)
+    x[0] = -np.inf
+    x[1, 2], x[2, 1], x[3, 0] = np.inf, np.nan, -np.inf
+    x[4] = [80.0, 88.0, 88.0, -3.0]
+    with np.errstate(all="ignore"):
+        return module, {"x": x.astype(dtype.numpy)}
+
+
 for _op in (mir.CumsumOp, mir.CumprodOp):
     for _ex, _rev in ((False, False), (True, False), (False, True), (True, True)):
 

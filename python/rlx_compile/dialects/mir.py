@@ -1142,6 +1142,43 @@ class ReduceProdOp(ReduceOp):
     name = "mir.reduce_prod"
 
 
+@irdl_op_definition
+class ReduceLogSumExpOp(ReduceOp):
+    """log Σ exp(x) over ``axes``, shifted by the maximum so that large inputs do not
+    overflow: with m = max(x) over ``axes`` (an infinite m replaced by 0, a NaN kept),
+    log(Σ exp(x - m)) + m. Float only. It means exactly the chain ``decompose`` emits
+    (reduce_max, abs, compare, where, sub, exp, reduce_sum, log, add, each over the kept
+    dims, then a reshape without ``keepdims``): the executor computes it as that chain,
+    bit for bit; all -inf gives -inf, a +inf gives +inf, a NaN gives NaN. ONNX's
+    ReduceLogSumExp; ``legalize`` lowers it to the chain for targets that do not claim it.
+    """
+
+    name = "mir.reduce_log_sum_exp"
+
+    @classmethod
+    def infer(cls, props: Props, *, input: TensorType) -> tuple[TensorType, ...]:
+        require_float(input, "operand")
+        return super().infer(props, input=input)
+
+    def decompose(self, b: GraphBuilder) -> list[SSAValue]:
+        p = self.props()
+        return [log_sum_exp_chain(b, self.input, p.ints("axes"), p.flag("keepdims"))]
+
+
+def log_sum_exp_chain(
+    b: GraphBuilder, x: SSAValue, axes: Sequence[int], keepdims: bool
+) -> SSAValue:
+    """log Σ exp(x) over ``axes`` as primitives (``mir.reduce_log_sum_exp``'s meaning):
+    log(Σ exp(x - m)) + m, m the max over ``axes`` with an infinite max replaced by 0."""
+    m = b.reduce("max", x, list(axes), keepdims=True)
+    finite = b.where(b.compare("eq", b.abs(m), float("inf")), 0.0, m)
+    total = b.log(b.sum(b.exp(b.sub(x, finite)), list(axes), keepdims=True))
+    y = b.add(total, finite)
+    shape = cast(TensorType, x.type).shape
+    out = reduced_shape(shape, axes, keepdims)
+    return y if out == cast(TensorType, y.type).shape else b.reshape(y, list(out))
+
+
 class ScanOp(ShapedOp):
     """A running reduction along ``axis``; ``exclusive`` leaves x[i] out of y[i] (y[0]
     is the identity), ``reverse`` runs from the end. Integers wrap; floats accumulate in
@@ -5331,7 +5368,8 @@ MIR_OPS: list[type[ShapedOp]] = [
     FmodOp, BitwiseAndOp, BitwiseOrOp, BitwiseXorOp, ShiftLeftOp, ShiftRightOp,
     CompareOp, WhereOp, CastOp,
     MatmulOp,
-    ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp, ArgMaxOp, ArgMinOp,
+    ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp, ReduceLogSumExpOp,
+    ArgMaxOp, ArgMinOp,
     CumsumOp, CumprodOp, TopKOp, ScatterNdOp, BitcastOp, PairwiseCouplingOp,
     TreeEnsembleOp, TreeEnsembleClassifierOp, SvmRegressorOp, SvmClassifierOp,
     LinearClassifierOp, NormalizerOp, LabelEncoderOp, ScalerOp, BinarizerOp, ImputerOp,
@@ -5367,6 +5405,7 @@ __all__ = [op.__name__ for op in MIR_OPS] + [
     "ControlFlowOp",
     "RecurrentOp",
     "Forest",
+    "log_sum_exp_chain",
     "matmul_shape",
     "read_values",
     "run_time_symbols",

@@ -15,7 +15,7 @@ import numpy as np
 from xdsl.dialects.builtin import StringAttr
 
 from rlx_compile.dialects import mir
-from rlx_compile.dialects.common import MaskKind
+from rlx_compile.dialects.common import ComparePredicate, MaskKind
 from rlx_compile.dialects.dim_expr import DimError, evaluate
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.interpreter import kernels as K
@@ -232,6 +232,23 @@ _REDUCE: dict[type[mir.ReduceOp], str] = {
 def _reduce(op: mir.ReduceOp, args: Arrays, env: Env) -> Arrays:
     p = op.props()
     return [K.reduce(_REDUCE[type(op)], args[0], p.ints("axes"), p.flag("keepdims"))]
+
+
+@impl(mir.ReduceLogSumExpOp)
+def _reduce_log_sum_exp(op: mir.ReduceLogSumExpOp, args: Arrays, env: Env) -> Arrays:
+    """The chain it means, kernel by kernel: m = reduce_max (kept dims), where(|m| == inf,
+    0, m), log(reduce_sum(exp(x - m))) + m, reshaped without keepdims."""
+    x = args[0]
+    p = op.props()
+    axes = p.ints("axes")
+    m = K.reduce("max", x, axes, True)
+    inf, zero = np.full((), np.inf, x.dtype), np.zeros((), x.dtype)
+    finite = K.where(K.compare(ComparePredicate.EQ, K.unary("abs", m), inf), zero, m)
+    total = K.reduce("sum", K.unary("exp", K.binary("sub", x, finite)), axes, True)
+    y = K.binary("add", K.unary("log", total), finite)
+    if not p.flag("keepdims"):
+        y = K.reshape(y, [d for i, d in enumerate(x.shape) if i not in axes])
+    return [y]
 
 
 @impl(mir.CumsumOp, mir.CumprodOp)

@@ -353,6 +353,16 @@ class LowerLeakyRelu(ConversionPattern):
         self.commit(rewriter, op, ops, [b.where(b.compare("lt", x, 0), scaled, x)])
 
 
+class LowerReduceLogSumExp(ConversionPattern):
+    path = COMMON_IR
+    summary = "log(reduce_sum(exp(x - m))) + m, m the max over the axes (0 where infinite)"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.ReduceLogSumExpOp, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(op)
+        self.commit(rewriter, op, ops, op.decompose(b))
+
+
 class LowerLrn(ConversionPattern):
     path = COMMON_IR
     summary = "pad x² along channels, sum of size narrows, divide by (bias + alpha/size·sum)^beta"
@@ -508,6 +518,7 @@ LOGICAL_KERNEL_PATTERNS: tuple[type[ConversionPattern], ...] = (
     LowerHardSigmoid,
     LowerHardSwish,
     LowerLeakyRelu,
+    LowerReduceLogSumExp,
     LowerLrn,
     LowerConvTranspose,
     LowerRecurrent,

@@ -2,11 +2,12 @@
 
 A small kernel set: elementwise arithmetic on equal shapes, matmul and conv (with a
 fused bias and ReLU clamp, as CMSIS-NN's fully-connected and convolution kernels),
-pooling, last-axis reductions and softmax, data movement, quantize/dequantize. No
-norms, attention, rope, SiLU/GELU or erf kernels: ``legalize`` lowers those to common
-IR. The classic-ML models (tree ensembles, SVMs...) run as the cpu target's plain C
-loops. Element types: float32 (single-precision FPU) and the 8/16/32-bit integers of the
-quantized kernels (so no int64 class labels). No elementwise regions.
+pooling, last-axis reductions (log-sum-exp too) and softmax, data movement,
+quantize/dequantize. No norms, attention, rope, SiLU/GELU or erf kernels: ``legalize``
+lowers those to common IR. The classic-ML models (tree ensembles, SVMs...) run as the
+cpu target's plain C loops. Element types: float32 (single-precision FPU) and the
+8/16/32-bit integers of the quantized kernels (so no int64 class labels). No elementwise
+regions.
 """
 
 from rlx_compile.dialects import mir
@@ -32,6 +33,7 @@ _KERNELS = (
     mir.CastOp, mir.CompareOp, mir.WhereOp,
     mir.MatmulOp, mir.FusedMatmulBiasActOp,
     mir.ReduceSumOp, mir.ReduceMeanOp, mir.ReduceMaxOp, mir.ReduceMinOp, mir.SoftmaxOp,
+    mir.ReduceLogSumExpOp,
     mir.ReshapeOp, mir.TransposeOp, mir.NarrowOp, mir.ConcatOp, mir.ExpandOp, mir.GatherOp,
     mir.PadOp,
     mir.ConvOp, mir.FusedConvBiasActOp, mir.MaxPoolOp, mir.AvgPoolOp,

@@ -137,6 +137,30 @@ func.func @reduce_axis_range() {
 // CHECK: error: 'mir.reduce_max' op reduction axis 2 must be in [0, 2) for a rank-2 operand
 
 // -----
+func.func @reduce_log_sum_exp_int() {
+  %a = mir.input "a" : !rlx.tensor<[2, 8], i32>
+  %c = mir.reduce_log_sum_exp %a axes [1] : !rlx.tensor<[2, 8], i32> -> !rlx.tensor<[2], i32>
+  func.return
+}
+// CHECK: mir_invalid.mlir:[[# @LINE - 3]]:3: error: 'mir.reduce_log_sum_exp' op operand must have a float element type, got i32
+
+// -----
+func.func @reduce_log_sum_exp_axes() {
+  %a = mir.input "a" : !rlx.tensor<[2, 8], f32>
+  %c = mir.reduce_log_sum_exp %a axes [1, 1] : !rlx.tensor<[2, 8], f32> -> !rlx.tensor<[2], f32>
+  func.return
+}
+// CHECK: error: 'mir.reduce_log_sum_exp' op axes [1, 1] must be sorted and unique
+
+// -----
+func.func @reduce_log_sum_exp_keepdims_type() {
+  %a = mir.input "a" : !rlx.tensor<[2, 8], f32>
+  %c = mir.reduce_log_sum_exp %a axes [1] keepdims : !rlx.tensor<[2, 8], f32> -> !rlx.tensor<[2], f32>
+  func.return
+}
+// CHECK: error: 'mir.reduce_log_sum_exp' op result type !rlx.tensor<[2], f32> does not match the inferred type !rlx.tensor<[2, 1], f32>
+
+// -----
 func.func @concat_dims() {
   %a = mir.input "a" : !rlx.tensor<[2, 8], f32>
   %b = mir.input "b" : !rlx.tensor<[3, 4], f32>

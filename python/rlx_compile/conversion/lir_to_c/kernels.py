@@ -463,12 +463,13 @@ def _topk(e: OpEmitter) -> None:
 
 _REDUCE = {
     mir.ReduceSumOp: "sum", mir.ReduceMeanOp: "mean", mir.ReduceMaxOp: "max",
-    mir.ReduceMinOp: "min", mir.ReduceProdOp: "prod",
+    mir.ReduceMinOp: "min", mir.ReduceProdOp: "prod", mir.ReduceLogSumExpOp: "log_sum_exp",
 }  # fmt: skip
 
 
 def reduce(e: OpEmitter, kind: str, x: Operand, axes: tuple[int, ...], y: Operand) -> None:
-    sfx = e.suffix(x, NUMERIC)
+    log_sum_exp = kind == "log_sum_exp"
+    sfx = e.suffix(x, FLOATS if log_sum_exp else NUMERIC)
     shape: list[int] = []
     flags: list[int] = []
     for d, n in enumerate(x.shape):
@@ -485,7 +486,7 @@ def reduce(e: OpEmitter, kind: str, x: Operand, axes: tuple[int, ...], y: Operan
         flags = [int(d in axes) for d in range(x.rank)]
     e.call(
         f"rlx_reduce_{kind}_{sfx}", len(shape), Ints(tuple(shape)), Ints(tuple(flags)),
-        y.loc, x.loc, e.scratch(8 * max(y.size, 1)),
+        y.loc, x.loc, e.scratch((16 if log_sum_exp else 8) * max(y.size, 1)),
     )  # fmt: skip
 
 

@@ -212,6 +212,57 @@ RLX_SOFTMAX(f64, double, double, d, RLX_ID, RLX_ID, _)
 RLX_SOFTMAX_LOW(f16, rlx_f16_to_f32, rlx_f32_to_f16)
 RLX_SOFTMAX_LOW(bf16, rlx_bf16_to_f32, rlx_f32_to_bf16)
 
+/* log Σ exp(x) (mir.reduce_log_sum_exp): m = the max per output (NaN propagates), an
+ * infinite m replaced by 0, then log(Σ exp(x - m)) + m in the compute type, the sum in
+ * double. acc: two 8-byte accumulators per output element (the max, then the sum). */
+#define RLX_REDUCE_LSE(sfx, T, CT, CF, LOAD, STORE, ...)                                \
+    RLX_REDUCE_SIG(rlx_reduce_log_sum_exp_##sfx) {                                      \
+        const T *px = (const T *)x;                                                     \
+        T *py = (T *)y;                                                                 \
+        rlx_acc *mx = (rlx_acc *)acc, *sum;                                             \
+        int64_t n_total = 1, j;                                                         \
+        for (j = 0; j < rank; j++)                                                      \
+            if (!reduced[j]) n_total *= shape[j];                                       \
+        sum = mx + n_total;                                                             \
+        {                                                                               \
+            rlx_acc *acc = mx;                                                          \
+            RLX_REDUCE_WALK(T, acc[i].f = -INFINITY,                                    \
+                {                                                                       \
+                    double s = arow[0].f;                                               \
+                    for (i = 0; i < n; i++) s = rlx_s_max_d(s, (double)LOAD(row[i]), 0); \
+                    arow[0].f = s;                                                      \
+                },                                                                      \
+                {                                                                       \
+                    for (i = 0; i < n; i++) arow[i].f = rlx_s_max_d(arow[i].f, (double)LOAD(row[i]), 0); \
+                })                                                                      \
+            if (count == 0) return RLX_ERR_EMPTY;                                       \
+            for (i = 0; i < n_out; i++)                                                 \
+                if (isinf(acc[i].f)) acc[i].f = 0.0;                                    \
+        }                                                                               \
+        {                                                                               \
+            rlx_acc *acc = sum;                                                         \
+            RLX_REDUCE_WALK(T, acc[i].f = 0.0,                                          \
+                {                                                                       \
+                    const rlx_acc *m = mx + off[1];                                     \
+                    CT mr = (CT)m[0].f;                                                 \
+                    double s = arow[0].f;                                               \
+                    for (i = 0; i < n; i++) s += (double)rlx_s_exp_##CF((CT)LOAD(row[i]) - mr); \
+                    arow[0].f = s;                                                      \
+                },                                                                      \
+                {                                                                       \
+                    const rlx_acc *m = mx + off[1];                                     \
+                    for (i = 0; i < n; i++)                                             \
+                        arow[i].f += (double)rlx_s_exp_##CF((CT)LOAD(row[i]) - (CT)m[i].f); \
+                })                                                                      \
+            for (i = 0; i < n_out; i++) {                                               \
+                CT m = (CT)mx[i].f;                                                     \
+                py[i] = STORE((CT)(RLX_FN_##CF(log)((CT)acc[i].f) + m));                \
+            }                                                                           \
+        }                                                                               \
+        return 0;                                                                       \
+    }
+RLX_FLOAT_TYPES(RLX_REDUCE_LSE, _)
+
 /* ---- norms ------------------------------------------------------------------------ */
 #define RLX_ROW_NORMS(sfx, T, CT, CF, LOAD, STORE, ...)                                      \
     RLX_NORM_SIG(rlx_layer_norm_##sfx) {                                                \

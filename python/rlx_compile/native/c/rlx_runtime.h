@@ -284,6 +284,10 @@ RLX_FLOAT_TYPES(RLX_DECL_POOL, _)
 #define RLX_DECL_REDUCE_T(sfx, ...) RLX_REDUCE_KINDS(RLX_DECL_REDUCE, sfx)
 RLX_FLOAT_TYPES(RLX_DECL_REDUCE_T, _)
 RLX_INT_TYPES(RLX_DECL_REDUCE_T, _)
+/* log Σ exp(x) over the reduced dims, shifted by the max (an infinite max by 0);
+ * floats only; acc: two 8-byte accumulators per output element */
+#define RLX_DECL_REDUCE_LSE(sfx, ...) RLX_REDUCE_SIG(rlx_reduce_log_sum_exp_##sfx);
+RLX_FLOAT_TYPES(RLX_DECL_REDUCE_LSE, _)
 
 /* Along the middle axis of [outer, n, inner]: softmax, log_softmax, argmax/argmin
  * (int64 results), and the running sum/product (exclusive: shifted by one, reverse:

@@ -15,7 +15,6 @@ from rlx_compile.frontends.onnx.context import (
     axis_of,
     converter,
 )
-from rlx_compile.frontends.onnx.ops.shape import reshape
 
 _REDUCE = {
     "ReduceSum": "sum",
@@ -102,14 +101,9 @@ def reduce_value(
         return b.sum(b.mul(x, x), axes, keepdims)
     if kind == "logsum":
         return b.log(b.sum(x, axes, keepdims))
-    # log Σ exp(x), shifted by the max so that large inputs do not overflow.
-    m = b.reduce("max", x, axes, keepdims=True)
-    finite = b.where(b.compare("eq", b.abs(m), float("inf")), 0.0, m)
-    total = b.log(b.sum(b.exp(b.sub(x, finite)), axes, keepdims=True))
-    y = b.add(total, finite)
-    if not keepdims:
-        y = reshape(ctx, y, [d for i, d in enumerate(type_of(x).shape) if i not in axes])
-    return y
+    # log Σ exp(x), shifted by the max so that large inputs do not overflow (floats only:
+    # the op refuses other element types, as exp does).
+    return b.log_sum_exp(x, axes, keepdims)
 
 
 @converter("ArgMax", "ArgMin")
