@@ -363,3 +363,36 @@ def test_narrow_and_subbyte_types_run_in_the_arena() -> None:
     for name, value in want.items():
         np.testing.assert_array_equal(got[name], value)
     assert print_module_(graph).count("f8e8m0") >= 1
+
+
+def test_the_search_of_a_small_graph_grows_with_its_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``best`` searches at most SEARCH_STEPS_PER_PAIR steps per pair of a graph's rows,
+    within the budget."""
+    from rlx_compile import _core
+    from rlx_compile.ir import graph_outputs
+    from rlx_compile.memory import graph_plan
+    from rlx_compile.memory.graph_plan import (
+        SEARCH_STEPS_PER_PAIR,
+        PlanOptions,
+        export_graph,
+        plan_exported,
+        plannable_ops,
+    )
+
+    budgets: list[int] = []
+    real = _core.plan_tensors
+
+    def recording(graph: object, options: object) -> object:
+        budgets.append(options.budget)  # type: ignore[attr-defined]
+        return real(graph, options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(graph_plan._core, "plan_tensors", recording)
+    graph = main_graph(random_mir_graph(3, num_ops=12).module)
+    ops, outputs = plannable_ops(graph), graph_outputs(graph)
+    for budget in (30_000_000, 50):
+        opts = PlanOptions(budget=budget)
+        exported = export_graph(ops, outputs, opts)
+        n = len(exported.arrays["size"])
+        plan_exported(exported, opts)
+        assert budgets[-1] == min(budget, SEARCH_STEPS_PER_PAIR * n * n)
+    assert len(budgets) == 2 and budgets[0] < 30_000_000

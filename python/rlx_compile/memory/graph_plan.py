@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import cast
 
 import numpy as np
@@ -400,8 +400,20 @@ class TensorPlan:
         return max((slot_alignment(s, alignment) for s in sizes.tolist()), default=1)
 
 
+SEARCH_STEPS_PER_PAIR = 64
+"""The ``best`` placement searches at most this many steps per pair of buffers (within
+the budget). Past that a small graph's search only walks a plateau: a scikit-learn
+model's 37 buffers took 4 ms of hill climbing to end 4 bytes above the bound, with the
+plan a hundredth of that search finds; the graphs that use the whole budget have a
+thousand buffers and more."""
+
+
 def plan_exported(g: TensorGraphArrays, opts: PlanOptions) -> TensorPlan:
-    out = _core.plan_tensors(g.core(), opts.core())
+    n = len(g.arrays["size"])
+    core = opts.core()
+    if SEARCH_STEPS_PER_PAIR * n * n < opts.budget:
+        core = replace(opts, budget=SEARCH_STEPS_PER_PAIR * n * n).core()
+    out = _core.plan_tensors(g.core(), core)
     return TensorPlan(
         g, out["offset"], out["root"], out["root_offset"], out["buffer"],
         int(out["arena_size"]), int(out["peak"]), int(out["inplace_count"]),
