@@ -53,7 +53,10 @@ def test_against_the_reference(op: str, attrs: dict, step: int) -> None:
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
 
 
-@pytest.mark.parametrize(("x_shape", "indices"), [([5], [[3, 0]]), ([2, 3, 4], [1, 1, 3])])
+@pytest.mark.parametrize(
+    ("x_shape", "indices"),
+    [([5], [[3, 0]]), ([5], [[4]]), ([5], [[4], [1]]), ([5], [2, 0]), ([2, 3, 4], [1, 1, 3])],
+)
 def test_ml_array_feature_extractor_and_binarizer(x_shape: list[int], indices: list) -> None:
     ml = "ai.onnx.ml"
     idx = np.array(indices, np.int64)
