@@ -647,3 +647,18 @@ def test_array_feature_extractor_at_indices_of_a_symbolic_count() -> None:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), ml])
     rng = np.random.default_rng(4)
     _check(model, [{"idx": rng.integers(0, 8, (n, 5))} for n in (1, 4)])
+
+
+@pytest.mark.parametrize("mode", ["linear", "cubic"])
+def test_a_bilinear_resize_is_two_matmuls(mode: str) -> None:
+    """Interpolating the rows and then the columns of an NCHW map: the row weights
+    multiply from the left and the column weights from the right, no transposes (U-Net
+    decoders upsample so), and the result is onnxruntime's."""
+    nodes = [helper.make_node("Resize", ["x", "", "scales"], ["y"], mode=mode)]
+    inits = [helper.make_tensor("scales", F, [4], np.array([1, 1, 2.5, 1.5], np.float32))]
+    model = _model(nodes, [helper.make_tensor_value_info("x", F, [1, 2, 4, 6])], ["y"], inits, 18)
+    ops = [op.name for op in import_model(model).walk()]
+    assert ops.count("mir.matmul") == 2 and "mir.transpose" not in ops
+    x = _x(1, 2, 4, 6)
+    want = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
+    np.testing.assert_allclose(backend.prepare(model).run({"x": x})[0], want, rtol=1e-5, atol=1e-6)

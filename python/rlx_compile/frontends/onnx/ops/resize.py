@@ -210,6 +210,9 @@ def _apply_axis(
     rank = type_of(x).rank
     if nearest:
         y = b.gather(x, ctx.constant(np.argmax(weights, axis=1).astype(np.int64)), axis)
+    elif axis == rank - 2:
+        # The weights [out, in] from the left: y[..., o, j] = Σ_i w[o, i] · x[..., i, j].
+        y = b.matmul(ctx.constant(np.ascontiguousarray(weights).astype(type_of(x).dtype.numpy)), x)
     else:
         # Move the axis last, multiply by the weights, move it back.
         perm = [i for i in range(rank) if i != axis] + [axis]
