@@ -16,7 +16,7 @@ from tests.frontends.test_onnx_symbolic import _check, _i64, _model, _x
 from xdsl.ir import Block
 from xdsl.utils.exceptions import VerifyException
 
-from rlx_compile import backend
+from rlx_compile import CompilePipeline, backend
 from rlx_compile.builder import GraphBuilder
 from rlx_compile.diagnostics import PassFailure
 from rlx_compile.dialects.dim_expr import sym
@@ -662,3 +662,22 @@ def test_a_bilinear_resize_is_two_matmuls(mode: str) -> None:
     x = _x(1, 2, 4, 6)
     want = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
     np.testing.assert_allclose(backend.prepare(model).run({"x": x})[0], want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(("alpha", "folds"), [(-2.0, True), (0.25, True), (0.3, False)])
+def test_a_gemm_scaled_by_a_power_of_two_scales_its_weight(alpha: float, folds: bool) -> None:
+    """skl2onnx's k-means computes -2·x·cᵀ + ‖c‖² as a Gemm with alpha = -2: scaling the
+    constant weight instead is exact for ±2^k, and the bias add then fuses with the
+    matmul; another alpha scales the product."""
+    rng = np.random.default_rng(4)
+    w = rng.standard_normal((3, 4)).astype(np.float32)
+    c = rng.standard_normal(3).astype(np.float32)
+    nodes = [helper.make_node("Gemm", ["x", "w", "c"], ["y"], alpha=alpha, transB=1)]
+    inits = [helper.make_tensor("w", F, [3, 4], w), helper.make_tensor("c", F, [3], c)]
+    model = _model(nodes, [helper.make_tensor_value_info("x", F, [2, 4])], ["y"], inits, 13)
+    result = CompilePipeline(target="cpu").compile(import_model(model, initializers="constants"))
+    names = [op.name for op in result.lir.walk()]
+    assert ("mir.fused_matmul_bias_act" in names) is folds
+    x = _x(2, 4)
+    want = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
+    np.testing.assert_allclose(backend.prepare(model).run({"x": x})[0], want, rtol=1e-6, atol=1e-6)

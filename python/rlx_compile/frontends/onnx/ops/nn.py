@@ -3,6 +3,7 @@ softmax family."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -44,10 +45,16 @@ def matmul(ctx: NodeContext) -> ConverterResult:
 def gemm(ctx: NodeContext) -> ConverterResult:
     a, b = ctx.x(0), ctx.x(1)
     alpha, beta = ctx.attr("alpha", 1.0), ctx.attr("beta", 1.0)
+    weight = isinstance(b.owner, _WEIGHT_LEAVES)
     if ctx.attr("transA", 0):
         a = ctx.b.transpose(a, [1, 0])
     if ctx.attr("transB", 0):
         b = ctx.b.transpose(b, [1, 0])
+    if alpha != 1.0 and weight and _power_of_two(alpha):
+        # Scaling a weight by ±2^k scales every product exactly, so each partial sum
+        # too: the matmul of the scaled weight is the scaled matmul, bit for bit (but
+        # for overflow), and a matmul + bias fusion takes it (k-means' alpha = -2).
+        b, alpha = ctx.b.mul(b, alpha), 1.0
     y = ctx.b.matmul(a, b)
     if alpha != 1.0:
         y = ctx.b.mul(y, alpha)
@@ -55,6 +62,14 @@ def gemm(ctx: NodeContext) -> ConverterResult:
     if c is not None:
         y = ctx.b.add(y, c if beta == 1.0 else ctx.b.mul(c, beta))
     return y
+
+
+def _power_of_two(v: float) -> bool:
+    """Whether ``v`` is ±2^k (a normal float)."""
+    return v != 0.0 and math.isfinite(v) and math.frexp(abs(v))[0] == 0.5
+
+
+_WEIGHT_LEAVES = (mir.ParamOp, mir.ConstantOp)
 
 
 # ---------------------------------------------------------------------------------
