@@ -681,3 +681,29 @@ def test_a_gemm_scaled_by_a_power_of_two_scales_its_weight(alpha: float, folds: 
     x = _x(2, 4)
     want = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
     np.testing.assert_allclose(backend.prepare(model).run({"x": x})[0], want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("source", ["topk", "argmax", "input"])
+def test_indices_that_cannot_be_negative_are_not_wrapped(source: str) -> None:
+    """GatherElements wraps negative indices (idx + size where idx < 0) unless the
+    indices are positions by how they are made (TopK's, an arg reduction's, gathered
+    from those): scikit-learn's AdaBoost median; indices from an input keep the wrap."""
+    x = helper.make_tensor_value_info("x", F, [2, 5])
+    inputs = [x]
+    nodes = []
+    if source == "topk":
+        nodes.append(helper.make_node("TopK", ["x", "k"], ["v", "i"]))
+    elif source == "argmax":
+        nodes.append(helper.make_node("ArgMax", ["x"], ["i"], axis=1))
+    else:
+        inputs.append(helper.make_tensor_value_info("i", TensorProto.INT64, [2, 3]))
+    nodes.append(helper.make_node("GatherElements", ["x", "i"], ["y"], axis=1))
+    inits = [helper.make_tensor("k", TensorProto.INT64, [1], [3])]
+    model = _model(nodes, inputs, ["y"], inits, 13)
+    ops = [op.name for op in import_model(model).walk()]
+    assert ("mir.where" in ops) is (source == "input")
+    feeds = {"x": _x(2, 5)}
+    if source == "input":
+        feeds["i"] = np.array([[0, -1, 2], [-5, 4, -2]], np.int64)
+    want = ort.InferenceSession(model.SerializeToString()).run(None, feeds)[0]
+    np.testing.assert_array_equal(backend.prepare(model).run(feeds)[0], want)

@@ -13,7 +13,7 @@ from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.dim_expr import DimExpr, ceildiv, dim_max, dim_min, floordiv, interval
 from rlx_compile.dialects.types import Dim, DType, broadcast_shapes, element_count, fmt_shape
-from rlx_compile.folding import FOLD_LIMIT
+from rlx_compile.folding import FOLD_LIMIT, constant_value
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
     NodeContext,
@@ -333,7 +333,34 @@ def row_major_strides(shape: Sequence[Dim]) -> list[Dim]:
 def _wrap_index(ctx: NodeContext, idx: SSAValue, size: Dim) -> SSAValue:
     """Negative indices count from the end: idx + size where idx < 0 (in int64)."""
     idx = ctx.b.cast(idx, DType.I64) if type_of(idx).dtype is not DType.I64 else idx
+    if never_negative(idx):
+        return idx
     return ctx.b.where(ctx.b.compare("lt", idx, 0), ctx.b.add(idx, ctx.dim(size)), idx)
+
+
+_INTO_I64 = frozenset(
+    {DType.BOOL, DType.I8, DType.I16, DType.I32, DType.I64, DType.U8, DType.U16, DType.U32}
+)
+"""Element types whose values an int64 holds: a cast from them keeps a sign."""
+
+
+def never_negative(v: SSAValue) -> bool:
+    """Whether every element of ``v`` is >= 0 by how it is made: positions (an arg
+    reduction's, TopK's indices), a constant of none below 0, or elements gathered
+    from, a view of or a cast (to a wider int) of such a value."""
+    while isinstance(v.owner, mir.ReshapeOp) or (
+        isinstance(v.owner, mir.CastOp) and type_of(v.owner.operands[0]).dtype in _INTO_I64
+    ):
+        v = v.owner.operands[0]
+    op = v.owner
+    if isinstance(op, mir.ArgReduceOp):
+        return True
+    if isinstance(op, mir.TopKOp):
+        return v is op.results[1]
+    if isinstance(op, mir.GatherOp):  # elements of the data
+        return never_negative(op.operands[0])
+    array = constant_value(v)
+    return array is not None and bool((array >= 0).all())
 
 
 def take_along_axis(ctx: NodeContext, data: SSAValue, idx: SSAValue, axis: int) -> SSAValue:
@@ -392,7 +419,11 @@ def gather_nd(ctx: NodeContext) -> ConverterResult:
     flat = reshape(ctx, data, [element_count(batch) * element_count(indexed), *rest])
     idx64 = ctx.b.cast(idx, DType.I64) if type_of(idx).dtype is not DType.I64 else idx
     sizes = ctx.dims(indexed)
-    wrapped = ctx.b.where(ctx.b.compare("lt", idx64, 0), ctx.b.add(idx64, sizes), idx64)
+    wrapped = (
+        idx64
+        if never_negative(idx64)
+        else ctx.b.where(ctx.b.compare("lt", idx64, 0), ctx.b.add(idx64, sizes), idx64)
+    )
     strides = ctx.dims(row_major_strides(indexed))
     linear = ctx.b.sum(ctx.b.mul(wrapped, strides), [len(ishape) - 1])
     if b:
