@@ -357,6 +357,14 @@ class GraphBuilder:
         axis = normalize_axis(axis, type_of(table).rank)
         return self._one(mir.GatherOp(table, indices, axis))
 
+    def gather_axes(
+        self, x: SSAValue, indices: Sequence[SSAValue], axes: Sequence[int]
+    ) -> SSAValue:
+        """``x`` indexed along each of ``axes`` by its 1-D i64 index vector
+        (``mir.gather_axes``: the per-axis gathers as one op)."""
+        rank = type_of(x).rank
+        return self._one(mir.GatherAxesOp(x, indices, [normalize_axis(a, rank) for a in axes]))
+
     def pad(
         self, x: SSAValue, pads: Sequence[int], mode: str = "constant", value: float = 0.0
     ) -> SSAValue:

@@ -177,6 +177,18 @@ def test_reduce_log_sum_exp(axes: tuple[int, ...], keepdims: bool) -> None:
     check(build, without(mir.ReduceLogSumExpOp), "mir.reduce_log_sum_exp", exact=True)
 
 
+@pytest.mark.parametrize(("shape", "axes"), [((2, 3, 4, 5), [2, 3]), ((3, 4, 5), [0, 1, 2])])
+def test_gather_axes(shape: tuple[int, ...], axes: list[int]) -> None:
+    """Back to one gather per axis: bit for bit on the executor."""
+
+    def build(m: ModuleBuilder) -> None:
+        rng = np.random.default_rng(0)
+        idx = [m.constant(rng.integers(-shape[a], shape[a], 2 * shape[a] - 1)) for a in axes]
+        out(m, m.gather_axes(m.input("x0", shape), idx, axes))
+
+    check(build, without(mir.GatherAxesOp), "mir.gather_axes", exact=True)
+
+
 def test_silu() -> None:
     def build(m: ModuleBuilder) -> None:
         out(m, m.silu(m.input("x0", (4, 64))))

@@ -257,6 +257,23 @@ def _gather32(dtype: DType, rng: np.random.Generator):
     return module and (module, {"t": values((6, 2), dtype, rng), "i": idx})
 
 
+for _name, _shape, _axes, _lens in (
+    ("gather_axes_hw", (2, 3, 4, 5), (2, 3), (7, 3)),  # a nearest resize: up and down
+    ("gather_axes_outer", (4, 3, 5), (0, 1), (6, 2)),  # the last dim copied whole
+    ("gather_axes_3d", (1, 2, 3, 4, 5), (2, 3, 4), (5, 8, 2)),
+    ("gather_axes_empty", (2, 3, 4), (1, 2), (0, 3)),
+):
+
+    @case(_name, mir.GatherAxesOp)
+    def _gather_axes(dtype: DType, rng: np.random.Generator, shape=_shape, axes=_axes, lens=_lens):
+        specs = {"x": (shape, dtype)} | {f"i{k}": ((n,), DType.I64) for k, n in enumerate(lens)}
+        module = graph(specs, lambda m, x, *idx: m.gather_axes(x, idx, axes))
+        feeds = {"x": values(shape, dtype, rng)}
+        for k, (a, n) in enumerate(zip(axes, lens, strict=True)):
+            feeds[f"i{k}"] = rng.integers(-shape[a], shape[a], size=n).astype(np.int64)
+        return module and (module, feeds)
+
+
 for _red in ("none", "add", "mul", "max", "min"):
 
     @case(f"scatter_nd_{_red}", mir.ScatterNdOp)

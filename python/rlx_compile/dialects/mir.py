@@ -1935,6 +1935,66 @@ class GatherOp(ShapedOp):
 
 
 @irdl_op_definition
+class GatherAxesOp(ShapedOp):
+    """``input`` indexed along each of ``axes`` by its own 1-D i64 index vector (negative
+    ones wrap): ``y[..., i_0, ..., i_k, ...] = x[..., idx_0[i_0], ..., idx_k[i_k], ...]``
+    -- the chain of one ``mir.gather`` per axis, as one op (a nearest-neighbour resize).
+
+    ``axes`` sorted and distinct, one index vector each. Result shape: the input's, the
+    length of ``axes[k]`` replaced by that of ``indices[k]``. ``legalize`` lowers it to
+    the chain for targets that do not claim it.
+    """
+
+    name = "mir.gather_axes"
+    input = operand_def(TensorType)
+    indices = var_operand_def(TensorType)
+    axes = prop_def(I64Array)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), Precision(PrecisionClass.DATA_MOVEMENT))
+    assembly_format = (
+        "$input `,` $indices `axes` $axes attr-dict `:` functional-type(operands, results)"
+    )
+
+    def __init__(self, input: SSAValue, indices: Sequence[SSAValue], axes: Sequence[int]):
+        self._build({"input": input, "indices": list(indices)}, {"axes": ints_attr(axes)})
+
+    @classmethod
+    def infer(
+        cls, props: Props, *, input: TensorType, indices: Sequence[TensorType]
+    ) -> tuple[TensorType, ...]:
+        axes = props.ints("axes")
+        if not axes:
+            raise VerifyException("gather_axes needs at least one axis")
+        if len(indices) != len(axes):
+            raise VerifyException(
+                f"{len(axes)} axes need {len(axes)} index vectors, got {len(indices)}"
+            )
+        for a in axes:
+            check_axis(a, input.rank)
+        if list(axes) != sorted(set(axes)):
+            raise VerifyException(f"axes {list(axes)} must be sorted and distinct")
+        shape = list(input.shape)
+        for a, t in zip(axes, indices, strict=True):
+            if t.dtype is not DType.I64 or t.rank != 1:
+                raise VerifyException(
+                    f"indices must be 1-D i64 vectors, got rank {t.rank} {t.dtype.value}"
+                )
+            shape[a] = t.shape[0]
+        return (input.with_shape(shape),)
+
+    def decompose(self, b: GraphBuilder) -> list[SSAValue]:
+        """The per-axis gathers it means (``legalize``'s lowering)."""
+        y: SSAValue = self.input
+        for a, idx in zip(self.props().ints("axes"), self.indices, strict=True):
+            y = b.gather(y, idx, a)
+        return [y]
+
+    def last_dim_pointwise_operands(self) -> tuple[int, ...]:
+        x = cast(TensorType, self.input.type)
+        return (0,) if x.rank - 1 not in self.props().ints("axes") else ()
+
+
+@irdl_op_definition
 class PadOp(ShapedOp):
     """Pad every axis: ``pads`` = begins of all axes, then ends (non-negative)."""
 
@@ -5375,7 +5435,8 @@ MIR_OPS: list[type[ShapedOp]] = [
     LinearClassifierOp, NormalizerOp, LabelEncoderOp, ScalerOp, BinarizerOp, ImputerOp,
     OneHotEncoderOp,
     SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp, GroupNormOp, BatchNormOp,
-    ReshapeOp, TransposeOp, NarrowOp, SliceOp, ConcatOp, ExpandOp, GatherOp, PadOp,
+    ReshapeOp, TransposeOp, NarrowOp, SliceOp, ConcatOp, ExpandOp, GatherOp, GatherAxesOp,
+    PadOp,
     ConvOp, MaxPoolOp, AvgPoolOp,
     AttentionOp, RopeOp,
     RnnOp, GruOp, LstmOp,

@@ -456,6 +456,15 @@ def _gather(op: mir.GatherOp, args: Arrays, env: Env) -> Arrays:
     return [K.gather(args[0], args[1], op.props().int("axis"))]
 
 
+@impl(mir.GatherAxesOp)
+def _gather_axes(op: mir.GatherAxesOp, args: Arrays, env: Env) -> Arrays:
+    """The chain it means: one gather per axis, in axis order."""
+    y = args[0]
+    for axis, indices in zip(op.props().ints("axes"), args[1:], strict=True):
+        y = K.gather(y, indices, axis)
+    return [y]
+
+
 @impl(mir.PadOp)
 def _pad(op: mir.PadOp, args: Arrays, env: Env) -> Arrays:
     p = op.props()

@@ -363,6 +363,16 @@ class LowerReduceLogSumExp(ConversionPattern):
         self.commit(rewriter, op, ops, op.decompose(b))
 
 
+class LowerGatherAxes(ConversionPattern):
+    path = COMMON_IR
+    summary = "one mir.gather per axis, in axis order"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.GatherAxesOp, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(op)
+        self.commit(rewriter, op, ops, op.decompose(b))
+
+
 class LowerLrn(ConversionPattern):
     path = COMMON_IR
     summary = "pad x² along channels, sum of size narrows, divide by (bias + alpha/size·sum)^beta"
@@ -519,6 +529,7 @@ LOGICAL_KERNEL_PATTERNS: tuple[type[ConversionPattern], ...] = (
     LowerHardSwish,
     LowerLeakyRelu,
     LowerReduceLogSumExp,
+    LowerGatherAxes,
     LowerLrn,
     LowerConvTranspose,
     LowerRecurrent,

@@ -35,7 +35,7 @@ _KERNELS = (
     mir.ReduceSumOp, mir.ReduceMeanOp, mir.ReduceMaxOp, mir.ReduceMinOp, mir.SoftmaxOp,
     mir.ReduceLogSumExpOp,
     mir.ReshapeOp, mir.TransposeOp, mir.NarrowOp, mir.ConcatOp, mir.ExpandOp, mir.GatherOp,
-    mir.PadOp,
+    mir.GatherAxesOp, mir.PadOp,
     mir.ConvOp, mir.FusedConvBiasActOp, mir.MaxPoolOp, mir.AvgPoolOp,
     mir.QuantizeOp, mir.DequantizeOp, mir.IntegerMatmulOp, mir.IntegerConvOp,
     mir.DynamicQuantizeLinearOp, mir.MatmulIntegerOp, mir.ConvIntegerOp,

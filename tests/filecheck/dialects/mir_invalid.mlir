@@ -204,6 +204,60 @@ func.func @gather_float_index() {
 // CHECK: error: 'mir.gather' op indices must have an integer element type, got f32
 
 // -----
+func.func @gather_axes_i32() {
+  %t = mir.input "t" : !rlx.tensor<[4, 5], f32>
+  %i = mir.input "i" : !rlx.tensor<[3], i32>
+  %c = mir.gather_axes %t, %i, %i axes [0, 1] : (!rlx.tensor<[4, 5], f32>, !rlx.tensor<[3], i32>, !rlx.tensor<[3], i32>) -> !rlx.tensor<[3, 3], f32>
+  func.return
+}
+// CHECK: error: 'mir.gather_axes' op indices must be 1-D i64 vectors, got rank 1 i32
+
+// -----
+func.func @gather_axes_2d() {
+  %t = mir.input "t" : !rlx.tensor<[4, 5], f32>
+  %i = mir.input "i" : !rlx.tensor<[3, 1], i64>
+  %c = mir.gather_axes %t, %i, %i axes [0, 1] : (!rlx.tensor<[4, 5], f32>, !rlx.tensor<[3, 1], i64>, !rlx.tensor<[3, 1], i64>) -> !rlx.tensor<[3, 3], f32>
+  func.return
+}
+// CHECK: error: 'mir.gather_axes' op indices must be 1-D i64 vectors, got rank 2 i64
+
+// -----
+func.func @gather_axes_repeated() {
+  %t = mir.input "t" : !rlx.tensor<[4, 5], f32>
+  %i = mir.input "i" : !rlx.tensor<[3], i64>
+  %c = mir.gather_axes %t, %i, %i axes [1, 1] : (!rlx.tensor<[4, 5], f32>, !rlx.tensor<[3], i64>, !rlx.tensor<[3], i64>) -> !rlx.tensor<[2, 3, 4], f32>
+  func.return
+}
+// CHECK: error: 'mir.gather_axes' op axes [1, 1] must be sorted and distinct
+
+// -----
+func.func @gather_axes_range() {
+  %t = mir.input "t" : !rlx.tensor<[4, 5], f32>
+  %i = mir.input "i" : !rlx.tensor<[3], i64>
+  %c = mir.gather_axes %t, %i, %i axes [1, 2] : (!rlx.tensor<[4, 5], f32>, !rlx.tensor<[3], i64>, !rlx.tensor<[3], i64>) -> !rlx.tensor<[2, 3, 4], f32>
+  func.return
+}
+// CHECK: error: 'mir.gather_axes' op axis 2 must be in [0, 2) for a rank-2 operand
+
+// -----
+func.func @gather_axes_count() {
+  %t = mir.input "t" : !rlx.tensor<[4, 5], f32>
+  %i = mir.input "i" : !rlx.tensor<[3], i64>
+  %c = mir.gather_axes %t, %i, %i axes [0] : (!rlx.tensor<[4, 5], f32>, !rlx.tensor<[3], i64>, !rlx.tensor<[3], i64>) -> !rlx.tensor<[3, 3], f32>
+  func.return
+}
+// CHECK: error: 'mir.gather_axes' op 1 axes need 1 index vectors, got 2
+
+// -----
+func.func @gather_axes_type() {
+  %t = mir.input "t" : !rlx.tensor<[4, 5], f32>
+  %i = mir.input "i" : !rlx.tensor<[3], i64>
+  %c = mir.gather_axes %t, %i, %i axes [0, 1] : (!rlx.tensor<[4, 5], f32>, !rlx.tensor<[3], i64>, !rlx.tensor<[3], i64>) -> !rlx.tensor<[3, 4], f32>
+  func.return
+}
+// CHECK: error: 'mir.gather_axes' op result type !rlx.tensor<[3, 4], f32> does not match the inferred type !rlx.tensor<[3, 3], f32>
+
+// -----
 func.func @conv_groups() {
   %x = mir.input "x" : !rlx.tensor<[1, 4, 8, 8], f32>
   %w = mir.input "w" : !rlx.tensor<[6, 4, 3, 3], f32>

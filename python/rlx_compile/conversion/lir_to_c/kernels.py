@@ -363,6 +363,25 @@ def _gather(e: OpEmitter) -> None:
     )  # fmt: skip
 
 
+@lowers(mir.GatherAxesOp)
+def _gather_axes(e: OpEmitter) -> None:
+    x, *indices = e.args
+    y = e.outs[0]
+    axes = e.op.props().ints("axes")  # type: ignore[attr-defined]
+    # The index vectors side by side in scratch, then the kernel's offset table.
+    total = sum(i.size for i in indices)
+    packed = e.scratch(8 * total)
+    at = 0
+    for i in indices:
+        e.call("rlx_memcpy", packed.at(at), i.loc, i.nbytes)
+        at += i.nbytes
+    e.call(
+        "rlx_gather_axes", x.rank, Ints(x.shape), Ints(y.shape),
+        Ints(tuple(int(a in axes) for a in range(x.rank))), x.dtype.itemsize, y.loc, x.loc,
+        packed, e.scratch(8 * sum(y.shape)),
+    )  # fmt: skip
+
+
 @lowers(mir.PadOp)
 def _pad(e: OpEmitter) -> None:
     from rlx_compile.interpreter.kernels import cast as reference_cast

@@ -77,6 +77,67 @@ int rlx_gather(int64_t outer, int64_t axis_n, int64_t inner_bytes, void *dst, co
     return 0;
 }
 
+int rlx_gather_axes(int64_t rank, const int64_t *in_shape, const int64_t *out_shape,
+                    const int64_t *gathered, int64_t elem, void *dst, const void *src,
+                    const int64_t *indices, int64_t *offsets) {
+    uint8_t *d = (uint8_t *)dst;
+    const uint8_t *s = (const uint8_t *)src;
+    const int64_t *ix = indices;
+    int64_t *base[RLX_MAX_RANK], strides[RLX_MAX_RANK], idx[RLX_MAX_RANK];
+    int64_t *o = offsets, *last, stride = elem, total = 1, n, a, i, k;
+    if (rank < 1 || rank > RLX_MAX_RANK) return RLX_ERR_INDEX;
+    for (a = rank - 1; a >= 0; a--) {
+        strides[a] = stride;
+        stride *= in_shape[a];
+        total *= out_shape[a];
+    }
+    /* Byte offset of every output position along every dim. */
+    for (a = 0; a < rank; a++) {
+        base[a] = o;
+        idx[a] = 0;
+        for (i = 0; i < out_shape[a]; i++) {
+            int64_t v = i;
+            if (gathered[a]) {
+                v = ix[i];
+                if (v >= in_shape[a] || v < -in_shape[a]) return RLX_ERR_INDEX;
+                if (v < 0) v += in_shape[a];
+            }
+            o[i] = v * strides[a];
+        }
+        if (gathered[a]) ix += out_shape[a];
+        o += out_shape[a];
+    }
+    if (total == 0) return 0;
+    n = out_shape[rank - 1];
+    last = base[rank - 1];
+    for (k = 0; k < total; k += n) {
+        const uint8_t *row = s;
+        for (a = 0; a < rank - 1; a++) row += base[a][idx[a]];
+        if (!gathered[rank - 1]) {
+            memcpy(d, row, (size_t)(n * elem));
+        } else {
+            switch (elem) {
+#define RLX_GATHER_AXES_CASE(bytes, T)                                                  \
+    case bytes:                                                                         \
+        for (i = 0; i < n; i++) ((T *)d)[i] = *(const T *)(row + last[i]);             \
+        break;
+                RLX_GATHER_AXES_CASE(1, uint8_t)
+                RLX_GATHER_AXES_CASE(2, uint16_t)
+                RLX_GATHER_AXES_CASE(4, uint32_t)
+                RLX_GATHER_AXES_CASE(8, uint64_t)
+            default:
+                for (i = 0; i < n; i++) memcpy(d + i * elem, row + last[i], (size_t)elem);
+            }
+        }
+        d += n * elem;
+        for (a = rank - 2; a >= 0; a--) {
+            if (++idx[a] < out_shape[a]) break;
+            idx[a] = 0;
+        }
+    }
+    return 0;
+}
+
 /* pads: [begin[rank], end[rank]]; mode 0 constant, 1 reflect, 2 edge, 3 wrap */
 int rlx_pad(int64_t rank, const int64_t *in_shape, const int64_t *pads, int64_t mode,
             int64_t elem, void *dst, const void *src, const void *fill) {

@@ -177,6 +177,13 @@ int rlx_fail(int64_t code);
  * indices (n_idx of int type idx_kind: 0..7 = i8 i16 i32 i64 u8 u16 u32 u64). */
 int rlx_gather(int64_t outer, int64_t axis_n, int64_t inner_bytes, void *dst, const void *table,
                const void *indices, int64_t n_idx, int64_t idx_kind);
+/* dst = src gathered along the dims flagged in `gathered` (mir.gather_axes): dim a of
+ * the output reads position indices_a[i] (i64, negative ones wrap) where flagged, i
+ * elsewhere; indices: the flagged dims' vectors one after another; offsets: scratch of
+ * sum(out_shape) int64. */
+int rlx_gather_axes(int64_t rank, const int64_t *in_shape, const int64_t *out_shape,
+                    const int64_t *gathered, int64_t elem, void *dst, const void *src,
+                    const int64_t *indices, int64_t *offsets);
 /* pad mode: 0 constant (fill = one element's bytes), 1 reflect, 2 edge, 3 wrap */
 int rlx_pad(int64_t rank, const int64_t *in_shape, const int64_t *pads, int64_t mode,
             int64_t elem, void *dst, const void *src, const void *fill);

@@ -418,6 +418,9 @@ def resize(ctx: NodeContext) -> ConverterResult:
         "cubic": lambda: _cubic(a, antialias),
     }[mode]()
     y = x
+    # Nearest: the static axes' index vectors, gathered together as one op (one gather
+    # along a single axis), then the positions outside a crop box set per axis.
+    taps: list[tuple[int, np.ndarray, np.ndarray | None]] = []
     for axis in range(rank):
         lo_hi = box[axis]
         scale = scale_of[axis]
@@ -432,6 +435,9 @@ def resize(ctx: NodeContext) -> ConverterResult:
             weights, outside = axis_matrix(
                 in_n, out_n, scale, coeffs, coord, lo_hi, exclude_outside
             )
+            if mode == "nearest":
+                taps.append((axis, np.argmax(weights, axis=1).astype(np.int64), outside))
+                continue
             y = _apply_axis(ctx, y, axis, weights, outside, mode == "nearest", extrapolation)
             continue
         if antialias:
@@ -439,6 +445,28 @@ def resize(ctx: NodeContext) -> ConverterResult:
         y = _symbolic_axis(
             ctx, y, axis, out_n, scale, mode, coord, nearest_mode, a, exclude_outside
         )
+    return _nearest_taps(ctx, y, taps, extrapolation) if taps else y
+
+
+def _nearest_taps(
+    ctx: NodeContext,
+    x: SSAValue,
+    taps: list[tuple[int, np.ndarray, np.ndarray | None]],
+    extrapolation: float,
+) -> SSAValue:
+    """The nearest taps of the static axes, each (axis, its input positions, which fall
+    outside a crop box): one ``mir.gather_axes`` (a gather for one axis), then the
+    extrapolation value where outside. Gathers along distinct axes commute, and so do
+    the masks: bit for bit the per-axis chain."""
+    b = ctx.b
+    rank = type_of(x).rank
+    indices = [ctx.constant(index) for _, index, _ in taps]
+    axes = [axis for axis, _, _ in taps]
+    y = b.gather(x, indices[0], axes[0]) if len(taps) == 1 else b.gather_axes(x, indices, axes)
+    for axis, _, outside in taps:
+        if outside is not None and outside.any():
+            shape = [len(outside) if i == axis else 1 for i in range(rank)]
+            y = b.where(ctx.constant(outside.reshape(shape)), ctx.const_like(extrapolation, y), y)
     return y
 
 
