@@ -339,6 +339,22 @@ NATIVE = {
     "softmax-11 last axis, reshaped by an input": model(
         [_node("Reshape", ["x", "shape"], ["r"]), _node("Softmax", ["r"], axis=-1)],
         {"x": (F, [2, 3, 4]), "shape": (I64, [2])}, ["y"], 11),
+    "batchnorm-7 spatial 1": model(
+        [_node("BatchNormalization", ["x", "s", "b", "m", "v"], spatial=1, epsilon=1e-3)],
+        {"x": (F, [2, 3, 4])}, ["y"], 7,
+        {k: RNG.random(3).astype(np.float32) + 0.5 for k in ("s", "b", "m", "v")}),
+    "batchnorm-8 default spatial": model(
+        [_node("BatchNormalization", ["x", "s", "b", "m", "v"])], {"x": (F, [2, 3, 4])}, ["y"], 8,
+        {k: RNG.random(3).astype(np.float32) + 0.5 for k in ("s", "b", "m", "v")}),
+    "pad-2 constant value": model(
+        [_node("Pad", ["x"], pads=[0, 1, 2, 0, 2, 1], value=1.5)], {"x": (F, [2, 3, 4])}, ["y"], 9),
+    "pad-2 default value": model(
+        [_node("Pad", ["x"], pads=[1, 0, 0, 1])], {"x": (F, [3, 4])}, ["y"], 10),
+    "pad-2 reflect": model(
+        [_node("Pad", ["x"], mode="reflect", pads=[0, 1, 0, 2])], {"x": (F, [3, 4])}, ["y"], 8),
+    "pad-2 float64 edge and value": model(
+        [_node("Pad", ["x"], ["p"], mode="edge", pads=[1, 1, 1, 1]),
+         _node("Pad", ["p"], pads=[0, 2, 0, 0], value=-3.0)], {"x": (F64, [2, 2])}, ["y"], 7),
     "densenet121 (unsqueeze-1)": _light("light_densenet121"),
     "squeezenet (dropout-7, softmax-1 on a 4-D input)": _light("light_squeezenet"),
 }  # fmt: skip

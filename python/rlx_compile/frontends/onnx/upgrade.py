@@ -5,8 +5,8 @@ model goes through onnx's own version converter (``onnx.version_converter``) fir
 typed skeleton (large initializers given by type only, so no weights are serialised) --
 unless every step its nodes take is one the converter takes as compatible (the node
 stays as it is) or one done here as the converter does it (``ADAPTERS``: attributes that
-became operands), which spares the converter's round trip of the whole model and its
-shape inference. The repairs below then fix what that converter gets wrong
+became operands or went), which spares the converter's round trip of the whole model and
+its shape inference. The repairs below then fix what that converter gets wrong
 (each checked against onnxruntime running the original model,
 ``tests/frontends/test_onnx_opsets.py``):
 
@@ -279,11 +279,47 @@ def _ratio_as_input(node: NodeProto, at: _Adapting) -> bool:
     return True
 
 
+def _spatial_dropped(node: NodeProto, at: _Adapting) -> bool:
+    """``BatchNormalization_8_9`` (``RemoveAttribute(spatial, 1)``): the spatial
+    attribute goes where it is 1, the only value opset 9 keeps (``spatial=0`` has a
+    converter of its own, ``ops/legacy.py``)."""
+    spatial = next((a for a in node.attribute if a.name == "spatial"), None)
+    if spatial is None:
+        return True
+    if spatial.i != 1:
+        return False
+    node.attribute.remove(spatial)
+    return True
+
+
+def _pads_as_inputs(node: NodeProto, at: _Adapting) -> bool:
+    """``Pad_10_11``: the pads attribute becomes an int64 operand and, in constant mode,
+    the value attribute (0 when absent) a float32 one (``_repair`` gives it the tensor's
+    type, as it does after the converter)."""
+    pads = next((a for a in node.attribute if a.name == "pads"), None)
+    if pads is None:
+        return False  # a Pad-2 without pads: the converter says what it makes of it
+    value = next((a for a in node.attribute if a.name == "value"), None)
+    mode = next((a.s for a in node.attribute if a.name == "mode"), b"constant")
+    operand = onnx.TensorProto(data_type=onnx.TensorProto.INT64, dims=[len(pads.ints)])
+    operand.int64_data.extend(pads.ints)
+    node.attribute.remove(pads)
+    at.operand(node, operand)
+    if mode == b"constant":
+        fill = 0.0 if value is None else value.f
+        at.operand(node, onnx.TensorProto(data_type=onnx.TensorProto.FLOAT, float_data=[fill]))
+    if value is not None:
+        node.attribute.remove(value)
+    return True
+
+
 ADAPTERS: dict[tuple[str, int], Adapter] = {
     ("Squeeze", 13): _axes_as_input,
     ("Unsqueeze", 13): _axes_as_input,
     ("ReduceSum", 13): _axes_as_input,
     ("Dropout", 12): _ratio_as_input,
+    ("BatchNormalization", 9): _spatial_dropped,
+    ("Pad", 11): _pads_as_inputs,
 }
 """``(op, v)`` -> the step ``v - 1 -> v`` of the version converter for ``op``, done here as
 the converter does it (the common steps that are cheap to reproduce)."""
