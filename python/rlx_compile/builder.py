@@ -269,6 +269,10 @@ class GraphBuilder:
             "min": mir.ReduceMinOp,
             "prod": mir.ReduceProdOp,
             "log_sum_exp": mir.ReduceLogSumExpOp,
+            "sum_square": mir.ReduceSumSquareOp,
+            "l2": mir.ReduceL2Op,
+            "l1": mir.ReduceL1Op,
+            "log_sum": mir.ReduceLogSumOp,
         }[kind]
         return self._one(op_type(x, self._axes(x, axes), keepdims))
 

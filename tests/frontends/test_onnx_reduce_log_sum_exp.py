@@ -10,6 +10,7 @@ import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
+from tests.reduce_cases import onnx_reduce
 
 from rlx_compile import CompilePipeline
 from rlx_compile.frontends.onnx import import_model
@@ -17,22 +18,7 @@ from rlx_compile.interpreter import run
 
 
 def model(axes: list[int] | None, keepdims: int, opset: int, dtype: int) -> onnx.ModelProto:
-    inits, inputs = [], ["x"]
-    attrs: dict[str, object] = {"keepdims": keepdims}
-    if axes is not None:
-        if opset >= 18:
-            inits.append(helper.make_tensor("axes", TensorProto.INT64, [len(axes)], axes))
-            inputs.append("axes")
-        else:
-            attrs["axes"] = axes
-    node = helper.make_node("ReduceLogSumExp", inputs, ["y"], **attrs)  # type: ignore[arg-type]
-    graph = helper.make_graph(
-        [node], "g", [helper.make_tensor_value_info("x", dtype, [2, 3, 4])],
-        [helper.make_tensor_value_info("y", dtype, None)], inits,
-    )  # fmt: skip
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 9
-    return m
+    return onnx_reduce("ReduceLogSumExp", axes, keepdims, opset, dtype)
 
 
 def feed(dtype: np.dtype) -> np.ndarray:

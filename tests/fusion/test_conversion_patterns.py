@@ -189,6 +189,24 @@ def test_gather_axes(shape: tuple[int, ...], axes: list[int]) -> None:
     check(build, without(mir.GatherAxesOp), "mir.gather_axes", exact=True)
 
 
+@pytest.mark.parametrize(
+    "op",
+    [mir.ReduceSumSquareOp, mir.ReduceL2Op, mir.ReduceL1Op, mir.ReduceLogSumOp],
+    ids=lambda o: o.name,
+)
+@pytest.mark.parametrize(("axes", "keepdims"), [((1,), False), ((0, 2), True), ((0, 1, 2), False)])
+def test_reduce_chain(op: type[mir.ReduceChainOp], axes: tuple[int, ...], keepdims: bool) -> None:
+    """Back to the chain it means: bit for bit on the executor."""
+
+    def build(m: ModuleBuilder) -> None:
+        x = m.input("x0", (3, 4, 5))
+        if op is mir.ReduceLogSumOp:
+            x = m.abs(x)
+        out(m, m.emit(op(x, list(axes), keepdims)).results[0])
+
+    check(build, without(op), op.name, exact=True)
+
+
 def test_silu() -> None:
     def build(m: ModuleBuilder) -> None:
         out(m, m.silu(m.input("x0", (4, 64))))

@@ -7,11 +7,10 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
+from tests.reduce_cases import assert_bits, op_and_chain
 
-from rlx_compile import ModuleBuilder
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.types import DType
-from rlx_compile.interpreter import run
 
 DTYPES = [DType.F32, DType.F64, DType.F16, DType.BF16]
 
@@ -31,27 +30,13 @@ def rows(dtype: DType) -> np.ndarray:
     return x.astype(ml_dtypes.bfloat16 if dtype is DType.BF16 else dtype.numpy)
 
 
-def both(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> tuple[np.ndarray, np.ndarray]:
+def both(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> tuple[np.ndarray, ...]:
     """The op's result and the chain's, on the executor."""
-    dtype = DType.from_numpy(x.dtype)
-    results = []
-    for fused in (True, False):
-        with ModuleBuilder("g") as m:
-            v = m.input("x", x.shape, dtype)
-            if fused:
-                y = m.log_sum_exp(v, axes, keepdims)
-            else:
-                y = mir.log_sum_exp_chain(m, v, axes, keepdims)
-            m.output(y, names=["y"])
-        names = {op.name for op in m.module.walk()}
-        assert ("mir.reduce_log_sum_exp" in names) == fused
-        results.append(run(m.module, {"x": x})["y"])
-    return results[0], results[1]
-
-
-def assert_bits(got: np.ndarray, want: np.ndarray) -> None:
-    assert got.dtype == want.dtype and got.shape == want.shape
-    assert got.tobytes() == want.tobytes(), (got, want)
+    return op_and_chain(
+        x, "mir.reduce_log_sum_exp",
+        lambda m, v: m.log_sum_exp(v, axes, keepdims),
+        lambda m, v: mir.log_sum_exp_chain(m, v, axes, keepdims),
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: d.value)

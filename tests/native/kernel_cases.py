@@ -292,13 +292,17 @@ for _red in ("none", "add", "mul", "max", "min"):
 # ---------------------------------------------------------------------------------
 
 REDUCE = [mir.ReduceSumOp, mir.ReduceMeanOp, mir.ReduceMaxOp, mir.ReduceMinOp, mir.ReduceProdOp]
-for _op in REDUCE:
+CHAIN_REDUCE = [mir.ReduceSumSquareOp, mir.ReduceL2Op, mir.ReduceL1Op, mir.ReduceLogSumOp]
+_KIND = {mir.ReduceProdOp: "small", mir.ReduceLogSumOp: "positive"} | dict.fromkeys(
+    [mir.ReduceSumSquareOp, mir.ReduceL2Op, mir.ReduceL1Op], "any"
+)
+for _op in REDUCE + CHAIN_REDUCE:
     for _axes, _keep in (((1,), False), ((0, 2), True), ((2,), False), ((0, 1, 2), False)):
 
         @case(f"{_op.name.removeprefix('mir.')}_{''.join(map(str, _axes))}", _op)
         def _reduce(dtype: DType, rng: np.random.Generator, op=_op, axes=_axes, keep=_keep):
             module = graph({"x": ((3, 4, 5), dtype)}, lambda m, x: one(m.emit(op(x, axes, keep))))
-            kind = "small" if op is mir.ReduceProdOp else "finite"
+            kind = _KIND.get(op, "finite")
             return module and (module, {"x": values((3, 4, 5), dtype, rng, kind)})
 
 

@@ -1179,6 +1179,81 @@ def log_sum_exp_chain(
     return y if out == cast(TensorType, y.type).shape else b.reshape(y, list(out))
 
 
+class ReduceChainOp(ReduceOp):
+    """A reduction ONNX names as one node that RLX's primitives spell as a short chain
+    (``chain``, over the kept dims): the executor computes it as that chain, bit for bit;
+    ``legalize`` lowers it to the chain for targets that do not claim it."""
+
+    FLOATS_ONLY: ClassVar[bool] = False
+
+    @classmethod
+    def infer(cls, props: Props, *, input: TensorType) -> tuple[TensorType, ...]:
+        if cls.FLOATS_ONLY:
+            require_float(input, "operand")
+        return super().infer(props, input=input)
+
+    @classmethod
+    def chain(cls, b: GraphBuilder, x: SSAValue, axes: list[int], keepdims: bool) -> SSAValue:
+        raise NotImplementedError
+
+    def decompose(self, b: GraphBuilder) -> list[SSAValue]:
+        p = self.props()
+        return [self.chain(b, self.input, list(p.ints("axes")), p.flag("keepdims"))]
+
+
+@irdl_op_definition
+class ReduceSumSquareOp(ReduceChainOp):
+    """Σ x² over ``axes``: exactly reduce_sum(mul(x, x)) (the square rounds to the
+    element type, integers wrap). ONNX's ReduceSumSquare; ``legalize`` lowers it to that
+    chain for targets that do not claim it."""
+
+    name = "mir.reduce_sum_square"
+
+    @classmethod
+    def chain(cls, b: GraphBuilder, x: SSAValue, axes: list[int], keepdims: bool) -> SSAValue:
+        return b.sum(b.mul(x, x), axes, keepdims)
+
+
+@irdl_op_definition
+class ReduceL2Op(ReduceChainOp):
+    """√(Σ x²) over ``axes``, float only: exactly sqrt(reduce_sum(mul(x, x))) (no
+    rescaling: a square that overflows gives +inf). ONNX's ReduceL2; ``legalize`` lowers
+    it to that chain for targets that do not claim it."""
+
+    name = "mir.reduce_l2"
+    FLOATS_ONLY: ClassVar[bool] = True
+
+    @classmethod
+    def chain(cls, b: GraphBuilder, x: SSAValue, axes: list[int], keepdims: bool) -> SSAValue:
+        return b.sqrt(b.sum(b.mul(x, x), axes, keepdims))
+
+
+@irdl_op_definition
+class ReduceL1Op(ReduceChainOp):
+    """Σ |x| over ``axes``: exactly reduce_sum(abs(x)) (integers wrap, |min| = min).
+    ONNX's ReduceL1; ``legalize`` lowers it to that chain for targets that do not claim
+    it."""
+
+    name = "mir.reduce_l1"
+
+    @classmethod
+    def chain(cls, b: GraphBuilder, x: SSAValue, axes: list[int], keepdims: bool) -> SSAValue:
+        return b.sum(b.abs(x), axes, keepdims)
+
+
+@irdl_op_definition
+class ReduceLogSumOp(ReduceChainOp):
+    """log Σ x over ``axes``, float only: exactly log(reduce_sum(x)). ONNX's
+    ReduceLogSum; ``legalize`` lowers it to that chain for targets that do not claim it."""
+
+    name = "mir.reduce_log_sum"
+    FLOATS_ONLY: ClassVar[bool] = True
+
+    @classmethod
+    def chain(cls, b: GraphBuilder, x: SSAValue, axes: list[int], keepdims: bool) -> SSAValue:
+        return b.log(b.sum(x, axes, keepdims))
+
+
 class ScanOp(ShapedOp):
     """A running reduction along ``axis``; ``exclusive`` leaves x[i] out of y[i] (y[0]
     is the identity), ``reverse`` runs from the end. Integers wrap; floats accumulate in
@@ -5429,6 +5504,7 @@ MIR_OPS: list[type[ShapedOp]] = [
     CompareOp, WhereOp, CastOp,
     MatmulOp,
     ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp, ReduceLogSumExpOp,
+    ReduceSumSquareOp, ReduceL2Op, ReduceL1Op, ReduceLogSumOp,
     ArgMaxOp, ArgMinOp,
     CumsumOp, CumprodOp, TopKOp, ScatterNdOp, BitcastOp, PairwiseCouplingOp,
     TreeEnsembleOp, TreeEnsembleClassifierOp, SvmRegressorOp, SvmClassifierOp,
@@ -5465,6 +5541,7 @@ __all__ = [op.__name__ for op in MIR_OPS] + [
     "RECURRENT_OPS",
     "ControlFlowOp",
     "RecurrentOp",
+    "ReduceChainOp",
     "Forest",
     "log_sum_exp_chain",
     "matmul_shape",

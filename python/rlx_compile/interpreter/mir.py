@@ -251,6 +251,20 @@ def _reduce_log_sum_exp(op: mir.ReduceLogSumExpOp, args: Arrays, env: Env) -> Ar
     return [y]
 
 
+@impl(mir.ReduceSumSquareOp, mir.ReduceL2Op, mir.ReduceL1Op, mir.ReduceLogSumOp)
+def _reduce_chain(op: mir.ReduceChainOp, args: Arrays, env: Env) -> Arrays:
+    """The chain it means, kernel by kernel: mul or abs, reduce_sum, sqrt or log."""
+    x = args[0]
+    p = op.props()
+    axes, keepdims = p.ints("axes"), p.flag("keepdims")
+    if isinstance(op, mir.ReduceL1Op):
+        return [K.reduce("sum", K.unary("abs", x), axes, keepdims)]
+    if isinstance(op, mir.ReduceLogSumOp):
+        return [K.unary("log", K.reduce("sum", x, axes, keepdims))]
+    total = K.reduce("sum", K.binary("mul", x, x), axes, keepdims)
+    return [K.unary("sqrt", total) if isinstance(op, mir.ReduceL2Op) else total]
+
+
 @impl(mir.CumsumOp, mir.CumprodOp)
 def _cumulative(op: mir.ScanOp, args: Arrays, env: Env) -> Arrays:
     p = op.props()

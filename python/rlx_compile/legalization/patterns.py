@@ -354,11 +354,19 @@ class LowerLeakyRelu(ConversionPattern):
 
 
 class LowerReduceLogSumExp(ConversionPattern):
+    """Also the reductions ONNX names as one node (sum of squares, L2, L1, log-sum): each
+    back to the chain it means."""
+
     path = COMMON_IR
-    summary = "log(reduce_sum(exp(x - m))) + m, m the max over the axes (0 where infinite)"
+    summary = (
+        "log(reduce_sum(exp(x - m))) + m, m the max over the axes (0 where infinite);"
+        " reduce_sum of x·x or |x|, then sqrt or log, as the op means"
+    )
 
     @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: mir.ReduceLogSumExpOp, rewriter: PatternRewriter) -> None:
+    def match_and_rewrite(
+        self, op: mir.ReduceLogSumExpOp | mir.ReduceChainOp, rewriter: PatternRewriter
+    ) -> None:
         b, ops = self.builder(op)
         self.commit(rewriter, op, ops, op.decompose(b))
 

@@ -2,12 +2,12 @@
 
 A small kernel set: elementwise arithmetic on equal shapes, matmul and conv (with a
 fused bias and ReLU clamp, as CMSIS-NN's fully-connected and convolution kernels),
-pooling, last-axis reductions (log-sum-exp too) and softmax, data movement,
-quantize/dequantize. No norms, attention, rope, SiLU/GELU or erf kernels: ``legalize``
-lowers those to common IR. The classic-ML models (tree ensembles, SVMs...) run as the
-cpu target's plain C loops. Element types: float32 (single-precision FPU) and the
-8/16/32-bit integers of the quantized kernels (so no int64 class labels). No elementwise
-regions.
+pooling, last-axis reductions (log-sum-exp, L1, L2, sum of squares and log-sum too) and
+softmax, data movement, quantize/dequantize. No norms, attention, rope, SiLU/GELU or erf
+kernels: ``legalize`` lowers those to common IR. The classic-ML models (tree ensembles,
+SVMs...) run as the cpu target's plain C loops. Element types: float32 (single-precision
+FPU) and the 8/16/32-bit integers of the quantized kernels (so no int64 class labels).
+No elementwise regions.
 """
 
 from rlx_compile.dialects import mir
@@ -33,7 +33,8 @@ _KERNELS = (
     mir.CastOp, mir.CompareOp, mir.WhereOp,
     mir.MatmulOp, mir.FusedMatmulBiasActOp,
     mir.ReduceSumOp, mir.ReduceMeanOp, mir.ReduceMaxOp, mir.ReduceMinOp, mir.SoftmaxOp,
-    mir.ReduceLogSumExpOp,
+    mir.ReduceLogSumExpOp, mir.ReduceSumSquareOp, mir.ReduceL2Op, mir.ReduceL1Op,
+    mir.ReduceLogSumOp,
     mir.ReshapeOp, mir.TransposeOp, mir.NarrowOp, mir.ConcatOp, mir.ExpandOp, mir.GatherOp,
     mir.GatherAxesOp, mir.PadOp,
     mir.ConvOp, mir.FusedConvBiasActOp, mir.MaxPoolOp, mir.AvgPoolOp,

@@ -161,6 +161,38 @@ func.func @reduce_log_sum_exp_keepdims_type() {
 // CHECK: error: 'mir.reduce_log_sum_exp' op result type !rlx.tensor<[2], f32> does not match the inferred type !rlx.tensor<[2, 1], f32>
 
 // -----
+func.func @reduce_l2_int() {
+  %a = mir.input "a" : !rlx.tensor<[2, 8], i32>
+  %c = mir.reduce_l2 %a axes [1] : !rlx.tensor<[2, 8], i32> -> !rlx.tensor<[2], i32>
+  func.return
+}
+// CHECK: mir_invalid.mlir:[[# @LINE - 3]]:3: error: 'mir.reduce_l2' op operand must have a float element type, got i32
+
+// -----
+func.func @reduce_log_sum_int() {
+  %a = mir.input "a" : !rlx.tensor<[2, 8], i64>
+  %c = mir.reduce_log_sum %a axes [1] : !rlx.tensor<[2, 8], i64> -> !rlx.tensor<[2], i64>
+  func.return
+}
+// CHECK: error: 'mir.reduce_log_sum' op operand must have a float element type, got i64
+
+// -----
+func.func @reduce_sum_square_bool() {
+  %a = mir.input "a" : !rlx.tensor<[2, 8], bool>
+  %c = mir.reduce_sum_square %a axes [1] : !rlx.tensor<[2, 8], bool> -> !rlx.tensor<[2], bool>
+  func.return
+}
+// CHECK: error: 'mir.reduce_sum_square' op operand must be numeric, got bool
+
+// -----
+func.func @reduce_l1_axes() {
+  %a = mir.input "a" : !rlx.tensor<[2, 8], i32>
+  %c = mir.reduce_l1 %a axes [2] : !rlx.tensor<[2, 8], i32> -> !rlx.tensor<[2], i32>
+  func.return
+}
+// CHECK: error: 'mir.reduce_l1' op reduction axis 2 must be in [0, 2) for a rank-2 operand
+
+// -----
 func.func @concat_dims() {
   %a = mir.input "a" : !rlx.tensor<[2, 8], f32>
   %b = mir.input "b" : !rlx.tensor<[3, 4], f32>

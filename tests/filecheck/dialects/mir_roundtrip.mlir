@@ -47,6 +47,10 @@ func.func @shapes() -> !rlx.tensor<[6, 2], f32> {
   %rmin = mir.reduce_min %x axes [1] : !rlx.tensor<[2, 3, 4], f32> -> !rlx.tensor<[2, 4], f32>
   %lse = mir.reduce_log_sum_exp %x axes [0, 2] : !rlx.tensor<[2, 3, 4], f32> -> !rlx.tensor<[3], f32>
   %lsek = mir.reduce_log_sum_exp %x axes [2] keepdims : !rlx.tensor<[2, 3, 4], f32> -> !rlx.tensor<[2, 3, 1], f32>
+  %ssq = mir.reduce_sum_square %x axes [0, 2] : !rlx.tensor<[2, 3, 4], f32> -> !rlx.tensor<[3], f32>
+  %l2 = mir.reduce_l2 %x axes [2] keepdims : !rlx.tensor<[2, 3, 4], f32> -> !rlx.tensor<[2, 3, 1], f32>
+  %l1 = mir.reduce_l1 %x axes [1] : !rlx.tensor<[2, 3, 4], f32> -> !rlx.tensor<[2, 4], f32>
+  %lsum = mir.reduce_log_sum %x axes [0, 1, 2] : !rlx.tensor<[2, 3, 4], f32> -> !rlx.tensor<[], f32>
   %am = mir.argmax %x axis 2 : !rlx.tensor<[2, 3, 4], f32> -> !rlx.tensor<[2, 3], i64>
   %sm = mir.softmax %x axis 2 : !rlx.tensor<[2, 3, 4], f32>
   %r = mir.reshape %mm : !rlx.tensor<[2, 3, 2], f32> -> !rlx.tensor<[6, 2], f32>
@@ -181,6 +185,10 @@ func.func @quant() -> !rlx.tensor<[4, 8], f32> {
 // CHECK-NEXT: %rmin = mir.reduce_min %x axes [1] : !rlx.tensor<[2, 3, 4], f32> -> !rlx.tensor<[2, 4], f32>
 // CHECK-NEXT: %lse = mir.reduce_log_sum_exp %x axes [0, 2] : !rlx.tensor<[2, 3, 4], f32> -> !rlx.tensor<[3], f32>
 // CHECK-NEXT: %lsek = mir.reduce_log_sum_exp %x axes [2] keepdims : !rlx.tensor<[2, 3, 4], f32> -> !rlx.tensor<[2, 3, 1], f32>
+// CHECK-NEXT: %ssq = mir.reduce_sum_square %x axes [0, 2] : !rlx.tensor<[2, 3, 4], f32> -> !rlx.tensor<[3], f32>
+// CHECK-NEXT: %l2 = mir.reduce_l2 %x axes [2] keepdims : !rlx.tensor<[2, 3, 4], f32> -> !rlx.tensor<[2, 3, 1], f32>
+// CHECK-NEXT: %l1 = mir.reduce_l1 %x axes [1] : !rlx.tensor<[2, 3, 4], f32> -> !rlx.tensor<[2, 4], f32>
+// CHECK-NEXT: %lsum = mir.reduce_log_sum %x axes [0, 1, 2] : !rlx.tensor<[2, 3, 4], f32> -> !rlx.tensor<[], f32>
 // CHECK-NEXT: %am = mir.argmax %x axis 2 : !rlx.tensor<[2, 3, 4], f32> -> !rlx.tensor<[2, 3], i64>
 // CHECK-NEXT: %sm = mir.softmax %x axis 2 : !rlx.tensor<[2, 3, 4], f32>
 // CHECK-NEXT: %r = mir.reshape %mm : !rlx.tensor<[2, 3, 2], f32> -> !rlx.tensor<[6, 2], f32>

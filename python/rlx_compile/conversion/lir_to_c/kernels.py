@@ -483,12 +483,15 @@ def _topk(e: OpEmitter) -> None:
 _REDUCE = {
     mir.ReduceSumOp: "sum", mir.ReduceMeanOp: "mean", mir.ReduceMaxOp: "max",
     mir.ReduceMinOp: "min", mir.ReduceProdOp: "prod", mir.ReduceLogSumExpOp: "log_sum_exp",
+    mir.ReduceSumSquareOp: "sum_square", mir.ReduceL2Op: "l2", mir.ReduceL1Op: "l1",
+    mir.ReduceLogSumOp: "log_sum",
 }  # fmt: skip
+_FLOAT_REDUCE = frozenset({"log_sum_exp", "l2", "log_sum"})
 
 
 def reduce(e: OpEmitter, kind: str, x: Operand, axes: tuple[int, ...], y: Operand) -> None:
     log_sum_exp = kind == "log_sum_exp"
-    sfx = e.suffix(x, FLOATS if log_sum_exp else NUMERIC)
+    sfx = e.suffix(x, FLOATS if kind in _FLOAT_REDUCE else NUMERIC)
     shape: list[int] = []
     flags: list[int] = []
     for d, n in enumerate(x.shape):

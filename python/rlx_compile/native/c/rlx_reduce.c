@@ -42,6 +42,13 @@ typedef union {
         rlx_advance(rank, shape, idx, 2, off, st);                                      \
     }
 
+#define RLX_FN_f(name) name##f
+#define RLX_FN_d(name) name
+/* x * x rounded to the element type (mir.mul's square), in the compute type */
+#define RLX_SQUARE(LOAD, STORE, v) LOAD(STORE(LOAD(v) * LOAD(v)))
+
+/* kind: 0 sum, 1 mean, 2 max, 3 min, 4 prod, 5 sum of squares, 6 l1 (Σ|x|),
+ * 7 l2 (sqrt of the sum of squares, rounded to the type first), 8 log of the sum */
 #define RLX_REDUCE_FLOAT(sfx, T, CT, CF, LOAD, STORE, ...)                              \
     static int rlx_reduce_f_##sfx(int64_t rank, const int64_t *shape, const int64_t *reduced, \
                                   void *y, const void *x, void *accv, int kind) {       \
@@ -52,22 +59,28 @@ typedef union {
         RLX_REDUCE_WALK(T, acc[i].f = init,                                             \
             {                                                                           \
                 double s = arow[0].f;                                                   \
-                if (kind <= 1) for (i = 0; i < n; i++) s += (double)LOAD(row[i]);       \
+                if (kind <= 1 || kind == 8) for (i = 0; i < n; i++) s += (double)LOAD(row[i]); \
                 else if (kind == 2) for (i = 0; i < n; i++) s = rlx_s_max_d(s, (double)LOAD(row[i]), 0); \
                 else if (kind == 3) for (i = 0; i < n; i++) s = rlx_s_min_d(s, (double)LOAD(row[i]), 0); \
-                else for (i = 0; i < n; i++) s *= (double)LOAD(row[i]);                 \
+                else if (kind == 4) for (i = 0; i < n; i++) s *= (double)LOAD(row[i]);  \
+                else if (kind == 6) for (i = 0; i < n; i++) s += fabs((double)LOAD(row[i])); \
+                else for (i = 0; i < n; i++) s += (double)RLX_SQUARE(LOAD, STORE, row[i]); \
                 arow[0].f = s;                                                          \
             },                                                                          \
             {                                                                           \
-                if (kind <= 1) for (i = 0; i < n; i++) arow[i].f += (double)LOAD(row[i]); \
+                if (kind <= 1 || kind == 8) for (i = 0; i < n; i++) arow[i].f += (double)LOAD(row[i]); \
                 else if (kind == 2) for (i = 0; i < n; i++) arow[i].f = rlx_s_max_d(arow[i].f, (double)LOAD(row[i]), 0); \
                 else if (kind == 3) for (i = 0; i < n; i++) arow[i].f = rlx_s_min_d(arow[i].f, (double)LOAD(row[i]), 0); \
-                else for (i = 0; i < n; i++) arow[i].f *= (double)LOAD(row[i]);         \
+                else if (kind == 4) for (i = 0; i < n; i++) arow[i].f *= (double)LOAD(row[i]); \
+                else if (kind == 6) for (i = 0; i < n; i++) arow[i].f += fabs((double)LOAD(row[i])); \
+                else for (i = 0; i < n; i++) arow[i].f += (double)RLX_SQUARE(LOAD, STORE, row[i]); \
             })                                                                          \
         if (count == 0 && (kind == 2 || kind == 3)) return RLX_ERR_EMPTY;               \
         for (i = 0; i < n_out; i++) {                                                   \
             double v = kind == 1 ? acc[i].f / (double)count : acc[i].f;                 \
-            py[i] = STORE((CT)v);                                                       \
+            if (kind == 7) py[i] = STORE(RLX_FN_##CF(sqrt)(LOAD(STORE((CT)v))));        \
+            else if (kind == 8) py[i] = STORE(RLX_FN_##CF(log)(LOAD(STORE((CT)v))));    \
+            else py[i] = STORE((CT)v);                                                  \
         }                                                                               \
         return 0;                                                                       \
     }                                                                                   \
@@ -75,7 +88,11 @@ typedef union {
     RLX_REDUCE_SIG(rlx_reduce_mean_##sfx) { return rlx_reduce_f_##sfx(rank, shape, reduced, y, x, acc, 1); } \
     RLX_REDUCE_SIG(rlx_reduce_max_##sfx) { return rlx_reduce_f_##sfx(rank, shape, reduced, y, x, acc, 2); } \
     RLX_REDUCE_SIG(rlx_reduce_min_##sfx) { return rlx_reduce_f_##sfx(rank, shape, reduced, y, x, acc, 3); } \
-    RLX_REDUCE_SIG(rlx_reduce_prod_##sfx) { return rlx_reduce_f_##sfx(rank, shape, reduced, y, x, acc, 4); }
+    RLX_REDUCE_SIG(rlx_reduce_prod_##sfx) { return rlx_reduce_f_##sfx(rank, shape, reduced, y, x, acc, 4); } \
+    RLX_REDUCE_SIG(rlx_reduce_sum_square_##sfx) { return rlx_reduce_f_##sfx(rank, shape, reduced, y, x, acc, 5); } \
+    RLX_REDUCE_SIG(rlx_reduce_l1_##sfx) { return rlx_reduce_f_##sfx(rank, shape, reduced, y, x, acc, 6); } \
+    RLX_REDUCE_SIG(rlx_reduce_l2_##sfx) { return rlx_reduce_f_##sfx(rank, shape, reduced, y, x, acc, 7); } \
+    RLX_REDUCE_SIG(rlx_reduce_log_sum_##sfx) { return rlx_reduce_f_##sfx(rank, shape, reduced, y, x, acc, 8); }
 RLX_FLOAT_TYPES(RLX_REDUCE_FLOAT, _)
 
 /* Integers: sums and products wrap in 64 bits (so in the type), max/min exact, mean is
@@ -106,9 +123,13 @@ RLX_FLOAT_TYPES(RLX_REDUCE_FLOAT, _)
     RLX_REDUCE_SIG(rlx_reduce_mean_##sfx) { return rlx_reduce_i_##sfx(rank, shape, reduced, y, x, acc, 1); } \
     RLX_REDUCE_SIG(rlx_reduce_max_##sfx) { return rlx_reduce_i_##sfx(rank, shape, reduced, y, x, acc, 2); } \
     RLX_REDUCE_SIG(rlx_reduce_min_##sfx) { return rlx_reduce_i_##sfx(rank, shape, reduced, y, x, acc, 3); } \
-    RLX_REDUCE_SIG(rlx_reduce_prod_##sfx) { return rlx_reduce_i_##sfx(rank, shape, reduced, y, x, acc, 4); }
+    RLX_REDUCE_SIG(rlx_reduce_prod_##sfx) { return rlx_reduce_i_##sfx(rank, shape, reduced, y, x, acc, 4); } \
+    RLX_REDUCE_SIG(rlx_reduce_sum_square_##sfx) { return rlx_reduce_i_##sfx(rank, shape, reduced, y, x, acc, 5); } \
+    RLX_REDUCE_SIG(rlx_reduce_l1_##sfx) { return rlx_reduce_i_##sfx(rank, shape, reduced, y, x, acc, 6); }
 
-/* kind: 0 sum, 1 mean (sum), 2 max, 3 min, 4 prod; signed values live in .i */
+/* kind: 0 sum, 1 mean (sum), 2 max, 3 min, 4 prod, 5 sum of squares, 6 sum of |x|
+ * (|min| wraps to min, as mir.abs); sums wrap mod 2^64, so mod the type's width too;
+ * signed values live in .i */
 #define RLX_INT_STEP(sfx, T, UT, SG, MN, MX, ...)                                       \
     RLX_INLINE void rlx_int_init_##sfx(rlx_acc *a, int kind) {                          \
         if (kind == 2) { if (SG) a->i = (int64_t)MN; else a->u = 0; }                   \
@@ -118,6 +139,8 @@ RLX_FLOAT_TYPES(RLX_REDUCE_FLOAT, _)
     RLX_INLINE void rlx_int_step_##sfx(rlx_acc *a, T v, int kind) {                     \
         if (kind <= 1) a->u += (uint64_t)v;                                             \
         else if (kind == 4) a->u *= (uint64_t)v;                                        \
+        else if (kind == 5) a->u += (uint64_t)v * (uint64_t)v;                          \
+        else if (kind == 6) a->u += SG && (int64_t)v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v; \
         else if (SG) {                                                                  \
             if (kind == 2 ? (int64_t)v > a->i : (int64_t)v < a->i) a->i = (int64_t)v;   \
         } else {                                                                        \
@@ -177,8 +200,6 @@ RLX_INT_TYPES(RLX_REDUCE_INT, _)
     }                                                                                   \
     RLX_AXIS_SIG(rlx_softmax_##sfx) { return rlx_softmax_any_##sfx(outer, n, inner, y, x, 0); } \
     RLX_AXIS_SIG(rlx_log_softmax_##sfx) { return rlx_softmax_any_##sfx(outer, n, inner, y, x, 1); }
-#define RLX_FN_f(name) name##f
-#define RLX_FN_d(name) name
 /* f16/bf16 softmax keeps e in f32 scratch-free by recomputing: store e rounded would
  * round twice, so those types take the two-pass form below. */
 RLX_SOFTMAX(f32, float, float, f, RLX_ID, RLX_ID, _)

@@ -286,7 +286,7 @@ RLX_FLOAT_TYPES(RLX_DECL_POOL, _)
              const void *x, void *acc)
 #define RLX_REDUCE_KINDS(X, ...)                                                        \
     X(sum, __VA_ARGS__) X(mean, __VA_ARGS__) X(max, __VA_ARGS__) X(min, __VA_ARGS__)   \
-    X(prod, __VA_ARGS__)
+    X(prod, __VA_ARGS__) X(sum_square, __VA_ARGS__) X(l1, __VA_ARGS__)
 #define RLX_DECL_REDUCE(kind, sfx) RLX_REDUCE_SIG(rlx_reduce_##kind##_##sfx);
 #define RLX_DECL_REDUCE_T(sfx, ...) RLX_REDUCE_KINDS(RLX_DECL_REDUCE, sfx)
 RLX_FLOAT_TYPES(RLX_DECL_REDUCE_T, _)
@@ -295,6 +295,12 @@ RLX_INT_TYPES(RLX_DECL_REDUCE_T, _)
  * floats only; acc: two 8-byte accumulators per output element */
 #define RLX_DECL_REDUCE_LSE(sfx, ...) RLX_REDUCE_SIG(rlx_reduce_log_sum_exp_##sfx);
 RLX_FLOAT_TYPES(RLX_DECL_REDUCE_LSE, _)
+/* sqrt of the sum of squares (the sum rounded to the type first), log of the sum;
+ * floats only */
+#define RLX_DECL_REDUCE_FLOAT_ONLY(sfx, ...)                                            \
+    RLX_REDUCE_SIG(rlx_reduce_l2_##sfx);                                                \
+    RLX_REDUCE_SIG(rlx_reduce_log_sum_##sfx);
+RLX_FLOAT_TYPES(RLX_DECL_REDUCE_FLOAT_ONLY, _)
 
 /* Along the middle axis of [outer, n, inner]: softmax, log_softmax, argmax/argmin
  * (int64 results), and the running sum/product (exclusive: shifted by one, reverse:

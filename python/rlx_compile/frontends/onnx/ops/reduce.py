@@ -82,6 +82,9 @@ def reduce(ctx: NodeContext) -> ConverterResult:
     return reduce_value(ctx, kind, x, norm, keepdims)
 
 
+_CHAIN = {"l1": "l1", "l2": "l2", "sumsquare": "sum_square", "logsum": "log_sum"}
+
+
 def reduce_value(
     ctx: NodeContext, kind: str, x: SSAValue, axes: list[int], keepdims: bool
 ) -> SSAValue:
@@ -93,14 +96,10 @@ def reduce_value(
         if dtype.is_bool:  # bool max/min: any/all, on an exact u8 copy
             return b.cast(b.reduce(kind, b.cast(x, DType.U8), axes, keepdims), DType.BOOL)
         return b.reduce(kind, x, axes, keepdims)
-    if kind == "l1":
-        return b.sum(b.abs(x), axes, keepdims)
-    if kind == "l2":
-        return b.sqrt(b.sum(b.mul(x, x), axes, keepdims))
-    if kind == "sumsquare":
-        return b.sum(b.mul(x, x), axes, keepdims)
-    if kind == "logsum":
-        return b.log(b.sum(x, axes, keepdims))
+    # One op each (the chain they mean: sum(abs), sqrt(sum(mul)), sum(mul), log(sum));
+    # l2 and logsum floats only, as sqrt and log are.
+    if kind in _CHAIN:
+        return b.reduce(_CHAIN[kind], x, axes, keepdims)
     # log Σ exp(x), shifted by the max so that large inputs do not overflow (floats only:
     # the op refuses other element types, as exp does).
     return b.log_sum_exp(x, axes, keepdims)
