@@ -355,6 +355,15 @@ NATIVE = {
     "pad-2 float64 edge and value": model(
         [_node("Pad", ["x"], ["p"], mode="edge", pads=[1, 1, 1, 1]),
          _node("Pad", ["p"], pads=[0, 2, 0, 0], value=-3.0)], {"x": (F64, [2, 2])}, ["y"], 7),
+    "resize-10 nearest, up": model(
+        [_node("Resize", ["x", "s"], mode="nearest")], {"x": (F, [1, 2, 3, 4])}, ["y"], 10,
+        {"s": np.array([1, 1, 2, 1.5], np.float32)}),
+    "resize-10 nearest, up and down": model(
+        [_node("Resize", ["x", "s"], mode="nearest")], {"x": (F, [1, 2, 6, 4])}, ["y"], 10,
+        {"s": np.array([1, 1, 0.5, 2], np.float32)}),
+    "resize-10 linear": model(
+        [_node("Resize", ["x", "s"], mode="linear")], {"x": (F, [1, 2, 3, 4])}, ["y"], 10,
+        {"s": np.array([1, 1, 2, 2], np.float32)}),
     "densenet121 (unsqueeze-1)": _light("light_densenet121"),
     "squeezenet (dropout-7, softmax-1 on a 4-D input)": _light("light_squeezenet"),
 }  # fmt: skip

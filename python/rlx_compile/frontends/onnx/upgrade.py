@@ -5,8 +5,8 @@ model goes through onnx's own version converter (``onnx.version_converter``) fir
 typed skeleton (large initializers given by type only, so no weights are serialised) --
 unless every step its nodes take is one the converter takes as compatible (the node
 stays as it is) or one done here as the converter does it (``ADAPTERS``: attributes that
-became operands or went), which spares the converter's round trip of the whole model and
-its shape inference. The repairs below then fix what that converter gets wrong
+became operands or went, an operand that moved), which spares the converter's round trip
+of the whole model and its shape inference. The repairs below then fix what that converter gets wrong
 (each checked against onnxruntime running the original model,
 ``tests/frontends/test_onnx_opsets.py``):
 
@@ -313,6 +313,18 @@ def _pads_as_inputs(node: NodeProto, at: _Adapting) -> bool:
     return True
 
 
+def _roi_before_scales(node: NodeProto, at: _Adapting) -> bool:
+    """``Resize_10_11``: the scales move to the third operand. The converter puts a
+    Constant roi of [0]*rank + [1]*rank second, read only by ``tf_crop_and_resize``, which
+    Resize-10 has no way to ask for: an omitted roi here (it would need the rank, which
+    only shape inference over the whole model gives); ``_repair`` then makes it sample as
+    Resize-10 did, as after the converter."""
+    if len(node.input) != 2:
+        return False
+    node.input.insert(1, "")
+    return True
+
+
 ADAPTERS: dict[tuple[str, int], Adapter] = {
     ("Squeeze", 13): _axes_as_input,
     ("Unsqueeze", 13): _axes_as_input,
@@ -320,6 +332,7 @@ ADAPTERS: dict[tuple[str, int], Adapter] = {
     ("Dropout", 12): _ratio_as_input,
     ("BatchNormalization", 9): _spatial_dropped,
     ("Pad", 11): _pads_as_inputs,
+    ("Resize", 11): _roi_before_scales,
 }
 """``(op, v)`` -> the step ``v - 1 -> v`` of the version converter for ``op``, done here as
 the converter does it (the common steps that are cheap to reproduce)."""
