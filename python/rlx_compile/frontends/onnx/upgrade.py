@@ -6,8 +6,8 @@ typed skeleton (large initializers given by type only, so no weights are seriali
 unless every step its nodes take is one the converter takes as compatible (the node
 stays as it is) or one done here as the converter does it (``ADAPTERS``: attributes that
 became operands or went, an operand that moved), which spares the converter's round trip
-of the whole model and its shape inference. The repairs below then fix what that converter gets wrong
-(each checked against onnxruntime running the original model,
+of the whole model and its shape inference. The repairs below then fix what that
+converter gets wrong (each checked against onnxruntime running the original model,
 ``tests/frontends/test_onnx_opsets.py``):
 
 - ``Upsample`` (1, 7, 9) and ``Resize``-10 become a ``Resize`` with the opset-11

@@ -7,12 +7,13 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import Activation
 from rlx_compile.dialects.dim_expr import ceildiv
+from rlx_compile.dialects.traits import is_weight_leaf
 from rlx_compile.dialects.types import (
     Dim,
     DType,
@@ -45,7 +46,7 @@ def matmul(ctx: NodeContext) -> ConverterResult:
 def gemm(ctx: NodeContext) -> ConverterResult:
     a, b = ctx.x(0), ctx.x(1)
     alpha, beta = ctx.attr("alpha", 1.0), ctx.attr("beta", 1.0)
-    weight = isinstance(b.owner, _WEIGHT_LEAVES)
+    weight = isinstance(b.owner, Operation) and is_weight_leaf(b.owner)
     if ctx.attr("transA", 0):
         a = ctx.b.transpose(a, [1, 0])
     if ctx.attr("transB", 0):
@@ -67,9 +68,6 @@ def gemm(ctx: NodeContext) -> ConverterResult:
 def _power_of_two(v: float) -> bool:
     """Whether ``v`` is ±2^k (a normal float)."""
     return v != 0.0 and math.isfinite(v) and math.frexp(abs(v))[0] == 0.5
-
-
-_WEIGHT_LEAVES = (mir.ParamOp, mir.ConstantOp)
 
 
 # ---------------------------------------------------------------------------------
