@@ -35,7 +35,7 @@ from xdsl.traits import IsTerminator
 from rlx_compile.builder import GraphBuilder, ReplacingPattern, type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import Activation, ActivationAttr, activation_props
-from rlx_compile.dialects.types import Dim, DType, TensorType
+from rlx_compile.dialects.types import Dim, DType, TensorType, fmt_shape
 from rlx_compile.folding import DEFAULT_MAX_ELEMENTS, FoldingBuilder, constant_value
 from rlx_compile.fusion.report import FusionReport, MissedFusion
 from rlx_compile.interpreter.eager import Eager
@@ -102,6 +102,12 @@ def defined_before(v: SSAValue, op: Operation) -> bool:
     return is_before(v.op, op)
 
 
+def operand_pairs(op: Operation) -> tuple[tuple[SSAValue, SSAValue], ...]:
+    """A two-operand op's operands in both orders (products and sums commute)."""
+    a, b = op.operands
+    return ((a, b), (b, a))
+
+
 def other_operand(op: Operation, v: SSAValue) -> SSAValue:
     """The operand of a two-operand op that is not ``v`` (``v`` itself when it is both)."""
     a, b = op.operands
@@ -111,8 +117,7 @@ def other_operand(op: Operation, v: SSAValue) -> SSAValue:
 def operand_from(op: Operation, kind: type[T]) -> tuple[T, SSAValue] | None:
     """For a two-operand op: (producer, other operand) when one operand comes from an op
     of ``kind`` (the first such operand)."""
-    a, b = op.operands
-    for x, y in ((a, b), (b, a)):
+    for x, y in operand_pairs(op):
         p = producer(x, kind)
         if p is not None:
             return p, y
@@ -134,6 +139,41 @@ def scalar_constant(v: SSAValue) -> float | None:
 def _floating(dtype: DType) -> bool:
     """Whether NumPy holds ``dtype`` as a floating type."""
     return bool(np.issubdtype(dtype.numpy, np.floating))
+
+
+def reads(v: SSAValue) -> str:
+    """What produces ``v``, for a near miss."""
+    return v.op.name if isinstance(v, OpResult) else "a block argument"
+
+
+def gate_blocks(narrows: Sequence[mir.NarrowOp], source: SSAValue, hint: str) -> list[int] | Miss:
+    """The block of the last dim of ``source`` each narrow takes, when they are blocks of
+    one width that tile it (in any order); else why not."""
+    src = type_of(source)
+    hidden = narrows[0].length
+    blocks: list[int] = []
+    for n in narrows:
+        start = n.start_dim
+        if (
+            n.props().int("axis") != src.rank - 1
+            or n.length != hidden
+            or not isinstance(hidden, int)
+            or not isinstance(start, int)
+            or start % hidden
+        ):
+            return Miss(
+                f"the gate blocks of {fmt_shape(src.shape)} are not blocks of its last dim "
+                "of one width",
+                hint,
+            )
+        blocks.append(start // hidden)
+    if sorted(blocks) != list(range(len(narrows))) or src.shape[-1] != len(narrows) * hidden:
+        return Miss(
+            f"the gate blocks {sorted(blocks)} of width {hidden} do not tile the last dim "
+            f"of {fmt_shape(src.shape)}",
+            hint,
+        )
+    return blocks
 
 
 def chain_miss(links: Sequence[tuple[SSAValue, Operation, str]], hint: str) -> Miss | None:

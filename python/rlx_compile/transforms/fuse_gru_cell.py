@@ -40,12 +40,14 @@ from rlx_compile.fusion.base import (
     Miss,
     chain_miss,
     describe_uses,
+    gate_blocks,
     is_output,
+    operand_pairs,
     producer,
+    reads,
     scalar_constant,
     users,
 )
-from rlx_compile.transforms.fuse_lstm_cell import gate_blocks, operand_pairs, reads
 
 FUSED = mir.FusedGruCellOp.name
 HINT = "the fused cell reads the three gate blocks of gx and of gh, [..., 3·H] each, in one order"

@@ -23,10 +23,9 @@ shape (broadcast onto the batch), intermediates read elsewhere, the op unclaimed
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
 
@@ -39,7 +38,10 @@ from rlx_compile.fusion.base import (
     Match,
     Miss,
     chain_miss,
+    gate_blocks,
+    operand_pairs,
     producer,
+    reads,
 )
 
 FUSED = mir.FusedLstmCellOp.name
@@ -69,12 +71,6 @@ class _Step:
     prev_cell: SSAValue
 
 
-def operand_pairs(op: Operation) -> tuple[tuple[SSAValue, SSAValue], ...]:
-    """A two-operand op's operands in both orders (products and sums commute)."""
-    a, b = op.operands
-    return ((a, b), (b, a))
-
-
 def _readings(root: mir.MulOp) -> tuple[list[_Step], mir.AddOp | None, mir.TanhOp | None]:
     """Every way of reading ``root`` as sigmoid(o) · tanh(f · c + i · g), with the sum
     and its tanh; none when it is not such a product."""
@@ -99,41 +95,6 @@ def _readings(root: mir.MulOp) -> tuple[list[_Step], mir.AddOp | None, mir.TanhO
         if steps:
             return steps, cell, tanh_c
     return [], None, None
-
-
-def reads(v: SSAValue) -> str:
-    """What produces ``v``, for a near miss."""
-    return v.op.name if isinstance(v, OpResult) else "a block argument"
-
-
-def gate_blocks(narrows: Sequence[mir.NarrowOp], source: SSAValue, hint: str) -> list[int] | Miss:
-    """The block of the last dim of ``source`` each narrow takes, when they are blocks of
-    one width that tile it (in any order); else why not."""
-    src = type_of(source)
-    hidden = narrows[0].length
-    blocks: list[int] = []
-    for n in narrows:
-        start = n.start_dim
-        if (
-            n.props().int("axis") != src.rank - 1
-            or n.length != hidden
-            or not isinstance(hidden, int)
-            or not isinstance(start, int)
-            or start % hidden
-        ):
-            return Miss(
-                f"the gate blocks of {fmt_shape(src.shape)} are not blocks of its last dim "
-                "of one width",
-                hint,
-            )
-        blocks.append(start // hidden)
-    if sorted(blocks) != list(range(len(narrows))) or src.shape[-1] != len(narrows) * hidden:
-        return Miss(
-            f"the gate blocks {sorted(blocks)} of width {hidden} do not tile the last dim "
-            f"of {fmt_shape(src.shape)}",
-            hint,
-        )
-    return blocks
 
 
 class FuseLstmCell(FusionPattern):
