@@ -3801,6 +3801,19 @@ class FusedScaleShiftActOp(ShapedOp):
         return [b.activation(y, p.enum("activation"), p.floats("act_params"))]
 
 
+def cell_state_type(gates: TensorType, gate_order: Sequence[int], k: int, what: str) -> TensorType:
+    """The [..., H] state of a recurrent cell whose float ``gates`` [..., k·H] hold k blocks
+    of H, ``gate_order`` a permutation of them; VerifyException where they are not."""
+    require_float(gates, what)
+    require_min_rank(gates, 1, what)
+    if sorted(gate_order) != list(range(k)):
+        raise VerifyException(f"gate_order {list(gate_order)} is not a permutation of 0..{k - 1}")
+    last = gates.shape[-1]
+    if not isinstance(last, int) or last % k:
+        raise VerifyException(f"the gates' last dim ({last}) must be static and {k}·hidden")
+    return gates.with_shape((*gates.shape[:-1], last // k))
+
+
 LSTM_GATES = ("input", "output", "forget", "cell")
 """The LSTM gates in the order ``mir.fused_lstm_cell``'s ``gate_order`` lists their
 blocks (ONNX's order: i, o, f, c)."""
@@ -3845,15 +3858,7 @@ class FusedLstmCellOp(ShapedOp):
     def infer(
         cls, props: Props, *, gates: TensorType, prev_cell: TensorType
     ) -> tuple[TensorType, ...]:
-        require_float(gates, "gates")
-        require_min_rank(gates, 1, "gates")
-        order = props.ints("gate_order")
-        if sorted(order) != [0, 1, 2, 3]:
-            raise VerifyException(f"gate_order {list(order)} is not a permutation of 0..3")
-        last = gates.shape[-1]
-        if not isinstance(last, int) or last % 4:
-            raise VerifyException(f"the gates' last dim ({last}) must be static and 4·hidden")
-        cell = gates.with_shape((*gates.shape[:-1], last // 4))
+        cell = cell_state_type(gates, props.ints("gate_order"), len(LSTM_GATES), "gates")
         if prev_cell != cell:
             raise VerifyException(f"prev_cell must be {cell} (the gates' shape, hidden wide)")
         return (cell, cell)
@@ -3922,17 +3927,9 @@ class FusedGruCellOp(ShapedOp):
     def infer(
         cls, props: Props, *, gx: TensorType, gh: TensorType, prev: TensorType
     ) -> tuple[TensorType, ...]:
-        require_float(gx, "gx")
-        require_min_rank(gx, 1, "gx")
-        order = props.ints("gate_order")
-        if sorted(order) != [0, 1, 2]:
-            raise VerifyException(f"gate_order {list(order)} is not a permutation of 0..2")
-        last = gx.shape[-1]
-        if not isinstance(last, int) or last % 3:
-            raise VerifyException(f"the gates' last dim ({last}) must be static and 3·hidden")
+        hidden = cell_state_type(gx, props.ints("gate_order"), len(GRU_GATES), "gx")
         if gh != gx:
             raise VerifyException(f"gh must be {gx} (gx's type)")
-        hidden = gx.with_shape((*gx.shape[:-1], last // 3))
         if prev != hidden:
             raise VerifyException(f"prev must be {hidden} (the gates' shape, hidden wide)")
         return (hidden,)
