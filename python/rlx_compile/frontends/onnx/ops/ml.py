@@ -31,6 +31,7 @@ from rlx_compile.frontends.onnx.context import (
     converter,
     numel,
 )
+from rlx_compile.frontends.onnx.ops.shape import reshape
 from rlx_compile.frontends.onnx.structured import StringsValue, ZipMapValue
 from rlx_compile.legalization import ml as lowered
 
@@ -179,10 +180,9 @@ def array_feature_extractor(ctx: NodeContext) -> ConverterResult:
     if type_of(indices).dtype is not DType.I64:
         indices = ctx.b.cast(indices, DType.I64)
     count = element_count(type_of(indices).shape)
-    if type_of(x).rank == 1 and type_of(indices).shape == (1, count):
-        return ctx.b.gather(x, indices, 0)  # already the [1, n] of a vector's result
-    picked = ctx.b.gather(x, ctx.b.reshape(indices, [count]), type_of(x).rank - 1)
-    return ctx.b.reshape(picked, [1, count]) if type_of(x).rank == 1 else picked
+    if type_of(x).rank == 1:  # gathered in the indices' shape, viewed as [1, n] if not so
+        return reshape(ctx, ctx.b.gather(x, indices, 0), [1, count])
+    return ctx.b.gather(x, ctx.b.reshape(indices, [count]), type_of(x).rank - 1)
 
 
 @converter("Normalizer", domain=ML)
