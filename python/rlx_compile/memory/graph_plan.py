@@ -410,10 +410,8 @@ thousand buffers and more."""
 
 def plan_exported(g: TensorGraphArrays, opts: PlanOptions) -> TensorPlan:
     n = len(g.arrays["size"])
-    core = opts.core()
-    if SEARCH_STEPS_PER_PAIR * n * n < opts.budget:
-        core = replace(opts, budget=SEARCH_STEPS_PER_PAIR * n * n).core()
-    out = _core.plan_tensors(g.core(), core)
+    budget = min(opts.budget, SEARCH_STEPS_PER_PAIR * n * n)
+    out = _core.plan_tensors(g.core(), replace(opts, budget=budget).core())
     return TensorPlan(
         g, out["offset"], out["root"], out["root_offset"], out["buffer"],
         int(out["arena_size"]), int(out["peak"]), int(out["inplace_count"]),
