@@ -9,10 +9,11 @@ Per model: the imported module (with locations, so op order and names count), an
 each compile the module as compiled (with locations), the fusion and dispatch reports and
 the pipeline's warnings. Models: the committed examples (scikit-learn ones included), the
 onnx package's light zoo models, the committed wild regressions (``tests/data/wild``),
-the models ``bench/peers.py`` fetches into ``bench/.models`` when they are there, and
-``--backend N``: every N-th ONNX backend node-test model. A model with open dims is
-compiled to MIR only (``plan_memory=False``) and once more with every open dim bound to
-``BOUND``. A model that fails writes its error line instead, which is compared like the rest.
+the models ``bench/peers.py`` fetches into ``bench/.models`` when they are there (with
+``--wild``, the static copies of its wild models too), and ``--backend N``: every N-th
+ONNX backend node-test model. A model with open dims is compiled to MIR only
+(``plan_memory=False``) and once more with every open dim bound to ``BOUND``. A model that
+fails writes its error line instead, which is compared like the rest.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ BOUND = 32
 strides of the committed exports)."""
 
 
-def corpus(backend_every: int) -> Iterator[tuple[str, Path | onnx.ModelProto]]:
+def corpus(backend_every: int, wild: bool) -> Iterator[tuple[str, Path | onnx.ModelProto]]:
     models = ROOT / "examples" / "models"
     for p in sorted(models.glob("*.onnx")):
         yield p.stem, p
@@ -64,6 +65,9 @@ def corpus(backend_every: int) -> Iterator[tuple[str, Path | onnx.ModelProto]]:
         yield f"wild_{p.stem}", p
     for p in sorted((ROOT / "bench" / ".models" / "static").glob("*.onnx")):
         yield f"wheel_{p.stem}", p
+    if wild:  # the static copies ``bench/peers.py --wild`` made
+        for p in sorted((ROOT / "bench" / ".models" / "static" / "wild").glob("*.onnx")):
+            yield f"peers_{p.stem}", p
     if backend_every:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -147,9 +151,11 @@ def main() -> None:
     ap.add_argument("--backend", type=int, default=8, metavar="N",
                     help="every N-th ONNX backend node test (0: none; default 8)")  # fmt: skip
     ap.add_argument("--only", action="append", help="only models whose name holds this")
+    ap.add_argument("--wild", action="store_true",
+                    help="also the static copies of bench/peers.py --wild's models")  # fmt: skip
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    for name, path in corpus(args.backend):
+    for name, path in corpus(args.backend, args.wild):
         if args.only and not any(o in name for o in args.only):
             continue
         snapshot(name, path, args.out)
