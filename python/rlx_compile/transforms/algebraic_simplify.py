@@ -31,6 +31,10 @@ and the rewrites users expect from a graph compiler, all exact:
   second's scaled by the first's steps; steps multiplied), which copies once where the
   two copied up to twice. Two narrows that are both contiguous views (free) are kept
   when they make a slice (a copy);
+- a gather (or gather_axes) of a gather (or gather_axes) by constant 1-D indices -> one
+  gather of x along the axes of both, by the inner indices taken at the outer ones on an
+  axis both index (a nearest resize of a nearest resize is one): the elements each
+  picks are x's, so it is exact, and the inner one's copy goes;
 - ``reshape(softmax(reshape(x), a))`` back to x's type, where the reshapes only add or
   drop unit dims and dim ``a`` is not one of them -> ``softmax(x, a')`` at the same dim of
   x (log-softmax too): the Flatten -> Softmax -> Reshape that opset-13 upgrades and
@@ -56,6 +60,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.rewriter import InsertPoint
 
 from rlx_compile.diagnostics import change_listener
 from rlx_compile.dialects import mir
@@ -374,6 +379,65 @@ class ComposeSlices(RewritePattern):
             _rebuild(op, rewriter, mir.SliceOp(x, ints, steps, shape))
 
 
+def _gathered_axes(op: Operation) -> tuple[SSAValue, dict[int, np.ndarray]] | None:
+    """A gather's or gather_axes' input and its indices per axis, when each is a constant
+    1-D vector in range (negative ones wrapped, as the ops wrap them) of a static axis."""
+    if isinstance(op, mir.GatherOp):
+        x, pairs = op.table, [(op.props().int("axis"), op.indices)]
+    elif isinstance(op, mir.GatherAxesOp):
+        x, pairs = op.input, list(zip(op.props().ints("axes"), op.indices, strict=True))
+    else:
+        return None
+    shape = _tensor(x).shape
+    out: dict[int, np.ndarray] = {}
+    for axis, value in pairs:
+        owner, n = value.owner, shape[axis]
+        if not isinstance(owner, mir.ConstantOp) or not isinstance(n, int):
+            return None
+        idx = owner.to_numpy().astype(np.int64)
+        idx = np.where(idx < 0, idx + n, idx)
+        if idx.ndim != 1 or (idx.size and (idx.min() < 0 or idx.max() >= n)):
+            return None
+        out[axis] = idx
+    return x, out
+
+
+class ComposeGathers(RewritePattern):
+    """gather(gather(x, i, a), j, b) by constant 1-D indices (gather_axes alike) -> one
+    gather of x: along an axis both index, element k is x's ``i[j[k]]``."""
+
+    roots = (mir.GatherOp, mir.GatherAxesOp)
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, mir.GatherOp | mir.GatherAxesOp):
+            return
+        inner_op = op.operands[0].owner
+        if not (
+            isinstance(inner_op, mir.GatherOp | mir.GatherAxesOp)
+            and inner_op.parent is op.parent
+            and inner_op.results[0].has_one_use()
+        ):
+            return
+        outer, inner = _gathered_axes(op), _gathered_axes(inner_op)
+        if outer is None or inner is None:
+            return
+        x, composed = inner
+        for axis, j in outer[1].items():
+            composed[axis] = composed[axis][j] if axis in composed else j
+        axes = sorted(composed)
+        indices = [mir.ConstantOp(composed[a]) for a in axes]
+        new: Operation
+        if len(axes) == 1:
+            new = mir.GatherOp(x, indices[0].results[0], axes[0])
+        else:
+            new = mir.GatherAxesOp(x, [c.results[0] for c in indices], axes)
+        for c in indices:
+            c.location = op.location
+        # Inserted on their own: a replacement's other new ops would take the op's name.
+        rewriter.insert_op(indices, InsertPoint.before(op))
+        _rebuild(op, rewriter, new)
+
+
 def _non_unit_axes(shape: tuple[object, ...]) -> list[int]:
     return [i for i, d in enumerate(shape) if d != 1]
 
@@ -422,7 +486,7 @@ def simplify_patterns(assume_finite: bool = False) -> list[RewritePattern]:
         SigmoidGateToSilu(),
         IdentityTranspose(), ComposeTransposes(), IdentityReshape(), ComposeReshapes(),
         SameTypeCast(), ExactCastChain(), SingleOperandConcat(), FullNarrow(), ComposeSlices(),
-        AxisOpThroughUnitReshapes(),
+        ComposeGathers(), AxisOpThroughUnitReshapes(),
     ]  # fmt: skip
 
 

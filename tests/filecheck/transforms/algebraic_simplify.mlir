@@ -345,3 +345,40 @@ func.func @slices_kept(%x: !rlx.tensor<[1, 6, 8], f32>) -> (!rlx.tensor<[1, 1, 3
 // CHECK-LABEL: func.func @slices_kept
 // CHECK:         %ab = mir.narrow %a axis 2 start 4
 // CHECK:         %nb = mir.narrow %n axis 2 start 1
+
+// -----
+// A gather of a gather by constant 1-D indices is one gather: on the axis both index,
+// the inner indices taken at the outer ones (a negative one wrapped first); on two
+// axes, one gather_axes (a nearest resize of a nearest resize).
+func.func @gathers(%x: !rlx.tensor<[4, 6], f32>) -> (!rlx.tensor<[2, 6], f32>, !rlx.tensor<[3, 2], f32>) {
+  %i = mir.constant dense<[3, 1, 0]> : !rlx.tensor<[3], i64>
+  %j = mir.constant dense<[2, -1]> : !rlx.tensor<[2], i64>
+  %a = mir.gather %x, %i axis 0 : (!rlx.tensor<[4, 6], f32>, !rlx.tensor<[3], i64>) -> !rlx.tensor<[3, 6], f32>
+  %aa = mir.gather %a, %j axis 0 : (!rlx.tensor<[3, 6], f32>, !rlx.tensor<[2], i64>) -> !rlx.tensor<[2, 6], f32>
+  %k = mir.constant dense<[5, 4]> : !rlx.tensor<[2], i64>
+  %b = mir.gather %x, %i axis 0 : (!rlx.tensor<[4, 6], f32>, !rlx.tensor<[3], i64>) -> !rlx.tensor<[3, 6], f32>
+  %bb = mir.gather %b, %k axis 1 : (!rlx.tensor<[3, 6], f32>, !rlx.tensor<[2], i64>) -> !rlx.tensor<[3, 2], f32>
+  func.return %aa, %bb : !rlx.tensor<[2, 6], f32>, !rlx.tensor<[3, 2], f32>
+}
+// CHECK-LABEL: func.func @gathers
+// CHECK:         %[[C:.*]] = mir.constant dense<0> : !rlx.tensor<[2], i64>
+// CHECK-NEXT:    %aa = mir.gather %x, %[[C]] axis 0 : (!rlx.tensor<[4, 6], f32>, !rlx.tensor<[2], i64>) -> !rlx.tensor<[2, 6], f32>
+// CHECK:         %bb = mir.gather_axes %x, %{{.*}}, %{{.*}} axes [0, 1] : (!rlx.tensor<[4, 6], f32>, !rlx.tensor<[3], i64>, !rlx.tensor<[2], i64>) -> !rlx.tensor<[3, 2], f32>
+// CHECK-NEXT:    func.return %aa, %bb
+
+// -----
+// Must not fire: the inner gather has another user, or run-time indices.
+func.func @gathers_kept(%x: !rlx.tensor<[4, 6], f32>, %r: !rlx.tensor<[2], i64>) -> (!rlx.tensor<[2, 6], f32>, !rlx.tensor<[3, 6], f32>, !rlx.tensor<[2, 6], f32>) {
+  %i = mir.constant dense<[3, 1, 0]> : !rlx.tensor<[3], i64>
+  %j = mir.constant dense<[2, 0]> : !rlx.tensor<[2], i64>
+  %a = mir.gather %x, %i axis 0 : (!rlx.tensor<[4, 6], f32>, !rlx.tensor<[3], i64>) -> !rlx.tensor<[3, 6], f32>
+  %aa = mir.gather %a, %j axis 0 : (!rlx.tensor<[3, 6], f32>, !rlx.tensor<[2], i64>) -> !rlx.tensor<[2, 6], f32>
+  %b = mir.gather %x, %i axis 0 : (!rlx.tensor<[4, 6], f32>, !rlx.tensor<[3], i64>) -> !rlx.tensor<[3, 6], f32>
+  %bb = mir.gather %b, %r axis 0 : (!rlx.tensor<[3, 6], f32>, !rlx.tensor<[2], i64>) -> !rlx.tensor<[2, 6], f32>
+  func.return %aa, %a, %bb : !rlx.tensor<[2, 6], f32>, !rlx.tensor<[3, 6], f32>, !rlx.tensor<[2, 6], f32>
+}
+// CHECK-LABEL: func.func @gathers_kept
+// CHECK:         %a = mir.gather %x, %i axis 0
+// CHECK-NEXT:    %aa = mir.gather %a, %j axis 0
+// CHECK-NEXT:    %b = mir.gather %x, %i axis 0
+// CHECK-NEXT:    %bb = mir.gather %b, %r axis 0
