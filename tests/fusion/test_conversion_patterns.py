@@ -252,6 +252,27 @@ def test_reduce_to_last_axis(kind: str, axes: tuple[int, ...], keepdims: bool) -
 
 
 @pytest.mark.parametrize(
+    "op_type",
+    [mir.ReduceSumSquareOp, mir.ReduceL2Op, mir.ReduceL1Op, mir.ReduceLogSumOp,
+     mir.ReduceLogSumExpOp],
+    ids=lambda o: o.name,
+)  # fmt: skip
+def test_chain_reduction_over_no_axes(op_type: type[mir.ReduceOp]) -> None:
+    """Each element reduced on its own is its chain's value (x², |x|, log x, ...), not x:
+    bit for bit on the executor, signed zeros included."""
+
+    def build(m: ModuleBuilder) -> None:
+        x = m.input("x0", (3, 4))
+        out(m, m._one(op_type(m.abs(x) if op_type is mir.ReduceLogSumOp else x, [])))
+
+    module, feeds = graph(build)
+    feeds["x0"][0, :2] = [-0.0, 0.0]
+    after, _ = apply(module, "legalize{target=wgpu}")
+    assert op_type.name not in op_names(after)
+    assert_exact(run(after, feeds), run(module, feeds))
+
+
+@pytest.mark.parametrize(
     ("op_type", "keepdims"),
     [(mir.SoftmaxOp, False), (mir.LogSoftmaxOp, False), (mir.ArgMaxOp, False),
      (mir.ArgMaxOp, True), (mir.ArgMinOp, True)],

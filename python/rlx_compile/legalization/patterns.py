@@ -562,8 +562,9 @@ class ReduceToLastAxis(ConversionPattern):
         if axes == [rank - 1] or (rank == 0 and not axes):
             return
         b, ops = self.builder(op)
-        if not axes:  # reducing over no axis is the identity
-            self.commit(rewriter, op, ops, [op.input])
+        if not axes:  # each element reduced on its own: itself, or its chain's value
+            chained = isinstance(op, mir.ReduceChainOp | mir.ReduceLogSumExpOp)
+            self.commit(rewriter, op, ops, op.decompose(b) if chained else [op.input])
             return
         reduced = [x_t.shape[a] for a in axes]
         if len(axes) > 1 and not _static(reduced):
