@@ -563,8 +563,12 @@ class ReduceToLastAxis(ConversionPattern):
             return
         b, ops = self.builder(op)
         if not axes:  # each element reduced on its own: itself, or its chain's value
-            chained = isinstance(op, mir.ReduceChainOp | mir.ReduceLogSumExpOp)
-            self.commit(rewriter, op, ops, op.decompose(b) if chained else [op.input])
+            values = (
+                op.decompose(b)
+                if isinstance(op, mir.ReduceChainOp | mir.ReduceLogSumExpOp)
+                else [op.input]
+            )
+            self.commit(rewriter, op, ops, values)
             return
         reduced = [x_t.shape[a] for a in axes]
         if len(axes) > 1 and not _static(reduced):
