@@ -105,6 +105,12 @@ class GraphBuilder:
         ones = self.expand(self.constant(np.array(1), dtype, ()), [n])
         return self._one(mir.CumsumOp(ones, 0, exclusive=True))
 
+    def dim(self, d: Dim) -> SSAValue:
+        """A dim as an i64 scalar: a constant, or a symbolic one's value (``mir.dims``)."""
+        if isinstance(d, int):
+            return self.constant(np.array(d, np.int64), DType.I64, ())
+        return self.reshape(self._one(mir.DimsOp([d])), [])
+
     def scalar_like(self, value: float | int | bool, like: SSAValue) -> SSAValue:
         """A rank-0 constant with the element type of ``like``."""
         return self.constant(value, type_of(like).dtype, ())
@@ -368,6 +374,11 @@ class GraphBuilder:
         (``mir.gather_axes``: the per-axis gathers as one op)."""
         rank = type_of(x).rank
         return self._one(mir.GatherAxesOp(x, indices, [normalize_axis(a, rank) for a in axes]))
+
+    def gather_elements(self, x: SSAValue, indices: SSAValue, axis: int) -> SSAValue:
+        """``x`` indexed along ``axis`` element by element by i64 ``indices`` of its rank
+        (``mir.gather_elements``: ONNX GatherElements, NumPy ``take_along_axis``)."""
+        return self._one(mir.GatherElementsOp(x, indices, normalize_axis(axis, type_of(x).rank)))
 
     def pad(
         self, x: SSAValue, pads: Sequence[int], mode: str = "constant", value: float = 0.0

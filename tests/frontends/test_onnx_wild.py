@@ -684,10 +684,11 @@ def test_a_gemm_scaled_by_a_power_of_two_scales_its_weight(alpha: float, folds: 
 
 
 @pytest.mark.parametrize("source", ["topk", "argmax", "input"])
-def test_indices_that_cannot_be_negative_are_not_wrapped(source: str) -> None:
-    """GatherElements wraps negative indices (idx + size where idx < 0) unless the
-    indices are positions by how they are made (TopK's, an arg reduction's, gathered
-    from those): scikit-learn's AdaBoost median; indices from an input keep the wrap."""
+def test_gather_elements_is_one_op(source: str) -> None:
+    """GatherElements imports as one ``mir.gather_elements``, which wraps negative
+    indices itself: no wrap, stride or offset ops around it, whether the indices are
+    positions by how they are made (TopK's, an arg reduction's: scikit-learn's AdaBoost
+    median) or an input's that may be negative."""
     x = helper.make_tensor_value_info("x", F, [2, 5])
     inputs = [x]
     nodes = []
@@ -700,8 +701,9 @@ def test_indices_that_cannot_be_negative_are_not_wrapped(source: str) -> None:
     nodes.append(helper.make_node("GatherElements", ["x", "i"], ["y"], axis=1))
     inits = [helper.make_tensor("k", TensorProto.INT64, [1], [3])]
     model = _model(nodes, inputs, ["y"], inits, 13)
-    ops = [op.name for op in import_model(model).walk()]
-    assert ("mir.where" in ops) is (source == "input")
+    ops = [op.name for op in import_model(model).walk() if op.name.startswith("mir.")]
+    assert ops[-1] == "mir.gather_elements", ops
+    assert "mir.where" not in ops and "mir.gather" not in ops, ops
     feeds = {"x": _x(2, 5)}
     if source == "input":
         feeds["i"] = np.array([[0, -1, 2], [-5, 4, -2]], np.int64)

@@ -207,6 +207,20 @@ def test_reduce_chain(op: type[mir.ReduceChainOp], axes: tuple[int, ...], keepdi
     check(build, without(op), op.name, exact=True)
 
 
+@pytest.mark.parametrize(
+    ("shape", "ishape", "axis"),
+    [((2, 3, 4), (2, 5, 4), 1), ((3, 4), (2, 4), 1), ((6,), (9,), 0), ((4, 3, 5), (2, 3, 1), 0)],
+)
+def test_gather_elements(shape: tuple[int, ...], ishape: tuple[int, ...], axis: int) -> None:
+    """Back to one gather from the flattened input: bit for bit on the executor."""
+
+    def build(m: ModuleBuilder) -> None:
+        idx = np.random.default_rng(0).integers(-shape[axis], shape[axis], ishape)
+        out(m, m.gather_elements(m.input("x0", shape), m.constant(idx), axis))
+
+    check(build, without(mir.GatherElementsOp), "mir.gather_elements", exact=True)
+
+
 def test_silu() -> None:
     def build(m: ModuleBuilder) -> None:
         out(m, m.silu(m.input("x0", (4, 64))))

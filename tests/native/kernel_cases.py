@@ -274,6 +274,24 @@ for _name, _shape, _axes, _lens in (
         return module and (module, feeds)
 
 
+for _name, _shape, _ishape, _axis in (
+    ("gather_elements_mid", (2, 3, 5, 4), (2, 6, 5, 4), 1),  # the axis longer in the indices
+    ("gather_elements_last", (3, 7), (2, 4), 1),  # a window of the other dims
+    ("gather_elements_first", (5, 3, 2), (8, 1, 2), 0),
+    ("gather_elements_median", (1, 5), (1, 1), 1),  # AdaBoost's median
+    ("gather_elements_empty", (2, 3, 4), (2, 0, 4), 1),
+):
+
+    @case(_name, mir.GatherElementsOp)
+    def _gather_elements(
+        dtype: DType, rng: np.random.Generator, shape=_shape, ishape=_ishape, axis=_axis
+    ):
+        specs = {"x": (shape, dtype), "i": (ishape, DType.I64)}
+        module = graph(specs, lambda m, x, i: m.gather_elements(x, i, axis))
+        idx = rng.integers(-shape[axis], shape[axis], size=ishape).astype(np.int64)
+        return module and (module, {"x": values(shape, dtype, rng), "i": idx})
+
+
 for _red in ("none", "add", "mul", "max", "min"):
 
     @case(f"scatter_nd_{_red}", mir.ScatterNdOp)

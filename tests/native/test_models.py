@@ -100,6 +100,21 @@ def test_a_kernel_error_names_the_op(mode: str) -> None:
         native.run({"a": a, "b": np.array([1, 0, 1, 1], np.int32)})
 
 
+@pytest.mark.parametrize("bad", [5, -6])
+def test_gather_elements_refuses_an_index_out_of_range(bad: int) -> None:
+    """rlx_gather_elements checks every index against [-n, n) as the executor does
+    (negative ones in range wrap)."""
+    with ModuleBuilder("ge") as m:
+        x, i = m.input("x", (2, 5), "f32"), m.input("i", (2, 2), "i64")
+        m.output(m.gather_elements(x, i, 1), names=["y"])
+    native = CompilePipeline(target="cpu").compile(m.module).build(mode="direct")
+    x = np.arange(10, dtype=np.float32).reshape(2, 5)
+    ok = native.run({"x": x, "i": np.array([[0, -1], [4, -5]], np.int64)})["y"]
+    np.testing.assert_array_equal(ok, [[0, 4], [9, 5]])
+    with pytest.raises(ExecutionError, match=r"^mir\.gather_elements.*out of range"):
+        native.run({"x": x, "i": np.array([[0, 1], [bad, 2]], np.int64)})
+
+
 def test_builds_are_cached_by_fingerprint() -> None:
     result = _division_graph()
     first, second = result.build(), result.build()

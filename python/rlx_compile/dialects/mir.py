@@ -141,12 +141,14 @@ from rlx_compile.dialects.types import (
     broadcast_dims,
     broadcast_shapes,
     check_axis,
+    element_count,
     fmt_shape,
     is_static_shape,
     may_equal,
     may_expand_to,
     may_reshape,
     parse_ir_dim,
+    row_major_strides,
     window_out_size,
 )
 
@@ -2067,6 +2069,84 @@ class GatherAxesOp(ShapedOp):
     def last_dim_pointwise_operands(self) -> tuple[int, ...]:
         x = cast(TensorType, self.input.type)
         return (0,) if x.rank - 1 not in self.props().ints("axes") else ()
+
+
+@irdl_op_definition
+class GatherElementsOp(ShapedOp):
+    """``input`` indexed along ``axis`` element by element (ONNX GatherElements, NumPy
+    ``take_along_axis``): ``y[i_0, ..., i_r] = x[i_0, ..., indices[i_0, ..., i_r], ...,
+    i_r]``, the index at ``axis`` replaced by the index tensor's element there.
+
+    ``indices``: i64, of the input's rank, each dim but ``axis``'s at most the input's;
+    they must lie in [-n, n) for the axis length n, and negative ones wrap (as ONNX's).
+    Result: the indices' shape, the input's element type. ``legalize`` lowers it to one
+    ``mir.gather`` from the flattened input at wrapped index · stride + the offset of
+    the other coordinates for targets that do not claim it.
+    """
+
+    name = "mir.gather_elements"
+    input = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    axis = prop_def(I64Attr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), Precision(PrecisionClass.DATA_MOVEMENT))
+    assembly_format = (
+        "$input `,` $indices `axis` $axis attr-dict `:` functional-type(operands, results)"
+    )
+
+    def __init__(self, input: SSAValue, indices: SSAValue, axis: int):
+        self._build({"input": input, "indices": indices}, {"axis": int_attr(axis)})
+
+    @classmethod
+    def infer(
+        cls, props: Props, *, input: TensorType, indices: TensorType
+    ) -> tuple[TensorType, ...]:
+        require_dtype(indices, DType.I64, "indices")
+        if indices.rank != input.rank:
+            raise VerifyException(
+                f"indices of rank {indices.rank} must have the input's rank {input.rank}"
+            )
+        axis = props.int("axis")
+        check_axis(axis, input.rank)
+        for d, (n, k) in enumerate(zip(input.shape, indices.shape, strict=True)):
+            if d != axis and isinstance(n, int) and isinstance(k, int) and k > n:
+                raise VerifyException(
+                    f"indices {fmt_shape(indices.shape)} exceed the input "
+                    f"{fmt_shape(input.shape)} along dim {d}"
+                )
+        return (input.with_shape(indices.shape),)
+
+    def decompose(self, b: GraphBuilder) -> list[SSAValue]:
+        """One gather from the flattened input at wrapped index · stride_axis + the
+        offset of the other coordinates: a constant table for static shapes, a sum of
+        broadcast iotas times the strides for symbolic ones (``legalize``'s lowering)."""
+        x, idx = cast(TensorType, self.input.type), cast(TensorType, self.indices.type)
+        axis = self.props().int("axis")
+        strides = row_major_strides(x.shape)
+        offsets: SSAValue
+        if x.is_static and idx.is_static:
+            coords = [np.arange(int(n), dtype=np.int64) for n in idx.shape]
+            grids = np.meshgrid(*coords, indexing="ij")
+            table = sum(
+                (g * int(strides[d]) for d, g in enumerate(grids) if d != axis),
+                np.zeros([int(n) for n in idx.shape], np.int64),
+            )
+            offsets = b.constant(np.asarray(table, np.int64))
+        else:
+            offsets = b.constant(np.zeros([1] * idx.rank, np.int64))
+            for d, n in enumerate(idx.shape):
+                if d != axis and n != 1:
+                    coord = b.reshape(
+                        b.iota(n, DType.I64), [n if i == d else 1 for i in range(idx.rank)]
+                    )
+                    offsets = b.add(offsets, b.mul(coord, b.dim(strides[d])))
+        i = self.indices
+        wrapped = b.where(b.compare("lt", i, 0), b.add(i, b.dim(x.shape[axis])), i)
+        flat = b.add(b.mul(wrapped, b.dim(strides[axis])), offsets)
+        if cast(TensorType, flat.type).shape != idx.shape:
+            flat = b.expand(flat, list(idx.shape))
+        data = self.input if x.rank == 1 else b.reshape(self.input, [element_count(x.shape)])
+        return [b.gather(data, flat, 0)]
 
 
 @irdl_op_definition
@@ -5509,7 +5589,7 @@ MIR_OPS: list[type[ShapedOp]] = [
     OneHotEncoderOp,
     SoftmaxOp, LogSoftmaxOp, LayerNormOp, RmsNormOp, GroupNormOp, BatchNormOp,
     ReshapeOp, TransposeOp, NarrowOp, SliceOp, ConcatOp, ExpandOp, GatherOp, GatherAxesOp,
-    PadOp,
+    GatherElementsOp, PadOp,
     ConvOp, MaxPoolOp, AvgPoolOp,
     AttentionOp, RopeOp,
     RnnOp, GruOp, LstmOp,

@@ -453,6 +453,14 @@ def element_count(shape: Sequence[Dim]) -> Dim:
     return out
 
 
+def row_major_strides(shape: Sequence[Dim]) -> list[Dim]:
+    """Element strides of a dense row-major tensor (expressions for symbolic dims)."""
+    out: list[Dim] = [1] * len(shape)
+    for i in range(len(shape) - 2, -1, -1):
+        out[i] = out[i + 1] * shape[i + 1]
+    return out
+
+
 def is_static_shape(shape: Sequence[object]) -> TypeGuard[Sequence[int]]:
     """Every dim is a number (for the type checker too: the shape narrows to ints)."""
     return all(isinstance(d, int) for d in shape)

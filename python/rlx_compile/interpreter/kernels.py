@@ -753,6 +753,28 @@ def gather(table: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
     return np.take(table, np.where(idx < 0, idx + n, idx), axis=axis)
 
 
+def gather_elements(x: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
+    """``np.take_along_axis`` of the window of ``x`` the indices cover (each of their
+    dims but ``axis``'s at most ``x``'s); negative indices count from the end."""
+    n = x.shape[axis]
+    for d, (have, need) in enumerate(zip(x.shape, indices.shape, strict=True)):
+        if d != axis and need > have:
+            raise ExecutionError(
+                f"gather_elements indices {list(indices.shape)} exceed the input "
+                f"{list(x.shape)} along dim {d}"
+            )
+    bad = (indices >= n) | (indices < -n)
+    if np.any(bad):
+        raise ExecutionError(
+            f"gather_elements index {indices[bad].flat[0]} is out of range for axis {axis} "
+            f"of size {n}"
+        )
+    window = x[
+        tuple(slice(None) if d == axis else slice(0, k) for d, k in enumerate(indices.shape))
+    ]
+    return np.take_along_axis(window, np.where(indices < 0, indices + n, indices), axis)
+
+
 def pad(x: np.ndarray, pads: Sequence[int], mode: PadMode, value: float) -> np.ndarray:
     """Pad every axis by (pads[i], pads[rank + i]). reflect mirrors without repeating the
     edge (pad < size required), edge repeats it, wrap extends periodically."""

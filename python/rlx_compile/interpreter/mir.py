@@ -479,6 +479,11 @@ def _gather_axes(op: mir.GatherAxesOp, args: Arrays, env: Env) -> Arrays:
     return [y]
 
 
+@impl(mir.GatherElementsOp)
+def _gather_elements(op: mir.GatherElementsOp, args: Arrays, env: Env) -> Arrays:
+    return [K.gather_elements(args[0], args[1], op.props().int("axis"))]
+
+
 @impl(mir.PadOp)
 def _pad(op: mir.PadOp, args: Arrays, env: Env) -> Arrays:
     p = op.props()

@@ -381,6 +381,16 @@ class LowerGatherAxes(ConversionPattern):
         self.commit(rewriter, op, ops, op.decompose(b))
 
 
+class LowerGatherElements(ConversionPattern):
+    path = COMMON_IR
+    summary = "one mir.gather from the flattened input at wrapped index · stride + offsets"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.GatherElementsOp, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(op)
+        self.commit(rewriter, op, ops, op.decompose(b))
+
+
 class LowerLrn(ConversionPattern):
     path = COMMON_IR
     summary = "pad x² along channels, sum of size narrows, divide by (bias + alpha/size·sum)^beta"
@@ -496,10 +506,7 @@ def _run_looped(
     """Each direction as one ``mir.loop`` over the steps (backwards for a reverse one),
     the step's projected input gathered at the step."""
     seq = layer.seq
-    if isinstance(seq, int):
-        trips = b.constant(np.array(seq, np.int64), DType.I64, ())
-    else:
-        trips = b.reshape(b.emit(mir.DimsOp([seq])).results[0], [])
+    trips = b.dim(seq)
     ys: list[SSAValue] = []
     finals: list[list[SSAValue]] = [[] for _ in range(layer.op.STATES)]
     for d in layer.directions():
@@ -538,6 +545,7 @@ LOGICAL_KERNEL_PATTERNS: tuple[type[ConversionPattern], ...] = (
     LowerLeakyRelu,
     LowerReduceLogSumExp,
     LowerGatherAxes,
+    LowerGatherElements,
     LowerLrn,
     LowerConvTranspose,
     LowerRecurrent,

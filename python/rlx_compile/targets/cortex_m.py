@@ -36,7 +36,7 @@ _KERNELS = (
     mir.ReduceLogSumExpOp, mir.ReduceSumSquareOp, mir.ReduceL2Op, mir.ReduceL1Op,
     mir.ReduceLogSumOp,
     mir.ReshapeOp, mir.TransposeOp, mir.NarrowOp, mir.ConcatOp, mir.ExpandOp, mir.GatherOp,
-    mir.GatherAxesOp, mir.PadOp,
+    mir.GatherAxesOp, mir.GatherElementsOp, mir.PadOp,
     mir.ConvOp, mir.FusedConvBiasActOp, mir.MaxPoolOp, mir.AvgPoolOp,
     mir.QuantizeOp, mir.DequantizeOp, mir.IntegerMatmulOp, mir.IntegerConvOp,
     mir.DynamicQuantizeLinearOp, mir.MatmulIntegerOp, mir.ConvIntegerOp,

@@ -290,6 +290,51 @@ func.func @gather_axes_type() {
 // CHECK: error: 'mir.gather_axes' op result type !rlx.tensor<[3, 4], f32> does not match the inferred type !rlx.tensor<[3, 3], f32>
 
 // -----
+func.func @gather_elements_i32() {
+  %t = mir.input "t" : !rlx.tensor<[4, 5], f32>
+  %i = mir.input "i" : !rlx.tensor<[2, 3], i32>
+  %c = mir.gather_elements %t, %i axis 1 : (!rlx.tensor<[4, 5], f32>, !rlx.tensor<[2, 3], i32>) -> !rlx.tensor<[2, 3], f32>
+  func.return
+}
+// CHECK: error: 'mir.gather_elements' op indices must be i64, got i32
+
+// -----
+func.func @gather_elements_rank() {
+  %t = mir.input "t" : !rlx.tensor<[4, 5], f32>
+  %i = mir.input "i" : !rlx.tensor<[6], i64>
+  %c = mir.gather_elements %t, %i axis 1 : (!rlx.tensor<[4, 5], f32>, !rlx.tensor<[6], i64>) -> !rlx.tensor<[6], f32>
+  func.return
+}
+// CHECK: error: 'mir.gather_elements' op indices of rank 1 must have the input's rank 2
+
+// -----
+func.func @gather_elements_axis() {
+  %t = mir.input "t" : !rlx.tensor<[4, 5], f32>
+  %i = mir.input "i" : !rlx.tensor<[4, 5], i64>
+  %c = mir.gather_elements %t, %i axis 2 : (!rlx.tensor<[4, 5], f32>, !rlx.tensor<[4, 5], i64>) -> !rlx.tensor<[4, 5], f32>
+  func.return
+}
+// CHECK: error: 'mir.gather_elements' op axis 2 must be in [0, 2) for a rank-2 operand
+
+// -----
+func.func @gather_elements_wider() {
+  %t = mir.input "t" : !rlx.tensor<[4, 5], f32>
+  %i = mir.input "i" : !rlx.tensor<[4, 6], i64>
+  %c = mir.gather_elements %t, %i axis 0 : (!rlx.tensor<[4, 5], f32>, !rlx.tensor<[4, 6], i64>) -> !rlx.tensor<[4, 6], f32>
+  func.return
+}
+// CHECK: error: 'mir.gather_elements' op indices [4, 6] exceed the input [4, 5] along dim 1
+
+// -----
+func.func @gather_elements_type() {
+  %t = mir.input "t" : !rlx.tensor<[4, 5], f32>
+  %i = mir.input "i" : !rlx.tensor<[2, 9], i64>
+  %c = mir.gather_elements %t, %i axis 1 : (!rlx.tensor<[4, 5], f32>, !rlx.tensor<[2, 9], i64>) -> !rlx.tensor<[4, 5], f32>
+  func.return
+}
+// CHECK: error: 'mir.gather_elements' op result type !rlx.tensor<[4, 5], f32> does not match the inferred type !rlx.tensor<[2, 9], f32>
+
+// -----
 func.func @conv_groups() {
   %x = mir.input "x" : !rlx.tensor<[1, 4, 8, 8], f32>
   %w = mir.input "w" : !rlx.tensor<[6, 4, 3, 3], f32>

@@ -61,7 +61,9 @@ func.func @shapes() -> !rlx.tensor<[6, 2], f32> {
   %exp = mir.expand %mean : !rlx.tensor<[2, 3, 1], f32> -> !rlx.tensor<[5, 2, 3, 4], f32>
   %g = mir.gather %x, %idx axis 2 : (!rlx.tensor<[2, 3, 4], f32>, !rlx.tensor<[5], i32>) -> !rlx.tensor<[2, 3, 5], f32>
   %gi = mir.constant dense<[0, 0, 2, -1]> : !rlx.tensor<[4], i64>
+  %gei = mir.constant dense<[0, -1, 2, 1, -3, 2, 2, 0, -2, 1]> : !rlx.tensor<[2, 5, 1], i64>
   %ga = mir.gather_axes %x, %gi, %gi axes [1, 2] : (!rlx.tensor<[2, 3, 4], f32>, !rlx.tensor<[4], i64>, !rlx.tensor<[4], i64>) -> !rlx.tensor<[2, 4, 4], f32>
+  %ge = mir.gather_elements %x, %gei axis 1 : (!rlx.tensor<[2, 3, 4], f32>, !rlx.tensor<[2, 5, 1], i64>) -> !rlx.tensor<[2, 5, 1], f32>
   %pad = mir.pad %x pads [0, 1, 2, 0, 0, 1] mode reflect : !rlx.tensor<[2, 3, 4], f32> -> !rlx.tensor<[2, 4, 7], f32>
   %padc = mir.pad %x pads [0, 0, 1, 0, 0, 1] value -1.000000e+00 : !rlx.tensor<[2, 3, 4], f32> -> !rlx.tensor<[2, 3, 6], f32>
   func.return %r : !rlx.tensor<[6, 2], f32>
@@ -199,7 +201,9 @@ func.func @quant() -> !rlx.tensor<[4, 8], f32> {
 // CHECK-NEXT: %exp = mir.expand %mean : !rlx.tensor<[2, 3, 1], f32> -> !rlx.tensor<[5, 2, 3, 4], f32>
 // CHECK-NEXT: %g = mir.gather %x, %idx axis 2 : (!rlx.tensor<[2, 3, 4], f32>, !rlx.tensor<[5], i32>) -> !rlx.tensor<[2, 3, 5], f32>
 // CHECK-NEXT: %gi = mir.constant dense<[0, 0, 2, -1]> : !rlx.tensor<[4], i64>
+// CHECK-NEXT: %gei = mir.constant dense<[0, -1, 2, 1, -3, 2, 2, 0, -2, 1]> : !rlx.tensor<[2, 5, 1], i64>
 // CHECK-NEXT: %ga = mir.gather_axes %x, %gi, %gi axes [1, 2] : (!rlx.tensor<[2, 3, 4], f32>, !rlx.tensor<[4], i64>, !rlx.tensor<[4], i64>) -> !rlx.tensor<[2, 4, 4], f32>
+// CHECK-NEXT: %ge = mir.gather_elements %x, %gei axis 1 : (!rlx.tensor<[2, 3, 4], f32>, !rlx.tensor<[2, 5, 1], i64>) -> !rlx.tensor<[2, 5, 1], f32>
 // CHECK-NEXT: %pad = mir.pad %x pads [0, 1, 2, 0, 0, 1] mode reflect : !rlx.tensor<[2, 3, 4], f32> -> !rlx.tensor<[2, 4, 7], f32>
 // CHECK-NEXT: %padc = mir.pad %x pads [0, 0, 1, 0, 0, 1] value -1.000000e+00 : !rlx.tensor<[2, 3, 4], f32> -> !rlx.tensor<[2, 3, 6], f32>
 // CHECK-NEXT: func.return %r : !rlx.tensor<[6, 2], f32>

@@ -382,6 +382,16 @@ def _gather_axes(e: OpEmitter) -> None:
     )  # fmt: skip
 
 
+@lowers(mir.GatherElementsOp)
+def _gather_elements(e: OpEmitter) -> None:
+    x, indices = e.args
+    axis = e.op.props().int("axis")  # type: ignore[attr-defined]
+    e.call(
+        "rlx_gather_elements", x.rank, Ints(x.shape), Ints(indices.shape), axis,
+        x.dtype.itemsize, e.outs[0].loc, x.loc, indices.loc,
+    )  # fmt: skip
+
+
 @lowers(mir.PadOp)
 def _pad(e: OpEmitter) -> None:
     from rlx_compile.interpreter.kernels import cast as reference_cast

@@ -138,6 +138,51 @@ int rlx_gather_axes(int64_t rank, const int64_t *in_shape, const int64_t *out_sh
     return 0;
 }
 
+int rlx_gather_elements(int64_t rank, const int64_t *in_shape, const int64_t *idx_shape,
+                        int64_t axis, int64_t elem, void *dst, const void *src,
+                        const int64_t *indices) {
+    uint8_t *d = (uint8_t *)dst;
+    const uint8_t *s = (const uint8_t *)src;
+    int64_t strides[RLX_MAX_RANK], pos[RLX_MAX_RANK];
+    int64_t stride = elem, total = 1, off = 0, n, step, k, a;
+    if (rank < 1 || rank > RLX_MAX_RANK || axis < 0 || axis >= rank) return RLX_ERR_INDEX;
+    for (a = rank - 1; a >= 0; a--) {
+        strides[a] = stride;
+        stride *= in_shape[a];
+        total *= idx_shape[a];
+        pos[a] = 0;
+    }
+    n = in_shape[axis];
+    step = strides[axis];
+    for (k = 0; k < total; k++)
+        if (indices[k] >= n || indices[k] < -n) return RLX_ERR_INDEX;
+    /* off: the byte offset of the position's coordinates but the axis's; the index
+     * adds its own. */
+#define RLX_GATHER_ELEMENTS_LOOP(COPY)                                                  \
+    for (k = 0; k < total; k++) {                                                       \
+        int64_t v = indices[k] < 0 ? indices[k] + n : indices[k];                       \
+        const uint8_t *from = s + off + v * step;                                       \
+        COPY;                                                                           \
+        for (a = rank - 1; a >= 0; a--) {                                               \
+            if (++pos[a] < idx_shape[a]) {                                              \
+                if (a != axis) off += strides[a];                                       \
+                break;                                                                  \
+            }                                                                           \
+            if (a != axis) off -= (pos[a] - 1) * strides[a];                            \
+            pos[a] = 0;                                                                 \
+        }                                                                               \
+    }
+    switch (elem) {
+    case 1: RLX_GATHER_ELEMENTS_LOOP(d[k] = *from) break;
+    case 2: RLX_GATHER_ELEMENTS_LOOP(((uint16_t *)d)[k] = *(const uint16_t *)from) break;
+    case 4: RLX_GATHER_ELEMENTS_LOOP(((uint32_t *)d)[k] = *(const uint32_t *)from) break;
+    case 8: RLX_GATHER_ELEMENTS_LOOP(((uint64_t *)d)[k] = *(const uint64_t *)from) break;
+    default: RLX_GATHER_ELEMENTS_LOOP(memcpy(d + k * elem, from, (size_t)elem))
+    }
+#undef RLX_GATHER_ELEMENTS_LOOP
+    return 0;
+}
+
 /* pads: [begin[rank], end[rank]]; mode 0 constant, 1 reflect, 2 edge, 3 wrap */
 int rlx_pad(int64_t rank, const int64_t *in_shape, const int64_t *pads, int64_t mode,
             int64_t elem, void *dst, const void *src, const void *fill) {

@@ -184,6 +184,12 @@ int rlx_gather(int64_t outer, int64_t axis_n, int64_t inner_bytes, void *dst, co
 int rlx_gather_axes(int64_t rank, const int64_t *in_shape, const int64_t *out_shape,
                     const int64_t *gathered, int64_t elem, void *dst, const void *src,
                     const int64_t *indices, int64_t *offsets);
+/* dst = src indexed along `axis` element by element (mir.gather_elements): output
+ * position p (of idx_shape, each dim but the axis's at most in_shape's) reads src at p
+ * with its axis coordinate replaced by indices[p] (i64, in [-n, n), negative ones wrap). */
+int rlx_gather_elements(int64_t rank, const int64_t *in_shape, const int64_t *idx_shape,
+                        int64_t axis, int64_t elem, void *dst, const void *src,
+                        const int64_t *indices);
 /* pad mode: 0 constant (fill = one element's bytes), 1 reflect, 2 edge, 3 wrap */
 int rlx_pad(int64_t rank, const int64_t *in_shape, const int64_t *pads, int64_t mode,
             int64_t elem, void *dst, const void *src, const void *fill);

@@ -23,7 +23,7 @@ from xdsl.ir import SSAValue
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.dim_expr import DimExpr, floordiv
-from rlx_compile.dialects.types import Dim, DType
+from rlx_compile.dialects.types import Dim, DType, row_major_strides
 from rlx_compile.folding import FoldingBuilder
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
@@ -34,7 +34,7 @@ from rlx_compile.frontends.onnx.context import (
     converter,
     numel,
 )
-from rlx_compile.frontends.onnx.ops.shape import iota, plane_offsets, row_major_strides
+from rlx_compile.frontends.onnx.ops.shape import iota, plane_offsets
 
 Coeffs = Callable[[float, float], np.ndarray]
 

@@ -12,7 +12,14 @@ from xdsl.ir import SSAValue
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.dim_expr import DimExpr, ceildiv, dim_max, dim_min, floordiv, interval
-from rlx_compile.dialects.types import Dim, DType, broadcast_shapes, element_count, fmt_shape
+from rlx_compile.dialects.types import (
+    Dim,
+    DType,
+    broadcast_shapes,
+    element_count,
+    fmt_shape,
+    row_major_strides,
+)
 from rlx_compile.folding import FOLD_LIMIT, constant_value
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
@@ -323,21 +330,6 @@ def gather(ctx: NodeContext) -> ConverterResult:
     return ctx.b.gather(x, ctx.x(1), axis)
 
 
-def row_major_strides(shape: Sequence[Dim]) -> list[Dim]:
-    out: list[Dim] = [1] * len(shape)
-    for i in range(len(shape) - 2, -1, -1):
-        out[i] = out[i + 1] * shape[i + 1]
-    return out
-
-
-def _wrap_index(ctx: NodeContext, idx: SSAValue, size: Dim) -> SSAValue:
-    """Negative indices count from the end: idx + size where idx < 0 (in int64)."""
-    idx = ctx.b.cast(idx, DType.I64) if type_of(idx).dtype is not DType.I64 else idx
-    if never_negative(idx):
-        return idx
-    return ctx.b.where(ctx.b.compare("lt", idx, 0), ctx.b.add(idx, ctx.dim(size)), idx)
-
-
 _INTO_I64 = frozenset(
     {DType.BOOL, DType.I8, DType.I16, DType.I32, DType.I64, DType.U8, DType.U16, DType.U32}
 )
@@ -357,7 +349,7 @@ def never_negative(v: SSAValue) -> bool:
         return True
     if isinstance(op, mir.TopKOp):
         return v is op.results[1]
-    if isinstance(op, mir.GatherOp):  # elements of the data
+    if isinstance(op, (mir.GatherOp, mir.GatherElementsOp)):  # elements of the data
         return never_negative(op.operands[0])
     array = constant_value(v)
     return array is not None and bool((array >= 0).all())
@@ -365,34 +357,10 @@ def never_negative(v: SSAValue) -> bool:
 
 def take_along_axis(ctx: NodeContext, data: SSAValue, idx: SSAValue, axis: int) -> SSAValue:
     """out[i..] = data[i.. with i_axis replaced by idx[i..]] (negative indices wrap): one
-    gather from the flattened data at idx·stride_axis + the offset of the other
-    coordinates (a constant table for static shapes, a sum of broadcast iotas times
-    the strides for symbolic ones)."""
-    dshape, ishape = type_of(data).shape, type_of(idx).shape
-    strides = row_major_strides(dshape)
-    offsets: SSAValue
-    if all(isinstance(d, int) for d in (*dshape, *ishape)):
-        grids = np.meshgrid(*[np.arange(int(n), dtype=np.int64) for n in ishape], indexing="ij")
-        table = sum(
-            (g * int(strides[d]) for d, g in enumerate(grids) if d != axis),
-            np.zeros([int(n) for n in ishape], np.int64),
-        )
-        offsets = ctx.constant(np.asarray(table, np.int64))
-    else:
-        rank = len(ishape)
-        offsets = ctx.constant(np.zeros([1] * rank, np.int64))
-        for d, n in enumerate(ishape):
-            if d == axis or n == 1:
-                continue
-            coord = ctx.b.reshape(
-                iota(ctx, n, DType.I64), [n if i == d else 1 for i in range(rank)]
-            )
-            offsets = ctx.b.add(offsets, ctx.b.mul(coord, ctx.dim(strides[d])))
-    flat_idx = ctx.b.add(ctx.b.mul(_wrap_index(ctx, idx, dshape[axis]), ctx.dim(strides[axis])),
-                         offsets)  # fmt: skip
-    if type_of(flat_idx).shape != ishape:
-        flat_idx = ctx.b.expand(flat_idx, list(ishape))
-    return ctx.b.gather(reshape(ctx, data, [element_count(dshape)]), flat_idx, 0)
+    ``mir.gather_elements`` of the indices as i64."""
+    if type_of(idx).dtype is not DType.I64:
+        idx = ctx.b.cast(idx, DType.I64)
+    return ctx.b.gather_elements(data, idx, axis)
 
 
 @converter("GatherElements")
