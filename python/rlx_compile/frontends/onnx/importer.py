@@ -30,7 +30,7 @@ import onnx.external_data_helper
 import onnx.inliner
 import onnx.shape_inference
 from xdsl.dialects import func
-from xdsl.dialects.builtin import UNKNOWN_LOC, ModuleOp, NameLoc, StringAttr
+from xdsl.dialects.builtin import UNKNOWN_LOC, FunctionType, ModuleOp, NameLoc, StringAttr
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
@@ -105,7 +105,7 @@ class OnnxImportError(RlxError):
         self.open_dims = open_dims
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: a frozen dataclass's __init__ costs 3x
 class _Node:
     """A node to convert, with the fields of it read on every conversion."""
 
@@ -1023,7 +1023,9 @@ class Importer:
                     )
             outs.append(v)
             names.append(vi.name)
-        self.block.add_op(func.ReturnOp(*outs))
+        # The graph's ops by ``create``: what their constructors make, without xDSL's
+        # generic argument building (a tenth of a one-node model's import).
+        self.block.add_op(func.ReturnOp.create(operands=outs))
         # Folded shape arithmetic and unused initializers go; graph inputs are the
         # signature, they stay.
         erase_unused(
@@ -1032,9 +1034,13 @@ class Importer:
         )  # fmt: skip
         # Its type is what sync_function_type would give: the graph takes no block arguments.
         assert not self.block.args
-        graph_op = func.FuncOp(self.graph_name, ([], [v.type for v in outs]), Region(self.block))
+        function_type = FunctionType.from_lists([], [v.type for v in outs])
+        graph_op = func.FuncOp.create(
+            properties={"sym_name": StringAttr(self.graph_name), "function_type": function_type},
+            regions=[Region(self.block)],
+        )
         set_output_names(graph_op, names)
-        module = ModuleOp([graph_op])
+        module = ModuleOp.create(regions=[Region(Block([graph_op]))])
         record_outputs(module, specs)
         # The initializers that became params stay with the module, shared by its copies.
         kept = {leaf.name for leaf in graph_params(graph_op)}
