@@ -166,7 +166,8 @@ def _holds_external_data(model: onnx.ModelProto) -> bool:
             for a in node.attribute:
                 if a.HasField("t") and a.t.data_location == external:
                     return True
-                if any(t.data_location == external for t in a.tensors):
+                # len first: a generator over the (mostly empty) field costs 3x
+                if len(a.tensors) and any(t.data_location == external for t in a.tensors):
                     return True
                 kind = a.type
                 if kind == onnx.AttributeProto.GRAPH:
@@ -1028,10 +1029,10 @@ class Importer:
         self.block.add_op(func.ReturnOp.create(operands=outs))
         # Folded shape arithmetic and unused initializers go; graph inputs are the
         # signature, they stay.
+        ret = self.block.last_op
         erase_unused(
-            op for op in self.block.ops
-            if op is not self.block.last_op and not isinstance(op, mir.InputOp)
-        )  # fmt: skip
+            op for op in self.block.ops if op is not ret and not isinstance(op, mir.InputOp)
+        )
         # Its type is what sync_function_type would give: the graph takes no block arguments.
         assert not self.block.args
         function_type = FunctionType.from_lists([], [v.type for v in outs])
