@@ -217,10 +217,15 @@ def check_names_are_text(graph: onnx.GraphProto) -> None:
     naming where, rather than deep inside a converter or onnx's schema lookup."""
     _check_text(graph.name, "the graph's name")
     _check_nodes_are_text(graph.node)
-    for vi in [*graph.input, *graph.output, *graph.value_info]:
-        _check_text(vi.name, "a graph input, output or value_info name")
-    for t in graph.initializer:
-        _check_text(t.name, "an initializer name")
+    values = [vi.name for vi in [*graph.input, *graph.output, *graph.value_info]]
+    initializers = [t.name for t in graph.initializer]
+    try:
+        "".join(values + initializers)  # as in _check_nodes_are_text
+    except TypeError:
+        for name in values:
+            _check_text(name, "a graph input, output or value_info name")
+        for name in initializers:
+            _check_text(name, "an initializer name")
 
 
 def check_model_is_text(model: onnx.ModelProto) -> None:
@@ -403,9 +408,10 @@ class Importer:
             raise OnnxImportError("sparse initializers are not supported")
         for t in graph.initializer:
             self.initializers[t.name] = t
-        unknown = set(self.input_values) - {i.name for i in graph.input}
-        if unknown:
-            raise OnnxImportError(f"input_values names unknown graph inputs {sorted(unknown)}")
+        if self.input_values:
+            unknown = set(self.input_values) - {i.name for i in graph.input}
+            if unknown:
+                raise OnnxImportError(f"input_values names unknown graph inputs {sorted(unknown)}")
         input_shapes = self._add_inputs(graph)
         self._infer_shapes(model, input_shapes)
         self.opset = opset
