@@ -465,6 +465,9 @@ class Importer:
             inferred = rewrite
         symbols = {str(d) for shape in input_shapes.values() for d in shape if is_symbol(d)}
         g = inferred.graph
+        # Each distinct shape read once (by its bytes): reading a dim of a protobuf message
+        # costs more than serialising the shape, and values share a few shapes.
+        decoded: dict[bytes, tuple[Dim | None, ...]] = {}
         for vi in [*g.value_info, *g.output]:
             t = vi.type
             if t.WhichOneof("value") != "tensor_type":
@@ -473,16 +476,21 @@ class Importer:
             if not tt.HasField("shape"):
                 self.inferred[vi.name] = None
                 continue
-            dims: list[Dim | None] = []
-            for d in tt.shape.dim:
-                size = d.dim_value  # what fixed_size reads, the common case first
-                if size > 0 or (size == 0 and d.HasField("dim_value")):
-                    dims.append(size)
-                elif d.HasField("dim_param") and d.dim_param in symbols:
-                    dims.append(sym(d.dim_param))
-                else:
-                    dims.append(None)
-            self.inferred[vi.name] = tuple(dims)
+            shape = tt.shape
+            key = shape.SerializeToString()
+            found = decoded.get(key)
+            if found is None:
+                dims: list[Dim | None] = []
+                for d in shape.dim:
+                    size = d.dim_value  # what fixed_size reads, the common case first
+                    if size > 0 or (size == 0 and d.HasField("dim_value")):
+                        dims.append(size)
+                    elif d.HasField("dim_param") and d.dim_param in symbols:
+                        dims.append(sym(d.dim_param))
+                    else:
+                        dims.append(None)
+                found = decoded[key] = tuple(dims)
+            self.inferred[vi.name] = found
         # Where the model declares another static shape than inference gives, neither is
         # evidence: ONNX infers old opsets' formulas (AveragePool-10's ceil_mode) that
         # onnxruntime and the exporter no longer follow, and exporters leave stale
