@@ -97,9 +97,13 @@ _SINCE: dict[tuple[str, int], int] = {}
 def outdated(node: NodeProto, opset: int, target: int) -> bool:
     """Whether a default-domain node means something else at ``opset`` than at ``target``
     (its definition changed in between)."""
-    return node.domain in DEFAULT_DOMAINS and schema_since(node.op_type, opset) != schema_since(
-        node.op_type, target
-    )
+    return node.domain in DEFAULT_DOMAINS and _changed(node.op_type, opset, target)
+
+
+@functools.lru_cache(maxsize=4096)
+def _changed(op_type: str, opset: int, target: int) -> bool:
+    """``outdated`` of an op type: asked for every node of a model, one lookup."""
+    return schema_since(op_type, opset) != schema_since(op_type, target)
 
 
 def subgraphs(node: NodeProto) -> Iterator[GraphProto]:
