@@ -149,6 +149,18 @@ def test_resize_weights_of_all_rows_at_once(kind: str, mode: str) -> None:
         assert got.tobytes() == expected.tobytes(), (in_len, out_len)
 
 
+@pytest.mark.parametrize("kind", sorted(k for k in COEFFS if k.startswith("nearest")))
+@pytest.mark.parametrize("mode", resize._COORDINATE_MODES)
+def test_nearest_indices_are_the_argmax_of_the_weights(kind: str, mode: str) -> None:
+    roi = (0.1, 0.8) if mode == "tf_crop_and_resize" else None
+    for in_len, out_len in LENGTHS:
+        for scale in (out_len / in_len, 2.0, 0.37):
+            weights, _ = resize.axis_matrix(in_len, out_len, scale, COEFFS[kind], mode, roi, False)
+            got, _ = resize.nearest_indices(in_len, out_len, scale, COEFFS[kind], mode, roi)
+            expected = np.argmax(weights, axis=1).astype(np.int64)
+            assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
+
+
 def test_the_skeleton_gives_large_constants_by_type() -> None:
     """A Constant of a weight becomes a typed graph input of the skeleton; a small one
     (a shape operand) stays, and shape inference finds the same types either way."""

@@ -70,17 +70,20 @@ def typed_skeleton(model: onnx.ModelProto, *, all_nodes: bool = False) -> onnx.M
     inputs: what shape inference needs, without serialising the weights (most of its time
     on real models; exporters keep weights in either). ``all_nodes``: the Constant nodes
     stay (the version converter converts the skeleton's nodes)."""
-    skeleton = onnx.ModelProto()
-    skeleton.ir_version = model.ir_version
-    skeleton.opset_import.extend(model.opset_import)
-    skeleton.functions.extend(model.functions)
-    graph, source = skeleton.graph, model.graph
-    graph.name = source.name
+    source = model.graph
     weights = (
         []
         if all_nodes
         else [n for n in source.node if n.op_type == "Constant" and _large_constant(n)]
     )
+    if not weights and all(math.prod(t.dims) <= _SKELETON_MAX_ELEMENTS for t in source.initializer):
+        return _copy_of(model)
+    skeleton = onnx.ModelProto()
+    skeleton.ir_version = model.ir_version
+    skeleton.opset_import.extend(model.opset_import)
+    skeleton.functions.extend(model.functions)
+    graph = skeleton.graph
+    graph.name = source.name
     if weights:
         large = {id(n) for n in weights}
         graph.node.extend(n for n in source.node if id(n) not in large)
@@ -98,6 +101,26 @@ def typed_skeleton(model: onnx.ModelProto, *, all_nodes: bool = False) -> onnx.M
     for n in weights:
         t = n.attribute[0].t
         graph.input.append(helper.make_tensor_value_info(n.output[0], t.data_type, list(t.dims)))
+    return skeleton
+
+
+_SKELETON_FIELDS = frozenset({"ir_version", "opset_import", "functions", "graph"})
+_SKELETON_GRAPH_FIELDS = frozenset({"name", "node", "input", "output", "value_info", "initializer"})
+"""What ``typed_skeleton`` keeps of a model and of its graph."""
+
+
+def _copy_of(model: onnx.ModelProto) -> onnx.ModelProto:
+    """``typed_skeleton`` of a model without large tensors: all of it that the skeleton
+    holds, copied in one protobuf call (copying node by node cost more than the shape
+    inference of a small model)."""
+    skeleton = onnx.ModelProto()
+    skeleton.CopyFrom(model)
+    for message, kept in ((skeleton, _SKELETON_FIELDS), (skeleton.graph, _SKELETON_GRAPH_FIELDS)):
+        for f, _ in message.ListFields():
+            if f.name not in kept:
+                message.ClearField(f.name)
+    skeleton.ir_version = model.ir_version  # set, as the skeleton sets them
+    skeleton.graph.name = model.graph.name
     return skeleton
 
 

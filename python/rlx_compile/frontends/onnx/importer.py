@@ -30,7 +30,7 @@ import onnx.external_data_helper
 import onnx.inliner
 import onnx.shape_inference
 from xdsl.dialects import func
-from xdsl.dialects.builtin import UNKNOWN_LOC, ModuleOp, NameLoc, StringAttr
+from xdsl.dialects.builtin import UNKNOWN_LOC, FunctionType, ModuleOp, NameLoc, StringAttr
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
@@ -105,7 +105,7 @@ class OnnxImportError(RlxError):
         self.open_dims = open_dims
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: a frozen dataclass's __init__ costs 3x
 class _Node:
     """A node to convert, with the fields of it read on every conversion."""
 
@@ -166,7 +166,8 @@ def _holds_external_data(model: onnx.ModelProto) -> bool:
             for a in node.attribute:
                 if a.HasField("t") and a.t.data_location == external:
                     return True
-                if any(t.data_location == external for t in a.tensors):
+                # len first: a generator over the (mostly empty) field costs 3x
+                if len(a.tensors) and any(t.data_location == external for t in a.tensors):
                     return True
                 kind = a.type
                 if kind == onnx.AttributeProto.GRAPH:
@@ -183,16 +184,20 @@ def _check_text(value: object, where: str) -> None:
 
 def _check_nodes_are_text(nodes: Iterable[onnx.NodeProto]) -> None:
     for i, node in enumerate(nodes):
-        attributes = node.attribute
         texts = [node.op_type, node.domain, node.name, *node.input, *node.output]
-        texts += [a.name for a in attributes]
-        if not all(type(t) is str for t in texts):  # say which, in the order checked
-            _check_node_is_text(node, i)
-        for a in attributes:
+        subs: list[onnx.GraphProto] = []
+        for a in node.attribute:  # one pass: each read of a protobuf field costs
+            texts.append(a.name)
             if a.HasField("g"):
-                check_names_are_text(a.g)
-            for sub in a.graphs:
-                check_names_are_text(sub)
+                subs.append(a.g)
+            if len(a.graphs):  # cheaper than iterating the (mostly empty) field
+                subs.extend(a.graphs)
+        try:
+            "".join(texts)  # a bytes among them raises: the quickest test of all
+        except TypeError:
+            _check_node_is_text(node, i)  # say which, in the order checked
+        for sub in subs:
+            check_names_are_text(sub)
 
 
 def _check_node_is_text(node: onnx.NodeProto, i: int) -> None:
@@ -212,10 +217,15 @@ def check_names_are_text(graph: onnx.GraphProto) -> None:
     naming where, rather than deep inside a converter or onnx's schema lookup."""
     _check_text(graph.name, "the graph's name")
     _check_nodes_are_text(graph.node)
-    for vi in [*graph.input, *graph.output, *graph.value_info]:
-        _check_text(vi.name, "a graph input, output or value_info name")
-    for t in graph.initializer:
-        _check_text(t.name, "an initializer name")
+    values = [vi.name for vi in [*graph.input, *graph.output, *graph.value_info]]
+    initializers = [t.name for t in graph.initializer]
+    try:
+        "".join(values + initializers)  # as in _check_nodes_are_text
+    except TypeError:
+        for name in values:
+            _check_text(name, "a graph input, output or value_info name")
+        for name in initializers:
+            _check_text(name, "an initializer name")
 
 
 def check_model_is_text(model: onnx.ModelProto) -> None:
@@ -398,9 +408,10 @@ class Importer:
             raise OnnxImportError("sparse initializers are not supported")
         for t in graph.initializer:
             self.initializers[t.name] = t
-        unknown = set(self.input_values) - {i.name for i in graph.input}
-        if unknown:
-            raise OnnxImportError(f"input_values names unknown graph inputs {sorted(unknown)}")
+        if self.input_values:
+            unknown = set(self.input_values) - {i.name for i in graph.input}
+            if unknown:
+                raise OnnxImportError(f"input_values names unknown graph inputs {sorted(unknown)}")
         input_shapes = self._add_inputs(graph)
         self._infer_shapes(model, input_shapes)
         self.opset = opset
@@ -454,6 +465,9 @@ class Importer:
             inferred = rewrite
         symbols = {str(d) for shape in input_shapes.values() for d in shape if is_symbol(d)}
         g = inferred.graph
+        # Each distinct shape read once (by its bytes): reading a dim of a protobuf message
+        # costs more than serialising the shape, and values share a few shapes.
+        decoded: dict[bytes, tuple[Dim | None, ...]] = {}
         for vi in [*g.value_info, *g.output]:
             t = vi.type
             if t.WhichOneof("value") != "tensor_type":
@@ -462,16 +476,21 @@ class Importer:
             if not tt.HasField("shape"):
                 self.inferred[vi.name] = None
                 continue
-            dims: list[Dim | None] = []
-            for d in tt.shape.dim:
-                size = d.dim_value  # what fixed_size reads, the common case first
-                if size > 0 or (size == 0 and d.HasField("dim_value")):
-                    dims.append(size)
-                elif d.HasField("dim_param") and d.dim_param in symbols:
-                    dims.append(sym(d.dim_param))
-                else:
-                    dims.append(None)
-            self.inferred[vi.name] = tuple(dims)
+            shape = tt.shape
+            key = shape.SerializeToString()
+            found = decoded.get(key)
+            if found is None:
+                dims: list[Dim | None] = []
+                for d in shape.dim:
+                    size = d.dim_value  # what fixed_size reads, the common case first
+                    if size > 0 or (size == 0 and d.HasField("dim_value")):
+                        dims.append(size)
+                    elif d.HasField("dim_param") and d.dim_param in symbols:
+                        dims.append(sym(d.dim_param))
+                    else:
+                        dims.append(None)
+                found = decoded[key] = tuple(dims)
+            self.inferred[vi.name] = found
         # Where the model declares another static shape than inference gives, neither is
         # evidence: ONNX infers old opsets' formulas (AveragePool-10's ceil_mode) that
         # onnxruntime and the exporter no longer follow, and exporters leave stale
@@ -1019,18 +1038,24 @@ class Importer:
                     )
             outs.append(v)
             names.append(vi.name)
-        self.block.add_op(func.ReturnOp(*outs))
+        # The graph's ops by ``create``: what their constructors make, without xDSL's
+        # generic argument building (a tenth of a one-node model's import).
+        self.block.add_op(func.ReturnOp.create(operands=outs))
         # Folded shape arithmetic and unused initializers go; graph inputs are the
         # signature, they stay.
+        ret = self.block.last_op
         erase_unused(
-            op for op in self.block.ops
-            if op is not self.block.last_op and not isinstance(op, mir.InputOp)
-        )  # fmt: skip
+            op for op in self.block.ops if op is not ret and not isinstance(op, mir.InputOp)
+        )
         # Its type is what sync_function_type would give: the graph takes no block arguments.
         assert not self.block.args
-        graph_op = func.FuncOp(self.graph_name, ([], [v.type for v in outs]), Region(self.block))
+        function_type = FunctionType.from_lists([], [v.type for v in outs])
+        graph_op = func.FuncOp.create(
+            properties={"sym_name": StringAttr(self.graph_name), "function_type": function_type},
+            regions=[Region(self.block)],
+        )
         set_output_names(graph_op, names)
-        module = ModuleOp([graph_op])
+        module = ModuleOp.create(regions=[Region(Block([graph_op]))])
         record_outputs(module, specs)
         # The initializers that became params stay with the module, shared by its copies.
         kept = {leaf.name for leaf in graph_params(graph_op)}

@@ -64,12 +64,15 @@ def symbolic_shape_node(imp: Importer, node: Any) -> bool:
     with symbolic dims, or an op of ``EVALUATORS`` reading a symbolic shape value whose
     other operands are known at import time."""
     op_type = node.op_type
-    if op_type not in EVALUATORS and op_type not in ("Shape", "Size"):
-        return False  # (most nodes: asked before anything else is read of them)
+    sizes = op_type in ("Shape", "Size")
+    if not sizes and (op_type not in EVALUATORS or not imp.shape_values):
+        # Most nodes: asked before anything else is read of them (an evaluator needs a
+        # shape value to read, and most models have none).
+        return False
     inputs = [i for i in node.input if i]
     if node.domain not in ("", "ai.onnx") or not inputs:
         return False
-    if op_type in ("Shape", "Size"):
+    if sizes:
         v = imp.values.get(inputs[0])
         return v is not None and not type_of(v).is_static
     if op_type not in EVALUATORS or not any(i in imp.shape_values for i in inputs):

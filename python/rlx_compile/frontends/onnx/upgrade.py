@@ -97,9 +97,13 @@ _SINCE: dict[tuple[str, int], int] = {}
 def outdated(node: NodeProto, opset: int, target: int) -> bool:
     """Whether a default-domain node means something else at ``opset`` than at ``target``
     (its definition changed in between)."""
-    return node.domain in DEFAULT_DOMAINS and schema_since(node.op_type, opset) != schema_since(
-        node.op_type, target
-    )
+    return node.domain in DEFAULT_DOMAINS and _changed(node.op_type, opset, target)
+
+
+@functools.lru_cache(maxsize=4096)
+def _changed(op_type: str, opset: int, target: int) -> bool:
+    """``outdated`` of an op type: asked for every node of a model, one lookup."""
+    return schema_since(op_type, opset) != schema_since(op_type, target)
 
 
 def subgraphs(node: NodeProto) -> Iterator[GraphProto]:
@@ -114,8 +118,13 @@ def walk(graph: GraphProto) -> Iterator[NodeProto]:
     """Every node of a graph and of its subgraphs, outer nodes first."""
     for node in graph.node:
         yield node
-        for g in subgraphs(node):
-            yield from walk(g)
+        for a in node.attribute:  # ``subgraphs``, without a generator per node
+            kind = a.type
+            if kind == AttributeProto.GRAPH:
+                yield from walk(a.g)
+            elif kind == AttributeProto.GRAPHS:
+                for g in a.graphs:
+                    yield from walk(g)
 
 
 def upgrade_model(
@@ -593,7 +602,9 @@ def _repair_for(
     if kind in (("Upsample", 1), ("Upsample", 7), ("Upsample", 9), ("Resize", 10)):
         return lambda new: _resize_as_upsample(new, converted)
     if kind in (("Pad", 2), ("Clip", 6)):
-        return lambda new: _float_operands_as(new, value_types().get(old.input[0]), converted)
+        return lambda new: _float_operands_as(
+            new, lambda: value_types().get(old.input[0]), converted
+        )
     if kind == ("Dropout", 7) and len(old.output) > 1 and old.output[1]:
         return lambda new: _mask_as(new, old, value_types(), converted)
     if old.op_type == "PRelu" and since < 7:
@@ -660,19 +671,23 @@ def _constant_of(name: str, graph: GraphProto) -> np.ndarray | None:
     return None
 
 
-def _float_operands_as(node: NodeProto, data: TypeProto | None, graph: GraphProto) -> None:
+def _float_operands_as(
+    node: NodeProto, data_type: Callable[[], TypeProto | None], graph: GraphProto
+) -> None:
     """The scalar operands the converter made (a Pad value, Clip bounds) in the data's
-    element type."""
+    element type (``data_type()``: shape inference over the model, asked for only when
+    the converter made some; the native upgrade's initializers are read as numbers)."""
+    made = {o: n for n in graph.node if n.op_type == "Constant" for o in n.output}
+    consts = [c for c in (made.get(name) for name in node.input[1:]) if c is not None]
+    if not consts:
+        return
+    data = data_type()
     if data is None or not data.HasField("tensor_type"):
         return
     elem = data.tensor_type.elem_type
     if elem in (0, onnx.TensorProto.FLOAT):
         return
-    made = {o: n for n in graph.node if n.op_type == "Constant" for o in n.output}
-    for name in node.input[1:]:
-        const = made.get(name)
-        if const is None:
-            continue
+    for const in consts:
         for a in const.attribute:
             if a.name == "value" and a.t.data_type == onnx.TensorProto.FLOAT:
                 dtype = helper.tensor_dtype_to_np_dtype(elem)
