@@ -7,9 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from xdsl.dialects.builtin import IntegerAttr, StringAttr, i32
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i32
+from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.dialects.test import TestOp as ForeignOp
-from xdsl.ir import Operation, Region
+from xdsl.ir import Block, Operation, Region
 from xdsl.utils.exceptions import VerifyException
 
 from rlx_compile import ModuleBuilder
@@ -55,8 +56,13 @@ def test_the_workhorse_ops_are_checked_by_the_specialised_check() -> None:
     for name in ("mir.relu", "mir.conv", "mir.concat", "mir.add"):
         use_signature_check(type(ops[name]))
         assert _INSTALLED[type(ops[name])], name
-    use_signature_check(mir.IfOp)  # regions: left to the generic check
-    assert not _INSTALLED[mir.IfOp]
+    # Ops with regions defined one each (module, graph, if): specialised too; variadic
+    # regions (a loop's) are left to the generic check.
+    for op_type in (ModuleOp, FuncOp, ReturnOp, mir.IfOp):
+        use_signature_check(op_type)
+        assert _INSTALLED[op_type], op_type.name
+    use_signature_check(mir.LoopOp)
+    assert not _INSTALLED[mir.LoopOp]
 
 
 @pytest.mark.parametrize("name", ["mir.relu", "mir.conv", "mir.concat", "mir.add"])
@@ -119,6 +125,61 @@ BREAKAGES: dict[str, tuple[str, Breakage]] = {
     ),
     "a region": ("mir.add", lambda op: recreate(op, regions=[Region()])),
 }
+
+
+def with_regions() -> dict[str, Operation]:
+    """One valid op with regions of each kind below (module, graph, return, if), by name."""
+    with ModuleBuilder("f") as m:
+        x = m.input("x", (4,))
+        c = m.input("c", (1,), dtype="bool")
+        (y,) = m.if_(c, lambda: [m.neg(x)], lambda: [x])
+        m.output(y, names=["y"])
+    return {op.name: op for op in m.module.walk()}
+
+
+def _replaced(op: Operation, new: Operation) -> Operation:
+    """``new`` in ``op``'s place (a terminator's checks read its parent)."""
+    block = op.parent
+    assert block is not None
+    block.insert_op_after(new, op)
+    op.detach()
+    return new
+
+
+REGION_BREAKAGES: dict[str, tuple[str, Breakage]] = {
+    "a second block in a single-block region": (
+        "builtin.module",
+        lambda op: (op.regions[0].add_block(Block()), op)[1],
+    ),
+    "a region fewer": ("mir.if", lambda op: op.create(
+        operands=list(op.operands), result_types=[r.type for r in op.results],
+        regions=[op.regions[0].clone()])),
+    "an empty single-block region": ("mir.if", lambda op: op.create(
+        operands=list(op.operands), result_types=[r.type for r in op.results],
+        regions=[op.regions[0].clone(), Region()])),
+    "a return with an operand no tensor": ("func.return", lambda op: _replaced(
+        op, ReturnOp(*op.operands, foreign().results[0]))),
+    "a graph without its function type": (
+        "func.func",
+        lambda op: op.create(
+            properties={k: v for k, v in op.properties.items() if k != "function_type"},
+            regions=[op.regions[0].clone()],
+        ),
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ["builtin.module", "func.func", "func.return", "mir.if"])
+def test_valid_ops_with_regions_verify_either_way(name: str) -> None:
+    assert both(with_regions()[name]) == (None, None)
+
+
+@pytest.mark.parametrize("breakage", sorted(REGION_BREAKAGES))
+def test_a_broken_op_with_regions_gets_the_generic_verdict(breakage: str) -> None:
+    name, brk = REGION_BREAKAGES[breakage]
+    fast, generic = both(brk(with_regions()[name]))
+    assert generic is not None, "the breakage must be one the generic check rejects"
+    assert fast == generic
 
 
 @pytest.mark.parametrize("breakage", sorted(BREAKAGES))

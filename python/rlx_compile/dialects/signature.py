@@ -21,6 +21,7 @@ import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from functools import partial
 from operator import attrgetter
 from typing import Any, cast
 
@@ -39,6 +40,8 @@ from xdsl.irdl import (
     ParamAttrConstraint,
     RangeLengthConstraint,
     RangeOf,
+    RegionDef,
+    SingleBlockRegionDef,
     VarConstraint,
     VariadicDef,
     VerificationContext,
@@ -74,6 +77,8 @@ def operand_check(d: OperandOrResultDef) -> ValueCheck | None:
     if isinstance(c, VarConstraint):
         var = c.name
         c = c.constraint
+    if type(c) is AnyAttr:
+        return (Attribute, var)
     return (c.attr, var) if isinstance(c, BaseAttr) else None
 
 
@@ -202,10 +207,28 @@ def _named_checks(
     return out
 
 
+def _region_blocks(op_def: OpDef) -> list[bool] | None:
+    """For regions defined one each (not variadic or optional) with any entry arguments:
+    whether each must hold a single block. None for other region definitions."""
+    out: list[bool] = []
+    for _, d in op_def.regions:
+        entry = d.entry_args
+        if (
+            type(d) not in (RegionDef, SingleBlockRegionDef)
+            or type(entry) is not RangeOf
+            or type(entry.constr) is not AnyAttr
+        ):
+            return None
+        out.append(type(d) is SingleBlockRegionDef)
+    return out
+
+
 def _signature_check(op_def: OpDef) -> Callable[[Operation], None] | None:
     """The specialised ``op_def.verify``, or None when the definition is not plain."""
-    if op_def.regions or op_def.successors or op_def.options:
+    single_blocks = _region_blocks(op_def)
+    if single_blocks is None or op_def.successors or op_def.options:
         return None
+    region_count = len(single_blocks)
     operands = _group(op_def.operands)
     results = _group(op_def.results)
     props = _named_checks(op_def.properties, OptPropertyDef)
@@ -261,10 +284,21 @@ def _signature_check(op_def: OpDef) -> Callable[[Operation], None] | None:
 
     traits = _Traits(op_def)
 
+    def regions_accepted(op: Operation) -> bool:
+        regions = op.regions
+        if len(regions) != region_count:
+            return False
+        for region, single in zip(regions, single_blocks, strict=True):
+            if single and (
+                region.first_block is None or region.first_block is not region.last_block
+            ):
+                return False
+        return True
+
     def check(op: Operation) -> None:
         if (
             _GENERIC.get()
-            or op.regions
+            or (op.regions if not region_count else not regions_accepted(op))
             or op._successors
             or not values_accepted(op)
             or not _named_accepted(op.properties, props)
@@ -423,12 +457,13 @@ def _isolated_check(op_def: OpDef) -> Callable[[Operation], None] | None:
     if not any(type(t) is IsolatedFromAbove for t in traits):
         return None
     bare = dataclasses.replace(op_def, traits=OpTraits(tuple))
+    bare_check = _signature_check(bare) or partial(OpDef.verify, bare)
 
     def check(op: Operation) -> None:
         if _GENERIC.get():
             OpDef.verify(op_def, op)
             return
-        OpDef.verify(bare, op)
+        bare_check(op)
         for trait in traits:
             if type(trait) is IsolatedFromAbove:
                 scope = _ISOLATION_SCOPE.get()
@@ -454,7 +489,7 @@ def use_signature_check(op_type: type[Operation]) -> None:
     check = None
     if issubclass(op_type, IRDLOperation):
         op_def = op_type.get_irdl_definition()
-        check = _signature_check(op_def) or _isolated_check(op_def)
+        check = _isolated_check(op_def) or _signature_check(op_def)
         if check is not None:
             # The op's verify_ calls ``op_def.verify(op)``: an instance attribute shadows it.
             op_def.verify = check  # type: ignore[method-assign,assignment]
