@@ -310,20 +310,35 @@ def erase_unused(
     given. Ops outside ``ops`` are never touched: callers leave out what must stay
     (terminators, graph inputs, ops with effects, dead code that was there before).
     ``erase`` removes one op (a pattern passes its rewriter's ``erase``, so the driver
-    hears of it). Each round walks ``ops`` backwards, so ops given in block order take
-    one round (and one more to see that nothing is left)."""
+    hears of it). One sweep walks ``ops`` backwards (ops given in block order are each
+    seen after their readers); the producers an erased op read that were kept before it
+    are looked at again, until none changes."""
     left = [op for op in dict.fromkeys(ops) if op.parent is not None]
-    while True:
-        kept: list[Operation] = []
-        for op in reversed(left):
-            if all(r.first_use is None for r in op.results):
-                erase(op)
-            else:
-                kept.append(op)
-        kept.reverse()
-        if len(kept) == len(left):
-            return kept
-        left = kept
+    position = {id(op): i for i, op in enumerate(left)}
+    erased: set[int] = set()
+    recheck: dict[int, None] = {}  # positions of kept producers of erased ops
+
+    def sweep(indices: Iterable[int], full: bool) -> None:
+        for i in indices:
+            op = left[i]
+            if i in erased or any(r.first_use is not None for r in op.results):
+                continue
+            operands = op.operands
+            erase(op)
+            erased.add(i)
+            recheck.pop(i, None)
+            for value in operands:  # what it read may be unused now
+                j = position.get(id(value.owner))
+                # (a full sweep reaches those before i itself)
+                if j is not None and (j > i or not full) and j not in erased:
+                    recheck[j] = None
+
+    sweep(range(len(left) - 1, -1, -1), full=True)
+    while recheck:
+        pending = sorted(recheck, reverse=True)
+        recheck.clear()
+        sweep(pending, full=False)
+    return [op for i, op in enumerate(left) if i not in erased]
 
 
 @dataclass(frozen=True)
