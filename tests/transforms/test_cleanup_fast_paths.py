@@ -5,6 +5,7 @@
 - constant-fold's ``fold_flat_block`` with ``fold_block``, and ``ConstantData`` with the
   constant ``materialize`` makes;
 - cse's sampled hash of raw data with what equality decides;
+- dce's one sweep with xDSL's region liveness, in and around control-flow regions;
 - lower-hir-to-mir's patterns through the driver with xDSL's walker, and the inline pass
   with the way it walked before.
 
@@ -27,6 +28,7 @@ from xdsl.pattern_rewriter import (
     PatternRewriteWalker,
     RewritePattern,
 )
+from xdsl.transforms.dead_code_elimination import region_dce
 
 from examples.build_examples import decoder_block, dense_cnn, inception_cnn, kws_dscnn, small_cnn
 from rlx_compile import ModuleBuilder
@@ -39,9 +41,11 @@ from rlx_compile.inlining import InlineRegion, inline_call
 from rlx_compile.ir import func_graphs, make_context, parse_module, print_module
 from rlx_compile.rewriting import apply_greedily
 from rlx_compile.testing.random_graphs import outline, random_mir_graph
+from rlx_compile.testing.regions import wrap_in_if, wrap_in_loop
 from rlx_compile.transforms.algebraic_simplify import MATCH_REACH, simplify_patterns
 from rlx_compile.transforms.constant_fold import fold_block, fold_flat_block
 from rlx_compile.transforms.cse import cse_block
+from rlx_compile.transforms.dce import dce_single_blocks
 from rlx_compile.transforms.inline import InlinePass, _Contents, callees_first
 from tests.sizes import sized
 
@@ -203,6 +207,46 @@ def test_cse_compares_raw_data_whole_and_hashes_its_ends() -> None:
     assert cse_block(graph.body.block) == 1
     kept = [op for op in graph.body.block.ops if isinstance(op, mir.ConstantOp)]
     assert kept == constants[:2]
+
+
+def with_dead_regions(module: ModuleOp) -> ModuleOp:
+    """``module`` with an unused copy of each control-flow op of its graphs: dead, while
+    the ops of its body are live by region liveness's rule (their terminator reads them),
+    and with them the graph values they read."""
+    for graph in func_graphs(module):
+        for op in list(graph.body.block.ops):
+            if op.regions:
+                graph.body.block.insert_op_before(op.clone(), op)
+    return module
+
+
+def dce_inputs() -> list[tuple[str, ModuleOp]]:
+    out = [
+        (f"filecheck {i}", parse_module(text))
+        for i, text in enumerate(filecheck_cases("dce.mlir", "cse.mlir", "control_flow.mlir"))
+    ]
+    for s in SEEDS[:40]:
+        out.append((f"seed {s}", random_mir_graph(s, 40, cleanup=True).module))
+        for name, wrap in (("if", wrap_in_if), ("loop", wrap_in_loop)):
+            wrapped = wrap(random_mir_graph(s, 24, cleanup=True).module)
+            dead = with_dead_regions(wrapped.clone())
+            out += [(f"seed {s} {name}", wrapped), (f"seed {s} {name} dead", dead)]
+    return out
+
+
+def test_dce_sweeps_once_as_region_liveness_erases() -> None:
+    erased_some = False
+    for name, module in dce_inputs():
+        want, got = module.clone(), module.clone()
+        for w, g in zip(func_graphs(want), func_graphs(got), strict=True):
+            heard, told = Recorder(), Recorder()
+            if not dce_single_blocks(g.body, told.listener):
+                continue
+            region_dce(w.body, heard.listener)
+            assert told.events == heard.events, name
+            erased_some |= bool(heard.events)
+        assert print_module(got, debuginfo=True) == print_module(want, debuginfo=True), name
+    assert erased_some
 
 
 def constant_fold_inputs() -> list[tuple[str, ModuleOp]]:
