@@ -4,7 +4,8 @@
   on algebraic-simplify's patterns;
 - constant-fold's ``fold_flat_block`` with ``fold_block``, and ``ConstantData`` with the
   constant ``materialize`` makes;
-- cse's sampled hash of raw data with what equality decides;
+- cse's sampled hash of raw data with what equality decides, and cse describing an op
+  only once another has its name and operands with cse describing every op;
 - dce's one sweep with xDSL's region liveness, in and around control-flow regions;
 - lower-hir-to-mir's patterns through the driver with xDSL's walker, and the inline pass
   with the way it walked before.
@@ -20,7 +21,7 @@ import numpy as np
 import pytest
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
+from xdsl.ir import Block, Operation
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
@@ -28,6 +29,7 @@ from xdsl.pattern_rewriter import (
     PatternRewriteWalker,
     RewritePattern,
 )
+from xdsl.traits import IsolatedFromAbove
 from xdsl.transforms.dead_code_elimination import region_dce
 
 from examples.build_examples import decoder_block, dense_cnn, inception_cnn, kws_dscnn, small_cnn
@@ -44,7 +46,7 @@ from rlx_compile.testing.random_graphs import outline, random_mir_graph
 from rlx_compile.testing.regions import wrap_in_if, wrap_in_loop
 from rlx_compile.transforms.algebraic_simplify import MATCH_REACH, simplify_patterns
 from rlx_compile.transforms.constant_fold import fold_block, fold_flat_block
-from rlx_compile.transforms.cse import cse_block
+from rlx_compile.transforms.cse import _AttributeHashes, _Computation, _mergeable, cse_block
 from rlx_compile.transforms.dce import dce_single_blocks
 from rlx_compile.transforms.inline import InlinePass, _Contents, callees_first
 from tests.sizes import sized
@@ -207,6 +209,38 @@ def test_cse_compares_raw_data_whole_and_hashes_its_ends() -> None:
     assert cse_block(graph.body.block) == 1
     kept = [op for op in graph.body.block.ops if isinstance(op, mir.ConstantOp)]
     assert kept == constants[:2]
+
+
+def cse_describing_every_op(block: Block, known: dict[_Computation, Operation]) -> int:
+    """cse as it was: every mergeable op described and looked up."""
+    removed = 0
+    for op in list(block.ops):
+        for region in op.regions:
+            for nested in region.blocks:
+                scope = {} if op.has_trait(IsolatedFromAbove) else dict(known)
+                removed += cse_describing_every_op(nested, scope)
+        if not _mergeable(op):
+            continue
+        key = _Computation(op, _AttributeHashes())
+        first = known.setdefault(key, op)
+        if first is not op:
+            for old, new in zip(op.results, first.results, strict=True):
+                old.replace_all_uses_with(new)
+            block.erase_op(op)
+            removed += 1
+    return removed
+
+
+def test_cse_describes_ops_only_where_it_must() -> None:
+    merged_some = False
+    for name, module in dce_inputs():
+        want, got = module.clone(), module.clone()
+        for w, g in zip(func_graphs(want), func_graphs(got), strict=True):
+            count = cse_describing_every_op(w.body.block, {})
+            assert cse_block(g.body.block) == count, name
+            merged_some |= count > 0
+        assert print_module(got, debuginfo=True) == print_module(want, debuginfo=True), name
+    assert merged_some
 
 
 def with_dead_regions(module: ModuleOp) -> ModuleOp:
