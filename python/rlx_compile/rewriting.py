@@ -120,7 +120,7 @@ class _Driver:
         kind = type(op)
         found = self.by_kind.get(kind)
         if found is None:
-            found = tuple(self.patterns[i] for i in self.rooted_at(kind))
+            found = tuple([self.patterns[i] for i in self.rooted_at(kind)])
             self.by_kind[kind] = found
         return found
 
@@ -183,15 +183,33 @@ class _Driver:
             found.update(id(op) for op in level)
         return found
 
+    def rooted_ops(self, region: Region, found: list[Operation]) -> list[Operation]:
+        """``found`` with the ops of ``region.walk(reverse=True, region_first=True)`` that
+        a pattern is rooted at, in that order (without a generator per op and region)."""
+        by_kind = self.by_kind
+        block = region.last_block
+        while block is not None:
+            op = block.last_op
+            while op is not None:
+                if op.regions:
+                    for nested in reversed(op.regions):
+                        self.rooted_ops(nested, found)
+                patterns = by_kind.get(type(op))
+                if patterns is None:
+                    patterns = self.patterns_for(op)
+                if patterns:
+                    found.append(op)
+                op = op.prev_op
+            block = block.prev_block
+        return found
+
     def walk(self, region: Region, stale: set[int] | None) -> bool:
         """One walk: the region's ops, then whatever the rewrites push. With ``stale``,
         the ops outside it are passed over until something is rewritten."""
         self.touched = {}
         worklist = self.worklist
         # A stack: pushed last to first, popped in walk order.
-        worklist.fill(
-            op for op in region.walk(reverse=True, region_first=True) if self.patterns_for(op)
-        )
+        worklist.fill(self.rooted_ops(region, []))
         changed = False
         rewriter: PatternRewriter | None = None
         while (op := worklist.pop()) is not None:
