@@ -186,7 +186,8 @@ class _Driver:
     def rooted_ops(self, region: Region, found: list[Operation]) -> list[Operation]:
         """``found`` with the ops of ``region.walk(reverse=True, region_first=True)`` that
         a pattern is rooted at, in that order (without a generator per op and region)."""
-        by_kind = self.by_kind
+        rooted_at = self.rooted_at
+        known = rooted_at.known
         block = region.last_block
         while block is not None:
             op = block.last_op
@@ -194,10 +195,8 @@ class _Driver:
                 if op.regions:
                     for nested in reversed(op.regions):
                         self.rooted_ops(nested, found)
-                patterns = by_kind.get(type(op))
-                if patterns is None:
-                    patterns = self.patterns_for(op)
-                if patterns:
+                kind = type(op)
+                if known.get(kind) or (kind not in known and rooted_at(kind)):
                     found.append(op)
                 op = op.prev_op
             block = block.prev_block
