@@ -78,14 +78,14 @@ def dce_single_blocks(region: Region, listener: PatternRewriterListener) -> bool
     block = region.first_block
     if block is None or block is not region.last_block:
         return False
-    live: set[Operation] = set()
+    live: set[int] = set()  # by id (an op's __hash__ is a Python call); none is freed
     if not _sweep(block, live):
         return False
     _erase_dead(block, live, listener)
     return True
 
 
-def _sweep(block: Block, live: set[Operation]) -> bool:
+def _sweep(block: Block, live: set[int]) -> bool:
     """Add the live ops of ``block`` and of its regions to ``live``; False when a region
     in it holds more than one block."""
     op = block.last_op
@@ -94,19 +94,27 @@ def _sweep(block: Block, live: set[Operation]) -> bool:
             nested = region.first_block
             if nested is not None and (nested is not region.last_block or not _sweep(nested, live)):
                 return False
-        if not would_be_dead(op) or any(
-            use.operation in live for r in op.results for use in r.uses
-        ):
-            live.add(op)
+        if not would_be_dead(op) or _read_by_live(op, live):
+            live.add(id(op))
         op = op.prev_op
     return True
 
 
-def _erase_dead(block: Block, live: set[Operation], listener: PatternRewriterListener) -> None:
+def _read_by_live(op: Operation, live: set[int]) -> bool:
+    for result in op.results:
+        use = result.first_use
+        while use is not None:  # the use list, without an iterator
+            if id(use._operation) in live:
+                return True
+            use = use._next_use
+    return False
+
+
+def _erase_dead(block: Block, live: set[int], listener: PatternRewriterListener) -> None:
     op = block.last_op
     while op is not None:
         prev = op.prev_op
-        if op not in live:
+        if id(op) not in live:
             listener.handle_operation_removal(op)
             block.erase_op(op, safe_erase=False)
         else:
