@@ -18,6 +18,7 @@ Patterns whose match reads no further than a known distance up the producers of 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import cached_property
 
 from xdsl.ir import ErasedSSAValue, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriterListener, RewritePattern
@@ -102,18 +103,22 @@ class _Driver:
         self.reach = reach
         self.touched: dict[Operation, None] = {}
         """Ops changed during the current walk, or whose results gained or lost a user."""
-        self.listener = PatternRewriterListener(
-            operation_insertion_handler=[*listener.operation_insertion_handler, self.changed],
-            operation_removal_handler=[*listener.operation_removal_handler, self.removed],
-            operation_modification_handler=[
-                *listener.operation_modification_handler,
-                self.changed,
-            ],
+        self.outer = listener
+
+    @cached_property
+    def listener(self) -> PatternRewriterListener:
+        """The outer listener's handlers, then the driver's (made for a first match: most
+        drivers of a pass that lowers what a module may not hold never make one)."""
+        outer = self.outer
+        return PatternRewriterListener(
+            operation_insertion_handler=[*outer.operation_insertion_handler, self.changed],
+            operation_removal_handler=[*outer.operation_removal_handler, self.removed],
+            operation_modification_handler=[*outer.operation_modification_handler, self.changed],
             operation_replacement_handler=[
-                *listener.operation_replacement_handler,
+                *outer.operation_replacement_handler,
                 self.replaced,
             ],
-            block_creation_handler=listener.block_creation_handler,
+            block_creation_handler=outer.block_creation_handler,
         )
 
     def patterns_for(self, op: Operation) -> tuple[RewritePattern, ...]:
