@@ -245,7 +245,7 @@ class KnownValues:
     def evaluate(self, op: Operation) -> list[np.ndarray] | None:
         """Fold ``op`` if it folds and all its operands are known; remember its results."""
         values = self._values
-        for v in op.operands:  # most ops read a value known only at run time
+        for v in op._operands:  # most ops read a value known only at run time
             if v not in values and not isinstance(v.owner, mir.ConstantOp):
                 return None
         results = fold(op, self.get, self.max_elements)

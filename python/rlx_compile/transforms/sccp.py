@@ -66,7 +66,10 @@ def _taken_arm(condition: np.ndarray) -> int | None:
 
 def propagate_block(block: Block, max_elements: int) -> bool:
     """Run SCCP on one block; returns whether it changed anything."""
-    if not any(isinstance(op, _DECIDED) for op in block.ops):
+    op = block.first_op
+    while op is not None and not isinstance(op, _DECIDED):
+        op = op.next_op
+    if op is None:
         return False
     unused = UnusedBefore(block)
     known = KnownValues(max_elements)
