@@ -245,7 +245,7 @@ class KnownValues:
     def evaluate(self, op: Operation) -> list[np.ndarray] | None:
         """Fold ``op`` if it folds and all its operands are known; remember its results."""
         values = self._values
-        for v in op.operands:  # most ops read a value known only at run time
+        for v in op._operands:  # most ops read a value known only at run time
             if v not in values and not isinstance(v.owner, mir.ConstantOp):
                 return None
         results = fold(op, self.get, self.max_elements)
@@ -258,6 +258,26 @@ class KnownValues:
 def unused_ops(block: Block) -> set[Operation]:
     """Ops of ``block`` whose results nobody uses (snapshot before a rewrite)."""
     return {op for op in block.ops if op.results and all(not r.uses for r in op.results)}
+
+
+class UnusedBefore:
+    """``unused_ops`` of a block as it was before its first change, taken when a pass is
+    about to change it (``changing``): a sweep that changes nothing need not look."""
+
+    __slots__ = ("block", "ops")
+
+    def __init__(self, block: Block):
+        self.block = block
+        self.ops: set[Operation] | None = None
+
+    def changing(self) -> None:
+        if self.ops is None:
+            self.ops = unused_ops(self.block)
+
+    def erase_newly_dead(self) -> None:
+        """``erase_newly_dead`` of the block, after a change."""
+        assert self.ops is not None, "erase_newly_dead without a change"
+        erase_newly_dead(self.block, self.ops)
 
 
 def erase_newly_dead(block: Block, already_unused: Iterable[Operation]) -> None:
@@ -289,10 +309,12 @@ class KnownValuesPass(ModulePass):
         replace an if by its taken branch, whose ops then join it)."""
         if self.run_block(block):
             note_block_changed(block)
-        for op in list(block.ops):
+        op = block.first_op
+        while op is not None:  # (the blocks nested in it change, this one no more)
             for region in op.regions:
                 for nested in region.blocks:
                     self._run_nested(nested)
+            op = op.next_op
 
     def run_block(self, block: Block) -> bool:
         """Evaluate ``block``; whether it changed it (reported to the verify after the pass)."""

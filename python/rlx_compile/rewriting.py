@@ -18,6 +18,7 @@ Patterns whose match reads no further than a known distance up the producers of 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import cached_property
 
 from xdsl.ir import ErasedSSAValue, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriterListener, RewritePattern
@@ -102,25 +103,29 @@ class _Driver:
         self.reach = reach
         self.touched: dict[Operation, None] = {}
         """Ops changed during the current walk, or whose results gained or lost a user."""
-        self.listener = PatternRewriterListener(
-            operation_insertion_handler=[*listener.operation_insertion_handler, self.changed],
-            operation_removal_handler=[*listener.operation_removal_handler, self.removed],
-            operation_modification_handler=[
-                *listener.operation_modification_handler,
-                self.changed,
-            ],
+        self.outer = listener
+
+    @cached_property
+    def listener(self) -> PatternRewriterListener:
+        """The outer listener's handlers, then the driver's (made for a first match: most
+        drivers of a pass that lowers what a module may not hold never make one)."""
+        outer = self.outer
+        return PatternRewriterListener(
+            operation_insertion_handler=[*outer.operation_insertion_handler, self.changed],
+            operation_removal_handler=[*outer.operation_removal_handler, self.removed],
+            operation_modification_handler=[*outer.operation_modification_handler, self.changed],
             operation_replacement_handler=[
-                *listener.operation_replacement_handler,
+                *outer.operation_replacement_handler,
                 self.replaced,
             ],
-            block_creation_handler=listener.block_creation_handler,
+            block_creation_handler=outer.block_creation_handler,
         )
 
     def patterns_for(self, op: Operation) -> tuple[RewritePattern, ...]:
         kind = type(op)
         found = self.by_kind.get(kind)
         if found is None:
-            found = tuple(self.patterns[i] for i in self.rooted_at(kind))
+            found = tuple([self.patterns[i] for i in self.rooted_at(kind)])
             self.by_kind[kind] = found
         return found
 
@@ -183,15 +188,32 @@ class _Driver:
             found.update(id(op) for op in level)
         return found
 
+    def rooted_ops(self, region: Region, found: list[Operation]) -> list[Operation]:
+        """``found`` with the ops of ``region.walk(reverse=True, region_first=True)`` that
+        a pattern is rooted at, in that order (without a generator per op and region)."""
+        rooted_at = self.rooted_at
+        known = rooted_at.known
+        block = region.last_block
+        while block is not None:
+            op = block.last_op
+            while op is not None:
+                if op.regions:
+                    for nested in reversed(op.regions):
+                        self.rooted_ops(nested, found)
+                kind = type(op)
+                if known.get(kind) or (kind not in known and rooted_at(kind)):
+                    found.append(op)
+                op = op.prev_op
+            block = block.prev_block
+        return found
+
     def walk(self, region: Region, stale: set[int] | None) -> bool:
         """One walk: the region's ops, then whatever the rewrites push. With ``stale``,
         the ops outside it are passed over until something is rewritten."""
         self.touched = {}
         worklist = self.worklist
         # A stack: pushed last to first, popped in walk order.
-        worklist.fill(
-            op for op in region.walk(reverse=True, region_first=True) if self.patterns_for(op)
-        )
+        worklist.fill(self.rooted_ops(region, []))
         changed = False
         rewriter: PatternRewriter | None = None
         while (op := worklist.pop()) is not None:

@@ -4,7 +4,9 @@
   on algebraic-simplify's patterns;
 - constant-fold's ``fold_flat_block`` with ``fold_block``, and ``ConstantData`` with the
   constant ``materialize`` makes;
-- cse's sampled hash of raw data with what equality decides;
+- cse's sampled hash of raw data with what equality decides, and cse describing an op
+  only once another has its name and operands with cse describing every op;
+- dce's one sweep with xDSL's region liveness, in and around control-flow regions;
 - lower-hir-to-mir's patterns through the driver with xDSL's walker, and the inline pass
   with the way it walked before.
 
@@ -19,7 +21,7 @@ import numpy as np
 import pytest
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
+from xdsl.ir import Block, Operation
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
     PatternRewriter,
@@ -27,6 +29,8 @@ from xdsl.pattern_rewriter import (
     PatternRewriteWalker,
     RewritePattern,
 )
+from xdsl.traits import IsolatedFromAbove
+from xdsl.transforms.dead_code_elimination import region_dce
 
 from examples.build_examples import decoder_block, dense_cnn, inception_cnn, kws_dscnn, small_cnn
 from rlx_compile import ModuleBuilder
@@ -39,9 +43,11 @@ from rlx_compile.inlining import InlineRegion, inline_call
 from rlx_compile.ir import func_graphs, make_context, parse_module, print_module
 from rlx_compile.rewriting import apply_greedily
 from rlx_compile.testing.random_graphs import outline, random_mir_graph
+from rlx_compile.testing.regions import wrap_in_if, wrap_in_loop
 from rlx_compile.transforms.algebraic_simplify import MATCH_REACH, simplify_patterns
 from rlx_compile.transforms.constant_fold import fold_block, fold_flat_block
-from rlx_compile.transforms.cse import cse_block
+from rlx_compile.transforms.cse import _AttributeHashes, _Computation, _mergeable, cse_block
+from rlx_compile.transforms.dce import dce_single_blocks
 from rlx_compile.transforms.inline import InlinePass, _Contents, callees_first
 from tests.sizes import sized
 
@@ -203,6 +209,78 @@ def test_cse_compares_raw_data_whole_and_hashes_its_ends() -> None:
     assert cse_block(graph.body.block) == 1
     kept = [op for op in graph.body.block.ops if isinstance(op, mir.ConstantOp)]
     assert kept == constants[:2]
+
+
+def cse_describing_every_op(block: Block, known: dict[_Computation, Operation]) -> int:
+    """cse as it was: every mergeable op described and looked up."""
+    removed = 0
+    for op in list(block.ops):
+        for region in op.regions:
+            for nested in region.blocks:
+                scope = {} if op.has_trait(IsolatedFromAbove) else dict(known)
+                removed += cse_describing_every_op(nested, scope)
+        if not _mergeable(op):
+            continue
+        key = _Computation(op, _AttributeHashes())
+        first = known.setdefault(key, op)
+        if first is not op:
+            for old, new in zip(op.results, first.results, strict=True):
+                old.replace_all_uses_with(new)
+            block.erase_op(op)
+            removed += 1
+    return removed
+
+
+def test_cse_describes_ops_only_where_it_must() -> None:
+    merged_some = False
+    for name, module in dce_inputs():
+        want, got = module.clone(), module.clone()
+        for w, g in zip(func_graphs(want), func_graphs(got), strict=True):
+            count = cse_describing_every_op(w.body.block, {})
+            assert cse_block(g.body.block) == count, name
+            merged_some |= count > 0
+        assert print_module(got, debuginfo=True) == print_module(want, debuginfo=True), name
+    assert merged_some
+
+
+def with_dead_regions(module: ModuleOp) -> ModuleOp:
+    """``module`` with an unused copy of each control-flow op of its graphs: dead, while
+    the ops of its body are live by region liveness's rule (their terminator reads them),
+    and with them the graph values they read."""
+    for graph in func_graphs(module):
+        for op in list(graph.body.block.ops):
+            if op.regions:
+                graph.body.block.insert_op_before(op.clone(), op)
+    return module
+
+
+def dce_inputs() -> list[tuple[str, ModuleOp]]:
+    out = [
+        (f"filecheck {i}", parse_module(text))
+        for i, text in enumerate(filecheck_cases("dce.mlir", "cse.mlir", "control_flow.mlir"))
+    ]
+    for s in SEEDS[:40]:
+        out.append((f"seed {s}", random_mir_graph(s, 40, cleanup=True).module))
+        for name, wrap in (("if", wrap_in_if), ("loop", wrap_in_loop)):
+            wrapped = wrap(random_mir_graph(s, 24, cleanup=True).module)
+            dead = with_dead_regions(wrapped.clone())
+            out += [(f"seed {s} {name}", wrapped), (f"seed {s} {name} dead", dead)]
+    return out
+
+
+def test_dce_sweeps_once_as_region_liveness_erases() -> None:
+    erased_some = False
+    for name, module in dce_inputs():
+        want, got = module.clone(), module.clone()
+        for w, g in zip(func_graphs(want), func_graphs(got), strict=True):
+            heard, told = Recorder(), Recorder()
+            if not dce_single_blocks(g.body, told.listener):
+                continue
+            region_dce(w.body, heard.listener)
+            assert told.events == heard.events, name
+            erased_some |= bool(heard.events)
+        assert print_module(got, debuginfo=True) == print_module(want, debuginfo=True), name
+    assert erased_some
 
 
 def constant_fold_inputs() -> list[tuple[str, ModuleOp]]:

@@ -104,7 +104,10 @@ class KernelDispatchReport:
     """Conversion rounds that rewrote something."""
 
     def add(self, kind: str, path: str, n: int = 1) -> None:
-        self.counts.setdefault(kind, Counter())[path] += n
+        counts = self.counts.get(kind)
+        if counts is None:  # (not setdefault: a Counter made for every op)
+            counts = self.counts[kind] = Counter()
+        counts[path] += n
 
     @property
     def compile_ready(self) -> bool:

@@ -42,8 +42,9 @@ def dispatched_ops(module: ModuleOp) -> Iterator[Operation]:
 
 
 def _block_kernels(block: Block) -> Iterator[Operation]:
+    terminator = block.last_op
     for op in block.ops:
-        if op is block.last_op or _control_operand(op):
+        if op is terminator or (isinstance(op, mir.ConstantOp) and _control_operand(op)):
             continue
         if isinstance(op, mir.ControlFlowOp):
             for region in op.regions:
@@ -52,9 +53,9 @@ def _block_kernels(block: Block) -> Iterator[Operation]:
             yield op
 
 
-def _control_operand(op: Operation) -> bool:
+def _control_operand(op: mir.ConstantOp) -> bool:
     """A constant read only as a loop's trip count or condition, or an if's condition."""
-    if not isinstance(op, mir.ConstantOp) or not op.result.uses:
+    if not op.result.uses:
         return False
     for use in op.result.uses:
         user = use.operation
@@ -75,26 +76,43 @@ def _apply_first(op: Operation, patterns: list[ConversionPattern]) -> Conversion
     return None
 
 
+class _Patterns:
+    """The target's patterns the policy allows, made when first needed (most modules
+    hold no illegal op)."""
+
+    def __init__(self, target: Target, policy: DispatchPolicy):
+        self.kinds = [
+            p
+            for p in target.patterns
+            if not (policy is DispatchPolicy.NATIVE_ONLY and p.path == COMMON_IR)
+        ]
+        self.made: list[ConversionPattern] | None = None
+
+    def all(self) -> list[ConversionPattern]:
+        if self.made is None:
+            self.made = [p() for p in self.kinds]
+        return self.made
+
+    def forced(self) -> list[ConversionPattern]:
+        return [p for p in self.all() if p.path == COMMON_IR]
+
+
 def convert(
     module: ModuleOp, target: Target, policy: DispatchPolicy = DispatchPolicy.PREFER_NATIVE
 ) -> KernelDispatchReport:
     """Legalize ``module`` for ``target`` in place; the report says what happened and
     lists what is still illegal (never raises for illegal ops)."""
     report = KernelDispatchReport(target.name, policy, len(target.claims))
-    patterns = [
-        p()
-        for p in target.patterns
-        if not (policy is DispatchPolicy.NATIVE_ONLY and p.path == COMMON_IR)
-    ]
-    forced = [p for p in patterns if p.path == COMMON_IR]
+    patterns = _Patterns(target, policy)
+    forced = patterns.forced() if policy is DispatchPolicy.COMMON_IR else []
     for _ in range(MAX_ROUNDS):
         changed = False
+        reasons: list[tuple[Operation, str | None]] = []
         for op in list(dispatched_ops(module)):
-            if target.is_legal(op):
-                # common-ir: logical kernels take their common-IR body even when claimed.
-                candidates = forced if policy is DispatchPolicy.COMMON_IR else []
-            else:
-                candidates = patterns
+            reason = target.illegal_reason(op)
+            reasons.append((op, reason))
+            # common-ir: logical kernels take their common-IR body even when claimed.
+            candidates = forced if reason is None else patterns.all()
             if not candidates:
                 continue
             kind = op.name
@@ -103,10 +121,11 @@ def convert(
                 report.add(kind, applied.path)
                 changed = True
         if not changed:
-            break
+            break  # the module is as the round found it, and so are its ops' reasons
         report.rounds += 1
-    for op in dispatched_ops(module):
-        reason = target.illegal_reason(op)
+    else:
+        reasons = [(op, target.illegal_reason(op)) for op in dispatched_ops(module)]
+    for op, reason in reasons:
         if reason is None:
             report.add(op.name, NATIVE)
         else:

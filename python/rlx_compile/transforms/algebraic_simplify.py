@@ -54,7 +54,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
@@ -98,7 +97,7 @@ class Splats:
         key = (owner, scalar)
         splat = self._known.get(key)
         if splat is None:
-            splat = self._known[key] = bool(np.all(owner.to_numpy() == scalar))
+            splat = self._known[key] = bool((owner.to_numpy() == scalar).all())
         return splat
 
 
@@ -123,12 +122,14 @@ class _IdentityOperand(RewritePattern):
     neutral: float
     commutes: bool
 
+    roots: tuple[type[Operation], ...]
+
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
+        cls.roots = (cls.op_type,)
+
     def __init__(self, splats: Splats):
         self.is_splat = splats
-
-    @property
-    def roots(self) -> tuple[type[Operation], ...]:
-        return (self.op_type,)
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if type(op) is not self.op_type:

@@ -29,10 +29,9 @@ from rlx_compile.folding import (
     ConstantData,
     KnownValues,
     KnownValuesPass,
-    erase_newly_dead,
+    UnusedBefore,
     inline_taken_branch,
     materialize,
-    unused_ops,
 )
 
 
@@ -53,19 +52,21 @@ class ConstantFoldPass(KnownValuesPass):
 def fold_block(block: Block, max_elements: int) -> int:
     """Fold ``block`` in one forward sweep; returns the number of ops folded (an if on a
     constant condition, replaced by its taken branch, counts as one)."""
-    before = unused_ops(block)
+    unused = UnusedBefore(block)
     known = KnownValues(max_elements)
     folded = 0
     op = block.first_op
     while op is not None:
         following = op.next_op
         if isinstance(op, mir.IfOp) and (condition := known.get(op.condition)) is not None:
+            unused.changing()
             moved = inline_taken_branch(op, mir.IfOp.taken(condition))
             folded += 1
             op = moved[0] if moved else following  # the branch's ops fold in turn
             continue
         results = known.evaluate(op)
         if results is not None:
+            unused.changing()
             for value, array in zip(op.results, results, strict=True):
                 if value.uses:
                     const = materialize(array, value)
@@ -74,7 +75,7 @@ def fold_block(block: Block, max_elements: int) -> int:
             folded += 1
         op = following
     if folded:
-        erase_newly_dead(block, before)
+        unused.erase_newly_dead()
     return folded
 
 

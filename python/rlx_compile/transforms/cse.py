@@ -46,7 +46,7 @@ class _Computation:
         self._hash = hash(
             (
                 op.name,
-                op.operands,
+                tuple(map(id, op._operands)),  # as the values hash, without their __hash__
                 tuple([hashes.of(t) for t in self.types]),
                 hashes.of_dict(op.properties),
                 hashes.of_dict(op.attributes) if op.attributes else 0,
@@ -106,51 +106,89 @@ class _AttributeHashes:
         return total
 
 
-class _Mergeable:
-    """Whether ops may merge; the trait part is the same for every op of a kind."""
-
-    def __init__(self) -> None:
-        self._kinds: dict[type[Operation], bool] = {}
-
-    def __call__(self, op: Operation) -> bool:
-        if not op.results or not all(len(r.blocks) <= 1 for r in op.regions):
-            return False
-        kind = type(op)
-        pure = self._kinds.get(kind)
-        if pure is None:
-            pure = self._kinds[kind] = op.has_trait(Pure) and not op.has_trait(IsTerminator)
-        return pure
+_PURE_KIND: dict[type[Operation], bool] = {}
+"""Whether ops of a class may merge as far as their traits say (pure, not a terminator):
+traits belong to the class."""
 
 
-def cse_block(block: Block, known: dict[_Computation, Operation] | None = None) -> int:
+def _mergeable(op: Operation) -> bool:
+    kind = type(op)
+    pure = _PURE_KIND.get(kind)
+    if pure is None:
+        pure = _PURE_KIND[kind] = op.has_trait(Pure) and not op.has_trait(IsTerminator)
+    if not pure or not op.results:
+        return False
+    return not op.regions or all(len(r.blocks) <= 1 for r in op.regions)
+
+
+class _Scope:
+    """The ops seen in scope, each the first of its computation. An op that reads values
+    is described (``_Computation``, which hashes its attributes) only once another op
+    has its name and operands -- the cheap key any op computing the same value shares:
+    most ops have none, and then only the key is kept (``firsts``)."""
+
+    __slots__ = ("firsts", "known")
+
+    def __init__(
+        self,
+        firsts: dict[tuple[object, ...], Operation | None] | None = None,
+        known: dict[_Computation, Operation] | None = None,
+    ):
+        self.firsts = {} if firsts is None else firsts
+        """By name and operands (by ``id``): the one op so far, or None once ``known``
+        holds them."""
+        self.known = {} if known is None else known
+
+    def copy(self) -> _Scope:
+        return _Scope(dict(self.firsts), dict(self.known))
+
+
+def cse_block(block: Block) -> int:
     """Merge duplicates in ``block`` (and nested blocks); returns the number removed."""
-    return _CSE().block(block, {} if known is None else known)
+    return _CSE().block(block, _Scope())
 
 
 class _CSE:
     def __init__(self) -> None:
         self.hashes = _AttributeHashes()
-        self.mergeable = _Mergeable()
 
-    def block(self, block: Block, known: dict[_Computation, Operation]) -> int:
+    def first(self, op: Operation, scope: _Scope) -> Operation | None:
+        """The op in scope computing what ``op`` does; None (``op`` joins the scope) if
+        there is none."""
+        operands = op._operands  # the tuple behind op.operands
+        if operands:
+            # (A value outlives the pass's use of its id: ops here read values of ops
+            # that stay, and the pass makes none.)
+            key = (op.name, *map(id, operands))
+            firsts = scope.firsts
+            alone = firsts.setdefault(key, op)
+            if alone is op:
+                return None
+            if alone is not None:  # a second op of that name and operands: describe both
+                scope.known[_Computation(alone, self.hashes)] = alone
+                firsts[key] = None
+        computation = _Computation(op, self.hashes)
+        first = scope.known.get(computation)
+        if first is None:
+            scope.known[computation] = op
+        return first
+
+    def block(self, block: Block, scope: _Scope) -> int:
         removed = 0
-        for op in list(block.ops):
+        op = block.first_op
+        while op is not None:
+            following = op.next_op
             for region in op.regions:
                 for nested in region.blocks:
                     # Values of the enclosing block stay visible unless the op isolates itself.
-                    scope = {} if op.has_trait(IsolatedFromAbove) else dict(known)
-                    removed += self.block(nested, scope)
-            if not self.mergeable(op):
-                continue
-            key = _Computation(op, self.hashes)
-            first = known.get(key)
-            if first is None:
-                known[key] = op
-                continue
-            for old, new in zip(op.results, first.results, strict=True):
-                old.replace_all_uses_with(new)
-            block.erase_op(op)
-            removed += 1
+                    inner = _Scope() if op.has_trait(IsolatedFromAbove) else scope.copy()
+                    removed += self.block(nested, inner)
+            if _mergeable(op) and (first := self.first(op, scope)) is not None:
+                for old, new in zip(op.results, first.results, strict=True):
+                    old.replace_all_uses_with(new)
+                block.erase_op(op)
+                removed += 1
+            op = following
         return removed
 
 

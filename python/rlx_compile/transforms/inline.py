@@ -14,11 +14,12 @@ or they are marked ``rlx.main``; graphs nobody called stay.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, cast
 
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
@@ -37,11 +38,37 @@ class _Contents:
     def __init__(self, graph: func.FuncOp):
         self.calls: list[func.CallOp] = []
         self.regions = False
-        for op in graph.walk():
-            if isinstance(op, func.CallOp):
-                self.calls.append(op)
-            elif isinstance(op, hir.RegionOp):
+        for region in graph.regions:
+            for block in region.blocks:
+                self.scan(block)
+
+    def scan(self, block: Block) -> None:
+        """The ops of ``block`` in ``walk`` order (an op, then its regions)."""
+        op = block.first_op
+        while op is not None:
+            kind = _KINDS.get(type(op))
+            if kind is None:
+                kind = _KINDS[type(op)] = _kind(op)
+            if kind is _CALL:
+                self.calls.append(cast(func.CallOp, op))
+            elif kind is _REGION:
                 self.regions = True
+            for region in op.regions:
+                for nested in region.blocks:
+                    self.scan(nested)
+            op = op.next_op
+
+
+_CALL, _REGION, _OTHER = "call", "region", "other"
+_KINDS: dict[type[Operation], str] = {}
+"""What an op class is to ``_Contents`` (``isinstance`` once per class: op classes are ABCs,
+whose checks cost)."""
+
+
+def _kind(op: Operation) -> str:
+    if isinstance(op, func.CallOp):
+        return _CALL
+    return _REGION if isinstance(op, hir.RegionOp) else _OTHER
 
 
 def callees_first(

@@ -33,11 +33,10 @@ from rlx_compile.dialects.types import TensorType
 from rlx_compile.folding import (
     KnownValues,
     KnownValuesPass,
-    erase_newly_dead,
+    UnusedBefore,
     inline_taken_branch,
     materialize,
     result_elements,
-    unused_ops,
 )
 
 
@@ -52,6 +51,10 @@ class SCCPPass(KnownValuesPass):
         return propagate_block(block, self.max_elements)
 
 
+_DECIDED = (mir.WhereOp, mir.IfOp)
+"""The ops sccp decides; a block without them is left as it is."""
+
+
 def _taken_arm(condition: np.ndarray) -> int | None:
     """The operand index of the arm a uniform condition selects."""
     if bool(np.all(condition)):
@@ -63,9 +66,12 @@ def _taken_arm(condition: np.ndarray) -> int | None:
 
 def propagate_block(block: Block, max_elements: int) -> bool:
     """Run SCCP on one block; returns whether it changed anything."""
-    if not any(isinstance(op, mir.WhereOp | mir.IfOp) for op in block.ops):
+    op = block.first_op
+    while op is not None and not isinstance(op, _DECIDED):
+        op = op.next_op
+    if op is None:
         return False
-    before = unused_ops(block)
+    unused = UnusedBefore(block)
     known = KnownValues(max_elements)
     taken: list[tuple[mir.WhereOp, int]] = []
     inlined = False
@@ -73,6 +79,7 @@ def propagate_block(block: Block, max_elements: int) -> bool:
     while op is not None:
         following = op.next_op
         if isinstance(op, mir.IfOp) and (condition := known.get(op.condition)) is not None:
+            unused.changing()
             moved = inline_taken_branch(op, mir.IfOp.taken(condition))
             inlined = True
             op = moved[0] if moved else following  # the branch's ops propagate in turn
@@ -84,6 +91,7 @@ def propagate_block(block: Block, max_elements: int) -> bool:
     for op, index in taken:
         if not op.result.uses:
             continue
+        unused.changing()
         # Read the arm now: an earlier where it came from may have been forwarded.
         arm = op.operands[index]
         if arm.type != op.result.type:
@@ -102,12 +110,13 @@ def propagate_block(block: Block, max_elements: int) -> bool:
         for value in op.results:
             array = known.get(value)
             if array is not None and value.uses:
+                unused.changing()
                 const = materialize(np.ascontiguousarray(array), value)
                 block.insert_op_before(const, op)
                 value.replace_all_uses_with(const.result)
                 changed = True
     if changed:
-        erase_newly_dead(block, before)
+        unused.erase_newly_dead()
     return changed
 
 
