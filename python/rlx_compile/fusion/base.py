@@ -810,8 +810,14 @@ class FusionPass(TargetPass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         with fusion_context(self.resolved(), op) as (fctx, owner):
-            if not owner and not _roots_held(op, self.PATTERNS):
-                return  # run_patterns would find no op to try (and no report is ours)
+            if not owner:
+                self.run(op, fctx)
+                return
             run_patterns(op, self.patterns(fctx), self.WALK_REVERSE)
-            if owner:
-                scan(op, fctx, self.PATTERNS)
+            scan(op, fctx, self.PATTERNS)
+
+    def run(self, module: ModuleOp, fctx: FusionContext) -> None:
+        """The stage within an active fusion context, whose owner scans for near misses
+        (``fuse`` runs its stages so, without a context entered per stage)."""
+        if _roots_held(module, self.PATTERNS):  # else run_patterns finds no op to try
+            run_patterns(module, self.patterns(fctx), self.WALK_REVERSE)
