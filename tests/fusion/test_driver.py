@@ -84,7 +84,7 @@ def test_fuse_as_with_the_plain_driver(target: str, monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(base, "run_patterns", plain_run_patterns)
     monkeypatch.setattr(unfuse, "run_patterns", plain_run_patterns)
     # The plain driver does not keep the kinds a module holds: every stage tries.
-    monkeypatch.setattr(base, "_roots_held", lambda module, kinds: True)
+    monkeypatch.setattr(base, "_findable", lambda module, kinds: kinds)
     monkeypatch.setattr(base, "scan", plain_scan)
     monkeypatch.setattr(fuse, "scan", plain_scan)
     for (name, m), want in zip(inputs, fast, strict=True):

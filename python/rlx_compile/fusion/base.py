@@ -708,24 +708,34 @@ def sharing_kinds(module: ModuleOp) -> Iterator[None]:
         _KINDS.reset(token)
 
 
-_ROOTS_HELD: dict[tuple[tuple[type[FusionPattern], ...], frozenset[type[Operation]]], bool] = {}
+K = TypeVar("K", bound=type[FusionPattern])
+
+_FINDABLE: dict[tuple[tuple[type[FusionPattern], ...], frozenset[type[Operation]]], tuple] = {}
 
 
-def _roots_held(module: Operation, kinds: tuple[type[FusionPattern], ...]) -> bool:
-    """Whether, as far as ``sharing_kinds`` knows, ``module`` may hold an op some pattern
-    of ``kinds`` is rooted at (True when it does not know): ``fuse`` asks it of each stage
-    before making its patterns, most of which are rooted at kinds a model lacks."""
+def _findable(module: Operation, kinds: Sequence[K]) -> Sequence[K]:
+    """The patterns of ``kinds`` that, as far as ``sharing_kinds`` knows, may find
+    something in ``module``: it may hold an op one is rooted at and one of the kinds it
+    ``needs`` (all of ``kinds`` when it does not know). ``fuse`` asks it of each stage
+    before making its patterns, most of which a model gives nothing to try, and of the
+    near-miss scan."""
     shared = _KINDS.get()
     if shared is None or shared[0] is not module:
-        return True
-    key = (kinds, frozenset(shared[1]))
-    known = _ROOTS_HELD.get(key)
+        return kinds
+    key = (tuple(kinds), frozenset(shared[1]))
+    known = _FINDABLE.get(key)
     if known is None:
-        if len(_ROOTS_HELD) >= _MAY_FIND_KEPT:
-            _ROOTS_HELD.clear()
-        roots = [getattr(k, "roots", (Operation,)) for k in kinds]
-        known = _ROOTS_HELD[key] = any(_is_a(held, r) for held in key[1] for r in roots)
+        if len(_FINDABLE) >= _MAY_FIND_KEPT:
+            _FINDABLE.clear()
+        known = _FINDABLE[key] = tuple(k for k in kinds if _may_hold_match(k, key[1]))
     return known
+
+
+def _may_hold_match(kind: type[FusionPattern], held: frozenset[type[Operation]]) -> bool:
+    """Whether ``held`` has a kind ``kind`` is rooted at and, if it needs any, one of those."""
+    roots: tuple[type[Operation], ...] = getattr(kind, "roots", (Operation,))
+    needs: tuple[type[Operation], ...] = getattr(kind, "needs", ())
+    return any(_is_a(h, roots) for h in held) and (not needs or any(_is_a(h, needs) for h in held))
 
 
 def _table(module: Operation, patterns: Sequence[P]) -> RootTable[P]:
@@ -782,7 +792,7 @@ def _rewrite(pattern: RewritePattern, op: Operation, table: RootTable[RewritePat
 
 def scan(module: ModuleOp, ctx: FusionContext, kinds: Sequence[type[FusionPattern]]) -> None:
     """Record every near miss of the given patterns in the module as it is now."""
-    table = _table(module, [k(ctx) for k in kinds])
+    table = _table(module, [k(ctx) for k in _findable(module, kinds)])
     if not table.held:
         table.survey(module, reverse=False)  # the op kinds the patterns' ``needs`` look for
     if not table.may_find():
@@ -819,5 +829,5 @@ class FusionPass(TargetPass):
     def run(self, module: ModuleOp, fctx: FusionContext) -> None:
         """The stage within an active fusion context, whose owner scans for near misses
         (``fuse`` runs its stages so, without a context entered per stage)."""
-        if _roots_held(module, self.PATTERNS):  # else run_patterns finds no op to try
+        if _findable(module, self.PATTERNS):  # else run_patterns finds no op to try
             run_patterns(module, self.patterns(fctx), self.WALK_REVERSE)
