@@ -318,19 +318,29 @@ def channel_array(eager: Eager, a: np.ndarray, channels: int) -> np.ndarray:
 def is_static(v: SSAValue, budget: int = 32) -> bool:
     """Whether ``v`` is computed from params and constants alone (a weight, not an
     activation): its producers, at most ``budget`` of them, read no graph input."""
-    stack, seen = [v], set[Operation]()
+    if not isinstance(v, OpResult):
+        return False  # a block argument: run-time data
+    if isinstance(v.op, _LEAVES):
+        return True
+    # The answer does not depend on the order the producers are visited in, so each
+    # operand is looked at as it is met (a leaf is never pushed) and an op is counted once
+    # (by id: an op's __hash__ is a Python call).
+    stack, seen = [v.op], {id(v.op)}
     while stack:
-        value = stack.pop()
-        if not isinstance(value, OpResult):
-            return False  # a block argument: run-time data
-        op = value.op
-        if op in seen or isinstance(op, mir.ParamOp | mir.ConstantOp):
-            continue
-        seen.add(op)
-        if isinstance(op, mir.InputOp) or op.regions or len(seen) > budget:
+        op = stack.pop()
+        if len(seen) > budget or isinstance(op, mir.InputOp) or op.regions:
             return False
-        stack.extend(op.operands)
+        for x in op._operands:  # the tuple behind op.operands
+            if not isinstance(x, OpResult):
+                return False
+            p = x.op
+            if id(p) not in seen and not isinstance(p, _LEAVES):
+                seen.add(id(p))
+                stack.append(p)
     return True
+
+
+_LEAVES = (mir.ParamOp, mir.ConstantOp)
 
 
 @dataclass(frozen=True)
