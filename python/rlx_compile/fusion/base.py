@@ -682,7 +682,8 @@ class RootTable(Generic[P]):
         held, rooted = self.held, self._rooted_at.known  # this loop runs per op and round
         for region in reversed(parent.regions) if reverse else parent.regions:
             for block in reversed(region.blocks) if reverse else region.blocks:
-                op = block.last_op if reverse else block.first_op
+                # The fields behind last_op/first_op and prev_op/next_op (properties).
+                op = block._last_op if reverse else block._first_op
                 while op is not None:
                     kind = type(op)
                     held.add(kind)
@@ -690,7 +691,7 @@ class RootTable(Generic[P]):
                         out.append(op)
                     if op.regions:
                         self._gather(op, reverse, out)
-                    op = op.prev_op if reverse else op.next_op
+                    op = op._prev_op if reverse else op._next_op
 
 
 @cache
