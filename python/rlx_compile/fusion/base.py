@@ -712,7 +712,10 @@ def sharing_kinds(module: ModuleOp) -> Iterator[None]:
     erased are not subtracted), so a call whose patterns are rooted at none of them, or
     need none, returns without walking the module. Inside the block ops may be erased
     freely but inserted only by ``run_patterns``' rewriters."""
-    token = _KINDS.set((module, {type(op) for op in module.walk()}))
+    held: set[type[Operation]] = set()
+    # The kinds of module.walk(), noted by a survey for no pattern (a cheaper walk).
+    RootTable((), held).survey(module, reverse=False)
+    token = _KINDS.set((module, held))
     try:
         yield
     finally:
