@@ -39,7 +39,13 @@ from rlx_compile.dialects.types import Dim, DType, TensorType, fmt_shape
 from rlx_compile.folding import DEFAULT_MAX_ELEMENTS, FoldingBuilder, constant_value
 from rlx_compile.fusion.report import FusionReport, MissedFusion
 from rlx_compile.interpreter.eager import Eager
-from rlx_compile.ir import erase_unused, is_before, location_str, tracking_block_order
+from rlx_compile.ir import (
+    erase_unused,
+    func_graphs,
+    is_before,
+    location_str,
+    tracking_block_order,
+)
 from rlx_compile.legalization.driver import dispatched_ops
 from rlx_compile.reports import publish
 from rlx_compile.rewriting import RootedAt, roots_of
@@ -453,7 +459,21 @@ _ACTIVE: ContextVar[FusionContext | None] = ContextVar("rlx_fusion_context", def
 
 
 def count_ops(module: ModuleOp) -> int:
-    return sum(1 for _ in dispatched_ops(module))
+    """How many ``dispatched_ops`` the module has. Those of a graph whose ops hold no
+    regions (no control flow, so no trip count either) are its ops but the terminator,
+    counted along the block's links (the fields behind first_op/next_op) without the
+    generators."""
+    n = 0
+    for graph in func_graphs(module):
+        block, ops = graph.body.block, 0
+        op = block._first_op
+        while op is not None:
+            if op.regions:
+                return sum(1 for _ in dispatched_ops(module))
+            ops += 1
+            op = op._next_op
+        n += max(ops - 1, 0)
+    return n
 
 
 class fusion_context:
