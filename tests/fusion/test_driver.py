@@ -117,13 +117,15 @@ def test_a_pattern_finds_nothing_without_what_it_needs(
                     assert pattern.match(op) is None, (name, op.name)
 
 
-def test_count_ops_counts_the_dispatched_ops(
+def test_the_scan_and_count_list_the_dispatched_ops(
     before_and_after: list[tuple[str, ModuleOp]],
 ) -> None:
-    """The report's op counts: by the block's links where no op holds a region, by
-    ``dispatched_ops`` where one does (regions kept by cuda, control flow)."""
+    """What the near-miss scan visits and the report counts: the block's ops where none
+    holds a region, ``dispatched_ops`` where one does (regions kept by cuda, control flow)."""
     for name, module in before_and_after:
-        assert base.count_ops(module) == len(list(dispatched_ops(module))), name
+        want = list(dispatched_ops(module))
+        assert list(base._dispatched(module)) == want, name
+        assert base.count_ops(module) == len(want), name
 
 
 @pytest.mark.parametrize("reverse", [False, True])

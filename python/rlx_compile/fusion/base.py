@@ -459,21 +459,25 @@ _ACTIVE: ContextVar[FusionContext | None] = ContextVar("rlx_fusion_context", def
 
 
 def count_ops(module: ModuleOp) -> int:
-    """How many ``dispatched_ops`` the module has. Those of a graph whose ops hold no
-    regions (no control flow, so no trip count either) are its ops but the terminator,
-    counted along the block's links (the fields behind first_op/next_op) without the
-    generators."""
-    n = 0
+    return len(_dispatched(module))
+
+
+def _dispatched(module: ModuleOp) -> Sequence[Operation]:
+    """``dispatched_ops``, listed: those of a graph whose ops hold no regions (no control
+    flow, so no trip count either) are its ops but the terminator, read along the block's
+    links (the fields behind first_op/next_op) without the generators."""
+    out: list[Operation] = []
     for graph in func_graphs(module):
-        block, ops = graph.body.block, 0
+        block, start = graph.body.block, len(out)
         op = block._first_op
         while op is not None:
             if op.regions:
-                return sum(1 for _ in dispatched_ops(module))
-            ops += 1
+                return list(dispatched_ops(module))
+            out.append(op)
             op = op._next_op
-        n += max(ops - 1, 0)
-    return n
+        if len(out) > start:
+            out.pop()  # the terminator
+    return out
 
 
 class fusion_context:
@@ -832,7 +836,7 @@ def scan(module: ModuleOp, ctx: FusionContext, kinds: Sequence[type[FusionPatter
     if not table.may_find():
         return
     with tracking_block_order():
-        for op in dispatched_ops(module):
+        for op in _dispatched(module):
             for p in table.of(type(op)):
                 m = p.match(op)
                 if isinstance(m, Miss):
