@@ -84,7 +84,7 @@ def test_fuse_as_with_the_plain_driver(target: str, monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(base, "run_patterns", plain_run_patterns)
     monkeypatch.setattr(unfuse, "run_patterns", plain_run_patterns)
     # The plain driver does not keep the kinds a module holds: every stage tries.
-    monkeypatch.setattr(base, "_roots_held", lambda module, kinds: True)
+    monkeypatch.setattr(base, "_findable", lambda module, kinds: kinds)
     monkeypatch.setattr(base, "scan", plain_scan)
     monkeypatch.setattr(fuse, "scan", plain_scan)
     for (name, m), want in zip(inputs, fast, strict=True):
@@ -115,6 +115,17 @@ def test_a_pattern_finds_nothing_without_what_it_needs(
             for op in module.walk():
                 if isinstance(op, kind.roots):
                     assert pattern.match(op) is None, (name, op.name)
+
+
+def test_the_scan_and_count_list_the_dispatched_ops(
+    before_and_after: list[tuple[str, ModuleOp]],
+) -> None:
+    """What the near-miss scan visits and the report counts: the block's ops where none
+    holds a region, ``dispatched_ops`` where one does (regions kept by cuda, control flow)."""
+    for name, module in before_and_after:
+        want = list(dispatched_ops(module))
+        assert list(base._dispatched(module)) == want, name
+        assert base.count_ops(module) == len(want), name
 
 
 @pytest.mark.parametrize("reverse", [False, True])

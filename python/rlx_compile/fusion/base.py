@@ -39,7 +39,13 @@ from rlx_compile.dialects.types import Dim, DType, TensorType, fmt_shape
 from rlx_compile.folding import DEFAULT_MAX_ELEMENTS, FoldingBuilder, constant_value
 from rlx_compile.fusion.report import FusionReport, MissedFusion
 from rlx_compile.interpreter.eager import Eager
-from rlx_compile.ir import erase_unused, is_before, location_str, tracking_block_order
+from rlx_compile.ir import (
+    erase_unused,
+    func_graphs,
+    is_before,
+    location_str,
+    tracking_block_order,
+)
 from rlx_compile.legalization.driver import dispatched_ops
 from rlx_compile.reports import publish
 from rlx_compile.rewriting import RootedAt, roots_of
@@ -318,19 +324,29 @@ def channel_array(eager: Eager, a: np.ndarray, channels: int) -> np.ndarray:
 def is_static(v: SSAValue, budget: int = 32) -> bool:
     """Whether ``v`` is computed from params and constants alone (a weight, not an
     activation): its producers, at most ``budget`` of them, read no graph input."""
-    stack, seen = [v], set[Operation]()
+    if not isinstance(v, OpResult):
+        return False  # a block argument: run-time data
+    if isinstance(v.op, _LEAVES):
+        return True
+    # The answer does not depend on the order the producers are visited in, so each
+    # operand is looked at as it is met (a leaf is never pushed) and an op is counted once
+    # (by id: an op's __hash__ is a Python call).
+    stack, seen = [v.op], {id(v.op)}
     while stack:
-        value = stack.pop()
-        if not isinstance(value, OpResult):
-            return False  # a block argument: run-time data
-        op = value.op
-        if op in seen or isinstance(op, mir.ParamOp | mir.ConstantOp):
-            continue
-        seen.add(op)
-        if isinstance(op, mir.InputOp) or op.regions or len(seen) > budget:
+        op = stack.pop()
+        if len(seen) > budget or isinstance(op, mir.InputOp) or op.regions:
             return False
-        stack.extend(op.operands)
+        for x in op._operands:  # the tuple behind op.operands
+            if not isinstance(x, OpResult):
+                return False
+            p = x.op
+            if id(p) not in seen and not isinstance(p, _LEAVES):
+                seen.add(id(p))
+                stack.append(p)
     return True
+
+
+_LEAVES = (mir.ParamOp, mir.ConstantOp)
 
 
 @dataclass(frozen=True)
@@ -443,7 +459,25 @@ _ACTIVE: ContextVar[FusionContext | None] = ContextVar("rlx_fusion_context", def
 
 
 def count_ops(module: ModuleOp) -> int:
-    return sum(1 for _ in dispatched_ops(module))
+    return len(_dispatched(module))
+
+
+def _dispatched(module: ModuleOp) -> Sequence[Operation]:
+    """``dispatched_ops``, listed: those of a graph whose ops hold no regions (no control
+    flow, so no trip count either) are its ops but the terminator, read along the block's
+    links (the fields behind first_op/next_op) without the generators."""
+    out: list[Operation] = []
+    for graph in func_graphs(module):
+        block, start = graph.body.block, len(out)
+        op = block._first_op
+        while op is not None:
+            if op.regions:
+                return list(dispatched_ops(module))
+            out.append(op)
+            op = op._next_op
+        if len(out) > start:
+            out.pop()  # the terminator
+    return out
 
 
 class fusion_context:
@@ -672,7 +706,8 @@ class RootTable(Generic[P]):
         held, rooted = self.held, self._rooted_at.known  # this loop runs per op and round
         for region in reversed(parent.regions) if reverse else parent.regions:
             for block in reversed(region.blocks) if reverse else region.blocks:
-                op = block.last_op if reverse else block.first_op
+                # The fields behind last_op/first_op and prev_op/next_op (properties).
+                op = block._last_op if reverse else block._first_op
                 while op is not None:
                     kind = type(op)
                     held.add(kind)
@@ -680,7 +715,7 @@ class RootTable(Generic[P]):
                         out.append(op)
                     if op.regions:
                         self._gather(op, reverse, out)
-                    op = op.prev_op if reverse else op.next_op
+                    op = op._prev_op if reverse else op._next_op
 
 
 @cache
@@ -701,31 +736,44 @@ def sharing_kinds(module: ModuleOp) -> Iterator[None]:
     erased are not subtracted), so a call whose patterns are rooted at none of them, or
     need none, returns without walking the module. Inside the block ops may be erased
     freely but inserted only by ``run_patterns``' rewriters."""
-    token = _KINDS.set((module, {type(op) for op in module.walk()}))
+    held: set[type[Operation]] = set()
+    # The kinds of module.walk(), noted by a survey for no pattern (a cheaper walk).
+    RootTable((), held).survey(module, reverse=False)
+    token = _KINDS.set((module, held))
     try:
         yield
     finally:
         _KINDS.reset(token)
 
 
-_ROOTS_HELD: dict[tuple[tuple[type[FusionPattern], ...], frozenset[type[Operation]]], bool] = {}
+K = TypeVar("K", bound=type[FusionPattern])
+
+_FINDABLE: dict[tuple[tuple[type[FusionPattern], ...], frozenset[type[Operation]]], tuple] = {}
 
 
-def _roots_held(module: Operation, kinds: tuple[type[FusionPattern], ...]) -> bool:
-    """Whether, as far as ``sharing_kinds`` knows, ``module`` may hold an op some pattern
-    of ``kinds`` is rooted at (True when it does not know): ``fuse`` asks it of each stage
-    before making its patterns, most of which are rooted at kinds a model lacks."""
+def _findable(module: Operation, kinds: Sequence[K]) -> Sequence[K]:
+    """The patterns of ``kinds`` that, as far as ``sharing_kinds`` knows, may find
+    something in ``module``: it may hold an op one is rooted at and one of the kinds it
+    ``needs`` (all of ``kinds`` when it does not know). ``fuse`` asks it of each stage
+    before making its patterns, most of which a model gives nothing to try, and of the
+    near-miss scan."""
     shared = _KINDS.get()
     if shared is None or shared[0] is not module:
-        return True
-    key = (kinds, frozenset(shared[1]))
-    known = _ROOTS_HELD.get(key)
+        return kinds
+    key = (tuple(kinds), frozenset(shared[1]))
+    known = _FINDABLE.get(key)
     if known is None:
-        if len(_ROOTS_HELD) >= _MAY_FIND_KEPT:
-            _ROOTS_HELD.clear()
-        roots = [getattr(k, "roots", (Operation,)) for k in kinds]
-        known = _ROOTS_HELD[key] = any(_is_a(held, r) for held in key[1] for r in roots)
+        if len(_FINDABLE) >= _MAY_FIND_KEPT:
+            _FINDABLE.clear()
+        known = _FINDABLE[key] = tuple(k for k in kinds if _may_hold_match(k, key[1]))
     return known
+
+
+def _may_hold_match(kind: type[FusionPattern], held: frozenset[type[Operation]]) -> bool:
+    """Whether ``held`` has a kind ``kind`` is rooted at and, if it needs any, one of those."""
+    roots: tuple[type[Operation], ...] = getattr(kind, "roots", (Operation,))
+    needs: tuple[type[Operation], ...] = getattr(kind, "needs", ())
+    return any(_is_a(h, roots) for h in held) and (not needs or any(_is_a(h, needs) for h in held))
 
 
 def _table(module: Operation, patterns: Sequence[P]) -> RootTable[P]:
@@ -782,13 +830,13 @@ def _rewrite(pattern: RewritePattern, op: Operation, table: RootTable[RewritePat
 
 def scan(module: ModuleOp, ctx: FusionContext, kinds: Sequence[type[FusionPattern]]) -> None:
     """Record every near miss of the given patterns in the module as it is now."""
-    table = _table(module, [k(ctx) for k in kinds])
+    table = _table(module, [k(ctx) for k in _findable(module, kinds)])
     if not table.held:
         table.survey(module, reverse=False)  # the op kinds the patterns' ``needs`` look for
     if not table.may_find():
         return
     with tracking_block_order():
-        for op in dispatched_ops(module):
+        for op in _dispatched(module):
             for p in table.of(type(op)):
                 m = p.match(op)
                 if isinstance(m, Miss):
@@ -810,8 +858,14 @@ class FusionPass(TargetPass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         with fusion_context(self.resolved(), op) as (fctx, owner):
-            if not owner and not _roots_held(op, self.PATTERNS):
-                return  # run_patterns would find no op to try (and no report is ours)
+            if not owner:
+                self.run(op, fctx)
+                return
             run_patterns(op, self.patterns(fctx), self.WALK_REVERSE)
-            if owner:
-                scan(op, fctx, self.PATTERNS)
+            scan(op, fctx, self.PATTERNS)
+
+    def run(self, module: ModuleOp, fctx: FusionContext) -> None:
+        """The stage within an active fusion context, whose owner scans for near misses
+        (``fuse`` runs its stages so, without a context entered per stage)."""
+        if _findable(module, self.PATTERNS):  # else run_patterns finds no op to try
+            run_patterns(module, self.patterns(fctx), self.WALK_REVERSE)

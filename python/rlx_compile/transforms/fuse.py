@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from contextlib import nullcontext
 from dataclasses import dataclass
+from functools import lru_cache
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -19,7 +20,7 @@ from xdsl.passes import ModulePass
 
 from rlx_compile.fusion import _select, fusion_pattern_types
 from rlx_compile.fusion.base import FusionPass, fusion_context, scan, sharing_kinds
-from rlx_compile.targets import TargetPass
+from rlx_compile.targets import Target, TargetPass
 from rlx_compile.transforms import RLX_PASSES
 from rlx_compile.transforms.dce import DCEPass
 from rlx_compile.transforms.mark_elementwise_regions import (
@@ -33,6 +34,35 @@ SHARING_STAGES = (FusionPass, UnfuseElementwiseRegionsPass, DCEPass)
 
 
 @dataclass(frozen=True)
+class _Plan:
+    """What ``fuse`` runs for one set of options: the stages, the patterns whose near
+    misses it reports (those of the skipped stages left out), and whether every stage
+    keeps ``sharing_kinds`` up to date."""
+
+    passes: tuple[ModulePass, ...]
+    chains: tuple[type, ...]
+    """Every pattern but the regions' (``fusion_pattern_types`` order)."""
+    shared: bool
+
+
+@lru_cache(maxsize=64)
+def _plan(
+    t: Target, target: str, claims: tuple[str, ...], regions: str, skip: tuple[str, ...]
+) -> _Plan:
+    """The plan of a ``fuse`` pass, made once per set of options (the pipeline makes a
+    ``fuse`` pass per compile; its stages are frozen and hold nothing but the options)."""
+    passes = tuple(_select(t, target, claims, regions, skip))
+    # Skipped stages report no near misses either: leaving them out was the point.
+    skipped = {p for name in skip for p in getattr(RLX_PASSES[name](), "PATTERNS", ())}
+    kinds = [k for k in fusion_pattern_types() if k not in skipped]
+    return _Plan(
+        passes,
+        tuple(k for k in kinds if k is not MarkElementwiseRegion),
+        all(isinstance(p, SHARING_STAGES) for p in passes),
+    )
+
+
+@dataclass(frozen=True)
 class FusePass(TargetPass):
     """Run the target's fusion stages and report what fused and what nearly did."""
 
@@ -42,35 +72,36 @@ class FusePass(TargetPass):
     skip: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        self.passes()  # bad targets, op names and modes fail when the pipeline is parsed
+        self.plan()  # bad targets, op names and modes fail when the pipeline is parsed
 
-    def passes(self) -> list[ModulePass]:
-        return _select(
+    def plan(self) -> _Plan:
+        return _plan(
             self.resolved(), self.target, tuple(self.claims), self.regions, tuple(self.skip)
         )
 
+    def passes(self) -> list[ModulePass]:
+        return list(self.plan().passes)
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        # Skipped stages report no near misses either: leaving them out was the point.
-        skipped = {p for name in self.skip for p in getattr(RLX_PASSES[name](), "PATTERNS", ())}
-        kinds = [k for k in fusion_pattern_types() if k not in skipped]
-        chains = [k for k in kinds if k is not MarkElementwiseRegion]
-        passes = self.passes()
+        plan = self.plan()
         # Stages that add ops only through run_patterns (dce only erases) keep what op
         # kinds the module holds up to date, so a stage with nothing to try skips its walk.
-        shared = all(isinstance(p, SHARING_STAGES) for p in passes)
         with (
             fusion_context(self.resolved(), op) as (fctx, owner),
-            sharing_kinds(op) if shared else nullcontext(),
+            sharing_kinds(op) if plan.shared else nullcontext(),
         ):
             scanned = False
-            for p in passes:
+            for p in plan.passes:
                 if owner and not scanned and isinstance(p, REGION_STAGES):
                     # Near misses are looked for before regions absorb elementwise ops
                     # (a region would hide the silu * up of an unfused SwiGLU, say).
-                    scan(op, fctx, chains)
+                    scan(op, fctx, plan.chains)
                     scanned = True
-                p.apply(ctx, op)
+                if isinstance(p, FusionPass):
+                    p.run(op, fctx)  # in this context: its target is the stage's
+                else:
+                    p.apply(ctx, op)
             if owner:
                 if not scanned:
-                    scan(op, fctx, chains)
+                    scan(op, fctx, plan.chains)
                 scan(op, fctx, [MarkElementwiseRegion])

@@ -329,6 +329,7 @@ class AttentionMatch(Match):
 class FuseAttention(FusionPattern):
     name = "attention"
     roots = (mir.MatmulOp,)
+    needs = (mir.SoftmaxOp,)  # the matmul's lhs
 
     def match(self, op: Operation) -> Match | Miss | None:
         assert isinstance(op, mir.MatmulOp)

@@ -151,6 +151,7 @@ class AttentionBlock(Match):
 class FuseAttentionBlock(FusionPattern):
     name = "attention_block"
     roots = (mir.MatmulOp,)
+    needs = (mir.ReshapeOp,)  # the merged heads the projection reads
 
     def match(self, op: Operation) -> Match | Miss | None:
         assert isinstance(op, mir.MatmulOp)

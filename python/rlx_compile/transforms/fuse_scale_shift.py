@@ -80,6 +80,7 @@ def _weight_on(op: Operation, kind: type[Operation]) -> tuple[Operation, SSAValu
 class FuseScaleShift(FusionPattern):
     name = "scale_shift"
     roots = (mir.BatchNormOp, mir.MulOp, mir.DivOp, mir.AddOp, mir.SubOp, mir.FusedScaleShiftActOp)
+    needs = (mir.BatchNormOp, mir.FusedScaleShiftActOp, mir.MulOp)  # a shift reads a mul
 
     def match(self, op: Operation) -> Match | Miss | None:
         if isinstance(op, mir.FusedScaleShiftActOp):
