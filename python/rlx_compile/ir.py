@@ -191,7 +191,7 @@ def func_graphs(module: Operation) -> list[func.FuncOp]:
     """The ``func.func`` graphs of a module (HIR or MIR); planned ``lir.graph``s are not
     cleaned up: their ops carry arena slots."""
     ops = module.regions[0].block.ops
-    return [op for op in ops if isinstance(op, func.FuncOp) and op.body.blocks]
+    return [op for op in ops if isinstance(op, func.FuncOp) and op.body.first_block is not None]
 
 
 def mir_graphs(module: ModuleOp, pass_name: str) -> list[func.FuncOp]:
@@ -449,17 +449,18 @@ class _Positions:
 _ORDER: ContextVar[dict[Block, _Positions] | None] = ContextVar("rlx_block_order", default=None)
 
 
-@contextmanager
-def tracking_block_order() -> Iterator[None]:
+class tracking_block_order:
     """Within this scope ``is_before`` and ``in_block_order`` answer in amortised O(1)
     per op instead of walking the block (xDSL's ``is_before_in_block`` is O(n), which
     makes a pass asking it per op quadratic). Ops may be inserted and erased inside the
-    scope, and moved in from another block, but not moved within their block."""
-    token = _ORDER.set({})
-    try:
-        yield
-    finally:
-        _ORDER.reset(token)
+    scope, and moved in from another block, but not moved within their block. (A class,
+    not a generator: the fusion driver enters one per stage and round.)"""
+
+    def __enter__(self) -> None:
+        self._token = _ORDER.set({})
+
+    def __exit__(self, *exc: object) -> None:
+        _ORDER.reset(self._token)
 
 
 def _positions(block: Block) -> _Positions:

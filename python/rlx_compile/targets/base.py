@@ -64,6 +64,7 @@ DYNAMIC_QUANT = frozenset(
 CONTROL_FLOW = frozenset(op.name for op in mir.CONTROL_FLOW_OPS)
 """Run by the executor around the kernels of their regions, which are dispatched (and
 legalized) like the graph's own ops: legal on every target."""
+_ALWAYS_LEGAL = STRUCTURAL | CONTROL_FLOW
 CLASSIC_ML = frozenset(
     op.name
     for op in (
@@ -259,7 +260,7 @@ class Target:
 
     def illegal_reason(self, op: Operation) -> str | None:
         """Why ``op`` cannot run on this target as it is (None: it can)."""
-        if op.name in STRUCTURAL | CONTROL_FLOW:
+        if op.name in _ALWAYS_LEGAL:
             return None
         if op.name not in self.claims:
             return "not claimed"
