@@ -141,11 +141,9 @@ _PIPELINES_KEPT = 256
 def parse_pipeline(text: str, passes: dict[str, PassFactory] | None = None) -> list[ModulePass]:
     """Build pass instances from a pipeline string, with errors a user can act on."""
     if passes is None and (known := _PIPELINES.get(text)) is not None:
-        out = [copy.copy(p) for p in known]  # the same values, new objects
-        for made, twin in zip(known, out, strict=True):
-            if _frozen(made):  # and the same specs
-                _remember_specs(twin, pass_spec(made), pass_spec(made, full=True))
-        return out
+        # A frozen pass of immutable values cannot change: the same object serves every
+        # pipeline (its specs remembered once); one that is not frozen is copied.
+        return [p if _frozen(p) else copy.copy(p) for p in known]
     out = _parse(text, passes)
     if passes is None and all(_immutable_state(p) for p in out):
         if len(_PIPELINES) >= _PIPELINES_KEPT:
