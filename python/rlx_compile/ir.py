@@ -252,7 +252,13 @@ def graph_block(graph: Operation) -> Block:
 def ops_without_terminator(block: Block) -> list[Operation]:
     """The ops of a block in order, its terminator (the last op) left out: a graph's
     body, or a control-flow region's."""
-    return [op for op in block.ops if op is not block.last_op]
+    ops: list[Operation] = []
+    op = block._first_op  # following the links: xDSL's iterator is two calls per op
+    while op is not None:
+        ops.append(op)
+        op = op._next_op
+    del ops[-1:]
+    return ops
 
 
 def graph_terminator(graph: Operation) -> Operation:

@@ -20,7 +20,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from rlx_compile.diagnostics import OpPassFailure
-from rlx_compile.dialects.construct import clone_op
+from rlx_compile.dialects.construct import clone_op, walk_list
 from rlx_compile.ir import func_graphs, graph_block, graph_outputs
 from rlx_compile.memory.graph_plan import (
     PlanningError,
@@ -105,7 +105,7 @@ class PlanMemoryPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         opts = self.options()
         graphs = func_graphs(op)
-        if any(o.name == "func.call" for g in graphs for o in g.walk()):
+        if any(o.name == "func.call" for g in graphs for o in walk_list(g)):
             raise PassFailedException("plan-memory: inline called graphs first (func.call found)")
         for graph in graphs:
             try:

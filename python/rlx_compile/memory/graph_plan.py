@@ -18,7 +18,6 @@ size (TVM Relax plans dynamic shapes the same way, from ``tir_var_upper_bound``)
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import cast
@@ -33,15 +32,14 @@ from rlx_compile.dialects import lir, mir
 from rlx_compile.dialects.common import ShapedOp
 from rlx_compile.dialects.dim_expr import upper_bound
 from rlx_compile.dialects.lir import DimRanges
-from rlx_compile.dialects.traits import writes_in_place
-from rlx_compile.dialects.types import DType, TensorType, element_count, is_static_shape
+from rlx_compile.dialects.traits import is_leaf, is_weight_leaf, writes_in_place
+from rlx_compile.dialects.types import DType, TensorType, element_count
 from rlx_compile.ir import (
     graph_block,
     graph_name,
     graph_outputs,
     ops_without_terminator,
     output_names,
-    weight_values,
 )
 from rlx_compile.memory.placement import DEFAULT_BUDGET, STRATEGIES, slot_alignment
 
@@ -187,23 +185,35 @@ class TensorGraphArrays:
         return TensorGraphArrays(ops, tensors, arrays, self.num_steps, index, {}, marks)
 
 
-_KINDS: dict[type[Operation], tuple[int, bool, bool]] = {}
+_KINDS: dict[type[Operation], tuple[int, bool, bool, bool, bool, bool, bool]] = {}
 
 
-def _kind_of_type(op: Operation) -> tuple[int, bool, bool]:
-    """``op``'s kind, whether it is a ``ShapedOp`` and whether it writes in place, by
-    its class (isinstance against the dialects' abstract classes costs more than the
-    rest of a row's export; traits are the class's)."""
+def _kind_of_type(op: Operation) -> tuple[int, bool, bool, bool, bool, bool, bool]:
+    """What the export asks of ``op``, by its class (isinstance against the dialects'
+    abstract classes costs more than the rest of a row's export; traits and methods are
+    the class's): its kind, whether it is a ``ShapedOp``, writes in place, may be a view
+    (defines ``contiguous_view_offset``), may lay its operands end to end (defines
+    ``contiguous_operand_offsets``), is a leaf, and is a weight leaf."""
     facts = _KINDS.get(type(op))
     if facts is None:
+        cls = type(op)
         kind = (
             KIND_INPUT if isinstance(op, mir.InputOp)
             else KIND_PARAM if isinstance(op, mir.ParamOp)
             else KIND_CONSTANT if isinstance(op, mir.ConstantOp)
             else KIND_COMPUTE
         )  # fmt: skip
-        facts = (kind, isinstance(op, ShapedOp), writes_in_place(op))
-        _KINDS[type(op)] = facts
+        shaped = view = embed = False
+        if isinstance(op, ShapedOp):
+            # The base class's methods answer None for every op: an op class that keeps
+            # them is never a view nor a contiguous concat, and need not be asked.
+            shaped, base = True, ShapedOp
+            view = type(op).contiguous_view_offset is not base.contiguous_view_offset
+            embed = type(op).contiguous_operand_offsets is not base.contiguous_operand_offsets
+        facts = (
+            kind, shaped, writes_in_place(op), view, embed, is_leaf(op), is_weight_leaf(op)
+        )  # fmt: skip
+        _KINDS[cls] = facts
     return facts
 
 
@@ -228,7 +238,9 @@ def export_graph(
     elsewhere and are not this plan's."""
     scratch = scratch or {}
     tensors: list[SSAValue | None] = []
-    index: dict[SSAValue, int] = {}
+    # Rows by id(value) while exporting (an SSAValue hashes by id, through a Python
+    # __hash__ that costs more than the lookup); ``index`` is built from ``tensors``.
+    rows: dict[int, int] = {}
     scratch_index: dict[Operation, int] = {}
     # One list per column of _core.TensorGraph.PER_TENSOR (this runs per op and result).
     steps: list[int] = []
@@ -242,7 +254,7 @@ def export_graph(
     dep_offsets, deps = [0], []
     views: list[int] = []  # rows that are views
     embeds: list[tuple[int, Operation, list[int]]] = []
-    output_set = set(outputs)
+    output_ids = {id(v) for v in outputs}
     allocate = {
         KIND_COMPUTE: True,
         KIND_INPUT: opts.allocate_inputs,
@@ -251,28 +263,45 @@ def export_graph(
     }
     # Weight packs -- values computed from params and constants only (a fused op's
     # concatenated weights, a transposed weight) -- are weights too: they live where the
-    # params live, so with params outside the arena they stay outside it as well.
-    static = weight_values(ops)
+    # params live, so with params outside the arena they stay outside it as well. The ids
+    # of the weight values so far (``ir.weight_values``, as the ops go by).
+    weights: set[int] = set()
     ranges = opts.ranges
     width, alignment = opts.width, opts.alignment
+    native = width == "native"
+    empty_leaf = max(alignment, 1)  # an empty leaf (e.g. a [1, 0, 8] past-KV) still gets a slot
     for step, op in enumerate(ops):
-        kind, shaped, in_place = _kind_of_type(op)
-        view = cast(ShapedOp, op).contiguous_view_offset() if shaped else None
+        kind, _, in_place, may_view, may_embed, leaf, weight_leaf = _kind_of_type(op)
+        view = cast(ShapedOp, op).contiguous_view_offset() if may_view else None
         if view and _symbolic(op):
             # An offset into a tensor whose size varies is only safe at 0 (no op gives
             # another one today): plan anything else as a copy.
             view = None
         parent = -1
         if view is not None:
-            parent = index.get(op.operands[0], -1)
+            parent = rows.get(id(op._operands[0]), -1)
             if parent < 0:
                 view = None  # a view of a value from outside the region: a copy here
+        results = op.results
+        operands = op._operands
+        weight = weight_leaf or (
+            not leaf
+            and not op.regions  # a control-flow op's regions read what it captures
+            and bool(operands)
+            and weights.issuperset(map(id, operands))
+        )
+        if weight:
+            weights.update(id(r) for r in results)
+        alloc_row = int(opts.allocate_params if weight and kind == KIND_COMPUTE else allocate[kind])
         read_rows: list[int] | None = None
-        for result in op.results:
-            t = cast(TensorType, result.type)
-            shape = t.shape
-            if is_static_shape(shape):
-                size = _slot_bytes(math.prod(shape), t.dtype, kind, width, alignment)
+        for result in results:
+            t = cast(TensorType, result._type)
+            n = t.nbytes() if native else t.num_elements()  # both None when symbolic
+            if n is not None:
+                if native:  # _slot_bytes(n, ...) is the true bytes
+                    size = n if n or kind == KIND_COMPUTE else empty_leaf
+                else:
+                    size = _slot_bytes(n, t.dtype, kind, width, alignment)
             else:
                 unranged = set(t.symbols()) - ranges.keys()
                 if unranged:
@@ -281,25 +310,25 @@ def export_graph(
                         f"the symbolic dims {sorted(unranged)} first, or give them ranges)"
                     )
                 size = slot_bytes(t, kind, width, alignment, ranges)
-            row = index[result] = len(tensors)
+            row = rows[id(result)] = len(tensors)
             tensors.append(result)
             steps.append(step)
             sizes.append(size)
             kinds.append(kind)
-            weight_pack = kind == KIND_COMPUTE and result in static
-            alloc.append(int(opts.allocate_params if weight_pack else allocate[kind]))
+            alloc.append(alloc_row)
             view_parent.append(parent)
             view_offset.append(view or 0)
             if parent >= 0:
                 views.append(row)
-            is_output.append(int(result in output_set))
+            is_output.append(int(id(result) in output_ids))
             inplace_ok.append(int(in_place))
             if read_rows is None:
                 read_rows = []
                 # A control-flow op (an op with regions) also reads what they capture.
-                for operand in mir.read_values(op) if op.regions else op.operands:
-                    if operand in index:
-                        read_rows.append(index[operand])
+                for operand in mir.read_values(op) if op.regions else operands:
+                    r = rows.get(id(operand))
+                    if r is not None:
+                        read_rows.append(r)
                     elif not region:
                         raise PlanningError(f"{op.name} reads {_foreign(operand)}")
             deps += read_rows
@@ -316,13 +345,15 @@ def export_graph(
             is_output.append(0)
             inplace_ok.append(0)
             dep_offsets.append(len(deps))
-        embed = cast(ShapedOp, op).contiguous_operand_offsets() if shaped else None
-        if embed is not None and all(v in index for v in op.operands):
-            embeds.append((step, op, embed))
+        if may_embed:
+            embed = cast(ShapedOp, op).contiguous_operand_offsets()
+            if embed is not None and all(id(v) in rows for v in operands):
+                embeds.append((step, op, embed))
     if not region:
         for returned in outputs:
-            if returned not in index:
+            if id(returned) not in rows:
                 raise PlanningError(f"the graph returns {_foreign(returned)}")
+    index: dict[SSAValue, int] = {v: i for i, v in enumerate(tensors) if v is not None}
     n = len(tensors)
     embed_into, embed_offset = [-1] * n, [0] * n
     marks: dict[int, list[tuple[int, int, int]]] = {}
@@ -456,8 +487,14 @@ def build_lir(
     add_planned_ops(block, ops, plan, mapping, 0, control_flow)
     outputs = graph_outputs(graph)
     block.add_op(lir.ReturnOp([mapping.get(v, v) for v in outputs]))
-    inputs = [op.tensor_name.data for op in ops if _kind(op) == KIND_INPUT]  # type: ignore[attr-defined]
-    params = [op.tensor_name.data for op in ops if _kind(op) == KIND_PARAM]  # type: ignore[attr-defined]
+    inputs: list[str] = []
+    params: list[str] = []
+    for op in ops:
+        kind = _kind(op)
+        if kind == KIND_INPUT:
+            inputs.append(op.tensor_name.data)  # type: ignore[attr-defined]
+        elif kind == KIND_PARAM:
+            params.append(op.tensor_name.data)  # type: ignore[attr-defined]
     return lir.GraphOp(
         graph_name(graph), Region(block), arena_size=plan.arena_size,
         alignment=opts.alignment, inputs=inputs, params=params, outputs=output_names(graph),
@@ -486,18 +523,20 @@ def add_planned_ops(
     roots = plan.root.tolist()
     root_offsets = plan.root_offset.tolist()
     index = g.index
+    add_op = block.add_op
     for op in ops:
-        first = index[op.results[0]] if op.results else None
-        if first is not None and view_parent[first] >= 0:
+        results = op.results
+        first = index[results[0]] if results else -1
+        if first >= 0 and view_parent[first] >= 0:
             root = g.tensors[roots[first]]
             assert root is not None
-            result = op.results[0]
+            result = results[0]
             view = lir.ViewOp(
                 mapping.get(root, root), root_offsets[first], cast(TensorType, result.type)
             )
             view.location = op.location
             view.results[0].name_hint = result.name_hint
-            block.add_op(view)
+            add_op(view)
             _replace(result, view.results[0], mapping)
             continue
         if op.regions and isinstance(op, mir.ControlFlowOp):
@@ -505,18 +544,25 @@ def add_planned_ops(
                 raise PlanningError(f"{op.name}: no planner for its regions")
             row = g.scratch_index.get(op)
             new = control_flow(op, mapping, base + (0 if row is None else offsets[row]))
-            for old, fresh in zip(op.results, new.results, strict=True):
+            for old, fresh in zip(results, new.results, strict=True):
                 _replace(old, fresh, mapping)
         else:
             op.detach()
             new = op
-        slots: list[lir.SlotAttr | None] = []
-        for result in op.results:
-            t = index[result]
-            offset = offsets[t]
-            slots.append(None if offset < 0 else slot_attrs.get(base + offset, sizes[t]))
-        lir.set_result_slots(new, slots)
-        block.add_op(new)
+        if len(results) == 1:  # lir.set_result_slots of one slot
+            offset = offsets[first]
+            if offset < 0:
+                new.attributes.pop(lir.SLOT_ATTR, None)
+            else:
+                new.attributes[lir.SLOT_ATTR] = slot_attrs.get(base + offset, sizes[first])
+        else:
+            slots: list[lir.SlotAttr | None] = []
+            for result in results:
+                t = index[result]
+                offset = offsets[t]
+                slots.append(None if offset < 0 else slot_attrs.get(base + offset, sizes[t]))
+            lir.set_result_slots(new, slots)
+        add_op(new)
 
 
 def drop_unread_views(graph: Operation) -> None:
@@ -526,11 +572,14 @@ def drop_unread_views(graph: Operation) -> None:
     readers, go with it)."""
     for region in graph.regions:
         for block in region.blocks:
-            for op in reversed(list(block.ops)):
-                if type(op) is lir.ViewOp and not op.results[0].uses:
+            op = block._last_op  # following the links back (xDSL's iterator: calls per op)
+            while op is not None:
+                before = op._prev_op
+                if type(op) is lir.ViewOp and op.results[0].first_use is None:
                     block.erase_op(op)
                 elif op.regions:
                     drop_unread_views(op)
+                op = before
 
 
 class _SlotAttrs:

@@ -33,6 +33,7 @@ from xdsl.dialects import func
 from xdsl.ir import Block, Operation, SSAValue
 
 from rlx_compile.dialects import lir, mir
+from rlx_compile.dialects.construct import block_ops, walk_list
 from rlx_compile.dialects.lir import DimRanges
 from rlx_compile.dialects.traits import is_leaf
 from rlx_compile.dialects.types import TensorType
@@ -161,9 +162,9 @@ def check_plannable(graph: func.FuncOp, ranges: DimRanges | None = None) -> None
 def _in_regions(block: Block) -> Iterator[Operation]:
     """The ops of ``block`` that hold regions and every op nested in them, in walk order
     (the others hold no op, and a control-flow op holds regions)."""
-    for op in block.ops:
+    for op in block_ops(block):
         if op.regions:
-            yield from op.walk()
+            yield from walk_list(op)
 
 
 def _check_plannable(op: mir.ControlFlowOp, ranges: DimRanges) -> None:

@@ -53,19 +53,20 @@ class SourceOrderLiveness:
             deaths.append(n)
         for step, op in enumerate(ops):
             live.step[op] = step
-            for operand in mir.read_values(op):
+            # Only an op with regions can be a control-flow op (``mir.read_values``).
+            regions = op.regions
+            for operand in mir.read_values(op) if regions else op._operands:
                 r = row.get(operand)
-                if r is not None:
-                    deaths[r] = max(deaths[r], step)
+                if r is not None and deaths[r] < step:
+                    deaths[r] = step
             leaf = is_leaf(op)
             for result in op.results:
                 row[result] = len(sizes)
-                sizes.append(
-                    0 if result in weights else cast(TensorType, result.type).nbytes() or 0
-                )
+                weight = bool(weights) and result in weights
+                sizes.append(0 if weight else cast(TensorType, result._type).nbytes() or 0)
                 births.append(0 if leaf else step)
                 deaths.append(n if leaf else step)
-            if isinstance(op, mir.ControlFlowOp):
+            if regions and isinstance(op, mir.ControlFlowOp):
                 need = 0
                 for region in op.regions:
                     body = region.block

@@ -28,6 +28,7 @@ from xdsl.passes import ModulePass
 from rlx_compile.diagnostics import note_changed
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import ShapedOp
+from rlx_compile.dialects.construct import block_ops
 from rlx_compile.dialects.traits import ViewLike
 from rlx_compile.ir import func_graphs, graph_block, graph_outputs
 from rlx_compile.memory.source_order import SourceOrderLiveness
@@ -102,10 +103,15 @@ def _shared(block: Block, outputs: set[SSAValue]) -> list[OpResult]:
     ops of ``block``, none of them a view (which would keep the bytes live) and nothing
     inside a region, not graph outputs."""
     out: list[OpResult] = []
-    for op in block.ops:
-        if len(op.results) != 1 or not _recomputable(op) or _is_view(op):
+    for op in block_ops(block):
+        if len(op.results) != 1 or not _recomputable(op):
             continue
         value = op.results[0]
+        first = value.first_use
+        if first is None or first._next_use is None:  # one use at most: one reader
+            continue
+        if _is_view(op):
+            continue
         readers = {use.operation for use in value.uses}
         if (
             len(readers) > 1
