@@ -7,7 +7,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rlx_compile.memory.lir_liveness import Storage
-from rlx_compile.memory.plan_check import _overlapping, _sweep_pairs, overlapping_pairs
+from rlx_compile.memory.plan_check import (
+    _dense_pairs,
+    _overlapping,
+    _small_pairs,
+    _sweep_pairs,
+    overlapping_pairs,
+)
 
 
 def all_pairs(storages: list[Storage]) -> list[tuple[Storage, Storage]]:
@@ -28,11 +34,16 @@ slot = st.tuples(
 @settings(max_examples=300, deadline=None)
 @given(st.lists(slot, max_size=40))
 def test_sweep_matches_all_pairs(slots: list[tuple[int, int, int, int]]) -> None:
-    # overlapping_pairs tests the byte-sharing pairs at once, or sweeps when they are
-    # many: both must find exactly the all-pairs scan's pairs, in its order.
+    # overlapping_pairs tests the byte-sharing pairs one by one (few slots) or at once,
+    # or sweeps when they are many: each must find exactly the all-pairs scan's pairs,
+    # in its order.
     storages = storages_of(slots)
-    ordered = sorted((s for s in storages if s.size > 0), key=lambda s: (s.offset, s.step))
+    nonempty = [s for s in storages if s.size > 0]
+    ordered = sorted(nonempty, key=lambda s: (s.offset, s.step))
     assert overlapping_pairs(storages) == all_pairs(storages)
+    assert _small_pairs(nonempty) == all_pairs(storages)
+    if nonempty:
+        assert _dense_pairs(nonempty) == all_pairs(storages)
     assert _sweep_pairs(ordered) == all_pairs(storages)
 
 

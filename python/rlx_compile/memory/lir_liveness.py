@@ -5,7 +5,7 @@ liveness, so a liveness bug in the planner cannot cancel itself out.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import cast
 
@@ -123,41 +123,73 @@ def derive_region(
     assert terminator is not None
     root_of: dict[SSAValue, tuple[SSAValue, int]] = dict(outer_roots)
     storage_of: dict[SSAValue, Storage] = {}
+    # The storage each value of this block reads as, by id(value) (an SSAValue hashes by
+    # id, through a Python __hash__): its own, or for a view its root's once that is
+    # known. A value not in it is looked up through root_of and storage_of at its read.
+    read_as: dict[int, Storage] = {}
     storages: list[Storage] = []
     scratch: list[Scratch] = []
     num_steps = len(ops)
     reuse_inputs = "reuse_inputs" in graph.properties
+    # The names values print with (``printed_labels``), made as the ops go by.
+    labels: dict[SSAValue, str] = {}
+    counter = 0
+    seen: dict[str, int] = {}
     for arg, arg_slot in args:
         s = Storage(arg, block.parent_op() or graph, -1, arg_slot.offset, arg_slot.size, False,
                     birth=0, death=num_steps, writable=False)  # fmt: skip
         storages.append(s)
         storage_of[arg] = s
+        read_as[id(arg)] = s
     for step, op in enumerate(ops):
-        if is_view(op):
+        results = op.results
+        for r in results:
+            hint = r.name_hint
+            if hint:
+                n = seen.get(hint, 0)
+                seen[hint] = n + 1
+                labels[r] = f"%{hint}_{n}" if n else f"%{hint}"
+            else:
+                labels[r] = f"%{counter}"
+                counter += 1
+        view_op, leaf, weight = _op_kind(op)
+        attributes = op.attributes
+        if view_op:
             view = cast(lir.ViewOp, op)
             root, base = root_of.get(view.root, (view.root, 0))
             root_of[view.result] = (root, base + view.offset)
-        else:
-            leaf, weight = _leaf_kind(op)
+            rooted = storage_of.get(root)
+            if rooted is not None:
+                read_as[id(view.result)] = rooted
+        elif lir.SLOT_ATTR in attributes:
             # A reusable input is loaded before step 0 and dies at its last read.
             whole = leaf and not (reuse_inputs and not weight)
-            for result, slot in zip(op.results, lir.result_slots(op), strict=True):
+            birth = 0 if leaf else step
+            death = num_steps if whole else birth
+            writable = not leaf or not whole
+            attr = attributes[lir.SLOT_ATTR]
+            if type(attr) is lir.SlotAttr and len(results) == 1:
+                pairs: Iterable[tuple[OpResult, lir.SlotAttr | None]] = ((results[0], attr),)
+            else:
+                pairs = zip(results, lir.result_slots(op), strict=True)
+            for result, slot in pairs:
                 if slot is None:
                     continue
                 s = Storage(
-                    result, op, step, slot.offset, slot.size, leaf,
-                    0 if leaf else step, num_steps if whole else (0 if leaf else step),
-                    not leaf or not whole,
+                    result, op, step, slot.offset, slot.size, leaf, birth, death, writable
                 )  # fmt: skip
                 storages.append(s)
                 storage_of[result] = s
-        slot = lir.scratch_slot(op) if lir.SCRATCH_ATTR in op.attributes else None
+                read_as[id(result)] = s
+        slot = lir.scratch_slot(op) if lir.SCRATCH_ATTR in attributes else None
         if slot is not None:
             scratch.append(Scratch(op, step, slot.offset, slot.size, f"scratch of {op.name}"))
         # A control-flow op (an op with regions) also reads what its regions capture.
-        for operand in mir.read_values(op) if op.regions else op.operands:
-            rooted = root_of.get(operand)
-            read = storage_of.get(operand if rooted is None else rooted[0])
+        for operand in mir.read_values(op) if op.regions else op._operands:
+            read = read_as.get(id(operand))
+            if read is None:
+                rooted_at = root_of.get(operand)
+                read = storage_of.get(operand if rooted_at is None else rooted_at[0])
             if read is not None:
                 read.read_steps.append(step)
                 if step > read.death:
@@ -167,7 +199,6 @@ def derive_region(
         if root in storage_of:
             storage_of[root].output = True
             storage_of[root].death = num_steps
-    labels = printed_labels(ops)
     for k, (arg, _) in enumerate(args):
         labels[arg] = f"%{arg.name_hint}" if arg.name_hint else f"%<argument #{k}>"
     for s in storages:
@@ -177,6 +208,15 @@ def derive_region(
 
 _VIEW_TYPES: dict[type[Operation], bool] = {}
 _LEAF_TYPES: dict[type[Operation], tuple[bool, bool]] = {}
+_OP_KINDS: dict[type[Operation], tuple[bool, bool, bool]] = {}
+
+
+def _op_kind(op: Operation) -> tuple[bool, bool, bool]:
+    """``is_view(op)``, ``is_leaf(op)`` and ``is_weight_leaf(op)``, by class."""
+    kind = _OP_KINDS.get(type(op))
+    if kind is None:
+        kind = _OP_KINDS[type(op)] = (is_view(op), *_leaf_kind(op))
+    return kind
 
 
 def is_view(op: Operation) -> bool:

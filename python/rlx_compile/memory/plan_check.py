@@ -201,6 +201,9 @@ class _LiveSlots:
 DENSE_PAIRS_LIMIT = 1 << 21
 """``overlapping_pairs`` tests the pairs that share bytes all at once (in NumPy) when
 there are at most this many; beyond, it sweeps over steps."""
+SMALL_PAIRS_SLOTS = 48
+"""Up to this many slots, ``overlapping_pairs`` tests those pairs one by one in Python:
+the NumPy form's fixed cost is larger there."""
 
 
 def overlapping_pairs(storages: list[Storage]) -> list[tuple[Storage, Storage]]:
@@ -212,18 +215,41 @@ def overlapping_pairs(storages: list[Storage]) -> list[tuple[Storage, Storage]]:
     the pairs that share bytes at all are few, so testing each for a common step at
     once is cheaper than any sweep (``_sweep_pairs`` takes over when they are many).
     """
-    ordered = sorted((s for s in storages if s.size > 0), key=lambda s: (s.offset, s.step))
-    n = len(ordered)
-    if n < 2:
+    slots = [s for s in storages if s.size > 0]
+    if len(slots) < 2:
         return []
-    offset = np.array([s.offset for s in ordered], dtype=np.int64)
-    end = np.array([s.end for s in ordered], dtype=np.int64)
-    counts = np.searchsorted(offset, end, "left") - np.arange(1, n + 1)
+    if len(slots) <= SMALL_PAIRS_SLOTS:
+        return _small_pairs(slots)
+    return _dense_pairs(slots)
+
+
+def _small_pairs(slots: list[Storage]) -> list[tuple[Storage, Storage]]:
+    """``overlapping_pairs`` of ``slots`` (non-empty), pair by pair."""
+    ordered = sorted(slots, key=lambda s: (s.offset, s.step))
+    pairs: list[tuple[Storage, Storage]] = []
+    for i, a in enumerate(ordered):
+        end, birth, death = a.offset + a.size, a.birth, a.death
+        for b in ordered[i + 1 :]:
+            if b.offset >= end:
+                break
+            if birth <= b.death and b.birth <= death:
+                pairs.append((a, b))
+    return pairs
+
+
+def _dense_pairs(slots: list[Storage]) -> list[tuple[Storage, Storage]]:
+    """``overlapping_pairs`` of ``slots`` (non-empty), the pairs sharing bytes tested at
+    once in NumPy (or by ``_sweep_pairs`` when they are more than DENSE_PAIRS_LIMIT)."""
+    n = len(slots)
+    # Columns offset, step, size, birth, death; a stable sort by (offset, step).
+    table = np.array([(s.offset, s.step, s.size, s.birth, s.death) for s in slots], np.int64)
+    rank = np.lexsort((table[:, 1], table[:, 0]))
+    offset, _, size, birth, death = table[rank].T
+    ordered = [slots[i] for i in rank.tolist()]
+    counts = np.searchsorted(offset, offset + size, "left") - np.arange(1, n + 1)
     total = int(counts.sum())
     if total > DENSE_PAIRS_LIMIT:
         return _sweep_pairs(ordered)
-    birth = np.array([s.birth for s in ordered], dtype=np.int64)
-    death = np.array([s.death for s in ordered], dtype=np.int64)
     first = np.repeat(np.arange(n), counts)
     second = first + 1 + np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
     live = (birth[first] <= death[second]) & (birth[second] <= death[first])
@@ -271,10 +297,11 @@ def _check_block(
     add = report.findings.append
 
     value_label = live.labels.__getitem__
-    step_of: dict[SSAValue, int] = {r: i for i, op in enumerate(live.ops) for r in op.results}
+    # By id(value): an SSAValue hashes by id, through a Python __hash__.
+    step_of: dict[int, int] = {id(r): i for i, op in enumerate(live.ops) for r in op.results}
     for step, op in enumerate(live.ops):
-        for operand in op.operands:
-            produced = step_of.get(operand, -1)
+        for operand in op._operands:
+            produced = step_of.get(id(operand), -1)
             if produced >= step:
                 reader = value_label(op.results[0]) if op.results else op.name
                 detail = f"read at step {step}, produced at step {produced}"
@@ -290,11 +317,12 @@ def _check_block(
                 add(Finding("view-out-of-root", value_label(view.result), storage.label(), detail))
 
     for s in live.storages:
-        if s.offset < 0 or s.end > arena:
+        offset, size = s.offset, s.size
+        if offset < 0 or offset + size > arena:
             add(Finding("out-of-arena", s.label(), None,
                         f"slot [{s.offset}, {s.end}) outside the {arena}-byte arena"))  # fmt: skip
-        need = lir.slot_offset_alignment(s.size, align)
-        if s.offset % need:
+        need = lir.slot_offset_alignment(size, align)
+        if offset % need:
             add(
                 Finding(
                     "misaligned", s.label(), None, f"offset {s.offset} is not a multiple of {need}"
