@@ -46,6 +46,9 @@ from rlx_compile.transforms.specialize_dims import parse_ranges
 
 SCHEDULES = ("source", "memory")
 
+_OPTIONS: dict[tuple[object, ...], PlanOptions] = {}
+"""The planner options of each pass configuration, made once (they are immutable)."""
+
 
 @dataclass(frozen=True)
 class PlanMemoryPass(ModulePass):
@@ -92,15 +95,28 @@ class PlanMemoryPass(ModulePass):
         self.options()  # validates the remaining options at pipeline-parse time
 
     def options(self) -> PlanOptions:
-        return PlanOptions(
-            alignment=self.alignment, strategy=self.strategy, budget=self.budget,
-            inplace=self.inplace, concat_inplace=self.concat_inplace,
-            pin_output_ancestors=self.pin_outputs,
-            reuse_inputs=self.reuse_inputs,
-            allocate_inputs=self.allocate_inputs, allocate_params=self.allocate_params,
-            allocate_constants=self.allocate_constants, width=self.width,
-            dim_ranges=tuple((k, lo, hi) for k, (lo, hi) in parse_ranges(self.dim_ranges).items()),
+        key = (
+            self.alignment, self.strategy, self.budget, self.inplace, self.concat_inplace,
+            self.pin_outputs, self.reuse_inputs, self.allocate_inputs, self.allocate_params,
+            self.allocate_constants, self.width, self.dim_ranges,
         )  # fmt: skip
+        opts = _OPTIONS.get(key)
+        if opts is None:
+            opts = PlanOptions(
+                alignment=self.alignment, strategy=self.strategy, budget=self.budget,
+                inplace=self.inplace, concat_inplace=self.concat_inplace,
+                pin_output_ancestors=self.pin_outputs,
+                reuse_inputs=self.reuse_inputs,
+                allocate_inputs=self.allocate_inputs, allocate_params=self.allocate_params,
+                allocate_constants=self.allocate_constants, width=self.width,
+                dim_ranges=tuple(
+                    (k, lo, hi) for k, (lo, hi) in parse_ranges(self.dim_ranges).items()
+                ),
+            )  # fmt: skip
+            if len(_OPTIONS) >= 256:
+                _OPTIONS.clear()
+            _OPTIONS[key] = opts
+        return opts
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         opts = self.options()

@@ -45,8 +45,24 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, cast
 
-from xdsl.dialects.builtin import ArrayAttr, IntAttr, StringAttr, SymbolNameConstraint, UnitAttr
-from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, Region, SSAValue
+from xdsl.dialects.builtin import (
+    UNKNOWN_LOC,
+    ArrayAttr,
+    IntAttr,
+    StringAttr,
+    SymbolNameConstraint,
+    UnitAttr,
+)
+from xdsl.ir import (
+    Attribute,
+    Dialect,
+    Operation,
+    OpResult,
+    ParametrizedAttribute,
+    Region,
+    SSAValue,
+    SSAValues,
+)
 from xdsl.irdl import (
     IRDLOperation,
     irdl_attr_definition,
@@ -79,7 +95,7 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 
 from rlx_compile.dialects.common import I64Attr, Props, ShapedOp, int_attr, int_data
-from rlx_compile.dialects.construct import fast_accessors, walk_list
+from rlx_compile.dialects.construct import fast_accessors, init_fields, link_operands, walk_list
 from rlx_compile.dialects.dim_expr import Dim, interval, is_symbol_name, upper_bound
 from rlx_compile.dialects.types import TensorType, element_count
 
@@ -299,6 +315,9 @@ class ReturnOp(ShapedOp):
         self._build({"values": list(values)}, {}, [])
 
 
+_NO_RESULTS: SSAValues[OpResult] = SSAValues()
+
+
 def _names(values: Sequence[str]) -> ArrayAttr[StringAttr]:
     return ArrayAttr([StringAttr(v) for v in values])
 
@@ -348,21 +367,25 @@ class GraphOp(ShapedOp):
             if dim_ranges
             else None
         )
-        self._build(
-            {},
-            {
-                "reuse_inputs": UnitAttr() if reuse_inputs else None,
-                "dim_ranges": ranges,
-                "sym_name": StringAttr(name),
-                "arena_size": int_attr(arena_size),
-                "alignment": int_attr(alignment),
-                "inputs": _names(inputs),
-                "params": _names(params),
-                "outputs": _names(outputs),
-            },
-            [],
-            regions=[body],
-        )
+        props = {
+            "reuse_inputs": UnitAttr() if reuse_inputs else None,
+            "dim_ranges": ranges,
+            "sym_name": StringAttr(name),
+            "arena_size": int_attr(arena_size),
+            "alignment": int_attr(alignment),
+            "inputs": _names(inputs),
+            "params": _names(params),
+            "outputs": _names(outputs),
+        }
+        if body.parent is not None:  # IRDL's builder says what is wrong
+            self._build({}, props, [], regions=[body])
+            return
+        # What IRDL's generic builder makes of these (no operands, results or successors;
+        # one region), without its bookkeeping: most of the cost of planning a small graph.
+        link_operands(self, ())
+        clean: dict[str, Attribute] = {k: v for k, v in props.items() if v is not None}
+        init_fields(self, _NO_RESULTS, clean, {}, UNKNOWN_LOC)
+        self.add_region(body)
 
     @property
     def arena_bytes(self) -> int:

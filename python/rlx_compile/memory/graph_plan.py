@@ -19,7 +19,7 @@ size (TVM Relax plans dynamic shapes the same way, from ``tir_var_upper_bound``)
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import cast
 
 import numpy as np
@@ -87,14 +87,25 @@ class PlanOptions:
         if self.width not in WIDTH_POLICIES:
             raise ValueError(f"unknown width '{self.width}' (known: {', '.join(WIDTH_POLICIES)})")
 
-    def core(self) -> _core.PlanOptions:
-        """The options the C++ planner reads (leaves always live for the whole run)."""
-        return _core.PlanOptions(
-            leaves_live_whole=True, inputs_live_whole=not self.reuse_inputs,
-            pin_output_ancestors=self.pin_output_ancestors, inplace=self.inplace,
-            concat_inplace=self.concat_inplace, alignment=self.alignment,
-            strategy=self.strategy, budget=self.budget,
-        )  # fmt: skip
+    def core(self, budget: int | None = None) -> _core.PlanOptions:
+        """The options the C++ planner reads (leaves always live for the whole run), with
+        ``budget`` for the options' own; each made once (they are immutable)."""
+        key = (self, self.budget if budget is None else budget)
+        core = _CORE_OPTIONS.get(key)
+        if core is None:
+            if len(_CORE_OPTIONS) >= 256:
+                _CORE_OPTIONS.clear()
+            core = _CORE_OPTIONS[key] = _core.PlanOptions(
+                leaves_live_whole=True, inputs_live_whole=not self.reuse_inputs,
+                pin_output_ancestors=self.pin_output_ancestors, inplace=self.inplace,
+                concat_inplace=self.concat_inplace, alignment=self.alignment,
+                strategy=self.strategy, budget=key[1],
+            )  # fmt: skip
+        return core
+
+
+_CORE_OPTIONS: dict[tuple[PlanOptions, int], _core.PlanOptions] = {}
+"""The C++ planner's options of each ``PlanOptions`` and budget, made once."""
 
 
 def slot_bytes(
@@ -141,8 +152,14 @@ class TensorGraphArrays:
     """Per step of a contiguous concat: the (row, concat's row, offset) marks it makes."""
 
     def core(self) -> _core.TensorGraph:
-        """The graph as the C++ planner takes it (checked there)."""
-        return _core.TensorGraph(num_steps=self.num_steps, **self.arrays)
+        """The graph as the C++ planner takes it (checked there), made once: the arrays
+        are not changed once exported."""
+        made = self.__dict__.get("_made")
+        if made is None:
+            made = self.__dict__["_made"] = _core.TensorGraph(
+                num_steps=self.num_steps, **self.arrays
+            )
+        return made
 
     def reordered(self, order: list[int]) -> TensorGraphArrays:
         """What ``export_graph`` gives for the ops in ``order`` (steps of this graph, a
@@ -442,7 +459,7 @@ thousand buffers and more."""
 def plan_exported(g: TensorGraphArrays, opts: PlanOptions) -> TensorPlan:
     n = len(g.arrays["size"])
     budget = min(opts.budget, SEARCH_STEPS_PER_PAIR * n * n)
-    out = _core.plan_tensors(g.core(), replace(opts, budget=budget).core())
+    out = _core.plan_tensors(g.core(), opts.core(budget))
     return TensorPlan(
         g, out["offset"], out["root"], out["root_offset"], out["buffer"],
         int(out["arena_size"]), int(out["peak"]), int(out["inplace_count"]),
