@@ -15,11 +15,13 @@ from rlx_compile.diagnostics import PassFailure
 from rlx_compile.dialects import lir, mir
 from rlx_compile.dialects.dim_expr import sym
 from rlx_compile.interpreter import run, run_arena
-from rlx_compile.ir import main_graph, parse_module, print_module
+from rlx_compile.ir import graph_outputs, main_graph, parse_module, print_module
+from rlx_compile.memory.graph_plan import PlanOptions, export_graph, memory_schedule, plannable_ops
 from rlx_compile.memory.plan_check import check_plan
 from rlx_compile.passmanager import PassManager, parse_pipeline
 from rlx_compile.testing.random_graphs import random_mir_graph
 from rlx_compile.testing.regions import COND_INPUT, wrap_in_if, wrap_in_loop
+from tests.memory.test_concat_inplace import same_export
 from tests.memory.test_plan_memory import assert_natural_alignment
 
 
@@ -64,6 +66,20 @@ def branchy() -> ModuleOp:
 
         (fa, fb), (ys,) = m.loop(trips, None, [x, big], body, scan_length=5)
         m.output(fa, fb, ys, m.add(picked, big), names=["a", "b", "ys", "z"])
+    return m.module
+
+
+def flow_then_concat() -> ModuleOp:
+    """An if, then a loop, then a concat of values made after both (operands the planner
+    may produce inside the concat: rows and marks after the control-flow ops' scratch)."""
+    with ModuleBuilder("flow_then_concat") as m:
+        x = m.input("x", (1, 8))
+        c = m.input("c", (), "bool")
+        (p,) = m.if_(c, lambda: [m.tanh(x)], lambda: [m.neg(x)])
+        trips = m.constant(np.array(3, np.int64), "i64", ())
+        (q,), _ = m.loop(trips, None, [p], lambda i, cond, v: (cond, [m.exp(v[0])], []))
+        joined = m.concat([m.relu(p), m.sigmoid(q), m.neg(p)], 1)
+        m.output(m.add(joined, 1.0), names=["y"])
     return m.module
 
 
@@ -225,6 +241,28 @@ def test_corrupted_region_plans_are_caught() -> None:
     # Overwriting a carried value the body still reads gives a wrong answer in the arena.
     got = run_arena(_corrupt(planned, onto_carried), inputs, params)
     assert any(not np.array_equal(got[k], want[k]) for k in want)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_scratch_added_to_an_export_is_the_export_with_scratch(seed: int) -> None:
+    # plan-memory{schedule=memory} exports a graph to schedule it, then adds its control-
+    # flow ops' scratch rows to those arrays (in the new order): every row, index, concat
+    # mark and scratch row must be what exporting the ops with their scratch gives.
+    rng = np.random.default_rng(seed)
+    g = random_mir_graph(seed, num_ops=20, concats=True)
+    for module in (branchy(), flow_then_concat(), wrap_in_if(g.module), wrap_in_loop(g.module)):
+        graph = main_graph(module)
+        ops, outputs = plannable_ops(graph), graph_outputs(graph)
+        flow = [op for op in ops if isinstance(op, mir.ControlFlowOp)]
+        for opts in (PlanOptions(), PlanOptions(width="f32-uniform", allocate_params=False)):
+            exported = export_graph(ops, outputs, opts)
+            order = memory_schedule(exported, opts)[0]
+            reordered = [ops[i] for i in order]
+            for arrays, listed in ((exported, ops), (exported.reordered(order), reordered)):
+                for _ in range(3):
+                    scratch = {op: int(rng.choice([0, 8, 64, 1000])) for op in flow}
+                    want = export_graph(listed, outputs, opts, scratch)
+                    assert same_export(arrays.with_scratch(scratch), want), scratch
 
 
 @pytest.mark.parametrize("wrap", [wrap_in_if, wrap_in_loop])

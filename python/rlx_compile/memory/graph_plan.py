@@ -201,6 +201,57 @@ class TensorGraphArrays:
         ops = [self.ops[s] for s in order]
         return TensorGraphArrays(ops, tensors, arrays, self.num_steps, index, {}, marks)
 
+    def with_scratch(self, scratch: Mapping[Operation, int]) -> TensorGraphArrays:
+        """What ``export_graph`` gives for these ops with ``scratch`` (a graph exported
+        without it), derived from these arrays rather than the ops: a control-flow op's
+        scratch is one more row after its results', which moves every later row up."""
+        assert not self.scratch_index
+        added = [(step, scratch[op]) for step, op in enumerate(self.ops) if scratch.get(op, 0) > 0]
+        if not added:
+            return self
+        a = self.arrays
+        steps = np.asarray([step for step, _ in added], dtype=np.int64)
+        at = np.searchsorted(a["step"], steps, side="right")  # before these rows
+        n, m = len(self.tensors), len(added)
+        new_row = np.arange(n) + np.searchsorted(at, np.arange(n), side="right")
+        places = at + np.arange(m)  # the scratch rows'
+        arrays: dict[str, np.ndarray] = {}
+        for k in _core.TensorGraph.PER_TENSOR:
+            column = arrays[k] = np.full(n + m, _SCRATCH_ROW[k], dtype=np.int64)
+            was = a[k]
+            column[new_row] = np.where(was >= 0, new_row[was], -1) if k in _ROW_COLUMNS else was
+        arrays["step"][places] = steps
+        arrays["size"][places] = [size for _, size in added]
+        offsets = arrays["dep_offsets"] = np.zeros(n + m + 1, dtype=np.int64)
+        old_offsets = a["dep_offsets"]
+        offsets[new_row + 1] = old_offsets[1:]
+        offsets[places + 1] = old_offsets[at]  # no deps: where the row before ends
+        arrays["deps"] = new_row[a["deps"]]
+        rows = new_row.tolist()
+        tensors: list[SSAValue | None] = [None] * (n + m)
+        for row, value in enumerate(self.tensors):
+            tensors[rows[row]] = value
+        index = {v: i for i, v in enumerate(tensors) if v is not None}
+        scratch_index = {
+            self.ops[step]: row for (step, _), row in zip(added, places.tolist(), strict=True)
+        }
+        marks = {
+            step: [(rows[t], rows[into], off) for t, into, off in made]
+            for step, made in self.embed_marks.items()
+        }
+        return TensorGraphArrays(
+            self.ops, tensors, arrays, self.num_steps, index, scratch_index, marks
+        )
+
+
+_SCRATCH_ROW = {
+    "step": 0, "size": 0, "kind": KIND_COMPUTE, "alloc": 1, "view_parent": -1,
+    "view_offset": 0, "is_output": 0, "inplace_ok": 0, "embed_into": -1, "embed_offset": 0,
+}  # fmt: skip
+"""A scratch row's values in each per-tensor column (its step and size apart)."""
+_ROW_COLUMNS = ("view_parent", "embed_into")
+"""The per-tensor columns that hold rows (or -1)."""
+
 
 _KINDS: dict[type[Operation], tuple[int, bool, bool, bool, bool, bool, bool]] = {}
 

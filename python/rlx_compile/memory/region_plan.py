@@ -100,13 +100,15 @@ def plan_block(
 ) -> BlockPlan:
     """Plan ``ops`` (a graph's, or a region body's with ``region``) and, first, the
     regions of their control-flow ops. ``exported``: ``export_graph`` of ``ops`` already
-    made (without scratch: used only when no op has regions to plan)."""
+    made (without scratch, which is added to it)."""
     layouts: dict[Operation, RegionLayout] = {
         op: _layout(op, opts) for op in ops if op.regions and isinstance(op, mir.ControlFlowOp)
     }
-    if exported is None or layouts:
-        scratch: dict[Operation, int] = {op: layout.size for op, layout in layouts.items()}
+    scratch: dict[Operation, int] = {op: layout.size for op, layout in layouts.items()}
+    if exported is None:
         exported = export_graph(ops, outputs, opts, scratch, region=region)
+    elif scratch:
+        exported = exported.with_scratch(scratch)
     return BlockPlan(ops, plan_exported(exported, opts), layouts)
 
 
