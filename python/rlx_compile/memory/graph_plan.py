@@ -30,6 +30,7 @@ from xdsl.traits import IsolatedFromAbove
 from rlx_compile import _core
 from rlx_compile.dialects import lir, mir
 from rlx_compile.dialects.common import ShapedOp
+from rlx_compile.dialects.construct import copy_name
 from rlx_compile.dialects.dim_expr import upper_bound
 from rlx_compile.dialects.lir import DimRanges
 from rlx_compile.dialects.traits import is_leaf, is_weight_leaf, writes_in_place
@@ -584,7 +585,7 @@ def add_planned_ops(
     to the new ones, and grows); every other op moves as it is and carries its result
     slots (moving, not cloning: the graph they leave is erased)."""
     g = plan.graph
-    slot_attrs = _SlotAttrs()
+    slot_attrs: dict[tuple[int, int], lir.SlotAttr] = {}
     view_parent = g.arrays["view_parent"].tolist()
     offsets = plan.offset.tolist()
     sizes = g.arrays["size"].tolist()
@@ -592,6 +593,7 @@ def add_planned_ops(
     root_offsets = plan.root_offset.tolist()
     index = g.index
     add_op = block.add_op
+    slot_key = lir.SLOT_ATTR
     for op in ops:
         results = op.results
         first = index[results[0]] if results else -1
@@ -603,7 +605,7 @@ def add_planned_ops(
                 mapping.get(root, root), root_offsets[first], cast(TensorType, result.type)
             )
             view.location = op.location
-            view.results[0].name_hint = result.name_hint
+            copy_name(result, view.results[0])
             add_op(view)
             _replace(result, view.results[0], mapping)
             continue
@@ -615,22 +617,65 @@ def add_planned_ops(
             for old, fresh in zip(results, new.results, strict=True):
                 _replace(old, fresh, mapping)
         else:
-            op.detach()
+            if op.parent is None:
+                op.detach()  # a top-level op: says so
             new = op
         if len(results) == 1:  # lir.set_result_slots of one slot
             offset = offsets[first]
             if offset < 0:
-                new.attributes.pop(lir.SLOT_ATTR, None)
+                new.attributes.pop(slot_key, None)
             else:
-                new.attributes[lir.SLOT_ATTR] = slot_attrs.get(base + offset, sizes[first])
+                key = (base + offset, sizes[first])
+                slot = slot_attrs.get(key)
+                if slot is None:
+                    slot = slot_attrs[key] = lir.SlotAttr.of(*key)
+                new.attributes[slot_key] = slot
+            if new is op:
+                _move_to_end(op, block)
+            else:
+                add_op(new)
         else:
+            if new is op:
+                op.detach()
             slots: list[lir.SlotAttr | None] = []
             for result in results:
                 t = index[result]
                 offset = offsets[t]
-                slots.append(None if offset < 0 else slot_attrs.get(base + offset, sizes[t]))
+                if offset < 0:
+                    slots.append(None)
+                    continue
+                key = (base + offset, sizes[t])
+                slot = slot_attrs.get(key)
+                if slot is None:
+                    slot = slot_attrs[key] = lir.SlotAttr.of(*key)
+                slots.append(slot)
             lir.set_result_slots(new, slots)
-        add_op(new)
+            add_op(new)
+
+
+def _move_to_end(op: Operation, block: Block) -> None:
+    """``op.detach(); block.add_op(op)`` for an op of a block (``block`` a new one, not
+    inside ``op``), by the links: the per-op cost of moving a graph."""
+    source = op.parent
+    assert source is not None
+    before, after = op._prev_op, op._next_op
+    if before is None:
+        source._first_op = after
+    else:
+        before._next_op = after
+    if after is None:
+        source._last_op = before
+    else:
+        after._prev_op = before
+    last = block._last_op
+    op.parent = block
+    op._prev_op = last
+    op._next_op = None
+    if last is None:
+        block._first_op = op
+    else:
+        last._next_op = op
+    block._last_op = op
 
 
 def drop_unread_views(graph: Operation) -> None:
@@ -648,21 +693,6 @@ def drop_unread_views(graph: Operation) -> None:
                 elif op.regions:
                     drop_unread_views(op)
                 op = before
-
-
-class _SlotAttrs:
-    """``lir.SlotAttr``s, each built once per (offset, size) and shared: an in-place op's
-    slot is its operand's, and building an attribute (its verification) is most of the
-    cost of moving an op."""
-
-    def __init__(self) -> None:
-        self.attrs: dict[tuple[int, int], lir.SlotAttr] = {}
-
-    def get(self, offset: int, size: int) -> lir.SlotAttr:
-        attr = self.attrs.get((offset, size))
-        if attr is None:
-            attr = self.attrs[offset, size] = lir.SlotAttr.of(offset, size)
-        return attr
 
 
 def _replace(old: SSAValue, new: SSAValue, mapping: dict[SSAValue, SSAValue]) -> None:
