@@ -33,7 +33,7 @@ from xdsl.dialects import func
 from xdsl.ir import Block, Operation, SSAValue
 
 from rlx_compile.dialects import lir, mir
-from rlx_compile.dialects.construct import block_ops, walk_list
+from rlx_compile.dialects.construct import block_ops, copy_name, walk_list
 from rlx_compile.dialects.lir import DimRanges
 from rlx_compile.dialects.traits import is_leaf
 from rlx_compile.dialects.types import TensorType
@@ -200,7 +200,7 @@ def build_control_flow(layouts: dict[Operation, RegionLayout]) -> ControlFlowBui
             old_block = old_region.block
             new_block = Block(arg_types=[a.type for a in old_block.args])
             for old_arg, new_arg in zip(old_block.args, new_block.args, strict=True):
-                new_arg.name_hint = old_arg.name_hint
+                copy_name(old_arg, new_arg)
                 old_arg.replace_all_uses_with(new_arg)  # the body's ops move over
                 mapping[old_arg] = new_arg
             add_planned_ops(
@@ -210,8 +210,8 @@ def build_control_flow(layouts: dict[Operation, RegionLayout]) -> ControlFlowBui
             assert terminator is not None
             new_block.add_op(terminator.clone(value_mapper=mapping))
             new_region.add_block(new_block)
-        args = [lir.SlotAttr(scratch + off, size) for off, size in layout.arg_slots]
-        lir.set_region_slots(new, lir.SlotAttr(scratch, layout.size), args)
+        args = [lir.SlotAttr.of(scratch + off, size) for off, size in layout.arg_slots]
+        lir.set_region_slots(new, lir.SlotAttr.of(scratch, layout.size), args)
         return new
 
     return build

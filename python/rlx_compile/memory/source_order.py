@@ -21,6 +21,16 @@ from rlx_compile.dialects.types import TensorType
 from rlx_compile.ir import ops_without_terminator, weight_values
 from rlx_compile.memory.placement import peak_live_bytes
 
+_LEAVES: dict[type[Operation], bool] = {}
+
+
+def _is_leaf(op: Operation) -> bool:
+    """``is_leaf(op)``, by class (traits are the class's)."""
+    leaf = _LEAVES.get(type(op))
+    if leaf is None:
+        leaf = _LEAVES[type(op)] = is_leaf(op)
+    return leaf
+
 
 @dataclass
 class SourceOrderLiveness:
@@ -44,28 +54,36 @@ class SourceOrderLiveness:
         ops = ops_without_terminator(block)
         n = len(ops)
         live = cls(ops, {}, {}, [], [], [])
-        sizes, births, deaths, row = live.sizes, live.births, live.deaths, live.row
+        sizes, births, deaths, step_of = live.sizes, live.births, live.deaths, live.step
         weights = set() if static_leaves else weight_values(ops)
+        # Rows by id(value) while reading (an SSAValue hashes by id, through a Python
+        # __hash__); ``row`` is filled from ``values`` at the end, in row order.
+        rows: dict[int, int] = {}
+        values: list[SSAValue | None] = []
         for arg in block.args:  # a loop body's arguments, live for all of it
-            row[arg] = len(sizes)
+            rows[id(arg)] = len(sizes)
+            values.append(arg)
             sizes.append(cast(TensorType, arg.type).nbytes() or 0)
             births.append(0)
             deaths.append(n)
         for step, op in enumerate(ops):
-            live.step[op] = step
+            step_of[op] = step
             # Only an op with regions can be a control-flow op (``mir.read_values``).
             regions = op.regions
             for operand in mir.read_values(op) if regions else op._operands:
-                r = row.get(operand)
+                r = rows.get(id(operand))
                 if r is not None and deaths[r] < step:
                     deaths[r] = step
-            leaf = is_leaf(op)
+            leaf = _is_leaf(op)
+            birth = 0 if leaf else step
+            death = n if leaf else step
             for result in op.results:
-                row[result] = len(sizes)
+                rows[id(result)] = len(sizes)
+                values.append(result)
                 weight = bool(weights) and result in weights
                 sizes.append(0 if weight else cast(TensorType, result._type).nbytes() or 0)
-                births.append(0 if leaf else step)
-                deaths.append(n if leaf else step)
+                births.append(birth)
+                deaths.append(death)
             if regions and isinstance(op, mir.ControlFlowOp):
                 need = 0
                 for region in op.regions:
@@ -73,13 +91,15 @@ class SourceOrderLiveness:
                     assert body.last_op is not None
                     inner = cls.of_block(body, list(body.last_op.operands), static_leaves)
                     need = max(need, inner.peak())
+                values.append(None)
                 sizes.append(need)
                 births.append(step)
                 deaths.append(step)
         for v in outputs:
-            r = row.get(v)
+            r = rows.get(id(v))
             if r is not None:
                 deaths[r] = n
+        live.row.update((v, i) for i, v in enumerate(values) if v is not None)
         return live
 
     def peak(self) -> int:
