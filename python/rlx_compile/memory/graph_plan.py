@@ -152,6 +152,14 @@ class TensorGraphArrays:
     embed_marks: dict[int, list[tuple[int, int, int]]] = field(default_factory=dict)
     """Per step of a contiguous concat: the (row, concat's row, offset) marks it makes."""
 
+    @property
+    def rows(self) -> dict[int, int]:
+        """``index`` by id(value) (an SSAValue hashes by id, through a Python __hash__)."""
+        rows = self.__dict__.get("_rows")
+        if rows is None:
+            rows = self.__dict__["_rows"] = {id(v): i for v, i in self.index.items()}
+        return rows
+
     def core(self) -> _core.TensorGraph:
         """The graph as the C++ planner takes it (checked there), made once: the arrays
         are not changed once exported."""
@@ -244,6 +252,9 @@ class TensorGraphArrays:
             self.ops, tensors, arrays, self.num_steps, index, scratch_index, marks
         )
 
+
+_item = tuple.__getitem__
+"""``values[i]`` of SSAValues (a tuple) without its Python ``__getitem__``."""
 
 _SCRATCH_ROW = {
     "step": 0, "size": 0, "kind": KIND_COMPUTE, "alloc": 1, "view_parent": -1,
@@ -348,7 +359,7 @@ def export_graph(
             view = None
         parent = -1
         if view is not None:
-            parent = rows.get(id(op._operands[0]), -1)
+            parent = rows.get(id(_item(op._operands, 0)), -1)
             if parent < 0:
                 view = None  # a view of a value from outside the region: a copy here
         results = op.results
@@ -442,7 +453,9 @@ def export_graph(
     arrays = {k: np.asarray(columns[k], dtype=np.int64) for k in _core.TensorGraph.PER_TENSOR}
     arrays["dep_offsets"] = np.asarray(dep_offsets, dtype=np.int64)
     arrays["deps"] = np.asarray(deps, dtype=np.int64)
-    return TensorGraphArrays(ops, tensors, arrays, len(ops), index, scratch_index, marks)
+    exported = TensorGraphArrays(ops, tensors, arrays, len(ops), index, scratch_index, marks)
+    exported.__dict__["_rows"] = rows
+    return exported
 
 
 def _foreign(value: SSAValue) -> str:
@@ -592,11 +605,13 @@ def add_planned_ops(
     roots = plan.root.tolist()
     root_offsets = plan.root_offset.tolist()
     index = g.index
+    rows = g.rows
     add_op = block.add_op
     slot_key = lir.SLOT_ATTR
     for op in ops:
         results = op.results
-        first = index[results[0]] if results else -1
+        # results[0] without SSAValues.__getitem__ (a Python method)
+        first = rows[id(_item(results, 0))] if results else -1
         if first >= 0 and view_parent[first] >= 0:
             root = g.tensors[roots[first]]
             assert root is not None

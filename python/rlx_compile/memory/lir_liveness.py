@@ -169,7 +169,8 @@ def derive_region(
             writable = not leaf or not whole
             attr = attributes[lir.SLOT_ATTR]
             if type(attr) is lir.SlotAttr and len(results) == 1:
-                pairs: Iterable[tuple[OpResult, lir.SlotAttr | None]] = ((results[0], attr),)
+                (result,) = results
+                pairs: Iterable[tuple[OpResult, lir.SlotAttr | None]] = ((result, attr),)
             else:
                 pairs = zip(results, lir.result_slots(op), strict=True)
             for result, slot in pairs:
