@@ -94,7 +94,7 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from rlx_compile.dialects.common import I64Attr, Props, ShapedOp, int_attr, int_data
+from rlx_compile.dialects.common import I64Attr, Props, ShapedOp, as_value, int_attr, int_data
 from rlx_compile.dialects.construct import fast_accessors, init_fields, link_operands, walk_list
 from rlx_compile.dialects.dim_expr import Dim, interval, is_symbol_name, upper_bound
 from rlx_compile.dialects.types import TensorType, element_count
@@ -312,14 +312,30 @@ class ReturnOp(ShapedOp):
     assembly_format = "($values^ `:` type($values))? attr-dict"
 
     def __init__(self, values: Sequence[SSAValue]):
-        self._build({"values": list(values)}, {}, [])
+        # What ``_build`` makes of one group of operands and no results or properties,
+        # without finding that out again for every graph.
+        link_operands(self, [as_value(v) for v in values])
+        init_fields(self, _NO_RESULTS, {}, {}, UNKNOWN_LOC)
 
 
 _NO_RESULTS: SSAValues[OpResult] = SSAValues()
 
 
 def _names(values: Sequence[str]) -> ArrayAttr[StringAttr]:
-    return ArrayAttr([StringAttr(v) for v in values])
+    """``ArrayAttr([StringAttr(v) for v in values])``, field by field for strs."""
+    names = object.__new__(ArrayAttr)
+    names.__dict__["data"] = tuple([_string(v) for v in values])  # frozen, as _string's
+    return cast(ArrayAttr[StringAttr], names)
+
+
+def _string(v: str) -> StringAttr:
+    """``StringAttr(v)``, field by field for a str (what its checks pass by construction):
+    a graph's manifest names every param."""
+    if type(v) is not str:
+        return StringAttr(v)
+    attr = object.__new__(StringAttr)
+    attr.__dict__["data"] = v  # frozen: its field set as object.__setattr__ sets it
+    return attr
 
 
 @irdl_op_definition
