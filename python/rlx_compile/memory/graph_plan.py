@@ -24,7 +24,7 @@ from typing import cast
 
 import numpy as np
 from xdsl.dialects import func
-from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue, SSAValues
 from xdsl.traits import IsolatedFromAbove
 
 from rlx_compile import _core
@@ -711,8 +711,24 @@ def drop_unread_views(graph: Operation) -> None:
 
 
 def _replace(old: SSAValue, new: SSAValue, mapping: dict[SSAValue, SSAValue]) -> None:
-    """``new`` takes over ``old``'s uses (those of the ops not moved yet included)."""
-    old.replace_all_uses_with(new)
+    """``new`` takes over ``old``'s uses (those of the ops not moved yet included), as
+    ``old.replace_all_uses_with(new)`` does: each use, in order, moves to the head of
+    ``new``'s uses and its op reads ``new`` there (without an operand setter per use)."""
+    if new is not old:
+        use = old.first_use
+        old.first_use = None
+        while use is not None:
+            after = use._next_use
+            if after is not None:
+                after._prev_use = None
+            new.add_use(use)
+            user, at = use._operation, use._index
+            operands = list(user._operands)
+            operands[at] = new
+            user._operands = SSAValues(operands)
+            use = after
+        if new.name_hint is None:
+            new.name_hint = old.name_hint
     mapping[old] = new
 
 
