@@ -246,7 +246,9 @@ def graph_name(graph: Operation) -> str:
 
 
 def graph_block(graph: Operation) -> Block:
-    return graph.regions[0].blocks[0]
+    region = graph.regions[0]
+    first = region.first_block  # not the blocks wrapper, whose [0] walks a generator
+    return first if first is not None else region.blocks[0]  # none: its IndexError
 
 
 def ops_without_terminator(block: Block) -> list[Operation]:
