@@ -79,19 +79,15 @@ class Upgrade:
     """Node name -> why the version converter did not upgrade it."""
 
 
+@functools.lru_cache(maxsize=4096)
 def schema_since(op_type: str, opset: int) -> int:
     """The opset that introduced the definition of ``op_type`` in effect at ``opset``
-    (0 when the op does not exist there)."""
-    key = (op_type, opset)
-    if key not in _SINCE:
-        try:
-            _SINCE[key] = onnx.defs.get_schema(op_type, opset).since_version
-        except onnx.defs.SchemaError:
-            _SINCE[key] = 0
-    return _SINCE[key]
-
-
-_SINCE: dict[tuple[str, int], int] = {}
+    (0 when the op does not exist there). Remembered, bounded: a model's op types are
+    whatever strings its file holds."""
+    try:
+        return int(onnx.defs.get_schema(op_type, opset).since_version)
+    except onnx.defs.SchemaError:
+        return 0
 
 
 def outdated(node: NodeProto, opset: int, target: int) -> bool:
