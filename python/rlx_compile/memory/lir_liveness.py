@@ -131,10 +131,7 @@ def derive_region(
     scratch: list[Scratch] = []
     num_steps = len(ops)
     reuse_inputs = "reuse_inputs" in graph.properties
-    # The names values print with (``printed_labels``), made as the ops go by.
-    labels: dict[SSAValue, str] = {}
-    counter = 0
-    seen: dict[str, int] = {}
+    labels = printed_labels(ops)
     for arg, arg_slot in args:
         s = Storage(arg, block.parent_op() or graph, -1, arg_slot.offset, arg_slot.size, False,
                     birth=0, death=num_steps, writable=False)  # fmt: skip
@@ -143,15 +140,6 @@ def derive_region(
         read_as[id(arg)] = s
     for step, op in enumerate(ops):
         results = op.results
-        for r in results:
-            hint = r.name_hint
-            if hint:
-                n = seen.get(hint, 0)
-                seen[hint] = n + 1
-                labels[r] = f"%{hint}_{n}" if n else f"%{hint}"
-            else:
-                labels[r] = f"%{counter}"
-                counter += 1
         view_op, leaf, weight = _op_kind(op)
         attributes = op.attributes
         if view_op:
