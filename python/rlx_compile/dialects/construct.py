@@ -167,6 +167,38 @@ _VALID_NAMES: dict[str, str] = {}
 _VALID_NAMES_MAX = 1 << 16
 
 
+def append_unchecked(block: Block, op: Operation) -> None:
+    """``block.add_op(op)``'s links, without its checks: ``op`` is in no block, links to
+    no op, and holds no region ``block`` is in (what building or moving a whole graph op
+    by op knows)."""
+    last = block._last_op
+    op.parent = block
+    if last is None:  # (a fresh op's links are the class's Nones, as add_op leaves them)
+        block._first_op = op
+    else:
+        op._prev_op = last
+        op._next_op = None
+        last._next_op = op
+    block._last_op = op
+
+
+def unlink_unchecked(op: Operation) -> None:
+    """``op.detach()``'s links, without its checks: ``op`` is in a block."""
+    source = op.parent
+    assert source is not None
+    before, after = op._prev_op, op._next_op
+    if before is None:
+        source._first_op = after
+    else:
+        before._next_op = after
+    if after is None:
+        source._last_op = before
+    else:
+        after._prev_op = before
+    op.parent = None
+    op._prev_op = op._next_op = None
+
+
 def copy_name(source: SSAValue, target: SSAValue) -> None:
     """``target.name_hint = source.name_hint``: the setter's validation and suffix
     stripping (a clone of ``%x_1_2``, kept as ``x_1``, is ``%x``), remembered per name."""
@@ -342,19 +374,8 @@ class Cloner:
                 self.values[arg] = new_arg
                 if self.name_hints:
                     copy_name(arg, new_arg)
-            last: Operation | None = None
             for op in block.ops:
-                new = self.clone(op)
-                # Block.add_op's links, without its checks (a fresh op in a fresh block)
-                new.parent = new_block
-                if last is None:
-                    new_block._first_op = new
-                else:
-                    new._prev_op = last
-                    new._next_op = None
-                    last._next_op = new
-                last = new
-            new_block._last_op = last
+                append_unchecked(new_block, self.clone(op))  # a fresh op in a fresh block
 
     def finish(self) -> None:
         if self.waiting is not None:

@@ -30,7 +30,7 @@ from xdsl.traits import IsolatedFromAbove
 from rlx_compile import _core
 from rlx_compile.dialects import lir, mir
 from rlx_compile.dialects.common import ShapedOp
-from rlx_compile.dialects.construct import copy_name
+from rlx_compile.dialects.construct import append_unchecked, copy_name, unlink_unchecked
 from rlx_compile.dialects.dim_expr import upper_bound
 from rlx_compile.dialects.lir import DimRanges
 from rlx_compile.dialects.traits import is_leaf, is_weight_leaf, writes_in_place
@@ -646,7 +646,8 @@ def add_planned_ops(
                     slot = slot_attrs[key] = lir.SlotAttr.of(*key)
                 new.attributes[slot_key] = slot
             if new is op:
-                _move_to_end(op, block)
+                unlink_unchecked(op)
+                append_unchecked(block, op)
             else:
                 add_op(new)
         else:
@@ -666,31 +667,6 @@ def add_planned_ops(
                 slots.append(slot)
             lir.set_result_slots(new, slots)
             add_op(new)
-
-
-def _move_to_end(op: Operation, block: Block) -> None:
-    """``op.detach(); block.add_op(op)`` for an op of a block (``block`` a new one, not
-    inside ``op``), by the links: the per-op cost of moving a graph."""
-    source = op.parent
-    assert source is not None
-    before, after = op._prev_op, op._next_op
-    if before is None:
-        source._first_op = after
-    else:
-        before._next_op = after
-    if after is None:
-        source._last_op = before
-    else:
-        after._prev_op = before
-    last = block._last_op
-    op.parent = block
-    op._prev_op = last
-    op._next_op = None
-    if last is None:
-        block._first_op = op
-    else:
-        last._next_op = op
-    block._last_op = op
 
 
 def drop_unread_views(graph: Operation) -> None:
