@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import ClassVar
+from typing import ClassVar, cast
 
 import numpy as np
 from xdsl.ir import Operation, SSAValue
@@ -29,7 +29,7 @@ from xdsl.rewriter import InsertPoint
 from rlx_compile.builder import UNROLL_MAX_ITERATIONS, GraphBuilder, type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import MaskKind
-from rlx_compile.dialects.traits import decompose, is_fused
+from rlx_compile.dialects.traits import Decomposable, decompose, is_fused
 from rlx_compile.dialects.types import DType
 from rlx_compile.folding import DEFAULT_MAX_ELEMENTS, FoldingBuilder
 from rlx_compile.interpreter.eager import batch_norm_scale_shift
@@ -353,42 +353,41 @@ class LowerLeakyRelu(ConversionPattern):
         self.commit(rewriter, op, ops, [b.where(b.compare("lt", x, 0), scaled, x)])
 
 
-class LowerReduceLogSumExp(ConversionPattern):
+class LowerToChain(ConversionPattern):
+    """An op ONNX names as one node and RLX's primitives spell as a short chain (its
+    ``decompose``), back to that chain; subclasses name the ops (``roots``) and say what
+    the chain is (``summary``)."""
+
+    path = COMMON_IR
+    roots: ClassVar[tuple[type[Operation], ...]] = ()
+    """The ops it rewrites (``run_patterns`` visits only these)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, self.roots):
+            return
+        b, ops = self.builder(op)
+        self.commit(rewriter, op, ops, cast(Decomposable, op).decompose(b))
+
+
+class LowerReduceLogSumExp(LowerToChain):
     """Also the reductions ONNX names as one node (sum of squares, L2, L1, log-sum): each
     back to the chain it means."""
 
-    path = COMMON_IR
     summary = (
         "log(reduce_sum(exp(x - m))) + m, m the max over the axes (0 where infinite);"
         " reduce_sum of x·x or |x|, then sqrt or log, as the op means"
     )
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(
-        self, op: mir.ReduceLogSumExpOp | mir.ReduceChainOp, rewriter: PatternRewriter
-    ) -> None:
-        b, ops = self.builder(op)
-        self.commit(rewriter, op, ops, op.decompose(b))
+    roots = (mir.ReduceLogSumExpOp, mir.ReduceChainOp)
 
 
-class LowerGatherAxes(ConversionPattern):
-    path = COMMON_IR
+class LowerGatherAxes(LowerToChain):
     summary = "one mir.gather per axis, in axis order"
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: mir.GatherAxesOp, rewriter: PatternRewriter) -> None:
-        b, ops = self.builder(op)
-        self.commit(rewriter, op, ops, op.decompose(b))
+    roots = (mir.GatherAxesOp,)
 
 
-class LowerGatherElements(ConversionPattern):
-    path = COMMON_IR
+class LowerGatherElements(LowerToChain):
     summary = "one mir.gather from the flattened input at wrapped index · stride + offsets"
-
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: mir.GatherElementsOp, rewriter: PatternRewriter) -> None:
-        b, ops = self.builder(op)
-        self.commit(rewriter, op, ops, op.decompose(b))
+    roots = (mir.GatherElementsOp,)
 
 
 class LowerLrn(ConversionPattern):
