@@ -124,3 +124,44 @@ def test_mixed_precision_keeps_regions_as_they_are() -> None:
     got = result.run(inputs, params)["logits"]
     want = run(module, inputs, params)["logits"]
     assert float(np.abs(got - want).max()) < 0.02 * float(np.abs(want).max())
+
+
+def test_run_time_row_bias_fuses_as_it_is() -> None:
+    """A [1, N] bias computed per run (here a column sum) is the fused op's bias without
+    a reshape, and computes what the unfused graph does, in the executor and compiled."""
+    with ModuleBuilder("row") as m:
+        x = m.input("x", (3, 5))
+        w = m.param("w", (5, 4))
+        h = m.input("h", (6, 4))
+        row = m.reduce("sum", h, axes=[0], keepdims=True)  # [1, 4], per run
+        m.output(m.relu(m.add(m.matmul(x, w), row)), names=["y"])
+    fused, _ = apply(m.module, "fuse{target=cpu}")
+    names = op_names(fused)
+    assert "mir.fused_matmul_bias_act" in names and "mir.reshape" not in names
+    (op,) = [o for o in fused.walk() if o.name == "mir.fused_matmul_bias_act"]
+    assert op.operands[2].type.shape == (1, 4)
+    rng = np.random.default_rng(1)
+    feeds = {"x": rng.standard_normal((3, 5)).astype(np.float32),
+             "h": rng.standard_normal((6, 4)).astype(np.float32)}  # fmt: skip
+    params = {"w": rng.standard_normal((5, 4)).astype(np.float32)}
+    assert_exact(run(fused, feeds, params), run(m.module, feeds, params))
+    compiled = CompilePipeline(target="cpu", keep_stages=False).compile(m.module)
+    assert_exact(compiled.run(feeds, params), run(m.module, feeds, params))
+
+
+def test_column_operand_is_not_a_bias() -> None:
+    """matmul [4, 4] + [4, 1] adds per row: it stays an add (it once reshaped the column
+    as a row vector, which did not verify) and compiles to the unfused graph's values."""
+    with ModuleBuilder("col") as m:
+        x = m.input("x", (4, 8))
+        w = m.param("w", (8, 4))
+        c = m.input("c", (4, 1))
+        m.output(m.add(m.matmul(x, w), c), names=["y"])
+    fused, _ = apply(m.module, "fuse{target=cpu}")
+    assert "mir.fused_matmul_bias_act" not in op_names(fused)
+    rng = np.random.default_rng(2)
+    feeds = {"x": rng.standard_normal((4, 8)).astype(np.float32),
+             "c": rng.standard_normal((4, 1)).astype(np.float32)}  # fmt: skip
+    params = {"w": rng.standard_normal((8, 4)).astype(np.float32)}
+    compiled = CompilePipeline(target="cpu", keep_stages=False).compile(m.module)
+    assert_exact(compiled.run(feeds, params), run(m.module, feeds, params))

@@ -633,6 +633,22 @@ for _act in ("none", "relu", "gelu", "gelu_tanh", "silu", "sigmoid", "tanh"):
             {k: values(v[0], dtype, rng, "finite") for k, v in specs.items()},
         )
 
+    @case(f"fused_matmul_row_bias_{_act}", mir.FusedMatmulBiasActOp)
+    def _fmm_row(dtype: DType, rng: np.random.Generator, act=_act):
+        # a bias of rank > 1 ([1, 1, N]) and one of a single element ([1, 1])
+        specs = {"x": ((2, 3, 6), dtype), "w": ((6, 5), dtype), "b": ((1, 1, 5), dtype),
+                 "c": ((1, 1), dtype)}  # fmt: skip
+        module = graph(
+            specs,
+            lambda m, x, w, b, c: m.add(
+                m.fused_matmul_bias_act(x, w, b, act), m.fused_matmul_bias_act(x, w, c, act)
+            ),
+        )
+        return module and (
+            module,
+            {k: values(v[0], dtype, rng, "finite") for k, v in specs.items()},
+        )
+
     @case(f"fused_conv_bias_{_act}", mir.FusedConvBiasActOp)
     def _fconv(dtype: DType, rng: np.random.Generator, act=_act):
         specs = {"x": ((1, 3, 6, 5), dtype), "w": ((4, 3, 3, 3), dtype), "b": ((4,), dtype),

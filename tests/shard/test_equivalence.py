@@ -52,6 +52,10 @@ CASES: dict[str, Callable[[], OneOp]] = {
         [(12, 40), (40, 20), (20,)],
         lambda m, v: m.fused_matmul_bias_act(v[0], v[1], v[2], "gelu"),
     ),
+    "fused_matmul_row_bias": lambda: one_op(
+        [(2, 12, 40), (40, 20), (1, 1, 20)],
+        lambda m, v: m.fused_matmul_bias_act(v[0], v[1], v[2], "relu"),
+    ),
     "conv_g1": lambda: one_op(
         [(3, 4, 9, 9), (10, 4, 3, 3)],
         lambda m, v: m.conv(v[0], v[1], strides=[2, 2], pads=[1, 1, 1, 1]),

@@ -3584,9 +3584,28 @@ def _check_bias_vector(bias: TensorType, n: Any, dtype: DType, what: str) -> Non
         raise VerifyException(f"{what} must have element type {dtype.value}")
 
 
+def _check_bias_row(bias: TensorType, out: TensorType) -> None:
+    """A bias that broadcasts as a vector over the last dim of ``out``: N or 1 elements
+    along its own last dim, every other dim 1, and no more dims than ``out`` (rank ≤ 1
+    always), so that adding it keeps ``out``'s shape and its elements are the vector's."""
+    n = out.shape[-1] if out.rank else 1
+    if bias.rank <= 1:
+        _check_bias_vector(bias, n, out.dtype, "bias")
+        return
+    if bias.rank > out.rank or any(d != 1 for d in bias.shape[:-1]) or bias.shape[-1] not in (n, 1):
+        raise VerifyException(
+            f"bias must be a vector of {n} (or one element) with dims of 1 before its last, "
+            f"at most {out.rank} dims, got {bias}"
+        )
+    if bias.dtype is not out.dtype:
+        raise VerifyException(f"bias must have element type {out.dtype.value}")
+
+
 @irdl_op_definition
 class FusedMatmulBiasActOp(ShapedOp):
-    """act(x · w + bias), bias a vector over the last dim (rank ≤ 1)."""
+    """act(x · w + bias), bias a vector over the last dim: N or 1 elements along its
+    last dim, any dims before it 1 (at most the result's rank; a run-time [1, N] bias
+    needs no reshape). Its elements in order are the vector's."""
 
     name = "mir.fused_matmul_bias_act"
     input = operand_def(TensorType)
@@ -3622,7 +3641,7 @@ class FusedMatmulBiasActOp(ShapedOp):
     ) -> tuple[TensorType, ...]:
         (out,) = MatmulOp.infer(props, lhs=input, rhs=weight)
         check_activation(props, out)
-        _check_bias_vector(bias, out.shape[-1] if out.rank else 1, out.dtype, "bias")
+        _check_bias_row(bias, out)
         return (out,)
 
     def decompose(self, b: GraphBuilder) -> list[SSAValue]:

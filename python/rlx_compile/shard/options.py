@@ -274,8 +274,9 @@ def _matmul_cuts(types: Sequence[TensorType], out: TensorType, n: int) -> list[_
         width = cast(int, b.shape[-1])
         ranges = even_ranges(width, n)
         sliced = [(1, b.rank - 1, ranges)]
-        if len(types) > 2 and types[2].rank == 1 and types[2].shape[0] == width:
-            sliced.append((2, 0, ranges))  # a per-column bias goes with its columns
+        if len(types) > 2 and types[2].rank >= 1 and types[2].shape[-1] == width:
+            # a per-column bias ([N] or [1, ..., N]) goes with its columns
+            sliced.append((2, types[2].rank - 1, ranges))
         cuts.append(_Cut(Cut.COLS, out.rank - 1, ranges, sliced))
     return cuts
 

@@ -2,7 +2,8 @@
 ``mir.fused_matmul_bias_act``.
 
 The matmul must be read by the add alone; the bias must broadcast as a vector over the
-last dim (N or 1 elements, any leading dims 1: a ``[1, N]`` bias becomes ``[N]``). The
+last dim (N or 1 elements, any leading dims 1: a ``[1, N]`` param or constant becomes
+``[N]``, which folds; a bias computed per run is taken as it is). The
 activation folds in when the biased sum is read by it alone and the target's fused
 kernel applies it (``FusionLimits.matmul_epilogues``);
 otherwise the fused op has no activation and the activation stays an op. The same
@@ -13,11 +14,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
+from rlx_compile.dialects.traits import is_weight_leaf
 from rlx_compile.fusion.base import (
     Epilogue,
     FusionPass,
@@ -58,9 +60,9 @@ class FuseMatmulBiasAct(FusionPattern):
         out, bias_t = type_of(mm.result), type_of(bias)
         if type_of(op.result) != out or out.rank == 0:
             return None  # the add broadcasts the product: not a bias
-        squeezed = [d for d in bias_t.shape if d != 1]
-        if squeezed not in ([], [out.shape[-1]]):
-            return None  # a residual or other full-rank operand, not a bias
+        row = bias_t.shape[-1:] in ((), (1,), out.shape[-1:])
+        if not row or any(d != 1 for d in bias_t.shape[:-1]):
+            return None  # a residual, a column ([M, 1]) or other operand, not a row bias
         if sole_user(mm.result) is not op:
             return Miss(
                 describe_uses(mm.result, "the matmul result"),
@@ -79,12 +81,18 @@ class FuseMatmulBiasAct(FusionPattern):
         b, ops = self.builder(m.root)
         assert isinstance(m, MatmulBiasAct)
         ep, bias = m.epilogue, m.bias
-        if type_of(bias).rank > 1:  # [1, ..., N]: the vector it broadcasts as
+        if type_of(bias).rank > 1 and _is_weight(bias):
+            # [1, ..., N] known before any input: the vector it broadcasts as, which folds
+            # (a bias computed per run is taken as it is: a reshape would be an op per run)
             bias = b.reshape(bias, [type_of(bias).shape[-1]])
         y = b.fused_matmul_bias_act(
             m.x, m.w, bias, ep.act.value if ep else "none", ep.params if ep else ()
         )
         self.replace(rewriter, m, ops, [y])
+
+
+def _is_weight(value: SSAValue) -> bool:
+    return isinstance(value, OpResult) and is_weight_leaf(value.op)
 
 
 @dataclass(frozen=True)

@@ -396,7 +396,17 @@ func.func @fused_bias_rank() {
   %y = mir.fused_matmul_bias_act %x, %w, %b : (!rlx.tensor<[2, 8], f32>, !rlx.tensor<[8, 4], f32>, !rlx.tensor<[2, 4], f32>) -> !rlx.tensor<[2, 4], f32>
   func.return
 }
-// CHECK: error: 'mir.fused_matmul_bias_act' op bias must be a vector of 4 (or one element), got !rlx.tensor<[2, 4], f32>
+// CHECK: error: 'mir.fused_matmul_bias_act' op bias must be a vector of 4 (or one element) with dims of 1 before its last, at most 2 dims, got !rlx.tensor<[2, 4], f32>
+
+// -----
+func.func @fused_matmul_bias_rank_above_result() {
+  %x = mir.input "x" : !rlx.tensor<[2, 8], f32>
+  %w = mir.input "w" : !rlx.tensor<[8, 4], f32>
+  %b = mir.input "b" : !rlx.tensor<[1, 1, 4], f32>
+  %y = mir.fused_matmul_bias_act %x, %w, %b : (!rlx.tensor<[2, 8], f32>, !rlx.tensor<[8, 4], f32>, !rlx.tensor<[1, 1, 4], f32>) -> !rlx.tensor<[2, 4], f32>
+  func.return
+}
+// CHECK: error: 'mir.fused_matmul_bias_act' op bias must be a vector of 4 (or one element) with dims of 1 before its last, at most 2 dims, got !rlx.tensor<[1, 1, 4], f32>
 
 // -----
 func.func @swiglu_odd() {

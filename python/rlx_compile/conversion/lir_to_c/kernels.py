@@ -710,7 +710,7 @@ def _fused_matmul(e: OpEmitter) -> None:
     y = e.outs[0]
     matmul(e, x, w, y)
     act, params = fused_activation(e)
-    if y.rank and tuple(d for d in bias.shape) in ((y.shape[-1],), (1, y.shape[-1])):
+    if y.rank and bias.size == y.shape[-1]:  # [N] or [1, ..., N] (verified): per column
         bias_act(e, y, bias, act, y.rank - 1, params=params)
     else:
         binary(e, "add", y, bias, y)

@@ -98,3 +98,33 @@ func.func @row_bias() -> !rlx.tensor<[2, 4], f32> {
 // CHECK-LABEL: func.func @row_bias
 // CHECK:         %[[V:.*]] = mir.reshape %b : !rlx.tensor<[1, 4], f32> -> !rlx.tensor<[4], f32>
 // CHECK:         mir.fused_matmul_bias_act %x, %w, %[[V]]
+
+// -----
+
+// A [1, N] bias computed per run is taken as it is: a reshape would be an op per run.
+func.func @run_time_row_bias() -> !rlx.tensor<[2, 4], f32> {
+  %x = mir.input "x" : !rlx.tensor<[2, 8], f32>
+  %w = mir.param "w" : !rlx.tensor<[8, 4], f32>
+  %b = mir.input "b" : !rlx.tensor<[1, 4], f32>
+  %m = mir.matmul %x, %w : (!rlx.tensor<[2, 8], f32>, !rlx.tensor<[8, 4], f32>) -> !rlx.tensor<[2, 4], f32>
+  %a = mir.add %m, %b : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[1, 4], f32>) -> !rlx.tensor<[2, 4], f32>
+  func.return %a : !rlx.tensor<[2, 4], f32>
+}
+// CHECK-LABEL: func.func @run_time_row_bias
+// CHECK-NOT:     mir.reshape
+// CHECK:         mir.fused_matmul_bias_act %x, %w, %b : (!rlx.tensor<[2, 8], f32>, !rlx.tensor<[8, 4], f32>, !rlx.tensor<[1, 4], f32>) -> !rlx.tensor<[2, 4], f32>
+
+// -----
+
+// A column [M, 1] adds along the rows, not the columns: not a bias, it stays an add.
+func.func @column_operand() -> !rlx.tensor<[4, 4], f32> {
+  %x = mir.input "x" : !rlx.tensor<[4, 8], f32>
+  %w = mir.param "w" : !rlx.tensor<[8, 4], f32>
+  %b = mir.param "b" : !rlx.tensor<[4, 1], f32>
+  %m = mir.matmul %x, %w : (!rlx.tensor<[4, 8], f32>, !rlx.tensor<[8, 4], f32>) -> !rlx.tensor<[4, 4], f32>
+  %a = mir.add %m, %b : (!rlx.tensor<[4, 4], f32>, !rlx.tensor<[4, 1], f32>) -> !rlx.tensor<[4, 4], f32>
+  func.return %a : !rlx.tensor<[4, 4], f32>
+}
+// CHECK-LABEL: func.func @column_operand
+// CHECK-NOT:     mir.fused_matmul_bias_act
+// CHECK:         mir.add %m, %b
