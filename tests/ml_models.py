@@ -330,3 +330,14 @@ def _one_hot_encoder(b: GraphBuilder, x: SSAValue, rng: np.random.Generator) -> 
     in none of them."""
     codes = b.cast(x, DType.I64)
     return [b.emit(mir.OneHotEncoderOp(codes, [1, 0, -2, 1, 3])).results[0]]
+
+
+@op_case("one_hot_encoder_columns")
+def _one_hot_encoder_columns(
+    b: GraphBuilder, x: SSAValue, rng: np.random.Generator
+) -> list[SSAValue]:
+    """Each of the five columns over its own categories: a category listed twice within
+    a column, one listed in two columns (each answers for its own), codes in none."""
+    codes = b.cast(x, DType.I64)
+    op = mir.OneHotEncoderOp(codes, [1, 0, -2, 1, -2, 3, 0, 1, 2], [0, 2, 5, 6, 8, 9])
+    return [b.emit(op).results[0]]

@@ -21,6 +21,7 @@ import inspect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
@@ -5283,19 +5284,38 @@ class OneHotEncoderOp(ShapedOp):
     """For each integer of the input, a row over ``categories``: 1.0 at the category
     equal to it (the last position where a category is listed twice), 0.0 elsewhere
     and for a value in no category (ONNX's OneHotEncoder with zeros=1); f32, shape
-    ``[*input, categories]``."""
+    ``[*input, categories]``.
+
+    With ``column_starts`` (C + 1 offsets rising from 0 to the category count), the
+    input's last dim holds C columns, column j encoded over its own categories
+    ``categories[column_starts[j]:column_starts[j + 1]]``: the result is
+    ``[*input[:-1], categories]``, the columns' rows side by side (a concat of their
+    one-column encodings)."""
 
     name = "mir.one_hot_encoder"
     input = operand_def(TensorType)
     categories = prop_def(I64Array)
+    column_starts = opt_prop_def(I64Array)
     result = result_def(TensorType)
     traits = traits_def(Pure(), Precision(PrecisionClass.DATA_MOVEMENT))
     assembly_format = (
-        "$input `categories` $categories attr-dict `:` type($input) `->` type($result)"
+        "$input `categories` $categories (`columns` $column_starts^)? attr-dict `:` "
+        "type($input) `->` type($result)"
     )
 
-    def __init__(self, input: SSAValue, categories: Sequence[int]):
-        self._build({"input": input}, {"categories": ints_attr(categories)})
+    def __init__(
+        self,
+        input: SSAValue,
+        categories: Sequence[int],
+        column_starts: Sequence[int] | None = None,
+    ):
+        self._build(
+            {"input": input},
+            {
+                "categories": ints_attr(categories),
+                "column_starts": None if column_starts is None else ints_attr(column_starts),
+            },
+        )
 
     @classmethod
     def infer(cls, props: Props, *, input: TensorType) -> tuple[TensorType, ...]:
@@ -5303,13 +5323,45 @@ class OneHotEncoderOp(ShapedOp):
         count = len(props.array("categories"))
         if not count:
             raise VerifyException("one-hot encoding needs a category")
-        return (TensorType((*input.shape, count), DType.F32),)
+        if props.get("column_starts") is None:
+            return (TensorType((*input.shape, count), DType.F32),)
+        starts = props.array("column_starts")
+        require_min_rank(input, 1, "input")
+        if input.shape[-1] != len(starts) - 1:
+            raise VerifyException(
+                f"column_starts has {len(starts)} offsets for the input's "
+                f"{input.shape[-1]} columns (one per column and one more)"
+            )
+        if starts[0] != 0 or starts[-1] != count or (np.diff(starts) < 1).any():
+            raise VerifyException(
+                f"column_starts must rise from 0 to the {count} categories, each column "
+                "given one at least"
+            )
+        return (TensorType((*input.shape[:-1], count), DType.F32),)
+
+    def column_bounds(self) -> list[tuple[int, int]]:
+        """Each column's [start, end) of ``categories`` (one column: all of them)."""
+        p = self.props()
+        if p.get("column_starts") is None:
+            return [(0, len(p.array("categories")))]
+        starts = p.array("column_starts").tolist()
+        return list(pairwise(starts))
+
+    def category_columns(self) -> np.ndarray:
+        """The column (of the input's last dim, under ``column_starts``) each category
+        position encodes."""
+        bounds = self.column_bounds()
+        return np.repeat(np.arange(len(bounds)), [end - start for start, end in bounds])
 
     def answering(self) -> np.ndarray:
-        """Which positions answer for their category: the last listing of each."""
+        """Which positions answer for their category: the last listing of each, within
+        its column's categories."""
         categories = self.props().array("categories").tolist()
-        last = {c: i for i, c in enumerate(categories)}
-        return np.array([last[c] == i for i, c in enumerate(categories)])
+        out = np.zeros(len(categories), bool)
+        for start, end in self.column_bounds():
+            last = {c: i for i, c in enumerate(categories[start:end], start)}
+            out[start:end] = [last[c] == i for i, c in enumerate(categories[start:end], start)]
+        return out
 
 
 # =====================================================================================

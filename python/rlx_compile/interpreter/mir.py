@@ -371,7 +371,8 @@ def _imputer(op: mir.ImputerOp, args: Arrays, env: Env) -> Arrays:
 
 @impl(mir.OneHotEncoderOp)
 def _one_hot_encoder(op: mir.OneHotEncoderOp, args: Arrays, env: Env) -> Arrays:
-    return [ML.one_hot_encoder(args[0], op.props().array("categories"), op.answering())]
+    columns = None if op.props().get("column_starts") is None else op.category_columns()
+    return [ML.one_hot_encoder(args[0], op.props().array("categories"), op.answering(), columns)]
 
 
 @impl(mir.ScatterNdOp)

@@ -371,7 +371,15 @@ def imputer(x: np.ndarray, imputed: np.ndarray, replaced: float) -> np.ndarray:
     return K.where(hit, np.broadcast_to(table, x.shape), x)
 
 
-def one_hot_encoder(x: np.ndarray, categories: np.ndarray, answering: np.ndarray) -> np.ndarray:
+def one_hot_encoder(
+    x: np.ndarray,
+    categories: np.ndarray,
+    answering: np.ndarray,
+    columns: np.ndarray | None = None,
+) -> np.ndarray:
     """1.0 where a value equals a category at a position that answers for it
-    (``mir.OneHotEncoderOp.answering``), 0.0 elsewhere."""
-    return ((x[..., None] == categories) & answering).astype(np.float32)
+    (``mir.OneHotEncoderOp.answering``), 0.0 elsewhere. With ``columns`` (the column of
+    each category position: ``category_columns``) the last axis of ``x`` holds the
+    columns, each compared with its own categories."""
+    values = x[..., None] if columns is None else x[..., columns]
+    return ((values == categories) & answering).astype(np.float32)

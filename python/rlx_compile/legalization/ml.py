@@ -577,8 +577,13 @@ class LowerOneHotEncoder(ConversionPattern):
         x = op.input
         shape = type_of(x).shape
         cats, live = op.props().array("categories"), op.answering()
-        view = [1] * len(shape) + [-1]
-        hit = b.compare("eq", b.reshape(x, [*shape, 1]), const(b, np.array(cats).reshape(view)))
+        if op.props().get("column_starts") is None:
+            values = b.reshape(x, [*shape, 1])
+            view = [1] * len(shape) + [-1]
+        else:  # each category position reads its column
+            values = b.gather(x, const(b, op.category_columns()), len(shape) - 1)
+            view = [1] * (len(shape) - 1) + [-1]
+        hit = b.compare("eq", values, const(b, np.array(cats).reshape(view)))
         if not live.all():
             hit = b.binary(mir.AndOp, hit, const(b, live.reshape(view)))
         self.commit(rewriter, op, ops, [b.cast(hit, DType.F32)])

@@ -35,6 +35,9 @@ and the rewrites users expect from a graph compiler, all exact:
   gather of x along the axes of both, by the inner indices taken at the outer ones on an
   axis both index (a nearest resize of a nearest resize is one): the elements each
   picks are x's, so it is exact, and the inner one's copy goes;
+- a concat along the categories of one-hot encodings of single constant columns of one
+  x -> one ``one_hot_encoder`` over those columns (each with its categories), reshaped to
+  the concat's type: the rows it writes are the concat's, so it is exact;
 - ``reshape(softmax(reshape(x), a))`` back to x's type, where the reshapes only add or
   drop unit dims and dim ``a`` is not one of them -> ``softmax(x, a')`` at the same dim of
   x (log-softmax too): the Flatten -> Softmax -> Reshape that opset-13 upgrades and
@@ -52,7 +55,7 @@ Python-level ``__getitem__``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, cast
 
 import numpy as np
 from xdsl.context import Context
@@ -436,8 +439,72 @@ class ComposeGathers(RewritePattern):
         for c in indices:
             c.location = op.location
         # Inserted on their own: a replacement's other new ops would take the op's name.
-        rewriter.insert_op(indices, InsertPoint.before(op))
+        rewriter.insert(indices, InsertPoint.before(op))
         _rebuild(op, rewriter, new)
+
+
+def _one_column(value: SSAValue) -> tuple[SSAValue, int] | None:
+    """``(x, j)`` when ``value`` is column j of x: a gather along x's last (static) axis
+    by one constant index."""
+    owner = value.owner
+    if not isinstance(owner, mir.GatherOp):
+        return None
+    found = _gathered_axes(owner)
+    if found is None:
+        return None
+    x, (axis_indices,) = found[0], found[1].items()
+    axis, idx = axis_indices
+    if axis != _tensor(x).rank - 1 or idx.shape != (1,):
+        return None
+    return x, int(idx[0])
+
+
+class MergeColumnOneHots(RewritePattern):
+    """concat along the categories of one-hot encodings of single columns of one x ->
+    one ``one_hot_encoder`` over those columns of x, each with its categories, reshaped
+    to the concat's type: the same rows side by side (skl2onnx's OneHotEncoder over
+    several features). Its gathers go when nothing else reads them."""
+
+    roots = (mir.ConcatOp,)
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.ConcatOp, rewriter: PatternRewriter) -> None:
+        encoders = [v.owner for v in op.inputs]
+        if len(encoders) < 2 or op.props().int("axis") != _tensor(op.result).rank - 1:
+            return
+        x: SSAValue | None = None
+        columns: list[int] = []
+        for encoder in encoders:
+            if not (
+                isinstance(encoder, mir.OneHotEncoderOp)
+                and encoder.props().get("column_starts") is None
+                and encoder.parent is op.parent
+                and encoder.results[0].has_one_use()
+            ):
+                return
+            found = _one_column(encoder.input)
+            if found is None or (x is not None and found[0] is not x):
+                return
+            x = found[0]
+            columns.append(found[1])
+        assert x is not None
+        lists = [cast(mir.OneHotEncoderOp, e).props().array("categories") for e in encoders]
+        starts = np.cumsum([0] + [len(c) for c in lists]).tolist()
+        new: list[Operation] = []
+        source = x
+        if columns != list(range(cast(int, _tensor(x).shape[-1]))):
+            index = mir.ConstantOp(np.array(columns, np.int64))
+            gather = mir.GatherOp(x, index.results[0], _tensor(x).rank - 1)
+            new += [index, gather]
+            source = gather.results[0]
+        encoder = mir.OneHotEncoderOp(source, np.concatenate(lists).tolist(), starts)
+        new.append(encoder)
+        for o in new:
+            o.location = op.location
+        # Inserted on their own: a replacement's other new ops would take the op's name.
+        rewriter.insert(new, InsertPoint.before(op))
+        shape = list(_tensor(op.result).shape)
+        _rebuild(op, rewriter, mir.ReshapeOp(encoder.results[0], shape))
 
 
 def _non_unit_axes(shape: tuple[object, ...]) -> list[int]:
@@ -476,7 +543,8 @@ class AxisOpThroughUnitReshapes(RewritePattern):
 MATCH_REACH = 2
 """How far up its producers a pattern here reads: the op, its operands' producers and
 theirs (``AxisOpThroughUnitReshapes``: reshape <- softmax <- reshape), with the users of
-their results and the types of their operands."""
+their results and the types of their operands. (``MergeColumnOneHots`` reads one more:
+the gathers' constant indices, which no pattern here rewrites.)"""
 
 
 def simplify_patterns(assume_finite: bool = False) -> list[RewritePattern]:
@@ -488,7 +556,7 @@ def simplify_patterns(assume_finite: bool = False) -> list[RewritePattern]:
         SigmoidGateToSilu(),
         IdentityTranspose(), ComposeTransposes(), IdentityReshape(), ComposeReshapes(),
         SameTypeCast(), ExactCastChain(), SingleOperandConcat(), FullNarrow(), ComposeSlices(),
-        ComposeGathers(), AxisOpThroughUnitReshapes(),
+        ComposeGathers(), AxisOpThroughUnitReshapes(), MergeColumnOneHots(),
     ]  # fmt: skip
 
 

@@ -280,3 +280,35 @@ func.func @one_hot_width() {
   func.return
 }
 // CHECK: error: 'mir.one_hot_encoder' op result type !rlx.tensor<[4, 3], f32> does not match the inferred type !rlx.tensor<[4, 2], f32>
+
+// -----
+func.func @one_hot_columns_count() {
+  %x = mir.input "x" : !rlx.tensor<[4, 3], i64>
+  %y = mir.one_hot_encoder %x categories [1, 2, 3] columns [0, 1, 3] : !rlx.tensor<[4, 3], i64> -> !rlx.tensor<[4, 3], f32>
+  func.return
+}
+// CHECK: error: 'mir.one_hot_encoder' op column_starts has 3 offsets for the input's 3 columns (one per column and one more)
+
+// -----
+func.func @one_hot_columns_empty_column() {
+  %x = mir.input "x" : !rlx.tensor<[4, 2], i64>
+  %y = mir.one_hot_encoder %x categories [1, 2, 3] columns [0, 0, 3] : !rlx.tensor<[4, 2], i64> -> !rlx.tensor<[4, 3], f32>
+  func.return
+}
+// CHECK: error: 'mir.one_hot_encoder' op column_starts must rise from 0 to the 3 categories, each column given one at least
+
+// -----
+func.func @one_hot_columns_end() {
+  %x = mir.input "x" : !rlx.tensor<[4, 2], i64>
+  %y = mir.one_hot_encoder %x categories [1, 2, 3] columns [0, 1, 2] : !rlx.tensor<[4, 2], i64> -> !rlx.tensor<[4, 3], f32>
+  func.return
+}
+// CHECK: error: 'mir.one_hot_encoder' op column_starts must rise from 0 to the 3 categories, each column given one at least
+
+// -----
+func.func @one_hot_columns_width() {
+  %x = mir.input "x" : !rlx.tensor<[4, 2], i64>
+  %y = mir.one_hot_encoder %x categories [1, 2, 3] columns [0, 1, 3] : !rlx.tensor<[4, 2], i64> -> !rlx.tensor<[4, 2, 3], f32>
+  func.return
+}
+// CHECK: error: 'mir.one_hot_encoder' op result type !rlx.tensor<[4, 2, 3], f32> does not match the inferred type !rlx.tensor<[4, 3], f32>

@@ -39,7 +39,7 @@ builtin.module attributes {rlx.weights = #rlx.weights<1 arrays, 48 bytes>} {
     func.return %svr, %svc_label, %svc_p, %lin_label, %lin_p, %norm, %codes : !rlx.tensor<[4, 1], f32>, !rlx.tensor<[4], i64>, !rlx.tensor<[4, 3], f32>, !rlx.tensor<[4], i64>, !rlx.tensor<[4, 2], f32>, !rlx.tensor<[4, 2], f32>, !rlx.tensor<[4, 2], i64>
   }
   // CHECK-LABEL: func.func @preprocessing
-  func.func @preprocessing() -> (!rlx.tensor<[4, 2], f32> {rlx.name = "scaled"}, !rlx.tensor<[4, 2], f32> {rlx.name = "bits"}, !rlx.tensor<[4, 2], f32> {rlx.name = "filled"}, !rlx.tensor<[4, 2], f32> {rlx.name = "zeros"}, !rlx.tensor<[4, 3], f32> {rlx.name = "hot"}) {
+  func.func @preprocessing() -> (!rlx.tensor<[4, 2], f32> {rlx.name = "scaled"}, !rlx.tensor<[4, 2], f32> {rlx.name = "bits"}, !rlx.tensor<[4, 2], f32> {rlx.name = "filled"}, !rlx.tensor<[4, 2], f32> {rlx.name = "zeros"}, !rlx.tensor<[4, 3], f32> {rlx.name = "hot"}, !rlx.tensor<[4, 3], f32> {rlx.name = "hots"}) {
     %x = mir.input "x" : !rlx.tensor<[4, 2], f32>
     %c = mir.input "c" : !rlx.tensor<[4], i64>
     // CHECK: %scaled = mir.scaler %x offset [5.000000e-01, -1.000000e+00] scale [2.000000e+00, 2.500000e-01] : !rlx.tensor<[4, 2], f32> -> !rlx.tensor<[4, 2], f32>
@@ -52,6 +52,9 @@ builtin.module attributes {rlx.weights = #rlx.weights<1 arrays, 48 bytes>} {
     %zeros = mir.imputer %x imputed [3.000000e+00] replaced 0.000000e+00 : !rlx.tensor<[4, 2], f32> -> !rlx.tensor<[4, 2], f32>
     // CHECK: %hot = mir.one_hot_encoder %c categories [3, 1, 3] : !rlx.tensor<[4], i64> -> !rlx.tensor<[4, 3], f32>
     %hot = mir.one_hot_encoder %c categories [3, 1, 3] : !rlx.tensor<[4], i64> -> !rlx.tensor<[4, 3], f32>
-    func.return %scaled, %bits, %filled, %zeros, %hot : !rlx.tensor<[4, 2], f32>, !rlx.tensor<[4, 2], f32>, !rlx.tensor<[4, 2], f32>, !rlx.tensor<[4, 2], f32>, !rlx.tensor<[4, 3], f32>
+    %pair = mir.input "pair" : !rlx.tensor<[4, 2], i64>
+    // CHECK: %hots = mir.one_hot_encoder %pair categories [3, 1, 3] columns [0, 2, 3] : !rlx.tensor<[4, 2], i64> -> !rlx.tensor<[4, 3], f32>
+    %hots = mir.one_hot_encoder %pair categories [3, 1, 3] columns [0, 2, 3] : !rlx.tensor<[4, 2], i64> -> !rlx.tensor<[4, 3], f32>
+    func.return %scaled, %bits, %filled, %zeros, %hot, %hots : !rlx.tensor<[4, 2], f32>, !rlx.tensor<[4, 2], f32>, !rlx.tensor<[4, 2], f32>, !rlx.tensor<[4, 2], f32>, !rlx.tensor<[4, 3], f32>, !rlx.tensor<[4, 3], f32>
   }
 }

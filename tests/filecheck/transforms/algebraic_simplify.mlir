@@ -382,3 +382,64 @@ func.func @gathers_kept(%x: !rlx.tensor<[4, 6], f32>, %r: !rlx.tensor<[2], i64>)
 // CHECK-NEXT:    %aa = mir.gather %a, %j axis 0
 // CHECK-NEXT:    %b = mir.gather %x, %i axis 0
 // CHECK-NEXT:    %bb = mir.gather %b, %r axis 0
+
+// -----
+// One-hot encodings of single columns of one x, concatenated along the categories: one
+// one_hot_encoder over the columns, each with its categories, reshaped to the concat's
+// type. Every column in order reads x itself; others read x's columns gathered.
+func.func @column_one_hots(%x: !rlx.tensor<[2, 3], i64>) -> (!rlx.tensor<[2, 1, 5], f32>, !rlx.tensor<[2, 1, 4], f32>) {
+  %c0 = mir.constant dense<0> : !rlx.tensor<[1], i64>
+  %c1 = mir.constant dense<1> : !rlx.tensor<[1], i64>
+  %c2 = mir.constant dense<-1> : !rlx.tensor<[1], i64>
+  %g0 = mir.gather %x, %c0 axis 1 : (!rlx.tensor<[2, 3], i64>, !rlx.tensor<[1], i64>) -> !rlx.tensor<[2, 1], i64>
+  %g1 = mir.gather %x, %c1 axis 1 : (!rlx.tensor<[2, 3], i64>, !rlx.tensor<[1], i64>) -> !rlx.tensor<[2, 1], i64>
+  %g2 = mir.gather %x, %c2 axis 1 : (!rlx.tensor<[2, 3], i64>, !rlx.tensor<[1], i64>) -> !rlx.tensor<[2, 1], i64>
+  %e0 = mir.one_hot_encoder %g0 categories [0, 1] : !rlx.tensor<[2, 1], i64> -> !rlx.tensor<[2, 1, 2], f32>
+  %e1 = mir.one_hot_encoder %g1 categories [7] : !rlx.tensor<[2, 1], i64> -> !rlx.tensor<[2, 1, 1], f32>
+  %e2 = mir.one_hot_encoder %g2 categories [3, 4] : !rlx.tensor<[2, 1], i64> -> !rlx.tensor<[2, 1, 2], f32>
+  %all = mir.concat %e0, %e1, %e2 axis 2 : (!rlx.tensor<[2, 1, 2], f32>, !rlx.tensor<[2, 1, 1], f32>, !rlx.tensor<[2, 1, 2], f32>) -> !rlx.tensor<[2, 1, 5], f32>
+  %f2 = mir.one_hot_encoder %g2 categories [5, 6, 5] : !rlx.tensor<[2, 1], i64> -> !rlx.tensor<[2, 1, 3], f32>
+  %f0 = mir.one_hot_encoder %g0 categories [8] : !rlx.tensor<[2, 1], i64> -> !rlx.tensor<[2, 1, 1], f32>
+  %some = mir.concat %f2, %f0 axis 2 : (!rlx.tensor<[2, 1, 3], f32>, !rlx.tensor<[2, 1, 1], f32>) -> !rlx.tensor<[2, 1, 4], f32>
+  func.return %all, %some : !rlx.tensor<[2, 1, 5], f32>, !rlx.tensor<[2, 1, 4], f32>
+}
+// CHECK-LABEL: func.func @column_one_hots
+// CHECK:         %[[E:.*]] = mir.one_hot_encoder %x categories [0, 1, 7, 3, 4] columns [0, 2, 3, 5] : !rlx.tensor<[2, 3], i64> -> !rlx.tensor<[2, 5], f32>
+// CHECK-NEXT:    %all = mir.reshape %[[E]] : !rlx.tensor<[2, 5], f32> -> !rlx.tensor<[2, 1, 5], f32>
+// CHECK:         %[[I:.*]] = mir.constant dense<[2, 0]> : !rlx.tensor<[2], i64>
+// CHECK-NEXT:    %[[G:.*]] = mir.gather %x, %[[I]] axis 1 : (!rlx.tensor<[2, 3], i64>, !rlx.tensor<[2], i64>) -> !rlx.tensor<[2, 2], i64>
+// CHECK-NEXT:    %[[F:.*]] = mir.one_hot_encoder %[[G]] categories [5, 6, 5, 8] columns [0, 3, 4] : !rlx.tensor<[2, 2], i64> -> !rlx.tensor<[2, 4], f32>
+// CHECK-NEXT:    %some = mir.reshape %[[F]] : !rlx.tensor<[2, 4], f32> -> !rlx.tensor<[2, 1, 4], f32>
+
+// -----
+// Must not fire: an encoding read elsewhere too, encodings of two tensors' columns (and
+// an operand that is no encoding), a concat along another axis than the categories.
+func.func @column_one_hots_kept(%x: !rlx.tensor<[2, 3], i64>, %y: !rlx.tensor<[2, 3], i64>) -> (!rlx.tensor<[2, 1, 2], f32>, !rlx.tensor<[2, 1, 2], f32>, !rlx.tensor<[2, 1, 4], f32>, !rlx.tensor<[2, 2, 1], f32>) {
+  %c0 = mir.constant dense<0> : !rlx.tensor<[1], i64>
+  %c01 = mir.constant dense<[0, 1]> : !rlx.tensor<[2], i64>
+  %g0 = mir.gather %x, %c0 axis 1 : (!rlx.tensor<[2, 3], i64>, !rlx.tensor<[1], i64>) -> !rlx.tensor<[2, 1], i64>
+  %h0 = mir.gather %y, %c0 axis 1 : (!rlx.tensor<[2, 3], i64>, !rlx.tensor<[1], i64>) -> !rlx.tensor<[2, 1], i64>
+  %g01 = mir.gather %x, %c01 axis 1 : (!rlx.tensor<[2, 3], i64>, !rlx.tensor<[2], i64>) -> !rlx.tensor<[2, 2], i64>
+  %e0 = mir.one_hot_encoder %g0 categories [0] : !rlx.tensor<[2, 1], i64> -> !rlx.tensor<[2, 1, 1], f32>
+  %e1 = mir.one_hot_encoder %g0 categories [1] : !rlx.tensor<[2, 1], i64> -> !rlx.tensor<[2, 1, 1], f32>
+  %shared = mir.concat %e0, %e1 axis 2 : (!rlx.tensor<[2, 1, 1], f32>, !rlx.tensor<[2, 1, 1], f32>) -> !rlx.tensor<[2, 1, 2], f32>
+  %twice = mir.concat %e0, %e0 axis 2 : (!rlx.tensor<[2, 1, 1], f32>, !rlx.tensor<[2, 1, 1], f32>) -> !rlx.tensor<[2, 1, 2], f32>
+  %ex = mir.one_hot_encoder %g0 categories [2] : !rlx.tensor<[2, 1], i64> -> !rlx.tensor<[2, 1, 1], f32>
+  %ey = mir.one_hot_encoder %h0 categories [2] : !rlx.tensor<[2, 1], i64> -> !rlx.tensor<[2, 1, 1], f32>
+  %e01 = mir.one_hot_encoder %g01 categories [3] : !rlx.tensor<[2, 2], i64> -> !rlx.tensor<[2, 2, 1], f32>
+  %e01r = mir.reshape %e01 : !rlx.tensor<[2, 2, 1], f32> -> !rlx.tensor<[2, 1, 2], f32>
+  %mixed = mir.concat %ex, %ey, %e01r axis 2 : (!rlx.tensor<[2, 1, 1], f32>, !rlx.tensor<[2, 1, 1], f32>, !rlx.tensor<[2, 1, 2], f32>) -> !rlx.tensor<[2, 1, 4], f32>
+  %c1 = mir.constant dense<1> : !rlx.tensor<[1], i64>
+  %g1 = mir.gather %x, %c1 axis 1 : (!rlx.tensor<[2, 3], i64>, !rlx.tensor<[1], i64>) -> !rlx.tensor<[2, 1], i64>
+  %a = mir.one_hot_encoder %g0 categories [4] : !rlx.tensor<[2, 1], i64> -> !rlx.tensor<[2, 1, 1], f32>
+  %b = mir.one_hot_encoder %g1 categories [4] : !rlx.tensor<[2, 1], i64> -> !rlx.tensor<[2, 1, 1], f32>
+  %rows = mir.concat %a, %b axis 1 : (!rlx.tensor<[2, 1, 1], f32>, !rlx.tensor<[2, 1, 1], f32>) -> !rlx.tensor<[2, 2, 1], f32>
+  func.return %shared, %twice, %mixed, %rows : !rlx.tensor<[2, 1, 2], f32>, !rlx.tensor<[2, 1, 2], f32>, !rlx.tensor<[2, 1, 4], f32>, !rlx.tensor<[2, 2, 1], f32>
+}
+// CHECK-LABEL: func.func @column_one_hots_kept
+// CHECK-NOT:     columns
+// CHECK:         %shared = mir.concat %e0, %e1 axis 2
+// CHECK-NEXT:    %twice = mir.concat %e0, %e0 axis 2
+// CHECK:         %mixed = mir.concat %ex, %ey, %e01r axis 2
+// CHECK:         %rows = mir.concat %a, %b axis 1
+// CHECK-NOT:     columns

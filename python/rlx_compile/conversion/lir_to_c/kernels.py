@@ -1589,5 +1589,10 @@ def _imputer(e: OpEmitter) -> None:
 @lowers(mir.OneHotEncoderOp)
 def _one_hot_encoder(e: OpEmitter) -> None:
     (x,), (y,) = e.args, e.outs
-    categories = e.op.props().array("categories")  # type: ignore[attr-defined]
-    e.call("rlx_one_hot_encoder", x.size, len(categories), y.loc, x.loc, _ints(categories))
+    props = e.op.props()  # type: ignore[attr-defined]
+    categories, starts = props.array("categories"), props.get("column_starts")
+    columns = 1 if starts is None else len(props.array("column_starts")) - 1
+    e.call(
+        "rlx_one_hot_encoder", x.size // columns, columns, len(categories), y.loc, x.loc,
+        None if starts is None else _ints(props.array("column_starts")), _ints(categories),
+    )  # fmt: skip

@@ -448,20 +448,25 @@ RLX_LINEAR(f64, double, d)
 RLX_PREPROCESS(f32, float, f)
 RLX_PREPROCESS(f64, double, d)
 
-/* y [count, ncats] f32: 1 at the last category equal to each value. */
-int rlx_one_hot_encoder(int64_t count, int64_t ncats, void *y, const void *x,
-                        const int64_t *categories) {
+/* y [rows, ncats] f32 from x [rows, ncols] i64: column j is encoded over the categories
+ * [starts[j], starts[j + 1]) (starts NULL: one column over all ncats), 1 at the last
+ * category equal to its value, 0 elsewhere. */
+int rlx_one_hot_encoder(int64_t rows, int64_t ncols, int64_t ncats, void *y, const void *x,
+                        const int64_t *starts, const int64_t *categories) {
     const int64_t *px = (const int64_t *)x;
     float *py = (float *)y;
-    int64_t i, c;
-    for (i = 0; i < count; i++) {
+    int64_t i, j, c;
+    for (i = 0; i < rows; i++) {
         float *row = py + i * ncats;
-        int64_t hit = -1;
-        for (c = 0; c < ncats; c++) {
-            row[c] = 0.0f;
-            if (categories[c] == px[i]) hit = c;
+        for (j = 0; j < ncols; j++) {
+            int64_t lo = starts ? starts[j] : 0, hi = starts ? starts[j + 1] : ncats;
+            int64_t value = px[i * ncols + j], hit = -1;
+            for (c = lo; c < hi; c++) {
+                row[c] = 0.0f;
+                if (categories[c] == value) hit = c;
+            }
+            if (hit >= 0) row[hit] = 1.0f;
         }
-        if (hit >= 0) row[hit] = 1.0f;
     }
     return 0;
 }

@@ -392,8 +392,8 @@ int rlx_label_encoder(int64_t n, int64_t x_code, int64_t y_code, void *y, const 
                           const double *imputed, int64_t nimputed, double replaced);
 RLX_DECL_PREPROCESS(f32)
 RLX_DECL_PREPROCESS(f64)
-int rlx_one_hot_encoder(int64_t count, int64_t ncats, void *y, const void *x,
-                        const int64_t *categories);
+int rlx_one_hot_encoder(int64_t rows, int64_t ncols, int64_t ncats, void *y, const void *x,
+                        const int64_t *starts, const int64_t *categories);
 
 /* scatter_nd: out (already a copy of data) [q dims..., inner elements] gets `m` updates
  * of `inner` elements at the int indices [m, q]; reduction 0 none, 1 add, 2 mul, 3 max,
