@@ -364,6 +364,11 @@ NATIVE = {
     "resize-10 linear": model(
         [_node("Resize", ["x", "s"], mode="linear")], {"x": (F, [1, 2, 3, 4])}, ["y"], 10,
         {"s": np.array([1, 1, 2, 2], np.float32)}),
+    "slice-1 with axes": model(
+        [_node("Slice", ["x"], ["s"], starts=[1, -3], ends=[2**63 - 1, -1], axes=[2, 1]),
+         _node("Relu", ["s"])], {"x": (F, [2, 5, 4])}, ["y"], 9),
+    "slice-1 without axes": model(
+        [_node("Slice", ["x"], starts=[0, 1], ends=[1, 3])], {"x": (F, [3, 4])}, ["y"], 8),
     "densenet121 (unsqueeze-1)": _light("light_densenet121"),
     "squeezenet (dropout-7, softmax-1 on a 4-D input)": _light("light_squeezenet"),
 }  # fmt: skip

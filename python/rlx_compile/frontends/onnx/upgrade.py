@@ -330,6 +330,23 @@ def _roi_before_scales(node: NodeProto, at: _Adapting) -> bool:
     return True
 
 
+def _slice_bounds_as_inputs(node: NodeProto, at: _Adapting) -> bool:
+    """``Slice_9_10``: the starts, ends and (when given) axes attributes become int64
+    Constant operands, in that order."""
+    named = {a.name: a for a in node.attribute}
+    if "starts" not in named or "ends" not in named:
+        return False  # the converter says what it makes of a Slice without them
+    for name in ("starts", "ends", "axes"):
+        attr = named.get(name)
+        if attr is None:
+            continue
+        value = onnx.TensorProto(data_type=onnx.TensorProto.INT64, dims=[len(attr.ints)])
+        value.int64_data.extend(attr.ints)
+        node.attribute.remove(attr)
+        at.operand(node, value)
+    return True
+
+
 ADAPTERS: dict[tuple[str, int], Adapter] = {
     ("Squeeze", 13): _axes_as_input,
     ("Unsqueeze", 13): _axes_as_input,
@@ -338,6 +355,7 @@ ADAPTERS: dict[tuple[str, int], Adapter] = {
     ("BatchNormalization", 9): _spatial_dropped,
     ("Pad", 11): _pads_as_inputs,
     ("Resize", 11): _roi_before_scales,
+    ("Slice", 10): _slice_bounds_as_inputs,
 }
 """``(op, v)`` -> the step ``v - 1 -> v`` of the version converter for ``op``, done here as
 the converter does it (the common steps that are cheap to reproduce)."""
