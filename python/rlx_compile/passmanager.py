@@ -307,6 +307,10 @@ class PassRecord:
     spec: str
     seconds: float
     changed: bool | None = None
+    """Whether the pass changed the module: by its printed text when that is tracked
+    (printing after changes, a reproducer), else as the verify after it saw it (what it
+    reported, ops whose stamp differs); None when not known (no verify, a full one, or
+    one left to the full verify after the last pass)."""
     skipped: bool = False
     """Not run: an earlier run of the same pure pass left the module unchanged, and
     nothing changed since (see ``_Repeats``)."""
@@ -420,13 +424,14 @@ class _Verifier:
 
     def after(
         self, module: ModuleOp, index: int, spec: str, short: str, log: ChangeLog | None
-    ) -> bool:
+    ) -> bool | None:
         """Verify what pass ``index`` (``spec``, ``short``) changed (``log``: what it
         reported; None: it is not trusted to, and every op's stamp is compared). Returns
         whether it changed anything: what it reported, or an op whose stamp differs
-        (True when that is not known: nothing verified, or its verify deferred)."""
+        (None when that is not known: nothing verified, everything verified, or its
+        verify deferred)."""
         if self.mode == "off":
-            return True
+            return None
         reported = log is not None and bool(log.ops or log.blocks or log.emptied)
         if (deferred := self.deferred) is not None:  # a pass that changes nothing, after it
             assert log is not None
@@ -441,14 +446,16 @@ class _Verifier:
                 f"; or a change that an earlier pass ({', '.join(self.unwalked)}) "
                 "did not report: --verify-each=full finds the pass"
             )
-        changed = True
+        changed: bool | None = None
         if index == self.defer_at:
             self.deferred = _Deferred(spec, context, log)
         elif log is not None:
             verify_changes(module, log, context)
             changed = reported
         else:
-            changed = verify_module(module, context, full=self.mode == "full")
+            full = self.mode == "full"
+            differed = verify_module(module, context, full=full)
+            changed = None if full else differed
         if log is None:
             self.unwalked.clear()
         else:
@@ -583,9 +590,9 @@ class PassManager:
                 self._write_reproducer(p, index, text_before)
                 raise
             if repeats is not None:
-                repeats.ran(key, changed_ir or len(self.warnings) > warned)
+                repeats.ran(key, changed_ir is not False or len(self.warnings) > warned)
             text_after = print_module(module) if track_text or inst.dump_dir else None
-            changed = None if text_before is None else text_after != text_before
+            changed = changed_ir if text_before is None else text_after != text_before
             self.records.append(PassRecord(spec, seconds, changed))
             if inst.print_after_all or (inst.print_after_change and changed):
                 self._print(f"// -----// IR Dump After {spec} //----- //", module)

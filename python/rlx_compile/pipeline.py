@@ -26,7 +26,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from rlx_compile import env
-from rlx_compile.diagnostics import PassWarning, RlxError, verified_clone
+from rlx_compile.diagnostics import PassWarning, RlxError, stamps_unchanged, verified_clone
 from rlx_compile.dialects import lir
 from rlx_compile.dialects.common import kept_weights
 from rlx_compile.dialects.construct import clone_op
@@ -297,12 +297,23 @@ class Stage:
     """The module right after one pass."""
 
     pass_spec: str
-    module: ModuleOp
+    snapshot: ModuleOp = field(repr=False)
+    """A copy of the module right after the pass, shared by the stages in a row whose
+    passes changed nothing (the same IR); never handed out, never changed."""
     seconds: float
+    _module: ModuleOp | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def module(self) -> ModuleOp:
+        """The module right after the pass: this stage's own copy, made when first asked
+        (most stages are never looked at)."""
+        if self._module is None:
+            self._module = clone_op(self.snapshot)
+        return self._module
 
     @property
     def text(self) -> str:
-        return print_module(self.module)
+        return print_module(self.snapshot if self._module is None else self._module)
 
 
 @dataclass
@@ -523,7 +534,13 @@ class CompilePipeline:
         def after_pass(p: ModulePass, m: ModuleOp) -> None:
             spec = pass_spec(p)
             if self.options.keep_stages:
-                result.stages.append(Stage(spec, clone_op(m), pm.records[-1].seconds))
+                record = pm.records[-1]
+                stages = result.stages
+                # A pass that changed nothing (nothing reported, no stamp differs, not
+                # even one a pass did not report) shares the stage before's copy.
+                unchanged = stages and record.changed is False and stamps_unchanged(m)
+                snapshot = stages[-1].snapshot if unchanged else clone_op(m)
+                stages.append(Stage(spec, snapshot, record.seconds))
             for hook in self.hooks:
                 hook(spec, m)
 

@@ -1,12 +1,15 @@
-"""A pure pass (``PURE``) whose earlier run changed nothing is not run again while
-nothing changed since: what the skip leaves is what running it gives, and any change
-in between (reported, seen by stamps, or reported by no one) makes it run."""
+"""Work spared after passes that changed nothing: a pure pass (``PURE``) whose earlier
+run changed nothing is not run again while nothing changed since, and a stage after a
+pass that changed nothing shares the copy of the stage before. What is spared is what
+the work gives, and any change (reported, seen by stamps, or reported by no one)
+makes it happen."""
 
 from __future__ import annotations
 
 import io
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import ClassVar
 
 import pytest
@@ -22,6 +25,7 @@ from rlx_compile.dialects import mir
 from rlx_compile.ir import print_module
 from rlx_compile.passmanager import Instrumentation, PassManager, PassRecord, parse_pipeline
 from rlx_compile.pipeline import CompilePipeline
+from rlx_compile.transforms import RLX_PASSES
 
 
 def module() -> ModuleOp:
@@ -144,3 +148,36 @@ def test_a_compile_skipping_repeats_gives_what_an_observed_one_gives() -> None:
     assert not skipped(staged.records)
     assert [r.spec for r in plain.records] == [r.spec for r in staged.records]
     assert plain.text() == staged.text()
+
+
+# -- stages ----------------------------------------------------------------------------
+
+
+def test_stages_show_the_module_after_each_pass_and_each_has_its_own() -> None:
+    after: list[str] = []
+    result = CompilePipeline(target="cpu", inspect=lambda _, m: after.append(print_module(m)))
+    stages = result.compile(module()).stages
+    assert [s.text for s in stages] == after
+    assert [print_module(s.module) for s in stages] == after
+    shared = [(a, b) for a, b in pairwise(stages) if a.snapshot is b.snapshot]
+    assert shared  # passes that changed nothing share a copy
+    first, second = shared[0]
+    assert first.module is not second.module
+    relus(first.module)[0].detach()  # a change to one stage's module is that stage's
+    assert print_module(second.module) == print_module(second.snapshot)
+
+
+@pytest.mark.parametrize("reports", [True, False], ids=["unreported", "stamped"])
+def test_a_stage_after_a_change_is_a_copy_of_its_own(
+    reports: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = f"add-dead-relu-{'unreported' if reports else 'stamped'}"
+    edit = type(edit_pass(add_dead_relu, reports=reports))
+    monkeypatch.setattr(edit, "name", name)
+    monkeypatch.setitem(RLX_PASSES, name, lambda: edit)
+    pipe = CompilePipeline(target="cpu", pipeline=f"builtin.module(dce,{name},sccp)")
+    stages = pipe.compile(module()).stages
+    assert [len(relus(s.module)) for s in stages] == [1, 2, 2]
+    # sccp changed nothing; after a change no one reported, stamps stay stale until a
+    # verify sees them, and a stage after a stale stamp is a copy of its own.
+    assert (stages[2].snapshot is stages[1].snapshot) is not reports
