@@ -132,22 +132,42 @@ def test_a_pure_pass_that_warned_runs_again() -> None:
     assert not skipped(pm.records)
 
 
-def test_only_unobserved_changed_mode_runs_skip() -> None:
+def test_only_changed_mode_without_printing_skips() -> None:
     passes = parse_pipeline("dce,dce")
-    for instrumentation in ({"verify_each": "full"}, {"verify_each": False}, {"timing": True}):
+    for instrumentation in (
+        {"verify_each": "full"},
+        {"verify_each": False},
+        {"timing": True},
+        {"print_after_change": True},
+        {"print_before_all": True},
+    ):
         _, records = run(passes, **instrumentation)
         assert not skipped(records), instrumentation
     assert skipped(run(passes)[1]) == ["dce"]
 
 
-def test_a_compile_skipping_repeats_gives_what_an_observed_one_gives() -> None:
+def test_the_callback_sees_the_module_after_a_skipped_pass() -> None:
+    seen: list[str] = []
+    pm = PassManager(
+        parse_pipeline("dce,dce"),
+        Instrumentation(stream=io.StringIO()),
+        callback=lambda p, m: seen.append(p.name),
+    )
+    pm.run(module(), verified=True)
+    assert skipped(pm.records) == ["dce"]
+    assert seen == ["dce", "dce"]
+
+
+def test_a_compile_skipping_repeats_gives_what_one_running_them_gives() -> None:
     m = module()
     plain = CompilePipeline(target="cpu", keep_stages=False).compile(m)
-    staged = CompilePipeline(target="cpu").compile(m)  # stages observe: nothing skipped
-    assert skipped(plain.records)
-    assert not skipped(staged.records)
-    assert [r.spec for r in plain.records] == [r.spec for r in staged.records]
-    assert plain.text() == staged.text()
+    staged = CompilePipeline(target="cpu").compile(m)
+    every = CompilePipeline(target="cpu", verify_each="full").compile(m)  # runs every pass
+    assert skipped(plain.records) and skipped(plain.records) == skipped(staged.records)
+    assert not skipped(every.records)
+    assert [r.spec for r in plain.records] == [r.spec for r in every.records]
+    assert plain.text() == staged.text() == every.text()
+    assert [s.text for s in staged.stages] == [s.text for s in every.stages]
 
 
 # -- stages ----------------------------------------------------------------------------
@@ -175,9 +195,9 @@ def test_a_stage_after_a_change_is_a_copy_of_its_own(
     edit = type(edit_pass(add_dead_relu, reports=reports))
     monkeypatch.setattr(edit, "name", name)
     monkeypatch.setitem(RLX_PASSES, name, lambda: edit)
-    pipe = CompilePipeline(target="cpu", pipeline=f"builtin.module(dce,{name},sccp)")
+    pipe = CompilePipeline(target="cpu", pipeline=f"builtin.module(dce,{name},sccp,dce)")
     stages = pipe.compile(module()).stages
-    assert [len(relus(s.module)) for s in stages] == [1, 2, 2]
+    assert [len(relus(s.module)) for s in stages] == [1, 2, 2, 1]
     # sccp changed nothing; after a change no one reported, stamps stay stale until a
     # verify sees them, and a stage after a stale stamp is a copy of its own.
     assert (stages[2].snapshot is stages[1].snapshot) is not reports

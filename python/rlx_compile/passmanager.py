@@ -514,11 +514,16 @@ class PassManager:
         *,
         ctx: Context | None = None,
         callback: PassCallback | None = None,
+        callback_copies_only: bool = False,
     ):
+        """``callback_copies_only``: the callback only copies the module (as a compile's
+        stages do), and nothing reads the copies unless the run succeeds, so the verify
+        after a pass may still be merged with the full one after the last pass."""
         self.passes = list(passes)
         self.inst = instrumentation or Instrumentation()
         self.ctx = ctx or _fresh_context()
         self.callback = callback
+        self.callback_copies_only = callback_copies_only
         self.records: list[PassRecord] = []
         self.warnings: list[PassWarning] = []
 
@@ -541,19 +546,15 @@ class PassManager:
             inst.dump_dir.mkdir(parents=True, exist_ok=True)
             self._dump(0, "input", print_module(module), None)
         text_before = print_module(module) if track_text else None
-        observed = (
-            track_text
-            or self.callback is not None
-            or inst.print_after_all
-            or inst.dump_dir is not None
-        )
+        printed = track_text or inst.print_after_all or inst.dump_dir is not None
+        observed = printed or (self.callback is not None and not self.callback_copies_only)
         verifier = _Verifier(self, mode, observed)
-        # A pure pass with nothing new to see is not run again, when nothing looks at the
-        # module or the passes' times between passes (the second cleanup round, after a
-        # fuse that fused nothing).
+        # A pure pass with nothing new to see is not run again (the second cleanup round,
+        # after a fuse that fused nothing), unless the passes' IR or times are printed;
+        # the callback still sees the module after it.
         repeats = (
             _Repeats()
-            if mode == "changed" and not (observed or inst.print_before_all or inst.timing)
+            if mode == "changed" and not (printed or inst.print_before_all or inst.timing)
             else None
         )
         for index, p in enumerate(self.passes, start=1):
@@ -561,6 +562,8 @@ class PassManager:
             key: RepeatKey | None = (type(p), spec) if repeats is not None and pure(p) else None
             if key is not None and repeats is not None and repeats.skips(key, module):
                 self.records.append(PassRecord(spec, 0.0, False, skipped=True))
+                if self.callback is not None:
+                    self.callback(p, module)
                 continue
             warned = len(self.warnings)
             if inst.print_before_all:

@@ -545,10 +545,16 @@ class CompilePipeline:
                 hook(spec, m)
 
         inst = Instrumentation(verify_each=self.options.verify_each)
-        # Without stages or hooks nothing looks at the module between passes (which lets
-        # the pass manager merge verifies: see PassManager).
+        # Without hooks nothing looks at the module between passes: stages copy it, and
+        # the copies are seen only if the compile succeeds (which lets the pass manager
+        # merge verifies: see PassManager).
         observed = self.options.keep_stages or self.hooks
-        pm = PassManager(self._passes, inst, callback=after_pass if observed else None)
+        pm = PassManager(
+            self._passes,
+            inst,
+            callback=after_pass if observed else None,
+            callback_copies_only=not self.hooks,
+        )
         from rlx_compile.fusion.report import FusionReport  # loaded with the fuse pass
 
         with collect_reports() as reports, self._calibration_scope(result):
