@@ -208,6 +208,12 @@ def verify_module(module: Operation, context: str | None = None, *, full: bool =
     return bool(dirty.ops)
 
 
+def current_stamps(module: Operation) -> list[tuple[Operation, Stamp]]:
+    """Every op of ``module`` in walk order with its stamp as it is now: two lists that
+    compare equal show no op added, removed, moved or changed in what a stamp sees."""
+    return [(op, _stamp(op)) for op in walk_list(module)]
+
+
 def stamps_unchanged(module: Operation) -> bool:
     """Whether every op of ``module`` has the stamp it last verified with (what the
     incremental verify would find nothing to check in); nothing is verified."""

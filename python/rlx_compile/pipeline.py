@@ -23,10 +23,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 from rlx_compile import env
-from rlx_compile.diagnostics import PassWarning, RlxError, stamps_unchanged, verified_clone
+from rlx_compile.diagnostics import (
+    PassWarning,
+    RlxError,
+    Stamp,
+    current_stamps,
+    verified_clone,
+)
 from rlx_compile.dialects import lir
 from rlx_compile.dialects.common import kept_weights
 from rlx_compile.dialects.construct import clone_op
@@ -531,15 +538,23 @@ class CompilePipeline:
             input=module, module=work, pipeline=self.pipeline, options=self.options
         )
 
+        copied: list[tuple[Operation, Stamp]] = []
+        """The ops with their stamps when the last stage's copy was made."""
+
         def after_pass(p: ModulePass, m: ModuleOp) -> None:
+            nonlocal copied
             spec = pass_spec(p)
             if self.options.keep_stages:
                 record = pm.records[-1]
                 stages = result.stages
-                # A pass that changed nothing (nothing reported, no stamp differs, not
-                # even one a pass did not report) shares the stage before's copy.
-                unchanged = stages and record.changed is False and stamps_unchanged(m)
-                snapshot = stages[-1].snapshot if unchanged else clone_op(m)
+                # A pass that reported no change, after which every op is as it was at
+                # the last copy (what a pass did not report shows), shares that copy.
+                now = current_stamps(m) if stages and record.changed is False else None
+                if now is not None and now == copied:
+                    snapshot = stages[-1].snapshot
+                else:
+                    snapshot = clone_op(m)
+                    copied = now if now is not None else current_stamps(m)
                 stages.append(Stage(spec, snapshot, record.seconds))
             for hook in self.hooks:
                 hook(spec, m)
