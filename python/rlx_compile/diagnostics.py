@@ -188,8 +188,9 @@ def _body_unchanged(op: Operation) -> bool:
     return _BODY in known and known[_BODY] == reader(op) and known.get(_STAMP) == _stamp(op)
 
 
-def verify_module(module: Operation, context: str | None = None, *, full: bool = False) -> None:
+def verify_module(module: Operation, context: str | None = None, *, full: bool = False) -> bool:
     """Verify ``module``; on failure raise ``VerifyFailure`` naming the first bad op.
+    Returns whether any op differed from its stamp (always True when ``full``).
 
     Only what changed since the last verify is checked unless ``full``: an op whose stamp
     differs from the one it verified with, with its ancestors (a region op's verifier
@@ -200,10 +201,23 @@ def verify_module(module: Operation, context: str | None = None, *, full: bool =
     """
     if full:
         _verify_all(module, context)
-        return
+        return True
     dirty = _Dirty()
     dirty.compare(walk_list(module))
     dirty.verify(context)
+    return bool(dirty.ops)
+
+
+def current_stamps(module: Operation) -> list[tuple[Operation, Stamp]]:
+    """Every op of ``module`` in walk order with its stamp as it is now: two lists that
+    compare equal show no op added, removed, moved or changed in what a stamp sees."""
+    return [(op, _stamp(op)) for op in walk_list(module)]
+
+
+def stamps_unchanged(module: Operation) -> bool:
+    """Whether every op of ``module`` has the stamp it last verified with (what the
+    incremental verify would find nothing to check in); nothing is verified."""
+    return all(op.__dict__.get(_STAMP) == _stamp(op) for op in walk_list(module))
 
 
 def _verify_all(module: Operation, context: str | None) -> None:

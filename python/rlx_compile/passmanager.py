@@ -41,6 +41,7 @@ from rlx_compile.diagnostics import (
     first_line,
     handle_warnings,
     recording_changes,
+    stamps_unchanged,
     verify_changes,
     verify_module,
 )
@@ -306,6 +307,13 @@ class PassRecord:
     spec: str
     seconds: float
     changed: bool | None = None
+    """Whether the pass changed the module: by its printed text when that is tracked
+    (printing after changes, a reproducer), else as the verify after it saw it (what it
+    reported, ops whose stamp differs); None when not known (no verify, a full one, or
+    one left to the full verify after the last pass)."""
+    skipped: bool = False
+    """Not run: an earlier run of the same pure pass left the module unchanged, and
+    nothing changed since (see ``_Repeats``)."""
 
 
 PassCallback = Callable[[ModulePass, ModuleOp], None]
@@ -334,6 +342,50 @@ def changes_nothing(p: ModulePass) -> bool:
     its class, with ``REPORTS_CHANGES``: a checker such as ``plan-check``). The pass
     manager holds it to that: a change it reports fails it."""
     return reports_changes(p) and bool(getattr(type(p), "CHANGES_NOTHING", False))
+
+
+def pure(p: ModulePass) -> bool:
+    """Whether ``p`` declares itself pure (``PURE = True`` on its class, with
+    ``REPORTS_CHANGES``): what it does is a function of the module and its options
+    alone, and the module is all it changes (no reports, no state kept), so run again on
+    a module it left unchanged, it changes nothing."""
+    return reports_changes(p) and bool(getattr(type(p), "PURE", False))
+
+
+RepeatKey = tuple[type[ModulePass], str]
+
+
+class _Repeats:
+    """Which pure passes need not run again: one whose earlier run (the same class and
+    full spec) changed nothing and warned nothing, when no pass changed anything since
+    and no op differs from its stamp (what a pass changed without reporting it)."""
+
+    def __init__(self) -> None:
+        self.changes = 0
+        """Passes so far that changed the module (or might have)."""
+        self.clean_at: dict[RepeatKey, int] = {}
+        """Pure passes that changed nothing, with ``changes`` when they ran."""
+        self.walked = False
+        """Whether the stamps were found unchanged with no pass run since."""
+
+    def skips(self, key: RepeatKey, module: ModuleOp) -> bool:
+        if self.clean_at.get(key) != self.changes:
+            return False
+        if not self.walked:
+            self.walked = stamps_unchanged(module)
+            if not self.walked:
+                self.changes += 1  # a change no pass reported: no earlier run saw this IR
+                return False
+        return True
+
+    def ran(self, key: RepeatKey | None, changed: bool) -> None:
+        """A pass ran (``key``: a pure one's); ``changed``: it changed the module, or
+        might have, or warned."""
+        self.walked = False
+        if changed:
+            self.changes += 1
+        elif key is not None:
+            self.clean_at[key] = self.changes
 
 
 @dataclass
@@ -372,34 +424,43 @@ class _Verifier:
 
     def after(
         self, module: ModuleOp, index: int, spec: str, short: str, log: ChangeLog | None
-    ) -> None:
+    ) -> bool | None:
         """Verify what pass ``index`` (``spec``, ``short``) changed (``log``: what it
-        reported; None: it is not trusted to, and every op's stamp is compared)."""
+        reported; None: it is not trusted to, and every op's stamp is compared). Returns
+        whether it changed anything: what it reported, or an op whose stamp differs
+        (None when that is not known: nothing verified, everything verified, or its
+        verify deferred)."""
         if self.mode == "off":
-            return
+            return None
+        reported = log is not None and bool(log.ops or log.blocks or log.emptied)
         if (deferred := self.deferred) is not None:  # a pass that changes nothing, after it
             assert log is not None
-            if log.ops or log.blocks or log.emptied:
+            if reported:
                 self.check_deferred(module)
                 raise PassFailure(short, "it changed the IR, though it declares it changes nothing")
             deferred.after.append(short)
-            return
+            return False
         context = f"after pass '{short}'"
         if log is None and self.unwalked:  # what they did not report shows here first
             context += (
                 f"; or a change that an earlier pass ({', '.join(self.unwalked)}) "
                 "did not report: --verify-each=full finds the pass"
             )
+        changed: bool | None = None
         if index == self.defer_at:
             self.deferred = _Deferred(spec, context, log)
         elif log is not None:
             verify_changes(module, log, context)
+            changed = reported
         else:
-            verify_module(module, context, full=self.mode == "full")
+            full = self.mode == "full"
+            differed = verify_module(module, context, full=full)
+            changed = None if full else differed
         if log is None:
             self.unwalked.clear()
         else:
             self.unwalked[short] = None
+        return changed
 
     def check_deferred(self, module: ModuleOp) -> None:
         """The verify a deferred pass left undone, run when the module it left fails
@@ -453,11 +514,16 @@ class PassManager:
         *,
         ctx: Context | None = None,
         callback: PassCallback | None = None,
+        callback_copies_only: bool = False,
     ):
+        """``callback_copies_only``: the callback only copies the module (as a compile's
+        stages do), and nothing reads the copies unless the run succeeds, so the verify
+        after a pass may still be merged with the full one after the last pass."""
         self.passes = list(passes)
         self.inst = instrumentation or Instrumentation()
         self.ctx = ctx or _fresh_context()
         self.callback = callback
+        self.callback_copies_only = callback_copies_only
         self.records: list[PassRecord] = []
         self.warnings: list[PassWarning] = []
 
@@ -480,15 +546,26 @@ class PassManager:
             inst.dump_dir.mkdir(parents=True, exist_ok=True)
             self._dump(0, "input", print_module(module), None)
         text_before = print_module(module) if track_text else None
-        observed = (
-            track_text
-            or self.callback is not None
-            or inst.print_after_all
-            or inst.dump_dir is not None
-        )
+        printed = track_text or inst.print_after_all or inst.dump_dir is not None
+        observed = printed or (self.callback is not None and not self.callback_copies_only)
         verifier = _Verifier(self, mode, observed)
+        # A pure pass with nothing new to see is not run again (the second cleanup round,
+        # after a fuse that fused nothing), unless the passes' IR or times are printed;
+        # the callback still sees the module after it.
+        repeats = (
+            _Repeats()
+            if mode == "changed" and not (printed or inst.print_before_all or inst.timing)
+            else None
+        )
         for index, p in enumerate(self.passes, start=1):
             spec = pass_spec(p, full=True)
+            key: RepeatKey | None = (type(p), spec) if repeats is not None and pure(p) else None
+            if key is not None and repeats is not None and repeats.skips(key, module):
+                self.records.append(PassRecord(spec, 0.0, False, skipped=True))
+                if self.callback is not None:
+                    self.callback(p, module)
+                continue
+            warned = len(self.warnings)
             if inst.print_before_all:
                 self._print(f"// -----// IR Dump Before {spec} //----- //", module)
             start = time.perf_counter()
@@ -509,14 +586,16 @@ class PassManager:
                 self._fail(p, index, module, text_before, *failure)
             seconds = time.perf_counter() - start
             try:
-                verifier.after(module, index, spec, pass_spec(p), log)
+                changed_ir = verifier.after(module, index, spec, pass_spec(p), log)
             except Exception:
                 if inst.print_after_failure:
                     self._print(f"// -----// IR Dump After {spec} Failed //----- //", module)
                 self._write_reproducer(p, index, text_before)
                 raise
+            if repeats is not None:
+                repeats.ran(key, changed_ir is not False or len(self.warnings) > warned)
             text_after = print_module(module) if track_text or inst.dump_dir else None
-            changed = None if text_before is None else text_after != text_before
+            changed = changed_ir if text_before is None else text_after != text_before
             self.records.append(PassRecord(spec, seconds, changed))
             if inst.print_after_all or (inst.print_after_change and changed):
                 self._print(f"// -----// IR Dump After {spec} //----- //", module)

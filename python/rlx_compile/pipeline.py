@@ -23,10 +23,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 from rlx_compile import env
-from rlx_compile.diagnostics import PassWarning, RlxError, verified_clone
+from rlx_compile.diagnostics import (
+    PassWarning,
+    RlxError,
+    Stamp,
+    current_stamps,
+    verified_clone,
+)
 from rlx_compile.dialects import lir
 from rlx_compile.dialects.common import kept_weights
 from rlx_compile.dialects.construct import clone_op
@@ -297,12 +304,23 @@ class Stage:
     """The module right after one pass."""
 
     pass_spec: str
-    module: ModuleOp
+    snapshot: ModuleOp = field(repr=False)
+    """A copy of the module right after the pass, shared by the stages in a row whose
+    passes changed nothing (the same IR); never handed out, never changed."""
     seconds: float
+    _module: ModuleOp | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def module(self) -> ModuleOp:
+        """The module right after the pass: this stage's own copy, made when first asked
+        (most stages are never looked at)."""
+        if self._module is None:
+            self._module = clone_op(self.snapshot)
+        return self._module
 
     @property
     def text(self) -> str:
-        return print_module(self.module)
+        return print_module(self.snapshot if self._module is None else self._module)
 
 
 @dataclass
@@ -520,18 +538,38 @@ class CompilePipeline:
             input=module, module=work, pipeline=self.pipeline, options=self.options
         )
 
+        copied: list[tuple[Operation, Stamp]] = []
+        """The ops with their stamps when the last stage's copy was made."""
+
         def after_pass(p: ModulePass, m: ModuleOp) -> None:
+            nonlocal copied
             spec = pass_spec(p)
             if self.options.keep_stages:
-                result.stages.append(Stage(spec, clone_op(m), pm.records[-1].seconds))
+                record = pm.records[-1]
+                stages = result.stages
+                # A pass that reported no change, after which every op is as it was at
+                # the last copy (what a pass did not report shows), shares that copy.
+                now = current_stamps(m) if stages and record.changed is False else None
+                if now is not None and now == copied:
+                    snapshot = stages[-1].snapshot
+                else:
+                    snapshot = clone_op(m)
+                    copied = now if now is not None else current_stamps(m)
+                stages.append(Stage(spec, snapshot, record.seconds))
             for hook in self.hooks:
                 hook(spec, m)
 
         inst = Instrumentation(verify_each=self.options.verify_each)
-        # Without stages or hooks nothing looks at the module between passes (which lets
-        # the pass manager merge verifies: see PassManager).
+        # Without hooks nothing looks at the module between passes: stages copy it, and
+        # the copies are seen only if the compile succeeds (which lets the pass manager
+        # merge verifies: see PassManager).
         observed = self.options.keep_stages or self.hooks
-        pm = PassManager(self._passes, inst, callback=after_pass if observed else None)
+        pm = PassManager(
+            self._passes,
+            inst,
+            callback=after_pass if observed else None,
+            callback_copies_only=not self.hooks,
+        )
         from rlx_compile.fusion.report import FusionReport  # loaded with the fuse pass
 
         with collect_reports() as reports, self._calibration_scope(result):

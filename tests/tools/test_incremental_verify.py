@@ -35,6 +35,7 @@ from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import ShapedOp
 from rlx_compile.passmanager import Instrumentation, PassManager, parse_pipeline
 from rlx_compile.pipeline import CompileError, CompilePipeline
+from rlx_compile.transforms import RLX_PASSES
 
 
 def module() -> ModuleOp:
@@ -509,6 +510,18 @@ def test_the_pass_before_those_that_change_nothing_is_verified_once(
     run = PassManager([mutate(tag_relu), quiet()], callback=lambda p, m: None)
     run.run(observed)
     assert len(seen) == sum(1 for _ in observed.walk()) + 1  # the relu after the first pass
+    copied = module()  # a callback that only copies the module (stages) merges them still
+    verify_module(copied)
+    seen.clear()
+    copies: list[ModuleOp] = []
+    run = PassManager(
+        [mutate(tag_relu), quiet()],
+        callback=lambda p, m: copies.append(m.clone()),
+        callback_copies_only=True,
+    )
+    run.run(copied)
+    assert sorted(seen) == sorted(op.name for op in copied.walk())
+    assert len(copies) == 2
 
 
 @pytest.mark.parametrize("observed", [False, True])
@@ -524,6 +537,24 @@ def test_a_merged_verify_still_names_the_pass_that_broke_the_ir(observed: bool) 
             "(after pass 'mutate'; or a change that a later pass (quiet) did not report: "
             "--verify-each=full finds the pass)"
         )
+
+
+@pytest.mark.parametrize("hooked", [False, True])
+def test_a_compile_keeping_stages_names_the_pass_that_broke_the_ir(
+    hooked: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stages only copy the module (its verify merged with the full one); a hook reads it
+    (verified before it runs): either way the pass is named."""
+    corrupt = type(mutate(corrupt_result_type))
+    monkeypatch.setattr(corrupt, "name", "corrupt-relu-type")
+    monkeypatch.setitem(RLX_PASSES, "corrupt-relu-type", lambda: corrupt)
+    seen: list[str] = []
+    hooks = [lambda spec, m: seen.append(spec)] if hooked else []
+    pipe = CompilePipeline(pipeline="builtin.module(cse,corrupt-relu-type)", inspect=hooks)
+    with pytest.raises(VerifyFailure) as err:
+        pipe.compile(module())
+    assert "(after pass 'corrupt-relu-type'" in err.value.line()
+    assert seen == (["cse"] if hooked else [])  # no hook sees IR that does not verify
 
 
 def test_a_merged_verify_still_reports_what_no_stamp_shows_after_the_pipeline() -> None:

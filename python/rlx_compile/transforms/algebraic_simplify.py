@@ -567,6 +567,7 @@ class AlgebraicSimplifyPass(ModulePass):
 
     name = "algebraic-simplify"
     REPORTS_CHANGES: ClassVar[bool] = True
+    PURE: ClassVar[bool] = True
 
     assume_finite: bool = False
     """Also rewrite float x·0 to 0 (exact only when x holds no NaN or infinity)."""

@@ -41,6 +41,7 @@ class ConstantFoldPass(KnownValuesPass):
 
     name = "constant-fold"
     REPORTS_CHANGES: ClassVar[bool] = True
+    PURE: ClassVar[bool] = True
 
     def run_block(self, block: Block) -> bool:
         if any(op.regions for op in block.ops):

@@ -198,6 +198,7 @@ class CSEPass(ModulePass):
 
     name = "cse"
     REPORTS_CHANGES: ClassVar[bool] = True
+    PURE: ClassVar[bool] = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for graph in func_graphs(op):

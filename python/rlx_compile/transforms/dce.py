@@ -39,6 +39,7 @@ class DCEPass(ModulePass):
 
     name = "dce"
     REPORTS_CHANGES: ClassVar[bool] = True
+    PURE: ClassVar[bool] = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         listener = change_listener()

@@ -46,6 +46,7 @@ class SCCPPass(KnownValuesPass):
 
     name = "sccp"
     REPORTS_CHANGES: ClassVar[bool] = True
+    PURE: ClassVar[bool] = True
 
     def run_block(self, block: Block) -> bool:
         return propagate_block(block, self.max_elements)
