@@ -364,6 +364,13 @@ NATIVE = {
     "resize-10 linear": model(
         [_node("Resize", ["x", "s"], mode="linear")], {"x": (F, [1, 2, 3, 4])}, ["y"], 10,
         {"s": np.array([1, 1, 2, 2], np.float32)}),
+    "slice-9 starts and ends": model(
+        [_node("Slice", ["x"], ["s"], starts=[1, 0], ends=[3, -1]), _node("Relu", ["s"])],
+        {"x": (F, [4, 5])}, ["y"], 9),
+    "slice-1 with axes, twice": model(
+        [_node("Slice", ["x"], ["s"], starts=[1], ends=[100], axes=[-1]),
+         _node("Slice", ["s"], axes=[0, 2], starts=[0, 1], ends=[1, 3])],
+        {"x": (F, [2, 3, 4])}, ["y"], 7),
     "densenet121 (unsqueeze-1)": _light("light_densenet121"),
     "squeezenet (dropout-7, softmax-1 on a 4-D input)": _light("light_squeezenet"),
 }  # fmt: skip

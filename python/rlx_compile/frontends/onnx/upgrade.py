@@ -318,6 +318,26 @@ def _pads_as_inputs(node: NodeProto, at: _Adapting) -> bool:
     return True
 
 
+def _ranges_as_inputs(node: NodeProto, at: _Adapting) -> bool:
+    """``Slice_9_10``: the starts, ends and (when given) axes attributes become int64
+    operands, in that order."""
+    given = {a.name: a for a in node.attribute}
+    if len(given) < len(node.attribute) or len(node.input) != 1:
+        return False  # the converter says what it makes of a malformed Slice-1
+    if "starts" not in given or "ends" not in given:
+        return False
+    names = [n for n in ("starts", "ends", "axes") if n in given]
+    if any(given[n].type != AttributeProto.INTS for n in names):
+        return False
+    for name in names:
+        ints = given[name].ints
+        operand = onnx.TensorProto(data_type=onnx.TensorProto.INT64, dims=[len(ints)])
+        operand.int64_data.extend(ints)
+        node.attribute.remove(given[name])
+        at.operand(node, operand)
+    return True
+
+
 def _roi_before_scales(node: NodeProto, at: _Adapting) -> bool:
     """``Resize_10_11``: the scales move to the third operand. The converter puts a
     Constant roi of [0]*rank + [1]*rank second, read only by ``tf_crop_and_resize``, which
@@ -337,6 +357,7 @@ ADAPTERS: dict[tuple[str, int], Adapter] = {
     ("Dropout", 12): _ratio_as_input,
     ("BatchNormalization", 9): _spatial_dropped,
     ("Pad", 11): _pads_as_inputs,
+    ("Slice", 10): _ranges_as_inputs,
     ("Resize", 11): _roi_before_scales,
 }
 """``(op, v)`` -> the step ``v - 1 -> v`` of the version converter for ``op``, done here as
