@@ -25,7 +25,12 @@ from rlx_compile.folding import (
     fold,
 )
 from rlx_compile.frontends.onnx import import_model
-from rlx_compile.frontends.onnx.context import _ATTR_READERS, tensor_to_array, typed_skeleton
+from rlx_compile.frontends.onnx.context import (
+    _ATTR_READERS,
+    NodeContext,
+    tensor_to_array,
+    typed_skeleton,
+)
 from rlx_compile.frontends.onnx.importer import _holds_external_data, load, name_loc
 from rlx_compile.frontends.onnx.ops import resize
 from rlx_compile.ir import print_module
@@ -79,6 +84,28 @@ def test_attributes_read_as_get_attribute_value_reads_them(attr: AttributeProto)
         value = [v.decode() if isinstance(v, bytes) else v for v in value]
     got = _ATTR_READERS[attr.type](attr)
     assert got == value and type(got) is type(value)
+
+
+@pytest.mark.parametrize("size", [0, 1, 7, 300])
+@pytest.mark.parametrize("dtype", [np.int64, np.float32, np.float64])
+def test_attribute_arrays_read_as_attr_reads_them(size: int, dtype: type[np.generic]) -> None:
+    """``attr_array`` (NumPy straight from the repeated field) against ``np.asarray`` of
+    ``attr``, for INTS, FLOATS and a scalar, on random values."""
+    ints = RNG.integers(-(2**62), 2**62, size).tolist()
+    floats = (RNG.standard_normal(size) * 1e3).astype(np.float32).tolist()
+    node = helper.make_node("Custom", ["x"], ["y"], one=2.5)
+    node.attribute.extend([
+        helper.make_attribute("ints", ints, attr_type=AttributeProto.INTS),
+        helper.make_attribute("floats", floats, attr_type=AttributeProto.FLOATS),
+    ])  # fmt: skip
+    ctx = NodeContext(None, node, "n", 1, None, "Custom", ["x"], ["y"])  # type: ignore[arg-type]
+    for name in ("ints", "floats", "one"):
+        got = ctx.attr_array(name, dtype)
+        expected = np.asarray(ctx.attr(name), dtype)
+        assert got is not None and got.dtype == expected.dtype and got.shape == expected.shape
+        assert got.tobytes() == expected.tobytes()
+    assert ctx.attr_array("absent", dtype) is None
+    assert ctx.used_attrs == {"ints", "floats", "one", "absent"}
 
 
 def _reshape_of_constant(array: np.ndarray, shape: list[int]) -> mir.ReshapeOp:
