@@ -24,7 +24,7 @@ from rlx_compile.folding import (
     constant_value,
     fold,
 )
-from rlx_compile.frontends.onnx import import_model
+from rlx_compile.frontends.onnx import import_model, importer
 from rlx_compile.frontends.onnx.context import (
     _ATTR_READERS,
     NodeContext,
@@ -309,3 +309,42 @@ def test_data_propagation_only_from_a_shape_or_size_node(monkeypatch: pytest.Mon
         assert asked == [propagates]
         (out,) = [op for op in module.walk() if isinstance(op, mir.ReshapeOp)]
         assert out.results[0].type == TensorType([6, 4], DType.F32)
+
+
+def _linear_regressor(value_info: bool) -> onnx.ModelProto:
+    """A one-node scikit-learn style model: LinearRegressor has no inference function."""
+    node = helper.make_node("LinearRegressor", ["x"], ["y"], domain="ai.onnx.ml",
+                            coefficients=[0.5, -1.0, 2.0, 0.25], intercepts=[0.1])  # fmt: skip
+    scaled = helper.make_node("Scaler", ["y"], ["z"], domain="ai.onnx.ml", scale=[2.0],
+                              offset=[0.5])  # fmt: skip
+    graph = helper.make_graph(
+        [node, scaled], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, [3, 1])],
+        value_info=[helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 1])] if value_info
+        else [],
+    )  # fmt: skip
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 1)]
+    return helper.make_model(graph, opset_imports=opsets)
+
+
+@pytest.mark.parametrize("value_info", [False, True])
+def test_shape_inference_skipped_only_where_it_adds_nothing(
+    value_info: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A graph whose ops infer nothing skips ONNX shape inference: the importer reads
+    the same shapes as when it runs (none); declared value_info, which inference keeps,
+    makes it run."""
+    model = _linear_regressor(value_info)
+    assert importer._inference_adds_nothing(model) is not value_info
+
+    def inferred() -> dict[str, object]:
+        imp = importer.Importer(model, {}, "params", {}, "main")
+        imp._infer_shapes(model, imp._add_inputs(model.graph))
+        return {name: shape for name, shape in imp.inferred.items() if shape is not None}
+
+    fast = inferred()
+    monkeypatch.setattr(importer, "_inference_adds_nothing", lambda m: False)
+    assert fast == inferred()
+    assert bool(fast) is value_info
+    assert importer._op_infers_nothing("", "Relu", 17) is False
+    assert importer._op_infers_nothing("", "NoSuchOp", 17) is False
