@@ -21,18 +21,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar, cast
 
+from immutabledict import immutabledict
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
     FileLineColLoc,
+    FunctionType,
     IntAttr,
     ModuleOp,
     NameLoc,
     StringAttr,
 )
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.parser import Parser
 from xdsl.parser.generic_parser import ParserState
 from xdsl.printer import Printer
@@ -291,7 +293,36 @@ def output_names(graph: Operation) -> list[str]:
 
 
 def set_output_names(graph: func.FuncOp, names: list[str]) -> None:
-    graph.res_attrs = ArrayAttr([DictionaryAttr({OUTPUT_NAME_ATTR: StringAttr(n)}) for n in names])
+    graph.res_attrs = unverified(
+        ArrayAttr,
+        data=tuple(
+            unverified(DictionaryAttr, data=immutabledict({OUTPUT_NAME_ATTR: StringAttr(n)}))
+            for n in names
+        ),
+    )
+
+
+AttrT = TypeVar("AttrT", bound=Attribute)
+
+
+def unverified(cls: type[AttrT], **fields: object) -> AttrT:
+    """``cls`` with its fields (parameters, or a data attribute's ``data``) set as given,
+    without xDSL's generic construction and verification (a tenth of a small model's
+    import): for attributes whose fields have the types the definition requires by
+    construction, so nothing is left to verify. Equal to what ``cls(...)`` makes."""
+    attr = object.__new__(cls)
+    attr.__dict__.update(fields)  # what the frozen dataclass's object.__setattr__ writes
+    return attr
+
+
+def function_type(inputs: Sequence[Attribute], outputs: Sequence[Attribute]) -> FunctionType:
+    """``FunctionType.from_lists(inputs, outputs)`` (``unverified``: the types are the
+    types of values)."""
+    return unverified(
+        FunctionType,
+        inputs=unverified(ArrayAttr, data=tuple(inputs)),
+        outputs=unverified(ArrayAttr, data=tuple(outputs)),
+    )
 
 
 def weight_values(ops: Iterable[Operation]) -> set[SSAValue]:
@@ -377,7 +408,7 @@ def graph_params(graph: Operation) -> list[Leaf]:
 def sync_function_type(graph: func.FuncOp) -> None:
     """Make a graph function's declared type follow its return and block arguments."""
     ret = graph_terminator(graph)
-    graph.function_type = builtin.FunctionType.from_lists(
+    graph.function_type = function_type(
         [a.type for a in graph_block(graph).args], [v.type for v in ret.operands]
     )
 

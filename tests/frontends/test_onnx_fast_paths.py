@@ -12,7 +12,15 @@ import numpy as np
 import onnx
 import pytest
 from onnx import AttributeProto, TensorProto, helper, numpy_helper
-from xdsl.dialects.builtin import UNKNOWN_LOC, NameLoc, StringAttr
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    UNKNOWN_LOC,
+    ArrayAttr,
+    DictionaryAttr,
+    FunctionType,
+    NameLoc,
+    StringAttr,
+)
 from xdsl.ir import Block
 
 from rlx_compile.dialects import mir
@@ -33,7 +41,12 @@ from rlx_compile.frontends.onnx.context import (
 )
 from rlx_compile.frontends.onnx.importer import _holds_external_data, load, name_loc
 from rlx_compile.frontends.onnx.ops import resize
-from rlx_compile.ir import print_module
+from rlx_compile.ir import (
+    OUTPUT_NAME_ATTR,
+    function_type,
+    print_module,
+    set_output_names,
+)
 
 RNG = np.random.default_rng(0)
 
@@ -244,6 +257,25 @@ def test_node_locations_are_xdsl_name_locations() -> None:
     expected = NameLoc(StringAttr(name), UNKNOWN_LOC)
     assert loc == expected and hash(loc) == hash(expected)
     assert str(loc) == str(expected)
+
+
+@pytest.mark.parametrize("outputs", [0, 1, 3])
+def test_unverified_attributes_are_what_xdsl_builds(outputs: int) -> None:
+    """``function_type`` and ``set_output_names`` (``unverified``) against xDSL's own
+    construction: equal, hashed alike, printed alike."""
+    types = [TensorType((2, 3 + i), DType.F32) for i in range(outputs)]
+    inputs = [TensorType((4,), DType.I64)]
+    for got, expected in [
+        (function_type(inputs, types), FunctionType.from_lists(inputs, types)),
+        (function_type([], types), FunctionType.from_lists([], types)),
+    ]:
+        assert got == expected and hash(got) == hash(expected) and str(got) == str(expected)
+    names = [f"out_{i}" for i in range(outputs)]
+    graph = func.FuncOp("g", FunctionType.from_lists([], types))
+    set_output_names(graph, names)
+    expected_attrs = ArrayAttr([DictionaryAttr({OUTPUT_NAME_ATTR: StringAttr(n)}) for n in names])
+    assert graph.res_attrs == expected_attrs and str(graph.res_attrs) == str(expected_attrs)
+    assert hash(graph.res_attrs) == hash(expected_attrs)
 
 
 @pytest.mark.parametrize("attributes", [False, True])

@@ -31,7 +31,7 @@ import onnx.external_data_helper
 import onnx.inliner
 import onnx.shape_inference
 from xdsl.dialects import func
-from xdsl.dialects.builtin import UNKNOWN_LOC, FunctionType, ModuleOp, NameLoc, StringAttr
+from xdsl.dialects.builtin import UNKNOWN_LOC, ModuleOp, NameLoc, StringAttr
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
@@ -82,6 +82,7 @@ from rlx_compile.frontends.onnx.upgrade import Upgrade, schema_since, upgrade_mo
 from rlx_compile.ir import (
     erase_unused,
     fewer_collections,
+    function_type,
     graph_params,
     location_str,
     main_graph,
@@ -1086,9 +1087,11 @@ class Importer:
         )
         # Its type is what sync_function_type would give: the graph takes no block arguments.
         assert not self.block.args
-        function_type = FunctionType.from_lists([], [v.type for v in outs])
         graph_op = func.FuncOp.create(
-            properties={"sym_name": StringAttr(self.graph_name), "function_type": function_type},
+            properties={
+                "sym_name": StringAttr(self.graph_name),
+                "function_type": function_type([], [v.type for v in outs]),
+            },
             regions=[Region(self.block)],
         )
         set_output_names(graph_op, names)
