@@ -25,6 +25,7 @@ from immutabledict import immutabledict
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
 from xdsl.dialects.builtin import (
+    UNKNOWN_LOC,
     ArrayAttr,
     DictionaryAttr,
     FileLineColLoc,
@@ -34,7 +35,7 @@ from xdsl.dialects.builtin import (
     NameLoc,
     StringAttr,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.parser import Parser
 from xdsl.parser.generic_parser import ParserState
 from xdsl.printer import Printer
@@ -44,6 +45,7 @@ from xdsl.utils.lexer import Input
 from xdsl.utils.mlir_lexer import MLIRLexer
 
 from rlx_compile.dialects import RLX_DIALECTS
+from rlx_compile.dialects.construct import init_fields, link_operands, new_results, op_class_info
 from rlx_compile.dialects.traits import is_leaf, is_weight_leaf
 from rlx_compile.dialects.types import TensorType
 
@@ -313,6 +315,30 @@ def unverified(cls: type[AttrT], **fields: object) -> AttrT:
     attr = object.__new__(cls)
     attr.__dict__.update(fields)  # what the frozen dataclass's object.__setattr__ writes
     return attr
+
+
+def new_op(
+    cls: type[T],
+    operands: Sequence[SSAValue] = (),
+    properties: dict[str, Attribute] | None = None,
+    regions: Sequence[Region] = (),
+) -> T:
+    """``cls.create(operands=..., properties=..., regions=...)`` of an op without results,
+    attributes or successors (a graph's return, function and module), by ``construct``'s
+    steps: the same fields, without xDSL's generic setters (a tenth of a one-node
+    model's import). A class with a ``__post_init__`` of its own takes ``create``, which
+    runs it after the regions are added."""
+    if op_class_info(cls).own_post_init:
+        return cls.create(operands=operands, properties=properties or {}, regions=regions)
+    op = object.__new__(cls)
+    link_operands(op, operands)
+    init_fields(op, new_results(op, ()), dict(properties or {}), {}, UNKNOWN_LOC)
+    for region in regions:  # Operation.add_region's steps
+        if region.parent is not None:
+            raise ValueError("Cannot add region that is already attached on an operation.")
+        op.regions += (region,)
+        region.parent = op
+    return op
 
 
 def function_type(inputs: Sequence[Attribute], outputs: Sequence[Attribute]) -> FunctionType:

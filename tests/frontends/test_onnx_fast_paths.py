@@ -6,7 +6,9 @@ skeleton that gives large Constant nodes by type alone."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -18,10 +20,11 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
     FunctionType,
+    ModuleOp,
     NameLoc,
     StringAttr,
 )
-from xdsl.ir import Block
+from xdsl.ir import Block, Operation, Region
 
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.types import DType, TensorType
@@ -44,6 +47,7 @@ from rlx_compile.frontends.onnx.ops import resize
 from rlx_compile.ir import (
     OUTPUT_NAME_ATTR,
     function_type,
+    new_op,
     print_module,
     set_output_names,
 )
@@ -276,6 +280,34 @@ def test_unverified_attributes_are_what_xdsl_builds(outputs: int) -> None:
     expected_attrs = ArrayAttr([DictionaryAttr({OUTPUT_NAME_ATTR: StringAttr(n)}) for n in names])
     assert graph.res_attrs == expected_attrs and str(graph.res_attrs) == str(expected_attrs)
     assert hash(graph.res_attrs) == hash(expected_attrs)
+
+
+def test_new_op_builds_what_create_builds() -> None:
+    """``new_op`` against xDSL's ``create`` for the ops that end an imported graph: the
+    same fields, operand uses and region links (a module whose graph returns two
+    values, printed generically)."""
+    t = TensorType((2,), DType.F32)
+
+    def build(make: Callable[..., Operation]) -> str:
+        block = Block(arg_types=[t, t])
+        block.add_op(make(func.ReturnOp, operands=list(block.args)))
+        props = {"sym_name": StringAttr("g"), "function_type": function_type([t, t], [t, t])}
+        graph = make(func.FuncOp, properties=props, regions=[Region(block)])
+        assert block.args[0].first_use is not None and block.last_op is not None
+        assert list(block.last_op.operands) == list(block.args) and graph.body.block is block
+        module = make(ModuleOp, regions=[Region(Block([graph]))])
+        module.verify()
+        assert graph.parent_op() is module and module.regions[0].parent is module
+        return print_module(module, generic=True)
+
+    def create(cls: type[Operation], **kwargs: Any) -> Operation:
+        return cls.create(**kwargs)
+
+    assert build(new_op) == build(create)
+    with pytest.raises(ValueError, match="already attached"):
+        region = Region(Block())
+        new_op(ModuleOp, regions=[region])
+        new_op(ModuleOp, regions=[region])
 
 
 @pytest.mark.parametrize("attributes", [False, True])

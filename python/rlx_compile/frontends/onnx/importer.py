@@ -86,6 +86,7 @@ from rlx_compile.ir import (
     graph_params,
     location_str,
     main_graph,
+    new_op,
     set_output_names,
 )
 
@@ -1076,9 +1077,9 @@ class Importer:
                     )
             outs.append(v)
             names.append(vi.name)
-        # The graph's ops by ``create``: what their constructors make, without xDSL's
-        # generic argument building (a tenth of a one-node model's import).
-        self.block.add_op(func.ReturnOp.create(operands=outs))
+        # The graph's ops by ``new_op``: what ``create`` makes, without xDSL's generic
+        # setters (``create`` itself skips their constructors' argument building).
+        self.block.add_op(new_op(func.ReturnOp, outs))
         # Folded shape arithmetic and unused initializers go; graph inputs are the
         # signature, they stay.
         ret = self.block.last_op
@@ -1087,7 +1088,8 @@ class Importer:
         )
         # Its type is what sync_function_type would give: the graph takes no block arguments.
         assert not self.block.args
-        graph_op = func.FuncOp.create(
+        graph_op = new_op(
+            func.FuncOp,
             properties={
                 "sym_name": StringAttr(self.graph_name),
                 "function_type": function_type([], [v.type for v in outs]),
@@ -1095,7 +1097,7 @@ class Importer:
             regions=[Region(self.block)],
         )
         set_output_names(graph_op, names)
-        module = ModuleOp.create(regions=[Region(Block([graph_op]))])
+        module = new_op(ModuleOp, regions=[Region(Block([graph_op]))])
         record_outputs(module, specs)
         # The initializers that became params stay with the module, shared by its copies.
         kept = {leaf.name for leaf in graph_params(graph_op)}
