@@ -45,7 +45,13 @@ from xdsl.utils.lexer import Input
 from xdsl.utils.mlir_lexer import MLIRLexer
 
 from rlx_compile.dialects import RLX_DIALECTS
-from rlx_compile.dialects.construct import init_fields, link_operands, new_results, op_class_info
+from rlx_compile.dialects.construct import (
+    init_fields,
+    link_operands,
+    new_results,
+    op_class_info,
+    unlink_unchecked,
+)
 from rlx_compile.dialects.traits import is_leaf, is_weight_leaf
 from rlx_compile.dialects.types import TensorType
 
@@ -404,6 +410,15 @@ def erase_unused(
         recheck.clear()
         sweep(pending, full=False)
     return [op for i, op in enumerate(left) if i not in erased]
+
+
+def erase_unread(op: Operation) -> None:
+    """``Rewriter.erase_op`` of an op in a block whose results nobody reads (as
+    ``erase_unused`` erases them, where no rewrite driver hears of it): unlinked, its
+    operand uses dropped (those of the ops in its regions too). Its results stay as they
+    are: xDSL would replace their uses, of which there are none, with erased values."""
+    unlink_unchecked(op)
+    op.drop_all_references()
 
 
 @dataclass(frozen=True)

@@ -80,6 +80,7 @@ from rlx_compile.frontends.onnx.symbolic import (
 )
 from rlx_compile.frontends.onnx.upgrade import Upgrade, schema_since, upgrade_model, walk
 from rlx_compile.ir import (
+    erase_unread,
     erase_unused,
     fewer_collections,
     function_type,
@@ -1084,7 +1085,8 @@ class Importer:
         # signature, they stay.
         ret = self.block.last_op
         erase_unused(
-            op for op in self.block.ops if op is not ret and not isinstance(op, mir.InputOp)
+            (op for op in self.block.ops if op is not ret and not isinstance(op, mir.InputOp)),
+            erase_unread,
         )
         # Its type is what sync_function_type would give: the graph takes no block arguments.
         assert not self.block.args
