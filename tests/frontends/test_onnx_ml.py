@@ -407,6 +407,23 @@ def test_tree_ensemble_regressor_refuses_unknown_node_modes() -> None:
         import_model(model)
 
 
+@pytest.mark.parametrize("missing", ["true", "false", "both"])
+def test_tree_ensemble_regressor_names_the_first_missing_successor(missing: str) -> None:
+    """A successor naming no node is refused, the true successors searched first."""
+    cols = random_trees(2, 1, seed=4)
+    branches = [i for i, m in enumerate(cols["modes"]) if m != "LEAF"]
+    if missing in ("true", "both"):
+        cols["true"][branches[-1]] = 900
+    if missing in ("false", "both"):
+        cols["false"][branches[0]] = 901
+    model = ml_model("TreeEnsembleRegressor", regressor_attrs(cols, 1),
+                     [("Y", TensorProto.FLOAT, [N, 1])])  # fmt: skip
+    node = 901 if missing == "false" else 900
+    tree = cols["treeids"][branches[0] if missing == "false" else branches[-1]]
+    with pytest.raises(OnnxImportError, match=f"a node names missing node {node} of tree {tree}$"):
+        import_model(model)
+
+
 @pytest.mark.parametrize("post", ["NONE", "LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO", "PROBIT"])
 def test_tree_ensemble_regressor_post_transform(post: str) -> None:
     cols = random_trees(3, 3, seed=5, positive=post == "PROBIT")

@@ -296,11 +296,18 @@ class _OldForest:
         # Branches and leaves numbered apart, in node order.
         slot = np.where(is_leaf, np.cumsum(is_leaf) - 1, np.cumsum(~is_leaf) - 1)
         branches = np.flatnonzero(~is_leaf)
-        successors = []
+        # Each node as the forest's tables name it: a branch index or -1 - leaf.
+        encoded = np.where(is_leaf, -1 - slot, slot)
+        # The true successors, then the false ones: one search (the first missing one
+        # named, in that order).
         branch_trees = tree_ids[branches]
-        for ids in (true_ids, false_ids):
-            k = keys.find(branch_trees, ids[branches], "a node")
-            successors.append(np.where(is_leaf[k], -1 - slot[k], slot[k]))
+        k = keys.find(
+            np.concatenate((branch_trees, branch_trees)),
+            np.concatenate((true_ids[branches], false_ids[branches])),
+            "a node",
+        )
+        successors = encoded[k]
+        true_next, false_next = successors[: len(branches)], successors[len(branches) :]
         # A tree starts where the tree id changes (onnxruntime's reading).
         roots = _run_starts(tree_ids)
         track_arr = None
@@ -333,10 +340,9 @@ class _OldForest:
         self.has = np.zeros((leaves, outputs), bool)
         self.has[leaf, target] = True
         self.forest = topological(mir.Forest(
-            roots=np.where(is_leaf[roots], -1 - slot[roots], slot[roots]),
-            features=feature_ids[branches], modes=modes[branches],
-            splits=values[branches].astype(np.float64), true_next=successors[0],
-            false_next=successors[1], leaf_starts=np.concatenate([[0], np.cumsum(counts)]),
+            roots=encoded[roots], features=feature_ids[branches], modes=modes[branches],
+            splits=values[branches].astype(np.float64), true_next=true_next,
+            false_next=false_next, leaf_starts=np.concatenate([[0], np.cumsum(counts)]),
             leaf_targets=target, leaf_weights=weight.astype(np.float64), missing_true=track_arr,
         ))  # fmt: skip
 
