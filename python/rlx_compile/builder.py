@@ -53,7 +53,7 @@ def named(value: SSAValue, name: str) -> SSAValue:
     hint = name if _PLAIN_NAME.fullmatch(name) else _NOT_NAME_CHAR.sub("_", name)
     if not hint or hint[0].isdigit():
         hint = f"v_{hint}"
-    # What the name_hint setter stores, without its checks (a third of a node's naming):
+    # What the name_hint setter stores, without its checks (most of naming a value):
     # a hint of [A-Za-z0-9_] not starting with a digit is valid, and the setter drops a
     # trailing _<digits>.
     stem = hint.rstrip("0123456789")

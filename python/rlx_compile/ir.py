@@ -315,8 +315,8 @@ AttrT = TypeVar("AttrT", bound=Attribute)
 
 def unverified(cls: type[AttrT], **fields: object) -> AttrT:
     """``cls`` with its fields (parameters, or a data attribute's ``data``) set as given,
-    without xDSL's generic construction and verification (a tenth of a small model's
-    import): for attributes whose fields have the types the definition requires by
+    without xDSL's generic construction and verification (a function type: 6 us
+    instead of 1): for attributes whose fields have the types the definition requires by
     construction, so nothing is left to verify. Equal to what ``cls(...)`` makes."""
     attr = object.__new__(cls)
     attr.__dict__.update(fields)  # what the frozen dataclass's object.__setattr__ writes
@@ -331,9 +331,9 @@ def new_op(
 ) -> T:
     """``cls.create(operands=..., properties=..., regions=...)`` of an op without results,
     attributes or successors (a graph's return, function and module), by ``construct``'s
-    steps: the same fields, without xDSL's generic setters (a tenth of a one-node
-    model's import). A class with a ``__post_init__`` of its own takes ``create``, which
-    runs it after the regions are added."""
+    steps: the same fields, without xDSL's generic setters (more than half the cost of
+    these ops). A class with a ``__post_init__`` of its own takes ``create``, which runs
+    it after the regions are added."""
     if op_class_info(cls).own_post_init:
         return cls.create(operands=operands, properties=properties or {}, regions=regions)
     op = object.__new__(cls)

@@ -350,7 +350,7 @@ def _inference_adds_nothing(model: onnx.ModelProto) -> bool:
     """Whether ONNX shape inference would give the importer no shape: the graph declares
     no value_info (inference keeps it), has no local functions, and no node's op infers
     anything (``_op_infers_nothing``). A one-node scikit-learn model of LinearRegressor
-    or TreeEnsembleRegressor-1 then skips it (a quarter of its import)."""
+    or TreeEnsembleRegressor-1 then skips it (a fifth of its import)."""
     graph = model.graph
     if len(graph.value_info) or len(model.functions):
         return False
