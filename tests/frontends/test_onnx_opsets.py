@@ -401,6 +401,17 @@ def test_native_upgrade_imports_as_the_converter(
     assert native == converted
 
 
+def test_a_slice_with_a_function_attribute_reference_goes_to_the_converter() -> None:
+    """A Slice-1 whose starts names a function attribute is left to the version
+    converter, as is any Slice-1 the native step does not take."""
+    node = _node("Slice", ["x"], ends=[2])
+    node.attribute.append(onnx.AttributeProto(name="starts", type=onnx.AttributeProto.INTS,
+                                              ref_attr_name="s"))  # fmt: skip
+    m = model([node], {"x": (F, [4])}, ["y"], 9)
+    work, inner = _named_copy(m)
+    assert _adapt_natively(work, inner, 9, 13, _keep_legacy) is None
+
+
 @pytest.mark.parametrize("op", ["Softmax", "LogSoftmax", "Hardmax"])
 def test_an_old_softmax_needs_no_shape_inference(op: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Softmax, LogSoftmax and Hardmax before 13 keep their opset (a converter of their

@@ -327,7 +327,7 @@ def _ranges_as_inputs(node: NodeProto, at: _Adapting) -> bool:
     if "starts" not in given or "ends" not in given:
         return False
     names = [n for n in ("starts", "ends", "axes") if n in given]
-    if any(given[n].type != AttributeProto.INTS for n in names):
+    if any(given[n].type != AttributeProto.INTS or given[n].ref_attr_name for n in names):
         return False
     for name in names:
         ints = given[name].ints
