@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
 from rlx_compile import ModuleBuilder
-from rlx_compile.builder import is_hir
+from rlx_compile.builder import is_hir, named
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.types import DType
 from rlx_compile.interpreter import run
@@ -90,3 +92,25 @@ def test_iota_as_a_constant_and_as_a_running_sum_agree(dtype: str) -> None:
     np.testing.assert_array_equal(got[0], np.arange(7, dtype=DType(dtype).numpy))
     np.testing.assert_array_equal(got[1], got[0])
     assert got[1].dtype == got[0].dtype
+
+
+NAMES = [
+    "x", "onnx__Conv_123", "a_1_2", "a__12", "_12", "_", "", "12", "7_3", "abc123",
+    "/model/conv1/Conv_output_0", "\u03b1_1", "x.y-z_0", "__", "a_", "name_00", "\u00e9",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_named_stores_what_the_name_hint_setter_stores(seed: int) -> None:
+    """``named`` writes the stored name itself: the same as xDSL's ``name_hint`` setter
+    given the same hint, on chosen and random tensor names."""
+    rng = np.random.default_rng(seed)
+    alphabet = [*"ab_09/.:-\u00e9", "_1", "_23"]
+    names = NAMES + ["".join(rng.choice(alphabet, rng.integers(0, 8))) for _ in range(200)]
+    v = mir.ConstantOp(np.zeros(2, np.float32)).result
+    w = mir.ConstantOp(np.zeros(2, np.float32)).result
+    for name in names:
+        named(v, name)
+        hint = re.sub(r"[^A-Za-z0-9_]", "_", name)
+        w.name_hint = hint if hint and not hint[0].isdigit() else f"v_{hint}"
+        assert v.name_hint == w.name_hint, name

@@ -12,7 +12,7 @@ from xdsl.ir import Operation
 from xdsl.rewriter import Rewriter
 
 from rlx_compile import ModuleBuilder
-from rlx_compile.ir import erase_unused, main_graph
+from rlx_compile.ir import erase_unread, erase_unused, main_graph, print_module
 
 
 def by_rounds(ops: list[Operation]) -> list[Operation]:
@@ -60,3 +60,25 @@ def test_erases_what_rounds_erase(seed: int) -> None:
     assert [ops.index(op) for op in kept] == kept_positions(by_rounds, seed)
     assert all(op.parent is None for op in erased)
     assert len(kept) + len(erased) == len(ops)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_erase_unread_leaves_what_erase_op_leaves(seed: int) -> None:
+    """``erase_unread`` against ``Rewriter.erase_op``: the same block printed, the same
+    use lists on the values that stay, and the erased ops out of it."""
+
+    def after(erase: Callable[[Operation], None]) -> tuple[str, list[list[int]]]:
+        ops = graph_ops(seed)
+        block = ops[0].parent
+        assert block is not None
+        erased = [op for op in ops if op not in erase_unused(ops, erase)]
+        assert all(op.parent is None and op.next_op is None for op in erased)
+        assert not any(use.operation in erased for v in block.args for use in v.uses)
+        uses = [
+            sorted(ops.index(u.operation) if u.operation in ops else -1 for u in r.uses)
+            for op in block.ops
+            for r in op.results
+        ]
+        return print_module(block.parent_op() or ops[0]), uses
+
+    assert after(erase_unread) == after(Rewriter.erase_op)

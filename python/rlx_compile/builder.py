@@ -51,7 +51,13 @@ _NOT_NAME_CHAR = re.compile(r"[^A-Za-z0-9_]")
 def named(value: SSAValue, name: str) -> SSAValue:
     """Give a value a readable SSA name (``%w_q``) derived from a tensor name."""
     hint = name if _PLAIN_NAME.fullmatch(name) else _NOT_NAME_CHAR.sub("_", name)
-    value.name_hint = hint if hint and not hint[0].isdigit() else f"v_{hint}"
+    if not hint or hint[0].isdigit():
+        hint = f"v_{hint}"
+    # What the name_hint setter stores, without its checks (most of naming a value):
+    # a hint of [A-Za-z0-9_] not starting with a digit is valid, and the setter drops a
+    # trailing _<digits>.
+    stem = hint.rstrip("0123456789")
+    value._name = stem[:-1] if len(stem) < len(hint) and stem.endswith("_") else hint
     return value
 
 

@@ -21,18 +21,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar, cast
 
+from immutabledict import immutabledict
 from xdsl.context import Context
 from xdsl.dialects import builtin, func
 from xdsl.dialects.builtin import (
+    UNKNOWN_LOC,
     ArrayAttr,
     DictionaryAttr,
     FileLineColLoc,
+    FunctionType,
     IntAttr,
     ModuleOp,
     NameLoc,
     StringAttr,
 )
-from xdsl.ir import Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.parser import Parser
 from xdsl.parser.generic_parser import ParserState
 from xdsl.printer import Printer
@@ -42,6 +45,13 @@ from xdsl.utils.lexer import Input
 from xdsl.utils.mlir_lexer import MLIRLexer
 
 from rlx_compile.dialects import RLX_DIALECTS
+from rlx_compile.dialects.construct import (
+    init_fields,
+    link_operands,
+    new_results,
+    op_class_info,
+    unlink_unchecked,
+)
 from rlx_compile.dialects.traits import is_leaf, is_weight_leaf
 from rlx_compile.dialects.types import TensorType
 
@@ -291,7 +301,60 @@ def output_names(graph: Operation) -> list[str]:
 
 
 def set_output_names(graph: func.FuncOp, names: list[str]) -> None:
-    graph.res_attrs = ArrayAttr([DictionaryAttr({OUTPUT_NAME_ATTR: StringAttr(n)}) for n in names])
+    graph.res_attrs = unverified(
+        ArrayAttr,
+        data=tuple(
+            unverified(DictionaryAttr, data=immutabledict({OUTPUT_NAME_ATTR: StringAttr(n)}))
+            for n in names
+        ),
+    )
+
+
+AttrT = TypeVar("AttrT", bound=Attribute)
+
+
+def unverified(cls: type[AttrT], **fields: object) -> AttrT:
+    """``cls`` with its fields (parameters, or a data attribute's ``data``) set as given,
+    without xDSL's generic construction and verification (a function type: 6 us
+    instead of 1): for attributes whose fields have the types the definition requires by
+    construction, so nothing is left to verify. Equal to what ``cls(...)`` makes."""
+    attr = object.__new__(cls)
+    attr.__dict__.update(fields)  # what the frozen dataclass's object.__setattr__ writes
+    return attr
+
+
+def new_op(
+    cls: type[T],
+    operands: Sequence[SSAValue] = (),
+    properties: dict[str, Attribute] | None = None,
+    regions: Sequence[Region] = (),
+) -> T:
+    """``cls.create(operands=..., properties=..., regions=...)`` of an op without results,
+    attributes or successors (a graph's return, function and module), by ``construct``'s
+    steps: the same fields, without xDSL's generic setters (more than half the cost of
+    these ops). A class with a ``__post_init__`` of its own takes ``create``, which runs
+    it after the regions are added."""
+    if op_class_info(cls).own_post_init:
+        return cls.create(operands=operands, properties=properties or {}, regions=regions)
+    op = object.__new__(cls)
+    link_operands(op, operands)
+    init_fields(op, new_results(op, ()), dict(properties or {}), {}, UNKNOWN_LOC)
+    for region in regions:  # Operation.add_region's steps
+        if region.parent is not None:
+            raise ValueError("Cannot add region that is already attached on an operation.")
+        op.regions += (region,)
+        region.parent = op
+    return op
+
+
+def function_type(inputs: Sequence[Attribute], outputs: Sequence[Attribute]) -> FunctionType:
+    """``FunctionType.from_lists(inputs, outputs)`` (``unverified``: the types are the
+    types of values)."""
+    return unverified(
+        FunctionType,
+        inputs=unverified(ArrayAttr, data=tuple(inputs)),
+        outputs=unverified(ArrayAttr, data=tuple(outputs)),
+    )
 
 
 def weight_values(ops: Iterable[Operation]) -> set[SSAValue]:
@@ -349,6 +412,15 @@ def erase_unused(
     return [op for i, op in enumerate(left) if i not in erased]
 
 
+def erase_unread(op: Operation) -> None:
+    """``Rewriter.erase_op`` of an op in a block whose results nobody reads (as
+    ``erase_unused`` erases them, where no rewrite driver hears of it): unlinked, its
+    operand uses dropped (those of the ops in its regions too). Its results stay as they
+    are: xDSL would replace their uses, of which there are none, with erased values."""
+    unlink_unchecked(op)
+    op.drop_all_references()
+
+
 @dataclass(frozen=True)
 class Leaf:
     """A named graph input or parameter."""
@@ -377,7 +449,7 @@ def graph_params(graph: Operation) -> list[Leaf]:
 def sync_function_type(graph: func.FuncOp) -> None:
     """Make a graph function's declared type follow its return and block arguments."""
     ret = graph_terminator(graph)
-    graph.function_type = builtin.FunctionType.from_lists(
+    graph.function_type = function_type(
         [a.type for a in graph_block(graph).args], [v.type for v in ret.operands]
     )
 

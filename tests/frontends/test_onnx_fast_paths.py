@@ -6,14 +6,25 @@ skeleton that gives large Constant nodes by type alone."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
 import pytest
 from onnx import AttributeProto, TensorProto, helper, numpy_helper
-from xdsl.dialects.builtin import UNKNOWN_LOC, NameLoc, StringAttr
-from xdsl.ir import Block
+from xdsl.dialects import func
+from xdsl.dialects.builtin import (
+    UNKNOWN_LOC,
+    ArrayAttr,
+    DictionaryAttr,
+    FunctionType,
+    ModuleOp,
+    NameLoc,
+    StringAttr,
+)
+from xdsl.ir import Block, Operation, Region
 
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.types import DType, TensorType
@@ -24,11 +35,22 @@ from rlx_compile.folding import (
     constant_value,
     fold,
 )
-from rlx_compile.frontends.onnx import import_model
-from rlx_compile.frontends.onnx.context import _ATTR_READERS, tensor_to_array, typed_skeleton
+from rlx_compile.frontends.onnx import import_model, importer
+from rlx_compile.frontends.onnx.context import (
+    _ATTR_READERS,
+    NodeContext,
+    tensor_to_array,
+    typed_skeleton,
+)
 from rlx_compile.frontends.onnx.importer import _holds_external_data, load, name_loc
 from rlx_compile.frontends.onnx.ops import resize
-from rlx_compile.ir import print_module
+from rlx_compile.ir import (
+    OUTPUT_NAME_ATTR,
+    function_type,
+    new_op,
+    print_module,
+    set_output_names,
+)
 
 RNG = np.random.default_rng(0)
 
@@ -79,6 +101,28 @@ def test_attributes_read_as_get_attribute_value_reads_them(attr: AttributeProto)
         value = [v.decode() if isinstance(v, bytes) else v for v in value]
     got = _ATTR_READERS[attr.type](attr)
     assert got == value and type(got) is type(value)
+
+
+@pytest.mark.parametrize("size", [0, 1, 7, 300])
+@pytest.mark.parametrize("dtype", [np.int64, np.float32, np.float64])
+def test_attribute_arrays_read_as_attr_reads_them(size: int, dtype: type[np.generic]) -> None:
+    """``attr_array`` (NumPy straight from the repeated field) against ``np.asarray`` of
+    ``attr``, for INTS, FLOATS and a scalar, on random values."""
+    ints = RNG.integers(-(2**62), 2**62, size).tolist()
+    floats = (RNG.standard_normal(size) * 1e3).astype(np.float32).tolist()
+    node = helper.make_node("Custom", ["x"], ["y"], one=2.5)
+    node.attribute.extend([
+        helper.make_attribute("ints", ints, attr_type=AttributeProto.INTS),
+        helper.make_attribute("floats", floats, attr_type=AttributeProto.FLOATS),
+    ])  # fmt: skip
+    ctx = NodeContext(None, node, "n", 1, None, "Custom", ["x"], ["y"])  # type: ignore[arg-type]
+    for name in ("ints", "floats", "one"):
+        got = ctx.attr_array(name, dtype)
+        expected = np.asarray(ctx.attr(name), dtype)
+        assert got is not None and got.dtype == expected.dtype and got.shape == expected.shape
+        assert got.tobytes() == expected.tobytes()
+    assert ctx.attr_array("absent", dtype) is None
+    assert ctx.used_attrs == {"ints", "floats", "one", "absent"}
 
 
 def _reshape_of_constant(array: np.ndarray, shape: list[int]) -> mir.ReshapeOp:
@@ -219,6 +263,53 @@ def test_node_locations_are_xdsl_name_locations() -> None:
     assert str(loc) == str(expected)
 
 
+@pytest.mark.parametrize("outputs", [0, 1, 3])
+def test_unverified_attributes_are_what_xdsl_builds(outputs: int) -> None:
+    """``function_type`` and ``set_output_names`` (``unverified``) against xDSL's own
+    construction: equal, hashed alike, printed alike."""
+    types = [TensorType((2, 3 + i), DType.F32) for i in range(outputs)]
+    inputs = [TensorType((4,), DType.I64)]
+    for got, expected in [
+        (function_type(inputs, types), FunctionType.from_lists(inputs, types)),
+        (function_type([], types), FunctionType.from_lists([], types)),
+    ]:
+        assert got == expected and hash(got) == hash(expected) and str(got) == str(expected)
+    names = [f"out_{i}" for i in range(outputs)]
+    graph = func.FuncOp("g", FunctionType.from_lists([], types))
+    set_output_names(graph, names)
+    expected_attrs = ArrayAttr([DictionaryAttr({OUTPUT_NAME_ATTR: StringAttr(n)}) for n in names])
+    assert graph.res_attrs == expected_attrs and str(graph.res_attrs) == str(expected_attrs)
+    assert hash(graph.res_attrs) == hash(expected_attrs)
+
+
+def test_new_op_builds_what_create_builds() -> None:
+    """``new_op`` against xDSL's ``create`` for the ops that end an imported graph: the
+    same fields, operand uses and region links (a module whose graph returns two
+    values, printed generically)."""
+    t = TensorType((2,), DType.F32)
+
+    def build(make: Callable[..., Operation]) -> str:
+        block = Block(arg_types=[t, t])
+        block.add_op(make(func.ReturnOp, operands=list(block.args)))
+        props = {"sym_name": StringAttr("g"), "function_type": function_type([t, t], [t, t])}
+        graph = make(func.FuncOp, properties=props, regions=[Region(block)])
+        assert block.args[0].first_use is not None and block.last_op is not None
+        assert list(block.last_op.operands) == list(block.args) and graph.body.block is block
+        module = make(ModuleOp, regions=[Region(Block([graph]))])
+        module.verify()
+        assert graph.parent_op() is module and module.regions[0].parent is module
+        return print_module(module, generic=True)
+
+    def create(cls: type[Operation], **kwargs: Any) -> Operation:
+        return cls.create(**kwargs)
+
+    assert build(new_op) == build(create)
+    with pytest.raises(ValueError, match="already attached"):
+        region = Region(Block())
+        new_op(ModuleOp, regions=[region])
+        new_op(ModuleOp, regions=[region])
+
+
 @pytest.mark.parametrize("attributes", [False, True])
 def test_external_data_is_loaded(tmp_path: Path, attributes: bool) -> None:
     """A model whose weights (initializers, and with ``attributes`` a Constant's tensor
@@ -282,3 +373,42 @@ def test_data_propagation_only_from_a_shape_or_size_node(monkeypatch: pytest.Mon
         assert asked == [propagates]
         (out,) = [op for op in module.walk() if isinstance(op, mir.ReshapeOp)]
         assert out.results[0].type == TensorType([6, 4], DType.F32)
+
+
+def _linear_regressor(value_info: bool) -> onnx.ModelProto:
+    """A one-node scikit-learn style model: LinearRegressor has no inference function."""
+    node = helper.make_node("LinearRegressor", ["x"], ["y"], domain="ai.onnx.ml",
+                            coefficients=[0.5, -1.0, 2.0, 0.25], intercepts=[0.1])  # fmt: skip
+    scaled = helper.make_node("Scaler", ["y"], ["z"], domain="ai.onnx.ml", scale=[2.0],
+                              offset=[0.5])  # fmt: skip
+    graph = helper.make_graph(
+        [node, scaled], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, [3, 1])],
+        value_info=[helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 1])] if value_info
+        else [],
+    )  # fmt: skip
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 1)]
+    return helper.make_model(graph, opset_imports=opsets)
+
+
+@pytest.mark.parametrize("value_info", [False, True])
+def test_shape_inference_skipped_only_where_it_adds_nothing(
+    value_info: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A graph whose ops infer nothing skips ONNX shape inference: the importer reads
+    the same shapes as when it runs (none); declared value_info, which inference keeps,
+    makes it run."""
+    model = _linear_regressor(value_info)
+    assert importer._inference_adds_nothing(model) is not value_info
+
+    def inferred() -> dict[str, object]:
+        imp = importer.Importer(model, {}, "params", {}, "main")
+        imp._infer_shapes(model, imp._add_inputs(model.graph))
+        return {name: shape for name, shape in imp.inferred.items() if shape is not None}
+
+    fast = inferred()
+    monkeypatch.setattr(importer, "_inference_adds_nothing", lambda m: False)
+    assert fast == inferred()
+    assert bool(fast) is value_info
+    assert importer._op_infers_nothing("", "Relu", 17) is False
+    assert importer._op_infers_nothing("", "NoSuchOp", 17) is False

@@ -16,7 +16,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import rlx_compile.backend as backend
-from rlx_compile.frontends.onnx import OnnxImportError
+from rlx_compile.frontends.onnx import OnnxImportError, import_model
 
 ML = "ai.onnx.ml"
 F = 5  # features
@@ -395,6 +395,35 @@ def test_tree_ensemble_regressor(aggregate: str, targets: int) -> None:
     check(model, x_feed(21, n=N))
 
 
+def test_tree_ensemble_regressor_refuses_unknown_node_modes() -> None:
+    """Each unknown mode named once, in sorted order, whichever nodes have it."""
+    cols = random_trees(3, 1, seed=9)
+    branches = [i for i, m in enumerate(cols["modes"]) if m != "LEAF"]
+    for i, mode in zip(branches, ["BRANCH_Z", "BRANCH_A", "BRANCH_Z"], strict=False):
+        cols["modes"][i] = mode
+    model = ml_model("TreeEnsembleRegressor", regressor_attrs(cols, 1),
+                     [("Y", TensorProto.FLOAT, [N, 1])])  # fmt: skip
+    with pytest.raises(OnnxImportError, match=r"node modes \['BRANCH_A', 'BRANCH_Z'\]$"):
+        import_model(model)
+
+
+@pytest.mark.parametrize("missing", ["true", "false", "both"])
+def test_tree_ensemble_regressor_names_the_first_missing_successor(missing: str) -> None:
+    """A successor naming no node is refused, the true successors searched first."""
+    cols = random_trees(2, 1, seed=4)
+    branches = [i for i, m in enumerate(cols["modes"]) if m != "LEAF"]
+    if missing in ("true", "both"):
+        cols["true"][branches[-1]] = 900
+    if missing in ("false", "both"):
+        cols["false"][branches[0]] = 901
+    model = ml_model("TreeEnsembleRegressor", regressor_attrs(cols, 1),
+                     [("Y", TensorProto.FLOAT, [N, 1])])  # fmt: skip
+    node = 901 if missing == "false" else 900
+    tree = cols["treeids"][branches[0] if missing == "false" else branches[-1]]
+    with pytest.raises(OnnxImportError, match=f"a node names missing node {node} of tree {tree}$"):
+        import_model(model)
+
+
 @pytest.mark.parametrize("post", ["NONE", "LOGISTIC", "SOFTMAX", "SOFTMAX_ZERO", "PROBIT"])
 def test_tree_ensemble_regressor_post_transform(post: str) -> None:
     cols = random_trees(3, 3, seed=5, positive=post == "PROBIT")
@@ -628,7 +657,6 @@ def _one_op_models() -> dict[str, onnx.ModelProto]:
 def test_a_trained_model_is_one_op(op: str) -> None:
     """What onnxruntime runs as one node is one op, before and after the cpu compile."""
     from rlx_compile import CompilePipeline
-    from rlx_compile.frontends.onnx import import_model
     from rlx_compile.ir import main_graph
 
     model = _one_op_models()[op]

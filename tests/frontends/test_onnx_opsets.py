@@ -369,6 +369,13 @@ NATIVE = {
          _node("Relu", ["s"])], {"x": (F, [2, 5, 4])}, ["y"], 9),
     "slice-1 without axes": model(
         [_node("Slice", ["x"], starts=[0, 1], ends=[1, 3])], {"x": (F, [3, 4])}, ["y"], 8),
+    "slice-9 starts and ends": model(
+        [_node("Slice", ["x"], ["s"], starts=[1, 0], ends=[3, -1]), _node("Relu", ["s"])],
+        {"x": (F, [4, 5])}, ["y"], 9),
+    "slice-1 with axes, twice": model(
+        [_node("Slice", ["x"], ["s"], starts=[1], ends=[100], axes=[-1]),
+         _node("Slice", ["s"], axes=[0, 2], starts=[0, 1], ends=[1, 3])],
+        {"x": (F, [2, 3, 4])}, ["y"], 7),
     "densenet121 (unsqueeze-1)": _light("light_densenet121"),
     "squeezenet (dropout-7, softmax-1 on a 4-D input)": _light("light_squeezenet"),
 }  # fmt: skip
@@ -397,6 +404,17 @@ def test_native_upgrade_imports_as_the_converter(
     monkeypatch.setattr(upgrade_module, "_adapt_natively", lambda *args: None)
     converted = print_module(import_model(m, input_values=_values_for(m)), debuginfo=True)
     assert native == converted
+
+
+def test_a_slice_with_a_function_attribute_reference_goes_to_the_converter() -> None:
+    """A Slice-1 whose starts names a function attribute is left to the version
+    converter, as is any Slice-1 the native step does not take."""
+    node = _node("Slice", ["x"], ends=[2])
+    node.attribute.append(onnx.AttributeProto(name="starts", type=onnx.AttributeProto.INTS,
+                                              ref_attr_name="s"))  # fmt: skip
+    m = model([node], {"x": (F, [4])}, ["y"], 9)
+    work, inner = _named_copy(m)
+    assert _adapt_natively(work, inner, 9, 13, _keep_legacy) is None
 
 
 @pytest.mark.parametrize("op", ["Softmax", "LogSoftmax", "Hardmax"])

@@ -4491,13 +4491,21 @@ def _first_bad(bad: np.ndarray) -> int | None:
     return int(np.flatnonzero(bad)[0]) if bad.any() else None
 
 
+def _first_outside(values: np.ndarray, low: int, high: int) -> int | None:
+    """The first position whose value is not in ``[low, high)``: two reductions when
+    none is (a verifier's common case), the elementwise test only to find which."""
+    if not len(values) or (values.min() >= low and values.max() < high):
+        return None
+    return _first_bad((values < low) | (values >= high))
+
+
 def _require_ml_float(t: TensorType, what: str) -> None:
     """f32 or f64: the float types onnxruntime's classic-ML kernels take."""
     if t.dtype not in (DType.F32, DType.F64):
         raise VerifyException(f"{what} must be f32 or f64, got {t.dtype.value}")
 
 
-def _check_samples(input: TensorType) -> Dim:
+def _check_samples(input: TensorType) -> int:
     """A [batch, features] f32/f64 input with static features: its feature count."""
     _require_ml_float(input, "input")
     require_rank(input, 2, "input")
@@ -4613,7 +4621,7 @@ class TreeOp(ShapedOp):
         if (
             leaves < 1
             or starts[0] != 0
-            or (np.diff(starts) < 0).any()
+            or (starts[1:] < starts[:-1]).any()
             or starts[-1] != len(targets)
         ):
             raise VerifyException(
@@ -4621,7 +4629,7 @@ class TreeOp(ShapedOp):
                 "per leaf and one more"
             )
         _table_len(props, "leaf_weights", len(targets), "leaf targets")
-        bad = _first_bad((targets < 0) | (targets >= outputs))
+        bad = _first_outside(targets, 0, outputs)
         if bad is not None:
             raise VerifyException(f"leaf target {targets[bad]} is not one of the {outputs} outputs")
         index = np.arange(n)
@@ -4636,13 +4644,13 @@ class TreeOp(ShapedOp):
         roots = props.array("roots")
         if not len(roots):
             raise VerifyException("an ensemble needs a tree")
-        bad = _first_bad((roots >= n) | (roots < -leaves))
+        bad = _first_outside(roots, -leaves, n)
         if bad is not None:
             raise VerifyException(f"root {roots[bad]} is neither a node nor a leaf")
-        bad = _first_bad((modes < 0) | (modes > 6))
+        bad = _first_outside(modes, 0, 7)
         if bad is not None:
             raise VerifyException(f"node {bad} has mode {modes[bad]} (0 to 6)")
-        bad = _first_bad((feature_ids < 0) | (feature_ids >= features))
+        bad = _first_outside(feature_ids, 0, features)
         if bad is not None:
             raise VerifyException(
                 f"node {bad} reads feature {feature_ids[bad]} of an input with {features}"
@@ -4871,7 +4879,7 @@ class SvmOp(ShapedOp):
     @staticmethod
     def check_vectors(props: Props, input: TensorType) -> int:
         """The support-vector count."""
-        features = cast(int, _check_samples(input))
+        features = _check_samples(input)
         values = len(props.array("support_vectors"))
         if not features or values % features or not values:
             raise VerifyException(
@@ -5069,7 +5077,7 @@ class LinearClassifierOp(ShapedOp):
 
     @classmethod
     def infer(cls, props: Props, *, input: TensorType) -> tuple[TensorType, ...]:
-        features = cast(int, _check_samples(input))
+        features = _check_samples(input)
         values = len(props.array("coefficients"))
         if not features or not values or values % features:
             raise VerifyException(f"{values} coefficients are not rows of the {features} features")

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+import numpy.typing as npt
 import onnx
 from numpy.typing import ArrayLike
 from onnx import helper
@@ -367,13 +368,35 @@ class NodeContext:
     # -- attributes -----------------------------------------------------------------------
     def attr(self, name: str, default: Any = None) -> Any:
         """An attribute's value (strings decoded, tensors as arrays), or ``default``."""
+        a = self._checked_attribute(name, required=default is None)
+        if a is None:
+            return default
+        return _read_attribute(a, name)
+
+    def attr_array(self, name: str, dtype: npt.DTypeLike) -> np.ndarray | None:
+        """``np.asarray(attr(name), dtype)``, None when absent. An INTS or FLOATS
+        attribute goes to NumPy straight from protobuf's repeated field, without a list
+        of Python numbers in between (a tree ensemble's tables are thousands long)."""
+        a = self._checked_attribute(name, required=True)
+        if a is None:
+            return None
+        kind = a.type
+        if kind == onnx.AttributeProto.INTS:
+            return np.asarray(a.ints, dtype)
+        if kind == onnx.AttributeProto.FLOATS:
+            return np.asarray(a.floats, dtype)
+        return np.asarray(_read_attribute(a, name), dtype)
+
+    def _checked_attribute(self, name: str, *, required: bool) -> onnx.AttributeProto | None:
+        """The attribute ``name``, marked read, of the kind the op's schema declares; None
+        when absent (refused when ``required`` and the schema requires it)."""
         self.used_attrs.add(name)
         declared = declared_attribute(self.node.domain, self.op_type, self.since, name)
         a = self.attributes.get(name)
         if a is None:
-            if default is None and declared is not None and declared[1]:
+            if required and declared is not None and declared[1]:
                 raise Unsupported(f"required attribute '{name}' is missing")
-            return default
+            return None
         if a.ref_attr_name:
             raise Unsupported(f"attribute '{name}' refers to a function attribute")
         kind = a.type
@@ -382,21 +405,7 @@ class NodeContext:
                 f"attribute '{name}' is {_ATTR_KIND.get(kind, kind)}, "
                 f"{self.op_type} takes {_ATTR_KIND.get(declared[0], declared[0])}"
             )
-        read = _ATTR_READERS.get(kind)
-        if read is not None:
-            return read(a)
-        if kind == onnx.AttributeProto.TENSOR:
-            return tensor_to_array(a.t)
-        if kind == onnx.AttributeProto.SPARSE_TENSOR:
-            raise Unsupported(f"sparse tensor attribute '{name}'")
-        if kind == onnx.AttributeProto.GRAPH:
-            raise Unsupported(f"subgraph attribute '{name}'")
-        value = helper.get_attribute_value(a)
-        if isinstance(value, bytes):
-            return value.decode()
-        if isinstance(value, list) and value and isinstance(value[0], bytes):
-            return [v.decode() for v in value]
-        return list(value) if isinstance(value, list) else value
+        return a
 
     @property
     def attributes(self) -> dict[str, onnx.AttributeProto]:
@@ -618,6 +627,26 @@ _ATTR_READERS: dict[int, Callable[[onnx.AttributeProto], Any]] = {
     onnx.AttributeProto.STRINGS: lambda a: [v.decode() for v in a.strings],
 }
 """``NodeContext.attr`` of the plain kinds: ``helper.get_attribute_value``, decoded."""
+
+
+def _read_attribute(a: onnx.AttributeProto, name: str) -> Any:
+    """``NodeContext.attr``'s value of an attribute found and checked."""
+    kind = a.type
+    read = _ATTR_READERS.get(kind)
+    if read is not None:
+        return read(a)
+    if kind == onnx.AttributeProto.TENSOR:
+        return tensor_to_array(a.t)
+    if kind == onnx.AttributeProto.SPARSE_TENSOR:
+        raise Unsupported(f"sparse tensor attribute '{name}'")
+    if kind == onnx.AttributeProto.GRAPH:
+        raise Unsupported(f"subgraph attribute '{name}'")
+    value = helper.get_attribute_value(a)
+    if isinstance(value, bytes):
+        return value.decode()
+    if isinstance(value, list) and value and isinstance(value[0], bytes):
+        return [v.decode() for v in value]
+    return list(value) if isinstance(value, list) else value
 
 
 def tensor_to_array(t: onnx.TensorProto) -> np.ndarray:

@@ -17,11 +17,12 @@ module is returned only when every node converted.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 import onnx
@@ -30,7 +31,7 @@ import onnx.external_data_helper
 import onnx.inliner
 import onnx.shape_inference
 from xdsl.dialects import func
-from xdsl.dialects.builtin import UNKNOWN_LOC, FunctionType, ModuleOp, NameLoc, StringAttr
+from xdsl.dialects.builtin import UNKNOWN_LOC, ModuleOp, NameLoc, StringAttr
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
@@ -79,11 +80,14 @@ from rlx_compile.frontends.onnx.symbolic import (
 )
 from rlx_compile.frontends.onnx.upgrade import Upgrade, schema_since, upgrade_model, walk
 from rlx_compile.ir import (
+    erase_unread,
     erase_unused,
     fewer_collections,
+    function_type,
     graph_params,
     location_str,
     main_graph,
+    new_op,
     set_output_names,
 )
 
@@ -342,6 +346,40 @@ def param_values(model: onnx.ModelProto, module: ModuleOp) -> dict[str, np.ndarr
     return initializer_arrays(model, {leaf.name for leaf in graph_params(main_graph(module))})
 
 
+def _inference_adds_nothing(model: onnx.ModelProto) -> bool:
+    """Whether ONNX shape inference would give the importer no shape: the graph declares
+    no value_info (inference keeps it), has no local functions, and no node's op infers
+    anything (``_op_infers_nothing``). A one-node scikit-learn model of LinearRegressor
+    or TreeEnsembleRegressor-1 then skips it (a fifth of its import)."""
+    graph = model.graph
+    if len(graph.value_info) or len(model.functions):
+        return False
+    opsets = opset_versions(model.opset_import)
+    for node in walk(graph):
+        domain = "" if node.domain in DEFAULT_DOMAINS else node.domain
+        opset = opsets.get(domain)
+        if opset is None or not _op_infers_nothing(domain, node.op_type, opset):
+            return False
+    return True
+
+
+@functools.lru_cache(maxsize=4096)
+def _op_infers_nothing(domain: str, op_type: str, opset: int) -> bool:
+    """Whether the op's schema at ``opset`` has neither an inference function nor a
+    function body that onnx infers through. Remembered, bounded: op types are whatever
+    strings a model's file holds."""
+    try:
+        # Any: onnx's stub of OpSchema lacks has_function and its context-dependent kin
+        schema: Any = onnx.defs.get_schema(op_type, opset, domain)
+    except onnx.defs.SchemaError:
+        return False  # unknown to onnx: left to inference, as before
+    return not (
+        schema.has_type_and_shape_inference_function
+        or schema.has_function
+        or schema.has_context_dependent_function
+    )
+
+
 _INPUT_OR_PARAM = (mir.InputOp, mir.ParamOp)
 
 
@@ -436,7 +474,9 @@ class Importer:
         """ONNX shape inference, run with the input shapes as imported (fixed dims set,
         open dims named by their symbols), fills the shapes that converters and the
         cross-check of every result type read. A model it cannot process is imported
-        without it."""
+        without it, as is one it would give nothing (``_inference_adds_nothing``)."""
+        if _inference_adds_nothing(model):
+            return
         rewrite = typed_skeleton(model)
         # Declared output shapes are not evidence (exporters leave stale ones, which
         # onnxruntime only warns about): the cross-check uses inferred shapes alone.
@@ -1038,24 +1078,28 @@ class Importer:
                     )
             outs.append(v)
             names.append(vi.name)
-        # The graph's ops by ``create``: what their constructors make, without xDSL's
-        # generic argument building (a tenth of a one-node model's import).
-        self.block.add_op(func.ReturnOp.create(operands=outs))
+        # The graph's ops by ``new_op``: what ``create`` makes, without xDSL's generic
+        # setters (``create`` itself skips their constructors' argument building).
+        self.block.add_op(new_op(func.ReturnOp, outs))
         # Folded shape arithmetic and unused initializers go; graph inputs are the
         # signature, they stay.
         ret = self.block.last_op
         erase_unused(
-            op for op in self.block.ops if op is not ret and not isinstance(op, mir.InputOp)
+            (op for op in self.block.ops if op is not ret and not isinstance(op, mir.InputOp)),
+            erase_unread,
         )
         # Its type is what sync_function_type would give: the graph takes no block arguments.
         assert not self.block.args
-        function_type = FunctionType.from_lists([], [v.type for v in outs])
-        graph_op = func.FuncOp.create(
-            properties={"sym_name": StringAttr(self.graph_name), "function_type": function_type},
+        graph_op = new_op(
+            func.FuncOp,
+            properties={
+                "sym_name": StringAttr(self.graph_name),
+                "function_type": function_type([], [v.type for v in outs]),
+            },
             regions=[Region(self.block)],
         )
         set_output_names(graph_op, names)
-        module = ModuleOp.create(regions=[Region(Block([graph_op]))])
+        module = new_op(ModuleOp, regions=[Region(Block([graph_op]))])
         record_outputs(module, specs)
         # The initializers that became params stay with the module, shared by its copies.
         kept = {leaf.name for leaf in graph_params(graph_op)}

@@ -318,6 +318,26 @@ def _pads_as_inputs(node: NodeProto, at: _Adapting) -> bool:
     return True
 
 
+def _ranges_as_inputs(node: NodeProto, at: _Adapting) -> bool:
+    """``Slice_9_10``: the starts, ends and (when given) axes attributes become int64
+    operands, in that order."""
+    given = {a.name: a for a in node.attribute}
+    if len(given) < len(node.attribute) or len(node.input) != 1:
+        return False  # the converter says what it makes of a malformed Slice-1
+    if "starts" not in given or "ends" not in given:
+        return False
+    names = [n for n in ("starts", "ends", "axes") if n in given]
+    if any(given[n].type != AttributeProto.INTS or given[n].ref_attr_name for n in names):
+        return False
+    for name in names:
+        ints = given[name].ints
+        operand = onnx.TensorProto(data_type=onnx.TensorProto.INT64, dims=[len(ints)])
+        operand.int64_data.extend(ints)
+        node.attribute.remove(given[name])
+        at.operand(node, operand)
+    return True
+
+
 def _roi_before_scales(node: NodeProto, at: _Adapting) -> bool:
     """``Resize_10_11``: the scales move to the third operand. The converter puts a
     Constant roi of [0]*rank + [1]*rank second, read only by ``tf_crop_and_resize``, which
@@ -330,23 +350,6 @@ def _roi_before_scales(node: NodeProto, at: _Adapting) -> bool:
     return True
 
 
-def _slice_bounds_as_inputs(node: NodeProto, at: _Adapting) -> bool:
-    """``Slice_9_10``: the starts, ends and (when given) axes attributes become int64
-    Constant operands, in that order."""
-    named = {a.name: a for a in node.attribute}
-    if "starts" not in named or "ends" not in named:
-        return False  # the converter says what it makes of a Slice without them
-    for name in ("starts", "ends", "axes"):
-        attr = named.get(name)
-        if attr is None:
-            continue
-        value = onnx.TensorProto(data_type=onnx.TensorProto.INT64, dims=[len(attr.ints)])
-        value.int64_data.extend(attr.ints)
-        node.attribute.remove(attr)
-        at.operand(node, value)
-    return True
-
-
 ADAPTERS: dict[tuple[str, int], Adapter] = {
     ("Squeeze", 13): _axes_as_input,
     ("Unsqueeze", 13): _axes_as_input,
@@ -354,8 +357,8 @@ ADAPTERS: dict[tuple[str, int], Adapter] = {
     ("Dropout", 12): _ratio_as_input,
     ("BatchNormalization", 9): _spatial_dropped,
     ("Pad", 11): _pads_as_inputs,
+    ("Slice", 10): _ranges_as_inputs,
     ("Resize", 11): _roi_before_scales,
-    ("Slice", 10): _slice_bounds_as_inputs,
 }
 """``(op, v)`` -> the step ``v - 1 -> v`` of the version converter for ``op``, done here as
 the converter does it (the common steps that are cheap to reproduce)."""

@@ -39,10 +39,10 @@ _MODES = {"BRANCH_LEQ": 0, "BRANCH_LT": 1, "BRANCH_GTE": 2, "BRANCH_GT": 3,
 
 
 def _ints(ctx: NodeContext, name: str) -> np.ndarray:
-    value = ctx.attr(name)
+    value = ctx.attr_array(name, np.int64)
     if value is None:
         raise Unsupported(f"attribute '{name}' is required")
-    return np.asarray(value, np.int64).reshape(-1)
+    return value.reshape(-1)
 
 
 def topological(forest: mir.Forest) -> mir.Forest:
@@ -202,13 +202,13 @@ def tree_ensemble(ctx: NodeContext) -> ConverterResult:
 
 def _floats(ctx: NodeContext, name: str, dtype: DType) -> np.ndarray | None:
     """A FLOATS attribute or its ``<name>_as_tensor`` form (opset 3, any float type)."""
-    value = ctx.attr(name)
+    value = ctx.attr_array(name, np.float32)
     tensor = ctx.attr(f"{name}_as_tensor")
     if value is not None and tensor is not None:
         raise Unsupported(f"both '{name}' and '{name}_as_tensor' are given")
     if tensor is not None:
         return np.asarray(tensor).reshape(-1).astype(dtype.numpy)
-    return None if value is None else np.asarray(value, np.float32).astype(dtype.numpy)
+    return None if value is None else value.astype(dtype.numpy)
 
 
 def _threshold_dtype(ctx: NodeContext) -> DType:
@@ -227,6 +227,13 @@ def _tree_input(ctx: NodeContext, dtype: DType) -> SSAValue:
     xd = type_of(x).dtype
     want = DType.F64 if DType.F64 in (xd, dtype) else DType.F32
     return x if xd is want else ctx.b.cast(x, want)
+
+
+def _run_starts(values: np.ndarray) -> np.ndarray:
+    """The positions where a run of equal values starts (0 first, unless empty)."""
+    if not len(values):
+        return np.zeros(0, np.int64)
+    return np.concatenate(([0], np.flatnonzero(values[1:] != values[:-1]) + 1))
 
 
 class _Keys:
@@ -267,7 +274,7 @@ class _OldForest:
         tree_ids, node_ids = _ints(ctx, "nodes_treeids"), _ints(ctx, "nodes_nodeids")
         feature_ids = _ints(ctx, "nodes_featureids")
         true_ids, false_ids = _ints(ctx, "nodes_truenodeids"), _ints(ctx, "nodes_falsenodeids")
-        mode_names = np.asarray(ctx.attr("nodes_modes") or [], dtype=object)
+        mode_names: list[str] = ctx.attr("nodes_modes") or []
         values = _floats(ctx, "nodes_values", dtype)
         ctx.attr("nodes_hitrates")  # statistics; no effect on the result
         ctx.attr("nodes_hitrates_as_tensor")
@@ -278,25 +285,31 @@ class _OldForest:
         if not (len(node_ids) == len(feature_ids) == len(true_ids) == len(false_ids)
                 == len(mode_names) == len(values) == n):  # fmt: skip
             raise Unsupported("the nodes_* attributes have different lengths")
-        names, codes = np.unique(mode_names, return_inverse=True)
-        kinds = [str(m) for m in names]
-        unknown = sorted(m for m in kinds if m != "LEAF" and m not in _MODES)
+        # Each distinct mode looked up once (np.unique sorted the strings in Python).
+        codes = {m: _MODES.get(m, -1) for m in sorted(set(mode_names))}
+        unknown = [m for m, code in codes.items() if code < 0 and m != "LEAF"]
         if unknown:
             raise Unsupported(f"node modes {unknown}")
-        modes = np.array([_MODES.get(m, -1) for m in kinds], np.int64)[codes]
+        modes = np.fromiter(map(codes.__getitem__, mode_names), np.int64, n)
         keys = _Keys(tree_ids, node_ids)
         is_leaf = modes < 0
         # Branches and leaves numbered apart, in node order.
         slot = np.where(is_leaf, np.cumsum(is_leaf) - 1, np.cumsum(~is_leaf) - 1)
         branches = np.flatnonzero(~is_leaf)
-        successors = []
-        for ids in (true_ids, false_ids):
-            k = keys.find(tree_ids[branches], ids[branches], "a node")
-            successors.append(np.where(is_leaf[k], -1 - slot[k], slot[k]))
-        # A tree starts where the tree id changes (onnxruntime's reading).
-        roots = (
-            np.flatnonzero(np.r_[True, tree_ids[1:] != tree_ids[:-1]]) if n else np.zeros(0, int)
+        # Each node as the forest's tables name it: a branch index or -1 - leaf.
+        encoded = np.where(is_leaf, -1 - slot, slot)
+        # The true successors, then the false ones: one search (the first missing one
+        # named, in that order).
+        branch_trees = tree_ids[branches]
+        k = keys.find(
+            np.concatenate((branch_trees, branch_trees)),
+            np.concatenate((true_ids[branches], false_ids[branches])),
+            "a node",
         )
+        successors = encoded[k]
+        true_next, false_next = successors[: len(branches)], successors[len(branches) :]
+        # A tree starts where the tree id changes (onnxruntime's reading).
+        roots = _run_starts(tree_ids)
         track_arr = None
         if tracks is not None:
             track_arr = np.zeros(n, np.int64)
@@ -320,17 +333,16 @@ class _OldForest:
         leaf, target, weight = leaf[order], target[order], weight[order]
         if first_weight:  # one output: each leaf's first weight, or its node value
             first = values[is_leaf].astype(np.float64)
-            seen, at = np.unique(leaf, return_index=True)
-            first[seen] = weight[at]
+            at = _run_starts(leaf)  # leaf is sorted: each leaf's first weight
+            first[leaf[at]] = weight[at]
             leaf, target, weight = np.arange(leaves), np.zeros(leaves, np.int64), first
         counts = np.bincount(leaf, minlength=leaves)
         self.has = np.zeros((leaves, outputs), bool)
         self.has[leaf, target] = True
         self.forest = topological(mir.Forest(
-            roots=np.where(is_leaf[roots], -1 - slot[roots], slot[roots]),
-            features=feature_ids[branches], modes=modes[branches],
-            splits=values[branches].astype(np.float64), true_next=successors[0],
-            false_next=successors[1], leaf_starts=np.concatenate([[0], np.cumsum(counts)]),
+            roots=encoded[roots], features=feature_ids[branches], modes=modes[branches],
+            splits=values[branches].astype(np.float64), true_next=true_next,
+            false_next=false_next, leaf_starts=np.concatenate([[0], np.cumsum(counts)]),
             leaf_targets=target, leaf_weights=weight.astype(np.float64), missing_true=track_arr,
         ))  # fmt: skip
 
