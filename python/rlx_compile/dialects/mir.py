@@ -3585,18 +3585,29 @@ def _check_bias_vector(bias: TensorType, n: Any, dtype: DType, what: str) -> Non
         raise VerifyException(f"{what} must have element type {dtype.value}")
 
 
+def is_row_bias(bias: TensorType, out: TensorType) -> bool:
+    """Whether adding ``bias`` to ``out`` adds a vector over its last dim: N or 1
+    elements along the bias's own last dim, every other dim 1, and no more dims than
+    ``out`` (rank ≤ 1 always), so the sum keeps ``out``'s shape and the bias's elements
+    in order are the vector's."""
+    n = out.shape[-1] if out.rank else 1
+    return (
+        bias.rank <= max(out.rank, 1)
+        and all(d == 1 for d in bias.shape[:-1])
+        and bias.shape[-1:] in ((), (1,), (n,))
+    )
+
+
 def _check_bias_row(bias: TensorType, out: TensorType) -> None:
-    """A bias that broadcasts as a vector over the last dim of ``out``: N or 1 elements
-    along its own last dim, every other dim 1, and no more dims than ``out`` (rank ≤ 1
-    always), so that adding it keeps ``out``'s shape and its elements are the vector's."""
+    """``is_row_bias``, with the element type; a vector (rank ≤ 1) as every fused op's."""
     n = out.shape[-1] if out.rank else 1
     if bias.rank <= 1:
         _check_bias_vector(bias, n, out.dtype, "bias")
         return
-    if bias.rank > out.rank or any(d != 1 for d in bias.shape[:-1]) or bias.shape[-1] not in (n, 1):
+    if not is_row_bias(bias, out):
         raise VerifyException(
-            f"bias must be a vector of {n} (or one element) with dims of 1 before its last, "
-            f"at most {out.rank} dims, got {bias}"
+            f"bias must be a vector of {n} (or one element) with dims of 1 before its "
+            f"last, at most {out.rank} dims, got {bias}"
         )
     if bias.dtype is not out.dtype:
         raise VerifyException(f"bias must have element type {out.dtype.value}")

@@ -60,8 +60,7 @@ class FuseMatmulBiasAct(FusionPattern):
         out, bias_t = type_of(mm.result), type_of(bias)
         if type_of(op.result) != out or out.rank == 0:
             return None  # the add broadcasts the product: not a bias
-        row = bias_t.shape[-1:] in ((), (1,), out.shape[-1:])
-        if not row or any(d != 1 for d in bias_t.shape[:-1]):
+        if not mir.is_row_bias(bias_t, out):
             return None  # a residual, a column ([M, 1]) or other operand, not a row bias
         if sole_user(mm.result) is not op:
             return Miss(
