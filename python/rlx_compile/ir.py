@@ -339,11 +339,8 @@ def new_op(
     op = object.__new__(cls)
     link_operands(op, operands)
     init_fields(op, new_results(op, ()), dict(properties or {}), {}, UNKNOWN_LOC)
-    for region in regions:  # Operation.add_region's steps
-        if region.parent is not None:
-            raise ValueError("Cannot add region that is already attached on an operation.")
-        op.regions += (region,)
-        region.parent = op
+    for region in regions:
+        op.add_region(region)
     return op
 
 

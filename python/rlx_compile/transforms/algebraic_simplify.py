@@ -452,8 +452,8 @@ def _one_column(value: SSAValue) -> tuple[SSAValue, int] | None:
     found = _gathered_axes(owner)
     if found is None:
         return None
-    x, (axis_indices,) = found[0], found[1].items()
-    axis, idx = axis_indices
+    x, by_axis = found
+    ((axis, idx),) = by_axis.items()  # a gather indexes one axis
     if axis != _tensor(x).rank - 1 or idx.shape != (1,):
         return None
     return x, int(idx[0])
@@ -474,6 +474,7 @@ class MergeColumnOneHots(RewritePattern):
             return
         x: SSAValue | None = None
         columns: list[int] = []
+        lists: list[np.ndarray] = []
         for encoder in encoders:
             if not (
                 isinstance(encoder, mir.OneHotEncoderOp)
@@ -487,8 +488,8 @@ class MergeColumnOneHots(RewritePattern):
                 return
             x = found[0]
             columns.append(found[1])
+            lists.append(encoder.props().array("categories"))
         assert x is not None
-        lists = [cast(mir.OneHotEncoderOp, e).props().array("categories") for e in encoders]
         starts = np.cumsum([0] + [len(c) for c in lists]).tolist()
         new: list[Operation] = []
         source = x

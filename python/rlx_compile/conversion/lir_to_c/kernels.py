@@ -1590,9 +1590,10 @@ def _imputer(e: OpEmitter) -> None:
 def _one_hot_encoder(e: OpEmitter) -> None:
     (x,), (y,) = e.args, e.outs
     props = e.op.props()  # type: ignore[attr-defined]
-    categories, starts = props.array("categories"), props.get("column_starts")
-    columns = 1 if starts is None else len(props.array("column_starts")) - 1
+    categories = props.array("categories")
+    starts = None if props.get("column_starts") is None else props.array("column_starts")
+    columns = 1 if starts is None else len(starts) - 1
     e.call(
         "rlx_one_hot_encoder", x.size // columns, columns, len(categories), y.loc, x.loc,
-        None if starts is None else _ints(props.array("column_starts")), _ints(categories),
+        _ints(starts), _ints(categories),
     )  # fmt: skip
