@@ -302,10 +302,14 @@ TensorPlan plan_tensors(const TensorGraph& g, const PlanOptions& opt) {
     place(g, opt, &p);
     // Embedding never raises the peak, but the placement heuristics can still land a few
     // bytes higher on the changed intervals: keep the plan without it when that is smaller.
+    // No plan is below its own peak, so that plan is only searched when its peak leaves
+    // room under this one's arena (a search that cannot win would spend its whole budget
+    // looking for a bound it cannot reach).
     if (!p.embedded.empty()) {
         PlanOptions plain = opt;
         plain.concat_inplace = false;
         TensorPlan q = form_buffers(g, plain);
+        if (q.peak >= p.arena_size) return p;
         place(g, plain, &q);
         if (q.arena_size < p.arena_size) return q;
     }
