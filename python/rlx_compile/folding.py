@@ -74,6 +74,13 @@ _KIND_FOLDS: dict[type[Operation], bool] = {}
 traits belong to the class."""
 
 
+def scales_exactly(factor: float) -> bool:
+    """Whether multiplying by ``factor`` is exact (but for overflow): ``factor`` is ±2^k,
+    a normal float. Scaling a weight by it then scales every product and partial sum of
+    a matmul exactly, so the weight may take it where rounding must not change."""
+    return factor != 0.0 and math.isfinite(factor) and math.frexp(abs(factor))[0] == 0.5
+
+
 def is_foldable(op: Operation) -> bool:
     from rlx_compile.interpreter import lookup
 

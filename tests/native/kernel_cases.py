@@ -1086,6 +1086,14 @@ for _act in ("none", "relu", "sigmoid"):
         return module and (module, {k: values(v[0], dtype, rng) for k, v in specs.items()})
 
 
+@case("fused_scale_shift_dense", mir.FusedScaleShiftActOp)
+def _scale_shift_dense(dtype: DType, rng: np.random.Generator):
+    """[N, C] features (a batch norm after a dense layer): the channels are the columns."""
+    specs = {"x": ((4, 3), dtype), "s": ((3,), dtype), "t": ((3,), dtype)}
+    module = graph(specs, lambda m, x, s, t: one(m.emit(mir.FusedScaleShiftActOp(x, s, t, "relu"))))
+    return module and (module, {k: values(v[0], dtype, rng) for k, v in specs.items()})
+
+
 for _size in (1, 3, 4):
 
     @case(f"lrn_{_size}", mir.LrnOp)

@@ -201,9 +201,13 @@ def channel_bias(bias: TensorType, out: TensorType) -> bool:
 
 def per_channel(t: TensorType, out: TensorType) -> bool:
     """Whether ``t`` broadcasts onto ``out`` [N, C, ...] along the channel axis alone, or
-    is one element (a scale or shift that is the same for every channel)."""
+    is one element (a scale or shift that is the same for every channel). Onto [N, C]
+    (features after a dense layer: Keras' and BatchNorm1d's affine) that is [C] or [1, C]."""
     if t.rank <= out.rank and t.num_elements() == 1:
         return out.rank >= 2
+    if out.rank == 2 and t.rank <= 2:
+        padded = (1,) * (2 - t.rank) + tuple(t.shape)
+        return padded[0] == 1 and padded[1] == out.shape[1]
     return channel_bias(t, out)
 
 

@@ -8,7 +8,12 @@ activation, as one ``mir.fused_scale_shift_act``.
   axis or of one element (PP-OCR's learnable affine blocks);
 - a following ``· s`` / ``/ s`` / ``+ t`` / ``- t`` by such a weight folds into the scale
   and shift, and an activation read by nothing else into the op (the conv's epilogue
-  rule, ``FusionLimits.conv_epilogues``).
+  rule, ``FusionLimits.conv_epilogues``);
+- a scale-shift of a dense layer's [N, C] output (Keras' and BatchNorm1d's affine after
+  a Dense or Linear layer) folds into the layer's weight and bias instead, as
+  ``fold-conv-batch-norm`` folds a conv's (onnxruntime's MatMulBNFusion):
+  ``(x @ w + b) · s + t -> x @ (w · s) + (b · s + t)``, with its activation when the
+  target's fused matmul applies it; the layer's output must have no other reader.
 
 The scale and shift are ops on the parameters (when they are all constants, computed at
 once: ``Eager`` gives the numbers folding the ops would); one kernel then reads the input
@@ -26,7 +31,7 @@ from xdsl.pattern_rewriter import PatternRewriter
 from rlx_compile.builder import GraphBuilder, type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import Activation
-from rlx_compile.folding import DEFAULT_MAX_ELEMENTS, constant_values
+from rlx_compile.folding import DEFAULT_MAX_ELEMENTS, constant_values, scales_exactly
 from rlx_compile.fusion.base import (
     FusionPass,
     FusionPattern,
@@ -36,6 +41,7 @@ from rlx_compile.fusion.base import (
     describe_uses,
     fold_activation,
     is_static,
+    no_activation,
     per_channel,
     producer,
     sole_user,
@@ -63,6 +69,16 @@ class IntoScaleShift(Match):
     factor: SSAValue
 
 
+Dense = mir.FusedMatmulBiasActOp | mir.MatmulOp
+
+
+@dataclass
+class IntoDense(Match):
+    """A scale-shift (the root) folding into the dense layer producing its input."""
+
+    dense: Dense
+
+
 def _weight_on(op: Operation, kind: type[Operation]) -> tuple[Operation, SSAValue] | None:
     """For a binary op: (the op of ``kind`` producing one operand, the other operand) when
     the other is a per-channel weight (only the rhs for a sub or div)."""
@@ -84,7 +100,12 @@ class FuseScaleShift(FusionPattern):
 
     def match(self, op: Operation) -> Match | Miss | None:
         if isinstance(op, mir.FusedScaleShiftActOp):
-            return fold_activation(op, self.target, conv=True)
+            # The activation first: the layer then takes it with the scale-shift.
+            folded = fold_activation(op, self.target, conv=True)
+            if isinstance(folded, Match):
+                return folded
+            into = self._into_dense(op)
+            return into if isinstance(into, Match) else folded or into
         if not type_of(op.results[0]).dtype.is_float or type_of(op.results[0]).rank < 2:
             return None
         if isinstance(op, mir.BatchNormOp):
@@ -123,8 +144,39 @@ class FuseScaleShift(FusionPattern):
     def _claimed(self, m: Match) -> Match | Miss:
         return self.ctx.unclaimed(FUSED, *NEEDED) or m
 
+    def _into_dense(self, op: mir.FusedScaleShiftActOp) -> Match | Miss | None:
+        """``op`` folding into the dense layer (a matmul by a weight, with its bias
+        and no activation) whose [N, C] output it scales, channels being its columns."""
+        dense: Dense | None = producer(op.input, mir.FusedMatmulBiasActOp)
+        if dense is None:
+            dense = producer(op.input, mir.MatmulOp)
+        if dense is None or not no_activation(dense):
+            return None
+        x, weight, bias = _dense_operands(dense)
+        if type_of(op.input).rank != 2 or type_of(x).rank != 2 or type_of(weight).rank != 2:
+            return None  # a batched matmul: its columns are not the scale-shift's axis
+        statics = [weight, op.scale, op.shift, *([bias] if bias is not None else [])]
+        if not all(is_static(v) for v in statics):
+            return None  # a run-time weight: folding would recompute it on every call
+        act = op.props().enum("activation")
+        if act is not Activation.NONE and not self.target.fuses_activation(act):
+            return None
+        if _one_inexact_factor(op.scale):
+            return None
+        if sole_user(op.input) is not op:
+            return Miss(
+                describe_uses(op.input, "the dense layer's output"),
+                "folding rewrites the layer's weights: nothing else may read its output",
+            )
+        return self.ctx.unclaimed(mir.FusedMatmulBiasActOp.name) or IntoDense(
+            op, [dense, op], dense
+        )
+
     def rewrite(self, m: Match, rewriter: PatternRewriter) -> None:
         b, ops = self.builder(m.root)
+        if isinstance(m, IntoDense):
+            self.replace(rewriter, m, ops, [_folded_dense(b, m)])
+            return
         if isinstance(m, IntoScaleShift):
             fused = m.absorbed[0]
             assert isinstance(fused, mir.FusedScaleShiftActOp)
@@ -153,6 +205,41 @@ def _scaled_input(mul: Operation) -> tuple[SSAValue, SSAValue] | None:
         if type_of(x) == out and per_channel(type_of(s), out) and is_static(s):
             return x, s
     return None
+
+
+def _dense_operands(dense: Dense) -> tuple[SSAValue, SSAValue, SSAValue | None]:
+    """The input, weight and bias (None for a plain matmul) of a dense layer."""
+    if isinstance(dense, mir.MatmulOp):
+        return dense.lhs, dense.rhs, None
+    return dense.input, dense.weight, dense.bias
+
+
+def _one_inexact_factor(scale: SSAValue) -> bool:
+    """Whether ``scale`` is one factor for every column (a Gemm's alpha, a Mul by a
+    scalar) that the weight cannot take exactly: the product is scaled after the matmul,
+    as onnxruntime computes it (the importer keeps such an alpha apart too; a per-channel
+    scale, a batch norm's, folds as a conv's does)."""
+    values = constant_values([scale])
+    if values is None:  # a run-time param: one expanded to every column, or a vector
+        return producer(scale, mir.ExpandOp) is not None
+    flat = values[0].reshape(-1)
+    return bool((flat == flat[0]).all()) and not scales_exactly(float(flat[0]))
+
+
+def _folded_dense(b: GraphBuilder, m: IntoDense) -> SSAValue:
+    """``act((x @ w + bias) · s + t)`` as one fused matmul of ``w · s`` and
+    ``bias · s + t`` (built by a folding builder: computed at once from constants)."""
+    root = m.root
+    assert isinstance(root, mir.FusedScaleShiftActOp)
+    x, weight, bias = _dense_operands(m.dense)
+    scale, shift = root.scale, root.shift  # [C], the weight's columns
+    columns = type_of(scale).shape[0]
+    weight = b.mul(weight, b.reshape(scale, [1, columns]))
+    bias = shift if bias is None else b.add(b.mul(bias, scale), shift)
+    p = root.props()
+    return b.fused_matmul_bias_act(
+        x, weight, bias, p.enum("activation").value, p.floats("act_params")
+    )
 
 
 def _new_scale_shift(b: GraphBuilder, m: NewScaleShift) -> tuple[SSAValue, SSAValue]:

@@ -115,3 +115,120 @@ func.func @no_scale_shift() -> (!rlx.tensor<[1, 2, 2, 2], f32>, !rlx.tensor<[1, 
 // CHECK-NOT:     mir.fused_scale_shift_act
 // CHECK:         func.return
 // REPORT:        - scale_shift (mir.add at {{.*}}): the scaled value has 2 users; hint: the product must be read by the shift alone
+
+// -----
+
+// Features after a dense layer, [N, C]: Keras' batch norm (x · s + t on the columns),
+// with its ReLU, is one op too.
+func.func @dense_affine() -> !rlx.tensor<[2, 4], f32> {
+  %x = mir.input "x" : !rlx.tensor<[2, 4], f32>
+  %s = mir.param "s" : !rlx.tensor<[4], f32>
+  %t = mir.param "t" : !rlx.tensor<[1, 4], f32>
+  %m = mir.mul %x, %s : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[2, 4], f32>
+  %a = mir.add %t, %m : (!rlx.tensor<[1, 4], f32>, !rlx.tensor<[2, 4], f32>) -> !rlx.tensor<[2, 4], f32>
+  %y = mir.relu %a : !rlx.tensor<[2, 4], f32>
+  func.return %y : !rlx.tensor<[2, 4], f32>
+}
+// CHECK-LABEL: func.func @dense_affine
+// CHECK:         %[[T:.*]] = mir.reshape %t : !rlx.tensor<[1, 4], f32> -> !rlx.tensor<[4], f32>
+// CHECK-NEXT:    %[[Y:.*]] = mir.fused_scale_shift_act %x, %s, %[[T]] act relu
+// CHECK-NEXT:    func.return %[[Y]]
+// REPORT:        - scale_shift x2 (4 ops absorbed)
+
+// -----
+
+// BatchNorm1d after a Linear layer, then ReLU: the norm folds into the layer's weight
+// and bias (ops on the params), the ReLU into its epilogue. One op runs.
+func.func @dense_batch_norm() -> !rlx.tensor<[2, 4], f32> {
+  %x = mir.input "x" : !rlx.tensor<[2, 3], f32>
+  %w = mir.param "w" : !rlx.tensor<[3, 4], f32>
+  %b = mir.param "b" : !rlx.tensor<[4], f32>
+  %g = mir.param "g" : !rlx.tensor<[4], f32>
+  %beta = mir.param "beta" : !rlx.tensor<[4], f32>
+  %mu = mir.param "mu" : !rlx.tensor<[4], f32>
+  %var = mir.param "var" : !rlx.tensor<[4], f32>
+  %d = mir.fused_matmul_bias_act %x, %w, %b : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3, 4], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[2, 4], f32>
+  %n = mir.batch_norm %d, %g, %beta, %mu, %var eps 1.000000e-05 : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[2, 4], f32>
+  %r = mir.relu %n : !rlx.tensor<[2, 4], f32>
+  func.return %r : !rlx.tensor<[2, 4], f32>
+}
+// CHECK-LABEL: func.func @dense_batch_norm
+// CHECK:         %[[S:.*]] = mir.mul %g, %{{.*}}
+// CHECK:         %[[T:.*]] = mir.sub %beta, %{{.*}}
+// CHECK:         %[[SROW:.*]] = mir.reshape %[[S]] : !rlx.tensor<[4], f32> -> !rlx.tensor<[1, 4], f32>
+// CHECK-NEXT:    %[[W:.*]] = mir.mul %w, %[[SROW]]
+// CHECK-NEXT:    %[[BS:.*]] = mir.mul %b, %[[S]]
+// CHECK-NEXT:    %[[B:.*]] = mir.add %[[BS]], %[[T]]
+// CHECK-NEXT:    %[[Y:.*]] = mir.fused_matmul_bias_act %x, %[[W]], %[[B]] act relu
+// CHECK-NEXT:    func.return %[[Y]]
+// CHECK-NOT:     mir.fused_scale_shift_act
+// REPORT:        - scale_shift x3 (5 ops absorbed)
+
+// -----
+
+// A plain matmul by constants, then x · s + t: the weight and bias are computed at once.
+func.func @dense_constant() -> !rlx.tensor<[1, 2], f32> {
+  %x = mir.input "x" : !rlx.tensor<[1, 2], f32>
+  %w = mir.constant dense<[1.0, 2.0, 3.0, 4.0]> : !rlx.tensor<[2, 2], f32>
+  %s = mir.constant dense<[2.0, -1.0]> : !rlx.tensor<[2], f32>
+  %t = mir.constant dense<[0.5, 1.5]> : !rlx.tensor<[2], f32>
+  %d = mir.matmul %x, %w : (!rlx.tensor<[1, 2], f32>, !rlx.tensor<[2, 2], f32>) -> !rlx.tensor<[1, 2], f32>
+  %m = mir.mul %d, %s : (!rlx.tensor<[1, 2], f32>, !rlx.tensor<[2], f32>) -> !rlx.tensor<[1, 2], f32>
+  %y = mir.add %m, %t : (!rlx.tensor<[1, 2], f32>, !rlx.tensor<[2], f32>) -> !rlx.tensor<[1, 2], f32>
+  func.return %y : !rlx.tensor<[1, 2], f32>
+}
+// w · s = [[2, -2], [6, -4]]
+// CHECK-LABEL: func.func @dense_constant
+// CHECK:         %[[W:.*]] = mir.constant dense<[2.0, -2.0, 6.0, -4.0]> : !rlx.tensor<[2, 2], f32>
+// CHECK-NEXT:    %[[Y:.*]] = mir.fused_matmul_bias_act %x, %[[W]], %t :
+// CHECK-NEXT:    func.return %[[Y]]
+// REPORT:        - scale_shift x2 (4 ops absorbed)
+
+// -----
+
+// Negative: the layer's output is also returned (its weights cannot change); a weight
+// computed at run time; a layer with its own activation; a batched matmul (its
+// columns are not axis 1); a scale along the rows, not the columns; one factor for
+// every column that is not ±2^k (a Gemm's alpha: the weight would round differently).
+func.func @no_dense_fold() -> (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 2, 3], f32>, !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>) {
+  %x = mir.input "x" : !rlx.tensor<[2, 3], f32>
+  %v = mir.input "v" : !rlx.tensor<[3, 3], f32>
+  %x3 = mir.input "x3" : !rlx.tensor<[2, 2, 3], f32>
+  %w = mir.param "w" : !rlx.tensor<[3, 3], f32>
+  %b = mir.param "b" : !rlx.tensor<[3], f32>
+  %s = mir.param "s" : !rlx.tensor<[3], f32>
+  %t = mir.param "t" : !rlx.tensor<[3], f32>
+  %rows = mir.param "rows" : !rlx.tensor<[2, 1], f32>
+  %d1 = mir.fused_matmul_bias_act %x, %w, %b : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3, 3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %y1 = mir.fused_scale_shift_act %d1, %s, %t : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %d2 = mir.matmul %x, %v : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3, 3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %y2 = mir.fused_scale_shift_act %d2, %s, %t : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %d3 = mir.fused_matmul_bias_act %x, %w, %b act relu : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3, 3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %y3 = mir.fused_scale_shift_act %d3, %s, %t : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %d4 = mir.matmul %x3, %w : (!rlx.tensor<[2, 2, 3], f32>, !rlx.tensor<[3, 3], f32>) -> !rlx.tensor<[2, 2, 3], f32>
+  %s2 = mir.param "s2" : !rlx.tensor<[2], f32>
+  %t2 = mir.param "t2" : !rlx.tensor<[2], f32>
+  %y4 = mir.fused_scale_shift_act %d4, %s2, %t2 : (!rlx.tensor<[2, 2, 3], f32>, !rlx.tensor<[2], f32>, !rlx.tensor<[2], f32>) -> !rlx.tensor<[2, 2, 3], f32>
+  %m5 = mir.mul %x, %rows : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 1], f32>) -> !rlx.tensor<[2, 3], f32>
+  %y5 = mir.add %m5, %t : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %alpha = mir.constant dense<0.3> : !rlx.tensor<[], f32>
+  %d6 = mir.matmul %x, %w : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3, 3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %m6 = mir.mul %d6, %alpha : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[], f32>) -> !rlx.tensor<[2, 3], f32>
+  %y6 = mir.add %m6, %b : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 3], f32>
+  func.return %d1, %y1, %y2, %y3, %y4, %y5, %y6 : !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 2, 3], f32>, !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>
+}
+// CHECK-LABEL: func.func @no_dense_fold
+// CHECK:         %[[D1:.*]] = mir.fused_matmul_bias_act %x, %w, %b :
+// CHECK-NEXT:    %[[Y1:.*]] = mir.fused_scale_shift_act %[[D1]], %s, %t :
+// CHECK-NEXT:    %[[D2:.*]] = mir.matmul %x, %v
+// CHECK-NEXT:    %[[Y2:.*]] = mir.fused_scale_shift_act %[[D2]], %s, %t :
+// CHECK-NEXT:    %[[D3:.*]] = mir.fused_matmul_bias_act %x, %w, %b act relu
+// CHECK-NEXT:    %[[Y3:.*]] = mir.fused_scale_shift_act %[[D3]], %s, %t :
+// CHECK-NEXT:    %[[D4:.*]] = mir.matmul %x3, %w
+// CHECK:         %[[Y4:.*]] = mir.fused_scale_shift_act %[[D4]], %s2, %t2 :
+// CHECK-NEXT:    %[[M5:.*]] = mir.mul %x, %rows
+// CHECK-NEXT:    %[[Y5:.*]] = mir.add %[[M5]], %t
+// CHECK:         %[[D6:.*]] = mir.matmul %x, %w
+// CHECK:         %[[Y6:.*]] = mir.fused_scale_shift_act %[[D6]], %{{.*}}, %b :
+// CHECK-NEXT:    func.return %[[D1]], %[[Y1]], %[[Y2]], %[[Y3]], %[[Y4]], %[[Y5]], %[[Y6]]
+// REPORT:        - scale_shift (mir.fused_scale_shift_act at {{.*}}): the dense layer's output is also a graph output; hint: folding rewrites the layer's weights: nothing else may read its output

@@ -3,7 +3,6 @@ softmax family."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -22,6 +21,7 @@ from rlx_compile.dialects.types import (
     is_static_shape,
     window_out_size,
 )
+from rlx_compile.folding import scales_exactly
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
     NodeContext,
@@ -51,7 +51,7 @@ def gemm(ctx: NodeContext) -> ConverterResult:
         a = ctx.b.transpose(a, [1, 0])
     if ctx.attr("transB", 0):
         b = ctx.b.transpose(b, [1, 0])
-    if alpha != 1.0 and weight and _power_of_two(alpha):
+    if alpha != 1.0 and weight and scales_exactly(alpha):
         # Scaling a weight by ±2^k scales every product exactly, so each partial sum
         # too: the matmul of the scaled weight is the scaled matmul, bit for bit (but
         # for overflow), and a matmul + bias fusion takes it (k-means' alpha = -2).
@@ -63,11 +63,6 @@ def gemm(ctx: NodeContext) -> ConverterResult:
     if c is not None:
         y = ctx.b.add(y, c if beta == 1.0 else ctx.b.mul(c, beta))
     return y
-
-
-def _power_of_two(v: float) -> bool:
-    """Whether ``v`` is ±2^k (a normal float)."""
-    return v != 0.0 and math.isfinite(v) and math.frexp(abs(v))[0] == 0.5
 
 
 # ---------------------------------------------------------------------------------
