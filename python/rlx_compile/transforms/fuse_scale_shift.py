@@ -13,7 +13,10 @@ activation, as one ``mir.fused_scale_shift_act``.
   a Dense or Linear layer) folds into the layer's weight and bias instead, as
   ``fold-conv-batch-norm`` folds a conv's (onnxruntime's MatMulBNFusion):
   ``(x @ w + b) · s + t -> x @ (w · s) + (b · s + t)``, with its activation when the
-  target's fused matmul applies it; the layer's output must have no other reader.
+  target's fused matmul applies it; the layer's output must have no other reader;
+- one without activation read only by dense layers (a batch norm after a Dense + ReLU,
+  before the next Dense) folds into their weights and biases:
+  ``(x · s + t) @ w + b -> x @ (s[:, None] · w) + (t @ w + b)``.
 
 The scale and shift are ops on the parameters (when they are all constants, computed at
 once: ``Eager`` gives the numbers folding the ops would); one kernel then reads the input
@@ -45,6 +48,7 @@ from rlx_compile.fusion.base import (
     per_channel,
     producer,
     sole_user,
+    users,
 )
 from rlx_compile.interpreter.eager import Eager, batch_norm_scale_shift
 
@@ -79,6 +83,12 @@ class IntoDense(Match):
     dense: Dense
 
 
+@dataclass
+class IntoReaders(Match):
+    """A scale-shift (the root) folding into the dense layers reading it (the rest of
+    ``absorbed``)."""
+
+
 def _weight_on(op: Operation, kind: type[Operation]) -> tuple[Operation, SSAValue] | None:
     """For a binary op: (the op of ``kind`` producing one operand, the other operand) when
     the other is a per-channel weight (only the rhs for a sub or div)."""
@@ -105,7 +115,10 @@ class FuseScaleShift(FusionPattern):
             if isinstance(folded, Match):
                 return folded
             into = self._into_dense(op)
-            return into if isinstance(into, Match) else folded or into
+            if isinstance(into, Match):
+                return into
+            readers = self._into_readers(op)
+            return readers if isinstance(readers, Match) else folded or into
         if not type_of(op.results[0]).dtype.is_float or type_of(op.results[0]).rank < 2:
             return None
         if isinstance(op, mir.BatchNormOp):
@@ -172,10 +185,42 @@ class FuseScaleShift(FusionPattern):
             op, [dense, op], dense
         )
 
+    def _into_readers(self, op: mir.FusedScaleShiftActOp) -> Match | None:
+        """``op`` folding into the dense layers that read its [N, C] output as their
+        input (channels being the rows of their weights), when nothing else reads it."""
+        if not no_activation(op) or type_of(op.result).rank != 2:
+            return None
+        if not (is_static(op.scale) and is_static(op.shift)) or _one_inexact_factor(op.scale):
+            return None
+        readers = users(op.result)
+        for reader in readers:
+            if not isinstance(reader, Dense):
+                return None  # another op, or the graph's return
+            x, weight, bias = _dense_operands(reader)
+            if x is not op.result or weight is op.result or bias is op.result:
+                return None
+            if type_of(weight).rank != 2 or not is_static(weight):
+                return None
+            if bias is not None and not is_static(bias):
+                return None
+        if not readers or self.ctx.unclaimed(mir.FusedMatmulBiasActOp.name):
+            return None
+        return IntoReaders(op, [op, *readers])
+
     def rewrite(self, m: Match, rewriter: PatternRewriter) -> None:
         b, ops = self.builder(m.root)
         if isinstance(m, IntoDense):
             self.replace(rewriter, m, ops, [_folded_dense(b, m)])
+            return
+        if isinstance(m, IntoReaders):
+            root = m.root
+            assert isinstance(root, mir.FusedScaleShiftActOp)
+            for reader in m.absorbed[1:]:
+                assert isinstance(reader, Dense)
+                b, ops = self.builder(reader)
+                y = _scaled_reader(b, reader, root.input, root.scale, root.shift)
+                self.replace(rewriter, Match(reader, [reader]), ops, [y])
+            rewriter.erase(root)
             return
         if isinstance(m, IntoScaleShift):
             fused = m.absorbed[0]
@@ -237,6 +282,24 @@ def _folded_dense(b: GraphBuilder, m: IntoDense) -> SSAValue:
     weight = b.mul(weight, b.reshape(scale, [1, columns]))
     bias = shift if bias is None else b.add(b.mul(bias, scale), shift)
     p = root.props()
+    return b.fused_matmul_bias_act(
+        x, weight, bias, p.enum("activation").value, p.floats("act_params")
+    )
+
+
+def _scaled_reader(
+    b: GraphBuilder, reader: Dense, x: SSAValue, scale: SSAValue, shift: SSAValue
+) -> SSAValue:
+    """The dense layer ``reader`` of ``x · scale + shift`` as one of ``x`` itself: its
+    weight's rows scaled, ``shift @ weight`` added to its bias."""
+    _, weight, bias = _dense_operands(reader)
+    rows = type_of(scale).shape[0]
+    shifted = b.matmul(b.reshape(shift, [1, rows]), weight)  # [1, columns]: a row bias
+    bias = shifted if bias is None else b.add(shifted, bias)
+    weight = b.mul(weight, b.reshape(scale, [rows, 1]))
+    if isinstance(reader, mir.MatmulOp):
+        return b.fused_matmul_bias_act(x, weight, bias)
+    p = reader.props()
     return b.fused_matmul_bias_act(
         x, weight, bias, p.enum("activation").value, p.floats("act_params")
     )

@@ -186,6 +186,66 @@ func.func @dense_constant() -> !rlx.tensor<[1, 2], f32> {
 
 // -----
 
+// Keras' batch norm between two dense layers, after the first one's ReLU: it folds into
+// the layers reading it (their weights' rows scaled, t @ w added to their biases), a
+// plain matmul among them becoming a fused one of that bias. Nothing of it runs.
+func.func @dense_readers() -> (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[2, 2], f32>) {
+  %x = mir.input "x" : !rlx.tensor<[2, 3], f32>
+  %s = mir.param "s" : !rlx.tensor<[3], f32>
+  %t = mir.param "t" : !rlx.tensor<[3], f32>
+  %w1 = mir.param "w1" : !rlx.tensor<[3, 4], f32>
+  %b1 = mir.param "b1" : !rlx.tensor<[4], f32>
+  %w2 = mir.param "w2" : !rlx.tensor<[3, 2], f32>
+  %m = mir.mul %x, %s : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %n = mir.add %m, %t : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %y1 = mir.fused_matmul_bias_act %n, %w1, %b1 act relu : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3, 4], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[2, 4], f32>
+  %y2 = mir.matmul %n, %w2 : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3, 2], f32>) -> !rlx.tensor<[2, 2], f32>
+  func.return %y1, %y2 : !rlx.tensor<[2, 4], f32>, !rlx.tensor<[2, 2], f32>
+}
+// CHECK-LABEL: func.func @dense_readers
+// CHECK:         %[[T1:.*]] = mir.reshape %t : !rlx.tensor<[3], f32> -> !rlx.tensor<[1, 3], f32>
+// CHECK-NEXT:    %[[TW1:.*]] = mir.matmul %[[T1]], %w1
+// CHECK-NEXT:    %[[B1:.*]] = mir.add %[[TW1]], %b1
+// CHECK-NEXT:    %[[S1:.*]] = mir.reshape %s : !rlx.tensor<[3], f32> -> !rlx.tensor<[3, 1], f32>
+// CHECK-NEXT:    %[[W1:.*]] = mir.mul %w1, %[[S1]]
+// CHECK-NEXT:    %[[Y1:.*]] = mir.fused_matmul_bias_act %x, %[[W1]], %[[B1]] act relu
+// CHECK:         %[[TW2:.*]] = mir.matmul %{{.*}}, %w2
+// CHECK:         %[[W2:.*]] = mir.mul %w2, %{{.*}}
+// CHECK-NEXT:    %[[Y2:.*]] = mir.fused_matmul_bias_act %x, %[[W2]], %[[TW2]] :
+// CHECK-NEXT:    func.return %[[Y1]], %[[Y2]]
+// CHECK-NOT:     mir.fused_scale_shift_act
+// REPORT:        - scale_shift x2 (5 ops absorbed)
+
+// -----
+
+// Negative: a reader that is not a dense layer (the graph's return); the value as a
+// dense layer's weight; a scale-shift with its own activation.
+func.func @no_reader_fold() -> (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 4], f32>, !rlx.tensor<[3, 3], f32>, !rlx.tensor<[2, 4], f32>) {
+  %x = mir.input "x" : !rlx.tensor<[2, 3], f32>
+  %x3 = mir.input "x3" : !rlx.tensor<[3, 3], f32>
+  %s = mir.param "s" : !rlx.tensor<[3], f32>
+  %t = mir.param "t" : !rlx.tensor<[3], f32>
+  %w = mir.param "w" : !rlx.tensor<[3, 4], f32>
+  %b = mir.param "b" : !rlx.tensor<[4], f32>
+  %n1 = mir.fused_scale_shift_act %x, %s, %t : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %y1 = mir.fused_matmul_bias_act %n1, %w, %b : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3, 4], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[2, 4], f32>
+  %n2 = mir.fused_scale_shift_act %x3, %s, %t : (!rlx.tensor<[3, 3], f32>, !rlx.tensor<[3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[3, 3], f32>
+  %y2 = mir.matmul %x3, %n2 : (!rlx.tensor<[3, 3], f32>, !rlx.tensor<[3, 3], f32>) -> !rlx.tensor<[3, 3], f32>
+  %n3 = mir.fused_scale_shift_act %x, %s, %t act relu : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %y3 = mir.fused_matmul_bias_act %n3, %w, %b : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3, 4], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[2, 4], f32>
+  func.return %n1, %y1, %y2, %y3 : !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 4], f32>, !rlx.tensor<[3, 3], f32>, !rlx.tensor<[2, 4], f32>
+}
+// CHECK-LABEL: func.func @no_reader_fold
+// CHECK:         %[[N1:.*]] = mir.fused_scale_shift_act %x, %s, %t :
+// CHECK-NEXT:    %[[Y1:.*]] = mir.fused_matmul_bias_act %[[N1]], %w, %b :
+// CHECK-NEXT:    %[[N2:.*]] = mir.fused_scale_shift_act %x3, %s, %t :
+// CHECK-NEXT:    %[[Y2:.*]] = mir.matmul %x3, %[[N2]]
+// CHECK-NEXT:    %[[N3:.*]] = mir.fused_scale_shift_act %x, %s, %t act relu
+// CHECK-NEXT:    %[[Y3:.*]] = mir.fused_matmul_bias_act %[[N3]], %w, %b :
+// CHECK-NEXT:    func.return %[[N1]], %[[Y1]], %[[Y2]], %[[Y3]]
+
+// -----
+
 // Negative: the layer's output is also returned (its weights cannot change); a weight
 // computed at run time; a layer with its own activation; a batched matmul (its
 // columns are not axis 1); a scale along the rows, not the columns; one factor for
