@@ -683,6 +683,41 @@ def test_a_gemm_scaled_by_a_power_of_two_scales_its_weight(alpha: float, folds: 
     np.testing.assert_allclose(backend.prepare(model).run({"x": x})[0], want, rtol=1e-6, atol=1e-6)
 
 
+def test_batch_norms_around_dense_layers_fold_into_them() -> None:
+    """An MLP as torch exports it: Linear -> BatchNorm1d -> ReLU, then Linear -> ReLU ->
+    BatchNorm1d -> Linear. The first norm folds into the Gemm before it (with the ReLU),
+    the second into the Gemm after it: three matmuls run (onnxruntime runs six nodes),
+    and the outputs are onnxruntime's at every batch size."""
+    rng = np.random.default_rng(5)
+
+    def t(name: str, *shape: int, lo: float = -1.0) -> onnx.TensorProto:
+        return helper.make_tensor(
+            name, F, list(shape), rng.uniform(lo, 1.0, shape).astype(np.float32)
+        )
+
+    nodes, inits = [], []
+    for i, (k, n) in enumerate([(6, 8), (8, 8), (8, 3)]):
+        inits += [t(f"w{i}", n, k), t(f"b{i}", n)]
+    for i in (0, 1):
+        inits += [t(f"g{i}", 8), t(f"beta{i}", 8), t(f"mu{i}", 8), t(f"var{i}", 8, lo=0.25)]
+    bn = ["g{}", "beta{}", "mu{}", "var{}"]
+    nodes = [
+        helper.make_node("Gemm", ["x", "w0", "b0"], ["h0"], transB=1),
+        helper.make_node("BatchNormalization", ["h0", *(a.format(0) for a in bn)], ["n0"]),
+        helper.make_node("Relu", ["n0"], ["r0"]),
+        helper.make_node("Gemm", ["r0", "w1", "b1"], ["h1"], transB=1),
+        helper.make_node("Relu", ["h1"], ["r1"]),
+        helper.make_node("BatchNormalization", ["r1", *(a.format(1) for a in bn)], ["n1"]),
+        helper.make_node("Gemm", ["n1", "w2", "b2"], ["y"], transB=1),
+    ]
+    model = _model(nodes, [helper.make_tensor_value_info("x", F, ["N", 6])], ["y"], inits, 13)
+    compiled = CompilePipeline(target="cpu").compile(import_model(model, dynamic_dims={"N": 4}))
+    names = [op.name for op in compiled.lir.walk()]
+    assert names.count("mir.fused_matmul_bias_act") == 3
+    assert "mir.fused_scale_shift_act" not in names and "mir.relu" not in names
+    _check(model, [{"x": _x(n, 6)} for n in (1, 4)], tol=1e-5)
+
+
 @pytest.mark.parametrize("source", ["topk", "argmax", "input"])
 def test_gather_elements_is_one_op(source: str) -> None:
     """GatherElements imports as one ``mir.gather_elements``, which wraps negative
