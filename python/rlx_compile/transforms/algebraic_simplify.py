@@ -41,7 +41,10 @@ and the rewrites users expect from a graph compiler, all exact:
 - ``reshape(softmax(reshape(x), a))`` back to x's type, where the reshapes only add or
   drop unit dims and dim ``a`` is not one of them -> ``softmax(x, a')`` at the same dim of
   x (log-softmax too): the Flatten -> Softmax -> Reshape that opset-13 upgrades and
-  exporters write for a softmax over channels.
+  exporters write for a softmax over channels;
+- a reshape dropping exactly the dims a reduction (or arg reduction) kept -> the
+  reduction without ``keepdims``: GlobalAveragePool -> Flatten, ReduceMean(keepdims) ->
+  Squeeze. The elements and their order are the same.
 
 Constants left unused are dce's to remove.
 
@@ -541,6 +544,30 @@ class AxisOpThroughUnitReshapes(RewritePattern):
         _rebuild(op, rewriter, rebuilt)
 
 
+class ReshapeDropsKeptDims(RewritePattern):
+    """``reshape(reduce(x, axes, keepdims))`` to the shape without the reduced dims ->
+    ``reduce(x, axes)``, for the reshape as the reduction's one reader."""
+
+    roots = (mir.ReshapeOp,)
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.ReshapeOp, rewriter: PatternRewriter) -> None:
+        inner = op.operands[0].owner
+        if not isinstance(inner, mir.ReduceOp | mir.ArgReduceOp):
+            return
+        props = inner.props()
+        if not props.flag("keepdims") or not inner.result.has_one_use():
+            return
+        axes = props.ints("axes") if isinstance(inner, mir.ReduceOp) else [props.int("axis")]
+        shape = _tensor(inner.input).shape
+        if _tensor(op.result).shape != mir.reduced_shape(shape, axes, keepdims=False):
+            return
+        if isinstance(inner, mir.ReduceOp):
+            _rebuild(op, rewriter, type(inner)(inner.input, axes))
+        else:
+            _rebuild(op, rewriter, type(inner)(inner.input, axes[0]))
+
+
 MATCH_REACH = 2
 """How far up its producers a pattern here reads: the op, its operands' producers and
 theirs (``AxisOpThroughUnitReshapes``: reshape <- softmax <- reshape), with the users of
@@ -558,6 +585,7 @@ def simplify_patterns(assume_finite: bool = False) -> list[RewritePattern]:
         IdentityTranspose(), ComposeTransposes(), IdentityReshape(), ComposeReshapes(),
         SameTypeCast(), ExactCastChain(), SingleOperandConcat(), FullNarrow(), ComposeSlices(),
         ComposeGathers(), AxisOpThroughUnitReshapes(), MergeColumnOneHots(),
+        ReshapeDropsKeptDims(),
     ]  # fmt: skip
 
 

@@ -443,3 +443,35 @@ func.func @column_one_hots_kept(%x: !rlx.tensor<[2, 3], i64>, %y: !rlx.tensor<[2
 // CHECK:         %mixed = mir.concat %ex, %ey, %e01r axis 2
 // CHECK:         %rows = mir.concat %a, %b axis 1
 // CHECK-NOT:     columns
+
+// -----
+
+// A reshape dropping exactly the dims a reduction kept is the reduction without them
+// (GlobalAveragePool -> Flatten; ArgMax(keepdims) -> Squeeze).
+func.func @reshape_drops_kept_dims(%x: !rlx.tensor<[1, 4, 3, 3], f32>) -> (!rlx.tensor<[1, 4], f32>, !rlx.tensor<[1, 3, 3], i64>) {
+  %p = mir.reduce_mean %x axes [2, 3] keepdims : !rlx.tensor<[1, 4, 3, 3], f32> -> !rlx.tensor<[1, 4, 1, 1], f32>
+  %f = mir.reshape %p : !rlx.tensor<[1, 4, 1, 1], f32> -> !rlx.tensor<[1, 4], f32>
+  %a = mir.argmax %x axis 1 keepdims : !rlx.tensor<[1, 4, 3, 3], f32> -> !rlx.tensor<[1, 1, 3, 3], i64>
+  %s = mir.reshape %a : !rlx.tensor<[1, 1, 3, 3], i64> -> !rlx.tensor<[1, 3, 3], i64>
+  func.return %f, %s : !rlx.tensor<[1, 4], f32>, !rlx.tensor<[1, 3, 3], i64>
+}
+// CHECK-LABEL: func.func @reshape_drops_kept_dims
+// CHECK:         %f = mir.reduce_mean %x axes [2, 3] : !rlx.tensor<[1, 4, 3, 3], f32> -> !rlx.tensor<[1, 4], f32>
+// CHECK:         %s = mir.argmax %x axis 1 : !rlx.tensor<[1, 4, 3, 3], f32> -> !rlx.tensor<[1, 3, 3], i64>
+// CHECK-NEXT:    func.return %f, %s
+
+// -----
+
+// Kept: a reshape that also drops the batch dim; a reduction read twice.
+func.func @reshape_keeps_kept_dims(%x: !rlx.tensor<[1, 4, 3, 3], f32>) -> (!rlx.tensor<[4], f32>, !rlx.tensor<[1, 4, 3], f32>, !rlx.tensor<[1, 4, 3, 1], f32>) {
+  %p = mir.reduce_max %x axes [2, 3] keepdims : !rlx.tensor<[1, 4, 3, 3], f32> -> !rlx.tensor<[1, 4, 1, 1], f32>
+  %f = mir.reshape %p : !rlx.tensor<[1, 4, 1, 1], f32> -> !rlx.tensor<[4], f32>
+  %k = mir.reduce_sum %x axes [3] keepdims : !rlx.tensor<[1, 4, 3, 3], f32> -> !rlx.tensor<[1, 4, 3, 1], f32>
+  %r = mir.reshape %k : !rlx.tensor<[1, 4, 3, 1], f32> -> !rlx.tensor<[1, 4, 3], f32>
+  func.return %f, %r, %k : !rlx.tensor<[4], f32>, !rlx.tensor<[1, 4, 3], f32>, !rlx.tensor<[1, 4, 3, 1], f32>
+}
+// CHECK-LABEL: func.func @reshape_keeps_kept_dims
+// CHECK-NEXT:    %p = mir.reduce_max %x axes [2, 3] keepdims
+// CHECK-NEXT:    %f = mir.reshape %p
+// CHECK-NEXT:    %k = mir.reduce_sum %x axes [3] keepdims
+// CHECK-NEXT:    %r = mir.reshape %k
