@@ -562,10 +562,24 @@ class ReshapeDropsKeptDims(RewritePattern):
         shape = _tensor(inner.input).shape
         if _tensor(op.result).shape != mir.reduced_shape(shape, axes, keepdims=False):
             return
+        if _axis_op_reshaped_back(op.result, inner.result.type):
+            return  # AxisOpThroughUnitReshapes drops both reshapes instead
         if isinstance(inner, mir.ReduceOp):
             _rebuild(op, rewriter, type(inner)(inner.input, axes))
         else:
             _rebuild(op, rewriter, type(inner)(inner.input, axes[0]))
+
+
+def _axis_op_reshaped_back(value: SSAValue, back: object) -> bool:
+    """Whether ``value`` is read only by a softmax-like op read only by a reshape to
+    ``back`` (what ``AxisOpThroughUnitReshapes`` rewrites, both reshapes gone)."""
+    use = value.get_unique_use()
+    axis_op = None if use is None else use.operation
+    if not isinstance(axis_op, mir.SoftmaxOp | mir.LogSoftmaxOp):
+        return False
+    use = axis_op.result.get_unique_use()
+    reshape = None if use is None else use.operation
+    return isinstance(reshape, mir.ReshapeOp) and reshape.result.type == back
 
 
 MATCH_REACH = 2

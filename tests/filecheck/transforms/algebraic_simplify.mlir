@@ -475,3 +475,20 @@ func.func @reshape_keeps_kept_dims(%x: !rlx.tensor<[1, 4, 3, 3], f32>) -> (!rlx.
 // CHECK-NEXT:    %f = mir.reshape %p
 // CHECK-NEXT:    %k = mir.reduce_sum %x axes [3] keepdims
 // CHECK-NEXT:    %r = mir.reshape %k
+
+// -----
+
+// SqueezeNet's head: the pooled value flattened for a softmax and reshaped back. The
+// softmax runs on the pooled value at its channel dim (no reshape left), rather than
+// the reduction dropping its dims and the reshape back staying.
+func.func @pooled_softmax(%x: !rlx.tensor<[1, 4, 3, 3], f32>) -> !rlx.tensor<[1, 4, 1, 1], f32> {
+  %p = mir.reduce_mean %x axes [2, 3] keepdims : !rlx.tensor<[1, 4, 3, 3], f32> -> !rlx.tensor<[1, 4, 1, 1], f32>
+  %f = mir.reshape %p : !rlx.tensor<[1, 4, 1, 1], f32> -> !rlx.tensor<[1, 4], f32>
+  %s = mir.softmax %f axis 1 : !rlx.tensor<[1, 4], f32>
+  %y = mir.reshape %s : !rlx.tensor<[1, 4], f32> -> !rlx.tensor<[1, 4, 1, 1], f32>
+  func.return %y : !rlx.tensor<[1, 4, 1, 1], f32>
+}
+// CHECK-LABEL: func.func @pooled_softmax
+// CHECK-NEXT:    %p = mir.reduce_mean %x axes [2, 3] keepdims
+// CHECK:         %y = mir.softmax %p axis 1 : !rlx.tensor<[1, 4, 1, 1], f32>
+// CHECK-NEXT:    func.return %y
