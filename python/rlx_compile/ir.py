@@ -354,19 +354,31 @@ def function_type(inputs: Sequence[Attribute], outputs: Sequence[Attribute]) -> 
     )
 
 
+def computes_weights(op: Operation, weights: set[int]) -> bool:
+    """Whether ``op``'s results are known before any input arrives, given ``weights``,
+    the ids of the values before it that are: ``op`` is a param or a constant, or an op
+    that reads such values alone (a weight pack: a fused op's concatenated weights, a
+    transposed weight)."""
+    if is_weight_leaf(op):
+        return True
+    operands = op._operands  # the tuple behind op.operands
+    return (
+        not is_leaf(op)
+        and not op.regions  # a control-flow op's regions read what it captures
+        and bool(operands)
+        and weights.issuperset(map(id, operands))
+    )
+
+
 def weight_values(ops: Iterable[Operation]) -> set[SSAValue]:
-    """The results of ``ops`` (in execution order) known before any input arrives:
-    params, constants, and the results of ops that read such values alone (weight
-    packs: a fused op's concatenated weights, a transposed weight)."""
+    """The results of ``ops`` (in execution order) known before any input arrives
+    (``computes_weights``)."""
     weights: set[SSAValue] = set()
+    ids: set[int] = set()
     for op in ops:
-        if is_weight_leaf(op) or (
-            not is_leaf(op)
-            and not op.regions  # a control-flow op's regions read what it captures
-            and op.operands
-            and all(v in weights for v in op.operands)
-        ):
+        if computes_weights(op, ids):
             weights.update(op.results)
+            ids.update(map(id, op.results))
     return weights
 
 

@@ -107,13 +107,26 @@ class Precision(OpTrait):
     category: PrecisionClass
 
 
+_LEAF_TRAITS: dict[type[Operation], Leaf | None] = {}
+"""Each op class's ``Leaf`` trait: the planners ask every op, and a class's traits never
+change (xDSL scans the trait list each time; ``ShapedOp`` remembers only its own)."""
+
+
+def _leaf_trait(cls: type[Operation]) -> Leaf | None:
+    try:
+        return _LEAF_TRAITS[cls]
+    except KeyError:
+        found = _LEAF_TRAITS[cls] = cls.get_trait(Leaf)
+        return found
+
+
 def is_leaf(op: Operation | type[Operation]) -> bool:
-    return op.has_trait(Leaf)
+    return _leaf_trait(op if isinstance(op, type) else type(op)) is not None
 
 
 def is_weight_leaf(op: Operation) -> bool:
     """A param or a constant: a leaf known before any input arrives."""
-    leaf = op.get_trait(Leaf)
+    leaf = _leaf_trait(type(op))
     return leaf is not None and leaf.weight
 
 

@@ -33,9 +33,10 @@ from rlx_compile.dialects.common import ShapedOp
 from rlx_compile.dialects.construct import append_unchecked, copy_name, unlink_unchecked
 from rlx_compile.dialects.dim_expr import upper_bound
 from rlx_compile.dialects.lir import DimRanges
-from rlx_compile.dialects.traits import is_leaf, is_weight_leaf, writes_in_place
+from rlx_compile.dialects.traits import writes_in_place
 from rlx_compile.dialects.types import DType, TensorType, element_count
 from rlx_compile.ir import (
+    computes_weights,
     graph_block,
     graph_name,
     graph_outputs,
@@ -265,15 +266,15 @@ _ROW_COLUMNS = ("view_parent", "embed_into")
 """The per-tensor columns that hold rows (or -1)."""
 
 
-_KINDS: dict[type[Operation], tuple[int, bool, bool, bool, bool, bool, bool]] = {}
+_KINDS: dict[type[Operation], tuple[int, bool, bool, bool]] = {}
 
 
-def _kind_of_type(op: Operation) -> tuple[int, bool, bool, bool, bool, bool, bool]:
+def _kind_of_type(op: Operation) -> tuple[int, bool, bool, bool]:
     """What the export asks of ``op``, by its class (isinstance against the dialects'
     abstract classes costs more than the rest of a row's export; traits and methods are
-    the class's): its kind, whether it is a ``ShapedOp``, writes in place, may be a view
-    (defines ``contiguous_view_offset``), may lay its operands end to end (defines
-    ``contiguous_operand_offsets``), is a leaf, and is a weight leaf."""
+    the class's): its kind, whether it writes in place, may be a view (defines
+    ``contiguous_view_offset``) and may lay its operands end to end (defines
+    ``contiguous_operand_offsets``)."""
     facts = _KINDS.get(type(op))
     if facts is None:
         cls = type(op)
@@ -283,16 +284,14 @@ def _kind_of_type(op: Operation) -> tuple[int, bool, bool, bool, bool, bool, boo
             else KIND_CONSTANT if isinstance(op, mir.ConstantOp)
             else KIND_COMPUTE
         )  # fmt: skip
-        shaped = view = embed = False
+        view = embed = False
         if isinstance(op, ShapedOp):
             # The base class's methods answer None for every op: an op class that keeps
             # them is never a view nor a contiguous concat, and need not be asked.
-            shaped, base = True, ShapedOp
-            view = type(op).contiguous_view_offset is not base.contiguous_view_offset
-            embed = type(op).contiguous_operand_offsets is not base.contiguous_operand_offsets
-        facts = (
-            kind, shaped, writes_in_place(op), view, embed, is_leaf(op), is_weight_leaf(op)
-        )  # fmt: skip
+            shaped, base = type(op), ShapedOp
+            view = shaped.contiguous_view_offset is not base.contiguous_view_offset
+            embed = shaped.contiguous_operand_offsets is not base.contiguous_operand_offsets
+        facts = (kind, writes_in_place(op), view, embed)
         _KINDS[cls] = facts
     return facts
 
@@ -344,14 +343,14 @@ def export_graph(
     # Weight packs -- values computed from params and constants only (a fused op's
     # concatenated weights, a transposed weight) -- are weights too: they live where the
     # params live, so with params outside the arena they stay outside it as well. The ids
-    # of the weight values so far (``ir.weight_values``, as the ops go by).
+    # of the weight values so far (``ir.computes_weights``, as the ops go by).
     weights: set[int] = set()
     ranges = opts.ranges
     width, alignment = opts.width, opts.alignment
     native = width == "native"
     empty_leaf = max(alignment, 1)  # an empty leaf (e.g. a [1, 0, 8] past-KV) still gets a slot
     for step, op in enumerate(ops):
-        kind, _, in_place, may_view, may_embed, leaf, weight_leaf = _kind_of_type(op)
+        kind, in_place, may_view, may_embed = _kind_of_type(op)
         view = cast(ShapedOp, op).contiguous_view_offset() if may_view else None
         if view and _symbolic(op):
             # An offset into a tensor whose size varies is only safe at 0 (no op gives
@@ -364,12 +363,7 @@ def export_graph(
                 view = None  # a view of a value from outside the region: a copy here
         results = op.results
         operands = op._operands
-        weight = weight_leaf or (
-            not leaf
-            and not op.regions  # a control-flow op's regions read what it captures
-            and bool(operands)
-            and weights.issuperset(map(id, operands))
-        )
+        weight = computes_weights(op, weights)
         if weight:
             weights.update(id(r) for r in results)
         alloc_row = int(opts.allocate_params if weight and kind == KIND_COMPUTE else allocate[kind])

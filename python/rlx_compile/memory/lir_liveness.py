@@ -196,7 +196,6 @@ def derive_region(
 
 
 _VIEW_TYPES: dict[type[Operation], bool] = {}
-_LEAF_TYPES: dict[type[Operation], tuple[bool, bool]] = {}
 _OP_KINDS: dict[type[Operation], tuple[bool, bool, bool]] = {}
 
 
@@ -204,7 +203,7 @@ def _op_kind(op: Operation) -> tuple[bool, bool, bool]:
     """``is_view(op)``, ``is_leaf(op)`` and ``is_weight_leaf(op)``, by class."""
     kind = _OP_KINDS.get(type(op))
     if kind is None:
-        kind = _OP_KINDS[type(op)] = (is_view(op), *_leaf_kind(op))
+        kind = _OP_KINDS[type(op)] = (is_view(op), is_leaf(op), is_weight_leaf(op))
     return kind
 
 
@@ -215,14 +214,6 @@ def is_view(op: Operation) -> bool:
     if view is None:
         view = _VIEW_TYPES[type(op)] = isinstance(op, lir.ViewOp)
     return view
-
-
-def _leaf_kind(op: Operation) -> tuple[bool, bool]:
-    """``is_leaf(op)`` and ``is_weight_leaf(op)``, by class (traits are the class's)."""
-    kind = _LEAF_TYPES.get(type(op))
-    if kind is None:
-        kind = _LEAF_TYPES[type(op)] = (is_leaf(op), is_weight_leaf(op))
-    return kind
 
 
 OperandOffsets = dict[Operation, dict[SSAValue, int | None]]

@@ -21,16 +21,6 @@ from rlx_compile.dialects.types import TensorType
 from rlx_compile.ir import ops_without_terminator, weight_values
 from rlx_compile.memory.placement import peak_live_bytes
 
-_LEAVES: dict[type[Operation], bool] = {}
-
-
-def _is_leaf(op: Operation) -> bool:
-    """``is_leaf(op)``, by class (traits are the class's)."""
-    leaf = _LEAVES.get(type(op))
-    if leaf is None:
-        leaf = _LEAVES[type(op)] = is_leaf(op)
-    return leaf
-
 
 @dataclass
 class SourceOrderLiveness:
@@ -74,7 +64,7 @@ class SourceOrderLiveness:
                 r = rows.get(id(operand))
                 if r is not None and deaths[r] < step:
                     deaths[r] = step
-            leaf = _is_leaf(op)
+            leaf = is_leaf(op)
             birth = 0 if leaf else step
             death = n if leaf else step
             for result in op.results:
