@@ -598,8 +598,21 @@ def add_planned_ops(
     sizes = g.arrays["size"].tolist()
     roots = plan.root.tolist()
     root_offsets = plan.root_offset.tolist()
-    index = g.index
     rows = g.rows
+
+    def slot_of(row: int) -> lir.SlotAttr | None:
+        """Tensor ``row``'s slot (None: not placed), each (offset, size) built once and
+        shared: an in-place op's slot is its operand's, and building an attribute (its
+        verification) is most of the cost of moving an op."""
+        offset = offsets[row]
+        if offset < 0:
+            return None
+        key = (base + offset, sizes[row])
+        slot = slot_attrs.get(key)
+        if slot is None:
+            slot = slot_attrs[key] = lir.SlotAttr.of(*key)
+        return slot
+
     add_op = block.add_op
     slot_key = lir.SLOT_ATTR
     for op in ops:
@@ -630,14 +643,10 @@ def add_planned_ops(
                 op.detach()  # a top-level op: says so
             new = op
         if len(results) == 1:  # lir.set_result_slots of one slot
-            offset = offsets[first]
-            if offset < 0:
+            slot = slot_of(first)
+            if slot is None:
                 new.attributes.pop(slot_key, None)
             else:
-                key = (base + offset, sizes[first])
-                slot = slot_attrs.get(key)
-                if slot is None:
-                    slot = slot_attrs[key] = lir.SlotAttr.of(*key)
                 new.attributes[slot_key] = slot
             if new is op:
                 unlink_unchecked(op)
@@ -647,19 +656,7 @@ def add_planned_ops(
         else:
             if new is op:
                 op.detach()
-            slots: list[lir.SlotAttr | None] = []
-            for result in results:
-                t = index[result]
-                offset = offsets[t]
-                if offset < 0:
-                    slots.append(None)
-                    continue
-                key = (base + offset, sizes[t])
-                slot = slot_attrs.get(key)
-                if slot is None:
-                    slot = slot_attrs[key] = lir.SlotAttr.of(*key)
-                slots.append(slot)
-            lir.set_result_slots(new, slots)
+            lir.set_result_slots(new, [slot_of(rows[id(result)]) for result in results])
             add_op(new)
 
 
