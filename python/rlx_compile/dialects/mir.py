@@ -3662,6 +3662,17 @@ class FusedMatmulBiasActOp(ShapedOp):
         return [b.activation(y, p.enum("activation"), p.floats("act_params"))]
 
 
+DenseOp = MatmulOp | FusedMatmulBiasActOp
+"""A dense layer: a matmul, or a fused one with its bias and activation."""
+
+
+def dense_operands(op: DenseOp) -> tuple[SSAValue, SSAValue, SSAValue | None]:
+    """The input, weight and bias (None for a plain matmul) of a dense layer."""
+    if isinstance(op, MatmulOp):
+        return op.lhs, op.rhs, None
+    return op.input, op.weight, op.bias
+
+
 @irdl_op_definition
 class FusedSwigluOp(ShapedOp):
     """silu(gate) · up on the two halves of the last dim of ``input`` [..., 2N] -> [..., N].

@@ -73,14 +73,11 @@ class IntoScaleShift(Match):
     factor: SSAValue
 
 
-Dense = mir.FusedMatmulBiasActOp | mir.MatmulOp
-
-
 @dataclass
 class IntoDense(Match):
     """A scale-shift (the root) folding into the dense layer producing its input."""
 
-    dense: Dense
+    dense: mir.DenseOp
 
 
 @dataclass
@@ -160,12 +157,12 @@ class FuseScaleShift(FusionPattern):
     def _into_dense(self, op: mir.FusedScaleShiftActOp) -> Match | Miss | None:
         """``op`` folding into the dense layer (a matmul by a weight, with its bias
         and no activation) whose [N, C] output it scales, channels being its columns."""
-        dense: Dense | None = producer(op.input, mir.FusedMatmulBiasActOp)
+        dense: mir.DenseOp | None = producer(op.input, mir.FusedMatmulBiasActOp)
         if dense is None:
             dense = producer(op.input, mir.MatmulOp)
         if dense is None or not no_activation(dense):
             return None
-        x, weight, bias = _dense_operands(dense)
+        x, weight, bias = mir.dense_operands(dense)
         if type_of(op.input).rank != 2 or type_of(x).rank != 2 or type_of(weight).rank != 2:
             return None  # a batched matmul: its columns are not the scale-shift's axis
         statics = [weight, op.scale, op.shift, *([bias] if bias is not None else [])]
@@ -194,9 +191,9 @@ class FuseScaleShift(FusionPattern):
             return None
         readers = users(op.result)
         for reader in readers:
-            if not isinstance(reader, Dense):
+            if not isinstance(reader, mir.DenseOp):
                 return None  # another op, or the graph's return
-            x, weight, bias = _dense_operands(reader)
+            x, weight, bias = mir.dense_operands(reader)
             if x is not op.result or weight is op.result or bias is op.result:
                 return None
             if type_of(weight).rank != 2 or not is_static(weight):
@@ -216,7 +213,7 @@ class FuseScaleShift(FusionPattern):
             root = m.root
             assert isinstance(root, mir.FusedScaleShiftActOp)
             for reader in m.absorbed[1:]:
-                assert isinstance(reader, Dense)
+                assert isinstance(reader, mir.DenseOp)
                 b, ops = self.builder(reader)
                 y = _scaled_reader(b, reader, root.input, root.scale, root.shift)
                 self.replace(rewriter, Match(reader, [reader]), ops, [y])
@@ -252,13 +249,6 @@ def _scaled_input(mul: Operation) -> tuple[SSAValue, SSAValue] | None:
     return None
 
 
-def _dense_operands(dense: Dense) -> tuple[SSAValue, SSAValue, SSAValue | None]:
-    """The input, weight and bias (None for a plain matmul) of a dense layer."""
-    if isinstance(dense, mir.MatmulOp):
-        return dense.lhs, dense.rhs, None
-    return dense.input, dense.weight, dense.bias
-
-
 def _one_inexact_factor(scale: SSAValue) -> bool:
     """Whether ``scale`` is one factor for every column (a Gemm's alpha, a Mul by a
     scalar) that the weight cannot take exactly: the product is scaled after the matmul,
@@ -276,7 +266,7 @@ def _folded_dense(b: GraphBuilder, m: IntoDense) -> SSAValue:
     ``bias · s + t`` (built by a folding builder: computed at once from constants)."""
     root = m.root
     assert isinstance(root, mir.FusedScaleShiftActOp)
-    x, weight, bias = _dense_operands(m.dense)
+    x, weight, bias = mir.dense_operands(m.dense)
     scale, shift = root.scale, root.shift  # [C], the weight's columns
     columns = type_of(scale).shape[0]
     weight = b.mul(weight, b.reshape(scale, [1, columns]))
@@ -288,11 +278,11 @@ def _folded_dense(b: GraphBuilder, m: IntoDense) -> SSAValue:
 
 
 def _scaled_reader(
-    b: GraphBuilder, reader: Dense, x: SSAValue, scale: SSAValue, shift: SSAValue
+    b: GraphBuilder, reader: mir.DenseOp, x: SSAValue, scale: SSAValue, shift: SSAValue
 ) -> SSAValue:
     """The dense layer ``reader`` of ``x · scale + shift`` as one of ``x`` itself: its
     weight's rows scaled, ``shift @ weight`` added to its bias."""
-    _, weight, bias = _dense_operands(reader)
+    _, weight, bias = mir.dense_operands(reader)
     rows = type_of(scale).shape[0]
     shifted = b.matmul(b.reshape(shift, [1, rows]), weight)  # [1, columns]: a row bias
     bias = shifted if bias is None else b.add(shifted, bias)

@@ -198,13 +198,10 @@ class IntegerConv(RewritePattern):
 
 class IntegerMatmul(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not isinstance(op, mir.MatmulOp | mir.FusedMatmulBiasActOp):
+        if not isinstance(op, mir.DenseOp):
             return
         fused = isinstance(op, mir.FusedMatmulBiasActOp)
-        if isinstance(op, mir.FusedMatmulBiasActOp):
-            lhs, rhs, bias = op.input, op.weight, op.bias
-        else:
-            lhs, rhs, bias = op.lhs, op.rhs, None
+        lhs, rhs, bias = mir.dense_operands(op)
         if _type(rhs).rank < 2 or _type(lhs).rank < 2:
             return
         x = _input(lhs)
