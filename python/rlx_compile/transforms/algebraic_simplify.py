@@ -525,23 +525,33 @@ class AxisOpThroughUnitReshapes(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mir.ReshapeOp, rewriter: PatternRewriter) -> None:
-        inner = op.operands[0].owner
-        if not isinstance(inner, mir.SoftmaxOp | mir.LogSoftmaxOp):
-            return
-        reshape = inner.input.owner
-        if not isinstance(reshape, mir.ReshapeOp) or op.result.type != reshape.input.type:
-            return
-        if not (inner.result.has_one_use() and reshape.result.has_one_use()):
-            return
-        x, y = _tensor(reshape.input).shape, _tensor(reshape.result).shape
-        kept_x, kept_y = _non_unit_axes(x), _non_unit_axes(y)
-        axis = inner.props().int("axis")
-        if [x[i] for i in kept_x] != [y[i] for i in kept_y] or axis not in kept_y:
-            return  # not a unit-dim reshape, or the op runs along a unit dim
-        # (A symbolic size is kept on both sides and compared as a symbol: the slices
-        # match whatever it is at run time, 1 included.)
-        rebuilt = type(inner)(reshape.input, kept_x[kept_y.index(axis)])
-        _rebuild(op, rewriter, rebuilt)
+        found = _axis_op_through_unit_reshapes(op)
+        if found is not None:
+            inner, x, axis = found
+            _rebuild(op, rewriter, type(inner)(x, axis))
+
+
+def _axis_op_through_unit_reshapes(
+    op: mir.ReshapeOp,
+) -> tuple[mir.SoftmaxOp | mir.LogSoftmaxOp, SSAValue, int] | None:
+    """What ``AxisOpThroughUnitReshapes`` rewrites ``op`` (the outer reshape) to: the
+    softmax-like op, the first reshape's input and the axis of it the op runs along."""
+    inner = op.operands[0].owner
+    if not isinstance(inner, mir.SoftmaxOp | mir.LogSoftmaxOp):
+        return None
+    reshape = inner.input.owner
+    if not isinstance(reshape, mir.ReshapeOp) or op.result.type != reshape.input.type:
+        return None
+    if not (inner.result.has_one_use() and reshape.result.has_one_use()):
+        return None
+    x, y = _tensor(reshape.input).shape, _tensor(reshape.result).shape
+    kept_x, kept_y = _non_unit_axes(x), _non_unit_axes(y)
+    axis = inner.props().int("axis")
+    if [x[i] for i in kept_x] != [y[i] for i in kept_y] or axis not in kept_y:
+        return None  # not a unit-dim reshape, or the op runs along a unit dim
+    # (A symbolic size is kept on both sides and compared as a symbol: the slices
+    # match whatever it is at run time, 1 included.)
+    return inner, reshape.input, kept_x[kept_y.index(axis)]
 
 
 class ReshapeDropsKeptDims(RewritePattern):
@@ -562,7 +572,7 @@ class ReshapeDropsKeptDims(RewritePattern):
         shape = _tensor(inner.input).shape
         if _tensor(op.result).shape != mir.reduced_shape(shape, axes, keepdims=False):
             return
-        if _axis_op_reshaped_back(op.result, inner.result.type):
+        if _axis_op_reshaped_back(op.result):
             return  # AxisOpThroughUnitReshapes drops both reshapes instead
         if isinstance(inner, mir.ReduceOp):
             _rebuild(op, rewriter, type(inner)(inner.input, axes))
@@ -570,16 +580,16 @@ class ReshapeDropsKeptDims(RewritePattern):
             _rebuild(op, rewriter, type(inner)(inner.input, axes[0]))
 
 
-def _axis_op_reshaped_back(value: SSAValue, back: object) -> bool:
-    """Whether ``value`` is read only by a softmax-like op read only by a reshape to
-    ``back`` (what ``AxisOpThroughUnitReshapes`` rewrites, both reshapes gone)."""
+def _axis_op_reshaped_back(value: SSAValue) -> bool:
+    """Whether ``value`` is the first reshape ``AxisOpThroughUnitReshapes`` drops (read
+    only by a softmax-like op read only by the reshape back)."""
     use = value.get_unique_use()
     axis_op = None if use is None else use.operation
     if not isinstance(axis_op, mir.SoftmaxOp | mir.LogSoftmaxOp):
         return False
     use = axis_op.result.get_unique_use()
-    reshape = None if use is None else use.operation
-    return isinstance(reshape, mir.ReshapeOp) and reshape.result.type == back
+    outer = None if use is None else use.operation
+    return isinstance(outer, mir.ReshapeOp) and _axis_op_through_unit_reshapes(outer) is not None
 
 
 MATCH_REACH = 2

@@ -492,3 +492,19 @@ func.func @pooled_softmax(%x: !rlx.tensor<[1, 4, 3, 3], f32>) -> !rlx.tensor<[1,
 // CHECK-NEXT:    %p = mir.reduce_mean %x axes [2, 3] keepdims
 // CHECK:         %y = mir.softmax %p axis 1 : !rlx.tensor<[1, 4, 1, 1], f32>
 // CHECK-NEXT:    func.return %y
+
+// -----
+
+// The same head with the softmax along a unit dim: AxisOpThroughUnitReshapes leaves both
+// reshapes, so the reduction drops its dims (one reshape fewer).
+func.func @pooled_softmax_unit_axis(%x: !rlx.tensor<[1, 4, 3, 3], f32>) -> !rlx.tensor<[1, 4, 1, 1], f32> {
+  %p = mir.reduce_mean %x axes [2, 3] keepdims : !rlx.tensor<[1, 4, 3, 3], f32> -> !rlx.tensor<[1, 4, 1, 1], f32>
+  %f = mir.reshape %p : !rlx.tensor<[1, 4, 1, 1], f32> -> !rlx.tensor<[1, 4], f32>
+  %s = mir.softmax %f axis 0 : !rlx.tensor<[1, 4], f32>
+  %y = mir.reshape %s : !rlx.tensor<[1, 4], f32> -> !rlx.tensor<[1, 4, 1, 1], f32>
+  func.return %y : !rlx.tensor<[1, 4, 1, 1], f32>
+}
+// CHECK-LABEL: func.func @pooled_softmax_unit_axis
+// CHECK:         %f = mir.reduce_mean %x axes [2, 3] : !rlx.tensor<[1, 4, 3, 3], f32> -> !rlx.tensor<[1, 4], f32>
+// CHECK-NEXT:    %s = mir.softmax %f axis 0
+// CHECK-NEXT:    %y = mir.reshape %s
