@@ -27,6 +27,15 @@ def _simplified(module: object) -> object:
     return out
 
 
+def _imported_and_simplified(graph: onnx.GraphProto) -> tuple[onnx.ModelProto, object]:
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    onnx.checker.check_model(model)
+    module = import_model(model)
+    PassManager(parse_pipeline("algebraic-simplify,dce")).run(module)
+    return model, module
+
+
 def test_broadcast_identities_and_unbounded_min_max_are_bit_exact() -> None:
     with ModuleBuilder("g") as m:
         x = m.input("x", (3, 8))
@@ -81,14 +90,44 @@ def test_clip_with_a_runtime_min_is_one_max() -> None:
         [helper.make_tensor("eighty", TensorProto.FLOAT, [], [80.0]),
          helper.make_tensor("zero", TensorProto.FLOAT, [], [0.0])],
     )  # fmt: skip
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 7
-    onnx.checker.check_model(model)
-    module = import_model(model)
-    PassManager(parse_pipeline("algebraic-simplify,dce")).run(module)
+    model, module = _imported_and_simplified(graph)
     kinds = _kinds(module)
     assert kinds.count("mir.max") == 1 and "mir.min" not in kinds
     assert kinds.count("mir.sub") == 1  # m - 80; y - 0 is y
     x = (np.random.default_rng(4).standard_normal((2, 16)) * 60).astype(np.float32)
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     np.testing.assert_array_equal(run(module, {"x": x})["out"], session.run(None, {"x": x})[0])
+
+
+def test_an_unsqueezed_value_expanded_is_one_expand() -> None:
+    """Unsqueeze(axis 1) of a [1, C] value then Expand to [1, T, C] (a speaker embedding
+    broadcast over time) is one expand of the value: onnxruntime's result bit for bit; an
+    Unsqueeze into the middle of a [N, C] value stays, as x broadcast directly would not
+    line up."""
+    import onnxruntime as ort
+
+    nodes = [
+        helper.make_node("Unsqueeze", ["v", "one"], ["u"]),
+        helper.make_node("Expand", ["u", "time"], ["e"]),
+        helper.make_node("Unsqueeze", ["w", "one"], ["uw"]),
+        helper.make_node("Expand", ["uw", "wide"], ["ew"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "g",
+        [helper.make_tensor_value_info("v", TensorProto.FLOAT, [1, 8]),
+         helper.make_tensor_value_info("w", TensorProto.FLOAT, [3, 8])],
+        [helper.make_tensor_value_info("e", TensorProto.FLOAT, [1, 5, 8]),
+         helper.make_tensor_value_info("ew", TensorProto.FLOAT, [3, 2, 8])],
+        [helper.make_tensor("one", TensorProto.INT64, [1], [1]),
+         helper.make_tensor("time", TensorProto.INT64, [3], [1, 5, 8]),
+         helper.make_tensor("wide", TensorProto.INT64, [3], [3, 2, 8])],
+    )  # fmt: skip
+    model, module = _imported_and_simplified(graph)
+    assert _kinds(module).count("mir.reshape") == 1 and _kinds(module).count("mir.expand") == 2
+    rng = np.random.default_rng(8)
+    feeds = {"v": rng.standard_normal((1, 8)).astype(np.float32),
+             "w": rng.standard_normal((3, 8)).astype(np.float32)}  # fmt: skip
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    got = run(module, feeds)
+    for name, want in zip(("e", "ew"), session.run(None, feeds), strict=True):
+        np.testing.assert_array_equal(got[name], want)

@@ -21,6 +21,9 @@ and the rewrites users expect from a graph compiler, all exact:
 - ``transpose(transpose(x, p), q)`` -> ``transpose(x, p∘q)``; an identity permutation
   (composed or written) -> x;
 - ``reshape(reshape(x))`` -> one reshape; a reshape to x's own type -> x;
+- ``expand(expand(x))`` -> one expand; an expand of a reshape that only adds or drops
+  leading unit dims -> an expand of x (broadcasting aligns dims from the right); an
+  expand to x's own type -> x;
 - a cast to the same type -> x;
 - ``cast(cast(x: A -> B), C)`` -> ``cast(x, C)`` (x itself when C = A) when every value
   of A is a value of B -- except int -> float -> int, where the inner float makes the
@@ -280,6 +283,44 @@ class IdentityReshape(RewritePattern):
         (result,) = op.results
         if x.type == result.type:
             _forward(op, rewriter, x)
+
+
+class ExpandOfExpandOrLeadingUnitReshape(RewritePattern):
+    """``expand(y)`` where y is an expand of x, or a reshape of x that only adds or drops
+    leading unit dims -> ``expand(x)``: broadcasting aligns dims from the right, so x
+    broadcasts to the result just as y does (an Unsqueeze(0) before an Expand); an expand
+    to its input's own type -> x."""
+
+    roots = (mir.ExpandOp,)
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.ExpandOp, rewriter: PatternRewriter) -> None:
+        (y,) = op.operands
+        (result,) = op.results
+        if y.type == result.type:
+            _forward(op, rewriter, y)
+            return
+        inner = y.owner
+        if not isinstance(inner, mir.ExpandOp | mir.ReshapeOp):
+            return
+        x = inner.operands[0]
+        if isinstance(inner, mir.ReshapeOp) and _without_leading_units(
+            _tensor(x).shape
+        ) != _without_leading_units(_tensor(y).shape):
+            return
+        if _tensor(x).rank > _tensor(result).rank:
+            return  # y had dropped leading unit dims the result has no room for
+        if x.type == result.type:
+            _forward(op, rewriter, x)
+        else:
+            _rebuild(op, rewriter, mir.ExpandOp(x, _tensor(result).shape))
+
+
+def _without_leading_units(shape: tuple[Dim, ...]) -> tuple[Dim, ...]:
+    start = 0
+    while start < len(shape) and shape[start] == 1:
+        start += 1
+    return shape[start:]
 
 
 class SameTypeCast(RewritePattern):
@@ -607,6 +648,7 @@ def simplify_patterns(assume_finite: bool = False) -> list[RewritePattern]:
         MulZero(assume_finite, splats), DoubleNegation(),
         SigmoidGateToSilu(),
         IdentityTranspose(), ComposeTransposes(), IdentityReshape(), ComposeReshapes(),
+        ExpandOfExpandOrLeadingUnitReshape(),
         SameTypeCast(), ExactCastChain(), SingleOperandConcat(), FullNarrow(), ComposeSlices(),
         ComposeGathers(), AxisOpThroughUnitReshapes(), MergeColumnOneHots(),
         ReshapeDropsKeptDims(),

@@ -183,6 +183,40 @@ func.func @reshapes(%x: !rlx.tensor<[2, 6], f32>) -> (!rlx.tensor<[3, 4], f32>, 
 // CHECK-NEXT:    func.return %rr, %x
 
 // -----
+// An expand of an expand, or of a reshape that only adds (or drops) leading unit dims,
+// expands x itself: broadcasting aligns dims from the right. An expand to its input's
+// type is the input.
+func.func @expands(%x: !rlx.tensor<[1, 256], f32>, %n: !rlx.tensor<[n, 3], f32>, %c: !rlx.tensor<[1, 1, 4], f32>) -> (!rlx.tensor<[1, 6, 256], f32>, !rlx.tensor<[2, 6, 256], f32>, !rlx.tensor<[2, n, 3], f32>, !rlx.tensor<[6, 4], f32>, !rlx.tensor<[1, 256], f32>) {
+  %u = mir.reshape %x : !rlx.tensor<[1, 256], f32> -> !rlx.tensor<[1, 1, 256], f32>
+  %e = mir.expand %u : !rlx.tensor<[1, 1, 256], f32> -> !rlx.tensor<[1, 6, 256], f32>
+  %ee = mir.expand %e : !rlx.tensor<[1, 6, 256], f32> -> !rlx.tensor<[2, 6, 256], f32>
+  %un = mir.reshape %n : !rlx.tensor<[n, 3], f32> -> !rlx.tensor<[1, n, 3], f32>
+  %en = mir.expand %un : !rlx.tensor<[1, n, 3], f32> -> !rlx.tensor<[2, n, 3], f32>
+  %sq = mir.reshape %c : !rlx.tensor<[1, 1, 4], f32> -> !rlx.tensor<[1, 4], f32>
+  %ec = mir.expand %sq : !rlx.tensor<[1, 4], f32> -> !rlx.tensor<[6, 4], f32>
+  %same = mir.expand %x : !rlx.tensor<[1, 256], f32> -> !rlx.tensor<[1, 256], f32>
+  func.return %e, %ee, %en, %ec, %same : !rlx.tensor<[1, 6, 256], f32>, !rlx.tensor<[2, 6, 256], f32>, !rlx.tensor<[2, n, 3], f32>, !rlx.tensor<[6, 4], f32>, !rlx.tensor<[1, 256], f32>
+}
+// CHECK-LABEL: func.func @expands
+// CHECK:         %e = mir.expand %x : !rlx.tensor<[1, 256], f32> -> !rlx.tensor<[1, 6, 256], f32>
+// CHECK:         %ee = mir.expand %x : !rlx.tensor<[1, 256], f32> -> !rlx.tensor<[2, 6, 256], f32>
+// CHECK:         %en = mir.expand %n : !rlx.tensor<[n, 3], f32> -> !rlx.tensor<[2, n, 3], f32>
+// CHECK:         %ec = mir.expand %sq
+// CHECK-NEXT:    func.return %e, %ee, %en, %ec, %x
+
+// -----
+// Kept: a reshape that adds a unit dim in the middle (x broadcast directly would align
+// differently).
+func.func @expand_of_inner_unit_reshape(%x: !rlx.tensor<[4, 3], f32>) -> !rlx.tensor<[4, 2, 3], f32> {
+  %u = mir.reshape %x : !rlx.tensor<[4, 3], f32> -> !rlx.tensor<[4, 1, 3], f32>
+  %e = mir.expand %u : !rlx.tensor<[4, 1, 3], f32> -> !rlx.tensor<[4, 2, 3], f32>
+  func.return %e : !rlx.tensor<[4, 2, 3], f32>
+}
+// CHECK-LABEL: func.func @expand_of_inner_unit_reshape
+// CHECK-NEXT:    %u = mir.reshape %x
+// CHECK-NEXT:    %e = mir.expand %u
+
+// -----
 // A cast to the same type is x; cast chains whose first step is exact collapse (to x
 // when they come back to x's type).
 func.func @casts(%x: !rlx.tensor<[2], f32>, %h: !rlx.tensor<[2], f16>) -> (!rlx.tensor<[2], f32>, !rlx.tensor<[2], f32>, !rlx.tensor<[2], f64>) {
