@@ -384,3 +384,78 @@ def test_dynamic_quantize_lstm_over_a_symbolic_sequence_length() -> None:
     dims = quantized.graph.input[0].type.tensor_type.shape.dim  # type: ignore[attr-defined]
     dims[0].dim_param, dims[1].dim_value = "T", 1
     check_symbolic_against_onnxruntime(quantized.graph, feeds, ("com.microsoft",))  # type: ignore[attr-defined]
+
+
+def stacked_model(
+    op: str, layers: int, bidirectional: bool
+) -> tuple[object, dict[str, np.ndarray]]:
+    """A multi-layer network as PyTorch exports it with given states: each layer reads
+    its rows of h0 (and c0) through a Slice, and its output, directions folded into the
+    features, is the next layer's input."""
+    rng = np.random.default_rng(zlib.crc32(f"stacked {op} {layers} {bidirectional}".encode()))
+    dirs = 2 if bidirectional else 1
+    g = GATES[op]
+    states = ["h0", "c0"] if op == "LSTM" else ["h0"]
+    feeds = {"X": rng.standard_normal([SEQ, BATCH, INPUT]).astype(np.float32)}
+    feeds |= {s: rng.standard_normal([layers * dirs, BATCH, HIDDEN]).astype(np.float32)
+              for s in states}  # fmt: skip
+    inits = [numpy_helper.from_array(np.array(v, np.int64), n) for n, v in
+             (("axis0", [0]), ("features", [SEQ, BATCH, dirs * HIDDEN]))]  # fmt: skip
+    nodes = []
+    x, width = "X", INPUT
+    for layer in range(layers):
+        inits += [
+            numpy_helper.from_array(np.array([layer * dirs], np.int64), f"start{layer}"),
+            numpy_helper.from_array(np.array([(layer + 1) * dirs], np.int64), f"end{layer}"),
+        ]
+        for s in states:
+            nodes.append(helper.make_node("Slice", [s, f"start{layer}", f"end{layer}", "axis0"],
+                                          [f"{s}_{layer}"]))  # fmt: skip
+        for name, shape in (("W", (dirs, g * HIDDEN, width)), ("R", (dirs, g * HIDDEN, HIDDEN)),
+                            ("B", (dirs, 2 * g * HIDDEN))):  # fmt: skip
+            weight = (rng.standard_normal(shape) * 0.4).astype(np.float32)
+            inits.append(numpy_helper.from_array(weight, f"{name}{layer}"))
+        ins = [x, f"W{layer}", f"R{layer}", f"B{layer}", "", *(f"{s}_{layer}" for s in states)]
+        nodes.append(helper.make_node(
+            op, ins, [f"Y{layer}"], hidden_size=HIDDEN,
+            direction="bidirectional" if bidirectional else "forward"))  # fmt: skip
+        # [seq, dirs, batch, H] -> [seq, batch, dirs·H]
+        nodes.append(helper.make_node("Transpose", [f"Y{layer}"], [f"T{layer}"], perm=[0, 2, 1, 3]))
+        nodes.append(helper.make_node("Reshape", [f"T{layer}", "features"], [f"F{layer}"]))
+        x, width = f"F{layer}", dirs * HIDDEN
+    graph = helper.make_graph(
+        nodes, "stacked",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [SEQ, BATCH, INPUT]),
+         *(helper.make_tensor_value_info(s, TensorProto.FLOAT, [layers * dirs, BATCH, HIDDEN])
+           for s in states)],
+        [helper.make_tensor_value_info(x, TensorProto.FLOAT, None)], inits,
+    )  # fmt: skip
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), feeds
+
+
+@pytest.mark.parametrize(
+    ("op", "layers", "bidirectional"),
+    [("LSTM", 3, False), ("LSTM", 2, True), ("GRU", 3, True), ("RNN", 2, False)],
+)
+def test_a_multi_layer_network_reads_its_stacked_states_in_place(
+    op: str, layers: int, bidirectional: bool
+) -> None:
+    """Each layer reads its rows of the stacked h0 (and c0) at its state_offset, with no
+    slice left, and the network matches onnxruntime natively (cpu) and lowered to steps
+    (cuda, which does not claim the layers)."""
+    model, feeds = stacked_model(op, layers, bidirectional)
+    module = import_model(model)
+    cpu = CompilePipeline(target="cpu").compile(module)
+    layers_ops = [o for o in cpu.module.walk() if isinstance(o, mir.RecurrentOp)]
+    dirs = 2 if bidirectional else 1
+    assert [o.props().opt_int("state_offset") for o in layers_ops] == [
+        k * dirs for k in range(layers)
+    ]
+    assert not [o for o in cpu.module.walk() if isinstance(o, mir.NarrowOp | mir.SliceOp)]
+    check_against_onnxruntime(model, feeds)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (want,) = session.run(None, feeds)
+    params = param_values(model, module)
+    cuda = CompilePipeline(target="cuda").compile(module)
+    (got,) = run(cuda.module, feeds, params).values()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

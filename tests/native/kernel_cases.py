@@ -1173,20 +1173,27 @@ for _name, _op, _kw, _extra in (
     ("gru_wide_batch_bidirectional", mir.GruOp, {"direction": "bidirectional", "batch": 6},
      ("bias", "initial_h")),
     ("lstm_wide_batch_quantized", mir.LstmOp, {"batch": 6}, ("bias", "quantized")),
+    # one layer of a stack's states (a multi-layer export's h0 and c0): rows 2-3 of 5
+    ("lstm_stacked_states_bidirectional", mir.LstmOp,
+     {"direction": "bidirectional", "state_offset": 2, "stack": 5},
+     ("bias", "initial_h", "initial_c")),
+    ("gru_stacked_states", mir.GruOp, {"state_offset": 1, "stack": 3}, ("bias", "initial_h")),
 ):  # fmt: skip
 
     @case(_name, _op)
     def _recurrent(dtype: DType, rng: np.random.Generator, op=_op, kw=_kw, extra=_extra):
         """A layer of each kind: directions, sequence_lens (an empty row, a short one),
-        clip, initial states, peepholes, the batch-major layout, activations with their
-        alpha and beta, GRU's linear_before_reset, LSTM's input_forget, 8-bit weights
-        (i8 W with a scale per row, u8 R with its zero points)."""
+        clip, initial states (one layer's rows of a stack of them), peepholes, the
+        batch-major layout, activations with their alpha and beta, GRU's
+        linear_before_reset, LSTM's input_forget, 8-bit weights (i8 W with a scale per
+        row, u8 R with its zero points)."""
         kw = dict(kw)
         batch = kw.pop("batch", _BATCH)
         dirs = 2 if kw.get("direction") == "bidirectional" else 1
+        stack = kw.pop("stack", dirs)
         rows = op.GATES * _HIDDEN
         x = (batch, _SEQ, _IN) if kw.get("batch_first") else (_SEQ, batch, _IN)
-        state = (batch, dirs, _HIDDEN) if kw.get("batch_first") else (dirs, batch, _HIDDEN)
+        state = (batch, dirs, _HIDDEN) if kw.get("batch_first") else (stack, batch, _HIDDEN)
         quantized = "quantized" in extra
         specs = {
             "input": (x, dtype),

@@ -2719,8 +2719,11 @@ class RecurrentOp(ShapedOp):
     direction d: ``weight`` W[d] is [G·H, in] and ``recurrence`` R[d] [G·H, H] (G blocks
     of H rows, one per gate; the hidden size H static), ``bias`` B[d] [2·G·H] is Wb[d]
     then Rb[d] (zeros when absent), ``initial_h`` [dirs, batch, H] ([batch, dirs, H] with
-    ``batch_first``; zeros when absent). ``sequence_lens`` [batch] (i32 or i64) is the
-    length of each batch row (the whole sequence when absent).
+    ``batch_first``; zeros when absent). With ``state_offset`` s (not with
+    ``batch_first``), the initial states are [S, batch, H] stacks, S ≥ s + dirs, of
+    which the layer reads rows s to s + dirs - 1 (a multi-layer network's states, one
+    stack for all its layers, as PyTorch's and cuDNN's). ``sequence_lens`` [batch] (i32
+    or i64) is the length of each batch row (the whole sequence when absent).
 
     Each direction runs on its own, forward from step 0 or backwards from the last step
     (``reverse``; ``bidirectional``: direction 0 forward, direction 1 backwards). The
@@ -2754,6 +2757,7 @@ class RecurrentOp(ShapedOp):
     activation_beta = opt_prop_def(F64Array)
     clip = opt_prop_def(F64Attr)
     batch_first = opt_prop_def(UnitAttr)
+    state_offset = opt_prop_def(I64Attr)
     traits = traits_def(Pure(), Precision(PrecisionClass.COMPUTE))
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
@@ -2773,6 +2777,7 @@ class RecurrentOp(ShapedOp):
         activation_beta: Sequence[float] | None,
         clip: float | None,
         batch_first: bool,
+        state_offset: int | None,
         **flags: bool,
     ) -> None:
         names = None if activations is None else ArrayAttr([StringAttr(a) for a in activations])
@@ -2783,6 +2788,7 @@ class RecurrentOp(ShapedOp):
             "activation_beta": floats_attr(activation_beta),
             "clip": float_attr(clip),
             "batch_first": flag_attr(batch_first),
+            "state_offset": int_attr(state_offset),
         }
         props.update({k: flag_attr(v) for k, v in flags.items()})
         self._build(operands, props)
@@ -2830,7 +2836,18 @@ class RecurrentOp(ShapedOp):
         ):
             raise VerifyException(f"sequence_lens must be [{batch}] of i32 or i64")
         state = (batch, dirs, hidden) if batch_first else (dirs, batch, hidden)
+        offset = props.opt_int("state_offset")
+        if offset is not None and (offset < 0 or batch_first):
+            raise VerifyException("state_offset must be ≥ 0, and without batch_first")
         for name, t in states:
+            if offset is not None and t is not None:
+                stacked = t.shape[0]
+                if not isinstance(stacked, int) or stacked < offset + dirs:
+                    raise VerifyException(
+                        f"{name} must stack at least {offset + dirs} states for state_offset "
+                        f"{offset}, got {fmt_shape(t.shape)}"
+                    )
+                t = t.with_shape(state) if t.shape[1:] == state[1:] else t
             _check_tensor(t, state, dtype, name)
         cls._check_activations(props, dirs)
         clip = props.opt_float("clip")
@@ -2903,7 +2920,7 @@ def _layer_format(operands: Sequence[tuple[str, str]], flags: Sequence[str], res
             *optional,
             "(`direction` $direction^)? (`activations` $activations^)?",
             "(`alpha` $activation_alpha^)? (`beta` $activation_beta^)? (`clip` $clip^)?",
-            "(`batch_first` $batch_first^)?",
+            "(`batch_first` $batch_first^)? (`state_offset` $state_offset^)?",
             *(f"(`{flag}` ${flag}^)?" for flag in flags),
             "attr-dict `:` `(` type($input) `,` type($weight) `,` type($recurrence) `)` `->`",
             "`(` " + " `,` ".join(f"type(${n})" for n in names) + " `)`",
@@ -2938,13 +2955,14 @@ class _HiddenStateLayer(RecurrentOp):
         activation_beta: Sequence[float] | None = None,
         clip: float | None = None,
         batch_first: bool = False,
+        state_offset: int | None = None,
         **flags: bool,
     ):
         self._build_layer(
             {"input": input, "weight": weight, "recurrence": recurrence, "bias": bias,
              "sequence_lens": sequence_lens, "initial_h": initial_h},
             direction, activations, activation_alpha, activation_beta, clip, batch_first,
-            **flags,
+            state_offset, **flags,
         )  # fmt: skip
 
     @classmethod
@@ -3068,6 +3086,7 @@ class LstmOp(RecurrentOp):
         activation_beta: Sequence[float] | None = None,
         clip: float | None = None,
         batch_first: bool = False,
+        state_offset: int | None = None,
         input_forget: bool = False,
     ):
         self._build_layer(
@@ -3077,7 +3096,7 @@ class LstmOp(RecurrentOp):
              "weight_zero_point": weight_zero_point, "recurrence_scale": recurrence_scale,
              "recurrence_zero_point": recurrence_zero_point},
             direction, activations, activation_alpha, activation_beta, clip, batch_first,
-            input_forget=input_forget,
+            state_offset, input_forget=input_forget,
         )  # fmt: skip
 
     @classmethod

@@ -120,6 +120,8 @@ class Layer(Generic[V]):
         self.ops = ops
         self.dtype = type_of(op.operands[0]).dtype
         self.batch_first = op.props().flag("batch_first")
+        self.state_offset = op.props().opt_int("state_offset") or 0
+        """The first row of the initial states' stacks this layer reads."""
         self.hidden = op.hidden_size()
         x = operands["input"]
         assert x is not None
@@ -136,7 +138,7 @@ class Layer(Generic[V]):
 
     def state(self, name: str, d: int) -> V:
         """The initial state ``name`` of direction d: [batch, H] (zeros when absent)."""
-        state = self.select(name, d, 1 if self.batch_first else 0)
+        state = self.select(name, self.state_offset + d, 1 if self.batch_first else 0)
         if state is not None:
             return state
         if isinstance(self.batch, int):

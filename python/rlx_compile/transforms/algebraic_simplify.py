@@ -25,6 +25,9 @@ and the rewrites users expect from a graph compiler, all exact:
   leading unit dims -> an expand of x (broadcasting aligns dims from the right); an
   expand to x's own type -> x;
 - a cast to the same type -> x;
+- a recurrent layer whose initial states are narrows of stacks along their direction
+  axis at one start -> the layer reading the stacks from that row (``state_offset``):
+  PyTorch's multi-layer RNN, GRU and LSTM exports slice h0 and c0 per layer;
 - ``cast(cast(x: A -> B), C)`` -> ``cast(x, C)`` (x itself when C = A) when every value
   of A is a value of B -- except int -> float -> int, where the inner float makes the
   outer cast saturate while a direct int cast wraps;
@@ -65,7 +68,7 @@ from typing import ClassVar, cast
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
@@ -321,6 +324,39 @@ def _without_leading_units(shape: tuple[Dim, ...]) -> tuple[Dim, ...]:
     while start < len(shape) and shape[start] == 1:
         start += 1
     return shape[start:]
+
+
+class StackedInitialStates(RewritePattern):
+    """A recurrent layer whose initial states are each a narrow of a stack along the
+    direction axis, all at one start s -> the layer reading the stacks from row s
+    (``state_offset``): what PyTorch writes for a multi-layer RNN, GRU or LSTM with
+    given states, h0[l] and c0[l] sliced per layer. The rows read are the narrows'; the
+    copies (or views) go."""
+
+    roots = mir.RECURRENT_OPS
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, mir.RecurrentOp) or op.props().flag("batch_first"):
+            return
+        named = [(name, getattr(op, name)) for name, _ in type(op).get_irdl_definition().operands]
+        states = {n: v.owner for n, v in named if n in _INITIAL_STATES and v is not None}
+        starts = {
+            n.start_dim if isinstance(n, mir.NarrowOp) and n.props().int("axis") == 0 else None
+            for n in states.values()
+        }
+        if not states or len(starts) != 1 or not isinstance(start := starts.pop(), int):
+            return
+        op.operands = [
+            cast(mir.NarrowOp, states[n]).input if n in states else v
+            for n, v in named
+            if v is not None
+        ]
+        offset = (op.props().opt_int("state_offset") or 0) + start
+        op.properties["state_offset"] = IntegerAttr(offset, 64)
+        rewriter.notify_op_modified(op)
+
+
+_INITIAL_STATES = frozenset({"initial_h", "initial_c"})
 
 
 class SameTypeCast(RewritePattern):
@@ -648,7 +684,7 @@ def simplify_patterns(assume_finite: bool = False) -> list[RewritePattern]:
         MulZero(assume_finite, splats), DoubleNegation(),
         SigmoidGateToSilu(),
         IdentityTranspose(), ComposeTransposes(), IdentityReshape(), ComposeReshapes(),
-        ExpandOfExpandOrLeadingUnitReshape(),
+        ExpandOfExpandOrLeadingUnitReshape(), StackedInitialStates(),
         SameTypeCast(), ExactCastChain(), SingleOperandConcat(), FullNarrow(), ComposeSlices(),
         ComposeGathers(), AxisOpThroughUnitReshapes(), MergeColumnOneHots(),
         ReshapeDropsKeptDims(),

@@ -571,6 +571,28 @@ func.func @lstm_directions() {
 // CHECK: mir_invalid.mlir:[[# @LINE - 3]]:3: error: 'mir.lstm' op recurrence must be [2, 4·hidden, hidden] with a static hidden size, got [1, 16, 4]
 
 // -----
+func.func @lstm_state_offset_past_the_stack() {
+  %x = mir.input "x" : !rlx.tensor<[5, 2, 3], f32>
+  %h0 = mir.input "h0" : !rlx.tensor<[3, 2, 4], f32>
+  %w = mir.param "w" : !rlx.tensor<[2, 16, 3], f32>
+  %r = mir.param "r" : !rlx.tensor<[2, 16, 4], f32>
+  %y, %h, %c = mir.lstm %x, %w, %r h0(%h0 : !rlx.tensor<[3, 2, 4], f32>) direction bidirectional state_offset 2 : (!rlx.tensor<[5, 2, 3], f32>, !rlx.tensor<[2, 16, 3], f32>, !rlx.tensor<[2, 16, 4], f32>) -> (!rlx.tensor<[5, 2, 2, 4], f32>, !rlx.tensor<[2, 2, 4], f32>, !rlx.tensor<[2, 2, 4], f32>)
+  func.return
+}
+// CHECK: mir_invalid.mlir:[[# @LINE - 3]]:3: error: 'mir.lstm' op initial_h must stack at least 4 states for state_offset 2, got [3, 2, 4]
+
+// -----
+func.func @gru_state_offset_batch_first() {
+  %x = mir.input "x" : !rlx.tensor<[2, 5, 3], f32>
+  %h0 = mir.input "h0" : !rlx.tensor<[2, 1, 4], f32>
+  %w = mir.param "w" : !rlx.tensor<[1, 12, 3], f32>
+  %r = mir.param "r" : !rlx.tensor<[1, 12, 4], f32>
+  %y, %h = mir.gru %x, %w, %r h0(%h0 : !rlx.tensor<[2, 1, 4], f32>) batch_first state_offset 0 : (!rlx.tensor<[2, 5, 3], f32>, !rlx.tensor<[1, 12, 3], f32>, !rlx.tensor<[1, 12, 4], f32>) -> (!rlx.tensor<[2, 5, 1, 4], f32>, !rlx.tensor<[2, 1, 4], f32>)
+  func.return
+}
+// CHECK: error: 'mir.gru' op state_offset must be ≥ 0, and without batch_first
+
+// -----
 func.func @gru_gate_rows() {
   %x = mir.input "x" : !rlx.tensor<[5, 2, 3], f32>
   %w = mir.param "w" : !rlx.tensor<[1, 16, 3], f32>

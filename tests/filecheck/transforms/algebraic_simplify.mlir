@@ -217,6 +217,21 @@ func.func @expand_of_inner_unit_reshape(%x: !rlx.tensor<[4, 3], f32>) -> !rlx.te
 // CHECK-NEXT:    %e = mir.expand %u
 
 // -----
+// A layer whose initial states are narrows of stacks at one start reads the stacks
+// from that row (PyTorch's multi-layer exports); narrows at different starts stay.
+func.func @stacked_initial_states(%x: !rlx.tensor<[5, 2, 3], f32>, %h0: !rlx.tensor<[6, 2, 4], f32>, %c0: !rlx.tensor<[6, 2, 4], f32>, %w: !rlx.tensor<[2, 16, 3], f32>, %r: !rlx.tensor<[2, 16, 4], f32>) -> (!rlx.tensor<[5, 2, 2, 4], f32>, !rlx.tensor<[5, 2, 2, 4], f32>) {
+  %h = mir.narrow %h0 axis 0 start 2 : !rlx.tensor<[6, 2, 4], f32> -> !rlx.tensor<[2, 2, 4], f32>
+  %c = mir.narrow %c0 axis 0 start 2 : !rlx.tensor<[6, 2, 4], f32> -> !rlx.tensor<[2, 2, 4], f32>
+  %y, %yh, %yc = mir.lstm %x, %w, %r h0(%h : !rlx.tensor<[2, 2, 4], f32>) c0(%c : !rlx.tensor<[2, 2, 4], f32>) direction bidirectional : (!rlx.tensor<[5, 2, 3], f32>, !rlx.tensor<[2, 16, 3], f32>, !rlx.tensor<[2, 16, 4], f32>) -> (!rlx.tensor<[5, 2, 2, 4], f32>, !rlx.tensor<[2, 2, 4], f32>, !rlx.tensor<[2, 2, 4], f32>)
+  %c4 = mir.narrow %c0 axis 0 start 4 : !rlx.tensor<[6, 2, 4], f32> -> !rlx.tensor<[2, 2, 4], f32>
+  %z, %zh, %zc = mir.lstm %x, %w, %r h0(%h : !rlx.tensor<[2, 2, 4], f32>) c0(%c4 : !rlx.tensor<[2, 2, 4], f32>) direction bidirectional : (!rlx.tensor<[5, 2, 3], f32>, !rlx.tensor<[2, 16, 3], f32>, !rlx.tensor<[2, 16, 4], f32>) -> (!rlx.tensor<[5, 2, 2, 4], f32>, !rlx.tensor<[2, 2, 4], f32>, !rlx.tensor<[2, 2, 4], f32>)
+  func.return %y, %z : !rlx.tensor<[5, 2, 2, 4], f32>, !rlx.tensor<[5, 2, 2, 4], f32>
+}
+// CHECK-LABEL: func.func @stacked_initial_states
+// CHECK:         %y, %yh, %yc = mir.lstm %x, %w, %r h0(%h0 : !rlx.tensor<[6, 2, 4], f32>) c0(%c0 : !rlx.tensor<[6, 2, 4], f32>) direction bidirectional state_offset 2 :
+// CHECK:         %z, %zh, %zc = mir.lstm %x, %w, %r h0(%h : !rlx.tensor<[2, 2, 4], f32>) c0(%c4 : !rlx.tensor<[2, 2, 4], f32>) direction bidirectional :
+
+// -----
 // A cast to the same type is x; cast chains whose first step is exact collapse (to x
 // when they come back to x's type).
 func.func @casts(%x: !rlx.tensor<[2], f32>, %h: !rlx.tensor<[2], f16>) -> (!rlx.tensor<[2], f32>, !rlx.tensor<[2], f32>, !rlx.tensor<[2], f64>) {

@@ -968,10 +968,16 @@ def _recurrent(e: OpEmitter) -> None:
         ct += seq * batch * width + rows * width + rows * hidden
     q = seq * batch * width + batch * hidden if quantized else 0
     outs = [o.loc for o in e.outs]
+    # The layer's rows of stacked initial states (state_offset; never with batch_first).
+    state_at = (p.opt_int("state_offset") or 0) * batch * hidden * x.dtype.itemsize
+    locs = {n: None if v is None else v.loc for n, v in a.items()}
+    for n in ("initial_h", "initial_c"):
+        if (loc := locs.get(n)) is not None:
+            locs[n] = loc.at(state_at)
     e.call(
         f"rlx_recurrent_{sfx}", Ints(geom), codes, params, 0.0 if clip is None else clip,
         outs[0], outs[1], outs[2] if len(outs) > 2 else None, x.loc, w.loc, r.loc,
-        *(None if a.get(n) is None else a[n].loc for n in (  # type: ignore[union-attr]
+        *(locs.get(n) for n in (
             "bias", "sequence_lens", "initial_h", "initial_c", "peepholes", "weight_scale",
             "weight_zero_point", "recurrence_scale", "recurrence_zero_point")),
         e.scratch(ct * compute + 2 * q),
