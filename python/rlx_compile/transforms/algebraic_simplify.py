@@ -76,6 +76,7 @@ from xdsl.rewriter import InsertPoint
 
 from rlx_compile.diagnostics import change_listener
 from rlx_compile.dialects import mir
+from rlx_compile.dialects.common import int_attr
 from rlx_compile.dialects.types import Dim, DType, TensorType, exactly_representable
 from rlx_compile.ir import func_graphs
 from rlx_compile.rewriting import apply_greedily
@@ -336,6 +337,10 @@ class StackedInitialStates(RewritePattern):
     roots = mir.RECURRENT_OPS
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        # Most layers read no narrow at all (or no longer): looked at by position first,
+        # as a name lookup through the operand segments costs more than the whole test.
+        if not any(type(v.owner) is mir.NarrowOp for v in op.operands):
+            return
         if not isinstance(op, mir.RecurrentOp) or op.props().flag("batch_first"):
             return
         named = [(name, getattr(op, name)) for name, _ in type(op).get_irdl_definition().operands]
@@ -352,7 +357,7 @@ class StackedInitialStates(RewritePattern):
             if v is not None
         ]
         offset = (op.props().opt_int("state_offset") or 0) + start
-        op.properties["state_offset"] = IntegerAttr(offset, 64)
+        op.properties["state_offset"] = cast(IntegerAttr, int_attr(offset))
         rewriter.notify_op_modified(op)
 
 
