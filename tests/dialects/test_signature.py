@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, i32
+from xdsl.dialects.builtin import DenseArrayBase, IntegerAttr, ModuleOp, StringAttr, i32, i64
 from xdsl.dialects.func import FuncOp, ReturnOp
 from xdsl.dialects.test import TestOp as ForeignOp
-from xdsl.ir import Block, Operation, Region
+from xdsl.ir import Attribute, Block, Operation, Region
 from xdsl.utils.exceptions import VerifyException
 
 from rlx_compile import ModuleBuilder
@@ -186,6 +186,57 @@ def test_a_broken_op_with_regions_gets_the_generic_verdict(breakage: str) -> Non
 def test_a_broken_signature_gets_the_generic_verdict(breakage: str) -> None:
     name, brk = BREAKAGES[breakage]
     fast, generic = both(brk(built()[name]))
+    assert generic is not None, "the breakage must be one the generic check rejects"
+    assert fast == generic
+
+
+def with_segments() -> Operation:
+    """A valid op whose operand segment sizes are a property: an LSTM with a bias and
+    initial states, the other optional operands absent."""
+    with ModuleBuilder("f") as m:
+        x = m.input("x", (5, 2, 3))
+        w, r = m.param("w", (1, 16, 3)), m.param("r", (1, 16, 4))
+        b, h = m.param("b", (1, 32)), m.input("h", (1, 2, 4))
+        layer = m.emit(mir.LstmOp(x, w, r, bias=b, initial_h=h, initial_c=h))
+        m.output(layer.results[0], names=["y"])
+    return layer
+
+
+def _sizes(op: Operation, sizes: list[int], kind: Attribute = i32) -> Operation:
+    array = DenseArrayBase.from_list(kind, sizes)
+    return recreate(op, properties={**op.properties, "operandSegmentSizes": array})
+
+
+SEGMENT_BREAKAGES: dict[str, Breakage] = {
+    "no segment sizes": lambda op: recreate(
+        op, properties={k: v for k, v in op.properties.items() if k != "operandSegmentSizes"}
+    ),
+    "sizes of the wrong element type": lambda op: _sizes(
+        op, [1, 1, 1, 1, 0, 1, 1, 0, 0, 0, 0, 0], i64
+    ),
+    "a size fewer": lambda op: _sizes(op, [1, 1, 1, 1, 0, 1, 1, 0, 0, 0, 0]),
+    "a single operand absent": lambda op: _sizes(op, [1, 1, 0, 1, 0, 1, 1, 0, 0, 0, 0, 0]),
+    "an optional operand twice": lambda op: _sizes(op, [1, 1, 1, 0, 0, 2, 1, 0, 0, 0, 0, 0]),
+    "sizes summing past the operands": lambda op: _sizes(op, [1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0]),
+    "an optional operand no tensor": lambda op: recreate(
+        op, operands=[*list(op.operands)[:4], foreign().results[0], *list(op.operands)[5:]]
+    ),
+    "a result no tensor": lambda op: recreate(
+        op, result_types=[*[r.type for r in op.results][:2], i32]
+    ),
+}
+
+
+def test_an_op_with_segment_sizes_is_checked_by_the_specialised_check() -> None:
+    op = with_segments()
+    use_signature_check(type(op))
+    assert _INSTALLED[type(op)]
+    assert both(op) == (None, None)
+
+
+@pytest.mark.parametrize("breakage", sorted(SEGMENT_BREAKAGES))
+def test_broken_segment_sizes_get_the_generic_verdict(breakage: str) -> None:
+    fast, generic = both(SEGMENT_BREAKAGES[breakage](with_segments()))
     assert generic is not None, "the breakage must be one the generic check rejects"
     assert fast == generic
 

@@ -69,7 +69,12 @@ from rlx_compile.dialects.construct import (
     new_results,
 )
 from rlx_compile.dialects.dim_expr import Dim
-from rlx_compile.dialects.signature import operand_check
+from rlx_compile.dialects.signature import (
+    SEGMENT_SIZES,
+    operand_check,
+    segment_sizes,
+    segmented_operands,
+)
 from rlx_compile.dialects.types import DimAttr, DType, TensorType, fmt_shape
 
 # ---------------------------------------------------------------------------------
@@ -923,6 +928,17 @@ class ShapedOp(IRDLOperation, metaclass=OpClass):
             for name, v in zip(after, operands[n - len(after) :], strict=True):
                 laid[name] = v._type
             return laid
+        segmented = _segmented_operand_names(type(self))
+        sizes = None if segmented is None else segment_sizes(self.properties.get(SEGMENT_SIZES))
+        if segmented is not None and sizes is not None and sum(sizes) == len(operands):
+            # single and optional operands laid out by their segment sizes (0 or 1 each,
+            # as the signature check found)
+            at = 0
+            named: dict[str, Any] = {}
+            for name, size in zip(segmented, sizes, strict=True):
+                named[name] = operands[at]._type if size else None
+                at += size
+            return named
         out: dict[str, OperandTypes] = {}
         for name, odef in type(self).get_irdl_definition().operands:
             value = getattr(self, name)
@@ -1181,6 +1197,23 @@ def _operand_layout(op_type: type[IRDLOperation]) -> OperandLayout | None:
 
 
 _SINGLE_OPERANDS: dict[type[IRDLOperation], tuple[str, ...] | None] = {}
+
+
+_SEGMENTED: dict[type[IRDLOperation], tuple[str, ...] | None] = {}
+
+
+def _segmented_operand_names(op_type: type[IRDLOperation]) -> tuple[str, ...] | None:
+    """The operand names of an op of single and optional operands with their segment
+    sizes as a property (``signature.segmented_operands``), else None."""
+    try:
+        return _SEGMENTED[op_type]
+    except KeyError:
+        op_def = op_type.get_irdl_definition()
+        names = (
+            tuple(n for n, _ in op_def.operands) if segmented_operands(op_def) is not None else None
+        )
+        _SEGMENTED[op_type] = names
+        return names
 
 
 def _single_operand_names(op_type: type[IRDLOperation]) -> tuple[str, ...] | None:

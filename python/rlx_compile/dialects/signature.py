@@ -6,7 +6,10 @@ op verify here. For an op of single operands and results, no regions, successors
 definition options, whose operand and result constraints are base-class constraints
 (optionally bound to a type variable) and whose property and attribute constraints use
 no variables, the same checks reduce to a few ``isinstance`` tests, equalities and the
-property constraints themselves. ``use_signature_check`` makes such a class's
+property constraints themselves. So do they for an op whose only option is operand
+segment sizes as a property, over single and optional operands of base-class
+constraints (the recurrent layers, the integer matmuls): the sizes are read once per
+distinct payload. ``use_signature_check`` makes such a class's
 ``OpDef.verify`` that reduction.
 
 It is sound by construction: the reduction only accepts what the generic check accepts,
@@ -25,10 +28,12 @@ from functools import partial
 from operator import attrgetter
 from typing import Any, cast
 
+from xdsl.dialects.builtin import DenseArrayBase, IntegerType, i32
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, OpTraits, Region
 from xdsl.irdl import (
     AnyAttr,
     AttrConstraint,
+    AttrSizedOperandSegments,
     BaseAttr,
     EqAttrConstraint,
     EqIntConstraint,
@@ -98,6 +103,45 @@ def _group(defs: Sequence[tuple[str, OperandOrResultDef]]) -> Group | None:
         return values, None, False, []
     at = variadic[0]
     return values[:at], values[at], isinstance(defs[at][1], OptionalDef), values[at + 1 :]
+
+
+SEGMENT_SIZES = AttrSizedOperandSegments.attribute_name
+
+
+def segmented_operands(op_def: OpDef) -> list[tuple[type[Attribute], bool]] | None:
+    """For a definition whose only option is operand segment sizes kept as a property,
+    over single and optional operands each of one base class (no type variable): each
+    operand definition's class and whether it is optional. None for any other."""
+    options = op_def.options
+    if len(options) != 1 or type(options[0]) is not AttrSizedOperandSegments:
+        return None
+    if not options[0].as_property:
+        return None
+    out: list[tuple[type[Attribute], bool]] = []
+    for _, d in op_def.operands:
+        check = operand_check(d)
+        optional = isinstance(d, OptionalDef)
+        if check is None or check[1] is not None or (isinstance(d, VariadicDef) and not optional):
+            return None
+        out.append((check[0], optional))
+    return out
+
+
+_SIZES: dict[bytes, tuple[int, ...]] = {}
+
+
+def segment_sizes(attr: Attribute | None) -> tuple[int, ...] | None:
+    """The sizes a segment-sizes attribute holds (a DenseArrayBase of i32), decoded once
+    per distinct payload; None for anything else."""
+    if type(attr) is not DenseArrayBase or attr.elt_type != i32:
+        return None
+    raw = attr.data.data
+    sizes = _SIZES.get(raw)
+    if sizes is None:
+        sizes = tuple(cast(DenseArrayBase[IntegerType], attr).get_values())
+        if len(_SIZES) < 4096:  # a few layouts per op class; parsed IR may hold any
+            _SIZES[raw] = sizes
+    return sizes
 
 
 def _uniform(group: Group) -> tuple[type[Attribute], int, int | None] | None:
@@ -226,16 +270,17 @@ def _region_blocks(op_def: OpDef) -> list[bool] | None:
 def _signature_check(op_def: OpDef) -> Callable[[Operation], None] | None:
     """The specialised ``op_def.verify``, or None when the definition is not plain."""
     single_blocks = _region_blocks(op_def)
-    if single_blocks is None or op_def.successors or op_def.options:
+    segments = segmented_operands(op_def)
+    if single_blocks is None or op_def.successors or (op_def.options and segments is None):
         return None
     region_count = len(single_blocks)
-    operands = _group(op_def.operands)
+    operands = _group(op_def.operands) if segments is None else ([], None, False, [])
     results = _group(op_def.results)
     props = _named_checks(op_def.properties, OptPropertyDef)
     attrs = _named_checks(op_def.attributes, OptAttributeDef)
     if operands is None or results is None or props is None or attrs is None:
         return None
-    prop_names = frozenset(op_def.properties)
+    prop_names = frozenset([*op_def.properties, *([SEGMENT_SIZES] if segments else [])])
 
     def generic(op: Operation) -> None:
         OpDef.verify(op_def, op)
@@ -281,6 +326,39 @@ def _signature_check(op_def: OpDef) -> Callable[[Operation], None] | None:
             return True
 
         values_accepted = uniform_values_accepted
+
+    if segments is not None:
+        result_checks = results
+
+        def segmented_values_accepted(op: Operation) -> bool:
+            # verify_variadic_attr_size and the operands' constraints, written out: each
+            # single operand's size 1, each optional one's 0 or 1, their sum the operands'
+            sizes = segment_sizes(op.properties.get(SEGMENT_SIZES))
+            if sizes is None or len(sizes) != len(segments):
+                return False
+            values = op._operands
+            n, i = len(values), 0
+            for size, (base, optional) in zip(sizes, segments, strict=True):
+                if size == 1:
+                    if i >= n or not isinstance(values[i]._type, base):
+                        return False
+                    i += 1
+                elif size != 0 or not optional:
+                    return False
+            if i != n:
+                return False
+            outs = op.results
+            value_checks = _checks_of(outs, result_checks)
+            if value_checks is None:
+                return False
+            bound: dict[str, Attribute] = {}
+            for value, (base, var) in zip(outs, value_checks, strict=True):
+                t = value._type
+                if not isinstance(t, base) or (var is not None and bound.setdefault(var, t) != t):
+                    return False
+            return True
+
+        values_accepted = segmented_values_accepted
 
     traits = _Traits(op_def)
 
