@@ -559,6 +559,36 @@ def tagger(out: Path) -> None:
     )  # fmt: skip
 
 
+class StreamingRnn(nn.Module):
+    """A streaming speech model's core: a 3-layer LSTM and a 2-layer bidirectional GRU,
+    both with their states fed in and returned (h0 and c0 sliced per layer)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lstm = nn.LSTM(10, 12, num_layers=3)
+        self.gru = nn.GRU(12, 6, num_layers=2, bidirectional=True)
+        self.out = nn.Linear(12, 4)
+
+    def forward(
+        self, x: torch.Tensor, h0: torch.Tensor, c0: torch.Tensor, g0: torch.Tensor
+    ) -> tuple[torch.Tensor, ...]:
+        y, (hn, cn) = self.lstm(x, (h0, c0))
+        z, gn = self.gru(y, g0)
+        return torch.sigmoid(self.out(z)), hn, cn, gn
+
+
+@export
+def streaming_rnn(out: Path) -> None:
+    x, batch = torch.randn(5, 2, 10), 2
+    states = (torch.zeros(3, batch, 12), torch.zeros(3, batch, 12), torch.zeros(4, batch, 6))
+    axes = {"x": {0: "seq", 1: "batch"}, "y": {0: "seq", 1: "batch"}}
+    axes |= {n: {1: "batch"} for n in ("h0", "c0", "g0", "hn", "cn", "gn")}
+    ts_export(
+        StreamingRnn(), (x, *states), out / "streaming_rnn_ts.onnx",
+        ["x", "h0", "c0", "g0"], ["y", "hn", "cn", "gn"], axes,
+    )  # fmt: skip
+
+
 class SizesAsData(nn.Module):
     """Sizes used as values: positions from arange(seq), a causal mask from the seq
     length, a mean over seq written as a division by x.size(1), a reshape by -1."""
