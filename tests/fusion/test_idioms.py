@@ -7,6 +7,7 @@ not (with the near miss reported where the shape was right)."""
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -531,6 +532,25 @@ def test_attention_spellings(build: Build) -> None:
     assert p.enum("mask_kind").value == kind
     assert p.opt_float("scale") == (None if scale is None else pytest.approx(scale))
     assert att.key.type.shape[1] == kv_heads  # type: ignore[attr-defined]
+
+
+def test_a_half_precision_attention_with_a_lowest_value_mask_is_a_quiet_near_miss() -> None:
+    """An f16 chain with a causal mask of f16's lowest value (what an exporter writes
+    for finfo.min): left apart, with the near miss naming the element type, and no
+    overflow warning from comparing the mask with a value f16 cannot hold."""
+
+    def half(m: ModuleBuilder) -> None:
+        q, k, v = (m.input(n, (B, H, S, D), "f16") for n in "qkv")
+        lowest = float(np.finfo(np.float16).min)
+        mask = m.constant(np.triu(np.full((S, S), lowest, np.float16), 1))
+        scores = m.add(m.matmul(q, m.transpose(k, (0, 1, 3, 2))), mask)
+        m.output(attend(m, scores, v))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _, after, report = recognise(half, "fuse-attention")
+    assert "mir.attention" not in op_names(after)
+    assert any("f16" in miss.reason for miss in report.missed)
 
 
 def test_attention_key_layout_decides_the_transpose() -> None:

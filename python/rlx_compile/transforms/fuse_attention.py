@@ -61,7 +61,8 @@ FUSED = mir.AttentionOp.name
 EXACT_DTYPES = (DType.F32, DType.F64)
 HINT = "the attention's intermediates must be read by the attention alone"
 MASKED = -1e9
-"""Additive mask entries at or below this are as good as -inf: softmax gives them 0."""
+"""Additive mask entries at or below this are as good as -inf: softmax gives them 0.
+(A half-precision mask cannot hold it: there its lowest finite value is the mark.)"""
 SCALE_RTOL = 1e-6
 
 # ---------------------------------------------------------------------------------
@@ -282,7 +283,8 @@ def _additive(mask: SSAValue, scores: SSAValue) -> _Mask:
         if not np.any(array):
             return _Mask(MaskKind.NONE)
         sq, sk = type_of(scores).shape[-2:]
-        if _causal(array == 0, array <= MASKED, sq, sk):
+        lowest = float(np.finfo(array.dtype).min) if array.dtype.kind == "f" else MASKED
+        if _causal(array == 0, array <= max(MASKED, lowest), sq, sk):
             return _Mask(MaskKind.CAUSAL)
     return _Mask(MaskKind.EXPLICIT, mask)
 
