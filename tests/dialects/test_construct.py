@@ -15,7 +15,7 @@ from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, Module
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.irdl import BaseAccessor, IRDLOperation
 
-from rlx_compile import CompilePipeline
+from rlx_compile import CompilePipeline, ModuleBuilder
 from rlx_compile.dialects import common, hir, lir, mir
 from rlx_compile.dialects.common import ShapedOp
 from rlx_compile.dialects.construct import clone_op
@@ -257,3 +257,32 @@ def test_build_of_one_group_makes_what_irdl_makes(monkeypatch: pytest.MonkeyPatc
     assert any(isinstance(op, mir.FusedConvBiasActOp) and op.residual for op in grouped)
     monkeypatch.setattr(common, "_grouped_plain", lambda op_type: None)
     assert [shape_of(m) for m in compiled()] == [shape_of(m) for m in fast]
+
+
+def test_build_of_segmented_operands_makes_what_irdl_makes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ops of single and optional operands with their segment sizes as a property
+    (recurrent layers with and without states, integer matmuls with and without zero
+    points) built on ``_init``'s fast path and on IRDL's generic builder are the same
+    IR, the segment sizes property included."""
+
+    def built() -> ModuleOp:
+        with ModuleBuilder("f") as m:
+            x = m.input("x", (5, 2, 3))
+            w, r, h = m.param("w", (1, 16, 3)), m.param("r", (1, 16, 4)), m.input("h", (1, 2, 4))
+            full = m.emit(mir.LstmOp(x, w, r, bias=m.param("b", (1, 32)), initial_h=h, initial_c=h))
+            bare = m.emit(mir.GruOp(x, m.param("gw", (1, 12, 3)), m.param("gr", (1, 12, 4))))
+            a, b = m.input("a", (2, 3), "i8"), m.param("q", (3, 4), "i8")
+            zp = m.param("zp", (), "i8")
+            plain = m.emit(mir.MatmulIntegerOp(a, b))
+            shifted = m.emit(mir.MatmulIntegerOp(a, b, lhs_zero_point=zp, rhs_zero_point=zp))
+            m.output(full.results[0], bare.results[0], plain.results[0], shifted.results[0],
+                     names=["y", "g", "p", "s"])  # fmt: skip
+        return m.module
+
+    fast = built()
+    kinds = {type(op) for op in fast.walk() if common._segmented_single_results(type(op))}
+    assert kinds == {mir.LstmOp, mir.GruOp, mir.MatmulIntegerOp}
+    monkeypatch.setattr(common, "_segmented_single_results", lambda op_type: False)
+    assert shape_of(built()) == shape_of(fast)

@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     UnitAttr,
     f64,
+    i32,
     i64,
 )
 from xdsl.dialects.utils import EnumAttribute
@@ -889,7 +890,16 @@ class ShapedOp(IRDLOperation, metaclass=OpClass):
         attributes: Mapping[str, Attribute | None] | None,
         regions: Sequence[Any] | None,
     ) -> None:
+        props = dict(clean_props)
         values = None if regions else _fast_operands(type(self), ordered)
+        if values is None and not regions and _segmented_single_results(type(self)):
+            # single and optional operands: laid out flat, their sizes the property
+            # irdl_op_init appends (one shared attribute per layout)
+            sizes = tuple(len(v) if isinstance(v, list | tuple) else 1 for v in ordered)
+            if max(sizes, default=0) <= 1:
+                values = [as_value(v[0] if isinstance(v, list | tuple) else v)
+                          for v, n in zip(ordered, sizes, strict=True) if n]  # fmt: skip
+                props[SEGMENT_SIZES] = _segment_sizes_attr(sizes)
         if values is not None:
             # What irdl_op_init builds for such an op, minus its generic bookkeeping
             # (segment sizes, variadic groups): half the cost of an op.
@@ -897,7 +907,7 @@ class ShapedOp(IRDLOperation, metaclass=OpClass):
             attrs = {k: v for k, v in (attributes or {}).items() if v is not None}
             # single results: each entry is one type, never a variadic group
             results = new_results(self, cast(list[Attribute], list(result_types)))
-            init_fields(self, results, dict(clean_props), attrs, UNKNOWN_LOC)
+            init_fields(self, results, props, attrs, UNKNOWN_LOC)
             return
         IRDLOperation.__init__(
             self,
@@ -1197,6 +1207,34 @@ def _operand_layout(op_type: type[IRDLOperation]) -> OperandLayout | None:
 
 
 _SINGLE_OPERANDS: dict[type[IRDLOperation], tuple[str, ...] | None] = {}
+
+
+_SEGMENTED_SINGLE_RESULTS: dict[type[IRDLOperation], bool] = {}
+
+
+def _segmented_single_results(op_type: type[IRDLOperation]) -> bool:
+    """An op of segmented single and optional operands (``_segmented_operand_names``)
+    with single results and no regions or successors."""
+    known = _SEGMENTED_SINGLE_RESULTS.get(op_type)
+    if known is None:
+        d = op_type.get_irdl_definition()
+        known = _SEGMENTED_SINGLE_RESULTS[op_type] = (
+            _segmented_operand_names(op_type) is not None
+            and all(type(r) is ResultDef for _, r in d.results)
+            and not d.regions
+            and not d.successors
+        )
+    return known
+
+
+_SEGMENT_ATTRS: dict[tuple[int, ...], DenseArrayBase] = {}
+
+
+def _segment_sizes_attr(sizes: tuple[int, ...]) -> DenseArrayBase:
+    attr = _SEGMENT_ATTRS.get(sizes)
+    if attr is None:
+        attr = _SEGMENT_ATTRS[sizes] = DenseArrayBase.from_list(i32, sizes)
+    return attr
 
 
 _SEGMENTED: dict[type[IRDLOperation], tuple[str, ...] | None] = {}
