@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, NoReturn, Protocol, TypeAlias, cast
 
 Dim: TypeAlias = "int | DimExpr"
@@ -539,7 +539,9 @@ def dim_max(*args: Dim) -> Dim:
     return _extremum(True, args)
 
 
-def _extremum(is_max: bool, args: Iterable[Dim]) -> Dim:
+def _extremum(is_max: bool, args: Sequence[Dim]) -> Dim:
+    if args and all(type(a) is int for a in args):  # static sizes: the common case
+        return max(args) if is_max else min(args)
     flat: list[Dim] = []
     for a in args:
         a = _coerce(a)

@@ -32,7 +32,6 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     StringAttr,
     UnitAttr,
-    i64,
 )
 from xdsl.ir import Attribute, Block, Dialect, Operation, Region, SSAValue
 from xdsl.irdl import (
@@ -403,7 +402,7 @@ class DimValue(CustomDirective):
 
 def dim_prop(d: Dim) -> IntegerAttr | DimAttr:
     """A dim-valued property: an i64 integer when static."""
-    return IntegerAttr(d, i64) if isinstance(d, int) else DimAttr(d)
+    return cast(IntegerAttr, int_attr(d)) if isinstance(d, int) else DimAttr(d)
 
 
 def dims_attr(dims: Sequence[Dim]) -> ArrayAttr[IntAttr | DimAttr]:
