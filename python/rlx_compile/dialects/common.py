@@ -940,9 +940,14 @@ class ShapedOp(IRDLOperation, metaclass=OpClass):
             return laid
         segmented = _segmented_operand_names(type(self))
         sizes = None if segmented is None else segment_sizes(self.properties.get(SEGMENT_SIZES))
-        if segmented is not None and sizes is not None and sum(sizes) == len(operands):
-            # single and optional operands laid out by their segment sizes (0 or 1 each,
-            # as the signature check found)
+        if (
+            segmented is not None
+            and sizes is not None
+            and max(sizes, default=0) <= 1
+            and sum(sizes) == len(operands)
+        ):
+            # single and optional operands laid out by their segment sizes (0 or 1
+            # each; other sizes go the generic way, which the signature check refuses)
             at = 0
             named: dict[str, Any] = {}
             for name, size in zip(segmented, sizes, strict=True):

@@ -25,9 +25,6 @@ and the rewrites users expect from a graph compiler, all exact:
   leading unit dims -> an expand of x (broadcasting aligns dims from the right); an
   expand to x's own type -> x;
 - a cast to the same type -> x;
-- a recurrent layer whose initial states are narrows of stacks along their direction
-  axis at one start -> the layer reading the stacks from that row (``state_offset``):
-  PyTorch's multi-layer RNN, GRU and LSTM exports slice h0 and c0 per layer;
 - ``cast(cast(x: A -> B), C)`` -> ``cast(x, C)`` (x itself when C = A) when every value
   of A is a value of B -- except int -> float -> int, where the inner float makes the
   outer cast saturate while a direct int cast wraps;
@@ -50,7 +47,11 @@ and the rewrites users expect from a graph compiler, all exact:
   exporters write for a softmax over channels;
 - a reshape dropping exactly the dims a reduction (or arg reduction) kept -> the
   reduction without ``keepdims``: GlobalAveragePool -> Flatten, ReduceMean(keepdims) ->
-  Squeeze. The elements and their order are the same.
+  Squeeze. The elements and their order are the same;
+- a recurrent layer whose initial states are narrows of stacks of a static size along
+  their direction axis at one start -> the layer reading the stacks from that row
+  (``state_offset``): PyTorch's multi-layer RNN, GRU and LSTM exports slice h0 and c0
+  per layer.
 
 Constants left unused are dce's to remove.
 
@@ -346,7 +347,11 @@ class StackedInitialStates(RewritePattern):
         named = [(name, getattr(op, name)) for name, _ in type(op).get_irdl_definition().operands]
         states = {n: v.owner for n, v in named if n in _INITIAL_STATES and v is not None}
         starts = {
-            n.start_dim if isinstance(n, mir.NarrowOp) and n.props().int("axis") == 0 else None
+            n.start_dim
+            if isinstance(n, mir.NarrowOp)
+            and n.props().int("axis") == 0
+            and isinstance(_tensor(n.input).shape[0], int)  # the op's verifier asks it
+            else None
             for n in states.values()
         }
         if not states or len(starts) != 1 or not isinstance(start := starts.pop(), int):

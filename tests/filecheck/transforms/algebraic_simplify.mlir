@@ -232,6 +232,16 @@ func.func @stacked_initial_states(%x: !rlx.tensor<[5, 2, 3], f32>, %h0: !rlx.ten
 // CHECK:         %z, %zh, %zc = mir.lstm %x, %w, %r h0(%h : !rlx.tensor<[2, 2, 4], f32>) c0(%c4 : !rlx.tensor<[2, 2, 4], f32>) direction bidirectional :
 
 // -----
+// Kept: a stack of a size known only at run time (the layer's verifier needs it static).
+func.func @stacked_initial_states_open(%x: !rlx.tensor<[5, 2, 3], f32>, %h0: !rlx.tensor<[n, 2, 4], f32>, %w: !rlx.tensor<[1, 12, 3], f32>, %r: !rlx.tensor<[1, 12, 4], f32>) -> !rlx.tensor<[5, 1, 2, 4], f32> {
+  %h = mir.narrow %h0 axis 0 start 1 : !rlx.tensor<[n, 2, 4], f32> -> !rlx.tensor<[1, 2, 4], f32>
+  %y, %yh = mir.gru %x, %w, %r h0(%h : !rlx.tensor<[1, 2, 4], f32>) : (!rlx.tensor<[5, 2, 3], f32>, !rlx.tensor<[1, 12, 3], f32>, !rlx.tensor<[1, 12, 4], f32>) -> (!rlx.tensor<[5, 1, 2, 4], f32>, !rlx.tensor<[1, 2, 4], f32>)
+  func.return %y : !rlx.tensor<[5, 1, 2, 4], f32>
+}
+// CHECK-LABEL: func.func @stacked_initial_states_open
+// CHECK:         %y, %yh = mir.gru %x, %w, %r h0(%h : !rlx.tensor<[1, 2, 4], f32>) :
+
+// -----
 // A cast to the same type is x; cast chains whose first step is exact collapse (to x
 // when they come back to x's type).
 func.func @casts(%x: !rlx.tensor<[2], f32>, %h: !rlx.tensor<[2], f16>) -> (!rlx.tensor<[2], f32>, !rlx.tensor<[2], f32>, !rlx.tensor<[2], f64>) {
