@@ -492,6 +492,11 @@ class GraphBuilder:
     ) -> SSAValue:
         return self._one(mir.FusedMatmulBiasActOp(x, w, bias, act, act_params))
 
+    def fused_two_sided_matmul(
+        self, lhs: SSAValue, x: SSAValue, rhs: SSAValue, rhs_first: bool = False
+    ) -> SSAValue:
+        return self._one(mir.FusedTwoSidedMatmulOp(lhs, x, rhs, rhs_first))
+
     def fused_swiglu(self, x: SSAValue, gate_first: bool = False) -> SSAValue:
         return self._one(mir.FusedSwigluOp(x, gate_first))
 

@@ -27,6 +27,7 @@ PASSES = {
     "fuse_layer_norm.mlir": "fuse-rms-norm,fuse-layer-norm,dce",
     "fold_transposes.mlir": "fold-transposes,fold-conv-affine,fuse-conv-bias-act,dce",
     "fuse_biased_conv.mlir": "fold-conv-batch-norm,fold-conv-affine,fuse-conv-bias-act,dce",
+    "fuse_two_sided_matmul.mlir": "fuse-two-sided-matmul,dce",
 }
 TARGETS = ("cpu", "cuda", "cortex-m", "wgpu", "tpu")
 

@@ -1086,6 +1086,16 @@ for _act in ("none", "relu", "sigmoid"):
         return module and (module, {k: values(v[0], dtype, rng) for k, v in specs.items()})
 
 
+for _rhs_first in (False, True):
+
+    @case(f"fused_two_sided_matmul_{int(_rhs_first)}", mir.FusedTwoSidedMatmulOp)
+    def _two_sided(dtype: DType, rng: np.random.Generator, rhs_first=_rhs_first):
+        """A bilinear Resize's two interpolation products over [N, C, H, W]."""
+        specs = {"a": ((7, 4), dtype), "x": ((2, 3, 4, 5), dtype), "b": ((5, 9), dtype)}
+        module = graph(specs, lambda m, a, x, b: m.fused_two_sided_matmul(a, x, b, rhs_first))
+        return module and (module, {k: values(v[0], dtype, rng) for k, v in specs.items()})
+
+
 @case("fused_scale_shift_dense", mir.FusedScaleShiftActOp)
 def _scale_shift_dense(dtype: DType, rng: np.random.Generator):
     """[N, C] features (a batch norm after a dense layer): the channels are the columns."""

@@ -3692,6 +3692,52 @@ def dense_operands(op: DenseOp) -> tuple[SSAValue, SSAValue, SSAValue | None]:
 
 
 @irdl_op_definition
+class FusedTwoSidedMatmulOp(ShapedOp):
+    """``lhs · input · rhs``: ``input`` [..., H, W] times a matrix on each side, ``lhs``
+    [M, H] and ``rhs`` [W, K], to [..., M, K]: a separable linear map of the last two
+    dims (a linear Resize, a 2-D transform). The products run in the order the graph had
+    them, each rounding as ``mir.matmul``: (lhs · input) · rhs, or with ``rhs_first``
+    lhs · (input · rhs)."""
+
+    name = "mir.fused_two_sided_matmul"
+    lhs = operand_def(TensorType)
+    input = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    rhs_first = opt_prop_def(UnitAttr)
+    result = result_def(TensorType)
+    traits = traits_def(
+        Pure(), Precision(PrecisionClass.COMPUTE), Fused("matmul by lhs, then by rhs")
+    )
+    assembly_format = (
+        "$lhs `,` $input `,` $rhs (`rhs_first` $rhs_first^)? attr-dict `:` "
+        "`(` type($lhs) `,` type($input) `,` type($rhs) `)` `->` type($result)"
+    )
+
+    def __init__(self, lhs: SSAValue, input: SSAValue, rhs: SSAValue, rhs_first: bool = False):
+        self._build({"lhs": lhs, "input": input, "rhs": rhs}, {"rhs_first": flag_attr(rhs_first)})
+
+    @classmethod
+    def infer(
+        cls, props: Props, *, lhs: TensorType, input: TensorType, rhs: TensorType
+    ) -> tuple[TensorType, ...]:
+        dtype = require_same_dtype([lhs, input, rhs], "operands")
+        require_numeric(input, "operands")
+        require_rank(lhs, 2, "lhs")
+        require_rank(rhs, 2, "rhs")
+        require_min_rank(input, 2, "input")
+        if props.flag("rhs_first"):
+            inner = TensorType(matmul_shape(input, rhs), dtype)
+            return (TensorType(matmul_shape(lhs, inner), dtype),)
+        inner = TensorType(matmul_shape(lhs, input), dtype)
+        return (TensorType(matmul_shape(inner, rhs), dtype),)
+
+    def decompose(self, b: GraphBuilder) -> list[SSAValue]:
+        if self.props().flag("rhs_first"):
+            return [b.matmul(self.lhs, b.matmul(self.input, self.rhs))]
+        return [b.matmul(b.matmul(self.lhs, self.input), self.rhs)]
+
+
+@irdl_op_definition
 class FusedSwigluOp(ShapedOp):
     """silu(gate) · up on the two halves of the last dim of ``input`` [..., 2N] -> [..., N].
 
@@ -5714,7 +5760,8 @@ MIR_OPS: list[type[ShapedOp]] = [
     RnnOp, GruOp, LstmOp,
     QuantizeOp, DequantizeOp, FakeQuantizeOp,
     DynamicQuantizeLinearOp, MatmulIntegerOp, ConvIntegerOp, DynamicQuantizeMatmulOp,
-    FusedMatmulBiasActOp, FusedSwigluOp, FusedResidualRmsNormOp, FusedResidualLayerNormOp,
+    FusedMatmulBiasActOp, FusedTwoSidedMatmulOp, FusedSwigluOp, FusedResidualRmsNormOp,
+    FusedResidualLayerNormOp,
     FusedConvBiasActOp, FusedScaleShiftActOp, FusedLstmCellOp, FusedGruCellOp,
     FusedAttentionBlockOp,
     IntegerMatmulOp, IntegerConvOp,

@@ -99,6 +99,7 @@ def _select(
     from rlx_compile.transforms.fuse_scale_shift import FuseScaleShiftPass
     from rlx_compile.transforms.fuse_shared_input_matmul import FuseSharedInputMatmulPass
     from rlx_compile.transforms.fuse_swiglu import FuseSwigluPass
+    from rlx_compile.transforms.fuse_two_sided_matmul import FuseTwoSidedMatmulPass
     from rlx_compile.transforms.mark_elementwise_regions import MarkElementwiseRegionsPass
     from rlx_compile.transforms.unfuse_elementwise_regions import UnfuseElementwiseRegionsPass
 
@@ -134,6 +135,7 @@ def _select(
         (c(mir.ConvOp.name), FoldConvAffinePass),
         (c(mir.FusedConvBiasActOp.name), FuseConvBiasActPass),
         (c(mir.FusedMatmulBiasActOp.name), FuseMatmulBiasActPass),
+        (c(mir.FusedTwoSidedMatmulOp.name), FuseTwoSidedMatmulPass),
         (c(mir.FusedScaleShiftActOp.name), FuseScaleShiftPass),
         (
             c(mir.FusedResidualRmsNormOp.name) or c(mir.FusedResidualLayerNormOp.name),

@@ -652,6 +652,15 @@ def _fused_matmul_bias_act(op: mir.FusedMatmulBiasActOp, args: Arrays, env: Env)
     return [K.activation(y, op.props().enum("activation"), op.props().floats("act_params"))]
 
 
+@impl(mir.FusedTwoSidedMatmulOp)
+def _fused_two_sided_matmul(op: mir.FusedTwoSidedMatmulOp, args: Arrays, env: Env) -> Arrays:
+    """matmul by lhs, then by rhs (or rhs first), each product as mir.matmul's."""
+    lhs, x, rhs = args
+    if op.props().flag("rhs_first"):
+        return [K.matmul(lhs, K.matmul(x, rhs))]
+    return [K.matmul(K.matmul(lhs, x), rhs)]
+
+
 @impl(mir.FusedSwigluOp)
 def _fused_swiglu(op: mir.FusedSwigluOp, args: Arrays, env: Env) -> Arrays:
     """narrow the two halves -> silu(gate) -> mul by up."""

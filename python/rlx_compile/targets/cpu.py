@@ -40,6 +40,7 @@ TARGET = Target(
     | DYNAMIC_QUANT
     | {
         mir.FusedSwigluOp.name,
+        mir.FusedTwoSidedMatmulOp.name,
         mir.FusedAttentionBlockOp.name,
         mir.FusedConvBiasActOp.name,
         mir.FusedScaleShiftActOp.name,

@@ -739,3 +739,13 @@ func.func @lstm_result_type() {
   func.return
 }
 // CHECK: error: 'mir.lstm' op result #0 type !rlx.tensor<[5, 1, 2, 4], f32> does not match the inferred type !rlx.tensor<[5, 2, 1, 4], f32>
+
+// -----
+func.func @two_sided_matmul_contraction() {
+  %x = mir.input "x" : !rlx.tensor<[2, 3, 4], f32>
+  %a = mir.param "a" : !rlx.tensor<[5, 2], f32>
+  %b = mir.param "b" : !rlx.tensor<[4, 6], f32>
+  %y = mir.fused_two_sided_matmul %a, %x, %b : (!rlx.tensor<[5, 2], f32>, !rlx.tensor<[2, 3, 4], f32>, !rlx.tensor<[4, 6], f32>) -> !rlx.tensor<[2, 5, 6], f32>
+  func.return
+}
+// CHECK: mir_invalid.mlir:[[# @LINE - 3]]:3: error: 'mir.fused_two_sided_matmul' op contraction dims differ: [5, 2] x [2, 3, 4]

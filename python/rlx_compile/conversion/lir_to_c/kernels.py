@@ -717,6 +717,21 @@ def _fused_matmul(e: OpEmitter) -> None:
         activation(e, act, y, y, params)
 
 
+@lowers(mir.FusedTwoSidedMatmulOp)
+def _fused_two_sided_matmul(e: OpEmitter) -> None:
+    """Two products, the one in between in scratch."""
+    lhs, x, rhs = e.args
+    y = e.outs[0]
+    if e.op.props().flag("rhs_first"):  # type: ignore[attr-defined]
+        mid = e.tmp(x.type.with_shape((*x.shape[:-1], rhs.shape[1])))
+        matmul(e, x, rhs, mid)
+        matmul(e, lhs, mid, y)
+    else:
+        mid = e.tmp(x.type.with_shape((*x.shape[:-2], lhs.shape[0], x.shape[-1])))
+        matmul(e, lhs, x, mid)
+        matmul(e, mid, rhs, y)
+
+
 @lowers(mir.FusedSwigluOp)
 def _fused_swiglu(e: OpEmitter) -> None:
     """silu(gate half) * up half, reading the halves in place."""
