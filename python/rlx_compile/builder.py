@@ -492,6 +492,11 @@ class GraphBuilder:
     ) -> SSAValue:
         return self._one(mir.FusedMatmulBiasActOp(x, w, bias, act, act_params))
 
+    def fused_reshape_transpose(
+        self, x: SSAValue, split: Sequence[int], perm: Sequence[int], shape: Sequence[int]
+    ) -> SSAValue:
+        return self._one(mir.FusedReshapeTransposeOp(x, split, perm, shape))
+
     def fused_two_sided_matmul(
         self, lhs: SSAValue, x: SSAValue, rhs: SSAValue, rhs_first: bool = False
     ) -> SSAValue:

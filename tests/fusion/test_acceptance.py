@@ -153,14 +153,15 @@ def test_c1_cpu_pass_list() -> None:
     cpu = names(fusion_passes("cpu"))
     # RLX's CPU list plus the recognition of exported decompositions (activations, GELU,
     # RMSNorm, LayerNorm, RoPE, attention) and the LSTM and GRU cells, dynamically quantised
-    # matmul, conv, scale-shift and two-sided matmul (a linear Resize) fusions our kernels
-    # implement.
+    # matmul, conv, scale-shift, two-sided matmul (a linear Resize) and reshape-transpose
+    # (DepthToSpace) fusions our kernels implement.
     assert cpu == [
         "fold-transposes", "fuse-activations", "fuse-gelu", "fuse-rms-norm", "fuse-layer-norm",
         "fuse-rope", "fuse-attention", "fuse-attention-block", "fuse-swiglu", "fuse-lstm-cell",
         "fuse-gru-cell", "fuse-dynamic-quantize-matmul", "fold-conv-batch-norm", "fold-conv-affine",
         "fuse-conv-bias-act", "fuse-matmul-bias-act", "fuse-two-sided-matmul",
-        "fuse-scale-shift", "fuse-residual-norm", "fuse-shared-input-matmul",
+        "fuse-reshape-transpose", "fuse-scale-shift", "fuse-residual-norm",
+        "fuse-shared-input-matmul",
         "unfuse-elementwise-regions", "dce",
     ]  # fmt: skip
     assert "mark-elementwise-regions" not in cpu

@@ -1086,6 +1086,20 @@ for _act in ("none", "relu", "sigmoid"):
         return module and (module, {k: values(v[0], dtype, rng) for k, v in specs.items()})
 
 
+for _name, _x, _split, _perm, _out in (
+    ("depth_to_space", (1, 8, 3, 2), (1, 2, 2, 2, 3, 2), (0, 1, 4, 2, 5, 3), (1, 2, 6, 4)),
+    ("channel_shuffle", (2, 6, 2, 3), (2, 2, 3, 2, 3), (0, 2, 1, 3, 4), (2, 6, 2, 3)),
+):
+
+    @case(f"fused_reshape_transpose_{_name}", mir.FusedReshapeTransposeOp)
+    def _reshape_transpose(dtype: DType, rng: np.random.Generator, xs=_x, split=_split,
+                           perm=_perm, out=_out):  # fmt: skip
+        """DepthToSpace's 6-d permutation; a channel shuffle (ShuffleNet) of 2 groups."""
+        module = graph({"x": (xs, dtype)},
+                       lambda m, x: m.fused_reshape_transpose(x, split, perm, out))  # fmt: skip
+        return module and (module, {"x": values(xs, dtype, rng)})
+
+
 for _rhs_first in (False, True):
 
     @case(f"fused_two_sided_matmul_{int(_rhs_first)}", mir.FusedTwoSidedMatmulOp)

@@ -3692,6 +3692,60 @@ def dense_operands(op: DenseOp) -> tuple[SSAValue, SSAValue, SSAValue | None]:
 
 
 @irdl_op_definition
+class FusedReshapeTransposeOp(ShapedOp):
+    """``input`` viewed as ``split``, permuted by ``perm``, viewed as the result: one
+    copy for a reshape -> transpose -> reshape chain (DepthToSpace, SpaceToDepth, a
+    pixel or channel shuffle). Static shapes; ``split`` and the result hold the input's
+    element count."""
+
+    name = "mir.fused_reshape_transpose"
+    input = operand_def(TensorType)
+    split = prop_def(I64Array)
+    perm = prop_def(I64Array)
+    result = result_def(TensorType)
+    traits = traits_def(
+        Pure(), Precision(PrecisionClass.DATA_MOVEMENT), Fused("reshape, transpose, reshape")
+    )
+    INFER_RESULTS: ClassVar[bool] = False
+    assembly_format = (
+        "$input `split` $split `perm` $perm attr-dict `:` type($input) `->` type($result)"
+    )
+
+    def __init__(
+        self, input: SSAValue, split: Sequence[int], perm: Sequence[int], shape: Sequence[int]
+    ):
+        t = as_value(input).type
+        assert isinstance(t, TensorType)
+        self._build(
+            {"input": input}, {"split": ints_attr(split), "perm": ints_attr(perm)},
+            [t.with_shape(shape)],
+        )  # fmt: skip
+
+    def check_result(self, props: Props, *, input: TensorType) -> None:
+        out = self.result.type
+        assert isinstance(out, TensorType)
+        split, perm = props.ints("split"), props.ints("perm")
+        if out.dtype is not input.dtype:
+            raise VerifyException("the result must keep the element type")
+        if not (input.is_static and out.is_static):
+            raise VerifyException("input and result must have static shapes")
+        if sorted(perm) != list(range(len(split))):
+            raise VerifyException(f"perm {list(perm)} is not a permutation of rank {len(split)}")
+        count = math.prod(split)
+        if count != input.num_elements() or count != out.num_elements():
+            raise VerifyException(
+                f"split {list(split)} must hold the {input.num_elements()} elements of the "
+                f"input and of the result"
+            )
+
+    def decompose(self, b: GraphBuilder) -> list[SSAValue]:
+        p = self.props()
+        out = self.result.type
+        moved = b.transpose(b.reshape(self.input, p.ints("split")), p.ints("perm"))
+        return [b.reshape(moved, out.shape)]
+
+
+@irdl_op_definition
 class FusedTwoSidedMatmulOp(ShapedOp):
     """``lhs · input · rhs``: ``input`` [..., H, W] times a matrix on each side, ``lhs``
     [M, H] and ``rhs`` [W, K], to [..., M, K]: a separable linear map of the last two
@@ -5760,8 +5814,8 @@ MIR_OPS: list[type[ShapedOp]] = [
     RnnOp, GruOp, LstmOp,
     QuantizeOp, DequantizeOp, FakeQuantizeOp,
     DynamicQuantizeLinearOp, MatmulIntegerOp, ConvIntegerOp, DynamicQuantizeMatmulOp,
-    FusedMatmulBiasActOp, FusedTwoSidedMatmulOp, FusedSwigluOp, FusedResidualRmsNormOp,
-    FusedResidualLayerNormOp,
+    FusedMatmulBiasActOp, FusedTwoSidedMatmulOp, FusedReshapeTransposeOp, FusedSwigluOp,
+    FusedResidualRmsNormOp, FusedResidualLayerNormOp,
     FusedConvBiasActOp, FusedScaleShiftActOp, FusedLstmCellOp, FusedGruCellOp,
     FusedAttentionBlockOp,
     IntegerMatmulOp, IntegerConvOp,

@@ -93,6 +93,7 @@ def _select(
     from rlx_compile.transforms.fuse_layer_norm import FuseLayerNormPass
     from rlx_compile.transforms.fuse_lstm_cell import FuseLstmCellPass
     from rlx_compile.transforms.fuse_matmul_bias_act import FuseMatmulBiasActPass
+    from rlx_compile.transforms.fuse_reshape_transpose import FuseReshapeTransposePass
     from rlx_compile.transforms.fuse_residual_norm import FuseResidualNormPass
     from rlx_compile.transforms.fuse_rms_norm import FuseRmsNormPass
     from rlx_compile.transforms.fuse_rope import FuseRopePass
@@ -136,6 +137,7 @@ def _select(
         (c(mir.FusedConvBiasActOp.name), FuseConvBiasActPass),
         (c(mir.FusedMatmulBiasActOp.name), FuseMatmulBiasActPass),
         (c(mir.FusedTwoSidedMatmulOp.name), FuseTwoSidedMatmulPass),
+        (c(mir.FusedReshapeTransposeOp.name), FuseReshapeTransposePass),
         (c(mir.FusedScaleShiftActOp.name), FuseScaleShiftPass),
         (
             c(mir.FusedResidualRmsNormOp.name) or c(mir.FusedResidualLayerNormOp.name),

@@ -652,6 +652,17 @@ def _fused_matmul_bias_act(op: mir.FusedMatmulBiasActOp, args: Arrays, env: Env)
     return [K.activation(y, op.props().enum("activation"), op.props().floats("act_params"))]
 
 
+@impl(mir.FusedReshapeTransposeOp)
+def _fused_reshape_transpose(op: mir.FusedReshapeTransposeOp, args: Arrays, env: Env) -> Arrays:
+    """reshape to split -> transpose by perm -> reshape to the result."""
+    (x,) = args
+    p = op.props()
+    out = op.result.type
+    assert isinstance(out, TensorType)
+    moved = K.transpose(K.reshape(x, p.ints("split")), p.ints("perm"))
+    return [K.reshape(moved, [int(d) for d in out.shape])]
+
+
 @impl(mir.FusedTwoSidedMatmulOp)
 def _fused_two_sided_matmul(op: mir.FusedTwoSidedMatmulOp, args: Arrays, env: Env) -> Arrays:
     """matmul by lhs, then by rhs (or rhs first), each product as mir.matmul's."""

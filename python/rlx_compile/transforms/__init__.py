@@ -193,6 +193,12 @@ def _fuse_attention() -> type[ModulePass]:
     return FuseAttentionPass
 
 
+def _fuse_reshape_transpose() -> type[ModulePass]:
+    from rlx_compile.transforms.fuse_reshape_transpose import FuseReshapeTransposePass
+
+    return FuseReshapeTransposePass
+
+
 def _fuse_two_sided_matmul() -> type[ModulePass]:
     from rlx_compile.transforms.fuse_two_sided_matmul import FuseTwoSidedMatmulPass
 
@@ -322,6 +328,7 @@ RLX_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "fuse-attention": _fuse_attention,
     "fuse-swiglu": _fuse_swiglu,
     "fuse-two-sided-matmul": _fuse_two_sided_matmul,
+    "fuse-reshape-transpose": _fuse_reshape_transpose,
     "fuse-lstm-cell": _fuse_lstm_cell,
     "fuse-gru-cell": _fuse_gru_cell,
     "fuse-dynamic-quantize-matmul": _fuse_dynamic_quantize_matmul,

@@ -749,3 +749,11 @@ func.func @two_sided_matmul_contraction() {
   func.return
 }
 // CHECK: mir_invalid.mlir:[[# @LINE - 3]]:3: error: 'mir.fused_two_sided_matmul' op contraction dims differ: [5, 2] x [2, 3, 4]
+
+// -----
+func.func @reshape_transpose_count() {
+  %x = mir.input "x" : !rlx.tensor<[2, 3, 4], f32>
+  %y = mir.fused_reshape_transpose %x split [2, 3, 5] perm [0, 2, 1] : !rlx.tensor<[2, 3, 4], f32> -> !rlx.tensor<[2, 12], f32>
+  func.return
+}
+// CHECK: mir_invalid.mlir:[[# @LINE - 3]]:3: error: 'mir.fused_reshape_transpose' op split [2, 3, 5] must hold the 24 elements of the input and of the result

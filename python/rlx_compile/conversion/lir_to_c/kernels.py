@@ -301,6 +301,19 @@ def _transpose(e: OpEmitter) -> None:
     )  # fmt: skip
 
 
+@lowers(mir.FusedReshapeTransposeOp)
+def _fused_reshape_transpose(e: OpEmitter) -> None:
+    """The transpose of x viewed as ``split`` (the reshapes around it move nothing)."""
+    (x,), (y,) = e.args, e.outs
+    p = e.op.props()  # type: ignore[attr-defined]
+    split, perm = p.ints("split"), p.ints("perm")
+    moved = [split[i] for i in perm]
+    xs = dense_strides(split)
+    strided_copy(
+        e, moved, y.dtype.itemsize, y.loc, dense_strides(moved), x.loc, [xs[i] for i in perm]
+    )
+
+
 def fail(e: OpEmitter, code: int) -> None:
     """A call that fails the run with a kernel error (the reference raises there)."""
     e.call("rlx_fail", code)

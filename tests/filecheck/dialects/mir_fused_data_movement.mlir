@@ -2,8 +2,8 @@
 // RUN: rlx-opt %s | rlx-opt | filecheck %s
 
 // A linear Resize's two interpolation products over [N, C, H, W], rows first, and a
-// 2-D map with its columns' product first.
-func.func @two_sided() -> (!rlx.tensor<[1, 2, 6, 8], f32> {rlx.name = "up"}, !rlx.tensor<[5, 2], f32> {rlx.name = "map"}) {
+// 2-D map with its columns' product first; a shuffle of the result's column pairs as one reshape-transpose.
+func.func @fused_data_movement() -> (!rlx.tensor<[1, 2, 6, 8], f32> {rlx.name = "shuffled"}, !rlx.tensor<[5, 2], f32> {rlx.name = "map"}) {
   %x = mir.input "img" : !rlx.tensor<[1, 2, 3, 4], f32>
   %rows = mir.param "rows" : !rlx.tensor<[6, 3], f32>
   %cols = mir.param "cols" : !rlx.tensor<[4, 8], f32>
@@ -12,7 +12,9 @@ func.func @two_sided() -> (!rlx.tensor<[1, 2, 6, 8], f32> {rlx.name = "up"}, !rl
   %a = mir.param "a" : !rlx.tensor<[5, 3], f32>
   %b = mir.param "b" : !rlx.tensor<[7, 2], f32>
   %map = mir.fused_two_sided_matmul %a, %m, %b rhs_first : (!rlx.tensor<[5, 3], f32>, !rlx.tensor<[3, 7], f32>, !rlx.tensor<[7, 2], f32>) -> !rlx.tensor<[5, 2], f32>
-  func.return %up, %map : !rlx.tensor<[1, 2, 6, 8], f32>, !rlx.tensor<[5, 2], f32>
+  %d = mir.fused_reshape_transpose %up split [1, 2, 3, 2, 2, 4] perm [0, 1, 2, 4, 3, 5] : !rlx.tensor<[1, 2, 6, 8], f32> -> !rlx.tensor<[1, 2, 6, 8], f32>
+  func.return %d, %map : !rlx.tensor<[1, 2, 6, 8], f32>, !rlx.tensor<[5, 2], f32>
 }
 // CHECK:      %up = mir.fused_two_sided_matmul %rows, %x, %cols : (!rlx.tensor<[6, 3], f32>, !rlx.tensor<[1, 2, 3, 4], f32>, !rlx.tensor<[4, 8], f32>) -> !rlx.tensor<[1, 2, 6, 8], f32>
 // CHECK:      %map = mir.fused_two_sided_matmul %a, %m, %b rhs_first : (!rlx.tensor<[5, 3], f32>, !rlx.tensor<[3, 7], f32>, !rlx.tensor<[7, 2], f32>) -> !rlx.tensor<[5, 2], f32>
+// CHECK:      %d = mir.fused_reshape_transpose %up split [1, 2, 3, 2, 2, 4] perm [0, 1, 2, 4, 3, 5] : !rlx.tensor<[1, 2, 6, 8], f32> -> !rlx.tensor<[1, 2, 6, 8], f32>
