@@ -37,3 +37,25 @@ def test_depth_and_space_moves_are_one_op(op: str, mode: str, shape: tuple[int, 
     (want,) = session.run(None, {"x": x})
     (got,) = backend.prepare(model).run({"x": x})
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize(("op", "mode"), [("DepthToSpace", "DCR"), ("DepthToSpace", "CRD"),
+                                          ("SpaceToDepth", "DCR")])  # fmt: skip
+def test_open_batch_and_spatial_dims_import(op: str, mode: str) -> None:
+    """Only the channels need a size (PyTorch exports PixelShuffle with open batch, height
+    and width); the moves match onnxruntime at two sizes of one imported graph."""
+    attrs = {"blocksize": 2, **({"mode": mode} if op == "DepthToSpace" else {})}
+    graph = helper.make_graph(
+        [helper.make_node(op, ["x"], ["y"], **attrs)], "g",
+        [helper.make_tensor_value_info("x", F, ["n", 8, "h", "w"])],
+        [helper.make_tensor_value_info("y", F, None)],
+    )  # fmt: skip
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    import_model(model)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    prepared = backend.prepare(model)
+    for shape in ((1, 8, 4, 6), (3, 8, 2, 4)):
+        x = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
+        (want,) = session.run(None, {"x": x})
+        (got,) = prepared.run({"x": x})
+        np.testing.assert_array_equal(got, want)

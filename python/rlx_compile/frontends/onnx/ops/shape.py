@@ -486,10 +486,21 @@ def _pad_sign(p: Dim) -> int:
     raise Unsupported(f"pad amount {p} may be negative or not: size its dims at compile time")
 
 
+def _static_channels(ctx: NodeContext, what: str) -> tuple[Dim, int, Dim, Dim]:
+    """An NCHW input's dims, the channels static (the batch and spatial dims may be
+    symbolic: the moves only split or merge them)."""
+    if ctx.type(0).rank != 4:
+        raise Unsupported(f"{what} of a rank-{ctx.type(0).rank} input (NCHW expected)")
+    n, c, h, w = ctx.shape(0)
+    if not isinstance(c, int):
+        raise Unsupported(f"{what} needs a static channel dim, got {c}")
+    return n, c, h, w
+
+
 @converter("DepthToSpace")
 def depth_to_space(ctx: NodeContext) -> ConverterResult:
     x = ctx.x(0)
-    n, c, h, w = ctx.static_shape(0)
+    n, c, h, w = _static_channels(ctx, "DepthToSpace")
     bs = ctx.attr("blocksize")
     mode = ctx.check_attr("mode", ("DCR", "CRD"), "DCR")
     if mode == "DCR":
@@ -502,12 +513,13 @@ def depth_to_space(ctx: NodeContext) -> ConverterResult:
 @converter("SpaceToDepth")
 def space_to_depth(ctx: NodeContext) -> ConverterResult:
     x = ctx.x(0)
-    n, c, h, w = ctx.static_shape(0)
+    n, c, h, w = _static_channels(ctx, "SpaceToDepth")
     bs = ctx.attr("blocksize")
     mode = ctx.check_attr("mode", ("DCR", "CRD"), "DCR")
     perm = [0, 3, 5, 1, 2, 4] if mode == "DCR" else [0, 1, 3, 5, 2, 4]
-    y = ctx.b.transpose(reshape(ctx, x, [n, c, h // bs, bs, w // bs, bs]), perm)
-    return reshape(ctx, y, [n, c * bs * bs, h // bs, w // bs])
+    hb, wb = floordiv(h, bs), floordiv(w, bs)  # whole blocks (ONNX requires it)
+    y = ctx.b.transpose(reshape(ctx, x, [n, c, hb, bs, wb, bs]), perm)
+    return reshape(ctx, y, [n, c * bs * bs, hb, wb])
 
 
 # ---------------------------------------------------------------------------------
