@@ -237,7 +237,12 @@ CORPUS: list[Model] = [
     *[Model(n, f"export:{n}.onnx", SEQ_SIZES, {"ids": ints(0, 64)})
       for n in ("tagger_ts", "tagger_ts_op13", "tagger_ts_op10", "tagger_ts_op9")],
     *[Model(n, f"export:{n}.onnx", SEQ_SIZES)
-      for n in ("sizes_as_data_ts", "sizes_as_data_dynamo", "streaming_rnn_ts")],
+      for n in ("sizes_as_data_ts", "sizes_as_data_dynamo", "streaming_rnn_ts",
+                "mlp_block_ts", "audio_conv1d_ts")],
+    Model("gru_attention_pool_ts", "export:gru_attention_pool_ts.onnx", SEQ_SIZES,
+          {"ids": ints(0, 64)}),
+    *[Model(n, f"export:{n}.onnx", IMAGE_SIZES)
+      for n in ("pixel_shuffle_ts", "groupnorm_silu_ts")],
     *[Model(n, f"export:{n}.onnx", ({"input_0:0": 10},))
       for n in ("hb_tree_gemm", "hb_forest_trav", "hb_gbdt_perf")],
     Model("detector_ts", "export:detector_ts.onnx", DETECTOR_SIZES, {"images": image}),

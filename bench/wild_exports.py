@@ -589,6 +589,89 @@ def streaming_rnn(out: Path) -> None:
     )  # fmt: skip
 
 
+class SmallMlp(nn.Module):
+    """A pre-norm transformer MLP block: LayerNorm, Linear, erf GELU, Linear, residual."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm, self.up, self.down = nn.LayerNorm(32), nn.Linear(32, 64), nn.Linear(64, 32)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.down(F.gelu(self.up(self.norm(x))))
+
+
+class PixelShuffleUp(nn.Module):
+    """Super-resolution tail: a conv, PixelShuffle (DepthToSpace) and a bilinear upsample."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv, self.shuffle = nn.Conv2d(4, 16, 3, padding=1), nn.PixelShuffle(2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        up = self.shuffle(self.conv(x))
+        return F.interpolate(up, scale_factor=2, mode="bilinear", align_corners=False)
+
+
+class AudioConv1d(nn.Module):
+    """Conv1d/BatchNorm1d/ReLU, a depthwise conv with ReLU6, global pooling, a classifier."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.c1, self.b1 = nn.Conv1d(40, 32, 5, padding=2), nn.BatchNorm1d(32)
+        self.c2, self.b2 = nn.Conv1d(32, 32, 3, padding=1, groups=32), nn.BatchNorm1d(32)
+        self.fc = nn.Linear(32, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = F.relu6(self.b2(self.c2(F.relu(self.b1(self.c1(x))))))
+        return self.fc(F.adaptive_avg_pool1d(x, 1).flatten(1))
+
+
+class GroupNormSilu(nn.Module):
+    """A diffusion-style residual block: conv, GroupNorm, SiLU, conv, residual."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.c1, self.norm = nn.Conv2d(8, 16, 3, padding=1), nn.GroupNorm(4, 16)
+        self.c2 = nn.Conv2d(16, 8, 3, padding=1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.c2(F.silu(self.norm(self.c1(x))))
+
+
+class GruAttentionPool(nn.Module):
+    """Embedding, a 2-layer bidirectional batch-first GRU, attention pooling, a classifier."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.emb = nn.Embedding(VOCAB, 16)
+        self.gru = nn.GRU(16, 12, num_layers=2, bidirectional=True, batch_first=True)
+        self.score, self.out = nn.Linear(24, 1), nn.Linear(24, 4)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        h, _ = self.gru(self.emb(ids))
+        return self.out((torch.softmax(self.score(h), 1) * h).sum(1))
+
+
+@export
+def small_blocks(out: Path) -> None:
+    """Small models of the kinds users export one at a time: where a session's fixed
+    cost is most of it."""
+    seq = {0: "batch", 1: "seq"}
+    image = {0: "batch", 2: "height", 3: "width"}
+    for name, module, args, names, axes in (
+        ("mlp_block_ts", SmallMlp(), (torch.randn(2, 5, 32),), ["x"], {"x": seq}),
+        ("pixel_shuffle_ts", PixelShuffleUp(), (torch.randn(1, 4, 8, 8),), ["x"],
+         {"x": image}),
+        ("audio_conv1d_ts", AudioConv1d(), (torch.randn(2, 40, 50),), ["x"],
+         {"x": {0: "batch", 2: "seq"}}),
+        ("groupnorm_silu_ts", GroupNormSilu(), (torch.randn(1, 8, 16, 16),), ["x"],
+         {"x": image}),
+        ("gru_attention_pool_ts", GruAttentionPool(), (torch.randint(0, VOCAB, (2, 7)),),
+         ["ids"], {"ids": seq}),
+    ):  # fmt: skip
+        ts_export(module, args, out / f"{name}.onnx", names, ["y"], axes)
+
+
 class SizesAsData(nn.Module):
     """Sizes used as values: positions from arange(seq), a causal mask from the seq
     length, a mean over seq written as a division by x.size(1), a reshape by -1."""
