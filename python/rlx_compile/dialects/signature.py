@@ -144,6 +144,19 @@ def segment_sizes(attr: Attribute | None) -> tuple[int, ...] | None:
     return sizes
 
 
+def _fit(values: Sequence[Any], group: Group, bound: dict[str, Attribute]) -> bool:
+    """Whether ``values`` are as many as ``group`` takes, each of its check's class, those
+    binding one type variable (in ``bound``, shared by operands and results) of one type."""
+    value_checks = _checks_of(values, group)
+    if value_checks is None:
+        return False
+    for value, (base, var) in zip(values, value_checks, strict=True):
+        t = value._type
+        if not isinstance(t, base) or (var is not None and bound.setdefault(var, t) != t):
+            return False
+    return True
+
+
 def _uniform(group: Group) -> tuple[type[Attribute], int, int | None] | None:
     """For a group whose values all have one base class and bind no type variable (the
     dialects' tensor operands and results): that class, and the least and most number
@@ -274,34 +287,23 @@ def _signature_check(op_def: OpDef) -> Callable[[Operation], None] | None:
     if single_blocks is None or op_def.successors or (op_def.options and segments is None):
         return None
     region_count = len(single_blocks)
-    operands = _group(op_def.operands) if segments is None else ([], None, False, [])
+    operands = _group(op_def.operands) if segments is None else None
     results = _group(op_def.results)
     props = _named_checks(op_def.properties, OptPropertyDef)
     attrs = _named_checks(op_def.attributes, OptAttributeDef)
-    if operands is None or results is None or props is None or attrs is None:
+    if (operands is None and segments is None) or results is None or props is None or attrs is None:
         return None
     prop_names = frozenset([*op_def.properties, *([SEGMENT_SIZES] if segments else [])])
 
     def generic(op: Operation) -> None:
         OpDef.verify(op_def, op)
 
-    uniform_operands = _uniform(operands)
-    uniform_results = _uniform(results)
-
     def values_accepted(op: Operation) -> bool:
         bound: dict[str, Attribute] = {}
-        for values, group in ((op._operands, operands), (op.results, results)):
-            value_checks = _checks_of(values, group)
-            if value_checks is None:
-                return False
-            for value, (base, var) in zip(values, value_checks, strict=True):
-                t = value._type
-                if not isinstance(t, base):
-                    return False
-                if var is not None and bound.setdefault(var, t) != t:
-                    return False
-        return True
+        return _fit(op._operands, cast(Group, operands), bound) and _fit(op.results, results, bound)
 
+    uniform_operands = None if operands is None else _uniform(operands)
+    uniform_results = _uniform(results)
     if uniform_operands is not None and uniform_results is not None:
         operand_base, operands_least, operands_most = uniform_operands
         result_base, results_least, results_most = uniform_results
@@ -328,7 +330,6 @@ def _signature_check(op_def: OpDef) -> Callable[[Operation], None] | None:
         values_accepted = uniform_values_accepted
 
     if segments is not None:
-        result_checks = results
 
         def segmented_values_accepted(op: Operation) -> bool:
             # verify_variadic_attr_size and the operands' constraints, written out: each
@@ -345,18 +346,7 @@ def _signature_check(op_def: OpDef) -> Callable[[Operation], None] | None:
                     i += 1
                 elif size != 0 or not optional:
                     return False
-            if i != n:
-                return False
-            outs = op.results
-            value_checks = _checks_of(outs, result_checks)
-            if value_checks is None:
-                return False
-            bound: dict[str, Attribute] = {}
-            for value, (base, var) in zip(outs, value_checks, strict=True):
-                t = value._type
-                if not isinstance(t, base) or (var is not None and bound.setdefault(var, t) != t):
-                    return False
-            return True
+            return i == n and _fit(op.results, results, {})
 
         values_accepted = segmented_values_accepted
 
