@@ -279,11 +279,14 @@ class ComposeReshapes(RewritePattern):
             _rebuild(op, rewriter, mir.ReshapeOp(inner.input, _tensor(op.result).shape))
 
 
-class IdentityReshape(RewritePattern):
-    roots = (mir.ReshapeOp,)
+class IdentityReshapeOrExpand(RewritePattern):
+    """A reshape or an expand to its input's own type is its input."""
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: mir.ReshapeOp, rewriter: PatternRewriter) -> None:
+    roots = (mir.ReshapeOp, mir.ExpandOp)
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, mir.ReshapeOp | mir.ExpandOp):
+            return
         (x,) = op.operands
         (result,) = op.results
         if x.type == result.type:
@@ -293,8 +296,8 @@ class IdentityReshape(RewritePattern):
 class ExpandOfExpandOrLeadingUnitReshape(RewritePattern):
     """``expand(y)`` where y is an expand of x, or a reshape of x that only adds or drops
     leading unit dims -> ``expand(x)``: broadcasting aligns dims from the right, so x
-    broadcasts to the result just as y does (an Unsqueeze(0) before an Expand); an expand
-    to its input's own type -> x."""
+    broadcasts to the result just as y does (an Unsqueeze(0) before an Expand). (An
+    expand to its input's own type is ``IdentityReshapeOrExpand``'s.)"""
 
     roots = (mir.ExpandOp,)
 
@@ -302,9 +305,6 @@ class ExpandOfExpandOrLeadingUnitReshape(RewritePattern):
     def match_and_rewrite(self, op: mir.ExpandOp, rewriter: PatternRewriter) -> None:
         (y,) = op.operands
         (result,) = op.results
-        if y.type == result.type:
-            _forward(op, rewriter, y)
-            return
         inner = y.owner
         if not isinstance(inner, mir.ExpandOp | mir.ReshapeOp):
             return
@@ -693,7 +693,7 @@ def simplify_patterns(assume_finite: bool = False) -> list[RewritePattern]:
         MinInf(splats), MaxNegInf(splats),
         MulZero(assume_finite, splats), DoubleNegation(),
         SigmoidGateToSilu(),
-        IdentityTranspose(), ComposeTransposes(), IdentityReshape(), ComposeReshapes(),
+        IdentityTranspose(), ComposeTransposes(), IdentityReshapeOrExpand(), ComposeReshapes(),
         ExpandOfExpandOrLeadingUnitReshape(), StackedInitialStates(),
         SameTypeCast(), ExactCastChain(), SingleOperandConcat(), FullNarrow(), ComposeSlices(),
         ComposeGathers(), AxisOpThroughUnitReshapes(), MergeColumnOneHots(),
