@@ -660,7 +660,7 @@ def _fused_reshape_transpose(op: mir.FusedReshapeTransposeOp, args: Arrays, env:
     out = op.result.type
     assert isinstance(out, TensorType)
     moved = K.transpose(K.reshape(x, p.ints("split")), p.ints("perm"))
-    return [K.reshape(moved, [int(d) for d in out.shape])]
+    return [K.reshape(moved, out.static_shape())]
 
 
 @impl(mir.FusedTwoSidedMatmulOp)

@@ -20,7 +20,7 @@ from rlx_compile.fusion.base import (
     FusionPattern,
     Match,
     Miss,
-    describe_uses,
+    chain_miss,
     producer,
     sole_user,
 )
@@ -39,7 +39,7 @@ class Chain(Match):
 
 def _static(v: SSAValue) -> tuple[int, ...] | None:
     t = type_of(v)
-    return tuple(int(d) for d in t.shape) if t.is_static else None
+    return t.static_shape() if t.is_static else None
 
 
 class FuseReshapeTranspose(FusionPattern):
@@ -72,9 +72,8 @@ class FuseReshapeTranspose(FusionPattern):
         split, shape = _static(transpose.input), _static(op.results[0])
         if split is None or shape is None or _static(x) is None:
             return None
-        for value, reader, what in links:
-            if sole_user(value) is not reader:
-                return Miss(describe_uses(value, what), HINT)
+        if (miss := chain_miss(links, HINT)) is not None:
+            return miss
         perm = tuple(transpose.props().ints("perm"))
         return self.ctx.unclaimed(FUSED) or Chain(op, absorbed, x, split, perm, shape)
 

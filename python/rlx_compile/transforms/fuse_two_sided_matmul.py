@@ -19,13 +19,13 @@ from rlx_compile.fusion.base import (
     FusionPattern,
     Match,
     Miss,
-    describe_uses,
+    chain_miss,
     is_static,
     producer,
-    sole_user,
 )
 
 FUSED = mir.FusedTwoSidedMatmulOp.name
+HINT = "the two products fuse only when nothing else reads the first"
 
 
 def _matrix(v: SSAValue) -> bool:
@@ -57,11 +57,9 @@ class FuseTwoSidedMatmul(FusionPattern):
             found = TwoSided(op, [inner, op], op.lhs, inner.lhs, inner.rhs, rhs_first=True)
         if type_of(found.x).rank < 2 or is_static(found.x):
             return None  # a vector, or weights alone: constant-fold's, not a product per run
-        if sole_user(inner.result) is not op:
-            return Miss(
-                describe_uses(inner.result, "the first product"),
-                "the two products fuse only when nothing else reads the first",
-            )
+        links = [(inner.result, op, "the first product")]
+        if (miss := chain_miss(links, HINT)) is not None:
+            return miss
         return self.ctx.unclaimed(FUSED) or found
 
     def rewrite(self, m: Match, rewriter: PatternRewriter) -> None:
