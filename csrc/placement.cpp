@@ -615,7 +615,7 @@ bool intersect(const Problem& p, i32 a, i32 b) {
 // per buffer). A rejected move is charged one step per suffix buffer, the cost of
 // re-activating the suffix in a packer that undoes it.
 i64 hill_climb(const Problem& p, Packer& pk, std::vector<i32>& order, Fit fit, i64 lower_bound,
-               i64 step_limit) {
+               i64 step_limit, i64 patience) {
     const std::size_t n = order.size();
     i64 arena = pk.arena();
     if (n < 2) return arena;
@@ -626,9 +626,6 @@ i64 hill_climb(const Problem& p, Packer& pk, std::vector<i32>& order, Fit fit, i
     std::vector<std::pair<i32, i64>> shifted;  // buffers a move shifted, old offsets
     std::vector<std::pair<i32, i64>> searched;  // buffers a move searched, conflicts
     std::vector<i32> top;
-    // Give up after this many moves without a strict improvement: on inputs already
-    // at a local optimum the budget would otherwise be burnt on a flat landscape.
-    const i64 patience = 1000 + 50 * static_cast<i64>(n);
     i64 since_improvement = 0;
     while (pk.steps() < step_limit && arena > lower_bound && since_improvement < patience) {
         ++since_improvement;
@@ -871,10 +868,21 @@ Placement place_best(const Problem& p, i64 budget) {
     }
 
     if (!done() && used() < budget) {
+        // The climb gives up after this many moves without a strict improvement: on
+        // inputs already at a local optimum the budget would otherwise be burnt on a flat
+        // landscape. A plan ending in the alignment unit the bound ends in already takes
+        // the room the bound would (a program's scratch starts at the next multiple of
+        // the alignment), so from one the climb takes a short walk only: a small graph a
+        // few bytes over an unreachable bound used to climb for a millisecond, a fifth of
+        // a small scikit-learn model's compile.
+        const auto n = static_cast<i64>(rest.size());
+        const bool in_unit = best_arena <= align_up(bound, p.max_align);
+        const i64 patience = in_unit ? 64 + 4 * n : 1000 + 50 * n;
         pk.run(climb_order, climb_fit, INT64_MAX);
-        const i64 climbed = std::max(
-            globals_top, hill_climb(p, pk, climb_order, climb_fit,
-                                    std::max(good_enough, globals_top), budget - other_steps));
+        const i64 climbed =
+            std::max(globals_top, hill_climb(p, pk, climb_order, climb_fit,
+                                             std::max(good_enough, globals_top),
+                                             budget - other_steps, patience));
         if (climbed < best_arena) {
             best_arena = climbed;
             out.offsets = base_offsets;

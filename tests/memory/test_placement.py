@@ -447,6 +447,19 @@ def test_budget_zero_still_runs_the_portfolio() -> None:
     assert winner != "hill-climb"
 
 
+def test_a_plan_in_the_bounds_alignment_unit_ends_the_climb_early() -> None:
+    # No plan reaches the peak-live bound of 68 here: the best is 76, in the same
+    # 64-byte unit as 68, so it takes the room the bound would. The hill climb then takes
+    # a short walk: the search stops after 5,689 steps, not the 20,144 of a full climb
+    # that finds nothing better.
+    case: Case = ([4, 12, 16, 12, 40], [0, 1, 5, 5, 5], [3, 3, 6, 8, 7])
+    assert peak_live_bytes(*case) == 68
+    offsets, size, steps, _winner = plan_intervals_info(*case, alignment=64)
+    assert check_interval_plan(*case, offsets, size, 64) == []
+    assert size == 76
+    assert steps < 10_000
+
+
 # ---------------------------------------------------------------------------------
 # The search's exact plans
 
