@@ -131,3 +131,112 @@ def test_an_unsqueezed_value_expanded_is_one_expand() -> None:
     got = run(module, feeds)
     for name, want in zip(("e", "ew"), session.run(None, feeds), strict=True):
         np.testing.assert_array_equal(got[name], want)
+
+
+def _check_native_and_reference(model: onnx.ModelProto, module: object, feeds: dict) -> None:
+    """The simplified module (reference executor) and the model compiled for cpu and run
+    natively both give onnxruntime's outputs."""
+    import onnxruntime as ort
+
+    import rlx_compile.backend as backend
+
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = session.run(None, feeds)
+    ref = list(run(module, feeds).values())
+    native = backend.prepare(model).run(feeds)
+    for w, r, n in zip(want, ref, native, strict=True):
+        np.testing.assert_allclose(r, w, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(n, w, rtol=1e-5, atol=1e-6)
+
+
+def test_a_zero_pad_is_the_padding_of_the_conv_or_average_pool_reading_it() -> None:
+    """TensorFlow's "SAME" padding as tf2onnx writes it (an asymmetric Pad, then a Conv
+    with a bias and a stride: one fused conv op) and a ZeroPad2d before an AveragePool:
+    the pads join the op's own, as onnxruntime's PadFusion does, and the values stay
+    onnxruntime's. A pad before a max pool stays (it pads with -inf)."""
+    nodes = [
+        helper.make_node("Pad", ["x", "same"], ["xs"]),
+        helper.make_node("Conv", ["xs", "w", "b"], ["conv"], strides=[2, 2], pads=[0, 1, 0, 0]),
+        helper.make_node("Pad", ["x", "ring"], ["xr"]),
+        helper.make_node("AveragePool", ["xr"], ["avg"], kernel_shape=[3, 3]),
+        helper.make_node("AveragePool", ["xr"], ["counted"], kernel_shape=[3, 3],
+                         pads=[1, 0, 0, 1], count_include_pad=1),
+        helper.make_node("MaxPool", ["xr"], ["max"], kernel_shape=[2, 2]),
+    ]  # fmt: skip
+    rng = np.random.default_rng(11)
+    graph = helper.make_graph(
+        nodes, "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 9, 8])],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, shape) for n, shape in
+         (("conv", [2, 4, 5, 4]), ("avg", [2, 3, 9, 8]), ("counted", [2, 3, 10, 9]),
+          ("max", [2, 3, 10, 9]))],
+        [helper.make_tensor("same", TensorProto.INT64, [8], [0, 0, 1, 0, 0, 0, 1, 1]),
+         helper.make_tensor("ring", TensorProto.INT64, [8], [0, 0, 1, 1, 0, 0, 1, 1]),
+         helper.make_tensor("w", TensorProto.FLOAT, [4, 3, 3, 3],
+                            rng.standard_normal(108).astype(np.float32)),
+         helper.make_tensor("b", TensorProto.FLOAT, [4],
+                            rng.standard_normal(4).astype(np.float32))],
+    )  # fmt: skip
+    model, module = _imported_and_simplified(graph)
+    pads = [
+        (op.name, list(op.props().ints("pads")))  # type: ignore[attr-defined]
+        for op in module.walk()  # type: ignore[attr-defined]
+        if op.name in ("mir.fused_conv_bias_act", "mir.avg_pool")
+    ]
+    assert _kinds(module).count("mir.pad") == 1  # the max pool's
+    assert pads == [
+        ("mir.fused_conv_bias_act", [1, 1, 1, 1]), ("mir.avg_pool", [1, 1, 1, 1]),
+        ("mir.avg_pool", [2, 1, 1, 2]),
+    ]  # fmt: skip
+    feeds = {"x": rng.standard_normal((2, 3, 9, 8)).astype(np.float32)}
+    _check_native_and_reference(model, module, feeds)
+
+
+def test_where_of_a_negated_condition_swaps_its_branches() -> None:
+    """And a where choosing between one value twice is that value."""
+    nodes = [
+        helper.make_node("Greater", ["x", "zero"], ["c"]),
+        helper.make_node("Not", ["c"], ["n"]),
+        helper.make_node("Where", ["n", "x", "y"], ["out"]),
+        helper.make_node("Where", ["c", "x", "x"], ["same"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 8]),
+         helper.make_tensor_value_info("y", TensorProto.FLOAT, [8])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [3, 8]),
+         helper.make_tensor_value_info("same", TensorProto.FLOAT, [3, 8])],
+        [helper.make_tensor("zero", TensorProto.FLOAT, [], [0.0])],
+    )  # fmt: skip
+    model, module = _imported_and_simplified(graph)
+    kinds = _kinds(module)
+    assert "mir.not" not in kinds and kinds.count("mir.where") == 1
+    rng = np.random.default_rng(12)
+    feeds = {"x": rng.standard_normal((3, 8)).astype(np.float32),
+             "y": rng.standard_normal(8).astype(np.float32)}  # fmt: skip
+    _check_native_and_reference(model, module, feeds)
+
+
+def test_split_parts_concatenated_in_order_are_the_input() -> None:
+    """A Split's parts concatenated back in order are the input, and its second and third
+    parts one slice of it; parts out of order stay a concat of slices."""
+    nodes = [
+        helper.make_node("Split", ["x", "sizes"], ["a", "b", "c"], axis=1),
+        helper.make_node("Relu", ["a"], ["ra"]),
+        helper.make_node("Concat", ["a", "b", "c"], ["whole"], axis=1),
+        helper.make_node("Concat", ["ra", "b", "c"], ["tail"], axis=1),
+        helper.make_node("Concat", ["c", "a"], ["swapped"], axis=1),
+    ]
+    graph = helper.make_graph(
+        nodes, "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 10])],
+        [helper.make_tensor_value_info("whole", TensorProto.FLOAT, [3, 10]),
+         helper.make_tensor_value_info("tail", TensorProto.FLOAT, [3, 10]),
+         helper.make_tensor_value_info("swapped", TensorProto.FLOAT, [3, 6])],
+        [helper.make_tensor("sizes", TensorProto.INT64, [3], [2, 5, 3])],
+    )  # fmt: skip
+    model, module = _imported_and_simplified(graph)
+    concats = [op for op in module.walk() if op.name == "mir.concat"]  # type: ignore[attr-defined]
+    assert [len(op.operands) for op in concats] == [2, 2]  # tail: relu(a), x[:, 2:]; swapped
+    feeds = {"x": np.random.default_rng(13).standard_normal((3, 10)).astype(np.float32)}
+    _check_native_and_reference(model, module, feeds)

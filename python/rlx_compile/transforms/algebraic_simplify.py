@@ -51,7 +51,19 @@ and the rewrites users expect from a graph compiler, all exact:
 - a recurrent layer whose initial states are narrows of stacks of a static size along
   their direction axis at one start -> the layer reading the stacks from that row
   (``state_offset``): PyTorch's multi-layer RNN, GRU and LSTM exports slice h0 and c0
-  per layer.
+  per layer;
+- a conv of a zero constant pad of its spatial dims -> the conv with those pads added
+  to its own (it pads with zeros itself), and so an average pool that counts padded
+  cells (or has no padding of its own, which it then counts): TensorFlow's "SAME"
+  padding and PyTorch's ``ZeroPad2d`` as exported (onnxruntime's PadFusion). A pool
+  with ``ceil_mode`` is left alone (its last window may start in the explicit padding,
+  never in its own), as is a pad a window could not overlap with input;
+- ``where(c, a, a)`` -> a (of the result's type); ``where(not(c), a, b)`` ->
+  ``where(c, b, a)``: exact;
+- a run of concat operands that are narrows of one x along the concat's axis, each
+  starting where the one before ends -> one narrow of x (x itself when the run covers
+  the axis): a Split or Slices put back together, exact (onnxruntime's
+  ConcatSliceElimination).
 
 Constants left unused are dce's to remove.
 
@@ -69,7 +81,7 @@ from typing import ClassVar, cast
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnitAttr
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
@@ -77,7 +89,7 @@ from xdsl.rewriter import InsertPoint
 
 from rlx_compile.diagnostics import change_listener
 from rlx_compile.dialects import mir
-from rlx_compile.dialects.common import int_attr
+from rlx_compile.dialects.common import PadMode, int_attr, ints_attr
 from rlx_compile.dialects.types import Dim, DType, TensorType, exactly_representable
 from rlx_compile.ir import func_graphs
 from rlx_compile.rewriting import apply_greedily
@@ -415,6 +427,59 @@ class SingleOperandConcat(RewritePattern):
             _forward(op, rewriter, op.inputs[0])
 
 
+class AdjacentNarrowsConcat(RewritePattern):
+    """A concat whose operands include a run of narrows of one x along the concat's
+    axis, each starting where the one before ends -> one narrow of x for the run (x
+    itself when the run covers the axis): the parts put back together in order
+    (onnxruntime's ConcatSliceElimination)."""
+
+    roots = (mir.ConcatOp,)
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.ConcatOp, rewriter: PatternRewriter) -> None:
+        axis = op.props().int("axis")
+        # Each run: its first operand, and (x, start, length, parts) when it is narrows.
+        runs: list[tuple[SSAValue, tuple[SSAValue, int, int, int] | None]] = []
+        for value in op.operands:
+            owner = value.owner
+            part = _narrow_part(owner, axis) if isinstance(owner, mir.NarrowOp) else None
+            last = runs[-1][1] if runs else None
+            if part is not None and last is not None:
+                x, start, length, count = last
+                if x is part[0] and start + length == part[1]:
+                    runs[-1] = (runs[-1][0], (x, start, length + part[2], count + 1))
+                    continue
+            runs.append((value, None if part is None else (*part, 1)))
+        if len(runs) == len(op.operands):
+            return
+        values: list[SSAValue] = []
+        for first, run in runs:
+            if run is None or run[3] == 1:
+                values.append(first)
+                continue
+            x, start, length, _ = run
+            if start == 0 and length == _tensor(x).shape[axis]:
+                values.append(x)
+            else:
+                narrow = mir.NarrowOp(x, axis, start, length)
+                rewriter.insert(narrow, InsertPoint.before(op))
+                values.append(narrow.result)
+        if len(values) == 1:
+            _forward(op, rewriter, values[0])
+        else:
+            _rebuild(op, rewriter, mir.ConcatOp(values, axis))
+
+
+def _narrow_part(op: mir.NarrowOp, axis: int) -> tuple[SSAValue, int, int] | None:
+    """(x, start, length) of a narrow of x along ``axis`` with a static start and length."""
+    if op.props().int("axis") != axis:
+        return None
+    start, length = op.start_dim, op.length
+    if not isinstance(start, int) or not isinstance(length, int):
+        return None
+    return op.input, start, length
+
+
 class FullNarrow(RewritePattern):
     roots = (mir.NarrowOp,)
 
@@ -679,6 +744,68 @@ def _axis_op_reshaped_back(value: SSAValue) -> bool:
     return isinstance(outer, mir.ReshapeOp) and _axis_op_through_unit_reshapes(outer) is not None
 
 
+class PadIntoWindow(RewritePattern):
+    """A zero constant pad of the spatial dims read by a conv (fused or not), or by an
+    average pool that counts padded cells or has none -> the op with the pads added to
+    its own."""
+
+    roots = (mir.ConvOp, mir.FusedConvBiasActOp, mir.AvgPoolOp)
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, self.roots):
+            return
+        pad = op.operands[0].owner
+        if not isinstance(pad, mir.PadOp):
+            return
+        pad_props = pad.props()
+        if pad_props.enum("mode") is not PadMode.CONSTANT or pad_props.float("value") != 0.0:
+            return
+        rank = _tensor(pad.input).rank
+        explicit = pad_props.ints("pads")
+        if any(explicit[:2]) or any(explicit[rank : rank + 2]):
+            return  # batch or channels padded: not the window's padding
+        props = cast(mir.ShapedOp, op).props()
+        own = props.ints("pads")
+        k = rank - 2
+        pads = [own[i] + explicit[2 + i] for i in range(k)]
+        pads += [own[k + i] + explicit[rank + 2 + i] for i in range(k)]
+        if isinstance(op, mir.AvgPoolOp):
+            if props.flag("ceil_mode") or (any(own) and not props.flag("count_include_pad")):
+                return
+            window = [
+                n * d for n, d in zip(props.ints("kernel"), props.ints("dilations"), strict=True)
+            ]
+            if any(pads[i] >= window[i] or pads[k + i] >= window[i] for i in range(k)):
+                return  # a window of padding alone: the pool refuses such pads
+        # The op as it is but for its input and pads: its result type is unchanged (the
+        # padded extent is the same), which its verify infers again.
+        pads_attr = ints_attr(pads)
+        assert pads_attr is not None
+        new = op.clone()
+        new.operands = [pad.input, *op.operands[1:]]
+        new.properties["pads"] = pads_attr
+        if isinstance(op, mir.AvgPoolOp):
+            new.properties["count_include_pad"] = UnitAttr()
+        _rebuild(op, rewriter, new)
+
+
+class WhereIdentities(RewritePattern):
+    """``where(c, a, a)`` -> a (when a has the result's type); ``where(not(c), a, b)``
+    -> ``where(c, b, a)``."""
+
+    roots = (mir.WhereOp,)
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.WhereOp, rewriter: PatternRewriter) -> None:
+        cond, on_true, on_false = op.operands
+        if on_true is on_false and on_true.type == op.result.type:
+            _forward(op, rewriter, on_true)
+            return
+        negation = cond.owner
+        if isinstance(negation, mir.NotOp):
+            _rebuild(op, rewriter, mir.WhereOp(negation.input, on_false, on_true))
+
+
 MATCH_REACH = 2
 """How far up its producers a pattern here reads: the op, its operands' producers and
 theirs (``AxisOpThroughUnitReshapes``: reshape <- softmax <- reshape), with the users of
@@ -697,7 +824,7 @@ def simplify_patterns(assume_finite: bool = False) -> list[RewritePattern]:
         ExpandOfExpandOrLeadingUnitReshape(), StackedInitialStates(),
         SameTypeCast(), ExactCastChain(), SingleOperandConcat(), FullNarrow(), ComposeSlices(),
         ComposeGathers(), AxisOpThroughUnitReshapes(), MergeColumnOneHots(),
-        ReshapeDropsKeptDims(),
+        ReshapeDropsKeptDims(), PadIntoWindow(), WhereIdentities(), AdjacentNarrowsConcat(),
     ]  # fmt: skip
 
 

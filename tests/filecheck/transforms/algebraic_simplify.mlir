@@ -567,3 +567,104 @@ func.func @pooled_softmax_unit_axis(%x: !rlx.tensor<[1, 4, 3, 3], f32>) -> !rlx.
 // CHECK:         %f = mir.reduce_mean %x axes [2, 3] : !rlx.tensor<[1, 4, 3, 3], f32> -> !rlx.tensor<[1, 4], f32>
 // CHECK-NEXT:    %s = mir.softmax %f axis 0
 // CHECK-NEXT:    %y = mir.reshape %s
+
+// -----
+// A zero constant pad of the spatial dims is a conv's own padding, added to its pads
+// (begins, then ends); and an average pool's when it counts padded cells, or has no
+// padding of its own (it counts them from then on).
+func.func @pad_into_window(%x: !rlx.tensor<[1, 2, 6, 6], f32>, %w: !rlx.tensor<[4, 2, 3, 3], f32>) -> (!rlx.tensor<[1, 4, 4, 3], f32>, !rlx.tensor<[1, 2, 7, 7], f32>, !rlx.tensor<[1, 2, 7, 7], f32>) {
+  %p = mir.pad %x pads [0, 0, 1, 0, 0, 0, 2, 1] : !rlx.tensor<[1, 2, 6, 6], f32> -> !rlx.tensor<[1, 2, 9, 7], f32>
+  %c = mir.conv %p, %w strides [2, 2] pads [0, 1, 0, 0] dilations [1, 1] groups 1 : (!rlx.tensor<[1, 2, 9, 7], f32>, !rlx.tensor<[4, 2, 3, 3], f32>) -> !rlx.tensor<[1, 4, 4, 3], f32>
+  %q = mir.pad %x pads [0, 0, 1, 1, 0, 0, 1, 1] : !rlx.tensor<[1, 2, 6, 6], f32> -> !rlx.tensor<[1, 2, 8, 8], f32>
+  %a = mir.avg_pool %q kernel [2, 2] strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] : !rlx.tensor<[1, 2, 8, 8], f32> -> !rlx.tensor<[1, 2, 7, 7], f32>
+  %b = mir.avg_pool %q kernel [3, 3] strides [1, 1] pads [1, 0, 0, 1] dilations [1, 1] count_include_pad : !rlx.tensor<[1, 2, 8, 8], f32> -> !rlx.tensor<[1, 2, 7, 7], f32>
+  func.return %c, %a, %b : !rlx.tensor<[1, 4, 4, 3], f32>, !rlx.tensor<[1, 2, 7, 7], f32>, !rlx.tensor<[1, 2, 7, 7], f32>
+}
+// CHECK-LABEL: func.func @pad_into_window
+// CHECK:         %c = mir.conv %x, %w strides [2, 2] pads [1, 1, 2, 1] dilations [1, 1] groups 1
+// CHECK-NEXT:    %q = mir.pad
+// CHECK-NEXT:    %a = mir.avg_pool %x kernel [2, 2] strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] count_include_pad
+// CHECK-NEXT:    %b = mir.avg_pool %x kernel [3, 3] strides [1, 1] pads [2, 1, 1, 2] dilations [1, 1] count_include_pad
+// CHECK-NEXT:    func.return %c, %a, %b
+
+// -----
+// Kept: a pad of the channels, of another value or mode; a max pool (it pads with
+// -inf); an average pool with ceil_mode, with its own padding it does not count, or
+// whose padding a window could then cover alone.
+func.func @pad_kept(%x: !rlx.tensor<[1, 2, 6, 6], f32>, %w: !rlx.tensor<[4, 3, 3, 3], f32>, %v: !rlx.tensor<[4, 2, 3, 3], f32>) -> (!rlx.tensor<[1, 4, 4, 4], f32>, !rlx.tensor<[1, 4, 6, 6], f32>, !rlx.tensor<[1, 4, 6, 6], f32>, !rlx.tensor<[1, 2, 6, 6], f32>, !rlx.tensor<[1, 2, 4, 4], f32>, !rlx.tensor<[1, 2, 8, 8], f32>, !rlx.tensor<[1, 2, 8, 8], f32>) {
+  %pc = mir.pad %x pads [0, 1, 0, 0, 0, 0, 0, 0] : !rlx.tensor<[1, 2, 6, 6], f32> -> !rlx.tensor<[1, 3, 6, 6], f32>
+  %c = mir.conv %pc, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (!rlx.tensor<[1, 3, 6, 6], f32>, !rlx.tensor<[4, 3, 3, 3], f32>) -> !rlx.tensor<[1, 4, 4, 4], f32>
+  %pv = mir.pad %x pads [0, 0, 1, 1, 0, 0, 1, 1] value 1.000000e+00 : !rlx.tensor<[1, 2, 6, 6], f32> -> !rlx.tensor<[1, 2, 8, 8], f32>
+  %cv = mir.conv %pv, %v strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (!rlx.tensor<[1, 2, 8, 8], f32>, !rlx.tensor<[4, 2, 3, 3], f32>) -> !rlx.tensor<[1, 4, 6, 6], f32>
+  %pr = mir.pad %x pads [0, 0, 1, 1, 0, 0, 1, 1] mode reflect : !rlx.tensor<[1, 2, 6, 6], f32> -> !rlx.tensor<[1, 2, 8, 8], f32>
+  %cr = mir.conv %pr, %v strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (!rlx.tensor<[1, 2, 8, 8], f32>, !rlx.tensor<[4, 2, 3, 3], f32>) -> !rlx.tensor<[1, 4, 6, 6], f32>
+  %p = mir.pad %x pads [0, 0, 1, 1, 0, 0, 1, 1] : !rlx.tensor<[1, 2, 6, 6], f32> -> !rlx.tensor<[1, 2, 8, 8], f32>
+  %m = mir.max_pool %p kernel [3, 3] strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] : !rlx.tensor<[1, 2, 8, 8], f32> -> !rlx.tensor<[1, 2, 6, 6], f32>
+  %ce = mir.avg_pool %p kernel [3, 3] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] ceil_mode : !rlx.tensor<[1, 2, 8, 8], f32> -> !rlx.tensor<[1, 2, 4, 4], f32>
+  %own = mir.avg_pool %p kernel [3, 3] strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] : !rlx.tensor<[1, 2, 8, 8], f32> -> !rlx.tensor<[1, 2, 8, 8], f32>
+  %pw = mir.pad %x pads [0, 0, 2, 2, 0, 0, 2, 2] : !rlx.tensor<[1, 2, 6, 6], f32> -> !rlx.tensor<[1, 2, 10, 10], f32>
+  %wide = mir.avg_pool %pw kernel [3, 3] strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] count_include_pad : !rlx.tensor<[1, 2, 10, 10], f32> -> !rlx.tensor<[1, 2, 10, 10], f32>
+  %wc = mir.narrow %wide axis 2 start 1 : !rlx.tensor<[1, 2, 10, 10], f32> -> !rlx.tensor<[1, 2, 8, 10], f32>
+  %wn = mir.narrow %wc axis 3 start 1 : !rlx.tensor<[1, 2, 8, 10], f32> -> !rlx.tensor<[1, 2, 8, 8], f32>
+  func.return %c, %cv, %cr, %m, %ce, %own, %wn : !rlx.tensor<[1, 4, 4, 4], f32>, !rlx.tensor<[1, 4, 6, 6], f32>, !rlx.tensor<[1, 4, 6, 6], f32>, !rlx.tensor<[1, 2, 6, 6], f32>, !rlx.tensor<[1, 2, 4, 4], f32>, !rlx.tensor<[1, 2, 8, 8], f32>, !rlx.tensor<[1, 2, 8, 8], f32>
+}
+// CHECK-LABEL: func.func @pad_kept
+// CHECK:         %c = mir.conv %pc,
+// CHECK:         %cv = mir.conv %pv,
+// CHECK:         %cr = mir.conv %pr,
+// CHECK:         %m = mir.max_pool %p
+// CHECK-NEXT:    %ce = mir.avg_pool %p
+// CHECK-NEXT:    %own = mir.avg_pool %p
+// CHECK:         %wide = mir.avg_pool %pw
+
+// -----
+// where(not(c), a, b) is where(c, b, a); where(c, a, a) is a, unless c broadcasts a.
+func.func @where_not(%c: !rlx.tensor<[4], bool>, %a: !rlx.tensor<[4], f32>, %b: !rlx.tensor<[], f32>) -> (!rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>) {
+  %n = mir.not %c : !rlx.tensor<[4], bool>
+  %w = mir.where %n, %a, %b : (!rlx.tensor<[4], bool>, !rlx.tensor<[4], f32>, !rlx.tensor<[], f32>) -> !rlx.tensor<[4], f32>
+  %same = mir.where %c, %a, %a : (!rlx.tensor<[4], bool>, !rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[4], f32>
+  %wide = mir.where %c, %b, %b : (!rlx.tensor<[4], bool>, !rlx.tensor<[], f32>, !rlx.tensor<[], f32>) -> !rlx.tensor<[4], f32>
+  func.return %w, %same, %wide : !rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>
+}
+// CHECK-LABEL: func.func @where_not
+// CHECK:         %w = mir.where %c, %b, %a : (!rlx.tensor<[4], bool>, !rlx.tensor<[], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[4], f32>
+// CHECK-NEXT:    %wide = mir.where %c, %b, %b
+// CHECK-NEXT:    func.return %w, %a, %wide
+
+// -----
+// Narrows of one x along the concat's axis, each starting where the one before ends, are
+// one narrow (x itself when they cover the axis); other operands stay between them.
+func.func @adjacent_narrows(%x: !rlx.tensor<[2, 12], f32>, %y: !rlx.tensor<[2, 3], f32>) -> (!rlx.tensor<[2, 12], f32>, !rlx.tensor<[2, 11], f32>) {
+  %a = mir.narrow %x axis 1 start 0 : !rlx.tensor<[2, 12], f32> -> !rlx.tensor<[2, 5], f32>
+  %b = mir.narrow %x axis 1 start 5 : !rlx.tensor<[2, 12], f32> -> !rlx.tensor<[2, 7], f32>
+  %whole = mir.concat %a, %b axis 1 : (!rlx.tensor<[2, 5], f32>, !rlx.tensor<[2, 7], f32>) -> !rlx.tensor<[2, 12], f32>
+  %c = mir.narrow %x axis 1 start 2 : !rlx.tensor<[2, 12], f32> -> !rlx.tensor<[2, 3], f32>
+  %d = mir.narrow %x axis 1 start 5 : !rlx.tensor<[2, 12], f32> -> !rlx.tensor<[2, 1], f32>
+  %part = mir.concat %y, %c, %d, %a axis 1 : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 1], f32>, !rlx.tensor<[2, 5], f32>) -> !rlx.tensor<[2, 12], f32>
+  %n = mir.narrow %part axis 1 start 1 : !rlx.tensor<[2, 12], f32> -> !rlx.tensor<[2, 11], f32>
+  func.return %whole, %n : !rlx.tensor<[2, 12], f32>, !rlx.tensor<[2, 11], f32>
+}
+// CHECK-LABEL: func.func @adjacent_narrows
+// CHECK:         %{{.*}} = mir.narrow %x axis 1 start 2 : !rlx.tensor<[2, 12], f32> -> !rlx.tensor<[2, 4], f32>
+// CHECK-NEXT:    %part = mir.concat %y, %{{.*}}, %a axis 1
+// CHECK:         func.return %x, %n
+
+// -----
+// Kept: a gap between the narrows, narrows along another axis, narrows of two values.
+func.func @narrows_kept(%x: !rlx.tensor<[4, 12], f32>, %z: !rlx.tensor<[4, 12], f32>) -> (!rlx.tensor<[4, 10], f32>, !rlx.tensor<[4, 24], f32>, !rlx.tensor<[4, 12], f32>) {
+  %a = mir.narrow %x axis 1 start 0 : !rlx.tensor<[4, 12], f32> -> !rlx.tensor<[4, 5], f32>
+  %b = mir.narrow %x axis 1 start 6 : !rlx.tensor<[4, 12], f32> -> !rlx.tensor<[4, 5], f32>
+  %gap = mir.concat %a, %b axis 1 : (!rlx.tensor<[4, 5], f32>, !rlx.tensor<[4, 5], f32>) -> !rlx.tensor<[4, 10], f32>
+  %r0 = mir.narrow %x axis 0 start 0 : !rlx.tensor<[4, 12], f32> -> !rlx.tensor<[2, 12], f32>
+  %r1 = mir.narrow %x axis 0 start 2 : !rlx.tensor<[4, 12], f32> -> !rlx.tensor<[2, 12], f32>
+  %across = mir.concat %r0, %r1 axis 1 : (!rlx.tensor<[2, 12], f32>, !rlx.tensor<[2, 12], f32>) -> !rlx.tensor<[2, 24], f32>
+  %w = mir.reshape %across : !rlx.tensor<[2, 24], f32> -> !rlx.tensor<[4, 12], f32>
+  %wr = mir.concat %w, %w axis 1 : (!rlx.tensor<[4, 12], f32>, !rlx.tensor<[4, 12], f32>) -> !rlx.tensor<[4, 24], f32>
+  %z0 = mir.narrow %z axis 1 start 5 : !rlx.tensor<[4, 12], f32> -> !rlx.tensor<[4, 7], f32>
+  %two = mir.concat %a, %z0 axis 1 : (!rlx.tensor<[4, 5], f32>, !rlx.tensor<[4, 7], f32>) -> !rlx.tensor<[4, 12], f32>
+  func.return %gap, %wr, %two : !rlx.tensor<[4, 10], f32>, !rlx.tensor<[4, 24], f32>, !rlx.tensor<[4, 12], f32>
+}
+// CHECK-LABEL: func.func @narrows_kept
+// CHECK:         %gap = mir.concat %a, %b axis 1
+// CHECK:         %across = mir.concat %r0, %r1 axis 1
+// CHECK:         %two = mir.concat %a, %z0 axis 1
