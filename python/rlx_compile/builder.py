@@ -157,6 +157,9 @@ class GraphBuilder:
     def minimum(self, a: ScalarOrValue, b: ScalarOrValue) -> SSAValue:
         return self.binary(mir.MinOp, a, b)
 
+    def prelu(self, x: SSAValue, slope: ScalarOrValue) -> SSAValue:
+        return self.binary(mir.PReluOp, x, slope)
+
     def neg(self, x: SSAValue) -> SSAValue:
         return self.unary(mir.NegOp, x)
 

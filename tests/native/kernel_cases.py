@@ -122,7 +122,7 @@ for _approx in ("none", "tanh"):
 BINARY = [
     mir.AddOp, mir.SubOp, mir.MulOp, mir.DivOp, mir.PowOp, mir.MaxOp, mir.MinOp, mir.ModOp,
     mir.AndOp, mir.OrOp, mir.XorOp, mir.FmodOp, mir.BitwiseAndOp, mir.BitwiseOrOp,
-    mir.BitwiseXorOp, mir.ShiftLeftOp, mir.ShiftRightOp,
+    mir.BitwiseXorOp, mir.ShiftLeftOp, mir.ShiftRightOp, mir.PReluOp,
 ]  # fmt: skip
 _DIVIDES = (mir.DivOp, mir.ModOp, mir.FmodOp)
 

@@ -852,6 +852,18 @@ class MaxOp(BinaryOp):
 
 
 @irdl_op_definition
+class PReluOp(BinaryOp):
+    """lhs < 0 ? lhs · rhs : lhs, the slope ``rhs`` broadcast like NumPy (ONNX PRelu):
+    one kernel where its chain is a compare, a mul and a where."""
+
+    name = "mir.prelu"
+
+    @classmethod
+    def check_dtype(cls, dtype: DType, t: TensorType) -> None:
+        require_float(t, "operands")
+
+
+@irdl_op_definition
 class MinOp(BinaryOp):
     """Elementwise minimum; NaN propagates."""
 
@@ -5796,7 +5808,7 @@ MIR_OPS: list[type[ShapedOp]] = [
     ClipOp, HardSigmoidOp, HardSwishOp, LeakyReluOp, ConvTransposeOp, LrnOp,
     TanOp, AsinOp, AcosOp, AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, BitwiseNotOp,
     AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ModOp, AndOp, OrOp, XorOp,
-    FmodOp, BitwiseAndOp, BitwiseOrOp, BitwiseXorOp, ShiftLeftOp, ShiftRightOp,
+    PReluOp, FmodOp, BitwiseAndOp, BitwiseOrOp, BitwiseXorOp, ShiftLeftOp, ShiftRightOp,
     CompareOp, WhereOp, CastOp,
     MatmulOp,
     ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp, ReduceLogSumExpOp,

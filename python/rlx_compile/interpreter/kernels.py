@@ -338,6 +338,7 @@ def _binary_fn(kind: str, integer: bool) -> Callable[[np.ndarray, np.ndarray], n
         "pow": np.power,
         "max": np.maximum,  # NaN propagates
         "min": np.minimum,
+        "prelu": lambda a, s: np.where(a < 0, a * s, a),  # a NaN or -0 stays as it is
         "mod": np.mod,  # sign of the divisor, like Python's %
         "and": np.logical_and,
         "or": np.logical_or,

@@ -175,6 +175,7 @@ _BINARY: dict[type[mir.BinaryOp], str] = {
     mir.PowOp: "pow",
     mir.MaxOp: "max",
     mir.MinOp: "min",
+    mir.PReluOp: "prelu",
     mir.ModOp: "mod",
     mir.AndOp: "and",
     mir.OrOp: "or",

@@ -353,6 +353,17 @@ class LowerLeakyRelu(ConversionPattern):
         self.commit(rewriter, op, ops, [b.where(b.compare("lt", x, 0), scaled, x)])
 
 
+class LowerPRelu(ConversionPattern):
+    path = COMMON_IR
+    summary = "where(x < 0, x·slope, x)"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.PReluOp, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(op)
+        x, slope = op.lhs, op.rhs
+        self.commit(rewriter, op, ops, [b.where(b.compare("lt", x, 0), b.mul(x, slope), x)])
+
+
 class LowerToChain(ConversionPattern):
     """An op ONNX names as one node and RLX's primitives spell as a short chain (its
     ``decompose``), back to that chain; subclasses name the ops (``roots``) and say what
@@ -542,6 +553,7 @@ LOGICAL_KERNEL_PATTERNS: tuple[type[ConversionPattern], ...] = (
     LowerHardSigmoid,
     LowerHardSwish,
     LowerLeakyRelu,
+    LowerPRelu,
     LowerReduceLogSumExp,
     LowerGatherAxes,
     LowerGatherElements,

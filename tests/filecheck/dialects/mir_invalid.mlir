@@ -137,6 +137,14 @@ func.func @reduce_axis_range() {
 // CHECK: error: 'mir.reduce_max' op reduction axis 2 must be in [0, 2) for a rank-2 operand
 
 // -----
+func.func @prelu_int() {
+  %a = mir.input "a" : !rlx.tensor<[2, 8], i32>
+  %c = mir.prelu %a, %a : (!rlx.tensor<[2, 8], i32>, !rlx.tensor<[2, 8], i32>) -> !rlx.tensor<[2, 8], i32>
+  func.return
+}
+// CHECK: mir_invalid.mlir:[[# @LINE - 3]]:3: error: 'mir.prelu' op operands must have a float element type, got i32
+
+// -----
 func.func @reduce_log_sum_exp_int() {
   %a = mir.input "a" : !rlx.tensor<[2, 8], i32>
   %c = mir.reduce_log_sum_exp %a axes [1] : !rlx.tensor<[2, 8], i32> -> !rlx.tensor<[2], i32>

@@ -27,8 +27,12 @@ func.func @math() -> (!rlx.tensor<[2, 4], f32> {rlx.name = "y"}, !rlx.tensor<[4]
   %atanh = mir.atanh %acosh : !rlx.tensor<[2, 4], f32>
   // CHECK-NEXT: mir.fmod %{{.*}}, %a : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[2, 4], f32>) -> !rlx.tensor<[2, 4], f32>
   %fmod = mir.fmod %atanh, %a : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[2, 4], f32>) -> !rlx.tensor<[2, 4], f32>
+  // CHECK-NEXT: %slope = mir.narrow
+  // CHECK-NEXT: %prelu = mir.prelu %fmod, %slope : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[1, 4], f32>) -> !rlx.tensor<[2, 4], f32>
+  %slope = mir.narrow %a axis 0 start 0 : !rlx.tensor<[2, 4], f32> -> !rlx.tensor<[1, 4], f32>
+  %prelu = mir.prelu %fmod, %slope : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[1, 4], f32>) -> !rlx.tensor<[2, 4], f32>
   // CHECK-NEXT: mir.cumsum %{{.*}} axis 1 exclusive reverse : !rlx.tensor<[2, 4], f32>
-  %cs = mir.cumsum %fmod axis 1 exclusive reverse : !rlx.tensor<[2, 4], f32>
+  %cs = mir.cumsum %prelu axis 1 exclusive reverse : !rlx.tensor<[2, 4], f32>
   // CHECK-NEXT: mir.cumsum %{{.*}} axis 0 : !rlx.tensor<[2, 4], f32>
   %cs2 = mir.cumsum %cs axis 0 : !rlx.tensor<[2, 4], f32>
   // CHECK-NEXT: mir.bitwise_not %i : !rlx.tensor<[4], i32>

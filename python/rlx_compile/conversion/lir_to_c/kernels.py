@@ -75,6 +75,7 @@ INT_BINARY: dict[type[Operation], str] = {
     mir.BitwiseXorOp: "bitwise_xor", mir.ShiftLeftOp: "shift_left",
     mir.ShiftRightOp: "shift_right",
 }  # fmt: skip
+FLOAT_ONLY_BINARY: dict[type[Operation], str] = {mir.PReluOp: "prelu"}
 BOOL_BINARY: dict[type[Operation], str] = {mir.AndOp: "and", mir.OrOp: "or", mir.XorOp: "xor"}
 ACTIVATION_CODE = {
     Activation.NONE: 0,
@@ -178,6 +179,8 @@ def activation(
 def binary(e: OpEmitter, name: str, a: Operand, b: Operand, y: Operand) -> None:
     if name in BOOL_BINARY.values():
         sfx = e.suffix(a, frozenset({DType.BOOL}))
+    elif name in FLOAT_ONLY_BINARY.values():
+        sfx = e.suffix(a, FLOATS)
     else:
         allowed = FLOATS | INTS if name in FLOAT_BINARY.values() else INTS
         sfx = e.suffix(a, allowed)
@@ -202,10 +205,10 @@ def _gelu(e: OpEmitter) -> None:
     unary(e, "gelu_tanh" if tanh else "gelu", e.args[0], e.outs[0])
 
 
-@lowers(*set(INT_BINARY) | set(BOOL_BINARY))
+@lowers(*set(INT_BINARY) | set(FLOAT_ONLY_BINARY) | set(BOOL_BINARY))
 def _binary(e: OpEmitter) -> None:
     a, b = e.args
-    name = {**INT_BINARY, **BOOL_BINARY}[type(e.op)]
+    name = {**INT_BINARY, **FLOAT_ONLY_BINARY, **BOOL_BINARY}[type(e.op)]
     binary(e, name, a, b, e.outs[0])
 
 

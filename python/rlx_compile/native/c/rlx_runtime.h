@@ -111,7 +111,7 @@ float rlx_bf16_to_f32(uint16_t b);
 #define RLX_FLOAT_BINARY_OPS(X, ...)                                                    \
     X(add, __VA_ARGS__) X(sub, __VA_ARGS__) X(mul, __VA_ARGS__) X(div, __VA_ARGS__)    \
     X(pow, __VA_ARGS__) X(max, __VA_ARGS__) X(min, __VA_ARGS__) X(mod, __VA_ARGS__)    \
-    X(fmod, __VA_ARGS__)
+    X(fmod, __VA_ARGS__) X(prelu, __VA_ARGS__)
 #define RLX_INT_BINARY_OPS(X, ...)                                                      \
     X(add, __VA_ARGS__) X(sub, __VA_ARGS__) X(mul, __VA_ARGS__) X(div, __VA_ARGS__)    \
     X(pow, __VA_ARGS__) X(max, __VA_ARGS__) X(min, __VA_ARGS__) X(mod, __VA_ARGS__)    \

@@ -183,7 +183,9 @@ RLX_INLINE float rlx_erfcf(float x) {
         }                                                                               \
         return m;                                                                       \
     }                                                                                   \
-    RLX_INLINE T rlx_s_fmod_##CF(T a, T b, int *e) { (void)e; return FN(fmod)(a, b); }
+    RLX_INLINE T rlx_s_fmod_##CF(T a, T b, int *e) { (void)e; return FN(fmod)(a, b); }  \
+    /* ONNX PRelu: a NaN or -0 input stays as it is */                                  \
+    RLX_INLINE T rlx_s_prelu_##CF(T a, T b, int *e) { (void)e; return a < 0 ? a * b : a; }
 
 #define RLX_FN_F(name) name##f
 #define RLX_FN_D(name) name

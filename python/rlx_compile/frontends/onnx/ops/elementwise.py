@@ -247,7 +247,9 @@ def softsign(ctx: NodeContext) -> ConverterResult:
 @converter("PRelu")
 def prelu(ctx: NodeContext) -> ConverterResult:
     x, slope = ctx.x(0), ctx.x(1)
-    return ctx.b.where(ctx.b.compare("lt", x, 0), ctx.b.mul(x, slope), x)
+    if type_of(x).dtype.is_float:
+        return ctx.b.prelu(x, slope)
+    return ctx.b.where(ctx.b.compare("lt", x, 0), ctx.b.mul(x, slope), x)  # integers
 
 
 def _exp_minus_one(ctx: NodeContext, x: SSAValue) -> SSAValue:
