@@ -318,6 +318,11 @@ def _shift(a: np.ndarray, s: np.ndarray, left: bool) -> np.ndarray:
     return np.where(inside, shifted, outside).astype(a.dtype)
 
 
+def _prelu(a: np.ndarray, slope: np.ndarray) -> np.ndarray:
+    """ONNX PRelu: a NaN or -0 stays as it is."""
+    return np.where(a < 0, a * slope, a)
+
+
 def _binary_fn(kind: str, integer: bool) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     if integer:
         special = {
@@ -338,7 +343,7 @@ def _binary_fn(kind: str, integer: bool) -> Callable[[np.ndarray, np.ndarray], n
         "pow": np.power,
         "max": np.maximum,  # NaN propagates
         "min": np.minimum,
-        "prelu": lambda a, s: np.where(a < 0, a * s, a),  # a NaN or -0 stays as it is
+        "prelu": _prelu,
         "mod": np.mod,  # sign of the divisor, like Python's %
         "and": np.logical_and,
         "or": np.logical_or,
