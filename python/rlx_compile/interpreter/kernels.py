@@ -335,7 +335,7 @@ def _binary_fn(kind: str, integer: bool) -> Callable[[np.ndarray, np.ndarray], n
         }
         if kind in special:
             return special[kind]
-    return {
+    table: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
         "add": np.add,
         "sub": np.subtract,
         "mul": np.multiply,
@@ -352,7 +352,8 @@ def _binary_fn(kind: str, integer: bool) -> Callable[[np.ndarray, np.ndarray], n
         "bitwise_and": np.bitwise_and,
         "bitwise_or": np.bitwise_or,
         "bitwise_xor": np.bitwise_xor,
-    }[kind]
+    }
+    return table[kind]
 
 
 def binary(kind: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
