@@ -52,6 +52,32 @@ class RootedAt:
         return found
 
 
+class _WalkRewriter(PatternRewriter):
+    """A ``PatternRewriter`` moved from op to op by a walk: ``reset`` sets what xDSL's
+    walker sets per op, and the insertion point before the op is made only when a
+    pattern asks for it (most ops match nothing, and making one checks the op's block)."""
+
+    _point: InsertPoint | None
+
+    def reset(self, op: Operation) -> None:
+        self.has_done_action = False
+        self._current_operation = op
+        self._point = None
+        self._name_hint = None
+
+    @property
+    def insertion_point(self) -> InsertPoint:
+        point = self._point
+        if point is None:
+            assert self._current_operation is not None
+            point = self._point = InsertPoint.before(self._current_operation)
+        return point
+
+    @insertion_point.setter
+    def insertion_point(self, point: InsertPoint) -> None:
+        self._point = point
+
+
 class _Worklist:
     """xDSL's ``Worklist``: a stack that holds an op at most once (a push of an op it holds
     leaves it where it is), with removal in place. Ops are indexed by ``id`` (an op's
@@ -215,17 +241,14 @@ class _Driver:
         # A stack: pushed last to first, popped in walk order.
         worklist.fill(self.rooted_ops(region, []))
         changed = False
-        rewriter: PatternRewriter | None = None
+        rewriter: _WalkRewriter | None = None
         while (op := worklist.pop()) is not None:
             if stale is not None and not changed and id(op) not in stale:
                 continue  # nothing it reads changed since it last failed to match
             if rewriter is None:
-                rewriter = PatternRewriter(op)
+                rewriter = _WalkRewriter(op)
                 rewriter.extend_from_listener(self.listener)
-            rewriter.has_done_action = False
-            rewriter.current_operation = op
-            rewriter.insertion_point = InsertPoint.before(op)
-            rewriter.name_hint = None
+            rewriter.reset(op)
             try:
                 for pattern in self.patterns_for(op):
                     pattern.match_and_rewrite(op, rewriter)
