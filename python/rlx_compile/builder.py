@@ -500,6 +500,11 @@ class GraphBuilder:
     ) -> SSAValue:
         return self._one(mir.FusedReshapeTransposeOp(x, split, perm, shape))
 
+    def fused_transposed_matmul(
+        self, lhs: SSAValue, rhs: SSAValue, transpose_lhs: bool, transpose_rhs: bool
+    ) -> SSAValue:
+        return self._one(mir.FusedTransposedMatmulOp(lhs, rhs, transpose_lhs, transpose_rhs))
+
     def fused_two_sided_matmul(
         self, lhs: SSAValue, x: SSAValue, rhs: SSAValue, rhs_first: bool = False
     ) -> SSAValue:

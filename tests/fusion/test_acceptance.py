@@ -160,7 +160,8 @@ def test_c1_cpu_pass_list() -> None:
         "fuse-rope", "fuse-attention", "fuse-attention-block", "fuse-swiglu", "fuse-lstm-cell",
         "fuse-gru-cell", "fuse-dynamic-quantize-matmul", "fold-conv-batch-norm", "fold-conv-affine",
         "fuse-conv-bias-act", "fuse-matmul-bias-act", "fuse-two-sided-matmul",
-        "fuse-reshape-transpose", "fuse-scale-shift", "fuse-residual-norm",
+        "fuse-transposed-matmul", "fuse-reshape-transpose", "fuse-scale-shift",
+        "fuse-residual-norm",
         "fuse-shared-input-matmul",
         "unfuse-elementwise-regions", "dce",
     ]  # fmt: skip

@@ -1110,6 +1110,19 @@ for _rhs_first in (False, True):
         return module and (module, {k: values(v[0], dtype, rng) for k, v in specs.items()})
 
 
+for _lhs, _rhs in ((False, True), (True, False), (True, True)):
+
+    @case(f"fused_transposed_matmul_{int(_lhs)}{int(_rhs)}", mir.FusedTransposedMatmulOp)
+    def _transposed(dtype: DType, rng: np.random.Generator, tl=_lhs, tr=_rhs):
+        """Batched [2, 3, ...] operands with the last two dims of either stored swapped;
+        the rhs broadcast over the first batch dim."""
+        a_shape = (2, 3, 5, 4) if tl else (2, 3, 4, 5)
+        b_shape = (1, 3, 6, 5) if tr else (1, 3, 5, 6)
+        specs = {"a": (a_shape, dtype), "b": (b_shape, dtype)}
+        module = graph(specs, lambda m, a, b: m.fused_transposed_matmul(a, b, tl, tr))
+        return module and (module, {k: values(v[0], dtype, rng) for k, v in specs.items()})
+
+
 @case("fused_scale_shift_dense", mir.FusedScaleShiftActOp)
 def _scale_shift_dense(dtype: DType, rng: np.random.Generator):
     """[N, C] features (a batch norm after a dense layer): the channels are the columns."""

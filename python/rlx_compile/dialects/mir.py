@@ -3803,6 +3803,75 @@ class FusedTwoSidedMatmulOp(ShapedOp):
         return [b.matmul(b.matmul(self.lhs, self.input), self.rhs)]
 
 
+def _swap_last_two(t: TensorType) -> TensorType:
+    return t.with_shape((*t.shape[:-2], t.shape[-1], t.shape[-2]))
+
+
+def swap_last_two_perm(rank: int) -> list[int]:
+    """The permutation swapping the last two of ``rank`` dims."""
+    return [*range(rank - 2), rank - 1, rank - 2]
+
+
+@irdl_op_definition
+class FusedTransposedMatmulOp(ShapedOp):
+    """``lhs · rhs`` with the last two dims of ``lhs`` (``transpose_lhs``) and/or of
+    ``rhs`` (``transpose_rhs``) swapped first: a run-time transpose read only by a
+    matmul (``x · yᵀ`` of two activations, a Gemm's transA/transB on an input, an
+    einsum), one op as onnxruntime's FusedMatMul. Rounds as ``mir.matmul`` of the
+    transposed operands."""
+
+    name = "mir.fused_transposed_matmul"
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    transpose_lhs = opt_prop_def(UnitAttr)
+    transpose_rhs = opt_prop_def(UnitAttr)
+    result = result_def(TensorType)
+    traits = traits_def(
+        Pure(), Precision(PrecisionClass.COMPUTE), Fused("transpose an operand, matmul")
+    )
+    assembly_format = (
+        "$lhs `,` $rhs (`transpose_lhs` $transpose_lhs^)? (`transpose_rhs` $transpose_rhs^)? "
+        "attr-dict `:` functional-type(operands, results)"
+    )
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, transpose_lhs: bool, transpose_rhs: bool):
+        self._build(
+            {"lhs": lhs, "rhs": rhs},
+            {"transpose_lhs": flag_attr(transpose_lhs), "transpose_rhs": flag_attr(transpose_rhs)},
+        )
+
+    @classmethod
+    def matmul_operand_types(
+        cls, props: Props, lhs: TensorType, rhs: TensorType
+    ) -> tuple[TensorType, TensorType]:
+        """The operands as the matmul reads them."""
+        if props.flag("transpose_lhs"):
+            lhs = _swap_last_two(lhs)
+        if props.flag("transpose_rhs"):
+            rhs = _swap_last_two(rhs)
+        return lhs, rhs
+
+    @classmethod
+    def infer(cls, props: Props, *, lhs: TensorType, rhs: TensorType) -> tuple[TensorType, ...]:
+        dtype = require_same_dtype([lhs, rhs], "operands")
+        require_numeric(lhs, "operands")
+        require_min_rank(lhs, 2, "lhs")
+        require_min_rank(rhs, 2, "rhs")
+        if not (props.flag("transpose_lhs") or props.flag("transpose_rhs")):
+            raise VerifyException("transposes neither operand: that is mir.matmul")
+        a, b = cls.matmul_operand_types(props, lhs, rhs)
+        return (TensorType(matmul_shape(a, b), dtype),)
+
+    def decompose(self, b: GraphBuilder) -> list[SSAValue]:
+        p = self.props()
+        lhs, rhs = self.lhs, self.rhs
+        if p.flag("transpose_lhs"):
+            lhs = b.transpose(lhs, swap_last_two_perm(cast(TensorType, lhs.type).rank))
+        if p.flag("transpose_rhs"):
+            rhs = b.transpose(rhs, swap_last_two_perm(cast(TensorType, rhs.type).rank))
+        return [b.matmul(lhs, rhs)]
+
+
 @irdl_op_definition
 class FusedSwigluOp(ShapedOp):
     """silu(gate) · up on the two halves of the last dim of ``input`` [..., 2N] -> [..., N].
@@ -5826,7 +5895,8 @@ MIR_OPS: list[type[ShapedOp]] = [
     RnnOp, GruOp, LstmOp,
     QuantizeOp, DequantizeOp, FakeQuantizeOp,
     DynamicQuantizeLinearOp, MatmulIntegerOp, ConvIntegerOp, DynamicQuantizeMatmulOp,
-    FusedMatmulBiasActOp, FusedTwoSidedMatmulOp, FusedReshapeTransposeOp, FusedSwigluOp,
+    FusedMatmulBiasActOp, FusedTwoSidedMatmulOp, FusedReshapeTransposeOp,
+    FusedTransposedMatmulOp, FusedSwigluOp,
     FusedResidualRmsNormOp, FusedResidualLayerNormOp,
     FusedConvBiasActOp, FusedScaleShiftActOp, FusedLstmCellOp, FusedGruCellOp,
     FusedAttentionBlockOp,

@@ -100,6 +100,7 @@ def _select(
     from rlx_compile.transforms.fuse_scale_shift import FuseScaleShiftPass
     from rlx_compile.transforms.fuse_shared_input_matmul import FuseSharedInputMatmulPass
     from rlx_compile.transforms.fuse_swiglu import FuseSwigluPass
+    from rlx_compile.transforms.fuse_transposed_matmul import FuseTransposedMatmulPass
     from rlx_compile.transforms.fuse_two_sided_matmul import FuseTwoSidedMatmulPass
     from rlx_compile.transforms.mark_elementwise_regions import MarkElementwiseRegionsPass
     from rlx_compile.transforms.unfuse_elementwise_regions import UnfuseElementwiseRegionsPass
@@ -137,6 +138,7 @@ def _select(
         (c(mir.FusedConvBiasActOp.name), FuseConvBiasActPass),
         (c(mir.FusedMatmulBiasActOp.name), FuseMatmulBiasActPass),
         (c(mir.FusedTwoSidedMatmulOp.name), FuseTwoSidedMatmulPass),
+        (c(mir.FusedTransposedMatmulOp.name), FuseTransposedMatmulPass),
         (c(mir.FusedReshapeTransposeOp.name), FuseReshapeTransposePass),
         (c(mir.FusedScaleShiftActOp.name), FuseScaleShiftPass),
         (

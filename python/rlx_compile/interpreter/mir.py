@@ -673,6 +673,18 @@ def _fused_two_sided_matmul(op: mir.FusedTwoSidedMatmulOp, args: Arrays, env: En
     return [K.matmul(K.matmul(lhs, x), rhs)]
 
 
+@impl(mir.FusedTransposedMatmulOp)
+def _fused_transposed_matmul(op: mir.FusedTransposedMatmulOp, args: Arrays, env: Env) -> Arrays:
+    """The operands' last two dims swapped as the flags say, then mir.matmul's product."""
+    p = op.props()
+    lhs, rhs = args
+    if p.flag("transpose_lhs"):
+        lhs = np.swapaxes(lhs, -1, -2)
+    if p.flag("transpose_rhs"):
+        rhs = np.swapaxes(rhs, -1, -2)
+    return [K.matmul(lhs, rhs)]
+
+
 @impl(mir.FusedSwigluOp)
 def _fused_swiglu(op: mir.FusedSwigluOp, args: Arrays, env: Env) -> Arrays:
     """narrow the two halves -> silu(gate) -> mul by up."""

@@ -41,6 +41,7 @@ TARGET = Target(
     | {
         mir.FusedSwigluOp.name,
         mir.FusedTwoSidedMatmulOp.name,
+        mir.FusedTransposedMatmulOp.name,
         mir.FusedReshapeTransposeOp.name,
         mir.FusedAttentionBlockOp.name,
         mir.FusedConvBiasActOp.name,

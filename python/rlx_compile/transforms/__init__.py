@@ -205,6 +205,12 @@ def _fuse_two_sided_matmul() -> type[ModulePass]:
     return FuseTwoSidedMatmulPass
 
 
+def _fuse_transposed_matmul() -> type[ModulePass]:
+    from rlx_compile.transforms.fuse_transposed_matmul import FuseTransposedMatmulPass
+
+    return FuseTransposedMatmulPass
+
+
 def _fuse_swiglu() -> type[ModulePass]:
     from rlx_compile.transforms.fuse_swiglu import FuseSwigluPass
 
@@ -328,6 +334,7 @@ RLX_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "fuse-attention": _fuse_attention,
     "fuse-swiglu": _fuse_swiglu,
     "fuse-two-sided-matmul": _fuse_two_sided_matmul,
+    "fuse-transposed-matmul": _fuse_transposed_matmul,
     "fuse-reshape-transpose": _fuse_reshape_transpose,
     "fuse-lstm-cell": _fuse_lstm_cell,
     "fuse-gru-cell": _fuse_gru_cell,

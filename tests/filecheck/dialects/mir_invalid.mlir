@@ -765,3 +765,21 @@ func.func @reshape_transpose_count() {
   func.return
 }
 // CHECK: mir_invalid.mlir:[[# @LINE - 3]]:3: error: 'mir.fused_reshape_transpose' op split [2, 3, 5] must hold the 24 elements of the input and of the result
+
+// -----
+func.func @transposed_matmul_without_a_transpose() {
+  %x = mir.input "x" : !rlx.tensor<[2, 3], f32>
+  %y = mir.input "y" : !rlx.tensor<[3, 4], f32>
+  %p = mir.fused_transposed_matmul %x, %y : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3, 4], f32>) -> !rlx.tensor<[2, 4], f32>
+  func.return
+}
+// CHECK: mir_invalid.mlir:[[# @LINE - 3]]:3: error: 'mir.fused_transposed_matmul' op transposes neither operand: that is mir.matmul
+
+// -----
+func.func @transposed_matmul_contraction() {
+  %x = mir.input "x" : !rlx.tensor<[2, 3], f32>
+  %y = mir.input "y" : !rlx.tensor<[4, 2], f32>
+  %p = mir.fused_transposed_matmul %x, %y transpose_rhs : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[4, 2], f32>) -> !rlx.tensor<[2, 4], f32>
+  func.return
+}
+// CHECK: mir_invalid.mlir:[[# @LINE - 3]]:3: error: 'mir.fused_transposed_matmul' op contraction dims differ

@@ -748,6 +748,26 @@ def _fused_two_sided_matmul(e: OpEmitter) -> None:
         matmul(e, mid, rhs, y)
 
 
+@lowers(mir.FusedTransposedMatmulOp)
+def _fused_transposed_matmul(e: OpEmitter) -> None:
+    """Each operand to transpose copied transposed into scratch, then the matmul."""
+    p = e.op.props()  # type: ignore[attr-defined]
+    operands = list(e.args)
+    for i, flag in enumerate(("transpose_lhs", "transpose_rhs")):
+        if not p.flag(flag):
+            continue
+        x = operands[i]
+        perm = mir.swap_last_two_perm(len(x.shape))
+        moved = [x.shape[d] for d in perm]
+        t = e.tmp(x.type.with_shape(tuple(moved)))
+        xs = dense_strides(x.shape)
+        strided_copy(
+            e, moved, x.dtype.itemsize, t.loc, dense_strides(moved), x.loc, [xs[d] for d in perm]
+        )
+        operands[i] = t
+    matmul(e, operands[0], operands[1], e.outs[0])
+
+
 @lowers(mir.FusedSwigluOp)
 def _fused_swiglu(e: OpEmitter) -> None:
     """silu(gate half) * up half, reading the halves in place."""
