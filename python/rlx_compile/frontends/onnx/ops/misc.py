@@ -110,7 +110,11 @@ def _contract(
     ctx: NodeContext, a: SSAValue, ta: str, b: SSAValue, tb: str, keep: set[str]
 ) -> tuple[SSAValue, str]:
     """Two operands -> one: batch letters (both, kept), contracted (both, not kept),
-    and each side's own letters, as one batched matmul."""
+    and each side's own letters, as one batched matmul. The batch letters stay dims of
+    their own (the matmul broadcasts them); the right operand is read as [batch, right,
+    contract] when that is its order, through a transpose of its last two dims that
+    fusion folds into the matmul (``x · yᵀ``), instead of permuted to [batch, contract,
+    right]."""
     dims: dict[str, Dim] = {}
     for t, v in ((ta, a), (tb, b)):
         for c, d in zip(t, type_of(v).shape, strict=True):
@@ -120,24 +124,26 @@ def _contract(
     contract = "".join(c for c in ta if c in tb and c not in keep)
     left = "".join(c for c in ta if c not in tb)
     right = "".join(c for c in tb if c not in ta)
+    batch_dims = [dims[c] for c in batch]
 
     def size(letters: str) -> Dim:
         return element_count([dims[c] for c in letters])
 
-    a3 = reshape(
-        ctx,
-        _expand_to(
-            ctx, _permute(ctx, a, ta, batch + left + contract), batch + left + contract, dims
-        ),
-        [size(batch), size(left), size(contract)],
-    )
-    b3 = reshape(
-        ctx,
-        _expand_to(
-            ctx, _permute(ctx, b, tb, batch + contract + right), batch + contract + right, dims
-        ),
-        [size(batch), size(contract), size(right)],
-    )
+    def operand(x: SSAValue, t: str, order: str, last_two: tuple[str, str]) -> SSAValue:
+        x = _expand_to(ctx, _permute(ctx, x, t, order), order, dims)
+        return reshape(ctx, x, [*batch_dims, size(last_two[0]), size(last_two[1])])
+
+    if batch:
+        a3 = operand(a, ta, batch + left + contract, (left, contract))
+    else:  # the left letters stay dims too: the matmul broadcasts the right operand
+        order = left + contract
+        a3 = _expand_to(ctx, _permute(ctx, a, ta, order), order, dims)
+        a3 = reshape(ctx, a3, [*(dims[c] for c in left), size(contract)])
+    if tb == batch + right + contract and right and contract:
+        b3 = operand(b, tb, tb, (right, contract))
+        b3 = ctx.b.transpose(b3, mir.swap_last_two_perm(len(batch_dims) + 2))
+    else:
+        b3 = operand(b, tb, batch + contract + right, (contract, right))
     y = ctx.b.matmul(a3, b3)
     term = batch + left + right
     return reshape(ctx, y, [dims[c] for c in term]), term
