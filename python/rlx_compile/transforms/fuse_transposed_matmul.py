@@ -30,6 +30,8 @@ from rlx_compile.fusion.base import (
 FUSED = mir.FusedTransposedMatmulOp.name
 SCORE_STEPS = (mir.MulOp, mir.DivOp, mir.AddOp, mir.SubOp)
 """What may stand between an attention's Q·Kᵀ and its softmax: a scale, a mask."""
+MAX_SCORE_STEPS = 4
+"""How many of them (a scale, a mask, a bias, a soft cap's parts) are looked through."""
 HINT = "the transpose fuses into the matmul only when nothing else reads it"
 
 
@@ -47,7 +49,7 @@ def _swapping_transpose(v: SSAValue) -> mir.TransposeOp | None:
 def _attention_scores(v: SSAValue) -> bool:
     """Whether ``v`` reaches a softmax through single readers that scale or mask it: an
     attention's scores, fuse-attention's (which reports why, when it does not fuse)."""
-    for _ in range(len(SCORE_STEPS) + 1):
+    for _ in range(MAX_SCORE_STEPS + 1):
         use = v.get_unique_use()
         if use is None:
             return False
