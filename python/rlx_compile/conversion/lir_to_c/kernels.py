@@ -9,6 +9,7 @@ results round exactly as the chain's do). Element types outside ``lowering.SUFFI
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import cast
 
 import numpy as np
@@ -293,15 +294,21 @@ def _expand(e: OpEmitter) -> None:
     copy(e, e.args[0], e.outs[0])
 
 
+def permuted_copy(
+    e: OpEmitter, shape: Sequence[int], elem: int, dst: Ptr, src: Ptr, perm: Sequence[int]
+) -> None:
+    """The dense tensor of ``shape`` at ``src`` copied to ``dst`` (dense) with its dims
+    permuted by ``perm``: a transpose."""
+    moved = [shape[p] for p in perm]
+    strides = dense_strides(shape)
+    strided_copy(e, moved, elem, dst, dense_strides(moved), src, [strides[p] for p in perm])
+
+
 @lowers(mir.TransposeOp)
 def _transpose(e: OpEmitter) -> None:
     (x,), (y,) = e.args, e.outs
     perm = e.op.props().ints("perm")  # type: ignore[attr-defined]
-    xs = dense_strides(x.shape)
-    strided_copy(
-        e, list(y.shape), y.dtype.itemsize, y.loc, dense_strides(y.shape),
-        x.loc, [xs[p] for p in perm],
-    )  # fmt: skip
+    permuted_copy(e, x.shape, y.dtype.itemsize, y.loc, x.loc, perm)
 
 
 @lowers(mir.FusedReshapeTransposeOp)
@@ -309,12 +316,7 @@ def _fused_reshape_transpose(e: OpEmitter) -> None:
     """The transpose of x viewed as ``split`` (the reshapes around it move nothing)."""
     (x,), (y,) = e.args, e.outs
     p = e.op.props()  # type: ignore[attr-defined]
-    split, perm = p.ints("split"), p.ints("perm")
-    moved = [split[i] for i in perm]
-    xs = dense_strides(split)
-    strided_copy(
-        e, moved, y.dtype.itemsize, y.loc, dense_strides(moved), x.loc, [xs[i] for i in perm]
-    )
+    permuted_copy(e, p.ints("split"), y.dtype.itemsize, y.loc, x.loc, p.ints("perm"))
 
 
 def fail(e: OpEmitter, code: int) -> None:
@@ -758,12 +760,8 @@ def _fused_transposed_matmul(e: OpEmitter) -> None:
             continue
         x = operands[i]
         perm = mir.swap_last_two_perm(len(x.shape))
-        moved = [x.shape[d] for d in perm]
-        t = e.tmp(x.type.with_shape(tuple(moved)))
-        xs = dense_strides(x.shape)
-        strided_copy(
-            e, moved, x.dtype.itemsize, t.loc, dense_strides(moved), x.loc, [xs[d] for d in perm]
-        )
+        t = e.tmp(x.type.with_shape(tuple(x.shape[d] for d in perm)))
+        permuted_copy(e, x.shape, x.dtype.itemsize, t.loc, x.loc, perm)
         operands[i] = t
     matmul(e, operands[0], operands[1], e.outs[0])
 
