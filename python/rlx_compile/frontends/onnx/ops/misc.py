@@ -129,21 +129,19 @@ def _contract(
     def size(letters: str) -> Dim:
         return element_count([dims[c] for c in letters])
 
-    def operand(x: SSAValue, t: str, order: str, last_two: tuple[str, str]) -> SSAValue:
+    def operand(x: SSAValue, t: str, order: str, shape: list[Dim]) -> SSAValue:
         x = _expand_to(ctx, _permute(ctx, x, t, order), order, dims)
-        return reshape(ctx, x, [*batch_dims, size(last_two[0]), size(last_two[1])])
+        return reshape(ctx, x, shape)
 
     if batch:
-        a3 = operand(a, ta, batch + left + contract, (left, contract))
+        a3 = operand(a, ta, batch + left + contract, [*batch_dims, size(left), size(contract)])
     else:  # the left letters stay dims too: the matmul broadcasts the right operand
-        order = left + contract
-        a3 = _expand_to(ctx, _permute(ctx, a, ta, order), order, dims)
-        a3 = reshape(ctx, a3, [*(dims[c] for c in left), size(contract)])
+        a3 = operand(a, ta, left + contract, [*(dims[c] for c in left), size(contract)])
     if tb == batch + right + contract and right and contract:
-        b3 = operand(b, tb, tb, (right, contract))
+        b3 = operand(b, tb, tb, [*batch_dims, size(right), size(contract)])
         b3 = ctx.b.transpose(b3, mir.swap_last_two_perm(len(batch_dims) + 2))
     else:
-        b3 = operand(b, tb, batch + contract + right, (contract, right))
+        b3 = operand(b, tb, batch + contract + right, [*batch_dims, size(contract), size(right)])
     y = ctx.b.matmul(a3, b3)
     term = batch + left + right
     return reshape(ctx, y, [dims[c] for c in term]), term
