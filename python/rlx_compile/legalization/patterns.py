@@ -341,6 +341,11 @@ class LowerHardSwish(ConversionPattern):
         self.commit(rewriter, op, ops, [b.mul(op.input, _hard_sigmoid(b, op.input, 1 / 6, 0.5))])
 
 
+def prelu_chain(b: GraphBuilder, x: SSAValue, slope: SSAValue) -> SSAValue:
+    """ONNX PRelu in primitives, any numeric type: where(x < 0, x·slope, x)."""
+    return b.where(b.compare("lt", x, 0), b.mul(x, slope), x)
+
+
 class LowerLeakyRelu(ConversionPattern):
     path = COMMON_IR
     summary = "where(x < 0, alpha·x, x)"
@@ -360,8 +365,7 @@ class LowerPRelu(ConversionPattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mir.PReluOp, rewriter: PatternRewriter) -> None:
         b, ops = self.builder(op)
-        x, slope = op.lhs, op.rhs
-        self.commit(rewriter, op, ops, [b.where(b.compare("lt", x, 0), b.mul(x, slope), x)])
+        self.commit(rewriter, op, ops, [prelu_chain(b, op.lhs, op.rhs)])
 
 
 class LowerToChain(ConversionPattern):

@@ -21,6 +21,7 @@ from rlx_compile.frontends.onnx.context import (
     dtype_of,
 )
 from rlx_compile.interpreter.recurrent import activation
+from rlx_compile.legalization.patterns import prelu_chain
 
 _UNARY: dict[str, type[mir.UnaryOp]] = {
     "Abs": mir.AbsOp,
@@ -249,7 +250,7 @@ def prelu(ctx: NodeContext) -> ConverterResult:
     x, slope = ctx.x(0), ctx.x(1)
     if type_of(x).dtype.is_float:
         return ctx.b.prelu(x, slope)
-    return ctx.b.where(ctx.b.compare("lt", x, 0), ctx.b.mul(x, slope), x)  # integers
+    return prelu_chain(ctx.b, x, slope)  # integers: mir.prelu is a float kernel
 
 
 def _exp_minus_one(ctx: NodeContext, x: SSAValue) -> SSAValue:
