@@ -214,6 +214,24 @@ class GraphBuilder:
     def leaky_relu(self, x: SSAValue, alpha: float) -> SSAValue:
         return self._one(mir.LeakyReluOp(x, alpha))
 
+    def variadic(self, op_type: type[mir.VariadicOp], values: Sequence[SSAValue]) -> SSAValue:
+        """``op_type`` of ``values`` (three or more: fewer are its binary op or nothing)."""
+        if len(values) < op_type.MIN_OPERANDS:
+            acc = values[0]
+            for v in values[1:]:
+                acc = self.binary(op_type.BINARY, acc, v)
+            return acc
+        return self._one(op_type(list(values)))
+
+    def elu(self, x: SSAValue, alpha: float, scale: float = 1.0) -> SSAValue:
+        return self._one(mir.EluOp(x, alpha, scale))
+
+    def thresholded_relu(self, x: SSAValue, alpha: float) -> SSAValue:
+        return self._one(mir.ThresholdedReluOp(x, alpha))
+
+    def softsign(self, x: SSAValue) -> SSAValue:
+        return self.unary(mir.SoftsignOp, x)
+
     def activation(
         self, x: SSAValue, act: str | Activation | None, params: Sequence[float] = ()
     ) -> SSAValue:

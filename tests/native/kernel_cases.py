@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from rlx_compile.builder import ModuleBuilder
@@ -96,7 +96,7 @@ UNARY = [
     mir.SqrtOp, mir.RsqrtOp, mir.ReciprocalOp, mir.TanhOp, mir.SigmoidOp, mir.SiluOp,
     mir.ErfOp, mir.SinOp, mir.CosOp, mir.FloorOp, mir.CeilOp, mir.RoundOp, mir.SoftplusOp,
     mir.TanOp, mir.AsinOp, mir.AcosOp, mir.AtanOp, mir.SinhOp, mir.CoshOp, mir.AsinhOp,
-    mir.AcoshOp, mir.AtanhOp, mir.BitwiseNotOp,
+    mir.AcoshOp, mir.AtanhOp, mir.BitwiseNotOp, mir.SoftsignOp,
 ]  # fmt: skip
 
 
@@ -1073,6 +1073,48 @@ for _kind, _params in PARAM_ACTIVATIONS.items():
             specs, lambda m, x, s, t: one(m.emit(mir.FusedScaleShiftActOp(x, s, t, act, params)))
         )
         return module and (module, {k: values(v[0], dtype, rng) for k, v in specs.items()})
+
+
+VARIADIC_SHAPES = {
+    "": ((4, 6), (4, 6), (4, 6), (4, 6)),
+    # Only one operand has the result's size, so the planner writes the result over it:
+    # each element is stored after every operand is read there.
+    "_over_first": ((4, 6), (4, 1), (1, 6), (6,)),
+    "_over_middle": ((4, 1), (6,), (4, 6), (1, 6)),
+    "_over_last": ((6,), (4, 1), (1, 6), (4, 6)),
+    "_long_rows": ((3, 150), (3, 150), (1, 150), (3, 1)),  # rows of several chunks
+    "_scalar": ((), (), ()),
+    # More operands than one kernel call takes: folded in groups, the result over a
+    # later group's operand (groups before the last in scratch), or over the first.
+    "_many_over_later": (*[(2, 1)] * 40, (2, 3), *[(1, 3)] * 30),
+    "_many_over_first": ((2, 3), *[(2, 1)] * 70),
+}
+
+for _op in (mir.AddNOp, mir.MeanNOp, mir.MaxNOp, mir.MinNOp):
+    for _suffix, _shapes in VARIADIC_SHAPES.items():
+
+        @case(f"{_op.name.removeprefix('mir.')}{_suffix}", _op)
+        def _variadic(dtype: DType, rng: np.random.Generator, op=_op, shapes=_shapes):
+            specs = {f"x{i}": (s, dtype) for i, s in enumerate(shapes)}
+            module = graph(specs, lambda m, *xs: one(m.emit(op(list(xs)))))
+            return module and (module, {k: values(v[0], dtype, rng) for k, v in specs.items()})
+
+
+UNARY_WITH_PARAMS: dict[str, Callable[[SSAValue], Operation]] = {
+    "elu": lambda x: mir.EluOp(x, 1.0),
+    "elu_alpha": lambda x: mir.EluOp(x, 0.3),
+    "selu": lambda x: mir.EluOp(x, 1.6732632, 1.050701),
+    "thresholded_relu": lambda x: mir.ThresholdedReluOp(x, 0.5),
+    "thresholded_relu_neg": lambda x: mir.ThresholdedReluOp(x, -1.25),
+}
+"""The parameterised ops that are never a fused epilogue."""
+
+for _name, _make_op in UNARY_WITH_PARAMS.items():
+
+    @case(_name, type(_make_op(ModuleBuilder("t").input("x", (1,), "f32"))))
+    def _unary_with_params(dtype: DType, rng: np.random.Generator, make_op=_make_op):
+        module = graph({"x": ((4, 6), dtype)}, lambda m, x: one(m.emit(make_op(x))))
+        return module and (module, {"x": values((4, 6), dtype, rng) * 4})
 
 
 for _act in ("none", "relu", "sigmoid"):

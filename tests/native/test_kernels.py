@@ -41,7 +41,8 @@ EXACT_FLOAT_OPS = (
     mir.ScatterNdOp, mir.CumsumOp, mir.CumprodOp,
     mir.ArgMaxOp, mir.ArgMinOp, mir.TopKOp, mir.QuantizeOp, mir.DequantizeOp,
     mir.FakeQuantizeOp, mir.MaxPoolOp, mir.RopeOp, mir.ElementwiseRegionOp,
-    mir.ClipOp, mir.HardSigmoidOp, mir.HardSwishOp, mir.LeakyReluOp, mir.ScalerOp,
+    mir.ClipOp, mir.HardSigmoidOp, mir.HardSwishOp, mir.LeakyReluOp, mir.ThresholdedReluOp,
+    mir.SoftsignOp, mir.ScalerOp,
     mir.BinarizerOp, mir.ImputerOp, mir.OneHotEncoderOp, mir.DynamicQuantizeLinearOp,
     mir.DynamicQuantizeMatmulOp,
 )  # fmt: skip

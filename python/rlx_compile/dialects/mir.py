@@ -766,6 +766,39 @@ class LeakyReluOp(FloatUnaryOp):
         self._build({"input": input}, {"alpha": float_attr(alpha)})
 
 
+@irdl_op_definition
+class EluOp(FloatUnaryOp):
+    """scale · (x < 0 ? alpha·(eˣ - 1) : x): ONNX Elu (scale 1) and Selu (its alpha, and
+    its gamma as the scale)."""
+
+    name = "mir.elu"
+    alpha = prop_def(F64Attr)
+    scale = prop_def(F64Attr, default_value=float_attr(1.0))
+    assembly_format = "$input `alpha` $alpha (`scale` $scale^)? attr-dict `:` type($result)"
+
+    def __init__(self, input: SSAValue, alpha: float = 1.0, scale: float = 1.0):
+        self._build({"input": input}, {"alpha": float_attr(alpha), "scale": float_attr(scale)})
+
+
+@irdl_op_definition
+class ThresholdedReluOp(FloatUnaryOp):
+    """x > alpha ? x : 0."""
+
+    name = "mir.thresholded_relu"
+    alpha = prop_def(F64Attr)
+    assembly_format = "$input `alpha` $alpha attr-dict `:` type($result)"
+
+    def __init__(self, input: SSAValue, alpha: float = 1.0):
+        self._build({"input": input}, {"alpha": float_attr(alpha)})
+
+
+@irdl_op_definition
+class SoftsignOp(FloatUnaryOp):
+    """x / (1 + |x|)."""
+
+    name = "mir.softsign"
+
+
 class BinaryOp(ShapedOp):
     """Two operands of one element type, broadcast like NumPy."""
 
@@ -869,6 +902,74 @@ class MinOp(BinaryOp):
 
     name = "mir.min"
     traits = traits_def(Pure(), Commutative())
+
+
+class VariadicOp(ShapedOp):
+    """Three or more operands of one element type, broadcast together like NumPy and
+    folded left to right by the binary op ``BINARY`` (x0 ∘ x1) ∘ x2 ∘ ..., each step
+    rounded to the element type: the chain of binary ops it stands for, as one kernel
+    (ONNX's variadic Sum, Max and Min, which onnxruntime runs as one)."""
+
+    inputs = var_operand_def(TensorType)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), Precision(PrecisionClass.ELEMENTWISE), Elementwise())
+    assembly_format = "$inputs attr-dict `:` functional-type($inputs, $result)"
+    BINARY: ClassVar[type[BinaryOp]]
+    MIN_OPERANDS: ClassVar[int] = 3
+    """Two are the binary op itself."""
+    MEAN: ClassVar[bool] = False
+    """Divide the fold by the operand count (in the element type) as its last step."""
+
+    def __init__(self, inputs: Sequence[SSAValue]):
+        self._build({"inputs": list(inputs)})
+
+    def last_dim_pointwise_operands(self) -> tuple[int, ...]:
+        return tuple(range(len(self.operands)))
+
+    @classmethod
+    def infer(cls, props: Props, *, inputs: Sequence[TensorType]) -> tuple[TensorType, ...]:
+        if len(inputs) < cls.MIN_OPERANDS:
+            raise VerifyException(
+                f"expected at least {cls.MIN_OPERANDS} operands, got {len(inputs)}"
+            )
+        dtype = require_same_dtype(list(inputs), "operands")
+        cls.BINARY.check_dtype(dtype, inputs[0])
+        if cls.MEAN:
+            require_float(inputs[0], "operands")
+        return (TensorType(broadcast_shapes(*(t.shape for t in inputs)), dtype),)
+
+
+@irdl_op_definition
+class AddNOp(VariadicOp):
+    """x0 + x1 + x2 + ..., left to right."""
+
+    name = "mir.add_n"
+    BINARY: ClassVar[type[BinaryOp]] = AddOp
+
+
+@irdl_op_definition
+class MeanNOp(VariadicOp):
+    """(x0 + x1 + x2 + ...) / n, the sum left to right; floats."""
+
+    name = "mir.mean_n"
+    BINARY: ClassVar[type[BinaryOp]] = AddOp
+    MEAN: ClassVar[bool] = True
+
+
+@irdl_op_definition
+class MaxNOp(VariadicOp):
+    """The elementwise maximum of every operand, left to right; NaN propagates."""
+
+    name = "mir.max_n"
+    BINARY: ClassVar[type[BinaryOp]] = MaxOp
+
+
+@irdl_op_definition
+class MinNOp(VariadicOp):
+    """The elementwise minimum of every operand, left to right; NaN propagates."""
+
+    name = "mir.min_n"
+    BINARY: ClassVar[type[BinaryOp]] = MinOp
 
 
 @irdl_op_definition
@@ -5874,10 +5975,12 @@ MIR_OPS: list[type[ShapedOp]] = [
     InputOp, ParamOp, ConstantOp,
     NegOp, AbsOp, ReluOp, SignOp, NotOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, TanhOp,
     SigmoidOp, SiluOp, ErfOp, SinOp, CosOp, FloorOp, CeilOp, RoundOp, SoftplusOp, GeluOp,
-    ClipOp, HardSigmoidOp, HardSwishOp, LeakyReluOp, ConvTransposeOp, LrnOp,
+    ClipOp, HardSigmoidOp, HardSwishOp, LeakyReluOp, EluOp, ThresholdedReluOp, SoftsignOp,
+    ConvTransposeOp, LrnOp,
     TanOp, AsinOp, AcosOp, AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, BitwiseNotOp,
     AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ModOp, AndOp, OrOp, XorOp,
     PReluOp, FmodOp, BitwiseAndOp, BitwiseOrOp, BitwiseXorOp, ShiftLeftOp, ShiftRightOp,
+    AddNOp, MeanNOp, MaxNOp, MinNOp,
     CompareOp, WhereOp, CastOp,
     MatmulOp,
     ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ReduceProdOp, ReduceLogSumExpOp,

@@ -193,6 +193,19 @@ def leaky_relu_c(x: np.ndarray, alpha: float) -> np.ndarray:
     return np.where(x < 0, x * alpha, x)
 
 
+def elu_c(x: np.ndarray, alpha: float, scale: float) -> np.ndarray:
+    # e^min(x, 0): the exponential of the branch taken only, so no overflow.
+    return np.where(x < 0, (np.exp(np.minimum(x, 0)) - 1) * alpha, x) * scale
+
+
+def thresholded_relu_c(x: np.ndarray, alpha: float) -> np.ndarray:
+    return np.where(x > alpha, x, 0)  # NaN gives 0
+
+
+def softsign_c(x: np.ndarray) -> np.ndarray:
+    return x / (1 + np.abs(x))
+
+
 UNARY: dict[str, Callable[..., np.ndarray]] = {
     "neg": np.negative,
     "abs": np.abs,
@@ -230,9 +243,12 @@ UNARY: dict[str, Callable[..., np.ndarray]] = {
     "hard_sigmoid": hard_sigmoid_c,
     "hard_swish": hard_swish_c,
     "leaky_relu": leaky_relu_c,
+    "elu": elu_c,
+    "thresholded_relu": thresholded_relu_c,
+    "softsign": softsign_c,
 }
-"""Unary kernels on compute-type arrays; clip, hard_sigmoid and leaky_relu take their
-parameters after the array."""
+"""Unary kernels on compute-type arrays; clip, hard_sigmoid, leaky_relu, elu and
+thresholded_relu take their parameters after the array."""
 
 
 def unary(kind: str, x: np.ndarray, params: Sequence[float] = ()) -> np.ndarray:

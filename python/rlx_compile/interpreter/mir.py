@@ -121,6 +121,7 @@ _UNARY: dict[type[mir.UnaryOp], str] = {
     mir.CeilOp: "ceil",
     mir.RoundOp: "round",
     mir.SoftplusOp: "softplus",
+    mir.SoftsignOp: "softsign",
     mir.TanOp: "tan",
     mir.AsinOp: "asin",
     mir.AcosOp: "acos",
@@ -161,6 +162,17 @@ def _leaky_relu(op: mir.LeakyReluOp, args: Arrays, env: Env) -> Arrays:
     return [K.unary("leaky_relu", args[0], (op.props().float("alpha"),))]
 
 
+@impl(mir.EluOp)
+def _elu(op: mir.EluOp, args: Arrays, env: Env) -> Arrays:
+    p = op.props()
+    return [K.unary("elu", args[0], (p.float("alpha"), p.float("scale")))]
+
+
+@impl(mir.ThresholdedReluOp)
+def _thresholded_relu(op: mir.ThresholdedReluOp, args: Arrays, env: Env) -> Arrays:
+    return [K.unary("thresholded_relu", args[0], (op.props().float("alpha"),))]
+
+
 @impl(mir.GeluOp)
 def _gelu(op: mir.GeluOp, args: Arrays, env: Env) -> Arrays:
     approximate = op.props().enum("approximate").value
@@ -192,6 +204,17 @@ _BINARY: dict[type[mir.BinaryOp], str] = {
 @impl(*_BINARY)
 def _binary(op: mir.BinaryOp, args: Arrays, env: Env) -> Arrays:
     return [K.binary(_BINARY[type(op)], args[0], args[1])]
+
+
+@impl(mir.AddNOp, mir.MeanNOp, mir.MaxNOp, mir.MinNOp)
+def _variadic(op: mir.VariadicOp, args: Arrays, env: Env) -> Arrays:
+    kind = _BINARY[op.BINARY]
+    acc = args[0]
+    for x in args[1:]:
+        acc = K.binary(kind, acc, x)
+    if op.MEAN:
+        acc = K.binary("div", acc, np.asarray(len(args), acc.dtype))
+    return [acc]
 
 
 @impl(mir.CompareOp)

@@ -48,15 +48,13 @@ def activation(
         case RecurrentActivation.SOFTPLUS:
             return ops.softplus
         case RecurrentActivation.SOFTSIGN:
-            return lambda x: ops.div(x, ops.add(ops.abs(x), 1))
+            return ops.softsign
         case RecurrentActivation.LEAKY_RELU:
             return lambda x: ops.leaky_relu(x, alpha)
         case RecurrentActivation.THRESHOLDED_RELU:
-            return lambda x: ops.where(ops.compare("gt", x, alpha), x, 0)
+            return lambda x: ops.thresholded_relu(x, alpha)
         case RecurrentActivation.ELU:
-            return lambda x: ops.where(
-                ops.compare("lt", x, 0), ops.mul(ops.sub(ops.exp(x), 1), alpha), x
-            )
+            return lambda x: ops.elu(x, alpha)
         case RecurrentActivation.HARD_SIGMOID:
             return lambda x: ops.hard_sigmoid(x, alpha, beta)
         case RecurrentActivation.SCALED_TANH:

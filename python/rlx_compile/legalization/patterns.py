@@ -368,6 +368,56 @@ class LowerPRelu(ConversionPattern):
         self.commit(rewriter, op, ops, [prelu_chain(b, op.lhs, op.rhs)])
 
 
+class LowerVariadic(ConversionPattern):
+    path = COMMON_IR
+    summary = "its binary op, left to right"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.VariadicOp, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(op)
+        acc = op.operands[0]
+        for v in op.operands[1:]:
+            acc = b.binary(op.BINARY, acc, v)
+        self.commit(rewriter, op, ops, [b.div(acc, len(op.operands)) if op.MEAN else acc])
+
+
+class LowerElu(ConversionPattern):
+    path = COMMON_IR
+    summary = "where(x < 0, (exp(x) - 1)·alpha, x)·scale"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.EluOp, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(op)
+        x, p = op.input, op.props()
+        alpha, scale = p.float("alpha"), p.float("scale")
+        neg = b.sub(b.exp(x), 1)
+        if alpha != 1.0:
+            neg = b.mul(neg, alpha)
+        y = b.where(b.compare("lt", x, 0), neg, x)
+        self.commit(rewriter, op, ops, [y if scale == 1.0 else b.mul(y, scale)])
+
+
+class LowerThresholdedRelu(ConversionPattern):
+    path = COMMON_IR
+    summary = "where(x > alpha, x, 0)"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.ThresholdedReluOp, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(op)
+        x, alpha = op.input, op.props().float("alpha")
+        self.commit(rewriter, op, ops, [b.where(b.compare("gt", x, alpha), x, 0)])
+
+
+class LowerSoftsign(ConversionPattern):
+    path = COMMON_IR
+    summary = "x / (|x| + 1)"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.SoftsignOp, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(op)
+        self.commit(rewriter, op, ops, [b.div(op.input, b.add(b.abs(op.input), 1))])
+
+
 class LowerToChain(ConversionPattern):
     """An op ONNX names as one node and RLX's primitives spell as a short chain (its
     ``decompose``), back to that chain; subclasses name the ops (``roots``) and say what
@@ -558,6 +608,10 @@ LOGICAL_KERNEL_PATTERNS: tuple[type[ConversionPattern], ...] = (
     LowerHardSwish,
     LowerLeakyRelu,
     LowerPRelu,
+    LowerVariadic,
+    LowerElu,
+    LowerThresholdedRelu,
+    LowerSoftsign,
     LowerReduceLogSumExp,
     LowerGatherAxes,
     LowerGatherElements,

@@ -30,6 +30,7 @@ from rlx_compile.conversion.lir_to_c.program import (
     Ints,
     Program,
     Ptr,
+    Ptrs,
     split_status,
 )
 from rlx_compile.dialects import mir
@@ -81,6 +82,12 @@ class _CompiledLauncher:
         return int(self.fn(ins, outs, arena, weights))
 
 
+def _address(p: Ptr, scratch_offset: int) -> tuple[str, int, int]:
+    """(base, index, offset) of an address, scratch as the arena past the plan."""
+    offset = p.offset + (scratch_offset if p.base == "scratch" else 0)
+    return ("arena" if p.base == "scratch" else p.base, p.index, offset)
+
+
 class _DirectLauncher:
     """The program's calls, one by one, into the kernel library."""
 
@@ -96,9 +103,10 @@ class _DirectLauncher:
             for a in call.args:
                 if isinstance(a, Ptr):
                     argtypes.append(ctypes.c_void_p)
-                    offset = a.offset + (scratch_offset if a.base == "scratch" else 0)
-                    base = "arena" if a.base == "scratch" else a.base
-                    template.append((base, a.index, offset))
+                    template.append(_address(a, scratch_offset))
+                elif isinstance(a, Ptrs):  # resolved into an array at each call
+                    argtypes.append(ctypes.c_void_p)
+                    template.append([_address(p, scratch_offset) for p in a.values])
                 elif a is None:
                     argtypes.append(ctypes.c_void_p)
                     template.append(None)
@@ -124,17 +132,23 @@ class _DirectLauncher:
 
     def __call__(self, inputs: list[int], outputs: list[int], arena: int, weights: int) -> int:
         bases = {"arena": arena, "weights": weights}
+
+        def resolve(base: str, index: int, offset: int) -> int:
+            if base == "input":
+                return inputs[index] + offset
+            if base == "output":
+                return outputs[index] + offset
+            return bases[base] + offset
+
         for fn, template, step in self.calls:
             args = []
+            arrays = []  # pointer arrays, alive until the call returns
             for t in template:
                 if type(t) is tuple:
-                    base, index, offset = t
-                    if base == "input":
-                        args.append(inputs[index] + offset)
-                    elif base == "output":
-                        args.append(outputs[index] + offset)
-                    else:
-                        args.append(bases[base] + offset)
+                    args.append(resolve(*t))
+                elif type(t) is list:
+                    arrays.append((ctypes.c_void_p * len(t))(*(resolve(*p) for p in t)))
+                    args.append(ctypes.addressof(arrays[-1]))
                 else:
                     args.append(t)
             rc = fn(*args)

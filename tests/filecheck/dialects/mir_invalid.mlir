@@ -145,6 +145,39 @@ func.func @prelu_int() {
 // CHECK: mir_invalid.mlir:[[# @LINE - 3]]:3: error: 'mir.prelu' op operands must have a float element type, got i32
 
 // -----
+func.func @elu_int() {
+  %a = mir.input "a" : !rlx.tensor<[2, 8], i32>
+  %c = mir.elu %a alpha 1.0 : !rlx.tensor<[2, 8], i32>
+  func.return
+}
+// CHECK: mir_invalid.mlir:[[# @LINE - 3]]:3: error: 'mir.elu' op operand must have a float element type, got i32
+
+// -----
+func.func @add_n_two_operands() {
+  %a = mir.input "a" : !rlx.tensor<[2, 8], f32>
+  %c = mir.add_n %a, %a : (!rlx.tensor<[2, 8], f32>, !rlx.tensor<[2, 8], f32>) -> !rlx.tensor<[2, 8], f32>
+  func.return
+}
+// CHECK: mir_invalid.mlir:[[# @LINE - 3]]:3: error: 'mir.add_n' op expected at least 3 operands, got 2
+
+// -----
+func.func @mean_n_int() {
+  %a = mir.input "a" : !rlx.tensor<[2, 8], i32>
+  %c = mir.mean_n %a, %a, %a : (!rlx.tensor<[2, 8], i32>, !rlx.tensor<[2, 8], i32>, !rlx.tensor<[2, 8], i32>) -> !rlx.tensor<[2, 8], i32>
+  func.return
+}
+// CHECK: mir_invalid.mlir:[[# @LINE - 3]]:3: error: 'mir.mean_n' op operands must have a float element type, got i32
+
+// -----
+func.func @max_n_mixed_types() {
+  %a = mir.input "a" : !rlx.tensor<[2, 8], f32>
+  %b = mir.input "b" : !rlx.tensor<[2, 8], f16>
+  %c = mir.max_n %a, %b, %a : (!rlx.tensor<[2, 8], f32>, !rlx.tensor<[2, 8], f16>, !rlx.tensor<[2, 8], f32>) -> !rlx.tensor<[2, 8], f32>
+  func.return
+}
+// CHECK: mir_invalid.mlir:[[# @LINE - 3]]:3: error: 'mir.max_n' op {{.*}}f16
+
+// -----
 func.func @reduce_log_sum_exp_int() {
   %a = mir.input "a" : !rlx.tensor<[2, 8], i32>
   %c = mir.reduce_log_sum_exp %a axes [1] : !rlx.tensor<[2, 8], i32> -> !rlx.tensor<[2], i32>

@@ -31,8 +31,24 @@ func.func @math() -> (!rlx.tensor<[2, 4], f32> {rlx.name = "y"}, !rlx.tensor<[4]
   // CHECK-NEXT: %prelu = mir.prelu %fmod, %slope : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[1, 4], f32>) -> !rlx.tensor<[2, 4], f32>
   %slope = mir.narrow %a axis 0 start 0 : !rlx.tensor<[2, 4], f32> -> !rlx.tensor<[1, 4], f32>
   %prelu = mir.prelu %fmod, %slope : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[1, 4], f32>) -> !rlx.tensor<[2, 4], f32>
+  // CHECK-NEXT: %elu = mir.elu %prelu alpha 1.000000e+00 : !rlx.tensor<[2, 4], f32>
+  %elu = mir.elu %prelu alpha 1.0 : !rlx.tensor<[2, 4], f32>
+  // CHECK-NEXT: %selu = mir.elu %elu alpha 1.673000e+00 scale 1.050000e+00 : !rlx.tensor<[2, 4], f32>
+  %selu = mir.elu %elu alpha 1.673 scale 1.05 : !rlx.tensor<[2, 4], f32>
+  // CHECK-NEXT: %thr = mir.thresholded_relu %selu alpha 5.000000e-01 : !rlx.tensor<[2, 4], f32>
+  %thr = mir.thresholded_relu %selu alpha 0.5 : !rlx.tensor<[2, 4], f32>
+  // CHECK-NEXT: %softsign = mir.softsign %thr : !rlx.tensor<[2, 4], f32>
+  %softsign = mir.softsign %thr : !rlx.tensor<[2, 4], f32>
+  // CHECK-NEXT: %sum = mir.add_n %softsign, %slope, %a : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[1, 4], f32>, !rlx.tensor<[2, 4], f32>) -> !rlx.tensor<[2, 4], f32>
+  %sum = mir.add_n %softsign, %slope, %a : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[1, 4], f32>, !rlx.tensor<[2, 4], f32>) -> !rlx.tensor<[2, 4], f32>
+  // CHECK-NEXT: %mean = mir.mean_n %sum, %a, %a, %slope : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[2, 4], f32>, !rlx.tensor<[2, 4], f32>, !rlx.tensor<[1, 4], f32>) -> !rlx.tensor<[2, 4], f32>
+  %mean = mir.mean_n %sum, %a, %a, %slope : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[2, 4], f32>, !rlx.tensor<[2, 4], f32>, !rlx.tensor<[1, 4], f32>) -> !rlx.tensor<[2, 4], f32>
+  // CHECK-NEXT: %max = mir.max_n %mean, %a, %slope : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[2, 4], f32>, !rlx.tensor<[1, 4], f32>) -> !rlx.tensor<[2, 4], f32>
+  %max = mir.max_n %mean, %a, %slope : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[2, 4], f32>, !rlx.tensor<[1, 4], f32>) -> !rlx.tensor<[2, 4], f32>
+  // CHECK-NEXT: %min = mir.min_n %max, %a, %slope : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[2, 4], f32>, !rlx.tensor<[1, 4], f32>) -> !rlx.tensor<[2, 4], f32>
+  %min = mir.min_n %max, %a, %slope : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[2, 4], f32>, !rlx.tensor<[1, 4], f32>) -> !rlx.tensor<[2, 4], f32>
   // CHECK-NEXT: mir.cumsum %{{.*}} axis 1 exclusive reverse : !rlx.tensor<[2, 4], f32>
-  %cs = mir.cumsum %prelu axis 1 exclusive reverse : !rlx.tensor<[2, 4], f32>
+  %cs = mir.cumsum %min axis 1 exclusive reverse : !rlx.tensor<[2, 4], f32>
   // CHECK-NEXT: mir.cumsum %{{.*}} axis 0 : !rlx.tensor<[2, 4], f32>
   %cs2 = mir.cumsum %cs axis 0 : !rlx.tensor<[2, 4], f32>
   // CHECK-NEXT: mir.bitwise_not %i : !rlx.tensor<[4], i32>

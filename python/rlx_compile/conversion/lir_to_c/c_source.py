@@ -21,6 +21,7 @@ from rlx_compile.conversion.lir_to_c.program import (
     Ints,
     Program,
     Ptr,
+    Ptrs,
     Tensor,
     align_up,
 )
@@ -94,6 +95,8 @@ class _Printer:
             return "NULL"
         if isinstance(a, Ptr):
             return self.ptr(a)
+        if isinstance(a, Ptrs):  # a compound literal: the addresses depend on the buffers
+            return f"(const void *const[]){{{', '.join(self.ptr(p) for p in a.values)}}}"
         if isinstance(a, Ints | Floats | Bytes):
             return self.array(a)
         if isinstance(a, bool | int):

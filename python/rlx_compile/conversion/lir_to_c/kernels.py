@@ -30,7 +30,7 @@ from rlx_compile.conversion.lir_to_c.lowering import (
     lowers,
     split_axis,
 )
-from rlx_compile.conversion.lir_to_c.program import Arg, Bytes, Floats, Ints, Ptr
+from rlx_compile.conversion.lir_to_c.program import Arg, Bytes, Floats, Ints, Ptr, Ptrs
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import (
     Activation,
@@ -59,7 +59,7 @@ FLOAT_UNARY: dict[type[Operation], str] = {
     mir.FloorOp: "floor", mir.CeilOp: "ceil", mir.RoundOp: "round",
     mir.SoftplusOp: "softplus", mir.TanOp: "tan", mir.AsinOp: "asin", mir.AcosOp: "acos",
     mir.AtanOp: "atan", mir.SinhOp: "sinh", mir.CoshOp: "cosh", mir.AsinhOp: "asinh",
-    mir.AcoshOp: "acosh", mir.AtanhOp: "atanh",
+    mir.AcoshOp: "acosh", mir.AtanhOp: "atanh", mir.SoftsignOp: "softsign",
 }  # fmt: skip
 INT_UNARY: dict[type[Operation], str] = {
     mir.NegOp: "neg", mir.AbsOp: "abs", mir.ReluOp: "relu", mir.SignOp: "sign",
@@ -97,6 +97,9 @@ PARAM_ACTIVATION_CODE = {
 }
 """The parameterised activations: ``rlx_param_act_*`` after the fused epilogue (clip
 is the epilogue's clamp)."""
+ELU_CODE = 11
+THRESHOLDED_RELU_CODE = 12
+"""``rlx_param_act_*``'s codes of the parameterised ops that are never an epilogue."""
 
 
 def fused_activation(e: OpEmitter) -> tuple[Activation, tuple[float, ...]]:
@@ -123,16 +126,29 @@ def param_activation(
     e: OpEmitter, act: Activation, params: tuple[float, ...], x: Operand, y: Operand
 ) -> None:
     """clip / hard sigmoid / hard swish / leaky relu of dense ``x`` into ``y``."""
+    param_act_call(e, PARAM_ACTIVATION_CODE[act], params, x, y)
+
+
+def param_act_call(
+    e: OpEmitter, code: int, params: tuple[float, ...], x: Operand, y: Operand
+) -> None:
+    """``rlx_param_act_*`` with its activation code and up to two parameters."""
     p0, p1 = (*params, 0.0, 0.0)[:2]
-    sfx = e.suffix(x, FLOATS)
-    e.call(f"rlx_param_act_{sfx}", x.size, y.loc, x.loc, PARAM_ACTIVATION_CODE[act], p0, p1)
+    e.call(f"rlx_param_act_{e.suffix(x, FLOATS)}", x.size, y.loc, x.loc, code, p0, p1)
 
 
-@lowers(mir.ClipOp, mir.HardSigmoidOp, mir.HardSwishOp, mir.LeakyReluOp)
+@lowers(
+    mir.ClipOp, mir.HardSigmoidOp, mir.HardSwishOp, mir.LeakyReluOp, mir.EluOp,
+    mir.ThresholdedReluOp,
+)  # fmt: skip
 def _param_unary(e: OpEmitter) -> None:
     (x,), (y,) = e.args, e.outs
     p = e.op.props()  # type: ignore[attr-defined]
-    if isinstance(e.op, mir.ClipOp):
+    if isinstance(e.op, mir.EluOp):
+        param_act_call(e, ELU_CODE, (p.float("alpha"), p.float("scale")), x, y)
+    elif isinstance(e.op, mir.ThresholdedReluOp):
+        param_act_call(e, THRESHOLDED_RELU_CODE, (p.float("alpha"),), x, y)
+    elif isinstance(e.op, mir.ClipOp):
         param_activation(e, Activation.CLIP, (p.float("min"), p.float("max")), x, y)
     elif isinstance(e.op, mir.HardSigmoidOp):
         param_activation(e, Activation.HARD_SIGMOID, (p.float("alpha"), p.float("beta")), x, y)
@@ -211,6 +227,47 @@ def _binary(e: OpEmitter) -> None:
     a, b = e.args
     name = {**INT_BINARY, **FLOAT_ONLY_BINARY, **BOOL_BINARY}[type(e.op)]
     binary(e, name, a, b, e.outs[0])
+
+
+def overlaps(a: Operand, b: Operand) -> bool:
+    """Whether two tensors share bytes (the planner wrote one over the other)."""
+    x, y = a.loc, b.loc
+    return (
+        (x.base, x.index) == (y.base, y.index)
+        and x.offset < y.offset + b.nbytes
+        and y.offset < x.offset + a.nbytes
+    )
+
+
+VARIADIC_MAX = 32
+"""Operands of one ``rlx_*_n_*`` call (RLX_MAX_VARIADIC)."""
+
+
+@lowers(mir.AddNOp, mir.MeanNOp, mir.MaxNOp, mir.MinNOp)
+def _variadic(e: OpEmitter) -> None:
+    """One pass of the variadic kernel, which folds every operand per element before it
+    stores the result. More operands than one call takes fold in groups, each call
+    starting from the running value; the groups before the last write to scratch when
+    the planner put the result over an operand a later group reads."""
+    (y,), xs = e.outs, e.args
+    op = cast(mir.VariadicOp, e.op)
+    kernel = f"rlx_{INT_BINARY[op.BINARY]}_n_{e.suffix(y, FLOATS | INTS)}"
+    divisor = len(xs) if op.MEAN else 0
+    first, rest = list(xs[:VARIADIC_MAX]), list(xs[VARIADIC_MAX:])
+    acc = e.tmp(y.type) if any(overlaps(x, y) for x in rest) else y
+    group = first
+    while True:
+        out = y if not rest else acc
+        strides = [broadcast_strides(x.shape, y.shape) for x in group]
+        shape, collapsed = collapse(y.shape, dense_strides(y.shape), *strides)
+        e.call(
+            kernel, len(shape), Ints(tuple(shape)), out.loc, len(group),
+            Ptrs(tuple(x.loc for x in group)), Ints(tuple(s for st in collapsed[1:] for s in st)),
+            0 if rest else divisor,
+        )  # fmt: skip
+        if not rest:
+            return
+        group, rest = [out, *rest[: VARIADIC_MAX - 1]], rest[VARIADIC_MAX - 1 :]
 
 
 @lowers(mir.CompareOp)

@@ -43,6 +43,13 @@ class Ptr:
 
 
 @dataclass(frozen=True)
+class Ptrs:
+    """Addresses passed as an array of pointers (a variadic kernel's operands)."""
+
+    values: tuple[Ptr, ...]
+
+
+@dataclass(frozen=True)
 class Ints:
     """A constant int64 array (shapes, strides, geometry), passed by pointer."""
 
@@ -63,8 +70,9 @@ class Bytes:
     data: bytes
 
 
-Arg = Ptr | Ints | Floats | Bytes | int | float | None
-"""A kernel argument: an address, a constant array, an int64, a double, or NULL."""
+Arg = Ptr | Ptrs | Ints | Floats | Bytes | int | float | None
+"""A kernel argument: an address, addresses, a constant array, an int64, a double, or
+NULL."""
 
 
 @dataclass(frozen=True)
@@ -188,6 +196,7 @@ ERROR_MESSAGES = {
     3: "integer zero raised to a negative power",
     4: "reduction over an empty axis has no value",
     5: "pad wider than its axis (reflect) or of an empty axis",
+    6: "a kernel called outside its limits (an internal error of the emitter)",
 }
 """The kernel library's RLX_ERR_* codes (rlx_runtime.h)."""
 

@@ -82,4 +82,53 @@
         }                                                                               \
         return 0;                                                                       \
     }
+/* The operands' fold over a chunk of a row, in the compute type, before it is stored: a
+ * broadcast operand is loaded once, a contiguous one in a loop the compiler vectorises. */
+#define RLX_VARIADIC_CHUNK 64
+#define RLX_VARIADIC_STEP(op, T, CT, SF, LOAD, STORE, row, s, FIRST)                    \
+    if (s == 0) {                                                                       \
+        CT v = (CT)LOAD(row[0]);                                                        \
+        for (i = 0; i < m; i++) acc[i] = FIRST ? v : (CT)LOAD(STORE(rlx_s_##op##_##SF(acc[i], v, &err))); \
+    } else if (s == 1) {                                                                \
+        for (i = 0; i < m; i++)                                                         \
+            acc[i] = FIRST ? (CT)LOAD(row[j + i])                                       \
+                           : (CT)LOAD(STORE(rlx_s_##op##_##SF(acc[i], (CT)LOAD(row[j + i]), &err))); \
+    } else {                                                                            \
+        for (i = 0; i < m; i++)                                                         \
+            acc[i] = FIRST ? (CT)LOAD(row[(j + i) * s])                                 \
+                           : (CT)LOAD(STORE(rlx_s_##op##_##SF(acc[i], (CT)LOAD(row[(j + i) * s]), &err))); \
+    }
+
+#define RLX_VARIADIC_KERNEL(op, sfx, T, CT, SF, LOAD, STORE)                            \
+    RLX_VARIADIC_SIG(rlx_##op##_n_##sfx) {                                              \
+        T *py = (T *)y;                                                                 \
+        int err = 0;                                                                    \
+        int64_t n = rank ? shape[rank - 1] : 1, rows = rlx_rows(rank, shape), r, i, j, k, m; \
+        int64_t idx[RLX_MAX_RANK] = {0}, off[RLX_MAX_VARIADIC] = {0};                   \
+        const int64_t *st[RLX_MAX_VARIADIC];                                            \
+        CT acc[RLX_VARIADIC_CHUNK];                                                     \
+        if (count < 2 || count > RLX_MAX_VARIADIC) return RLX_ERR_ARGUMENT;         \
+        for (k = 0; k < count; k++) st[k] = strides + k * rank;                         \
+        for (r = 0; r < rows; r++, py += n) {                                           \
+            for (j = 0; j < n; j += RLX_VARIADIC_CHUNK) {                               \
+                m = n - j < RLX_VARIADIC_CHUNK ? n - j : RLX_VARIADIC_CHUNK;            \
+                for (k = 0; k < count; k++) {                                           \
+                    const T *row = (const T *)xs[k] + off[k];                           \
+                    int64_t s = rank ? st[k][rank - 1] : 0;                             \
+                    if (k == 0) {                                                       \
+                        RLX_VARIADIC_STEP(op, T, CT, SF, LOAD, STORE, row, s, 1)        \
+                    } else {                                                            \
+                        RLX_VARIADIC_STEP(op, T, CT, SF, LOAD, STORE, row, s, 0)        \
+                    }                                                                   \
+                }                                                                       \
+                if (divisor) {                                                          \
+                    CT d = (CT)LOAD(STORE((CT)divisor));                                \
+                    for (i = 0; i < m; i++) acc[i] = acc[i] / d;                        \
+                }                                                                       \
+                for (i = 0; i < m; i++) py[j + i] = STORE(acc[i]);                      \
+            }                                                                           \
+            rlx_advance(rank, shape, idx, (int)count, off, st);                         \
+        }                                                                               \
+        return err;                                                                     \
+    }
 #endif /* RLX_ELEMENTWISE_H */

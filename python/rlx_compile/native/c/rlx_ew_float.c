@@ -12,6 +12,11 @@ RLX_FLOAT_TYPES(RLX_FLOAT_UNARY_T, _)
 #define RLX_BINARY_OP_F(op, sfx, T, CT, CF, L, S) RLX_BINARY_KERNEL(op, sfx, T, CT, CF, L, S)
 RLX_FLOAT_TYPES(RLX_FLOAT_BINARY_T, _)
 
+#define RLX_FLOAT_VARIADIC_T(sfx, T, CT, CF, L, S, ...)                                 \
+    RLX_VARIADIC_OPS(RLX_VARIADIC_OP_F, sfx, T, CT, CF, L, S)
+#define RLX_VARIADIC_OP_F(op, sfx, T, CT, CF, L, S) RLX_VARIADIC_KERNEL(op, sfx, T, CT, CF, L, S)
+RLX_FLOAT_TYPES(RLX_FLOAT_VARIADIC_T, _)
+
 #define RLX_FLOAT_COMPARE_T(sfx, T, CT, CF, L, S, ...)                                  \
     RLX_COMPARE_OPS(RLX_COMPARE_OP_F, sfx, T, CT, L)
 #define RLX_COMPARE_OP_F(op, sym, sfx, T, CT, L) RLX_COMPARE_KERNEL(op, sym, sfx, T, CT, L)
@@ -19,7 +24,8 @@ RLX_FLOAT_TYPES(RLX_FLOAT_COMPARE_T, _)
 
 
 /* ---- parameterised activations (the reference: np.maximum/np.minimum, so NaN
- * propagates; leaky relu x < 0 ? alpha x : x) ---------------------------------------- */
+ * propagates; leaky relu x < 0 ? alpha x : x; elu scale (x < 0 ? alpha (e^x - 1) : x),
+ * e^x of the branch taken only; thresholded relu x > alpha ? x : 0) ------------------ */
 #define RLX_PARAM_ACT_LOOP(CT, L, S, ...)                                               \
     for (i = 0; i < n; i++) {                                                           \
         CT v = (CT)L(px[i]);                                                            \
@@ -46,6 +52,13 @@ RLX_FLOAT_TYPES(RLX_FLOAT_COMPARE_T, _)
             return 0;                                                                   \
         case RLX_ACT_LEAKY_RELU:                                                        \
             RLX_PARAM_ACT_LOOP(CT, L, S, v = v < 0 ? v * a : v;)                                  \
+            return 0;                                                                   \
+        case RLX_ACT_ELU:                                                               \
+            RLX_PARAM_ACT_LOOP(CT, L, S, t = rlx_s_exp_##CF(rlx_s_min_##CF(v, (CT)0, 0));         \
+                               v = (v < 0 ? (t - (CT)1) * a : v) * b;)                  \
+            return 0;                                                                   \
+        case RLX_ACT_THRESHOLDED_RELU:                                                  \
+            RLX_PARAM_ACT_LOOP(CT, L, S, v = v > a ? v : (CT)0;)                                  \
             return 0;                                                                   \
         default:                                                                        \
             return 1;                                                                   \

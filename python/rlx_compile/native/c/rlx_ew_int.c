@@ -12,6 +12,11 @@ RLX_INT_TYPES(RLX_INT_UNARY_T, _)
 #define RLX_BINARY_OP_I(op, sfx, T) RLX_BINARY_KERNEL(op, sfx, T, T, sfx, RLX_ID, RLX_ID)
 RLX_INT_TYPES(RLX_INT_BINARY_T, _)
 
+#define RLX_INT_VARIADIC_T(sfx, T, UT, SG, MN, MX, ...)                                 \
+    RLX_VARIADIC_OPS(RLX_VARIADIC_OP_I, sfx, T)
+#define RLX_VARIADIC_OP_I(op, sfx, T) RLX_VARIADIC_KERNEL(op, sfx, T, T, sfx, RLX_ID, RLX_ID)
+RLX_INT_TYPES(RLX_INT_VARIADIC_T, _)
+
 #define RLX_INT_COMPARE_T(sfx, T, UT, SG, MN, MX, ...)                                  \
     RLX_COMPARE_OPS(RLX_COMPARE_OP_I, sfx, T)
 #define RLX_COMPARE_OP_I(op, sym, sfx, T) RLX_COMPARE_KERNEL(op, sym, sfx, T, T, RLX_ID)

@@ -24,6 +24,8 @@ extern "C" {
 #endif
 
 #define RLX_MAX_RANK 16
+/* Operands of one variadic kernel call (rlx_*_n_*); the emitter folds more in groups. */
+#define RLX_MAX_VARIADIC 32
 
 enum {
     RLX_OK = 0,
@@ -31,7 +33,8 @@ enum {
     RLX_ERR_INDEX = 2,         /* gather/scatter index out of range */
     RLX_ERR_POW_ZERO = 3,      /* integer zero raised to a negative power */
     RLX_ERR_EMPTY = 4,         /* max/min/arg reduction over an empty axis */
-    RLX_ERR_PAD = 5            /* reflect pad wider than the axis, or pad of an empty axis */
+    RLX_ERR_PAD = 5,           /* reflect pad wider than the axis, or pad of an empty axis */
+    RLX_ERR_ARGUMENT = 6       /* a call outside the kernel's limits (an emitter's bug) */
 };
 
 /* Fused epilogue activations (rlx_compile.dialects.common.Activation). */
@@ -47,7 +50,10 @@ enum {
     RLX_ACT_CLIP = 7,
     RLX_ACT_HARD_SIGMOID = 8,
     RLX_ACT_HARD_SWISH = 9,
-    RLX_ACT_LEAKY_RELU = 10
+    RLX_ACT_LEAKY_RELU = 10,
+    /* parameterised ops that are never an epilogue */
+    RLX_ACT_ELU = 11,
+    RLX_ACT_THRESHOLDED_RELU = 12
 };
 
 /* ---- the element types, as X-macro lists ----------------------------------------- */
@@ -104,7 +110,7 @@ float rlx_bf16_to_f32(uint16_t b);
     X(softplus, __VA_ARGS__) X(gelu, __VA_ARGS__) X(gelu_tanh, __VA_ARGS__)            \
     X(tan, __VA_ARGS__) X(asin, __VA_ARGS__) X(acos, __VA_ARGS__) X(atan, __VA_ARGS__) \
     X(sinh, __VA_ARGS__) X(cosh, __VA_ARGS__) X(asinh, __VA_ARGS__)                    \
-    X(acosh, __VA_ARGS__) X(atanh, __VA_ARGS__)
+    X(acosh, __VA_ARGS__) X(atanh, __VA_ARGS__) X(softsign, __VA_ARGS__)
 #define RLX_INT_UNARY_OPS(X, ...)                                                       \
     X(neg, __VA_ARGS__) X(abs, __VA_ARGS__) X(relu, __VA_ARGS__) X(sign, __VA_ARGS__)  \
     X(bitwise_not, __VA_ARGS__)
@@ -136,6 +142,20 @@ RLX_INT_TYPES(RLX_DECL_BINARY_IT, _)
 RLX_BINARY_SIG(rlx_and_b);
 RLX_BINARY_SIG(rlx_or_b);
 RLX_BINARY_SIG(rlx_xor_b);
+
+/* y = xs[0] op xs[1] op ... op xs[count - 1], left to right, each step rounded to the
+ * element type, then divided by `divisor` when it is not 0 (a mean); xs[k] broadcast
+ * through strides[k * rank ...]; 1 < count <= RLX_MAX_VARIADIC. y is stored once per
+ * element after every operand is read there, so it may alias any operand read at the
+ * same index. */
+#define RLX_VARIADIC_SIG(name)                                                           \
+    int name(int64_t rank, const int64_t *shape, void *y, int64_t count,                 \
+             const void *const *xs, const int64_t *strides, int64_t divisor)
+#define RLX_VARIADIC_OPS(X, ...) X(add, __VA_ARGS__) X(max, __VA_ARGS__) X(min, __VA_ARGS__)
+#define RLX_DECL_VARIADIC(op, sfx, ...) RLX_VARIADIC_SIG(rlx_##op##_n_##sfx);
+#define RLX_DECL_VARIADIC_FT(sfx, ...) RLX_VARIADIC_OPS(RLX_DECL_VARIADIC, sfx)
+RLX_FLOAT_TYPES(RLX_DECL_VARIADIC_FT, _)
+RLX_INT_TYPES(RLX_DECL_VARIADIC_FT, _)
 
 #define RLX_DECL_COMPARE(op, sym, sfx) RLX_BINARY_SIG(rlx_cmp_##op##_##sfx);
 #define RLX_DECL_COMPARE_FT(sfx, T, CT, CF, L, S, ...) RLX_COMPARE_OPS(RLX_DECL_COMPARE, sfx)
@@ -248,8 +268,9 @@ RLX_FLOAT_TYPES(RLX_DECL_GRU_CELL, _)
 #define RLX_DECL_RECURRENT(sfx, ...) RLX_RECURRENT_SIG(rlx_recurrent_##sfx);
 RLX_FLOAT_TYPES(RLX_DECL_RECURRENT, _)
 /* y[i] = act(x[i]) over n dense elements for the parameterised activations (clip
- * [p0, p1], hard sigmoid alpha p0 beta p1, hard swish, leaky relu alpha p0), computed
- * in the compute type, the parameters rounded to it; y may be x. */
+ * [p0, p1], hard sigmoid alpha p0 beta p1, hard swish, leaky relu alpha p0, elu alpha
+ * p0 scale p1, thresholded relu alpha p0), computed in the compute type, the parameters
+ * rounded to it; y may be x. */
 #define RLX_DECL_PARAM_ACT(sfx, ...)                                                    \
     int rlx_param_act_##sfx(int64_t n, void *y, const void *x, int64_t act, double p0, double p1);
 RLX_FLOAT_TYPES(RLX_DECL_PARAM_ACT, _)

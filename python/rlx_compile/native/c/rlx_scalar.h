@@ -158,6 +158,7 @@ RLX_INLINE float rlx_erfcf(float x) {
     RLX_INLINE T rlx_s_asinh_##CF(T x) { return FN(asinh)(x); }                         \
     RLX_INLINE T rlx_s_acosh_##CF(T x) { return FN(acosh)(x); }                         \
     RLX_INLINE T rlx_s_atanh_##CF(T x) { return FN(atanh)(x); }                         \
+    RLX_INLINE T rlx_s_softsign_##CF(T x) { return x / ((T)1 + FN(fabs)(x)); }          \
     /* ---- float binary ---- */                                                         \
     RLX_INLINE T rlx_s_add_##CF(T a, T b, int *e) { (void)e; return a + b; }            \
     RLX_INLINE T rlx_s_sub_##CF(T a, T b, int *e) { (void)e; return a - b; }            \

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import ml_dtypes
 from xdsl.ir import SSAValue
@@ -131,32 +131,27 @@ def bit_shift(ctx: NodeContext) -> ConverterResult:
     return ctx.b.binary(op, ctx.x(0), ctx.x(1))
 
 
-def _fold(ctx: NodeContext, op_type: type[mir.BinaryOp], values: Sequence[SSAValue]) -> SSAValue:
-    acc = values[0]
-    for v in values[1:]:
-        acc = ctx.b.binary(op_type, acc, v)
-    return acc
-
-
 @converter("Sum")
 def sum_(ctx: NodeContext) -> ConverterResult:
-    return _fold(ctx, mir.AddOp, ctx.inputs())
+    return ctx.b.variadic(mir.AddNOp, ctx.inputs())
 
 
 @converter("Mean")
 def mean(ctx: NodeContext) -> ConverterResult:
     values = ctx.inputs()
-    return ctx.b.div(_fold(ctx, mir.AddOp, values), len(values))
+    if len(values) >= mir.MeanNOp.MIN_OPERANDS:
+        return ctx.b.variadic(mir.MeanNOp, values)
+    return ctx.b.div(ctx.b.variadic(mir.AddNOp, values), len(values))
 
 
 @converter("Max")
 def max_(ctx: NodeContext) -> ConverterResult:
-    return _fold(ctx, mir.MaxOp, ctx.inputs())
+    return ctx.b.variadic(mir.MaxNOp, ctx.inputs())
 
 
 @converter("Min")
 def min_(ctx: NodeContext) -> ConverterResult:
-    return _fold(ctx, mir.MinOp, ctx.inputs())
+    return ctx.b.variadic(mir.MinNOp, ctx.inputs())
 
 
 # ---------------------------------------------------------------------------------
@@ -253,24 +248,19 @@ def prelu(ctx: NodeContext) -> ConverterResult:
     return prelu_chain(ctx.b, x, slope)  # integers: mir.prelu is a float kernel
 
 
-def _exp_minus_one(ctx: NodeContext, x: SSAValue) -> SSAValue:
-    return ctx.b.sub(ctx.b.exp(x), 1)
-
-
 @converter("Selu")
 def selu(ctx: NodeContext) -> ConverterResult:
-    x = ctx.x(0)
     alpha = ctx.attr("alpha", 1.67326319217681884765625)
-    gamma = ctx.attr("gamma", 1.05070102214813232421875)
-    neg = ctx.b.sub(ctx.b.mul(ctx.b.exp(x), alpha), alpha)
-    return ctx.b.mul(ctx.b.where(ctx.b.compare("le", x, 0), neg, x), gamma)
+    return ctx.b.elu(ctx.x(0), alpha, ctx.attr("gamma", 1.05070102214813232421875))
 
 
 @converter("Celu")
 def celu(ctx: NodeContext) -> ConverterResult:
     x = ctx.x(0)
     alpha = ctx.attr("alpha", 1.0)
-    neg = ctx.b.mul(_exp_minus_one(ctx, ctx.b.div(x, alpha)), alpha)
+    if alpha == 1.0:  # the default: Elu itself
+        return ctx.b.elu(x, 1.0)
+    neg = ctx.b.mul(ctx.b.sub(ctx.b.exp(ctx.b.div(x, alpha)), 1), alpha)
     return ctx.b.add(ctx.b.maximum(x, 0), ctx.b.minimum(neg, 0))
 
 
@@ -360,4 +350,4 @@ def is_inf(ctx: NodeContext) -> ConverterResult:
         terms.append(ctx.b.compare("eq", x, float("-inf")))
     if not terms:
         return ctx.full(type_of(x).shape, False, DType.BOOL)
-    return _fold(ctx, mir.OrOp, terms)
+    return terms[0] if len(terms) == 1 else ctx.b.binary(mir.OrOp, *terms)
