@@ -226,6 +226,10 @@ class GraphBuilder:
     def elu(self, x: SSAValue, alpha: float, scale: float = 1.0) -> SSAValue:
         return self._one(mir.EluOp(x, alpha, scale))
 
+    def swish(self, x: SSAValue, alpha: float) -> SSAValue:
+        """x · sigmoid(alpha·x): ``mir.silu`` for alpha 1."""
+        return self.silu(x) if alpha == 1.0 else self._one(mir.SwishOp(x, alpha))
+
     def thresholded_relu(self, x: SSAValue, alpha: float) -> SSAValue:
         return self._one(mir.ThresholdedReluOp(x, alpha))
 

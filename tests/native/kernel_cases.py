@@ -1104,6 +1104,8 @@ UNARY_WITH_PARAMS: dict[str, Callable[[SSAValue], Operation]] = {
     "elu": lambda x: mir.EluOp(x, 1.0),
     "elu_alpha": lambda x: mir.EluOp(x, 0.3),
     "selu": lambda x: mir.EluOp(x, 1.6732632, 1.050701),
+    "swish": lambda x: mir.SwishOp(x, 1.702),
+    "swish_neg": lambda x: mir.SwishOp(x, -0.5),
     "thresholded_relu": lambda x: mir.ThresholdedReluOp(x, 0.5),
     "thresholded_relu_neg": lambda x: mir.ThresholdedReluOp(x, -1.25),
 }

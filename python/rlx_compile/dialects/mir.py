@@ -781,6 +781,20 @@ class EluOp(FloatUnaryOp):
 
 
 @irdl_op_definition
+class SwishOp(FloatUnaryOp):
+    """x · sigmoid(alpha·x), the product as written (NaN where it is: at -inf for a
+    positive alpha, where ``mir.silu`` gives its limit). ONNX Swish; onnxruntime's
+    QuickGelu (alpha 1.702: CLIP's quick_gelu). Alpha 1 is ``mir.silu``."""
+
+    name = "mir.swish"
+    alpha = prop_def(F64Attr)
+    assembly_format = "$input `alpha` $alpha attr-dict `:` type($result)"
+
+    def __init__(self, input: SSAValue, alpha: float):
+        self._build({"input": input}, {"alpha": float_attr(alpha)})
+
+
+@irdl_op_definition
 class ThresholdedReluOp(FloatUnaryOp):
     """x > alpha ? x : 0."""
 
@@ -5975,7 +5989,7 @@ MIR_OPS: list[type[ShapedOp]] = [
     InputOp, ParamOp, ConstantOp,
     NegOp, AbsOp, ReluOp, SignOp, NotOp, ExpOp, LogOp, SqrtOp, RsqrtOp, ReciprocalOp, TanhOp,
     SigmoidOp, SiluOp, ErfOp, SinOp, CosOp, FloorOp, CeilOp, RoundOp, SoftplusOp, GeluOp,
-    ClipOp, HardSigmoidOp, HardSwishOp, LeakyReluOp, EluOp, ThresholdedReluOp, SoftsignOp,
+    ClipOp, HardSigmoidOp, HardSwishOp, LeakyReluOp, EluOp, SwishOp, ThresholdedReluOp, SoftsignOp,
     ConvTransposeOp, LrnOp,
     TanOp, AsinOp, AcosOp, AtanOp, SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, BitwiseNotOp,
     AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ModOp, AndOp, OrOp, XorOp,

@@ -198,6 +198,10 @@ def elu_c(x: np.ndarray, alpha: float, scale: float) -> np.ndarray:
     return np.where(x < 0, (np.exp(np.minimum(x, 0)) - 1) * alpha, x) * scale
 
 
+def swish_c(x: np.ndarray, alpha: float) -> np.ndarray:
+    return x * sigmoid_c(x * alpha)
+
+
 def thresholded_relu_c(x: np.ndarray, alpha: float) -> np.ndarray:
     return np.where(x > alpha, x, 0)  # NaN gives 0
 
@@ -244,11 +248,12 @@ UNARY: dict[str, Callable[..., np.ndarray]] = {
     "hard_swish": hard_swish_c,
     "leaky_relu": leaky_relu_c,
     "elu": elu_c,
+    "swish": swish_c,
     "thresholded_relu": thresholded_relu_c,
     "softsign": softsign_c,
 }
-"""Unary kernels on compute-type arrays; clip, hard_sigmoid, leaky_relu, elu and
-thresholded_relu take their parameters after the array."""
+"""Unary kernels on compute-type arrays; clip, hard_sigmoid, leaky_relu, elu, swish
+and thresholded_relu take their parameters after the array."""
 
 
 def unary(kind: str, x: np.ndarray, params: Sequence[float] = ()) -> np.ndarray:

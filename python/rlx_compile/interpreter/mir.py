@@ -168,6 +168,11 @@ def _elu(op: mir.EluOp, args: Arrays, env: Env) -> Arrays:
     return [K.unary("elu", args[0], (p.float("alpha"), p.float("scale")))]
 
 
+@impl(mir.SwishOp)
+def _swish(op: mir.SwishOp, args: Arrays, env: Env) -> Arrays:
+    return [K.unary("swish", args[0], (op.props().float("alpha"),))]
+
+
 @impl(mir.ThresholdedReluOp)
 def _thresholded_relu(op: mir.ThresholdedReluOp, args: Arrays, env: Env) -> Arrays:
     return [K.unary("thresholded_relu", args[0], (op.props().float("alpha"),))]

@@ -397,6 +397,17 @@ class LowerElu(ConversionPattern):
         self.commit(rewriter, op, ops, [y if scale == 1.0 else b.mul(y, scale)])
 
 
+class LowerSwish(ConversionPattern):
+    path = COMMON_IR
+    summary = "x · sigmoid(x·alpha)"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.SwishOp, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(op)
+        x = op.input
+        self.commit(rewriter, op, ops, [b.mul(x, b.sigmoid(b.mul(x, op.props().float("alpha"))))])
+
+
 class LowerThresholdedRelu(ConversionPattern):
     path = COMMON_IR
     summary = "where(x > alpha, x, 0)"
@@ -610,6 +621,7 @@ LOGICAL_KERNEL_PATTERNS: tuple[type[ConversionPattern], ...] = (
     LowerPRelu,
     LowerVariadic,
     LowerElu,
+    LowerSwish,
     LowerThresholdedRelu,
     LowerSoftsign,
     LowerReduceLogSumExp,

@@ -91,6 +91,7 @@ from rlx_compile.diagnostics import change_listener
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import PadMode, int_attr, ints_attr
 from rlx_compile.dialects.types import Dim, DType, TensorType, exactly_representable
+from rlx_compile.fusion.base import scalar_constant
 from rlx_compile.ir import func_graphs
 from rlx_compile.rewriting import apply_greedily
 
@@ -226,12 +227,16 @@ class DoubleNegation(RewritePattern):
 
 
 class SigmoidGateToSilu(RewritePattern):
-    """``x · sigmoid(x) -> silu(x)`` (either operand order), as exporters spell SiLU.
+    """``x · sigmoid(x) -> silu(x)`` and ``x · sigmoid(x·c) -> swish(x; c)`` for a
+    one-element constant c (either operand order of each product), as exporters spell
+    SiLU and CLIP's quick_gelu (c = 1.702).
 
-    Bit-exact for finite f32/f64 values (the reference silu is that very product); at
-    x = -inf the product is NaN and silu gives its limit, -0. Lower-precision types are
-    left alone: the product rounds twice there, silu once. Recognising silu lets the
-    SwiGLU fusion see exported MLPs.
+    Bit-exact for finite f32/f64 values (the reference silu is that very product, and
+    swish is the product as written, everywhere); at x = -inf the product is NaN and
+    silu gives its limit, -0. Lower-precision types are left alone: the products round
+    twice or three times there, the ops once. The scaled gate is rewritten only when its
+    sigmoid and scaling are read by this product alone (else they stay, computed twice).
+    Recognising silu lets the SwiGLU fusion see exported MLPs.
     """
 
     roots = (mir.MulOp,)
@@ -244,9 +249,30 @@ class SigmoidGateToSilu(RewritePattern):
         lhs, rhs = op.operands
         for x, s in ((lhs, rhs), (rhs, lhs)):
             gate = s.owner
-            if isinstance(gate, mir.SigmoidOp) and gate.input == x and x.type == result.type:
+            if not isinstance(gate, mir.SigmoidOp) or x.type != result.type:
+                continue
+            if gate.input == x:
                 _rebuild(op, rewriter, mir.SiluOp(x))
                 return
+            alpha = _gate_scale(gate, x)
+            if alpha is not None:
+                _rebuild(op, rewriter, mir.SwishOp(x, alpha))
+                return
+
+
+def _gate_scale(gate: mir.SigmoidOp, x: SSAValue) -> float | None:
+    """c where the gate is sigmoid(x·c) (or c·x), both read by one product alone."""
+    scaled = gate.input.owner
+    if (
+        not isinstance(scaled, mir.MulOp)
+        or scaled.result.type != x.type
+        or not gate.result.has_one_use()
+        or not scaled.result.has_one_use()
+    ):
+        return None
+    a, b = scaled.operands
+    c = b if a == x else a if b == x else None
+    return None if c is None else scalar_constant(c)
 
 
 class ComposeTransposes(RewritePattern):

@@ -322,6 +322,48 @@ func.func @sigmoid_gate_not(%x: !rlx.tensor<[8], f16>, %y: !rlx.tensor<[8], f32>
 // CHECK-NOT:     mir.silu
 
 // -----
+// x · sigmoid(x·c) is swish(x; c) for a one-element constant c, either order of either
+// product (CLIP's quick_gelu, c = 1.702).
+func.func @scaled_sigmoid_gate(%x: !rlx.tensor<[2, 8], f32>) -> (!rlx.tensor<[2, 8], f32>, !rlx.tensor<[2, 8], f32>) {
+  %c = mir.constant dense<1.702> : !rlx.tensor<[], f32>
+  %d = mir.constant dense<-0.5> : !rlx.tensor<[1], f32>
+  %t = mir.mul %x, %c : (!rlx.tensor<[2, 8], f32>, !rlx.tensor<[], f32>) -> !rlx.tensor<[2, 8], f32>
+  %s = mir.sigmoid %t : !rlx.tensor<[2, 8], f32>
+  %a = mir.mul %x, %s : (!rlx.tensor<[2, 8], f32>, !rlx.tensor<[2, 8], f32>) -> !rlx.tensor<[2, 8], f32>
+  %u = mir.mul %d, %x : (!rlx.tensor<[1], f32>, !rlx.tensor<[2, 8], f32>) -> !rlx.tensor<[2, 8], f32>
+  %v = mir.sigmoid %u : !rlx.tensor<[2, 8], f32>
+  %b = mir.mul %v, %x : (!rlx.tensor<[2, 8], f32>, !rlx.tensor<[2, 8], f32>) -> !rlx.tensor<[2, 8], f32>
+  func.return %a, %b : !rlx.tensor<[2, 8], f32>, !rlx.tensor<[2, 8], f32>
+}
+// CHECK-LABEL: func.func @scaled_sigmoid_gate
+// CHECK-DAG:     %[[A:.*]] = mir.swish %x alpha 1.7020000219345093 : !rlx.tensor<[2, 8], f32>
+// CHECK-DAG:     %[[B:.*]] = mir.swish %x alpha -5.000000e-01 : !rlx.tensor<[2, 8], f32>
+// CHECK:         func.return %[[A]], %[[B]]
+
+// -----
+// Not in f16, not when the scaling or the sigmoid has another reader, not for a scale
+// that is not a one-element constant, nor a product with another value.
+func.func @scaled_sigmoid_gate_not(%x: !rlx.tensor<[8], f16>, %y: !rlx.tensor<[8], f32>, %w: !rlx.tensor<[8], f32>, %z: !rlx.tensor<[8], f32>) -> (!rlx.tensor<[8], f16>, !rlx.tensor<[8], f32>, !rlx.tensor<[8], f32>, !rlx.tensor<[8], f32>, !rlx.tensor<[8], f32>) {
+  %h = mir.constant dense<1.702> : !rlx.tensor<[], f16>
+  %th = mir.mul %x, %h : (!rlx.tensor<[8], f16>, !rlx.tensor<[], f16>) -> !rlx.tensor<[8], f16>
+  %sh = mir.sigmoid %th : !rlx.tensor<[8], f16>
+  %a = mir.mul %x, %sh : (!rlx.tensor<[8], f16>, !rlx.tensor<[8], f16>) -> !rlx.tensor<[8], f16>
+  %c = mir.constant dense<1.702> : !rlx.tensor<[], f32>
+  %t = mir.mul %y, %c : (!rlx.tensor<[8], f32>, !rlx.tensor<[], f32>) -> !rlx.tensor<[8], f32>
+  %s = mir.sigmoid %t : !rlx.tensor<[8], f32>
+  %b = mir.mul %y, %s : (!rlx.tensor<[8], f32>, !rlx.tensor<[8], f32>) -> !rlx.tensor<[8], f32>
+  %tw = mir.mul %y, %w : (!rlx.tensor<[8], f32>, !rlx.tensor<[8], f32>) -> !rlx.tensor<[8], f32>
+  %sw = mir.sigmoid %tw : !rlx.tensor<[8], f32>
+  %d = mir.mul %y, %sw : (!rlx.tensor<[8], f32>, !rlx.tensor<[8], f32>) -> !rlx.tensor<[8], f32>
+  %tz = mir.mul %z, %c : (!rlx.tensor<[8], f32>, !rlx.tensor<[], f32>) -> !rlx.tensor<[8], f32>
+  %sz = mir.sigmoid %tz : !rlx.tensor<[8], f32>
+  %e = mir.mul %y, %sz : (!rlx.tensor<[8], f32>, !rlx.tensor<[8], f32>) -> !rlx.tensor<[8], f32>
+  func.return %a, %b, %s, %d, %e : !rlx.tensor<[8], f16>, !rlx.tensor<[8], f32>, !rlx.tensor<[8], f32>, !rlx.tensor<[8], f32>, !rlx.tensor<[8], f32>
+}
+// CHECK-LABEL: func.func @scaled_sigmoid_gate_not
+// CHECK-NOT:     mir.swish
+
+// -----
 // A softmax over channels written through unit-dim reshapes (Flatten -> Softmax ->
 // Reshape, as the opset-13 upgrade and exporters write it) runs on x at that dim, and
 // log-softmax too; a symbolic size (a batch) is matched as a symbol.

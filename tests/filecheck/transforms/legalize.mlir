@@ -33,7 +33,7 @@ func.func @reduce_and_group_norm(%x: !rlx.tensor<[2, 4, 3, 3], f32>, %g: !rlx.te
 // COMMON-NOT:     mir.group_norm
 // COMMON-NOT:     mir.layer_norm
 // COMMON:         mir.rsqrt
-// REPORT:       rlx dispatch report — target "wgpu", policy prefer-native, claim 113 op kinds
+// REPORT:       rlx dispatch report — target "wgpu", policy prefer-native, claim 114 op kinds
 // REPORT:         common-ir:
 // REPORT-NEXT:      - mir.group_norm x1
 // REPORT-NEXT:    rewritten:

@@ -99,6 +99,7 @@ PARAM_ACTIVATION_CODE = {
 is the epilogue's clamp)."""
 ELU_CODE = 11
 THRESHOLDED_RELU_CODE = 12
+SWISH_CODE = 13
 """``rlx_param_act_*``'s codes of the parameterised ops that are never an epilogue."""
 
 
@@ -139,7 +140,7 @@ def param_act_call(
 
 @lowers(
     mir.ClipOp, mir.HardSigmoidOp, mir.HardSwishOp, mir.LeakyReluOp, mir.EluOp,
-    mir.ThresholdedReluOp,
+    mir.ThresholdedReluOp, mir.SwishOp,
 )  # fmt: skip
 def _param_unary(e: OpEmitter) -> None:
     (x,), (y,) = e.args, e.outs
@@ -148,6 +149,8 @@ def _param_unary(e: OpEmitter) -> None:
         param_act_call(e, ELU_CODE, (p.float("alpha"), p.float("scale")), x, y)
     elif isinstance(e.op, mir.ThresholdedReluOp):
         param_act_call(e, THRESHOLDED_RELU_CODE, (p.float("alpha"),), x, y)
+    elif isinstance(e.op, mir.SwishOp):
+        param_act_call(e, SWISH_CODE, (p.float("alpha"),), x, y)
     elif isinstance(e.op, mir.ClipOp):
         param_activation(e, Activation.CLIP, (p.float("min"), p.float("max")), x, y)
     elif isinstance(e.op, mir.HardSigmoidOp):

@@ -25,7 +25,8 @@ RLX_FLOAT_TYPES(RLX_FLOAT_COMPARE_T, _)
 
 /* ---- parameterised activations (the reference: np.maximum/np.minimum, so NaN
  * propagates; leaky relu x < 0 ? alpha x : x; elu scale (x < 0 ? alpha (e^x - 1) : x),
- * e^x of the branch taken only; thresholded relu x > alpha ? x : 0) ------------------ */
+ * e^x of the branch taken only; thresholded relu x > alpha ? x : 0; swish
+ * x sigmoid(alpha x)) ------------------------------------------------------------------ */
 #define RLX_PARAM_ACT_LOOP(CT, L, S, ...)                                               \
     for (i = 0; i < n; i++) {                                                           \
         CT v = (CT)L(px[i]);                                                            \
@@ -59,6 +60,9 @@ RLX_FLOAT_TYPES(RLX_FLOAT_COMPARE_T, _)
             return 0;                                                                   \
         case RLX_ACT_THRESHOLDED_RELU:                                                  \
             RLX_PARAM_ACT_LOOP(CT, L, S, v = v > a ? v : (CT)0;)                                  \
+            return 0;                                                                   \
+        case RLX_ACT_SWISH:                                                             \
+            RLX_PARAM_ACT_LOOP(CT, L, S, v = v * rlx_s_sigmoid_##CF(v * a);)                      \
             return 0;                                                                   \
         default:                                                                        \
             return 1;                                                                   \

@@ -53,7 +53,8 @@ enum {
     RLX_ACT_LEAKY_RELU = 10,
     /* parameterised ops that are never an epilogue */
     RLX_ACT_ELU = 11,
-    RLX_ACT_THRESHOLDED_RELU = 12
+    RLX_ACT_THRESHOLDED_RELU = 12,
+    RLX_ACT_SWISH = 13
 };
 
 /* ---- the element types, as X-macro lists ----------------------------------------- */
@@ -269,7 +270,7 @@ RLX_FLOAT_TYPES(RLX_DECL_GRU_CELL, _)
 RLX_FLOAT_TYPES(RLX_DECL_RECURRENT, _)
 /* y[i] = act(x[i]) over n dense elements for the parameterised activations (clip
  * [p0, p1], hard sigmoid alpha p0 beta p1, hard swish, leaky relu alpha p0, elu alpha
- * p0 scale p1, thresholded relu alpha p0), computed in the compute type, the parameters
+ * p0 scale p1, thresholded relu alpha p0, swish alpha p0), computed in the compute type, the parameters
  * rounded to it; y may be x. */
 #define RLX_DECL_PARAM_ACT(sfx, ...)                                                    \
     int rlx_param_act_##sfx(int64_t n, void *y, const void *x, int64_t act, double p0, double p1);

@@ -281,10 +281,8 @@ def swish(ctx: NodeContext) -> ConverterResult:
 
 
 def scaled_silu(b: FoldingBuilder, x: SSAValue, alpha: float) -> SSAValue:
-    """x · sigmoid(alpha · x): one ``mir.silu`` for alpha 1."""
-    if alpha == 1.0:
-        return b.silu(x)
-    return b.mul(x, b.sigmoid(b.mul(x, alpha)))
+    """x · sigmoid(alpha · x): ``mir.swish`` (``mir.silu`` for alpha 1)."""
+    return b.swish(x, alpha)
 
 
 @converter("Gelu")
