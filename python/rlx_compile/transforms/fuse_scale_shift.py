@@ -16,7 +16,10 @@ activation, as one ``mir.fused_scale_shift_act``.
   target's fused matmul applies it; the layer's output must have no other reader;
 - one without activation read only by dense layers (a batch norm after a Dense + ReLU,
   before the next Dense) folds into their weights and biases:
-  ``(x · s + t) @ w + b -> x @ (s[:, None] · w) + (t @ w + b)``.
+  ``(x · s + t) @ w + b -> x @ (s[:, None] · w) + (t @ w + b)``;
+- so does a lone ``· s``, ``/ s``, ``+ t`` or ``- t`` by such a weight on either side of
+  dense layers (TVM's FoldScaleAxis; scikit-learn's PCA whitening and scalers around a
+  linear model: ``(x - mean) @ w / std`` is one dense layer).
 
 The scale and shift are ops on the parameters (when they are all constants, computed at
 once: ``Eager`` gives the numbers folding the ops would); one kernel then reads the input
@@ -26,6 +29,7 @@ unfolded ops by the reassociation.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xdsl.ir import Operation, SSAValue
@@ -34,6 +38,7 @@ from xdsl.pattern_rewriter import PatternRewriter
 from rlx_compile.builder import GraphBuilder, type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import Activation
+from rlx_compile.dialects.types import Dim
 from rlx_compile.folding import DEFAULT_MAX_ELEMENTS, constant_values, scales_exactly
 from rlx_compile.fusion.base import (
     FusionPass,
@@ -86,6 +91,42 @@ class IntoReaders(Match):
     ``absorbed``)."""
 
 
+@dataclass
+class Affine:
+    """A lone per-channel ``· s``, ``/ s``, ``+ t`` or ``- t`` of ``x`` by ``weight``."""
+
+    x: SSAValue
+    weight: SSAValue
+    kind: type[mir.BinaryOp]
+
+    def scale_shift(
+        self, b: GraphBuilder, channels: Dim
+    ) -> tuple[SSAValue | None, SSAValue | None]:
+        """(scale, shift) as [C] vectors, None for the one it does not have."""
+        w = channel_vector(b, self.weight, channels)
+        if self.kind is mir.MulOp:
+            return w, None
+        if self.kind is mir.DivOp:
+            return b.div(b.constant(1.0, type_of(w).dtype, []), w), None
+        return None, w if self.kind is mir.AddOp else b.neg(w)
+
+
+@dataclass
+class AffineIntoDense(Match):
+    """A lone affine (the root) folding into the dense layer producing its input."""
+
+    affine: Affine
+    dense: mir.DenseOp
+
+
+@dataclass
+class AffineIntoReaders(Match):
+    """A lone affine (the root) folding into the dense layers reading it (the rest of
+    ``absorbed``)."""
+
+    affine: Affine
+
+
 def _weight_on(op: Operation, kind: type[Operation]) -> tuple[Operation, SSAValue] | None:
     """For a binary op: (the op of ``kind`` producing one operand, the other operand) when
     the other is a per-channel weight (only the rhs for a sub or div)."""
@@ -103,7 +144,11 @@ def _weight_on(op: Operation, kind: type[Operation]) -> tuple[Operation, SSAValu
 class FuseScaleShift(FusionPattern):
     name = "scale_shift"
     roots = (mir.BatchNormOp, mir.MulOp, mir.DivOp, mir.AddOp, mir.SubOp, mir.FusedScaleShiftActOp)
-    needs = (mir.BatchNormOp, mir.FusedScaleShiftActOp, mir.MulOp)  # a shift reads a mul
+    # A shift reads a mul; a lone affine folds into a dense layer.
+    needs = (
+        mir.BatchNormOp, mir.FusedScaleShiftActOp, mir.MulOp, mir.MatmulOp,
+        mir.FusedMatmulBiasActOp,
+    )  # fmt: skip
 
     def match(self, op: Operation) -> Match | Miss | None:
         if isinstance(op, mir.FusedScaleShiftActOp):
@@ -133,10 +178,10 @@ class FuseScaleShift(FusionPattern):
                 )
             return self._claimed(IntoScaleShift(op, [fused, op], factor))
         if not isinstance(op, mir.AddOp | mir.SubOp):
-            return None
+            return self._affine_into_dense(op)
         shifted = _weight_on(op, mir.MulOp)
         if shifted is None:
-            return None
+            return self._affine_into_dense(op)
         mul, shift = shifted
         scaled = _scaled_input(mul)
         if scaled is None:
@@ -150,6 +195,34 @@ class FuseScaleShift(FusionPattern):
         return self._claimed(
             NewScaleShift(op, [mul, op], x, scale, shift, isinstance(op, mir.SubOp))
         )
+
+    def _affine_into_dense(self, op: Operation) -> Match | None:
+        """A lone per-channel affine of a dense layer's [N, C] output or input folding
+        into that layer or its readers, on the rules of ``_into_dense`` and
+        ``_into_readers`` (static weights, no activation in between, nothing else reading
+        what changes, no scalar factor the weight cannot take exactly)."""
+        affine = _lone_affine(op)
+        if affine is None or type_of(op.results[0]).rank != 2:
+            return None
+        if affine.kind in (mir.MulOp, mir.DivOp) and _one_inexact_factor(affine.weight):
+            return None
+        if self.ctx.unclaimed(mir.FusedMatmulBiasActOp.name):
+            return None
+        dense: mir.DenseOp | None = producer(affine.x, mir.FusedMatmulBiasActOp)
+        if dense is None:
+            dense = producer(affine.x, mir.MatmulOp)
+        if dense is not None and no_activation(dense) and sole_user(affine.x) is op:
+            x, weight, bias = mir.dense_operands(dense)
+            if (
+                type_of(x).rank == 2
+                and type_of(weight).rank == 2
+                and all(is_static(v) for v in (weight, *([bias] if bias is not None else [])))
+            ):
+                return AffineIntoDense(op, [dense, op], affine, dense)
+        readers = users(op.results[0])
+        if readers and all(_dense_reads(r, op.results[0]) for r in readers):
+            return AffineIntoReaders(op, [op, *readers], affine)
+        return None
 
     def _claimed(self, m: Match) -> Match | Miss:
         return self.ctx.unclaimed(FUSED, *NEEDED) or m
@@ -190,16 +263,8 @@ class FuseScaleShift(FusionPattern):
         if not (is_static(op.scale) and is_static(op.shift)) or _one_inexact_factor(op.scale):
             return None
         readers = users(op.result)
-        for reader in readers:
-            if not isinstance(reader, mir.DenseOp):
-                return None  # another op, or the graph's return
-            x, weight, bias = mir.dense_operands(reader)
-            if x is not op.result or weight is op.result or bias is op.result:
-                return None
-            if type_of(weight).rank != 2 or not is_static(weight):
-                return None
-            if bias is not None and not is_static(bias):
-                return None
+        if not all(_dense_reads(r, op.result) for r in readers):
+            return None
         if not readers or self.ctx.unclaimed(mir.FusedMatmulBiasActOp.name):
             return None
         return IntoReaders(op, [op, *readers])
@@ -207,7 +272,28 @@ class FuseScaleShift(FusionPattern):
     def rewrite(self, m: Match, rewriter: PatternRewriter) -> None:
         b, ops = self.builder(m.root)
         if isinstance(m, IntoDense):
-            self.replace(rewriter, m, ops, [_folded_dense(b, m)])
+            root = m.root
+            assert isinstance(root, mir.FusedScaleShiftActOp)
+            p = root.props()
+            y = _folded_dense(
+                b, m.dense, root.scale, root.shift, p.enum("activation"), p.floats("act_params")
+            )
+            self.replace(rewriter, m, ops, [y])
+            return
+        if isinstance(m, AffineIntoDense):
+            channels = type_of(m.root.results[0]).shape[1]
+            scale, shift = m.affine.scale_shift(b, channels)
+            self.replace(rewriter, m, ops, [_folded_dense(b, m.dense, scale, shift)])
+            return
+        if isinstance(m, AffineIntoReaders):
+            channels = type_of(m.root.results[0]).shape[1]
+            for reader in m.absorbed[1:]:
+                assert isinstance(reader, mir.DenseOp)
+                b, ops = self.builder(reader)
+                scale, shift = m.affine.scale_shift(b, channels)
+                y = _scaled_reader(b, reader, m.affine.x, scale, shift)
+                self.replace(rewriter, Match(reader, [reader]), ops, [y])
+            rewriter.erase(m.root)
             return
         if isinstance(m, IntoReaders):
             root = m.root
@@ -239,6 +325,35 @@ class FuseScaleShift(FusionPattern):
         self.replace(rewriter, m, ops, [y])
 
 
+def _dense_reads(reader: Operation, v: SSAValue) -> bool:
+    """Whether ``reader`` is a dense layer of input ``v`` (not its weight or bias) whose
+    weight is a static matrix and bias static: one ``v``'s scale and shift can fold into."""
+    if not isinstance(reader, mir.DenseOp):
+        return False  # another op, or the graph's return
+    x, weight, bias = mir.dense_operands(reader)
+    if x is not v or weight is v or bias is v:
+        return False
+    if type_of(weight).rank != 2 or not is_static(weight):
+        return False
+    return bias is None or is_static(bias)
+
+
+def _lone_affine(op: Operation) -> Affine | None:
+    """A float ``x · w``, ``x / w``, ``x + w`` or ``x - w`` (either operand order of a mul or
+    add) with ``w`` a static per-channel weight and ``x`` not."""
+    if not isinstance(op, mir.MulOp | mir.DivOp | mir.AddOp | mir.SubOp):
+        return None
+    out = type_of(op.results[0])
+    if not out.dtype.is_float:
+        return None
+    a, b = op.operands
+    pairs = ((a, b), (b, a)) if isinstance(op, mir.MulOp | mir.AddOp) else ((a, b),)
+    for x, w in pairs:
+        if type_of(x) == out and per_channel(type_of(w), out) and is_static(w):
+            return None if is_static(x) else Affine(x, w, type(op))
+    return None
+
+
 def _scaled_input(mul: Operation) -> tuple[SSAValue, SSAValue] | None:
     """For ``x · s``: (x, s) when s is a per-channel weight."""
     a, b = mul.operands
@@ -261,32 +376,47 @@ def _one_inexact_factor(scale: SSAValue) -> bool:
     return bool((flat == flat[0]).all()) and not scales_exactly(float(flat[0]))
 
 
-def _folded_dense(b: GraphBuilder, m: IntoDense) -> SSAValue:
+def _folded_dense(
+    b: GraphBuilder,
+    dense: mir.DenseOp,
+    scale: SSAValue | None,
+    shift: SSAValue | None,
+    act: Activation = Activation.NONE,
+    act_params: Sequence[float] = (),
+) -> SSAValue:
     """``act((x @ w + bias) · s + t)`` as one fused matmul of ``w · s`` and
-    ``bias · s + t`` (built by a folding builder: computed at once from constants)."""
-    root = m.root
-    assert isinstance(root, mir.FusedScaleShiftActOp)
-    x, weight, bias = mir.dense_operands(m.dense)
-    scale, shift = root.scale, root.shift  # [C], the weight's columns
-    columns = type_of(scale).shape[0]
-    weight = b.mul(weight, b.reshape(scale, [1, columns]))
-    bias = shift if bias is None else b.add(b.mul(bias, scale), shift)
-    p = root.props()
-    return b.fused_matmul_bias_act(
-        x, weight, bias, p.enum("activation").value, p.floats("act_params")
-    )
+    ``bias · s + t`` (built by a folding builder: computed at once from constants); s and
+    t are [C] vectors over the weight's columns, or None (1 and 0)."""
+    x, weight, bias = mir.dense_operands(dense)
+    if scale is not None:
+        weight = b.mul(weight, b.reshape(scale, [1, type_of(scale).shape[0]]))
+        bias = None if bias is None else b.mul(bias, scale)
+    if shift is not None:
+        bias = shift if bias is None else b.add(bias, shift)
+    if bias is None:  # a plain matmul scaled: a plain matmul
+        return b.matmul(x, weight)
+    return b.fused_matmul_bias_act(x, weight, bias, act.value, act_params)
 
 
 def _scaled_reader(
-    b: GraphBuilder, reader: mir.DenseOp, x: SSAValue, scale: SSAValue, shift: SSAValue
+    b: GraphBuilder,
+    reader: mir.DenseOp,
+    x: SSAValue,
+    scale: SSAValue | None,
+    shift: SSAValue | None,
 ) -> SSAValue:
     """The dense layer ``reader`` of ``x · scale + shift`` as one of ``x`` itself: its
-    weight's rows scaled, ``shift @ weight`` added to its bias."""
+    weight's rows scaled, ``shift @ weight`` added to its bias (s and t [R] vectors over
+    the weight's rows, or None: 1 and 0)."""
     _, weight, bias = mir.dense_operands(reader)
-    rows = type_of(scale).shape[0]
-    shifted = b.matmul(b.reshape(shift, [1, rows]), weight)  # [1, columns]: a row bias
-    bias = shifted if bias is None else b.add(shifted, bias)
-    weight = b.mul(weight, b.reshape(scale, [rows, 1]))
+    if shift is not None:
+        rows = type_of(shift).shape[0]
+        shifted = b.matmul(b.reshape(shift, [1, rows]), weight)  # [1, columns]: a row bias
+        bias = shifted if bias is None else b.add(shifted, bias)
+    if scale is not None:
+        weight = b.mul(weight, b.reshape(scale, [type_of(scale).shape[0], 1]))
+    if bias is None:  # a plain matmul, scaled
+        return b.matmul(x, weight)
     if isinstance(reader, mir.MatmulOp):
         return b.fused_matmul_bias_act(x, weight, bias)
     p = reader.props()

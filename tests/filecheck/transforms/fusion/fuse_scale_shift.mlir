@@ -292,3 +292,118 @@ func.func @no_dense_fold() -> (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32
 // CHECK:         %[[Y6:.*]] = mir.fused_scale_shift_act %[[D6]], %{{.*}}, %b :
 // CHECK-NEXT:    func.return %[[D1]], %[[Y1]], %[[Y2]], %[[Y3]], %[[Y4]], %[[Y5]], %[[Y6]]
 // REPORT:        - scale_shift (mir.fused_scale_shift_act at {{.*}}): the dense layer's output is also a graph output; hint: folding rewrites the layer's weights: nothing else may read its output
+
+// -----
+
+// A lone per-channel scale, division or shift after a dense layer folds into its weight
+// and bias (a scaler or whitening after scikit-learn's linear models); a division
+// becomes a scale by the reciprocal, a plain matmul shifted gains a bias.
+func.func @lone_affine_after_dense() -> (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>) {
+  %x = mir.input "x" : !rlx.tensor<[2, 4], f32>
+  %w = mir.param "w" : !rlx.tensor<[4, 3], f32>
+  %b = mir.param "b" : !rlx.tensor<[3], f32>
+  %s = mir.param "s" : !rlx.tensor<[3], f32>
+  %t = mir.param "t" : !rlx.tensor<[1, 3], f32>
+  %d1 = mir.fused_matmul_bias_act %x, %w, %b : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[4, 3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %y1 = mir.mul %s, %d1 : (!rlx.tensor<[3], f32>, !rlx.tensor<[2, 3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %d2 = mir.matmul %x, %w : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[4, 3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %y2 = mir.sub %d2, %t : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[1, 3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %d3 = mir.matmul %x, %w : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[4, 3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %y3 = mir.div %d3, %s : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 3], f32>
+  func.return %y1, %y2, %y3 : !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>
+}
+// CHECK-LABEL: func.func @lone_affine_after_dense
+// CHECK:         %[[S1:.*]] = mir.reshape %s : !rlx.tensor<[3], f32> -> !rlx.tensor<[1, 3], f32>
+// CHECK-NEXT:    %[[W1:.*]] = mir.mul %w, %[[S1]]
+// CHECK-NEXT:    %[[B1:.*]] = mir.mul %b, %s
+// CHECK-NEXT:    %[[Y1:.*]] = mir.fused_matmul_bias_act %x, %[[W1]], %[[B1]] :
+// CHECK-NEXT:    %[[T:.*]] = mir.reshape %t : !rlx.tensor<[1, 3], f32> -> !rlx.tensor<[3], f32>
+// CHECK-NEXT:    %[[B2:.*]] = mir.neg %[[T]]
+// CHECK-NEXT:    %[[Y2:.*]] = mir.fused_matmul_bias_act %x, %w, %[[B2]] :
+// CHECK-NEXT:    %[[ONE:.*]] = mir.constant dense<1.0>
+// CHECK-NEXT:    %[[R:.*]] = mir.div %[[ONE]], %s
+// CHECK-NEXT:    %[[R3:.*]] = mir.reshape %[[R]] : !rlx.tensor<[3], f32> -> !rlx.tensor<[1, 3], f32>
+// CHECK-NEXT:    %[[W3:.*]] = mir.mul %w, %[[R3]]
+// CHECK-NEXT:    %[[Y3:.*]] = mir.matmul %x, %[[W3]]
+// CHECK-NEXT:    func.return %[[Y1]], %[[Y2]], %[[Y3]]
+// REPORT:        - scale_shift x3 (6 ops absorbed)
+
+// -----
+
+// Before dense layers that alone read it, it folds into their weights' rows and biases;
+// PCA whitening, (x - mean) @ w / std, is then one dense layer.
+func.func @lone_affine_before_dense() -> (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>) {
+  %x = mir.input "x" : !rlx.tensor<[2, 4], f32>
+  %w = mir.param "w" : !rlx.tensor<[4, 3], f32>
+  %b = mir.param "b" : !rlx.tensor<[3], f32>
+  %m = mir.param "m" : !rlx.tensor<[4], f32>
+  %s = mir.param "s" : !rlx.tensor<[4], f32>
+  %std = mir.param "std" : !rlx.tensor<[3], f32>
+  %n1 = mir.sub %x, %m : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[2, 4], f32>
+  %y1 = mir.fused_matmul_bias_act %n1, %w, %b act relu : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[4, 3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %y2 = mir.matmul %n1, %w : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[4, 3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %n3 = mir.div %x, %s : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[2, 4], f32>
+  %d3 = mir.matmul %n3, %w : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[4, 3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %y3 = mir.div %d3, %std : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 3], f32>
+  func.return %y1, %y2, %y3 : !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>
+}
+// CHECK-LABEL: func.func @lone_affine_before_dense
+// CHECK:         %[[M1:.*]] = mir.neg %m
+// CHECK-NEXT:    %[[M1R:.*]] = mir.reshape %[[M1]] : !rlx.tensor<[4], f32> -> !rlx.tensor<[1, 4], f32>
+// CHECK-NEXT:    %[[MW1:.*]] = mir.matmul %[[M1R]], %w
+// CHECK-NEXT:    %[[B1:.*]] = mir.add %[[MW1]], %b
+// CHECK-NEXT:    %[[Y1:.*]] = mir.fused_matmul_bias_act %x, %w, %[[B1]] act relu
+// CHECK-NEXT:    %[[M2:.*]] = mir.neg %m
+// CHECK-NEXT:    %[[M2R:.*]] = mir.reshape %[[M2]]
+// CHECK-NEXT:    %[[MW2:.*]] = mir.matmul %[[M2R]], %w
+// CHECK-NEXT:    %[[Y2:.*]] = mir.fused_matmul_bias_act %x, %w, %[[MW2]] :
+// CHECK-NEXT:    %[[ONE:.*]] = mir.constant dense<1.0>
+// CHECK-NEXT:    %[[RS:.*]] = mir.div %[[ONE]], %s
+// CHECK-NEXT:    %[[RSR:.*]] = mir.reshape %[[RS]] : !rlx.tensor<[4], f32> -> !rlx.tensor<[4, 1], f32>
+// CHECK-NEXT:    %[[W3:.*]] = mir.mul %w, %[[RSR]]
+// CHECK-NEXT:    %[[ONE2:.*]] = mir.constant dense<1.0>
+// CHECK-NEXT:    %[[RSTD:.*]] = mir.div %[[ONE2]], %std
+// CHECK-NEXT:    %[[RSTDR:.*]] = mir.reshape %[[RSTD]] : !rlx.tensor<[3], f32> -> !rlx.tensor<[1, 3], f32>
+// CHECK-NEXT:    %[[W3S:.*]] = mir.mul %[[W3]], %[[RSTDR]]
+// CHECK-NEXT:    %[[Y3:.*]] = mir.matmul %x, %[[W3S]]
+// CHECK-NEXT:    func.return %[[Y1]], %[[Y2]], %[[Y3]]
+
+// -----
+
+// Negative: one factor for every column that the weight cannot take exactly (0.3); a
+// layer output also returned; a layer with its own activation; an affine of a weight;
+// a batched matmul; an affine read by a dense layer and by the return.
+func.func @no_lone_affine_fold() -> (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>, !rlx.tensor<[4, 3], f32>, !rlx.tensor<[2, 2, 3], f32>, !rlx.tensor<[2, 4], f32>, !rlx.tensor<[2, 3], f32>) {
+  %x = mir.input "x" : !rlx.tensor<[2, 4], f32>
+  %x3 = mir.input "x3" : !rlx.tensor<[2, 2, 4], f32>
+  %w = mir.param "w" : !rlx.tensor<[4, 3], f32>
+  %b = mir.param "b" : !rlx.tensor<[3], f32>
+  %t = mir.param "t" : !rlx.tensor<[3], f32>
+  %m = mir.param "m" : !rlx.tensor<[4], f32>
+  %alpha = mir.constant dense<0.3> : !rlx.tensor<[], f32>
+  %d1 = mir.matmul %x, %w : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[4, 3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %y1 = mir.mul %d1, %alpha : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[], f32>) -> !rlx.tensor<[2, 3], f32>
+  %d2 = mir.fused_matmul_bias_act %x, %w, %b : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[4, 3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %y2 = mir.add %d2, %t : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %d3 = mir.fused_matmul_bias_act %x, %w, %b act relu : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[4, 3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %y3 = mir.add %d3, %t : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %y4 = mir.add %w, %t : (!rlx.tensor<[4, 3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[4, 3], f32>
+  %d5 = mir.matmul %x3, %w : (!rlx.tensor<[2, 2, 4], f32>, !rlx.tensor<[4, 3], f32>) -> !rlx.tensor<[2, 2, 3], f32>
+  %y5 = mir.add %d5, %t : (!rlx.tensor<[2, 2, 3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 2, 3], f32>
+  %n6 = mir.sub %x, %m : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[2, 4], f32>
+  %y6 = mir.matmul %n6, %w : (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[4, 3], f32>) -> !rlx.tensor<[2, 3], f32>
+  func.return %y1, %d2, %y2, %y3, %y4, %y5, %n6, %y6 : !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>, !rlx.tensor<[4, 3], f32>, !rlx.tensor<[2, 2, 3], f32>, !rlx.tensor<[2, 4], f32>, !rlx.tensor<[2, 3], f32>
+}
+// CHECK-LABEL: func.func @no_lone_affine_fold
+// CHECK:         %[[D1:.*]] = mir.matmul %x, %w
+// CHECK-NEXT:    %[[Y1:.*]] = mir.mul %[[D1]], %alpha
+// CHECK-NEXT:    %[[D2:.*]] = mir.fused_matmul_bias_act %x, %w, %b :
+// CHECK-NEXT:    %[[Y2:.*]] = mir.add %[[D2]], %t
+// CHECK-NEXT:    %[[D3:.*]] = mir.fused_matmul_bias_act %x, %w, %b act relu
+// CHECK-NEXT:    %[[Y3:.*]] = mir.add %[[D3]], %t
+// CHECK-NEXT:    %[[Y4:.*]] = mir.add %w, %t
+// CHECK-NEXT:    %[[D5:.*]] = mir.matmul %x3, %w
+// CHECK-NEXT:    %[[Y5:.*]] = mir.add %[[D5]], %t
+// CHECK-NEXT:    %[[N6:.*]] = mir.sub %x, %m
+// CHECK-NEXT:    %[[Y6:.*]] = mir.matmul %[[N6]], %w
+// CHECK-NEXT:    func.return %[[Y1]], %[[D2]], %[[Y2]], %[[Y3]], %[[Y4]], %[[Y5]], %[[N6]], %[[Y6]]
