@@ -1,7 +1,8 @@
 """A lone per-channel scale, division or shift next to a dense layer folds into the
 layer's weight and bias (TVM's FoldScaleAxis), so scikit-learn's PCA whitening --
 ``(x - mean) @ components / std``, three ops in onnxruntime -- and a scaler before a
-linear model are each one dense layer, with onnxruntime's values."""
+linear model are each one dense layer, with onnxruntime's values; a scaler alone,
+``(x - mean) / scale`` (two ops in onnxruntime), is one scale-shift."""
 
 from __future__ import annotations
 
@@ -97,3 +98,15 @@ def test_a_scalar_factor_the_weight_cannot_take_exactly_stays_apart() -> None:
         4,
     )
     _check(model, ["mir.matmul", "mir.mul"])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("scale_op", ["Div", "Mul"])
+def test_a_standard_scaler_is_one_scale_shift(dtype: Any, scale_op: str) -> None:
+    model = _model(
+        [helper.make_node("Sub", ["x", "mean"], ["c"]),
+         helper.make_node(scale_op, ["c", "scale"], ["y"])],
+        {"mean": RNG.standard_normal(6), "scale": RNG.uniform(0.5, 2.0, 6)},
+        6, dtype,
+    )  # fmt: skip
+    _check(model, ["mir.fused_scale_shift_act"], dtype)

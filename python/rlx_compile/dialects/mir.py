@@ -4197,6 +4197,7 @@ class FusedScaleShiftActOp(ShapedOp):
     traits = traits_def(
         Pure(),
         Precision(PrecisionClass.ELEMENTWISE),
+        InPlace(),
         Fused("mul by the per-channel scale, add the shift, activation"),
     )
     assembly_format = (

@@ -42,10 +42,11 @@ class Elementwise(OpTrait):
 
 @dataclass(frozen=True)
 class InPlace(OpTrait):
-    """Result element i depends only on element i of its one operand and on i's position
-    (a per-feature table along the last axis): the op can write its result over a
-    same-type operand that dies at it. ``Elementwise`` ops can too; these do not run
-    inside a region and do not commute with moving elements."""
+    """Result element i depends only on element i of its one operand of the result's
+    shape and on i's position (a per-feature table along the last axis, a per-channel
+    scale and shift): the op can write its result over a same-type operand that dies at
+    it. ``Elementwise`` ops can too; these do not run inside a region and do not commute
+    with moving elements."""
 
 
 @dataclass(frozen=True)

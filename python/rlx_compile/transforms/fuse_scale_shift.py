@@ -19,7 +19,9 @@ activation, as one ``mir.fused_scale_shift_act``.
   ``(x · s + t) @ w + b -> x @ (s[:, None] · w) + (t @ w + b)``;
 - so does a lone ``· s``, ``/ s``, ``+ t`` or ``- t`` by such a weight on either side of
   dense layers (TVM's FoldScaleAxis; scikit-learn's PCA whitening and scalers around a
-  linear model: ``(x - mean) @ w / std`` is one dense layer).
+  linear model: ``(x - mean) @ w / std`` is one dense layer);
+- a shift then a scale, ``(x ± t) · s`` or ``(x ± t) / s`` (a standard scaler), or a
+  division then a shift, ``x / s ± t``, is ``x · s' + t'`` as well.
 
 The scale and shift are ops on the parameters (when they are all constants, computed at
 once: ``Eager`` gives the numbers folding the ops would); one kernel then reads the input
@@ -32,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
 from rlx_compile.builder import GraphBuilder, type_of
@@ -99,16 +101,41 @@ class Affine:
     weight: SSAValue
     kind: type[mir.BinaryOp]
 
-    def scale_shift(
-        self, b: GraphBuilder, channels: Dim
-    ) -> tuple[SSAValue | None, SSAValue | None]:
-        """(scale, shift) as [C] vectors, None for the one it does not have."""
-        w = channel_vector(b, self.weight, channels)
-        if self.kind is mir.MulOp:
-            return w, None
-        if self.kind is mir.DivOp:
-            return b.div(b.constant(1.0, type_of(w).dtype, []), w), None
-        return None, w if self.kind is mir.AddOp else b.neg(w)
+    @property
+    def scales(self) -> bool:
+        return self.kind in (mir.MulOp, mir.DivOp)
+
+
+def _composed(
+    b: GraphBuilder, affines: Sequence[Affine], channels: Dim
+) -> tuple[SSAValue | None, SSAValue | None]:
+    """The (scale, shift) [C] vectors of ``affines`` applied in turn: ``x · s + t`` (None:
+    1 or 0)."""
+    scale: SSAValue | None = None
+    shift: SSAValue | None = None
+    for a in affines:
+        w = channel_vector(b, a.weight, channels)
+        if a.kind is mir.AddOp:
+            shift = w if shift is None else b.add(shift, w)
+        elif a.kind is mir.SubOp:
+            shift = b.neg(w) if shift is None else b.sub(shift, w)
+        elif a.kind is mir.MulOp:
+            scale = w if scale is None else b.mul(scale, w)
+            shift = None if shift is None else b.mul(shift, w)
+        else:
+            one = b.constant(1.0, type_of(w).dtype, [])
+            scale = b.div(one, w) if scale is None else b.div(scale, w)
+            shift = None if shift is None else b.div(shift, w)
+    return scale, shift
+
+
+@dataclass
+class AffineChain(Match):
+    """A scaling and a shifting of ``first.x`` (``second`` the root, reading ``first``),
+    becoming one scale-shift."""
+
+    first: Affine
+    second: Affine
 
 
 @dataclass
@@ -144,9 +171,10 @@ def _weight_on(op: Operation, kind: type[Operation]) -> tuple[Operation, SSAValu
 class FuseScaleShift(FusionPattern):
     name = "scale_shift"
     roots = (mir.BatchNormOp, mir.MulOp, mir.DivOp, mir.AddOp, mir.SubOp, mir.FusedScaleShiftActOp)
-    # A shift reads a mul; a lone affine folds into a dense layer.
+    # A shift reads a mul or a division, a scaling a shift; a lone affine folds into a
+    # dense layer.
     needs = (
-        mir.BatchNormOp, mir.FusedScaleShiftActOp, mir.MulOp, mir.MatmulOp,
+        mir.BatchNormOp, mir.FusedScaleShiftActOp, mir.MulOp, mir.DivOp, mir.MatmulOp,
         mir.FusedMatmulBiasActOp,
     )  # fmt: skip
 
@@ -178,10 +206,10 @@ class FuseScaleShift(FusionPattern):
                 )
             return self._claimed(IntoScaleShift(op, [fused, op], factor))
         if not isinstance(op, mir.AddOp | mir.SubOp):
-            return self._affine_into_dense(op)
+            return self._lone_affines(op)
         shifted = _weight_on(op, mir.MulOp)
         if shifted is None:
-            return self._affine_into_dense(op)
+            return self._lone_affines(op)
         mul, shift = shifted
         scaled = _scaled_input(mul)
         if scaled is None:
@@ -195,6 +223,26 @@ class FuseScaleShift(FusionPattern):
         return self._claimed(
             NewScaleShift(op, [mul, op], x, scale, shift, isinstance(op, mir.SubOp))
         )
+
+    def _lone_affines(self, op: Operation) -> Match | None:
+        """``op`` as a per-channel affine that no scale-shift or batch norm reads: with
+        the one it reads (a chain), else into a dense layer."""
+        return self._affine_chain(op) or self._affine_into_dense(op)
+
+    def _affine_chain(self, op: Operation) -> Match | None:
+        """``op`` a per-channel shift of a scaling or a scaling of a shift (not the
+        ``x · s + t`` that ``NewScaleShift`` takes from a mul), read by it alone."""
+        second = _lone_affine(op)
+        if second is None or not isinstance(second.x, OpResult):
+            return None
+        first = _lone_affine(second.x.op)
+        if first is None or first.scales == second.scales or sole_user(second.x) is not op:
+            return None
+        # Not a near miss where the target has no scale-shift kernel: such pairs (any
+        # scalar (x + a) · b) are everywhere, and the primitives are what it runs.
+        if self.ctx.unclaimed(FUSED, *NEEDED):
+            return None
+        return AffineChain(op, [second.x.op, op], first, second)
 
     def _affine_into_dense(self, op: Operation) -> Match | None:
         """A lone per-channel affine of a dense layer's [N, C] output or input folding
@@ -280,9 +328,15 @@ class FuseScaleShift(FusionPattern):
             )
             self.replace(rewriter, m, ops, [y])
             return
+        if isinstance(m, AffineChain):
+            channels = type_of(m.root.results[0]).shape[1]
+            scale, shift = _composed(b, [m.first, m.second], channels)
+            assert scale is not None and shift is not None
+            self.replace(rewriter, m, ops, [b.fused_scale_shift_act(m.first.x, scale, shift)])
+            return
         if isinstance(m, AffineIntoDense):
             channels = type_of(m.root.results[0]).shape[1]
-            scale, shift = m.affine.scale_shift(b, channels)
+            scale, shift = _composed(b, [m.affine], channels)
             self.replace(rewriter, m, ops, [_folded_dense(b, m.dense, scale, shift)])
             return
         if isinstance(m, AffineIntoReaders):
@@ -290,7 +344,7 @@ class FuseScaleShift(FusionPattern):
             for reader in m.absorbed[1:]:
                 assert isinstance(reader, mir.DenseOp)
                 b, ops = self.builder(reader)
-                scale, shift = m.affine.scale_shift(b, channels)
+                scale, shift = _composed(b, [m.affine], channels)
                 y = _scaled_reader(b, reader, m.affine.x, scale, shift)
                 self.replace(rewriter, Match(reader, [reader]), ops, [y])
             rewriter.erase(m.root)

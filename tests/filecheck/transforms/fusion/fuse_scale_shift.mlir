@@ -407,3 +407,58 @@ func.func @no_lone_affine_fold() -> (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3
 // CHECK-NEXT:    %[[N6:.*]] = mir.sub %x, %m
 // CHECK-NEXT:    %[[Y6:.*]] = mir.matmul %[[N6]], %w
 // CHECK-NEXT:    func.return %[[Y1]], %[[D2]], %[[Y2]], %[[Y3]], %[[Y4]], %[[Y5]], %[[N6]], %[[Y6]]
+
+// -----
+
+// A shift then a scale or a division (a standard scaler), or a division then a shift,
+// is one scale-shift: (x - m) / s = x · (1/s) + (-m/s).
+func.func @affine_chains() -> (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>) {
+  %x = mir.input "x" : !rlx.tensor<[2, 3], f32>
+  %x2 = mir.input "x2" : !rlx.tensor<[2, 3], f32>
+  %m = mir.constant dense<[1.0, 2.0, 4.0]> : !rlx.tensor<[3], f32>
+  %s = mir.constant dense<[2.0, 0.5, 4.0]> : !rlx.tensor<[3], f32>
+  %t = mir.param "t" : !rlx.tensor<[3], f32>
+  %u = mir.param "u" : !rlx.tensor<[1, 3], f32>
+  %c = mir.sub %x, %m : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %y1 = mir.div %c, %s : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %a = mir.add %t, %x2 : (!rlx.tensor<[3], f32>, !rlx.tensor<[2, 3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %y2 = mir.mul %u, %a : (!rlx.tensor<[1, 3], f32>, !rlx.tensor<[2, 3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %d = mir.div %x2, %t : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %y3 = mir.sub %d, %u : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[1, 3], f32>) -> !rlx.tensor<[2, 3], f32>
+  func.return %y1, %y2, %y3 : !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>
+}
+// CHECK-LABEL: func.func @affine_chains
+// CHECK:         %[[S1:.*]] = mir.constant dense<[0.5, 2.0, 0.25]> : !rlx.tensor<[3], f32>
+// CHECK-NEXT:    %[[T1:.*]] = mir.constant dense<[-0.5, -4.0, -1.0]> : !rlx.tensor<[3], f32>
+// CHECK-NEXT:    %[[Y1:.*]] = mir.fused_scale_shift_act %x, %[[S1]], %[[T1]] :
+// CHECK-NEXT:    %[[U:.*]] = mir.reshape %u : !rlx.tensor<[1, 3], f32> -> !rlx.tensor<[3], f32>
+// CHECK-NEXT:    %[[T2:.*]] = mir.mul %t, %[[U]]
+// CHECK-NEXT:    %[[Y2:.*]] = mir.fused_scale_shift_act %x2, %[[U]], %[[T2]] :
+// CHECK-NEXT:    %[[ONE:.*]] = mir.constant dense<1.0> : !rlx.tensor<[], f32>
+// CHECK-NEXT:    %[[S3:.*]] = mir.div %[[ONE]], %t
+// CHECK-NEXT:    %[[U3:.*]] = mir.reshape %u
+// CHECK-NEXT:    %[[T3:.*]] = mir.neg %[[U3]]
+// CHECK-NEXT:    %[[Y3:.*]] = mir.fused_scale_shift_act %x2, %[[S3]], %[[T3]] :
+// CHECK-NEXT:    func.return %[[Y1]], %[[Y2]], %[[Y3]]
+
+// -----
+
+// Negative: two shifts or two scales; the first step read elsewhere too; a weight
+// along the rows, not the channels.
+func.func @no_affine_chain() -> (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>) {
+  %x = mir.input "x" : !rlx.tensor<[2, 3], f32>
+  %t = mir.param "t" : !rlx.tensor<[3], f32>
+  %rows = mir.param "rows" : !rlx.tensor<[2, 1], f32>
+  %a1 = mir.add %x, %t : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %y1 = mir.sub %a1, %t : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %d2 = mir.div %x, %t : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %y2 = mir.div %d2, %t : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %a3 = mir.sub %x, %t : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %y3 = mir.div %a3, %t : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %a4 = mir.sub %x, %rows : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 1], f32>) -> !rlx.tensor<[2, 3], f32>
+  %y4 = mir.div %a4, %t : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 3], f32>
+  func.return %y1, %y2, %a3, %y3, %y4 : !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>
+}
+// CHECK-LABEL: func.func @no_affine_chain
+// CHECK-NOT:     mir.fused_scale_shift_act
+// CHECK:         func.return %y1, %y2, %a3, %y3, %y4
