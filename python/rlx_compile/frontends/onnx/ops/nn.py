@@ -415,6 +415,18 @@ def global_pool(ctx: NodeContext) -> ConverterResult:
     return ctx.b.reduce(kind, x, axes, keepdims=True)
 
 
+@converter("GlobalLpPool")
+def global_lp_pool(ctx: NodeContext) -> ConverterResult:
+    """(Σ_spatial |x|^p)^(1/p): one L2 or L1 reduction for p = 2 (the default) or 1."""
+    x = ctx.x(0)
+    axes = list(range(2, type_of(x).rank))
+    p = ctx.attr("p", 2)
+    if p in (1, 2):
+        return ctx.b.reduce(f"l{p}", x, axes, keepdims=True)
+    total = ctx.b.reduce("sum", ctx.b.pow(ctx.b.abs(x), float(p)), axes, keepdims=True)
+    return ctx.b.pow(total, 1.0 / p)
+
+
 # ---------------------------------------------------------------------------------
 # Normalisation
 # ---------------------------------------------------------------------------------
