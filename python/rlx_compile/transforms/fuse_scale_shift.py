@@ -227,13 +227,19 @@ class FuseScaleShift(FusionPattern):
     def _lone_affines(self, op: Operation) -> Match | None:
         """``op`` as a per-channel affine that no scale-shift or batch norm reads: with
         the one it reads (a chain), else into a dense layer."""
-        return self._affine_chain(op) or self._affine_into_dense(op)
+        # Every mul, div, add and sub is asked: the neighbours are looked at first.
+        near = any(isinstance(v.owner, _AFFINE_OR_DENSE) for v in op.operands)
+        if not near and not any(isinstance(u, _DENSE) for u in users(op.results[0])):
+            return None
+        affine = _lone_affine(op)
+        if affine is None:
+            return None
+        return self._affine_chain(op, affine) or self._affine_into_dense(op, affine)
 
-    def _affine_chain(self, op: Operation) -> Match | None:
+    def _affine_chain(self, op: Operation, second: Affine) -> Match | None:
         """``op`` a per-channel shift of a scaling or a scaling of a shift (not the
         ``x · s + t`` that ``NewScaleShift`` takes from a mul), read by it alone."""
-        second = _lone_affine(op)
-        if second is None or not isinstance(second.x, OpResult):
+        if not isinstance(second.x, OpResult):
             return None
         first = _lone_affine(second.x.op)
         if first is None or first.scales == second.scales or sole_user(second.x) is not op:
@@ -244,13 +250,12 @@ class FuseScaleShift(FusionPattern):
             return None
         return AffineChain(op, [second.x.op, op], first, second)
 
-    def _affine_into_dense(self, op: Operation) -> Match | None:
+    def _affine_into_dense(self, op: Operation, affine: Affine) -> Match | None:
         """A lone per-channel affine of a dense layer's [N, C] output or input folding
         into that layer or its readers, on the rules of ``_into_dense`` and
         ``_into_readers`` (static weights, no activation in between, nothing else reading
         what changes, no scalar factor the weight cannot take exactly)."""
-        affine = _lone_affine(op)
-        if affine is None or type_of(op.results[0]).rank != 2:
+        if type_of(op.results[0]).rank != 2:
             return None
         if affine.kind in (mir.MulOp, mir.DivOp) and _one_inexact_factor(affine.weight):
             return None
@@ -392,9 +397,20 @@ def _dense_reads(reader: Operation, v: SSAValue) -> bool:
     return bias is None or is_static(bias)
 
 
+_DENSE = (mir.MatmulOp, mir.FusedMatmulBiasActOp)
+_AFFINE_OR_DENSE = (mir.MulOp, mir.DivOp, mir.AddOp, mir.SubOp, *_DENSE)
+
+
+AFFINE_WEIGHT_DEPTH = 4
+"""How many producers of a lone affine's weight are looked at (a param or constant, maybe
+reshaped, or its square root: a batch norm's std): every mul, div, add and sub near a
+dense layer or another affine is asked, and with batch 1 many read two [1, C]
+activations."""
+
+
 def _lone_affine(op: Operation) -> Affine | None:
     """A float ``x · w``, ``x / w``, ``x + w`` or ``x - w`` (either operand order of a mul or
-    add) with ``w`` a static per-channel weight and ``x`` not."""
+    add) with ``w`` a static per-channel weight and ``x`` not static."""
     if not isinstance(op, mir.MulOp | mir.DivOp | mir.AddOp | mir.SubOp):
         return None
     out = type_of(op.results[0])
@@ -403,7 +419,8 @@ def _lone_affine(op: Operation) -> Affine | None:
     a, b = op.operands
     pairs = ((a, b), (b, a)) if isinstance(op, mir.MulOp | mir.AddOp) else ((a, b),)
     for x, w in pairs:
-        if type_of(x) == out and per_channel(type_of(w), out) and is_static(w):
+        if type_of(x) == out and per_channel(type_of(w), out) and is_static(w, AFFINE_WEIGHT_DEPTH):
+            # Weights computed from weights: constant-fold's or param-hoist's.
             return None if is_static(x) else Affine(x, w, type(op))
     return None
 
