@@ -103,6 +103,7 @@ class Affine:
 
     @property
     def scales(self) -> bool:
+        """A ``· s`` or ``/ s`` (else a shift)."""
         return self.kind in (mir.MulOp, mir.DivOp)
 
 
@@ -225,8 +226,8 @@ class FuseScaleShift(FusionPattern):
         )
 
     def _lone_affines(self, op: Operation) -> Match | None:
-        """``op`` as a per-channel affine that no scale-shift or batch norm reads: with
-        the one it reads (a chain), else into a dense layer."""
+        """``op`` as a lone per-channel affine (one of a scale-shift or of ``x · s + t``
+        was taken above): with the affine it reads (a chain), else into a dense layer."""
         # Every mul, div, add and sub is asked: the neighbours are looked at first.
         near = any(isinstance(v.owner, _AFFINE_OR_DENSE) for v in op.operands)
         if not near and not any(isinstance(u, _DENSE) for u in users(op.results[0])):
