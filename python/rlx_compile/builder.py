@@ -215,13 +215,18 @@ class GraphBuilder:
         return self._one(mir.LeakyReluOp(x, alpha))
 
     def variadic(self, op_type: type[mir.VariadicOp], values: Sequence[SSAValue]) -> SSAValue:
-        """``op_type`` of ``values`` (three or more: fewer are its binary op or nothing)."""
+        """``op_type`` of ``values`` (three or more: fewer are its chain)."""
         if len(values) < op_type.MIN_OPERANDS:
-            acc = values[0]
-            for v in values[1:]:
-                acc = self.binary(op_type.BINARY, acc, v)
-            return acc
+            return self.variadic_chain(op_type, values)
         return self._one(op_type(list(values)))
+
+    def variadic_chain(self, op_type: type[mir.VariadicOp], values: Sequence[SSAValue]) -> SSAValue:
+        """What ``op_type`` of ``values`` computes, in primitives: its binary op left to
+        right, a mean's division by the count last."""
+        acc = values[0]
+        for v in values[1:]:
+            acc = self.binary(op_type.BINARY, acc, v)
+        return self.div(acc, len(values)) if op_type.MEAN else acc
 
     def elu(self, x: SSAValue, alpha: float, scale: float = 1.0) -> SSAValue:
         return self._one(mir.EluOp(x, alpha, scale))

@@ -375,10 +375,7 @@ class LowerVariadic(ConversionPattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mir.VariadicOp, rewriter: PatternRewriter) -> None:
         b, ops = self.builder(op)
-        acc = op.operands[0]
-        for v in op.operands[1:]:
-            acc = b.binary(op.BINARY, acc, v)
-        self.commit(rewriter, op, ops, [b.div(acc, len(op.operands)) if op.MEAN else acc])
+        self.commit(rewriter, op, ops, [b.variadic_chain(type(op), op.operands)])
 
 
 class LowerElu(ConversionPattern):

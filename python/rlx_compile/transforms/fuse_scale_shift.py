@@ -108,12 +108,14 @@ class Affine:
 
 
 def _composed(
-    b: GraphBuilder, affines: Sequence[Affine], channels: Dim
+    b: GraphBuilder,
+    affines: Sequence[Affine],
+    channels: Dim,
+    scale: SSAValue | None = None,
+    shift: SSAValue | None = None,
 ) -> tuple[SSAValue | None, SSAValue | None]:
-    """The (scale, shift) [C] vectors of ``affines`` applied in turn: ``x · s + t`` (None:
-    1 or 0)."""
-    scale: SSAValue | None = None
-    shift: SSAValue | None = None
+    """The (scale, shift) [C] vectors of ``x · scale + shift`` followed by ``affines`` in
+    turn (None: 1 or 0)."""
     for a in affines:
         w = channel_vector(b, a.weight, channels)
         if a.kind is mir.AddOp:
@@ -262,17 +264,9 @@ class FuseScaleShift(FusionPattern):
             return None
         if self.ctx.unclaimed(mir.FusedMatmulBiasActOp.name):
             return None
-        dense: mir.DenseOp | None = producer(affine.x, mir.FusedMatmulBiasActOp)
-        if dense is None:
-            dense = producer(affine.x, mir.MatmulOp)
-        if dense is not None and no_activation(dense) and sole_user(affine.x) is op:
-            x, weight, bias = mir.dense_operands(dense)
-            if (
-                type_of(x).rank == 2
-                and type_of(weight).rank == 2
-                and all(is_static(v) for v in (weight, *([bias] if bias is not None else [])))
-            ):
-                return AffineIntoDense(op, [dense, op], affine, dense)
+        dense = _static_dense_producing(affine.x)
+        if dense is not None and sole_user(affine.x) is op:
+            return AffineIntoDense(op, [dense, op], affine, dense)
         readers = users(op.results[0])
         if readers and all(_dense_reads(r, op.results[0]) for r in readers):
             return AffineIntoReaders(op, [op, *readers], affine)
@@ -284,16 +278,8 @@ class FuseScaleShift(FusionPattern):
     def _into_dense(self, op: mir.FusedScaleShiftActOp) -> Match | Miss | None:
         """``op`` folding into the dense layer (a matmul by a weight, with its bias
         and no activation) whose [N, C] output it scales, channels being its columns."""
-        dense: mir.DenseOp | None = producer(op.input, mir.FusedMatmulBiasActOp)
-        if dense is None:
-            dense = producer(op.input, mir.MatmulOp)
-        if dense is None or not no_activation(dense):
-            return None
-        x, weight, bias = mir.dense_operands(dense)
-        if type_of(op.input).rank != 2 or type_of(x).rank != 2 or type_of(weight).rank != 2:
-            return None  # a batched matmul: its columns are not the scale-shift's axis
-        statics = [weight, op.scale, op.shift, *([bias] if bias is not None else [])]
-        if not all(is_static(v) for v in statics):
+        dense = _static_dense_producing(op.input)
+        if dense is None or not (is_static(op.scale) and is_static(op.shift)):
             return None  # a run-time weight: folding would recompute it on every call
         act = op.props().enum("activation")
         if act is not Activation.NONE and not self.target.fuses_activation(act):
@@ -369,20 +355,35 @@ class FuseScaleShift(FusionPattern):
             fused = m.absorbed[0]
             assert isinstance(fused, mir.FusedScaleShiftActOp)
             channels = type_of(fused.input).shape[1]
-            factor = channel_vector(b, m.factor, channels)
             root = m.root
             assert isinstance(root, mir.BinaryOp)  # a mul, div, add or sub
-            scale, shift, kind = fused.scale, fused.shift, type(root)
-            if isinstance(root, mir.MulOp | mir.DivOp):
-                scale, shift = b.binary(kind, scale, factor), b.binary(kind, shift, factor)
-            else:
-                shift = b.binary(kind, shift, factor)
+            affine = Affine(fused.result, m.factor, type(root))
+            scale, shift = _composed(b, [affine], channels, fused.scale, fused.shift)
+            assert scale is not None and shift is not None
             y = b.fused_scale_shift_act(fused.input, scale, shift)
         else:
             assert isinstance(m, NewScaleShift)
             scale, shift = _new_scale_shift(b, m)
             y = b.fused_scale_shift_act(m.x, scale, shift)
         self.replace(rewriter, m, ops, [y])
+
+
+def _static_dense_producing(v: SSAValue) -> mir.DenseOp | None:
+    """The dense layer producing ``v`` [N, C] that a per-channel affine of ``v`` can fold
+    into, channels being its columns: a matrix matmul by a static weight, with a static
+    bias and no activation (a batched matmul's columns are not axis 1; a run-time weight
+    would be recomputed on every call)."""
+    dense: mir.DenseOp | None = producer(v, mir.FusedMatmulBiasActOp)
+    if dense is None:
+        dense = producer(v, mir.MatmulOp)
+    if dense is None or not no_activation(dense):
+        return None
+    x, weight, bias = mir.dense_operands(dense)
+    if type_of(v).rank != 2 or type_of(x).rank != 2 or type_of(weight).rank != 2:
+        return None
+    if not all(is_static(w) for w in (weight, *([bias] if bias is not None else []))):
+        return None
+    return dense
 
 
 def _dense_reads(reader: Operation, v: SSAValue) -> bool:

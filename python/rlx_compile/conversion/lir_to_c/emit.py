@@ -102,12 +102,6 @@ def static_values(ops: list[Operation]) -> set[SSAValue]:
     return static
 
 
-def _overlap(a: Operand, b: Operand) -> bool:
-    if a.loc.base != "arena" or b.loc.base != "arena":
-        return False
-    return a.loc.offset < b.loc.offset + b.nbytes and b.loc.offset < a.loc.offset + a.nbytes
-
-
 def _clobbers(op: Operation, out: Operand, args: list[Operand]) -> bool:
     """Whether writing ``out`` in place could overwrite operand bytes a kernel has yet to
     read. The planner lets an op that writes in place (``writes_in_place``) write over a
@@ -119,7 +113,7 @@ def _clobbers(op: Operation, out: Operand, args: list[Operand]) -> bool:
         return False
     in_place = writes_in_place(op)
     for a in args:
-        if not _overlap(out, a):
+        if out.loc.base != "arena" or not out.overlaps(a):
             continue
         if in_place and a.loc == out.loc and a.type == out.type:
             continue

@@ -232,16 +232,6 @@ def _binary(e: OpEmitter) -> None:
     binary(e, name, a, b, e.outs[0])
 
 
-def overlaps(a: Operand, b: Operand) -> bool:
-    """Whether two tensors share bytes (the planner wrote one over the other)."""
-    x, y = a.loc, b.loc
-    return (
-        (x.base, x.index) == (y.base, y.index)
-        and x.offset < y.offset + b.nbytes
-        and y.offset < x.offset + a.nbytes
-    )
-
-
 VARIADIC_MAX = 32
 """Operands of one ``rlx_*_n_*`` call (RLX_MAX_VARIADIC)."""
 
@@ -257,7 +247,7 @@ def _variadic(e: OpEmitter) -> None:
     kernel = f"rlx_{INT_BINARY[op.BINARY]}_n_{e.suffix(y, FLOATS | INTS)}"
     divisor = len(xs) if op.MEAN else 0
     first, rest = list(xs[:VARIADIC_MAX]), list(xs[VARIADIC_MAX:])
-    acc = e.tmp(y.type) if any(overlaps(x, y) for x in rest) else y
+    acc = e.tmp(y.type) if any(x.overlaps(y) for x in rest) else y
     group = first
     while True:
         out = y if not rest else acc

@@ -73,6 +73,15 @@ class Operand:
     def rank(self) -> int:
         return len(self.shape)
 
+    def overlaps(self, other: Operand) -> bool:
+        """Whether the two tensors share bytes (the planner wrote one over the other)."""
+        x, y = self.loc, other.loc
+        return (
+            (x.base, x.index) == (y.base, y.index)
+            and x.offset < y.offset + other.nbytes
+            and y.offset < x.offset + self.nbytes
+        )
+
 
 @dataclass(frozen=True)
 class EmitOptions:

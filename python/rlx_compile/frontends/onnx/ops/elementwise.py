@@ -138,10 +138,7 @@ def sum_(ctx: NodeContext) -> ConverterResult:
 
 @converter("Mean")
 def mean(ctx: NodeContext) -> ConverterResult:
-    values = ctx.inputs()
-    if len(values) >= mir.MeanNOp.MIN_OPERANDS:
-        return ctx.b.variadic(mir.MeanNOp, values)
-    return ctx.b.div(ctx.b.variadic(mir.AddNOp, values), len(values))
+    return ctx.b.variadic(mir.MeanNOp, ctx.inputs())
 
 
 @converter("Max")
