@@ -532,6 +532,11 @@ class GraphBuilder:
     ) -> SSAValue:
         return self._one(mir.FusedTransposedMatmulOp(lhs, rhs, transpose_lhs, transpose_rhs))
 
+    def scaled_matmul(
+        self, lhs: SSAValue, rhs: SSAValue, scale: float, divide: bool = False
+    ) -> SSAValue:
+        return self._one(mir.ScaledMatmulOp(lhs, rhs, scale, divide))
+
     def fused_two_sided_matmul(
         self, lhs: SSAValue, x: SSAValue, rhs: SSAValue, rhs_first: bool = False
     ) -> SSAValue:

@@ -249,13 +249,14 @@ def precision_passes(options: CompileOptions) -> list[str]:
 def fusion_passes_of(options: CompileOptions, cleanup: list[str]) -> list[str]:
     """Fuse for the target, then clean up. int8 quantisation taps every matmul, the two of
     an exported attention and a product of two activations included (as onnxruntime's
-    quantize_static does), so it keeps them: fuse-attention and fuse-transposed-matmul
-    stay out."""
+    quantize_static does), so it keeps them: fuse-attention, fuse-transposed-matmul and
+    fuse-scaled-matmul stay out."""
     if not options.fuse:
         return []
     skip = list(options.fuse_skip)
     if options.quantize == "int8":
-        skip += [s for s in ("fuse-attention", "fuse-transposed-matmul") if s not in skip]
+        keep_matmuls = ("fuse-attention", "fuse-transposed-matmul", "fuse-scaled-matmul")
+        skip += [s for s in keep_matmuls if s not in skip]
     spec = f" skip={','.join(skip)}" if skip else ""
     # Recurrent layers the target will not run as kernels: their steps, before fusion
     # (so that they fuse), where legalize would lower them after it.

@@ -720,12 +720,13 @@ def test_fuse_skip_keeps_a_stage_out() -> None:
 def test_int8_keeps_exported_attention_as_matmuls() -> None:
     """int8 quantises every matmul (as onnxruntime's quantize_static does): an exported
     attention stays two matmuls so that its Q·Kᵀ and P·V are quantised too, and so does
-    a product of two activations with a transposed operand."""
+    a product of two activations with a transposed operand or scaled by a constant."""
     assert "fuse{target=cpu}" in default_pipeline(CompileOptions())
     int8 = default_pipeline(CompileOptions(quantize="int8"))
-    assert "fuse{target=cpu skip=fuse-attention,fuse-transposed-matmul}" in int8
+    assert "fuse{target=cpu skip=fuse-attention,fuse-transposed-matmul,fuse-scaled-matmul}" in int8
     both = default_pipeline(CompileOptions(quantize="int8", fuse_skip=("fuse-rope",)))
-    assert "fuse{target=cpu skip=fuse-rope,fuse-attention,fuse-transposed-matmul}" in both
+    skip = "fuse-rope,fuse-attention,fuse-transposed-matmul,fuse-scaled-matmul"
+    assert f"fuse{{target=cpu skip={skip}}}" in both
     with pytest.raises(CompileError, match="unknown fusion stage 'fuse-ropes'"):
         CompilePipeline(fuse_skip=("fuse-ropes",))
 

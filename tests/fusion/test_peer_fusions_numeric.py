@@ -29,6 +29,7 @@ PASSES = {
     "fuse_biased_conv.mlir": "fold-conv-batch-norm,fold-conv-affine,fuse-conv-bias-act,dce",
     "fuse_two_sided_matmul.mlir": "fuse-two-sided-matmul,dce",
     "fuse_transposed_matmul.mlir": "fuse-transposed-matmul,dce",
+    "fuse_scaled_matmul.mlir": "fuse-scaled-matmul,dce",
     "fuse_reshape_transpose.mlir": "fuse-reshape-transpose,dce",
 }
 TARGETS = ("cpu", "cuda", "cortex-m", "wgpu", "tpu")

@@ -1167,6 +1167,17 @@ for _lhs, _rhs in ((False, True), (True, False), (True, True)):
         return module and (module, {k: values(v[0], dtype, rng) for k, v in specs.items()})
 
 
+for _scale, _divide in ((0.125, False), (1 / 3, False), (2.8284271247461903, True)):
+
+    @case(f"scaled_matmul_{'div' if _divide else 'mul'}_{_scale:.3g}", mir.ScaledMatmulOp)
+    def _scaled(dtype: DType, rng: np.random.Generator, scale=_scale, divide=_divide):
+        """Batched operands, the rhs broadcast; a scale the element type cannot hold
+        exactly (1/3, √8) must be rounded to it first, as the chain's constant is."""
+        specs = {"a": ((2, 3, 4, 5), dtype), "b": ((1, 3, 5, 6), dtype)}
+        module = graph(specs, lambda m, a, b: m.scaled_matmul(a, b, scale, divide))
+        return module and (module, {k: values(v[0], dtype, rng) for k, v in specs.items()})
+
+
 @case("fused_scale_shift_dense", mir.FusedScaleShiftActOp)
 def _scale_shift_dense(dtype: DType, rng: np.random.Generator):
     """[N, C] features (a batch norm after a dense layer): the channels are the columns."""

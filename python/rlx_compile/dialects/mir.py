@@ -3988,6 +3988,45 @@ class FusedTransposedMatmulOp(ShapedOp):
 
 
 @irdl_op_definition
+class ScaledMatmulOp(ShapedOp):
+    """``lhs · rhs`` times ``scale``, or divided by it with ``divide``: ``mir.matmul``
+    then ``mir.mul`` (``mir.div``) by a one-element constant of the element type, and
+    rounded as that chain (the scale is rounded to the element type first). One op, as
+    onnxruntime's FusedMatMul with its alpha: a product scaled by a constant (attention
+    scores ``q · kᵀ / √d`` that no attention fusion took, a Gemm's alpha)."""
+
+    name = "mir.scaled_matmul"
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    scale = prop_def(F64Attr)
+    divide = opt_prop_def(UnitAttr)
+    result = result_def(TensorType)
+    traits = traits_def(
+        Pure(), Precision(PrecisionClass.COMPUTE), Fused("matmul, scale by a constant")
+    )
+    assembly_format = (
+        "$lhs `,` $rhs `scale` $scale (`divide` $divide^)? "
+        "attr-dict `:` functional-type(operands, results)"
+    )
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, scale: float, divide: bool = False):
+        self._build(
+            {"lhs": lhs, "rhs": rhs}, {"scale": float_attr(scale), "divide": flag_attr(divide)}
+        )
+
+    @classmethod
+    def infer(cls, props: Props, *, lhs: TensorType, rhs: TensorType) -> tuple[TensorType, ...]:
+        require_float(lhs, "operands")
+        return MatmulOp.infer(props, lhs=lhs, rhs=rhs)
+
+    def decompose(self, b: GraphBuilder) -> list[SSAValue]:
+        p = self.props()
+        y = b.matmul(self.lhs, self.rhs)
+        scale = b.scalar_like(p.float("scale"), y)
+        return [b.div(y, scale) if p.flag("divide") else b.mul(y, scale)]
+
+
+@irdl_op_definition
 class FusedSwigluOp(ShapedOp):
     """silu(gate) · up on the two halves of the last dim of ``input`` [..., 2N] -> [..., N].
 
@@ -6014,7 +6053,7 @@ MIR_OPS: list[type[ShapedOp]] = [
     QuantizeOp, DequantizeOp, FakeQuantizeOp,
     DynamicQuantizeLinearOp, MatmulIntegerOp, ConvIntegerOp, DynamicQuantizeMatmulOp,
     FusedMatmulBiasActOp, FusedTwoSidedMatmulOp, FusedReshapeTransposeOp,
-    FusedTransposedMatmulOp, FusedSwigluOp,
+    FusedTransposedMatmulOp, ScaledMatmulOp, FusedSwigluOp,
     FusedResidualRmsNormOp, FusedResidualLayerNormOp,
     FusedConvBiasActOp, FusedScaleShiftActOp, FusedLstmCellOp, FusedGruCellOp,
     FusedAttentionBlockOp,

@@ -11,10 +11,10 @@ attention), attention blocks, SwiGLU, LSTM cells, dynamically quantised matmuls 
 the residual norms could take their bias add), conv + batch norm folding, per-channel
 scale/shift folding into convs, conv + bias + activation, matmul + bias + activation,
 per-channel scale-shifts (batch norms no conv took) + activation, residual norms,
-shared-input matmuls, then elementwise regions (marked for targets that keep them,
-unfused otherwise), then dead-code elimination. Patterns rooted at a consumer come
-before those that would consume its producers (the attention block before the matmul
-fusions, SwiGLU before shared-input matmuls, regions last).
+shared-input matmuls, matmuls scaled by a constant, then elementwise regions (marked for
+targets that keep them, unfused otherwise), then dead-code elimination. Patterns rooted
+at a consumer come before those that would consume its producers (the attention block
+before the matmul fusions, SwiGLU before shared-input matmuls, regions last).
 """
 
 from __future__ import annotations
@@ -98,6 +98,7 @@ def _select(
     from rlx_compile.transforms.fuse_rms_norm import FuseRmsNormPass
     from rlx_compile.transforms.fuse_rope import FuseRopePass
     from rlx_compile.transforms.fuse_scale_shift import FuseScaleShiftPass
+    from rlx_compile.transforms.fuse_scaled_matmul import FuseScaledMatmulPass
     from rlx_compile.transforms.fuse_shared_input_matmul import FuseSharedInputMatmulPass
     from rlx_compile.transforms.fuse_swiglu import FuseSwigluPass
     from rlx_compile.transforms.fuse_transposed_matmul import FuseTransposedMatmulPass
@@ -147,6 +148,9 @@ def _select(
         ),
         (c(mir.MatmulOp.name) and c(mir.ConcatOp.name) and c(mir.NarrowOp.name),
          FuseSharedInputMatmulPass),
+        # Last: the stages above take a scale away entirely (an attention's, one folded
+        # into a static weight) or read a plain matmul (shared inputs).
+        (c(mir.ScaledMatmulOp.name), FuseScaledMatmulPass),
     ]  # fmt: skip
     names = [kind.name for _, kind in stages]
     for name in skip:

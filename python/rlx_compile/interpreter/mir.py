@@ -701,6 +701,15 @@ def _fused_two_sided_matmul(op: mir.FusedTwoSidedMatmulOp, args: Arrays, env: En
     return [K.matmul(K.matmul(lhs, x), rhs)]
 
 
+@impl(mir.ScaledMatmulOp)
+def _scaled_matmul(op: mir.ScaledMatmulOp, args: Arrays, env: Env) -> Arrays:
+    """mir.matmul's product, then mir.mul (mir.div) by the scale as an element."""
+    p = op.props()
+    y = K.matmul(args[0], args[1])
+    scale = np.asarray(p.float("scale"), y.dtype)
+    return [K.binary("div" if p.flag("divide") else "mul", y, scale)]
+
+
 @impl(mir.FusedTransposedMatmulOp)
 def _fused_transposed_matmul(op: mir.FusedTransposedMatmulOp, args: Arrays, env: Env) -> Arrays:
     """The operands' last two dims swapped as the flags say, then mir.matmul's product."""

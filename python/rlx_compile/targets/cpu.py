@@ -42,6 +42,7 @@ TARGET = Target(
         mir.FusedSwigluOp.name,
         mir.FusedTwoSidedMatmulOp.name,
         mir.FusedTransposedMatmulOp.name,
+        mir.ScaledMatmulOp.name,
         mir.FusedReshapeTransposeOp.name,
         mir.FusedAttentionBlockOp.name,
         mir.FusedConvBiasActOp.name,

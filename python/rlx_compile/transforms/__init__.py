@@ -211,6 +211,12 @@ def _fuse_transposed_matmul() -> type[ModulePass]:
     return FuseTransposedMatmulPass
 
 
+def _fuse_scaled_matmul() -> type[ModulePass]:
+    from rlx_compile.transforms.fuse_scaled_matmul import FuseScaledMatmulPass
+
+    return FuseScaledMatmulPass
+
+
 def _fuse_swiglu() -> type[ModulePass]:
     from rlx_compile.transforms.fuse_swiglu import FuseSwigluPass
 
@@ -335,6 +341,7 @@ RLX_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "fuse-swiglu": _fuse_swiglu,
     "fuse-two-sided-matmul": _fuse_two_sided_matmul,
     "fuse-transposed-matmul": _fuse_transposed_matmul,
+    "fuse-scaled-matmul": _fuse_scaled_matmul,
     "fuse-reshape-transpose": _fuse_reshape_transpose,
     "fuse-lstm-cell": _fuse_lstm_cell,
     "fuse-gru-cell": _fuse_gru_cell,

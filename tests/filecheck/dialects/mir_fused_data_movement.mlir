@@ -31,3 +31,16 @@ func.func @transposed_matmuls() -> (!rlx.tensor<[2, 4, 6], f32> {rlx.name = "s"}
 }
 // CHECK:      %s = mir.fused_transposed_matmul %x, %y transpose_rhs : (!rlx.tensor<[2, 4, 8], f32>, !rlx.tensor<[2, 6, 8], f32>) -> !rlx.tensor<[2, 4, 6], f32>
 // CHECK:      %p = mir.fused_transposed_matmul %a, %b transpose_lhs transpose_rhs : (!rlx.tensor<[4, 3], f32>, !rlx.tensor<[5, 4], f32>) -> !rlx.tensor<[3, 5], f32>
+
+// A product scaled by a constant, and one divided by a constant.
+func.func @scaled_matmuls() -> (!rlx.tensor<[2, 4, 6], f32> {rlx.name = "s"}, !rlx.tensor<[3, 5], f16> {rlx.name = "d"}) {
+  %x = mir.input "x" : !rlx.tensor<[2, 4, 8], f32>
+  %y = mir.input "y" : !rlx.tensor<[8, 6], f32>
+  %s = mir.scaled_matmul %x, %y scale 1.250000e-01 : (!rlx.tensor<[2, 4, 8], f32>, !rlx.tensor<[8, 6], f32>) -> !rlx.tensor<[2, 4, 6], f32>
+  %a = mir.input "a" : !rlx.tensor<[3, 4], f16>
+  %b = mir.input "b" : !rlx.tensor<[4, 5], f16>
+  %d = mir.scaled_matmul %a, %b scale 2.8284271247461903 divide : (!rlx.tensor<[3, 4], f16>, !rlx.tensor<[4, 5], f16>) -> !rlx.tensor<[3, 5], f16>
+  func.return %s, %d : !rlx.tensor<[2, 4, 6], f32>, !rlx.tensor<[3, 5], f16>
+}
+// CHECK:      %s = mir.scaled_matmul %x, %y scale 1.250000e-01 : (!rlx.tensor<[2, 4, 8], f32>, !rlx.tensor<[8, 6], f32>) -> !rlx.tensor<[2, 4, 6], f32>
+// CHECK:      %d = mir.scaled_matmul %a, %b scale 2.8284271247461903 divide : (!rlx.tensor<[3, 4], f16>, !rlx.tensor<[4, 5], f16>) -> !rlx.tensor<[3, 5], f16>

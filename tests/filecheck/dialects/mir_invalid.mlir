@@ -816,3 +816,21 @@ func.func @transposed_matmul_contraction() {
   func.return
 }
 // CHECK: mir_invalid.mlir:[[# @LINE - 3]]:3: error: 'mir.fused_transposed_matmul' op contraction dims differ
+
+// -----
+func.func @scaled_matmul_of_integers() {
+  %x = mir.input "x" : !rlx.tensor<[2, 3], i32>
+  %y = mir.input "y" : !rlx.tensor<[3, 4], i32>
+  %p = mir.scaled_matmul %x, %y scale 2.000000e+00 : (!rlx.tensor<[2, 3], i32>, !rlx.tensor<[3, 4], i32>) -> !rlx.tensor<[2, 4], i32>
+  func.return
+}
+// CHECK: mir_invalid.mlir:[[# @LINE - 3]]:3: error: 'mir.scaled_matmul' op operands must have a float element type, got i32
+
+// -----
+func.func @scaled_matmul_contraction() {
+  %x = mir.input "x" : !rlx.tensor<[2, 3], f32>
+  %y = mir.input "y" : !rlx.tensor<[4, 2], f32>
+  %p = mir.scaled_matmul %x, %y scale 2.000000e+00 : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[4, 2], f32>) -> !rlx.tensor<[2, 2], f32>
+  func.return
+}
+// CHECK: mir_invalid.mlir:[[# @LINE - 3]]:3: error: 'mir.scaled_matmul' op contraction dims differ

@@ -100,6 +100,8 @@ is the epilogue's clamp)."""
 ELU_CODE = 11
 THRESHOLDED_RELU_CODE = 12
 SWISH_CODE = 13
+SCALE_CODE = 14
+DIVIDE_CODE = 15
 """``rlx_param_act_*``'s codes of the parameterised ops that are never an epilogue."""
 
 
@@ -798,6 +800,18 @@ def _fused_two_sided_matmul(e: OpEmitter) -> None:
         mid = e.tmp(x.type.with_shape((*x.shape[:-2], lhs.shape[0], x.shape[-1])))
         matmul(e, lhs, x, mid)
         matmul(e, mid, rhs, y)
+
+
+@lowers(mir.ScaledMatmulOp)
+def _scaled_matmul(e: OpEmitter) -> None:
+    """matmul, then the scale applied in place, rounded to the element type first (the
+    one-element constant of the unfused chain)."""
+    a, b = e.args
+    y = e.outs[0]
+    matmul(e, a, b, y)
+    p = e.op.props()  # type: ignore[attr-defined]
+    scale = float(np.asarray(p.float("scale"), y.dtype.numpy))
+    param_act_call(e, DIVIDE_CODE if p.flag("divide") else SCALE_CODE, (scale,), y, y)
 
 
 @lowers(mir.FusedTransposedMatmulOp)

@@ -26,7 +26,7 @@ RLX_FLOAT_TYPES(RLX_FLOAT_COMPARE_T, _)
 /* ---- parameterised activations (the reference: np.maximum/np.minimum, so NaN
  * propagates; leaky relu x < 0 ? alpha x : x; elu scale (x < 0 ? alpha (e^x - 1) : x),
  * e^x of the branch taken only; thresholded relu x > alpha ? x : 0; swish
- * x sigmoid(alpha x)) ------------------------------------------------------------------ */
+ * x sigmoid(alpha x); scale x * p0; divide x / p0) ----------------------------------- */
 #define RLX_PARAM_ACT_LOOP(CT, L, S, ...)                                               \
     for (i = 0; i < n; i++) {                                                           \
         CT v = (CT)L(px[i]);                                                            \
@@ -63,6 +63,12 @@ RLX_FLOAT_TYPES(RLX_FLOAT_COMPARE_T, _)
             return 0;                                                                   \
         case RLX_ACT_SWISH:                                                             \
             RLX_PARAM_ACT_LOOP(CT, L, S, v = v * rlx_s_sigmoid_##CF(v * a);)                      \
+            return 0;                                                                   \
+        case RLX_ACT_SCALE:                                                             \
+            RLX_PARAM_ACT_LOOP(CT, L, S, v = v * a;)                                              \
+            return 0;                                                                   \
+        case RLX_ACT_DIVIDE:                                                            \
+            RLX_PARAM_ACT_LOOP(CT, L, S, v = v / a;)                                              \
             return 0;                                                                   \
         default:                                                                        \
             return 1;                                                                   \

@@ -54,7 +54,10 @@ enum {
     /* parameterised ops that are never an epilogue */
     RLX_ACT_ELU = 11,
     RLX_ACT_THRESHOLDED_RELU = 12,
-    RLX_ACT_SWISH = 13
+    RLX_ACT_SWISH = 13,
+    /* a scale by a constant (mir.scaled_matmul's, after its product) */
+    RLX_ACT_SCALE = 14,
+    RLX_ACT_DIVIDE = 15
 };
 
 /* ---- the element types, as X-macro lists ----------------------------------------- */
@@ -270,8 +273,8 @@ RLX_FLOAT_TYPES(RLX_DECL_GRU_CELL, _)
 RLX_FLOAT_TYPES(RLX_DECL_RECURRENT, _)
 /* y[i] = act(x[i]) over n dense elements for the parameterised activations (clip
  * [p0, p1], hard sigmoid alpha p0 beta p1, hard swish, leaky relu alpha p0, elu alpha
- * p0 scale p1, thresholded relu alpha p0, swish alpha p0), computed in the compute type, the parameters
- * rounded to it; y may be x. */
+ * p0 scale p1, thresholded relu alpha p0, swish alpha p0, x * p0, x / p0), computed in the
+ * compute type, the parameters rounded to it; y may be x. */
 #define RLX_DECL_PARAM_ACT(sfx, ...)                                                    \
     int rlx_param_act_##sfx(int64_t n, void *y, const void *x, int64_t act, double p0, double p1);
 RLX_FLOAT_TYPES(RLX_DECL_PARAM_ACT, _)
