@@ -418,11 +418,18 @@ def tile(ctx: NodeContext, x: SSAValue, repeats: Sequence[Dim]) -> SSAValue:
         raise Unsupported(f"{len(repeats)} repeats for rank {len(shape)}")
     if all(r == 1 for r in repeats):
         return x
-    # [d0, d1] -> [1, d0, 1, d1] -> expand [r0, d0, r1, d1] -> [r0·d0, r1·d1]
-    interleaved = [v for d in shape for v in (1, d)]
-    grown = [v for d, r in zip(shape, repeats, strict=True) for v in (r, d)]
-    y = ctx.b.expand(reshape(ctx, x, interleaved), grown)
-    return reshape(ctx, y, [d * r for d, r in zip(shape, repeats, strict=True)])
+    tiled = [d * r for d, r in zip(shape, repeats, strict=True)]
+    # An axis of size 1 repeats by broadcasting: a batch tiled from one row is one expand,
+    # as onnxruntime's Tile is one kernel. Another repeated axis gets an axis of size 1
+    # before it to broadcast: [d0, d1] -> [1, d0, d1] -> [r0, d0, d1] -> [r0·d0, d1].
+    split = {i for i, (d, r) in enumerate(zip(shape, repeats, strict=True))
+             if r != 1 and not (isinstance(d, int) and d == 1)}  # fmt: skip
+    if not split:
+        return ctx.b.expand(x, tiled)
+    interleaved = [v for i, d in enumerate(shape) for v in ((1, d) if i in split else (d,))]
+    grown = [v for i, (d, r) in enumerate(zip(shape, repeats, strict=True))
+             for v in ((r, d) if i in split else (d * r,))]  # fmt: skip
+    return reshape(ctx, ctx.b.expand(reshape(ctx, x, interleaved), grown), tiled)
 
 
 @converter("Tile")
