@@ -162,7 +162,7 @@ def test_c1_cpu_pass_list() -> None:
         "fuse-conv-bias-act", "fuse-matmul-bias-act", "fuse-two-sided-matmul",
         "fuse-transposed-matmul", "fuse-reshape-transpose", "fuse-scale-shift",
         "fuse-residual-norm",
-        "fuse-shared-input-matmul", "fuse-scaled-matmul",
+        "fuse-shared-input-matmul", "fuse-scaled-matmul", "fuse-add-chain",
         "unfuse-elementwise-regions", "dce",
     ]  # fmt: skip
     assert "mark-elementwise-regions" not in cpu

@@ -30,6 +30,7 @@ PASSES = {
     "fuse_two_sided_matmul.mlir": "fuse-two-sided-matmul,dce",
     "fuse_transposed_matmul.mlir": "fuse-transposed-matmul,dce",
     "fuse_scaled_matmul.mlir": "fuse-scaled-matmul,dce",
+    "fuse_add_chain.mlir": "fuse-add-chain,dce",
     "fuse_reshape_transpose.mlir": "fuse-reshape-transpose,dce",
 }
 TARGETS = ("cpu", "cuda", "cortex-m", "wgpu", "tpu")

@@ -11,10 +11,11 @@ attention), attention blocks, SwiGLU, LSTM cells, dynamically quantised matmuls 
 the residual norms could take their bias add), conv + batch norm folding, per-channel
 scale/shift folding into convs, conv + bias + activation, matmul + bias + activation,
 per-channel scale-shifts (batch norms no conv took) + activation, residual norms,
-shared-input matmuls, matmuls scaled by a constant, then elementwise regions (marked for
-targets that keep them, unfused otherwise), then dead-code elimination. Patterns rooted
-at a consumer come before those that would consume its producers (the attention block
-before the matmul fusions, SwiGLU before shared-input matmuls, regions last).
+shared-input matmuls, matmuls scaled by a constant, chains of additions (where regions
+are not kept), then elementwise regions (marked for targets that keep them, unfused
+otherwise), then dead-code elimination. Patterns rooted at a consumer come before those
+that would consume its producers (the attention block before the matmul fusions, SwiGLU
+before shared-input matmuls, regions last).
 """
 
 from __future__ import annotations
@@ -84,6 +85,7 @@ def _select(
     from rlx_compile.transforms.fold_conv_batch_norm import FoldConvBatchNormPass
     from rlx_compile.transforms.fold_transposes import FoldTransposesPass
     from rlx_compile.transforms.fuse_activations import FuseActivationsPass
+    from rlx_compile.transforms.fuse_add_chain import FuseAddChainPass
     from rlx_compile.transforms.fuse_attention import FuseAttentionPass
     from rlx_compile.transforms.fuse_attention_block import FuseAttentionBlockPass
     from rlx_compile.transforms.fuse_conv_bias_act import FuseConvBiasActPass, SplitConvBiasPass
@@ -110,6 +112,7 @@ def _select(
         raise ValueError(f"unknown regions mode '{regions}' (use {', '.join(REGION_MODES)})")
     c = t.claims_op
     kw = {"target": target_name, "claims": claims}
+    keep = c(REGION) and (regions == "keep" or (regions == "target" and t.limits.keep_regions))
     stages: list[tuple[bool, type[ModulePass]]] = [
         # An ONNX Conv with a bias imports as a fused conv: where the target's fused conv
         # kernel does not take it, it is a conv and an add for every stage below.
@@ -151,13 +154,14 @@ def _select(
         # Last: the stages above take a scale away entirely (an attention's, one folded
         # into a static weight) or read a plain matmul (shared inputs).
         (c(mir.ScaledMatmulOp.name), FuseScaledMatmulPass),
+        # After every stage that reads an addition; a kept region takes the chain.
+        (c(mir.AddNOp.name) and not keep, FuseAddChainPass),
     ]  # fmt: skip
     names = [kind.name for _, kind in stages]
     for name in skip:
         if name not in names:
             raise ValueError(f"unknown fusion stage '{name}' (stages: {', '.join(names)})")
     passes: list[ModulePass] = [kind(**kw) for on, kind in stages if on and kind.name not in skip]
-    keep = c(REGION) and (regions == "keep" or (regions == "target" and t.limits.keep_regions))
     if keep:
         passes.append(MarkElementwiseRegionsPass(target=target_name, claims=claims))
     else:

@@ -217,6 +217,12 @@ def _fuse_scaled_matmul() -> type[ModulePass]:
     return FuseScaledMatmulPass
 
 
+def _fuse_add_chain() -> type[ModulePass]:
+    from rlx_compile.transforms.fuse_add_chain import FuseAddChainPass
+
+    return FuseAddChainPass
+
+
 def _fuse_swiglu() -> type[ModulePass]:
     from rlx_compile.transforms.fuse_swiglu import FuseSwigluPass
 
@@ -342,6 +348,7 @@ RLX_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "fuse-two-sided-matmul": _fuse_two_sided_matmul,
     "fuse-transposed-matmul": _fuse_transposed_matmul,
     "fuse-scaled-matmul": _fuse_scaled_matmul,
+    "fuse-add-chain": _fuse_add_chain,
     "fuse-reshape-transpose": _fuse_reshape_transpose,
     "fuse-lstm-cell": _fuse_lstm_cell,
     "fuse-gru-cell": _fuse_gru_cell,
