@@ -157,7 +157,10 @@ SKLEARN = (
     "random_trees_embedding", "minibatch_kmeans", "logreg_op9", "rf_clf_op11",
     "gbdt_reg_op13", "svc_op21", "scaler_double", "logreg_double", "rf_reg_double",
     "lgbm_multiclass", "lgbm_binary_nozipmap", "lgbm_regressor_l1", "xgb_multiclass",
-    "xgb_binary", "xgb_regressor_squared",
+    "xgb_binary", "xgb_regressor_squared", "normalizer_l2", "normalizer_max", "maxabs_scaler",
+    "minmax_lasso", "quantile_transformer", "complement_nb", "linear_svc", "linear_svr",
+    "kmeans", "elastic_poly", "incremental_pca", "mlp_clf_tanh", "knn_clf", "gbdt_clf",
+    "sgd_regressor", "scaled_ridge_ovr",
 )  # fmt: skip
 """The conversions of ``bench/wild_sklearn.py`` (the keys of its ``conversions()``)."""
 

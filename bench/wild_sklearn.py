@@ -240,6 +240,29 @@ def conversions() -> dict[str, Callable[[], Any]]:
         "xgb_binary": lambda: xgb(xgboost.XGBClassifier(n_estimators=4, max_depth=3), c2),
         "xgb_regressor_squared": lambda: xgb(xgboost.XGBRegressor(
             n_estimators=4, max_depth=3), reg),
+        "normalizer_l2": lambda: skl(preprocessing.Normalizer("l2"), "none"),
+        "normalizer_max": lambda: skl(preprocessing.Normalizer("max"), "none"),
+        "maxabs_scaler": lambda: skl(preprocessing.MaxAbsScaler(), "none"),
+        "minmax_lasso": lambda: skl(pipeline.make_pipeline(
+            preprocessing.MinMaxScaler(), linear_model.Lasso(alpha=0.01)), reg),
+        "quantile_transformer": lambda: skl(preprocessing.QuantileTransformer(
+            n_quantiles=20), "none"),
+        "complement_nb": lambda: skl(naive_bayes.ComplementNB(), f"positive_{c3}", options=nozip),
+        "linear_svc": lambda: skl(svm.LinearSVC(random_state=rs), c3),
+        "linear_svr": lambda: skl(svm.LinearSVR(random_state=rs), reg),
+        "kmeans": lambda: skl(cluster.KMeans(3, n_init=2, random_state=rs), "none"),
+        "elastic_poly": lambda: skl(pipeline.make_pipeline(
+            preprocessing.PolynomialFeatures(2), preprocessing.StandardScaler(),
+            linear_model.ElasticNet(alpha=0.01)), reg),
+        "incremental_pca": lambda: skl(decomposition.IncrementalPCA(3), "none"),
+        "mlp_clf_tanh": lambda: skl(neural_network.MLPClassifier(
+            (16,), activation="tanh", max_iter=50, random_state=rs), c3, options=nozip),
+        "knn_clf": lambda: skl(neighbors.KNeighborsClassifier(3), c3, options=nozip),
+        "gbdt_clf": lambda: skl(ensemble.GradientBoostingClassifier(
+            n_estimators=5, random_state=rs), c3, options=nozip),
+        "sgd_regressor": lambda: skl(linear_model.SGDRegressor(random_state=rs), reg),
+        "scaled_ridge_ovr": lambda: skl(pipeline.make_pipeline(
+            preprocessing.StandardScaler(), linear_model.RidgeClassifier()), c3),
     }  # fmt: skip
 
 
