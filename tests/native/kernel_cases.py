@@ -519,6 +519,7 @@ for _name, _kv_heads, _kind, _extra in (
     ("attention_gqa_causal", 1, "causal", {"scale": 0.3}),
     ("attention_bool_mask", 2, "bool", {}),
     ("attention_float_mask_softcap", 2, "float", {"softcap": 5.0}),
+    ("attention_masked_row_zero_nan", 2, "bool_masked_row", {"zero_nan": True}),
 ):
 
     @case(_name, mir.AttentionOp)
@@ -529,7 +530,7 @@ for _name, _kv_heads, _kind, _extra in (
             "k": ((b, hk, sk, d), dtype),
             "v": ((b, hk, sk, d), dtype),
         }
-        if kind == "bool":
+        if kind.startswith("bool"):
             specs["mask"] = ((1, 1, sq, sk), DType.BOOL)
         elif kind == "float":
             specs["mask"] = ((b, 1, 1, sk), dtype)
@@ -544,6 +545,9 @@ for _name, _kv_heads, _kind, _extra in (
         inputs = {k_: values(v_[0], v_[1], rng, "finite") for k_, v_ in specs.items()}
         if kind == "bool":
             inputs["mask"][..., 0] = True  # every query attends somewhere
+        elif kind == "bool_masked_row":  # with zero_nan a query that attends nowhere gives 0
+            inputs["mask"][..., 0] = True
+            inputs["mask"][..., 1, :] = False
         return module and (module, inputs)
 
 

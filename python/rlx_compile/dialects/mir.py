@@ -2712,7 +2712,9 @@ class AttentionOp(ShapedOp):
 
     softmax(q·kᵀ·scale [+ mask]) · v with ``scale`` defaulting to 1/√D; key/value may have
     fewer heads (grouped-query attention: query head h reads key head h // (H / H_kv));
-    ``softcap`` c applies c·tanh(s/c) to the scores first.
+    ``softcap`` c applies c·tanh(s/c) to the scores first. With ``zero_nan`` a probability
+    that is NaN counts as 0 (a row masked entirely gives 0, not NaN), as PyTorch's
+    exporter guards the softmax with ``where(isnan(p), 0, p)``.
     """
 
     name = "mir.attention"
@@ -2723,11 +2725,13 @@ class AttentionOp(ShapedOp):
     mask_kind = prop_def(MaskKindAttr, default_value=MaskKindAttr(MaskKind.NONE))
     scale = opt_prop_def(F64Attr)
     softcap = opt_prop_def(F64Attr)
+    zero_nan = opt_prop_def(UnitAttr)
     result = result_def(TensorType)
     traits = traits_def(Pure(), Precision(PrecisionClass.COMPUTE))
     assembly_format = (
         "$query `,` $key `,` $value (`mask` $mask^)? (`kind` $mask_kind^)? (`scale` $scale^)? "
-        "(`softcap` $softcap^)? attr-dict `:` functional-type(operands, results)"
+        "(`softcap` $softcap^)? (`zero_nan` $zero_nan^)? attr-dict `:` "
+        "functional-type(operands, results)"
     )
 
     def __init__(
@@ -2740,6 +2744,7 @@ class AttentionOp(ShapedOp):
         mask_kind: str = "none",
         scale: float | None = None,
         softcap: float | None = None,
+        zero_nan: bool = False,
     ):
         if mask is not None and mask_kind == "none":
             mask_kind = "explicit"
@@ -2749,6 +2754,7 @@ class AttentionOp(ShapedOp):
                 "mask_kind": enum_attr(MaskKind, mask_kind),
                 "scale": float_attr(scale),
                 "softcap": float_attr(softcap),
+                "zero_nan": flag_attr(zero_nan),
             },
         )
 

@@ -1012,9 +1012,12 @@ def attention(
     mask_kind: MaskKind,
     scale: float | None,
     softcap: float | None,
+    *,
+    zero_nan: bool = False,
 ) -> np.ndarray:
     """softmax(cap(q·kᵀ·scale) masked)·v on [B, H, S, D]; query head h reads key/value
-    head h // (H / H_kv); causal is upper-left (query i sees keys j <= i)."""
+    head h // (H / H_kv); causal is upper-left (query i sees keys j <= i); ``zero_nan``: a
+    NaN probability counts as 0 (a row masked entirely)."""
     heads, kv_heads = q.shape[1], k.shape[1]
     qc = widen(q)
     kc = np.repeat(widen(k), heads // kv_heads, axis=1)
@@ -1032,8 +1035,10 @@ def attention(
         # bool: true = attend; float: an additive bias
         bool_mask = mask.dtype == np.bool_
         scores = np.where(mask, scores, -np.inf) if bool_mask else scores + widen(mask)
-    probs = contiguous(softmax_c(scores, -1))
-    return round_to(np.matmul(probs, vc), q.dtype)
+    probs = softmax_c(scores, -1)
+    if zero_nan:
+        probs = np.where(np.isnan(probs), 0.0, probs)
+    return round_to(np.matmul(contiguous(probs), vc), q.dtype)
 
 
 def rope(

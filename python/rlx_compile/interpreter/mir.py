@@ -596,8 +596,9 @@ def _attention(op: mir.AttentionOp, args: Arrays, env: Env) -> Arrays:
     q, k, v = a["query"], a["key"], a["value"]
     assert q is not None and k is not None and v is not None
     out = K.attention(
-        q, k, v, a["mask"], p.enum("mask_kind"), p.opt_float("scale"), p.opt_float("softcap")
-    )
+        q, k, v, a["mask"], p.enum("mask_kind"), p.opt_float("scale"), p.opt_float("softcap"),
+        zero_nan=p.flag("zero_nan"),
+    )  # fmt: skip
     return [out]
 
 

@@ -236,6 +236,8 @@ class LowerAttention(ConversionPattern):
             else:
                 scores = b.add(scores, op.mask)
         probs = b.softmax(scores, -1)
+        if p.flag("zero_nan"):
+            probs = b.where(b.compare("ne", probs, probs), _scalar(b, 0.0, probs), probs)
         self.commit(rewriter, op, ops, [b.matmul(probs, v)])
 
 

@@ -16,6 +16,8 @@ Rooted at ``matmul(softmax(scores, last axis), v')`` with
   ``kind causal``, an all-zero constant no mask, anything else ``explicit`` with the mask
   operand -- or ``where(m, scores, -inf)`` (``where(m, -inf, scores)``: the mask is
   ``not m``), a bool mask.
+The probabilities may pass through PyTorch's NaN guard, ``where(isnan(p), 0, p)`` (what
+a row masked entirely gives): the fused op then has ``zero_nan``.
 The chains are followed by their layout: each dim of the operand as the list of source
 axes (and broadcast repeats) it holds, so any order of views that means kᵀ (PyTorch's
 exporter transposes k as a [B·H, S, D] reshape) is recognised, and none that means
@@ -42,7 +44,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from rlx_compile.builder import GraphBuilder, type_of
 from rlx_compile.dialects import mir
-from rlx_compile.dialects.common import MaskKind
+from rlx_compile.dialects.common import ComparePredicate, MaskKind
 from rlx_compile.dialects.traits import ViewLike
 from rlx_compile.dialects.types import Dim, DType, Shape, TensorType
 from rlx_compile.folding import constant_value
@@ -326,6 +328,31 @@ class AttentionMatch(Match):
     v: _Source
     mask: _Mask
     scale: float | None
+    zero_nan: bool
+
+
+def _nan_guard(v: SSAValue) -> tuple[SSAValue, list[Operation]] | None:
+    """``p`` and the guard's ops when ``v`` is ``where(isnan(p), +0, p)`` of the same type
+    (isnan as ``p != p``), the guard alone reading p."""
+    where = producer(v, mir.WhereOp)
+    if where is None:
+        return None
+    p = where.on_false
+    isnan = producer(where.condition, mir.CompareOp)
+    zero = scalar_constant(where.on_true)
+    if (
+        isnan is None
+        or isnan.props().enum("predicate") is not ComparePredicate.NE
+        or isnan.lhs is not p
+        or isnan.rhs is not p
+        or zero != 0.0
+        or math.copysign(1.0, zero) < 0
+        or where.result.type != p.type
+        or {id(u.operation) for u in p.uses} != {id(isnan), id(where)}
+        or sole_user(isnan.result) is not where
+    ):
+        return None
+    return p, [isnan, where]
 
 
 class FuseAttention(FusionPattern):
@@ -336,7 +363,11 @@ class FuseAttention(FusionPattern):
     def match(self, op: Operation) -> Match | Miss | None:
         assert isinstance(op, mir.MatmulOp)
         out = type_of(op.result)
-        softmax = producer(op.lhs, mir.SoftmaxOp)
+        probs: SSAValue = op.lhs
+        guard: list[Operation] = []
+        if (guarded := _nan_guard(probs)) is not None:
+            probs, guard = guarded
+        softmax = producer(probs, mir.SoftmaxOp)
         if out.rank != 4 or softmax is None or softmax.props().int("axis") != 3:
             return None
         masked = softmax.input
@@ -372,7 +403,7 @@ class FuseAttention(FusionPattern):
         seq: list[Operation] = [*score_ops, *mask.ops, softmax]
         links = [(product, seq[0], "the scores")]
         links += [(a.results[0], b, "the scaled scores") for a, b in pairwise(seq)]
-        links.append((op.lhs, op, "the softmax"))
+        links.append((op.lhs, op, "the guarded softmax" if guard else "the softmax"))
         if (miss := chain_miss(links, HINT)) is not None:
             return miss
         dtype = out.dtype
@@ -401,8 +432,8 @@ class FuseAttention(FusionPattern):
             return None
         if result != out:
             return None
-        absorbed = [*q.ops, *k.ops, qk, *score_ops, *mask.ops, softmax, *v.ops, op]
-        return AttentionMatch(op, absorbed, q, k, v, mask, implicit)
+        absorbed = [*q.ops, *k.ops, qk, *score_ops, *mask.ops, softmax, *guard, *v.ops, op]
+        return AttentionMatch(op, absorbed, q, k, v, mask, implicit, bool(guard))
 
     def rewrite(self, m: Match, rewriter: PatternRewriter) -> None:
         assert isinstance(m, AttentionMatch)
@@ -413,7 +444,9 @@ class FuseAttention(FusionPattern):
             mask = inner.input if inner is not None else b.unary(mir.NotOp, mask)
         q, k, v = (_read(b, s) for s in (m.q, m.k, m.v))
         y = b.emit(
-            mir.AttentionOp(q, k, v, mask, mask_kind=m.mask.kind.value, scale=m.scale)
+            mir.AttentionOp(
+                q, k, v, mask, mask_kind=m.mask.kind.value, scale=m.scale, zero_nan=m.zero_nan
+            )
         ).results[0]
         self.replace(rewriter, m, ops, [y])
 

@@ -184,6 +184,11 @@ class FuseAttentionBlock(FusionPattern):
         ap = attn.props()
         if ap.opt_float("softcap") is not None:
             return Miss("the attention has a softcap", "the fused block applies no softcap")
+        if ap.flag("zero_nan"):
+            return Miss(
+                "the attention counts a NaN probability as 0",
+                "the fused block keeps the softmax's NaN (export without the isnan guard)",
+            )
         q, k = attn.query, attn.key
         rope_q, rope_k = producer(q, mir.RopeOp), producer(k, mir.RopeOp)
         cos = sin = None

@@ -121,6 +121,7 @@ func.func @transformer() -> !rlx.tensor<[1, 6, 32], f32> {
   %rk = mir.rope %k, %cos, %sin rotary_dim 8 interleaved : (!rlx.tensor<[1, 2, 6, 8], f32>, !rlx.tensor<[6, 4], f32>, !rlx.tensor<[6, 4], f32>) -> !rlx.tensor<[1, 2, 6, 8], f32>
   %att = mir.attention %rq, %rk, %rk kind causal : (!rlx.tensor<[1, 4, 6, 8], f32>, !rlx.tensor<[1, 2, 6, 8], f32>, !rlx.tensor<[1, 2, 6, 8], f32>) -> !rlx.tensor<[1, 4, 6, 8], f32>
   %attm = mir.attention %rq, %rk, %rk mask %m kind explicit scale 2.500000e-01 softcap 5.000000e+01 : (!rlx.tensor<[1, 4, 6, 8], f32>, !rlx.tensor<[1, 2, 6, 8], f32>, !rlx.tensor<[1, 2, 6, 8], f32>, !rlx.tensor<[1, 1, 6, 6], bool>) -> !rlx.tensor<[1, 4, 6, 8], f32>
+  %attz = mir.attention %rq, %rk, %rk mask %m kind explicit zero_nan : (!rlx.tensor<[1, 4, 6, 8], f32>, !rlx.tensor<[1, 2, 6, 8], f32>, !rlx.tensor<[1, 2, 6, 8], f32>, !rlx.tensor<[1, 1, 6, 6], bool>) -> !rlx.tensor<[1, 4, 6, 8], f32>
   %fmba = mir.fused_matmul_bias_act %rms, %wqkv, %bqkv act silu : (!rlx.tensor<[1, 6, 32], f32>, !rlx.tensor<[32, 64], f32>, !rlx.tensor<[64], f32>) -> !rlx.tensor<[1, 6, 64], f32>
   %sw = mir.fused_swiglu %fmba gate_first : !rlx.tensor<[1, 6, 64], f32> -> !rlx.tensor<[1, 6, 32], f32>
   %n, %sum = mir.fused_residual_layer_norm %sw, %h, %s, %s axis 2 eps 1.000000e-05 : (!rlx.tensor<[1, 6, 32], f32>, !rlx.tensor<[1, 6, 32], f32>, !rlx.tensor<[32], f32>, !rlx.tensor<[32], f32>) -> (!rlx.tensor<[1, 6, 32], f32>, !rlx.tensor<[1, 6, 32], f32>)
@@ -251,6 +252,7 @@ func.func @quant() -> !rlx.tensor<[4, 8], f32> {
 // CHECK-NEXT: %rk = mir.rope %k, %cos, %sin rotary_dim 8 interleaved : (!rlx.tensor<[1, 2, 6, 8], f32>, !rlx.tensor<[6, 4], f32>, !rlx.tensor<[6, 4], f32>) -> !rlx.tensor<[1, 2, 6, 8], f32>
 // CHECK-NEXT: %att = mir.attention %rq, %rk, %rk kind causal : (!rlx.tensor<[1, 4, 6, 8], f32>, !rlx.tensor<[1, 2, 6, 8], f32>, !rlx.tensor<[1, 2, 6, 8], f32>) -> !rlx.tensor<[1, 4, 6, 8], f32>
 // CHECK-NEXT: %attm = mir.attention %rq, %rk, %rk mask %m kind explicit scale 2.500000e-01 softcap 5.000000e+01 : (!rlx.tensor<[1, 4, 6, 8], f32>, !rlx.tensor<[1, 2, 6, 8], f32>, !rlx.tensor<[1, 2, 6, 8], f32>, !rlx.tensor<[1, 1, 6, 6], bool>) -> !rlx.tensor<[1, 4, 6, 8], f32>
+// CHECK-NEXT: %attz = mir.attention %rq, %rk, %rk mask %m kind explicit zero_nan : (!rlx.tensor<[1, 4, 6, 8], f32>, !rlx.tensor<[1, 2, 6, 8], f32>, !rlx.tensor<[1, 2, 6, 8], f32>, !rlx.tensor<[1, 1, 6, 6], bool>) -> !rlx.tensor<[1, 4, 6, 8], f32>
 // CHECK-NEXT: %fmba = mir.fused_matmul_bias_act %rms, %wqkv, %bqkv act silu : (!rlx.tensor<[1, 6, 32], f32>, !rlx.tensor<[32, 64], f32>, !rlx.tensor<[64], f32>) -> !rlx.tensor<[1, 6, 64], f32>
 // CHECK-NEXT: %sw = mir.fused_swiglu %fmba gate_first : !rlx.tensor<[1, 6, 64], f32> -> !rlx.tensor<[1, 6, 32], f32>
 // CHECK-NEXT: %n, %sum = mir.fused_residual_layer_norm %sw, %h, %s, %s axis 2 eps 1.000000e-05 : (!rlx.tensor<[1, 6, 32], f32>, !rlx.tensor<[1, 6, 32], f32>, !rlx.tensor<[32], f32>, !rlx.tensor<[32], f32>) -> (!rlx.tensor<[1, 6, 32], f32>, !rlx.tensor<[1, 6, 32], f32>)

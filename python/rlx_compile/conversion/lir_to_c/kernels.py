@@ -1144,6 +1144,7 @@ def attention(
     scale: float | None,
     softcap: float | None,
     y: Operand,
+    zero_nan: bool = False,
 ) -> None:
     sfx = e.suffix(q, FLOATS)
     b, h, sq, d = q.shape
@@ -1169,7 +1170,7 @@ def attention(
         f"rlx_attention_{sfx}", Ints(geom), y.loc, q.loc, k.loc, v.loc,
         mask.loc if mask else None, mask_strides, kind,
         1.0 / math.sqrt(d) if scale is None else scale, 0.0 if softcap is None else softcap,
-        scratch,
+        int(zero_nan), scratch,
     )  # fmt: skip
 
 
@@ -1181,7 +1182,7 @@ def _attention(e: OpEmitter) -> None:
     assert q is not None and k is not None and v is not None
     attention(
         e, q, k, v, a["mask"], p.enum("mask_kind"), p.opt_float("scale"),
-        p.opt_float("softcap"), e.outs[0],
+        p.opt_float("softcap"), e.outs[0], p.flag("zero_nan"),
     )  # fmt: skip
 
 

@@ -7,14 +7,14 @@ void rlx_gemm_d(int64_t, int64_t, int64_t, const double *, int64_t, const double
                 double *, int64_t);
 
 /* ---- attention -------------------------------------------------------------------- */
-/* One head: scores = q k^T * scale -> softcap -> mask -> softmax -> p v, all in CT (f32,
- * f64 for f64), rounding where the reference rounds (the scores product, the scaling,
- * each softmax step). */
+/* One head: scores = q k^T * scale -> softcap -> mask -> softmax (a NaN probability 0
+ * with zero_nan) -> p v, all in CT (f32, f64 for f64), rounding where the reference
+ * rounds (the scores product, the scaling, each softmax step). */
 #define RLX_ATTN_HEAD(CF, T)                                                            \
     static void rlx_attn_head_##CF(int64_t Sq, int64_t Sk, int64_t D, int64_t Dv, const T *q, \
                                    const T *k, const T *v, T *out, T *s, const void *mask, \
                                    const int64_t *ms, int64_t moff, int64_t kind, int mask_low, \
-                                   double scale, double softcap) {                      \
+                                   double scale, double softcap, int64_t zero_nan) {    \
         int64_t i, j;                                                                   \
         T sc = (T)scale, cap = (T)softcap;                                              \
         rlx_gemm_##CF(Sq, Sk, D, q, D, k, D, 1, s, Sk);                                 \
@@ -42,6 +42,9 @@ void rlx_gemm_d(int64_t, int64_t, int64_t, const double *, int64_t, const double
             }                                                                           \
             inv = (T)rlx_row_exp_sum_##CF(row, row, rlx_row_max_##CF(row, Sk), Sk);     \
             for (j = 0; j < Sk; j++) row[j] = row[j] / inv;                             \
+            if (zero_nan)                                                               \
+                for (j = 0; j < Sk; j++)                                                \
+                    if (row[j] != row[j]) row[j] = 0;                                   \
         }                                                                               \
         rlx_gemm_##CF(Sq, Dv, Sk, s, Sk, v, Dv, 0, out, Dv);                            \
     }
@@ -64,7 +67,8 @@ RLX_ATTN_HEAD(d, double)
                                    (const T *)k + b * kbs + hk * Sk * D,                \
                                    (const T *)v + b * vbs + hk * Sk * Dv,               \
                                    (T *)y + (b * H + h) * Sq * Dv, (T *)scratch, mask,  \
-                                   mask_strides, moff, mask_kind, MASK_LOW, scale, softcap); \
+                                   mask_strides, moff, mask_kind, MASK_LOW, scale, softcap, \
+                                   zero_nan);                                           \
             }                                                                           \
         return 0;                                                                       \
     }
@@ -90,7 +94,7 @@ RLX_ATTENTION_NATIVE(f64, double, d, 0)
                 for (i = 0; i < Sk * D; i++) k32[i] = LOAD(kh[i]);                      \
                 for (i = 0; i < Sk * Dv; i++) v32[i] = LOAD(vh[i]);                     \
                 rlx_attn_head_f(Sq, Sk, D, Dv, q32, k32, v32, o32, s, mask, mask_strides, moff, \
-                                mask_kind, MASK_LOW, scale, softcap);                   \
+                                mask_kind, MASK_LOW, scale, softcap, zero_nan);         \
                 for (i = 0; i < Sq * Dv; i++) yh[i] = STORE(o32[i]);                    \
             }                                                                           \
         return 0;                                                                       \

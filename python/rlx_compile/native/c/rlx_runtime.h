@@ -457,12 +457,13 @@ RLX_FLOAT_TYPES(RLX_DECL_NORM, _)
 /* ---- attention, rope ------------------------------------------------------------- */
 /* geom: [B, H, Hkv, Sq, Sk, D, Dv, k_batch_stride, v_batch_stride] (element strides of
  * k's and v's batch dim: 0 when broadcast). mask: element strides over [B, H, Sq, Sk]
- * (mask_kind 0 none, 1 causal, 2 explicit bool, 3 explicit additive). scratch: see
- * rlx_attention emitter (Sq*Sk floats, plus f32 copies of q/k/v heads for f16/bf16). */
+ * (mask_kind 0 none, 1 causal, 2 explicit bool, 3 explicit additive). zero_nan: a NaN
+ * probability counts as 0. scratch: see rlx_attention emitter (Sq*Sk floats, plus f32
+ * copies of q/k/v heads for f16/bf16). */
 #define RLX_ATTENTION_SIG(name)                                                         \
     int name(const int64_t *geom, void *y, const void *q, const void *k, const void *v,  \
              const void *mask, const int64_t *mask_strides, int64_t mask_kind,           \
-             double scale, double softcap, void *scratch)
+             double scale, double softcap, int64_t zero_nan, void *scratch)
 /* rope: x [rows, D] (rows over `lead_rank` leading dims), rotary dim r; cos/sin at
  * element strides over the leading dims and along the half. */
 #define RLX_ROPE_SIG(name)                                                              \

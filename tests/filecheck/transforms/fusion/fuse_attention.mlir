@@ -111,3 +111,31 @@ func.func @near_misses(%q: !rlx.tensor<[1, 2, 3, 4], f32>, %k: !rlx.tensor<[1, 2
 // REPORT:        - attention (mir.matmul at {{.*}}): the softmax is also a graph output; hint: the attention's intermediates must be read by the attention alone
 // REPORT:        - attention (mir.matmul at {{.*}}): the attention is computed in f16, where the fused op (one rounding) would not reproduce it; hint: export the attention in f32
 // REPORT:        - attention (mir.matmul at {{.*}}): masked scores are set to -1e+09, not -inf; hint: the fused op masks with -inf (rows masked whole would differ)
+
+// -----
+
+// PyTorch's NaN guard between the softmax and ·v, where(isnan(p), 0, p) (a query that
+// attends nowhere gives 0): one attention with zero_nan. With any other fill the guard
+// is not that, and the attention stays apart.
+func.func @nan_guard(%q: !rlx.tensor<[1, 2, 4, 8], f32>, %kt: !rlx.tensor<[1, 2, 8, 4], f32>, %v: !rlx.tensor<[1, 2, 4, 8], f32>, %m: !rlx.tensor<[1, 1, 4, 4], f32>) -> (!rlx.tensor<[1, 2, 4, 8], f32>, !rlx.tensor<[1, 2, 4, 8], f32>) {
+  %s = mir.matmul %q, %kt : (!rlx.tensor<[1, 2, 4, 8], f32>, !rlx.tensor<[1, 2, 8, 4], f32>) -> !rlx.tensor<[1, 2, 4, 4], f32>
+  %sm = mir.add %s, %m : (!rlx.tensor<[1, 2, 4, 4], f32>, !rlx.tensor<[1, 1, 4, 4], f32>) -> !rlx.tensor<[1, 2, 4, 4], f32>
+  %p = mir.softmax %sm axis 3 : !rlx.tensor<[1, 2, 4, 4], f32>
+  %nan = mir.compare ne, %p, %p : (!rlx.tensor<[1, 2, 4, 4], f32>, !rlx.tensor<[1, 2, 4, 4], f32>) -> !rlx.tensor<[1, 2, 4, 4], bool>
+  %zero = mir.constant dense<0.0> : !rlx.tensor<[1], f32>
+  %g = mir.where %nan, %zero, %p : (!rlx.tensor<[1, 2, 4, 4], bool>, !rlx.tensor<[1], f32>, !rlx.tensor<[1, 2, 4, 4], f32>) -> !rlx.tensor<[1, 2, 4, 4], f32>
+  %y = mir.matmul %g, %v : (!rlx.tensor<[1, 2, 4, 4], f32>, !rlx.tensor<[1, 2, 4, 8], f32>) -> !rlx.tensor<[1, 2, 4, 8], f32>
+  %s2 = mir.matmul %q, %kt : (!rlx.tensor<[1, 2, 4, 8], f32>, !rlx.tensor<[1, 2, 8, 4], f32>) -> !rlx.tensor<[1, 2, 4, 4], f32>
+  %p2 = mir.softmax %s2 axis 3 : !rlx.tensor<[1, 2, 4, 4], f32>
+  %nan2 = mir.compare ne, %p2, %p2 : (!rlx.tensor<[1, 2, 4, 4], f32>, !rlx.tensor<[1, 2, 4, 4], f32>) -> !rlx.tensor<[1, 2, 4, 4], bool>
+  %one = mir.constant dense<1.0> : !rlx.tensor<[1], f32>
+  %g2 = mir.where %nan2, %one, %p2 : (!rlx.tensor<[1, 2, 4, 4], bool>, !rlx.tensor<[1], f32>, !rlx.tensor<[1, 2, 4, 4], f32>) -> !rlx.tensor<[1, 2, 4, 4], f32>
+  %y2 = mir.matmul %g2, %v : (!rlx.tensor<[1, 2, 4, 4], f32>, !rlx.tensor<[1, 2, 4, 8], f32>) -> !rlx.tensor<[1, 2, 4, 8], f32>
+  func.return %y, %y2 : !rlx.tensor<[1, 2, 4, 8], f32>, !rlx.tensor<[1, 2, 4, 8], f32>
+}
+// CHECK-LABEL: func.func @nan_guard
+// CHECK:         mir.attention %{{.*}}, %{{.*}}, %v mask %m kind explicit scale 1.000000e+00 zero_nan : (!rlx.tensor<[1, 2, 4, 8], f32>, !rlx.tensor<[1, 2, 4, 8], f32>, !rlx.tensor<[1, 2, 4, 8], f32>, !rlx.tensor<[1, 1, 4, 4], f32>) -> !rlx.tensor<[1, 2, 4, 8], f32>
+// CHECK:         mir.softmax %s2
+// CHECK:         mir.where %nan2, %one, %p2
+// CHECK-NOT:     mir.attention
+// CHECK:         func.return
