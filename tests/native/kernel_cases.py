@@ -714,9 +714,9 @@ for _op in (mir.FusedResidualRmsNormOp, mir.FusedResidualLayerNormOp):
         )
 
 
-for _rope_on, _mask in ((False, "causal"), (True, "none")):
+for _rope_on, _mask in ((False, "causal"), (True, "none"), (False, "masked_row")):
 
-    @case(f"fused_attention_block_{'rope' if _rope_on else 'causal'}", mir.FusedAttentionBlockOp)
+    @case(f"fused_attention_block_{'rope' if _rope_on else _mask}", mir.FusedAttentionBlockOp)
     def _fab(dtype: DType, rng: np.random.Generator, rope_on=_rope_on, mask=_mask):
         b, s, h, hk, d = 2, 3, 2, 1, 4
         hidden = h * d
@@ -729,15 +729,22 @@ for _rope_on, _mask in ((False, "causal"), (True, "none")):
             "sin": ((s, d // 2), dtype),
         }
 
-        def body(m, x, wqkv, wo, bqkv, cos, sin):
+        if mask == "masked_row":  # a query attending nowhere: 0 with zero_nan
+            specs["keep"] = ((1, 1, s, s), DType.BOOL)
+
+        def body(m, x, wqkv, wo, bqkv, cos, sin, keep=None):
             op = mir.FusedAttentionBlockOp(
                 x, wqkv, wo, num_heads=h, num_kv_heads=hk, head_dim=d, qkv_bias=bqkv,
-                cos=cos if rope_on else None, sin=sin if rope_on else None, mask_kind=mask,
+                cos=cos if rope_on else None, sin=sin if rope_on else None, mask=keep,
+                mask_kind="explicit" if keep is not None else mask, zero_nan=keep is not None,
             )  # fmt: skip
             return one(m.emit(op))
 
         module = graph(specs, body)
-        inputs = {k: values(v[0], dtype, rng, "finite") for k, v in specs.items()}
+        inputs = {k: values(v[0], v[1], rng, "finite") for k, v in specs.items()}
+        if mask == "masked_row":
+            inputs["keep"][...] = True
+            inputs["keep"][..., 1, :] = False
         return module and (module, inputs)
 
 

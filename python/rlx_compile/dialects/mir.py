@@ -4440,7 +4440,8 @@ class FusedAttentionBlockOp(ShapedOp):
 
     qkv = hidden · qkv_weight (+ qkv_bias), columns [q (H·D) | k (H_kv·D) | v (H_kv·D)];
     heads split to [B, H, S, D]; rope on q and k when cos/sin are given; attention with
-    ``mask_kind`` (and ``mask``); heads merged to [B, S, H·D]; · out_weight (+ out_bias).
+    ``mask_kind`` (and ``mask``; ``zero_nan`` as ``mir.attention``'s); heads merged to
+    [B, S, H·D]; · out_weight (+ out_bias).
     """
 
     name = "mir.fused_attention_block"
@@ -4457,6 +4458,7 @@ class FusedAttentionBlockOp(ShapedOp):
     head_dim = prop_def(I64Attr)
     mask_kind = prop_def(MaskKindAttr, default_value=MaskKindAttr(MaskKind.NONE))
     scale = opt_prop_def(F64Attr)
+    zero_nan = opt_prop_def(UnitAttr)
     result = result_def(TensorType)
     traits = traits_def(
         Pure(),
@@ -4471,7 +4473,7 @@ class FusedAttentionBlockOp(ShapedOp):
         "(`mask` `(` $mask^ `:` type($mask) `)`)? "
         "(`rope` `(` $cos^ `,` $sin `:` type($cos) `,` type($sin) `)`)? "
         "`heads` $num_heads `kv_heads` $num_kv_heads `head_dim` $head_dim "
-        "(`kind` $mask_kind^)? (`scale` $scale^)? attr-dict `:` "
+        "(`kind` $mask_kind^)? (`scale` $scale^)? (`zero_nan` $zero_nan^)? attr-dict `:` "
         "`(` type($hidden) `,` type($qkv_weight) `,` type($out_weight) `)` `->` type($result)"
     )
 
@@ -4491,6 +4493,7 @@ class FusedAttentionBlockOp(ShapedOp):
         sin: SSAValue | None = None,
         mask_kind: str = "none",
         scale: float | None = None,
+        zero_nan: bool = False,
     ):
         if mask is not None and mask_kind == "none":
             mask_kind = "explicit"
@@ -4511,6 +4514,7 @@ class FusedAttentionBlockOp(ShapedOp):
                 "head_dim": int_attr(head_dim),
                 "mask_kind": enum_attr(MaskKind, mask_kind),
                 "scale": float_attr(scale),
+                "zero_nan": flag_attr(zero_nan),
             },
         )
 
@@ -4567,8 +4571,9 @@ class FusedAttentionBlockOp(ShapedOp):
         if self.cos is not None and self.sin is not None:
             q, k = b.rope(q, self.cos, self.sin), b.rope(k, self.cos, self.sin)
         attn = AttentionOp(
-            q, k, v, self.mask, mask_kind=p.enum("mask_kind").value, scale=p.opt_float("scale")
-        )
+            q, k, v, self.mask, mask_kind=p.enum("mask_kind").value, scale=p.opt_float("scale"),
+            zero_nan=p.flag("zero_nan"),
+        )  # fmt: skip
         out = b.matmul(b.merge_heads(b.emit(attn).results[0]), self.out_weight)
         if self.out_bias is not None:
             out = b.add(out, self.out_bias)

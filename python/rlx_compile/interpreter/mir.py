@@ -835,7 +835,9 @@ def _fused_attention_block(op: mir.FusedAttentionBlockOp, args: Arrays, env: Env
         q = K.rope(q, cos, sin, None, False)
         k = K.rope(k, cos, sin, None, False)
     mask_kind: MaskKind = p.enum("mask_kind")
-    attn = K.attention(q, k, v, a["mask"], mask_kind, p.opt_float("scale"), None)
+    attn = K.attention(
+        q, k, v, a["mask"], mask_kind, p.opt_float("scale"), None, zero_nan=p.flag("zero_nan")
+    )
     b, s = hidden.shape[:2]
     merged = K.reshape(K.transpose(attn, (0, 2, 1, 3)), (b, s, h * d))
     out = K.matmul(merged, out_w)

@@ -184,11 +184,6 @@ class FuseAttentionBlock(FusionPattern):
         ap = attn.props()
         if ap.opt_float("softcap") is not None:
             return Miss("the attention has a softcap", "the fused block applies no softcap")
-        if ap.flag("zero_nan"):
-            return Miss(
-                "the attention counts a NaN probability as 0",
-                "the fused block keeps the softmax's NaN (export without the isnan guard)",
-            )
         q, k = attn.query, attn.key
         rope_q, rope_k = producer(q, mir.RopeOp), producer(k, mir.RopeOp)
         cos = sin = None
@@ -299,6 +294,7 @@ class FuseAttentionBlock(FusionPattern):
                 head_dim=m.head_dim, qkv_bias=qkv_b, out_bias=m.out_bias,
                 mask=m.attention.mask, cos=m.cos, sin=m.sin,
                 mask_kind=p.enum("mask_kind").value, scale=p.opt_float("scale"),
+                zero_nan=p.flag("zero_nan"),
             )
         ).results[0]  # fmt: skip
         self.replace(rewriter, m, ops, [y])

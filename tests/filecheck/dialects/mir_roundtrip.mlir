@@ -127,6 +127,7 @@ func.func @transformer() -> !rlx.tensor<[1, 6, 32], f32> {
   %n, %sum = mir.fused_residual_layer_norm %sw, %h, %s, %s axis 2 eps 1.000000e-05 : (!rlx.tensor<[1, 6, 32], f32>, !rlx.tensor<[1, 6, 32], f32>, !rlx.tensor<[32], f32>, !rlx.tensor<[32], f32>) -> (!rlx.tensor<[1, 6, 32], f32>, !rlx.tensor<[1, 6, 32], f32>)
   %n2, %sum2 = mir.fused_residual_rms_norm %n, %sum, %s axis 2 eps 1.000000e-06 : (!rlx.tensor<[1, 6, 32], f32>, !rlx.tensor<[1, 6, 32], f32>, !rlx.tensor<[32], f32>) -> (!rlx.tensor<[1, 6, 32], f32>, !rlx.tensor<[1, 6, 32], f32>)
   %fab = mir.fused_attention_block %n2, %wqkv, %wo qkv_bias(%bqkv : !rlx.tensor<[64], f32>) rope(%cos, %sin : !rlx.tensor<[6, 4], f32>, !rlx.tensor<[6, 4], f32>) heads 4 kv_heads 2 head_dim 8 kind causal : (!rlx.tensor<[1, 6, 32], f32>, !rlx.tensor<[32, 64], f32>, !rlx.tensor<[32, 32], f32>) -> !rlx.tensor<[1, 6, 32], f32>
+  %fabz = mir.fused_attention_block %n2, %wqkv, %wo qkv_bias(%bqkv : !rlx.tensor<[64], f32>) rope(%cos, %sin : !rlx.tensor<[6, 4], f32>, !rlx.tensor<[6, 4], f32>) heads 4 kv_heads 2 head_dim 8 kind causal zero_nan : (!rlx.tensor<[1, 6, 32], f32>, !rlx.tensor<[32, 64], f32>, !rlx.tensor<[32, 32], f32>) -> !rlx.tensor<[1, 6, 32], f32>
   func.return %fab : !rlx.tensor<[1, 6, 32], f32>
 }
 
@@ -258,6 +259,7 @@ func.func @quant() -> !rlx.tensor<[4, 8], f32> {
 // CHECK-NEXT: %n, %sum = mir.fused_residual_layer_norm %sw, %h, %s, %s axis 2 eps 1.000000e-05 : (!rlx.tensor<[1, 6, 32], f32>, !rlx.tensor<[1, 6, 32], f32>, !rlx.tensor<[32], f32>, !rlx.tensor<[32], f32>) -> (!rlx.tensor<[1, 6, 32], f32>, !rlx.tensor<[1, 6, 32], f32>)
 // CHECK-NEXT: %n2, %sum2 = mir.fused_residual_rms_norm %n, %sum, %s axis 2 eps 1.000000e-06 : (!rlx.tensor<[1, 6, 32], f32>, !rlx.tensor<[1, 6, 32], f32>, !rlx.tensor<[32], f32>) -> (!rlx.tensor<[1, 6, 32], f32>, !rlx.tensor<[1, 6, 32], f32>)
 // CHECK-NEXT: %fab = mir.fused_attention_block %n2, %wqkv, %wo qkv_bias(%bqkv : !rlx.tensor<[64], f32>) rope(%cos, %sin : !rlx.tensor<[6, 4], f32>, !rlx.tensor<[6, 4], f32>) heads 4 kv_heads 2 head_dim 8 kind causal : (!rlx.tensor<[1, 6, 32], f32>, !rlx.tensor<[32, 64], f32>, !rlx.tensor<[32, 32], f32>) -> !rlx.tensor<[1, 6, 32], f32>
+// CHECK-NEXT: %fabz = mir.fused_attention_block %n2, %wqkv, %wo qkv_bias(%bqkv : !rlx.tensor<[64], f32>) rope(%cos, %sin : !rlx.tensor<[6, 4], f32>, !rlx.tensor<[6, 4], f32>) heads 4 kv_heads 2 head_dim 8 kind causal zero_nan : (!rlx.tensor<[1, 6, 32], f32>, !rlx.tensor<[32, 64], f32>, !rlx.tensor<[32, 32], f32>) -> !rlx.tensor<[1, 6, 32], f32>
 // CHECK-NEXT: func.return %fab : !rlx.tensor<[1, 6, 32], f32>
 // CHECK-LABEL: func.func @quant() -> !rlx.tensor<[4, 8], f32> {
 // CHECK-NEXT: %x = mir.input "x" : !rlx.tensor<[4, 8], f32>

@@ -1253,7 +1253,10 @@ def _fused_attention_block(e: OpEmitter) -> None:
         rope(e, q, cos, sin, None, False, q)
         rope(e, k, cos, sin, None, False, k)
     attn = e.tmp(TensorType((b, h, s, d), dtype))
-    attention(e, q, k, v, a["mask"], p.enum("mask_kind"), p.opt_float("scale"), None, attn)
+    attention(
+        e, q, k, v, a["mask"], p.enum("mask_kind"), p.opt_float("scale"), None, attn,
+        p.flag("zero_nan"),
+    )  # fmt: skip
     merged = e.tmp(TensorType((b, s, h * d), dtype))
     # [B, H, S, D] -> transpose [B, S, H, D] -> reshape [B, S, H*D]
     strided_copy(
