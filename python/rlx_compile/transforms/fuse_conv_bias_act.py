@@ -3,7 +3,9 @@ as one ``mir.fused_conv_bias_act``.
 
 The bias operand must broadcast along the channel axis only (``[C, 1, 1]`` as the
 fusable HIR lowering emits it, ``[1, C, 1, 1]``, ...); the fused op takes it as a ``[C]``
-vector. A following add of a full-shape tensor folds in as the residual. The target's
+vector. A following add of a full-shape tensor folds in as the residual. A conv without
+a bias whose result only an activation reads fuses with a zero bias, as onnxruntime's
+FusedConv takes a conv without one. The target's
 fused conv kernel decides which convs qualify (spatial rank, window size, groups) and
 which activations fold (``FusionLimits``); each link of the chain must have one reader.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 
@@ -45,19 +48,22 @@ FUSED = mir.FusedConvBiasActOp.name
 @dataclass
 class ConvBiasAct(Match):
     conv: ConvLike
-    bias: SSAValue
+    bias: SSAValue | None
+    """None: a conv without one (the fused op gets zeros)."""
     residual: SSAValue | None
     epilogue: Epilogue | None
 
 
 class FuseConvBiasAct(FusionPattern):
     name = "conv_bias_act"
-    roots = (mir.AddOp, mir.FusedConvBiasActOp)
+    roots = (mir.AddOp, mir.FusedConvBiasActOp, mir.ConvOp)
     needs = (mir.ConvOp, mir.FusedConvBiasActOp)
 
     def match(self, op: Operation) -> Match | Miss | None:
         if isinstance(op, mir.FusedConvBiasActOp):
             return fold_activation(op, self.target, conv=True)
+        if isinstance(op, mir.ConvOp):
+            return self._activated(op)
         assert isinstance(op, mir.AddOp)
         found = operand_from(op, mir.ConvOp)
         if found is None:
@@ -86,6 +92,20 @@ class FuseConvBiasAct(FusionPattern):
                 absorbed.append(nxt)
                 last = nxt.result
         return self._with_epilogue(absorbed, last, conv, bias, residual)
+
+    def _activated(self, conv: mir.ConvOp) -> Match | None:
+        """``conv`` (no bias) when only an activation the kernel applies reads it: the
+        fused conv with a zero bias. A conv that an addition reads is the add's."""
+        if isinstance(sole_user(conv.result), mir.AddOp):
+            return None
+        if not isinstance(type_of(conv.result).shape[1], int):
+            return None  # the zero bias is a constant of C elements
+        ep = epilogue(conv.result, self.target, conv=True)
+        if not isinstance(ep, Epilogue) or sole_user(conv.result) is not ep.op:
+            return None
+        if not self.target.claims_op(FUSED) or fused_conv_miss(conv, self.target) is not None:
+            return None
+        return ConvBiasAct(ep.op, [conv, ep.op], conv, None, None, ep)
 
     def _residual(self, add: mir.AddOp) -> Match | None:
         """``add`` as a residual added to a fused conv of a bias alone (an ONNX Conv
@@ -129,7 +149,13 @@ class FuseConvBiasAct(FusionPattern):
         assert isinstance(m, ConvBiasAct)
         b, ops = self.builder(m.root)
         conv = m.conv
-        bias = channel_vector(b, m.bias, type_of(conv.result).shape[1])
+        out = type_of(conv.result)
+        if m.bias is None:
+            channels = out.shape[1]
+            assert isinstance(channels, int)  # _activated asks
+            bias = b.constant(np.zeros(channels, out.dtype.numpy), out.dtype, (channels,))
+        else:
+            bias = channel_vector(b, m.bias, out.shape[1])
         y = fused_conv(b, conv, conv.weight, bias, m.residual, m.epilogue)
         self.replace(rewriter, m, ops, [y])
 

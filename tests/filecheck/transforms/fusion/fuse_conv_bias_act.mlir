@@ -71,3 +71,26 @@ func.func @no_fusion() -> (!rlx.tensor<[1, 4, 6, 6], f32>, !rlx.tensor<[1, 4, 6,
 // CHECK:         func.return
 // REPORT:        - conv_bias_act (mir.add at {{.*}}): a 1x1 conv window is not fused on target cuda
 // REPORT:        - conv_bias_act (mir.add at {{.*}}): the conv result has 2 users
+
+// -----
+
+// A conv without a bias read only by an activation: the fused conv with a zero bias
+// (onnxruntime's FusedConv takes a conv without one). Read elsewhere, or not by an
+// activation, it stays.
+func.func @no_bias() -> (!rlx.tensor<[1, 4, 6, 6], f32>, !rlx.tensor<[1, 4, 6, 6], f32>, !rlx.tensor<[1, 4, 6, 6], f32>) {
+  %x = mir.input "x" : !rlx.tensor<[1, 3, 6, 6], f32>
+  %w = mir.param "w" : !rlx.tensor<[4, 3, 3, 3], f32>
+  %c = mir.conv %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (!rlx.tensor<[1, 3, 6, 6], f32>, !rlx.tensor<[4, 3, 3, 3], f32>) -> !rlx.tensor<[1, 4, 6, 6], f32>
+  %y = mir.relu %c : !rlx.tensor<[1, 4, 6, 6], f32>
+  %c2 = mir.conv %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (!rlx.tensor<[1, 3, 6, 6], f32>, !rlx.tensor<[4, 3, 3, 3], f32>) -> !rlx.tensor<[1, 4, 6, 6], f32>
+  %y2 = mir.relu %c2 : !rlx.tensor<[1, 4, 6, 6], f32>
+  %c3 = mir.conv %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 : (!rlx.tensor<[1, 3, 6, 6], f32>, !rlx.tensor<[4, 3, 3, 3], f32>) -> !rlx.tensor<[1, 4, 6, 6], f32>
+  func.return %y, %c2, %c3 : !rlx.tensor<[1, 4, 6, 6], f32>, !rlx.tensor<[1, 4, 6, 6], f32>, !rlx.tensor<[1, 4, 6, 6], f32>
+}
+// CHECK-LABEL: func.func @no_bias
+// CHECK:         %[[Z:.*]] = mir.constant dense<0.0> : !rlx.tensor<[4], f32>
+// CHECK-NEXT:    %[[Y:.*]] = mir.fused_conv_bias_act %x, %w, %[[Z]] strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] groups 1 act relu
+// CHECK-NEXT:    %c2 = mir.conv %x, %w
+// CHECK-NEXT:    %y2 = mir.relu %c2
+// CHECK-NEXT:    %c3 = mir.conv %x, %w
+// CHECK-NEXT:    func.return %[[Y]], %c2, %c3
