@@ -5,9 +5,9 @@ The bias operand must broadcast along the channel axis only (``[C, 1, 1]`` as th
 fusable HIR lowering emits it, ``[1, C, 1, 1]``, ...); the fused op takes it as a ``[C]``
 vector. A following add of a full-shape tensor folds in as the residual. A conv without
 a bias whose result only an activation reads fuses with a zero bias, as onnxruntime's
-FusedConv takes a conv without one. The target's
-fused conv kernel decides which convs qualify (spatial rank, window size, groups) and
-which activations fold (``FusionLimits``); each link of the chain must have one reader.
+FusedConv takes a conv without one. The target's fused conv kernel decides which convs
+qualify (spatial rank, window size, groups) and which activations fold
+(``FusionLimits``); each link of the chain must have one reader.
 """
 
 from __future__ import annotations
@@ -95,9 +95,7 @@ class FuseConvBiasAct(FusionPattern):
 
     def _activated(self, conv: mir.ConvOp) -> Match | None:
         """``conv`` (no bias) when only an activation the kernel applies reads it: the
-        fused conv with a zero bias. A conv that an addition reads is the add's."""
-        if isinstance(sole_user(conv.result), mir.AddOp):
-            return None
+        fused conv with a zero bias (a conv an addition reads is the add's)."""
         if not isinstance(type_of(conv.result).shape[1], int):
             return None  # the zero bias is a constant of C elements
         ep = epilogue(conv.result, self.target, conv=True)
