@@ -10,8 +10,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
+from xdsl.ir import Operation, OpResult
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 import rlx_compile.fusion.base as base
@@ -87,6 +88,8 @@ def test_fuse_as_with_the_plain_driver(target: str, monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(base, "_findable", lambda module, kinds: kinds)
     monkeypatch.setattr(base, "scan", plain_scan)
     monkeypatch.setattr(fuse, "scan", plain_scan)
+    # is_static walks its budget every time, without the answers a context keeps.
+    monkeypatch.setattr(base, "reads_run_time_data", lambda op, known: False)
     for (name, m), want in zip(inputs, fast, strict=True):
         assert fused(m, target) == want, name
 
@@ -146,3 +149,33 @@ class _Nothing(RewritePattern):
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         pass
+
+
+def test_run_time_reads_are_what_an_unbounded_walk_finds(
+    before_and_after: list[tuple[str, ModuleOp]],
+) -> None:
+    """``reads_run_time_data`` against its definition walked afresh for each op; one
+    ``known`` is shared by the queries of a module, as a fusion context shares it."""
+
+    def reads(op: Operation) -> bool:
+        if isinstance(op, mir.InputOp) or op.regions:
+            return True
+        return any(
+            not isinstance(x, OpResult) or reads(x.op)
+            for x in op.operands
+            if not isinstance(getattr(x, "op", None), mir.ParamOp | mir.ConstantOp)
+        )
+
+    checked = 0
+    for name, module in before_and_after:
+        known: dict[int, tuple[Operation, bool]] = {}
+        for graph in module.walk():
+            if not isinstance(graph, func.FuncOp):
+                continue
+            for op in graph.body.block.ops:
+                if isinstance(op, mir.ParamOp | mir.ConstantOp | func.ReturnOp):
+                    continue
+                assert base.reads_run_time_data(op, known) == reads(op), (name, op.name)
+                assert base.is_static(op.results[0], budget=10**9) == (not reads(op)), name
+                checked += 1
+    assert checked > 1000

@@ -332,6 +332,9 @@ def is_static(v: SSAValue, budget: int = 32) -> bool:
         return False  # a block argument: run-time data
     if isinstance(v.op, _LEAVES):
         return True
+    active = _ACTIVE.get()
+    if active is not None and reads_run_time_data(v.op, active.run_time):
+        return False  # what the walk below would find, at a cost per call
     # The answer does not depend on the order the producers are visited in, so each
     # operand is looked at as it is met (a leaf is never pushed) and an op is counted once
     # (by id: an op's __hash__ is a Python call).
@@ -351,6 +354,43 @@ def is_static(v: SSAValue, budget: int = 32) -> bool:
 
 
 _LEAVES = (mir.ParamOp, mir.ConstantOp)
+
+
+def reads_run_time_data(op: Operation, known: dict[int, tuple[Operation, bool]]) -> bool:
+    """Whether ``op`` reads, at any distance, a graph input, a block argument or an op
+    with regions: what makes ``is_static`` False at any budget. ``known`` holds the
+    answers found so far (by id, with the op, kept alive so its id is not reused): each
+    op is looked at once for all the queries sharing it. An answer holds while the ops
+    keep their operands' dependences, as rewrites that keep meaning do (a fused op reads
+    what the ops it replaces read)."""
+    found = known.get(id(op))
+    if found is not None:
+        return found[1]
+    stack = [op]
+    while stack:
+        top = stack[-1]
+        if id(top) in known:
+            stack.pop()
+            continue
+        depth = len(stack)
+        runtime = isinstance(top, mir.InputOp) or bool(top.regions)
+        for x in () if runtime else top._operands:
+            if not isinstance(x, OpResult):
+                runtime = True
+                break
+            p = x.op
+            if isinstance(p, _LEAVES):
+                continue
+            seen = known.get(id(p))
+            if seen is None:
+                stack.append(p)  # answered first; ``top`` is looked at again after
+            elif seen[1]:
+                runtime = True
+                break
+        if runtime or len(stack) == depth:
+            known[id(top)] = (top, runtime)
+            del stack[depth - 1 :]  # with the operands it no longer waits for
+    return known[id(op)][1]
 
 
 @dataclass(frozen=True)
@@ -444,6 +484,8 @@ def fold_activation(op: Operation, target: Target, conv: bool = False) -> Match 
 class FusionContext:
     target: Target
     report: FusionReport = field(init=False)
+    run_time: dict[int, tuple[Operation, bool]] = field(init=False, default_factory=dict)
+    """``reads_run_time_data``'s answers, shared by every stage the context spans."""
 
     def __post_init__(self) -> None:
         self.report = FusionReport(self.target.name)
