@@ -13,7 +13,7 @@ import pytest
 from onnx import helper, numpy_helper
 
 from rlx_compile.dialects.common import WEIGHTS_ATTR, kept_weights
-from rlx_compile.frontends.onnx import import_model
+from rlx_compile.frontends.onnx import import_model, importer
 from rlx_compile.interpreter import ExecutionError, run
 from rlx_compile.ir import fingerprint, parse_module, print_module
 from rlx_compile.pipeline import CompilePipeline
@@ -124,3 +124,38 @@ def test_cli_weights_flag(weights: str, tmp_path: Path, capsys: pytest.CaptureFi
     else:
         assert summary["arena_bytes"] < weight_bytes
         assert "allocate-params=false" in summary["pipeline"]
+
+
+def test_a_large_model_is_parsed_from_its_mapped_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From ``MAPPED_PARSE_BYTES`` up, a model is parsed from its file mapped into memory
+    (not read by ``onnx.load``): the same module and weights as from its bytes, nothing
+    left referring to the mapping, and a damaged large file is still a one-line error."""
+    path, w = mlp(tmp_path / "big.onnx", hidden=40_000)  # 1.9 MB of weights
+    assert path.stat().st_size >= importer.MAPPED_PARSE_BYTES
+    from_bytes = import_model(path.read_bytes())
+
+    def no_load(*args: object, **kwargs: object) -> None:
+        raise AssertionError("onnx.load read a large binary model")
+
+    monkeypatch.setattr(onnx, "load", no_load)
+    mapped = import_model(path)
+    assert print_module(mapped) == print_module(from_bytes)
+    path.unlink()
+    for name, array in w.items():
+        np.testing.assert_array_equal(kept_weights(mapped)[name], array)
+    x = np.random.default_rng(1).normal(size=(2, 8)).astype(np.float32)
+    np.testing.assert_allclose(run(mapped, {"x": x})["y"], expected(x, w), rtol=1e-4, atol=1e-3)
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"\xff" * importer.MAPPED_PARSE_BYTES)
+    with pytest.raises(importer.OnnxImportError, match="not a readable ONNX model"):
+        import_model(bad)
+
+
+def test_a_large_model_in_text_format_is_read_as_text(tmp_path: Path) -> None:
+    path, _ = mlp(tmp_path / "big.onnx", hidden=20_000)
+    text = tmp_path / "big.txtpb"
+    onnx.save(onnx.load(path), text, format="textproto")
+    assert text.stat().st_size >= importer.MAPPED_PARSE_BYTES
+    assert print_module(import_model(text)) == print_module(import_model(path))

@@ -18,6 +18,7 @@ module is returned only when every node converted.
 from __future__ import annotations
 
 import functools
+import mmap
 import os
 import re
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -29,6 +30,7 @@ import onnx
 import onnx.defs
 import onnx.external_data_helper
 import onnx.inliner
+import onnx.serialization
 import onnx.shape_inference
 from xdsl.dialects import func
 from xdsl.dialects.builtin import UNKNOWN_LOC, ModuleOp, NameLoc, StringAttr
@@ -145,12 +147,36 @@ def load(model: str | os.PathLike[str] | onnx.ModelProto | bytes) -> onnx.ModelP
     if not os.path.exists(path):
         raise OnnxImportError(f"cannot read '{path}': No such file or directory")
     try:
-        proto = onnx.load(path, load_external_data=False)
+        proto = _parse_file(path)
         if _holds_external_data(proto):
             onnx.external_data_helper.load_external_data_for_model(proto, os.path.dirname(path))
         return proto
     except Exception as err:  # protobuf raises its own DecodeError
         raise OnnxImportError(f"'{path}' is not a readable ONNX model: {first_line(err)}") from None
+
+
+MAPPED_PARSE_BYTES = 1 << 20
+"""Binary models from this size up are parsed from the file mapped into memory."""
+
+
+def _parse_file(path: str) -> onnx.ModelProto:
+    """``onnx.load(path, load_external_data=False)``. A large binary model is parsed
+    straight from the mapped file: reading it first would copy every weight once more
+    (protobuf copies what it parses, so nothing refers to the mapping afterwards)."""
+    ext = os.path.splitext(path)[1]
+    binary = (onnx.serialization.registry.get_format_from_file_extension(ext) or "protobuf") == (
+        "protobuf"
+    )
+    if not binary or os.path.getsize(path) < MAPPED_PARSE_BYTES:
+        return onnx.load(path, load_external_data=False)
+    proto = onnx.ModelProto()
+    with (
+        open(path, "rb") as f,
+        mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped,
+        memoryview(mapped) as view,
+    ):
+        proto.ParseFromString(view)
+    return proto
 
 
 def _holds_external_data(model: onnx.ModelProto) -> bool:
