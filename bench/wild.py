@@ -12,6 +12,9 @@ The corpus (cached under the git-ignored ``bench/.models/``):
 - exports made by ``bench/wild_exports.py`` (transformers and torch modules through both
   PyTorch exporters with open dims, hummingbird trees, old opsets), which needs torch:
   give ``--torch-python`` a Python that has it;
+- torchvision's image, segmentation and video models exported by
+  ``bench/wild_torchvision.py`` (opsets 7 to 18, both exporters), which needs torchvision
+  in that Python;
 - models taken down to old opsets here with ``onnx.version_converter``.
 
 For each model, in a subprocess of its own (``--timeout`` each): its opsets, its open
@@ -55,7 +58,8 @@ Feed = Callable[[tuple[int, ...], np.random.Generator], np.ndarray]
 class Model:
     name: str
     source: str
-    """``pypi:<pkg>==<version>:<member>``, ``light:<file>``, ``export:<file>`` or
+    """``pypi:<pkg>==<version>:<member>``, ``light:<file>``, ``export:<file>``,
+    ``sklearn:<file>``, ``torchvision:<file>``, ``ort:<file>`` or
     ``down:<model name>@<opset>``."""
     sizes: tuple[dict[str, int], ...] = ({},)
     """Sizes of the open dims at each run (by dim_param, or ``input:axis``); unnamed
@@ -139,6 +143,24 @@ LIGHT = ("squeezenet", "shufflenet", "bvlc_alexnet", "zfnet512", "inception_v1",
          "resnet50", "densenet121", "vgg19")  # fmt: skip
 TEXT_EXPORTS = ("bert_ts", "bert_ts_op13", "bert_ts_op12", "bert_ts_op11", "bert_dynamo",
                 "distilbert_ts", "gpt2_ts", "llama_ts", "llama_dynamo")  # fmt: skip
+
+HF_TEXT = ("roberta", "albert", "electra", "deberta_v2", "mobilebert", "mpnet",
+           "squeezebert", "bloom", "opt", "gpt_neo", "gptj", "phi", "qwen2", "gemma",
+           "mistral", "falcon")  # fmt: skip
+HF_VISION = ("deit", "beit", "segformer", "mobilevit", "convnext", "swin", "dinov2",
+             "clip_vision", "levit", "resnet")  # fmt: skip
+"""More transformers architectures: the models of ``bench/wild_exports.py``'s
+``hf_architectures``, by their keys there."""
+
+TORCHVISION = (
+    "resnet18_op9", "mobilenet_v2_op11", "mobilenet_v3_small_op13", "mobilenet_v3_large_op17",
+    "efficientnet_b0_op13", "efficientnet_v2_s_dynamo", "shufflenet_v2_op11",
+    "squeezenet1_1_op7", "regnet_y_400mf_op14", "regnet_x_400mf_dynamo", "convnext_tiny_op17",
+    "swin_t_op17", "vit_b_16_op14", "maxvit_t_op17", "mnasnet0_5_op10", "densenet121_op12",
+    "googlenet_op11", "inception_v3_op13", "resnext50_op10", "deeplabv3_mnv3_op12",
+    "lraspp_mnv3_op11", "fcn_resnet50_op16", "r3d_18_op13", "mc3_18_dynamo",
+)  # fmt: skip
+"""The exports of ``bench/wild_torchvision.py``, each with an open batch dim."""
 
 SKLEARN = (
     "gpr_rbf", "pca_whiten", "truncated_svd", "kernel_pca_rbf", "isolation_forest",
@@ -231,6 +253,9 @@ CORPUS: list[Model] = [
     *[Model(n, f"export:{n}.onnx", SEQ2SEQ_SIZES, TEXT) for n in ("t5_ts", "bart_ts")],
     *[Model(n, f"export:{n}.onnx", _bs("batch"))
       for n in ("vit_ts", "vit_ts_op14", "vit_dynamo", "whisper_encoder_ts")],
+    *[Model(f"hf_{n}_ts", f"export:hf_{n}_ts.onnx", TEXT_SIZES, TEXT) for n in HF_TEXT],
+    *[Model(f"hf_{n}_ts", f"export:hf_{n}_ts.onnx", _bs("batch", sizes=(1, 2)),
+            {"pixel_values": image}) for n in HF_VISION],
     Model("wav2vec2_ts", "export:wav2vec2_ts.onnx",
           ({"batch": 1, "samples": 400}, {"batch": 2, "samples": 1000})),
     *[Model(n, f"export:{n}.onnx", IMAGE_SIZES)
@@ -351,6 +376,9 @@ CORPUS: list[Model] = [
     *[Model(f"ort_{n}", f"ort:{n}.onnx") for n in ("logreg_iris", "mul_1", "sigmoid")],
     # -- classic ML conversions (bench/wild_sklearn.py: skl2onnx, onnxmltools) -------------------
     *[Model(f"skl_{n}", f"sklearn:{n}.onnx", _bs("X:0", sizes=(1, 7))) for n in SKLEARN],
+    # -- torchvision (bench/wild_torchvision.py) --------------------------------------------------
+    *[Model(f"tv_{n}", f"torchvision:{n}.onnx", _bs("batch", sizes=(1, 2)), {"x": image})
+      for n in TORCHVISION],
     # -- up with onnx.version_converter, to the newest opsets -------------------------------------
     *[Model(f"{n}_vc{o}", f"down:{n}@{o}", sizes, values)
       for n, o, sizes, values in (
@@ -385,6 +413,8 @@ def model_path(m: Model, torch_python: str | None) -> Path:
         return Path(onnxruntime.__file__).parent / "datasets" / rest
     if kind == "sklearn":
         return _generated("sklearn", "wild_sklearn.py", rest, torch_python)
+    if kind == "torchvision":
+        return _generated("torchvision", "wild_torchvision.py", rest, torch_python)
     raise ValueError(f"unknown source {m.source}")
 
 

@@ -25,6 +25,10 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from torchvision_cpu import import_torchvision
+
+import_torchvision()  # before transformers imports it (a CUDA build fails there otherwise)
+
 torch.manual_seed(0)
 EXPORTS: dict[str, Callable[[Path], None]] = {}
 VOCAB = 64
@@ -708,6 +712,125 @@ def sizes_as_data(out: Path) -> None:
 # ---------------------------------------------------------------------------------
 # hummingbird
 # ---------------------------------------------------------------------------------
+
+
+# More transformers architectures, each a tiny config with random weights, exported with
+# the TorchScript exporter as optimum's users get them: open batch (and sequence) dims.
+# What they add: ALBERT's shared layers, ELECTRA/ALBERT embedding projections, DeBERTa's
+# disentangled attention, MobileBERT's bottlenecks, MPNet's relative buckets,
+# SqueezeBERT's grouped convs, BLOOM's ALiBi, OPT, GPT-Neo's local attention, GPT-J's
+# interleaved rotary, Phi's partial rotary, Qwen2/Gemma/Mistral's grouped-query
+# attention (Gemma's GeGLU, Mistral's sliding window), Falcon's parallel block; DeiT,
+# BEiT's relative position bias, SegFormer's reduced attention, MobileViT, ConvNeXt,
+# Swin's windows, DINOv2's layer scale, CLIP's quick GELU, LeViT, ResNet.
+
+_ENC = {"hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2,
+        "intermediate_size": 64, "max_position_embeddings": 64}  # fmt: skip
+_GQA = {**_ENC, "num_key_value_heads": 1}
+
+
+def _text_models() -> dict[str, Callable[[], nn.Module]]:
+    import transformers as t
+
+    def make(config: type, model: type, **kw: object) -> Callable[[], nn.Module]:
+        def build() -> nn.Module:
+            cfg = config(vocab_size=VOCAB, **kw)
+            cfg._attn_implementation = "eager"
+            return model(cfg)
+
+        return build
+
+    return {
+        "roberta": make(t.RobertaConfig, t.RobertaModel, **_ENC),
+        "albert": make(t.AlbertConfig, t.AlbertModel, embedding_size=16, **_ENC),
+        "electra": make(t.ElectraConfig, t.ElectraModel, embedding_size=16, **_ENC),
+        "deberta_v2": make(t.DebertaV2Config, t.DebertaV2Model, **_ENC),
+        "mobilebert": make(t.MobileBertConfig, t.MobileBertModel, **{**_ENC, "embedding_size": 16,
+                           "intra_bottleneck_size": 16, "true_hidden_size": 16}),
+        "mpnet": make(t.MPNetConfig, t.MPNetModel, **_ENC),
+        "squeezebert": make(t.SqueezeBertConfig, t.SqueezeBertModel, embedding_size=32, **_ENC),
+        "bloom": make(t.BloomConfig, t.BloomModel, hidden_size=32, n_layer=2, n_head=2),
+        "opt": make(t.OPTConfig, t.OPTModel, hidden_size=32, num_hidden_layers=2,
+                    num_attention_heads=2, ffn_dim=64, word_embed_proj_dim=32,
+                    max_position_embeddings=64),
+        "gpt_neo": make(t.GPTNeoConfig, t.GPTNeoModel, hidden_size=32, num_layers=2,
+                        num_heads=2, attention_types=[[["global", "local"], 1]], window_size=4,
+                        max_position_embeddings=64),
+        "gptj": make(t.GPTJConfig, t.GPTJModel, n_embd=32, n_layer=2, n_head=2, rotary_dim=8,
+                     n_positions=64),
+        "phi": make(t.PhiConfig, t.PhiModel, **_ENC),
+        "qwen2": make(t.Qwen2Config, t.Qwen2Model, **_GQA),
+        "gemma": make(t.GemmaConfig, t.GemmaModel, head_dim=16, **_GQA),
+        "mistral": make(t.MistralConfig, t.MistralModel, sliding_window=4, **_GQA),
+        "falcon": make(t.FalconConfig, t.FalconModel, hidden_size=32, num_hidden_layers=2,
+                       num_attention_heads=2),
+    }  # fmt: skip
+
+
+def _vision_models() -> dict[str, tuple[Callable[[], nn.Module], int]]:
+    """Each model and the image size it takes."""
+    import transformers as t
+
+    vit = {"image_size": 32, "patch_size": 8, "hidden_size": 32, "num_hidden_layers": 2,
+           "num_attention_heads": 2}  # fmt: skip
+    return {
+        "deit": (lambda: t.DeiTModel(t.DeiTConfig(**vit, intermediate_size=64)), 32),
+        "beit": (lambda: t.BeitModel(t.BeitConfig(**vit, intermediate_size=64,
+                                                  use_relative_position_bias=True)), 32),
+        "segformer": (lambda: t.SegformerModel(t.SegformerConfig(
+            num_encoder_blocks=2, depths=[1, 1], sr_ratios=[2, 1], hidden_sizes=[16, 32],
+            patch_sizes=[7, 3], strides=[4, 2], num_attention_heads=[1, 2],
+            mlp_ratios=[2, 2])), 64),
+        "mobilevit": (lambda: t.MobileViTModel(t.MobileViTConfig(
+            image_size=64, hidden_sizes=[16, 24, 32],
+            neck_hidden_sizes=[8, 8, 16, 16, 24, 32, 64])), 64),
+        "convnext": (lambda: t.ConvNextModel(t.ConvNextConfig(
+            hidden_sizes=[8, 16, 32, 64], depths=[1, 1, 1, 1])), 64),
+        "swin": (lambda: t.SwinModel(t.SwinConfig(
+            image_size=32, patch_size=4, embed_dim=16, depths=[1, 1], num_heads=[1, 2],
+            window_size=4)), 32),
+        "dinov2": (lambda: t.Dinov2Model(t.Dinov2Config(**vit)), 32),
+        "clip_vision": (lambda: t.CLIPVisionModel(t.CLIPVisionConfig(
+            **vit, intermediate_size=64)), 32),
+        "levit": (lambda: t.LevitModel(t.LevitConfig(
+            image_size=64, hidden_sizes=[16, 24, 32], num_attention_heads=[1, 2, 2],
+            depths=[1, 1, 1], key_dim=[8, 8, 8])), 64),
+        "resnet": (lambda: t.ResNetModel(t.ResNetConfig(
+            embedding_size=8, hidden_sizes=[8, 16, 32, 64], depths=[1, 1, 1, 1])), 64),
+    }  # fmt: skip
+
+
+class _Output(nn.Module):
+    """A transformers model's last hidden state, called by keyword."""
+
+    def __init__(self, model: nn.Module):
+        super().__init__()
+        self.model = model
+
+    def forward(self, *args: torch.Tensor) -> torch.Tensor:
+        if len(args) == 1:
+            return self.model(pixel_values=args[0]).last_hidden_state
+        return self.model(input_ids=args[0], attention_mask=args[1]).last_hidden_state
+
+
+@export
+def hf_architectures(out: Path) -> None:
+    ids, mask = _ids()
+    text_axes = {n: {0: "batch", 1: "seq"} for n in ("input_ids", "attention_mask", "hidden")}
+    for name, build in _text_models().items():
+        try:
+            ts_export(_Output(build()), (ids, mask), out / f"hf_{name}_ts.onnx",
+                      ["input_ids", "attention_mask"], ["hidden"], text_axes)  # fmt: skip
+        except Exception as err:
+            FAILED.append(f"hf_{name}_ts: {type(err).__name__}: {str(err).splitlines()[0][:160]}")
+    image_axes = {"pixel_values": {0: "batch"}, "hidden": {0: "batch"}}
+    for name, (build, size) in _vision_models().items():
+        try:
+            x = torch.randn(2, 3, size, size)
+            ts_export(_Output(build()), (x,), out / f"hf_{name}_ts.onnx", ["pixel_values"],
+                      ["hidden"], image_axes)  # fmt: skip
+        except Exception as err:
+            FAILED.append(f"hf_{name}_ts: {type(err).__name__}: {str(err).splitlines()[0][:160]}")
 
 
 @export
