@@ -16,13 +16,14 @@ per conversion the converter itself refused (not our failures).
 from __future__ import annotations
 
 import argparse
-import traceback
 import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from export_each import export_each
 
 FEATURES = 4
 
@@ -273,18 +274,12 @@ def main() -> None:
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     todo = conversions()
-    failed = []
     warnings.filterwarnings("ignore")
-    for name in args.only or todo:
-        try:
-            model = todo[name]()
-            (args.out / f"{name}.onnx").write_bytes(model.SerializeToString())
-            print("ok", name, flush=True)
-        except Exception as err:
-            failed.append(f"{name}: {type(err).__name__}: {str(err).splitlines()[0][:200]}")
-            print("FAILED", failed[-1], flush=True)
-            traceback.print_exc(limit=1)
-    (args.out / "failed.txt").write_text("".join(f"{f}\n" for f in failed))
+
+    def convert(name: str) -> None:
+        (args.out / f"{name}.onnx").write_bytes(todo[name]().SerializeToString())
+
+    export_each(args.only or todo, convert, args.out)
 
 
 if __name__ == "__main__":

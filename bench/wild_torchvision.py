@@ -14,7 +14,6 @@ with one line per export the exporter itself refused.
 from __future__ import annotations
 
 import argparse
-import traceback
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 
 import torch
 
+from export_each import export_each
 from torchvision_cpu import import_torchvision
 
 EXPORTS: dict[str, tuple[Callable[[Any], torch.nn.Module], tuple[int, ...], int, bool]] = {
@@ -94,16 +94,7 @@ def main() -> None:
     torchvision = import_torchvision()
     if torchvision is None:
         raise SystemExit("torchvision is not installed in this Python")
-    failed = []
-    for name in args.only or EXPORTS:
-        try:
-            export(torchvision, name, args.out)
-            print("ok", name, flush=True)
-        except Exception as err:
-            failed.append(f"{name}: {type(err).__name__}: {str(err).splitlines()[0][:200]}")
-            print("FAILED", failed[-1], flush=True)
-            traceback.print_exc(limit=1)
-    (args.out / "failed.txt").write_text("".join(f"{f}\n" for f in failed))
+    export_each(args.only or EXPORTS, lambda name: export(torchvision, name, args.out), args.out)
 
 
 if __name__ == "__main__":
