@@ -159,3 +159,16 @@ def test_a_large_model_in_text_format_is_read_as_text(tmp_path: Path) -> None:
     onnx.save(onnx.load(path), text, format="textproto")
     assert text.stat().st_size >= importer.MAPPED_PARSE_BYTES
     assert print_module(import_model(text)) == print_module(import_model(path))
+
+
+def test_a_large_model_that_cannot_be_mapped_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, _ = mlp(tmp_path / "big.onnx", hidden=40_000)
+    want = print_module(import_model(path))
+
+    def unmappable(*args: object, **kwargs: object) -> None:
+        raise OSError("mmap: no such device")
+
+    monkeypatch.setattr(importer.mmap, "mmap", unmappable)
+    assert print_module(import_model(path)) == want

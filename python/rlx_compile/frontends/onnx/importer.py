@@ -170,12 +170,13 @@ def _parse_file(path: str) -> onnx.ModelProto:
     if not binary or os.path.getsize(path) < MAPPED_PARSE_BYTES:
         return onnx.load(path, load_external_data=False)
     proto = onnx.ModelProto()
-    with (
-        open(path, "rb") as f,
-        mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped,
-        memoryview(mapped) as view,
-    ):
-        proto.ParseFromString(view)
+    with open(path, "rb") as f:
+        try:
+            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):  # a file system or file that cannot be mapped
+            return onnx.load(path, load_external_data=False)
+        with mapped, memoryview(mapped) as view:
+            proto.ParseFromString(view)
     return proto
 
 
