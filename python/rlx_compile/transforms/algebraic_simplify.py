@@ -23,7 +23,8 @@ and the rewrites users expect from a graph compiler, all exact:
 - ``reshape(reshape(x))`` -> one reshape; a reshape to x's own type -> x;
 - ``expand(expand(x))`` -> one expand; an expand of a reshape that only adds or drops
   leading unit dims -> an expand of x (broadcasting aligns dims from the right); an
-  expand to x's own type -> x;
+  expand to x's own type -> x; an expand read by an op that broadcasts its operands
+  (binary, compare, where) -> x there, where the op's result type stays the same;
 - a cast to the same type -> x;
 - ``cast(cast(x: A -> B), C)`` -> ``cast(x, C)`` (x itself when C = A) when every value
   of A is a value of B -- except int -> float -> int, where the inner float makes the
@@ -86,6 +87,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import VerifyException
 
 from rlx_compile.diagnostics import change_listener
 from rlx_compile.dialects import mir
@@ -357,6 +359,43 @@ class ExpandOfExpandOrLeadingUnitReshape(RewritePattern):
             _forward(op, rewriter, x)
         else:
             _rebuild(op, rewriter, mir.ExpandOp(x, _tensor(result).shape))
+
+
+class BroadcastInsteadOfExpand(RewritePattern):
+    """An operand ``expand(x)`` of an op that broadcasts its operands like NumPy -> ``x``,
+    where the op's result type stays the same: broadcasting repeats x's elements as the
+    expand did, without the copy (PyTorch's ``F.normalize`` exports ReduceL2 -> Clip ->
+    Expand -> Div). Exact: every element of the result reads the same elements."""
+
+    roots = (mir.BinaryOp, mir.CompareOp, mir.WhereOp)
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, self.roots):
+            return
+        operands = list(op.operands)
+        if not any(isinstance(v.owner, mir.ExpandOp) for v in operands):
+            return
+        names = [name for name, _ in type(op).get_irdl_definition().operands]
+        if len(names) != len(operands):
+            return  # variadic or optional operands: not laid out one per name
+        results = [r.type for r in op.results]
+        kept = list(operands)
+        for i, v in enumerate(operands):
+            expand = v.owner
+            if not isinstance(expand, mir.ExpandOp):
+                continue
+            trial = [*kept[:i], expand.input, *kept[i + 1 :]]
+            types = {n: _tensor(t) for n, t in zip(names, trial, strict=True)}
+            try:
+                inferred = type(op).infer(op.props(), **types)
+            except VerifyException:
+                continue
+            if list(inferred) == results:
+                kept = trial
+        if kept != operands:
+            new = op.clone()
+            new.operands = kept
+            _rebuild(op, rewriter, new)
 
 
 def _without_leading_units(shape: tuple[Dim, ...]) -> tuple[Dim, ...]:
@@ -847,7 +886,7 @@ def simplify_patterns(assume_finite: bool = False) -> list[RewritePattern]:
         MulZero(assume_finite, splats), DoubleNegation(),
         SigmoidGateToSilu(),
         IdentityTranspose(), ComposeTransposes(), IdentityReshapeOrExpand(), ComposeReshapes(),
-        ExpandOfExpandOrLeadingUnitReshape(), StackedInitialStates(),
+        ExpandOfExpandOrLeadingUnitReshape(), BroadcastInsteadOfExpand(), StackedInitialStates(),
         SameTypeCast(), ExactCastChain(), SingleOperandConcat(), FullNarrow(), ComposeSlices(),
         ComposeGathers(), AxisOpThroughUnitReshapes(), MergeColumnOneHots(),
         ReshapeDropsKeptDims(), PadIntoWindow(), WhereIdentities(), AdjacentNarrowsConcat(),

@@ -217,6 +217,41 @@ func.func @expand_of_inner_unit_reshape(%x: !rlx.tensor<[4, 3], f32>) -> !rlx.te
 // CHECK-NEXT:    %e = mir.expand %u
 
 // -----
+// An expand read by an op that broadcasts its operands goes where the op's result type
+// stays the same: PyTorch's F.normalize (x / expand(norm)), a where with an expanded
+// branch. The expand stays for its other reader (the graph output).
+func.func @broadcast_instead_of_expand(%x: !rlx.tensor<[2, 8], f32>, %n: !rlx.tensor<[2, 1], f32>, %c: !rlx.tensor<[2, 8], bool>, %s: !rlx.tensor<[8], f32>) -> (!rlx.tensor<[2, 8], f32>, !rlx.tensor<[2, 8], f32>, !rlx.tensor<[2, 8], f32>) {
+  %e = mir.expand %n : !rlx.tensor<[2, 1], f32> -> !rlx.tensor<[2, 8], f32>
+  %d = mir.div %x, %e : (!rlx.tensor<[2, 8], f32>, !rlx.tensor<[2, 8], f32>) -> !rlx.tensor<[2, 8], f32>
+  %es = mir.expand %s : !rlx.tensor<[8], f32> -> !rlx.tensor<[2, 8], f32>
+  %w = mir.where %c, %es, %x : (!rlx.tensor<[2, 8], bool>, !rlx.tensor<[2, 8], f32>, !rlx.tensor<[2, 8], f32>) -> !rlx.tensor<[2, 8], f32>
+  func.return %d, %w, %e : !rlx.tensor<[2, 8], f32>, !rlx.tensor<[2, 8], f32>, !rlx.tensor<[2, 8], f32>
+}
+// CHECK-LABEL: func.func @broadcast_instead_of_expand
+// CHECK:         %e = mir.expand %n
+// CHECK:         %d = mir.div %x, %n : (!rlx.tensor<[2, 8], f32>, !rlx.tensor<[2, 1], f32>) -> !rlx.tensor<[2, 8], f32>
+// CHECK:         %w = mir.where %c, %s, %x : (!rlx.tensor<[2, 8], bool>, !rlx.tensor<[8], f32>, !rlx.tensor<[2, 8], f32>) -> !rlx.tensor<[2, 8], f32>
+// CHECK:         func.return %d, %w, %e
+
+// -----
+// Where both operands broadcast, an expand goes too if the result keeps its shape; it is
+// kept where the result would be smaller without it: one operand of a square of an
+// expand keeps it, and an expand of a row added to a row.
+func.func @expand_that_makes_the_shape(%a: !rlx.tensor<[2, 1], f32>, %b: !rlx.tensor<[1, 8], f32>, %r: !rlx.tensor<[1, 8], f32>) -> (!rlx.tensor<[2, 8], f32>, !rlx.tensor<[2, 8], f32>, !rlx.tensor<[2, 8], f32>) {
+  %e = mir.expand %a : !rlx.tensor<[2, 1], f32> -> !rlx.tensor<[2, 8], f32>
+  %s = mir.add %e, %r : (!rlx.tensor<[2, 8], f32>, !rlx.tensor<[1, 8], f32>) -> !rlx.tensor<[2, 8], f32>
+  %eb = mir.expand %b : !rlx.tensor<[1, 8], f32> -> !rlx.tensor<[2, 8], f32>
+  %m = mir.mul %eb, %eb : (!rlx.tensor<[2, 8], f32>, !rlx.tensor<[2, 8], f32>) -> !rlx.tensor<[2, 8], f32>
+  %k = mir.add %eb, %r : (!rlx.tensor<[2, 8], f32>, !rlx.tensor<[1, 8], f32>) -> !rlx.tensor<[2, 8], f32>
+  func.return %s, %m, %k : !rlx.tensor<[2, 8], f32>, !rlx.tensor<[2, 8], f32>, !rlx.tensor<[2, 8], f32>
+}
+// CHECK-LABEL: func.func @expand_that_makes_the_shape
+// CHECK:         %s = mir.add %a, %r : (!rlx.tensor<[2, 1], f32>, !rlx.tensor<[1, 8], f32>) -> !rlx.tensor<[2, 8], f32>
+// CHECK:         %eb = mir.expand %b
+// CHECK:         %m = mir.mul %b, %eb : (!rlx.tensor<[1, 8], f32>, !rlx.tensor<[2, 8], f32>) -> !rlx.tensor<[2, 8], f32>
+// CHECK:         %k = mir.add %eb, %r : (!rlx.tensor<[2, 8], f32>, !rlx.tensor<[1, 8], f32>) -> !rlx.tensor<[2, 8], f32>
+
+// -----
 // A layer whose initial states are narrows of stacks at one start reads the stacks
 // from that row (PyTorch's multi-layer exports); narrows at different starts stay.
 func.func @stacked_initial_states(%x: !rlx.tensor<[5, 2, 3], f32>, %h0: !rlx.tensor<[6, 2, 4], f32>, %c0: !rlx.tensor<[6, 2, 4], f32>, %w: !rlx.tensor<[2, 16, 3], f32>, %r: !rlx.tensor<[2, 16, 4], f32>) -> (!rlx.tensor<[5, 2, 2, 4], f32>, !rlx.tensor<[5, 2, 2, 4], f32>) {
