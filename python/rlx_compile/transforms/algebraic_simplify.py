@@ -83,7 +83,7 @@ from typing import ClassVar, cast
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnitAttr
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
@@ -372,9 +372,12 @@ class BroadcastInsteadOfExpand(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, self.roots):
             return
-        operands = list(op.operands)
-        if not any(isinstance(v.owner, mir.ExpandOp) for v in operands):
+        for v in op._operands:  # every binary op comes here: the common miss, cheaply
+            if type(v) is OpResult and type(v.op) is mir.ExpandOp:
+                break
+        else:
             return
+        operands = list(op._operands)
         names = [name for name, _ in type(op).get_irdl_definition().operands]
         if len(names) != len(operands):
             return  # variadic or optional operands: not laid out one per name
