@@ -920,7 +920,7 @@ class ShapedOp(IRDLOperation, metaclass=OpClass):
 
     # -- verification -------------------------------------------------------------------
     def named_operand_types(self) -> dict[str, OperandTypes]:
-        names = _single_operand_names(type(self))
+        names = single_operand_names(type(self))
         operands = self._operands
         if names is not None and len(names) == len(operands):
             types = {n: v._type for n, v in zip(names, operands, strict=True)}
@@ -1110,7 +1110,7 @@ def _plain(op_type: type[IRDLOperation]) -> bool:
     definition options (what IRDL's builder has nothing to compute for)."""
     plain = _PLAIN.get(op_type)
     if plain is None:
-        plain = _PLAIN[op_type] = _single_operand_names(
+        plain = _PLAIN[op_type] = single_operand_names(
             op_type
         ) is not None and _single_results_only(op_type)
     return plain
@@ -1162,7 +1162,7 @@ def _plain_names(op_type: type[IRDLOperation]) -> tuple[str, ...] | None:
     try:
         return _PLAIN_NAMES[op_type]
     except KeyError:
-        names = _PLAIN_NAMES[op_type] = _single_operand_names(op_type) if _plain(op_type) else None
+        names = _PLAIN_NAMES[op_type] = single_operand_names(op_type) if _plain(op_type) else None
         return names
 
 
@@ -1259,7 +1259,7 @@ def _segmented_operand_names(op_type: type[IRDLOperation]) -> tuple[str, ...] | 
         return names
 
 
-def _single_operand_names(op_type: type[IRDLOperation]) -> tuple[str, ...] | None:
+def single_operand_names(op_type: type[IRDLOperation]) -> tuple[str, ...] | None:
     """The operand names of an op with neither optional nor variadic operands (its
     operands by position), else None."""
     if op_type not in _SINGLE_OPERANDS:

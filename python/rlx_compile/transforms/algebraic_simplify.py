@@ -91,7 +91,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from rlx_compile.diagnostics import change_listener
 from rlx_compile.dialects import mir
-from rlx_compile.dialects.common import PadMode, int_attr, ints_attr
+from rlx_compile.dialects.common import PadMode, int_attr, ints_attr, single_operand_names
 from rlx_compile.dialects.types import Dim, DType, TensorType, exactly_representable
 from rlx_compile.fusion.base import scalar_constant
 from rlx_compile.ir import func_graphs
@@ -377,10 +377,10 @@ class BroadcastInsteadOfExpand(RewritePattern):
                 break
         else:
             return
-        operands = list(op._operands)
-        names = [name for name, _ in type(op).get_irdl_definition().operands]
-        if len(names) != len(operands):
+        names = single_operand_names(type(op))
+        if names is None:
             return  # variadic or optional operands: not laid out one per name
+        operands = list(op._operands)
         results = [r.type for r in op.results]
         kept = list(operands)
         for i, v in enumerate(operands):

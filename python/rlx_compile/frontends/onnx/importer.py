@@ -164,10 +164,8 @@ def _parse_file(path: str) -> onnx.ModelProto:
     straight from the mapped file: reading it first would copy every weight once more
     (protobuf copies what it parses, so nothing refers to the mapping afterwards)."""
     ext = os.path.splitext(path)[1]
-    binary = (onnx.serialization.registry.get_format_from_file_extension(ext) or "protobuf") == (
-        "protobuf"
-    )
-    if not binary or os.path.getsize(path) < MAPPED_PARSE_BYTES:
+    form = onnx.serialization.registry.get_format_from_file_extension(ext) or "protobuf"
+    if form != "protobuf" or os.path.getsize(path) < MAPPED_PARSE_BYTES:
         return onnx.load(path, load_external_data=False)
     proto = onnx.ModelProto()
     with open(path, "rb") as f:
