@@ -15,15 +15,13 @@ per conversion the converter itself refused (not our failures).
 
 from __future__ import annotations
 
-import argparse
 import warnings
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from export_each import export_each
+from export_each import export_arguments, export_each
 
 FEATURES = 4
 
@@ -268,11 +266,7 @@ def conversions() -> dict[str, Callable[[], Any]]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--only", action="append")
-    args = ap.parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
+    args = export_arguments(__doc__)
     todo = conversions()
     warnings.filterwarnings("ignore")
 

@@ -13,7 +13,6 @@ with one line per export the exporter itself refused.
 
 from __future__ import annotations
 
-import argparse
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import Any
 
 import torch
 
-from export_each import export_each
+from export_each import export_arguments, export_each
 from torchvision_cpu import import_torchvision
 
 EXPORTS: dict[str, tuple[Callable[[Any], torch.nn.Module], tuple[int, ...], int, bool]] = {
@@ -84,11 +83,7 @@ def export(torchvision: Any, name: str, out: Path) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--only", action="append")
-    args = ap.parse_args()
-    args.out.mkdir(parents=True, exist_ok=True)
+    args = export_arguments(__doc__)
     warnings.filterwarnings("ignore")
     torch.manual_seed(0)
     torchvision = import_torchvision()
