@@ -102,7 +102,9 @@ def test_fused_conv(act: str | None, params: list[float], bias: bool, z: bool) -
     """act(conv + B + Z); with a bias it is one mir.fused_conv_bias_act holding Z and the
     activation, without one a conv and the ops after it."""
     m = fused_conv(act, params, bias, z, pads=[1, 1, 1, 1])
-    assert_matches_onnxruntime(m)
+    # Outputs near 10 carry f32 rounding near 1e-6 of their sums, which shows absolutely
+    # where a sum cancels to near 0 (how each BLAS kernel rounds varies by machine).
+    assert_matches_onnxruntime(m, atol=1e-5)
     ops = mir_ops(m)
     assert ops["mir.fused_conv_bias_act"] == int(bias)
     assert ops["mir.add"] == (0 if bias else int(z))
