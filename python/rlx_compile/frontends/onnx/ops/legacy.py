@@ -21,6 +21,8 @@ input has (upgraded, it would take onnx shape inference over the whole model):
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import onnx
 from xdsl.ir import SSAValue
 
@@ -99,17 +101,25 @@ def batch_norm_per_element(ctx: NodeContext) -> ConverterResult:
 @legacy_converter("LogSoftmax", since=(1, 11))
 @legacy_converter("Hardmax", since=(1, 11))
 def on_2d(ctx: NodeContext) -> ConverterResult:
-    x = ctx.x(0)
+    def along(flat: SSAValue, last: int) -> SSAValue:
+        if ctx.op_type == "Hardmax":
+            return hardmax_along(ctx, flat, last)
+        op = mir.SoftmaxOp if ctx.op_type == "Softmax" else mir.LogSoftmaxOp
+        return ctx.b.emit(op(flat, last)).results[0]
+
+    return coerced_2d(ctx, ctx.x(0), ctx.attr("axis", 1), along)
+
+
+def coerced_2d(
+    ctx: NodeContext, x: SSAValue, axis: int, along: Callable[[SSAValue, int], SSAValue]
+) -> SSAValue:
+    """``along(x2, last)`` on ``x`` coerced to 2-D at ``axis`` (an op of the pre-13
+    definitions along its last axis ``last``), in ``x``'s shape."""
     shape = type_of(x).shape
-    axis = axis_of(ctx.attr("axis", 1), len(shape))
+    axis = axis_of(axis, len(shape))
     last = len(shape) - 1
     flat = x
     if axis != last:
         flat = reshape(ctx, x, [element_count(shape[:axis]), element_count(shape[axis:])])
         last = 1
-    if ctx.op_type == "Hardmax":
-        y = hardmax_along(ctx, flat, last)
-    else:
-        op = mir.SoftmaxOp if ctx.op_type == "Softmax" else mir.LogSoftmaxOp
-        y = ctx.b.emit(op(flat, last)).results[0]
-    return reshape(ctx, y, shape)
+    return reshape(ctx, along(flat, last), shape)

@@ -376,7 +376,12 @@ def col2im(ctx: NodeContext) -> ConverterResult:
 
 @converter("AveragePool")
 def average_pool(ctx: NodeContext) -> ConverterResult:
-    x = ctx.x(0)
+    return average_pool_of(ctx, ctx.x(0))
+
+
+def average_pool_of(ctx: NodeContext, x: SSAValue) -> SSAValue:
+    """The node's average pooling (its attributes) of ``x``, input 0 or a value in its
+    place (a dequantized input 0)."""
     include = bool(ctx.attr("count_include_pad", 0))
     kernel, strides, pads, dilations, ceil_mode = _pool_geometry(ctx, padding_counts=include)
     return ctx.b.emit(

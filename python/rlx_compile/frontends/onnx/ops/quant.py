@@ -2,7 +2,10 @@
 DynamicQuantizeLinear, and the integer products (MatMulInteger, ConvInteger,
 QLinearMatMul, QLinearConv); onnxruntime's fused ones (com.microsoft
 DynamicQuantizeMatMul, MatMulIntegerToFloat), which models saved after its graph
-optimisation hold."""
+optimisation hold; and the rest of its QOperator format (com.microsoft QLinearAdd,
+QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearGlobalAveragePool,
+QLinearAveragePool, QLinearSoftmax, QLinearConcat, QLinearWhere,
+QGemm), which its ``quantize_static`` writes."""
 
 from __future__ import annotations
 
@@ -20,7 +23,10 @@ from rlx_compile.frontends.onnx.context import (
     converter,
     dtype_of,
 )
-from rlx_compile.frontends.onnx.ops.nn import conv_geometry
+from rlx_compile.frontends.onnx.ops.elementwise import activation_fn
+from rlx_compile.frontends.onnx.ops.legacy import coerced_2d
+from rlx_compile.frontends.onnx.ops.microsoft import MS
+from rlx_compile.frontends.onnx.ops.nn import average_pool_of, conv_geometry
 from rlx_compile.frontends.onnx.ops.shape import reshape
 from rlx_compile.legalization.quant import centered, integer_conv
 
@@ -221,3 +227,157 @@ def qlinear_conv(ctx: NodeContext) -> ConverterResult:
     y_zp = ctx.opt(7)
     out = type_of(y_zp).dtype if y_zp is not None else type_of(ctx.x(0)).dtype
     return _requantize(ctx, acc, (ctx.x(1), ctx.x(4), ctx.x(6)), y_zp, out, scale_axis=1)
+
+
+# ---------------------------------------------------------------------------------
+# onnxruntime's QOperator ops (com.microsoft)
+# ---------------------------------------------------------------------------------
+# What onnxruntime's quantize_static writes in the QOperator format (and the int8 models
+# of the ONNX model zoo hold) besides the standard QLinearConv and QLinearMatMul: each is
+# "dequantize the inputs, the float op, quantize the result" with per-tensor parameters
+# (onnxruntime's kernels compute the same in fixed point or with a lookup table; a value
+# on a quantisation step's edge may round to the neighbouring step).
+
+
+def _scalar_param(ctx: NodeContext, p: SSAValue, what: str) -> SSAValue:
+    if type_of(p).num_elements() != 1:
+        raise Unsupported(f"a {what} of shape {fmt_shape(type_of(p).shape)} (per tensor only)")
+    return p if type_of(p).rank == 0 else reshape(ctx, p, [])
+
+
+def _dequantized(ctx: NodeContext, at: int) -> tuple[SSAValue, DType]:
+    """The quantised input at ``at`` (its scale and zero point follow it) as f32, and
+    its integer type."""
+    x, zp = ctx.x(at), ctx.opt(at + 2)
+    scale = _scalar_param(ctx, ctx.x(at + 1), "scale")
+    zp = None if zp is None else _scalar_param(ctx, zp, "zero point")
+    return ctx.b.emit(mir.DequantizeOp(x, scale, zp)).results[0], type_of(x).dtype
+
+
+def _quantized(ctx: NodeContext, y: SSAValue, at: int, dtype: DType) -> SSAValue:
+    """``y`` quantised with the scale at ``at`` and the optional zero point after it (whose
+    type, when given, is the result's)."""
+    scale = _scalar_param(ctx, ctx.x(at), "scale")
+    zp = ctx.opt(at + 1)
+    if zp is not None:
+        dtype = type_of(zp).dtype
+        zp = _scalar_param(ctx, zp, "zero point")
+    return ctx.b.emit(mir.QuantizeOp(y, scale, zp, dtype=dtype)).results[0]
+
+
+@converter("QLinearAdd", "QLinearMul", domain=MS)
+def qlinear_binary(ctx: NodeContext) -> ConverterResult:
+    # A, A_scale, A_zero_point?, B, B_scale, B_zero_point?, C_scale, C_zero_point?
+    a, dtype = _dequantized(ctx, 0)
+    b, _ = _dequantized(ctx, 3)
+    y = ctx.b.add(a, b) if ctx.op_type == "QLinearAdd" else ctx.b.mul(a, b)
+    return _quantized(ctx, y, 6, dtype)
+
+
+@converter("QLinearSigmoid", "QLinearLeakyRelu", domain=MS)
+def qlinear_activation(ctx: NodeContext) -> ConverterResult:
+    # X, X_scale, X_zero_point?, Y_scale, Y_zero_point?
+    x, dtype = _dequantized(ctx, 0)
+    if ctx.op_type == "QLinearSigmoid":
+        y = ctx.b.sigmoid(x)
+    else:
+        y = activation_fn(ctx.b, "LeakyRelu", ctx.attr("alpha", 0.01), 0.0)(x)
+    return _quantized(ctx, y, 3, dtype)
+
+
+def _spatial_axes(ctx: NodeContext, rank: int) -> list[int]:
+    """The spatial axes of an N, C, D1... input, or of N, D1..., C with channels_last."""
+    if ctx.attr("channels_last", 0):
+        return list(range(1, rank - 1))
+    return list(range(2, rank))
+
+
+@converter("QLinearGlobalAveragePool", domain=MS)
+def qlinear_global_average_pool(ctx: NodeContext) -> ConverterResult:
+    # X, x_scale, x_zero_point, y_scale, y_zero_point
+    x, dtype = _dequantized(ctx, 0)
+    y = ctx.b.reduce("mean", x, _spatial_axes(ctx, type_of(x).rank), keepdims=True)
+    return _quantized(ctx, y, 3, dtype)
+
+
+@converter("QLinearAveragePool", domain=MS)
+def qlinear_average_pool(ctx: NodeContext) -> ConverterResult:
+    # X, x_scale, x_zero_point?, y_scale, y_zero_point?
+    if ctx.attr("channels_last", 0):
+        raise Unsupported("channels_last=1 (an NHWC input)")
+    x, dtype = _dequantized(ctx, 0)
+    y = average_pool_of(ctx, x)
+    return _quantized(ctx, y, 3, dtype)
+
+
+@converter("QLinearSoftmax", domain=MS)
+def qlinear_softmax(ctx: NodeContext) -> ConverterResult:
+    """The Softmax of opset ``opset``: before 13, over the input coerced to 2-D at
+    ``axis`` (default 1); from 13, along ``axis`` (default -1)."""
+    # X, X_scale, x_zero_point?, y_scale, y_zero_point
+    x, dtype = _dequantized(ctx, 0)
+    b = ctx.b
+
+    def along(v: SSAValue, axis: int) -> SSAValue:
+        return b.emit(mir.SoftmaxOp(v, axis)).results[0]
+
+    opset = ctx.attr("opset")
+    if opset is None:
+        raise Unsupported("the required attribute 'opset' is missing")
+    if opset < 13:
+        y = coerced_2d(ctx, x, ctx.attr("axis", 1), along)
+    else:
+        y = along(x, axis_of(ctx.attr("axis", -1), type_of(x).rank))
+    return _quantized(ctx, y, 3, dtype)
+
+
+@converter("QLinearConcat", domain=MS)
+def qlinear_concat(ctx: NodeContext) -> ConverterResult:
+    # Y_scale, Y_zero_point, then (X, X_scale, X_zero_point) for each input
+    if ctx.num_inputs < 5 or (ctx.num_inputs - 2) % 3:
+        raise Unsupported(
+            f"{ctx.num_inputs} inputs: Y_scale, Y_zero_point and then (tensor, scale, "
+            "zero point) for each input"
+        )
+    parts = [_dequantized(ctx, at) for at in range(2, ctx.num_inputs, 3)]
+    rank = type_of(parts[0][0]).rank
+    y = ctx.b.concat([v for v, _ in parts], axis_of(ctx.attr("axis"), rank))
+    return _quantized(ctx, y, 0, parts[0][1])
+
+
+@converter("QLinearWhere", domain=MS)
+def qlinear_where(ctx: NodeContext) -> ConverterResult:
+    # condition, X, x_scale, x_zero_point, Y, y_scale, y_zero_point, z_scale, z_zero_point
+    x, dtype = _dequantized(ctx, 1)
+    y, _ = _dequantized(ctx, 4)
+    return _quantized(ctx, ctx.b.where(ctx.x(0), x, y), 7, dtype)
+
+
+@converter("QGemm", domain=MS)
+def qgemm(ctx: NodeContext) -> ConverterResult:
+    """alpha · a_scale · b_scale · ((A - a_zero_point)' (B - b_zero_point)' + C): the
+    product exact in int32, as QLinearMatMul's; C is int32 in the product's scale. With
+    y_scale the result is quantised (the requantisation of QLinearMatMul), else f32. B's
+    scale and zero point may be per column."""
+    # A, a_scale, a_zero_point, B, b_scale, b_zero_point?, C?, y_scale?, y_zero_point?
+    b = ctx.b
+    a_q, b_q = ctx.x(0), ctx.x(3)
+    if ctx.attr("transA", 0):
+        a_q = b.transpose(a_q, [1, 0])
+    if ctx.attr("transB", 0):
+        b_q = b.transpose(b_q, [1, 0])
+    acc = b.matmul(centered(b, a_q, ctx.opt(2), -2), centered(b, b_q, ctx.opt(5), -1))
+    c = ctx.opt(6)
+    if c is not None:
+        acc = b.add(acc, b.cast(c, DType.I32))
+    a_scale = _scalar_param(ctx, ctx.x(1), "scale")
+    alpha = ctx.attr("alpha", 1.0)
+    if alpha != 1.0:
+        a_scale = b.mul(a_scale, alpha)
+    b_scale = ctx.x(4)
+    if not ctx.has(7):
+        return b.mul(b.cast(acc, DType.F32), b.mul(a_scale, b_scale))
+    y_zp = ctx.opt(8)
+    out = type_of(y_zp).dtype if y_zp is not None else type_of(a_q).dtype
+    y_scale = _scalar_param(ctx, ctx.x(7), "scale")
+    return _requantize(ctx, acc, (a_scale, b_scale, y_scale), y_zp, out, scale_axis=-1)
