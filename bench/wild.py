@@ -274,6 +274,10 @@ CORPUS: list[Model] = [
     *[Model(n, f"export:{n}.onnx", ({"input_0:0": 10},))
       for n in ("hb_tree_gemm", "hb_forest_trav", "hb_gbdt_perf")],
     Model("detector_ts", "export:detector_ts.onnx", DETECTOR_SIZES, {"images": image}),
+    Model("yolov8_like_ts", "export:yolov8_like_ts.onnx", DETECTOR_SIZES, {"images": image}),
+    Model("conformer_like_ts", "export:conformer_like_ts.onnx",
+          ({"batch": 1, "frames": 9}, {"batch": 2, "frames": 30})),
+    Model("crnn_ts", "export:crnn_ts.onnx", ({"batch": 1, "width": 12}, {"batch": 2, "width": 40})),
     Model("detector_dynamo", "export:detector_dynamo.onnx",
           tuple({"batch": s["batch"], "images:2": s["height"], "images:3": s["width"]}
                 for s in DETECTOR_SIZES), {"images": image}),

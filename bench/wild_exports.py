@@ -14,6 +14,7 @@ one line per export the exporter itself refused (those are not our failures).
 from __future__ import annotations
 
 import argparse
+import math
 import traceback
 import warnings
 from collections.abc import Callable
@@ -512,6 +513,153 @@ def detector(out: Path) -> None:
         Detector(), (x,), out / "detector_dynamo.onnx", ["images"], ["boxes"],
         ({0: Dim("batch", max=8), 2: 32 * h, 3: 32 * w},),
     )  # fmt: skip
+
+
+class _C2f(nn.Module):
+    """YOLOv8's C2f block: a 1x1 conv whose output is split in two, bottlenecks on the
+    second half, every part concatenated and mixed by a 1x1 conv."""
+
+    def __init__(self, cin: int, cout: int, n: int = 1):
+        super().__init__()
+        self.c = cout // 2
+        self.cv1 = nn.Sequential(
+            nn.Conv2d(cin, 2 * self.c, 1), nn.BatchNorm2d(2 * self.c), nn.SiLU()
+        )
+        self.cv2 = nn.Sequential(nn.Conv2d((2 + n) * self.c, cout, 1), nn.SiLU())
+        self.m = nn.ModuleList(nn.Sequential(_conv(self.c, self.c), _conv(self.c, self.c))
+                               for _ in range(n))  # fmt: skip
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = list(self.cv1(x).split((self.c, self.c), 1))
+        for m in self.m:
+            y.append(y[-1] + m(y[-1]))
+        return self.cv2(torch.cat(y, 1))
+
+
+class YoloV8Like(nn.Module):
+    """A YOLOv8-style detector: C2f blocks (Split), SPPF (chained max pools), a nearest
+    upsample and concat neck, a head split into boxes and sigmoid class scores."""
+
+    def __init__(self, c: int = 8):
+        super().__init__()
+        self.stem = nn.Sequential(_conv(3, c, 2), _conv(c, 2 * c, 2), _C2f(2 * c, 2 * c))
+        self.down = nn.Sequential(_conv(2 * c, 4 * c, 2), _C2f(4 * c, 4 * c, 2))
+        self.sppf_in, self.pool = nn.Conv2d(4 * c, 2 * c, 1), nn.MaxPool2d(5, 1, 2)
+        self.sppf_out = nn.Conv2d(8 * c, 4 * c, 1)
+        self.neck = _C2f(6 * c, 2 * c)
+        self.head = nn.Conv2d(2 * c, 4 + 6, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        p2 = self.stem(x)
+        p3 = self.down(p2)
+        a = self.sppf_in(p3)
+        b = self.pool(a)
+        c = self.pool(b)
+        p3 = self.sppf_out(torch.cat([a, b, c, self.pool(c)], 1))
+        y = self.head(self.neck(torch.cat([F.interpolate(p3, scale_factor=2.0), p2], 1)))
+        box, cls = y.split((4, 6), 1)
+        return torch.cat([box, cls.sigmoid()], 1).flatten(2).transpose(1, 2)
+
+
+@export
+def yolov8_like(out: Path) -> None:
+    x = torch.randn(1, 3, 64, 96)
+    axes = {"images": {0: "batch", 2: "height", 3: "width"}, "boxes": {0: "batch", 1: "anchors"}}
+    ts_export(YoloV8Like(), (x,), out / "yolov8_like_ts.onnx", ["images"], ["boxes"], axes)
+
+
+class _SelfAttention(nn.Module):
+    """Multi-head self-attention written out (q, k, v projections, scaled scores, softmax),
+    as speech toolkits write theirs."""
+
+    def __init__(self, d: int, heads: int):
+        super().__init__()
+        self.heads, self.qkv, self.out = heads, nn.Linear(d, 3 * d), nn.Linear(d, d)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, d = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        scores = (q @ k.transpose(-1, -2)) / math.sqrt(d // self.heads)
+        return self.out((scores.softmax(-1) @ v).transpose(1, 2).reshape(b, t, d))
+
+
+class ConformerBlock(nn.Module):
+    """A Conformer block: half-step feed-forward (SiLU), self-attention, the convolution
+    module (pointwise conv, GLU, depthwise conv, BatchNorm, SiLU, pointwise conv), a
+    second half-step feed-forward and a final LayerNorm, each with its residual."""
+
+    def __init__(self, d: int = 32):
+        super().__init__()
+
+        def ff() -> nn.Module:
+            return nn.Sequential(
+                nn.LayerNorm(d), nn.Linear(d, 4 * d), nn.SiLU(), nn.Linear(4 * d, d)
+            )
+
+        self.ff1, self.ff2 = ff(), ff()
+        self.att_norm, self.att = nn.LayerNorm(d), _SelfAttention(d, 4)
+        self.conv_norm = nn.LayerNorm(d)
+        self.pw1, self.pw2 = nn.Conv1d(d, 2 * d, 1), nn.Conv1d(d, d, 1)
+        self.dw, self.bn = nn.Conv1d(d, d, 7, padding=3, groups=d), nn.BatchNorm1d(d)
+        self.norm = nn.LayerNorm(d)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + 0.5 * self.ff1(x)
+        h = self.att_norm(x)
+        x = x + self.att(h)
+        y = F.glu(self.pw1(self.conv_norm(x).transpose(1, 2)), dim=1)
+        x = x + self.pw2(F.silu(self.bn(self.dw(y)))).transpose(1, 2)
+        return self.norm(x + 0.5 * self.ff2(x))
+
+
+class ConformerLike(nn.Module):
+    """Features [B, T, 40] subsampled by a strided conv, projected, two Conformer blocks."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sub = nn.Conv2d(1, 4, 3, 2)
+        self.proj = nn.Linear(4 * 19, 32)
+        self.blocks = nn.Sequential(ConformerBlock(), ConformerBlock())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = F.relu(self.sub(x.unsqueeze(1)))  # [B, 4, T', 19]
+        b, c, t, f = y.shape
+        return self.blocks(self.proj(y.transpose(1, 2).reshape(b, t, c * f)))
+
+
+@export
+def conformer_like(out: Path) -> None:
+    x = torch.randn(2, 21, 40)
+    axes = {"features": {0: "batch", 1: "frames"}, "encoded": {0: "batch", 1: "steps"}}
+    ts_export(ConformerLike(), (x,), out / "conformer_like_ts.onnx", ["features"], ["encoded"],
+              axes)  # fmt: skip
+
+
+class Crnn(nn.Module):
+    """A text-line recogniser: a CNN taking a 32-pixel line to 8 rows, its columns the
+    sequence of a 2-layer bidirectional LSTM, log-probabilities per column."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cnn = nn.Sequential(
+            nn.Conv2d(1, 8, 3, 1, 1), nn.ReLU(), nn.MaxPool2d(2),
+            nn.Conv2d(8, 16, 3, 1, 1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d((2, 1)),
+        )  # fmt: skip
+        self.rnn = nn.LSTM(16 * 8, 24, num_layers=2, bidirectional=True, batch_first=True)
+        self.fc = nn.Linear(48, 37)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.cnn(x)
+        b, c, h, w = y.shape
+        y, _ = self.rnn(y.permute(0, 3, 1, 2).reshape(b, w, c * h))
+        return self.fc(y).log_softmax(-1)
+
+
+@export
+def crnn(out: Path) -> None:
+    x = torch.randn(2, 1, 32, 40)
+    axes = {"image": {0: "batch", 3: "width"}, "logprobs": {0: "batch", 1: "columns"}}
+    ts_export(Crnn(), (x,), out / "crnn_ts.onnx", ["image"], ["logprobs"], axes)
 
 
 class SmallCNN(nn.Module):
