@@ -3,7 +3,8 @@ beside QLinearConv and QLinearMatMul (``ops/quant.py``). Each op in a one-node m
 and i8, with and without its optional zero points, runs through ``rlx_compile.backend``
 and through onnxruntime on the same inputs; then small float models quantised by
 onnxruntime's own ``quantize_static`` in the QOperator format import, compile for the cpu
-target and give what onnxruntime gives.
+target and give what onnxruntime gives. The standard QLinearConv and QLinearMatMul hold
+their exact integer product as one op.
 
 onnxruntime computes these ops in fixed point or through a lookup table, RLX as
 "dequantize, the float op, quantize": a value on the edge of a quantisation step may
@@ -354,3 +355,60 @@ def test_quantize_static_qoperator(tmp_path: Path, activations: QuantType) -> No
         assert_within_a_step(got, want, scale)
     else:  # QGemm with a float output: a step of its input can move it
         np.testing.assert_allclose(got, want, atol=0.1 * np.abs(want).max())
+
+
+# ---------------------------------------------------------------------------------
+# QLinearConv and QLinearMatMul: the integer product as one op
+# ---------------------------------------------------------------------------------
+
+
+def qlinear_model(op: str, a_type: int, w_type: int, per_channel: bool) -> onnx.ModelProto:
+    """A standard-domain QLinearConv or QLinearMatMul on an 8-bit input and weight, the
+    weight's zero points per output channel (or column) when ``per_channel``."""
+    rng = np.random.default_rng(5)
+    w_np = NUMPY[w_type]
+    conv = op == "QLinearConv"
+    shape, channels = ([6, 4, 3, 3], 6) if conv else ([8, 6], 6)
+    info = np.iinfo(w_np)
+    params: dict[str, Any] = {
+        **quant_params(a_type, "x", 0.05),
+        "w": rng.integers(max(info.min, -63), min(info.max, 63) + 1, shape).astype(w_np),
+        "w_s": np.full(channels if per_channel else (), 0.02, np.float32),
+        "w_z": (rng.integers(0, 9, channels) if per_channel else np.array(3)).astype(w_np),
+        **quant_params(a_type, "y", 0.3 if conv else 0.1),
+    }
+    order = ["x", "x_s", "x_z", "w", "w_s", "w_z", "y_s", "y_z"]
+    if conv:
+        params["b"] = rng.integers(-200, 200, channels).astype(np.int32)
+        order.append("b")
+    x_shape = [1, 4, 7, 7] if conv else [2, 5, 8]
+    node = helper.make_node(op, order, ["y"], name="n", **({"pads": [1] * 4} if conv else {}))
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", a_type, x_shape)],
+        [helper.make_tensor_value_info("y", a_type, None)],
+        [numpy_helper.from_array(np.asarray(v), n) for n, v in params.items()],
+    )  # fmt: skip
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m
+
+
+@pytest.mark.parametrize("op", ["QLinearConv", "QLinearMatMul"])
+@pytest.mark.parametrize(("a_type", "w_type"), [(U8, I8), (U8, U8), (I8, I8)])
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_qlinear_integer_product(op: str, a_type: int, w_type: int, per_channel: bool) -> None:
+    """One mir.conv_integer / mir.matmul_integer (zero points included) holds the exact
+    product; the result is within a step of onnxruntime's, and every target computes the
+    same integers (a target without the integer op has it lowered)."""
+    m = qlinear_model(op, a_type, w_type, per_channel)
+    integer = "mir.conv_integer" if op == "QLinearConv" else "mir.matmul_integer"
+    kinds = Counter(o.name for o in import_model(m).walk())
+    assert kinds[integer] == 1 and not kinds["mir.conv"] and not kinds["mir.matmul"]
+    if a_type == U8 or w_type == I8:  # onnxruntime's CPU kernels take these
+        check(m)
+    feeds = random_feeds(m)
+    module = import_model(m)
+    outputs = [CompilePipeline(target=t).compile(module).run(feeds)["y"]
+               for t in ("cpu", "cuda", "metal")]  # fmt: skip
+    for other in outputs[1:]:
+        np.testing.assert_array_equal(other, outputs[0])

@@ -205,21 +205,44 @@ def _requantize(
     return b.cast(y, out)
 
 
+def _eight_bit(ctx: NodeContext, *inputs: int) -> bool:
+    """Whether the inputs are all i8 or u8 (what MatMulInteger and ConvInteger take)."""
+    return all(type_of(ctx.x(i)).dtype in (DType.I8, DType.U8) for i in inputs)
+
+
 @converter("QLinearMatMul")
 def qlinear_matmul(ctx: NodeContext) -> ConverterResult:
-    a = centered(ctx.b, ctx.x(0), ctx.opt(2), -2)
-    b_ = centered(ctx.b, ctx.x(3), ctx.opt(5), -1)
+    """The exact int32 product (MatMulInteger's, one op for 8-bit operands), requantised."""
+    acc: SSAValue
+    if _eight_bit(ctx, 0, 3):
+        op = mir.MatmulIntegerOp(ctx.x(0), ctx.x(3), _zero_point(ctx, 2), _zero_point(ctx, 5))
+        acc = ctx.b.emit(op).results[0]
+    else:
+        a = centered(ctx.b, ctx.x(0), ctx.opt(2), -2)
+        acc = ctx.b.matmul(a, centered(ctx.b, ctx.x(3), ctx.opt(5), -1))
     y_zp = ctx.opt(7)
     out = type_of(y_zp).dtype if y_zp is not None else type_of(ctx.x(0)).dtype
-    acc = ctx.b.matmul(a, b_)
     return _requantize(ctx, acc, (ctx.x(1), ctx.x(4), ctx.x(6)), y_zp, out, scale_axis=-1)
 
 
 @converter("QLinearConv")
 def qlinear_conv(ctx: NodeContext) -> ConverterResult:
-    x = centered(ctx.b, ctx.x(0), ctx.opt(2), 1)
+    """The exact int32 convolution (ConvInteger's, one op for 8-bit operands), plus the
+    int32 bias, requantised."""
     w = ctx.x(3)
-    acc = integer_conv(ctx.b, x, centered(ctx.b, w, ctx.opt(5), 0), conv_geometry(ctx, w))
+    strides, pads, dilations, groups = conv_geometry(ctx, w)
+    acc: SSAValue
+    if _eight_bit(ctx, 0, 3):
+        op = mir.ConvIntegerOp(
+            ctx.x(0), w, _zero_point(ctx, 2), _zero_point(ctx, 5),
+            strides=strides, pads=pads, dilations=dilations, groups=groups,
+        )  # fmt: skip
+        acc = ctx.b.emit(op).results[0]
+    else:
+        x = centered(ctx.b, ctx.x(0), ctx.opt(2), 1)
+        acc = integer_conv(
+            ctx.b, x, centered(ctx.b, w, ctx.opt(5), 0), (strides, pads, dilations, groups)
+        )
     bias = ctx.opt(8)
     if bias is not None:
         rank = type_of(acc).rank
