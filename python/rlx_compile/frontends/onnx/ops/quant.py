@@ -379,7 +379,7 @@ def qlinear_where(ctx: NodeContext) -> ConverterResult:
 @converter("QGemm", domain=MS)
 def qgemm(ctx: NodeContext) -> ConverterResult:
     """alpha · a_scale · b_scale · ((A - a_zero_point)' (B - b_zero_point)' + C): the
-    product exact in int32, as QLinearMatMul's; C is int32 in the product's scale. With
+    product exact in int32, one op as QLinearMatMul's; C is int32 in the product's scale. With
     y_scale the result is quantised (the requantisation of QLinearMatMul), else f32. B's
     scale and zero point may be per column."""
     # A, a_scale, a_zero_point, B, b_scale, b_zero_point?, C?, y_scale?, y_zero_point?
@@ -389,7 +389,13 @@ def qgemm(ctx: NodeContext) -> ConverterResult:
         a_q = b.transpose(a_q, [1, 0])
     if ctx.attr("transB", 0):
         b_q = b.transpose(b_q, [1, 0])
-    acc = b.matmul(centered(b, a_q, ctx.opt(2), -2), centered(b, b_q, ctx.opt(5), -1))
+    acc: SSAValue
+    if _eight_bit(ctx, 0, 3):
+        acc = b.emit(
+            mir.MatmulIntegerOp(a_q, b_q, _zero_point(ctx, 2), _zero_point(ctx, 5))
+        ).results[0]
+    else:
+        acc = b.matmul(centered(b, a_q, ctx.opt(2), -2), centered(b, b_q, ctx.opt(5), -1))
     c = ctx.opt(6)
     if c is not None:
         acc = b.add(acc, b.cast(c, DType.I32))
