@@ -35,7 +35,6 @@ from rlx_compile.frontends.onnx import OnnxImportError, import_model
 
 MS = "com.microsoft"
 U8, I8, F = TensorProto.UINT8, TensorProto.INT8, TensorProto.FLOAT
-NUMPY: dict[int, Any] = {U8: np.uint8, I8: np.int8, F: np.float32}
 
 
 def q_model(
@@ -73,8 +72,9 @@ def random_feeds(m: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]:
         elif t.elem_type == F:
             feeds[vi.name] = rng.standard_normal(shape).astype(np.float32)
         else:
-            info = np.iinfo(NUMPY[t.elem_type])
-            feeds[vi.name] = rng.integers(info.min, info.max + 1, shape).astype(NUMPY[t.elem_type])
+            dtype = helper.tensor_dtype_to_np_dtype(t.elem_type)
+            info = np.iinfo(dtype)
+            feeds[vi.name] = rng.integers(info.min, info.max + 1, shape).astype(dtype)
     return feeds
 
 
@@ -104,13 +104,16 @@ def import_error(m: onnx.ModelProto) -> str:
 
 def quant_params(dtype: int, name: str, scale: float) -> dict[str, Any]:
     """A per-tensor scale and zero point, in the integer type."""
-    np_type = NUMPY[dtype]
-    return {f"{name}_s": np.float32(scale), f"{name}_z": np_type(7 if np_type is np.int8 else 131)}
+    zero = 7 if dtype == I8 else 131
+    return {
+        f"{name}_s": np.float32(scale),
+        f"{name}_z": np.array(zero, helper.tensor_dtype_to_np_dtype(dtype)),
+    }
 
 
-def operands(name: str, zero: bool) -> list[str]:
-    """An input and its scale, and its zero point unless left out."""
-    return [name, f"{name}_s", f"{name}_z" if zero else ""]
+def operands(name: str) -> list[str]:
+    """An input, its scale and its zero point."""
+    return [name, f"{name}_s", f"{name}_z"]
 
 
 TYPES = [U8, I8]
@@ -134,7 +137,7 @@ def test_binary(op: str, dtype: int) -> None:
         **quant_params(dtype, "c", 0.07 if op == "QLinearAdd" else 0.4),
     }
     inputs = [("a", dtype, [2, 3, 4]), ("b", dtype, [3, 1])]
-    order = operands("a", True) + operands("b", True) + ["c_s", "c_z"]
+    order = operands("a") + operands("b") + ["c_s", "c_z"]
     check(q_model(op, inputs, params, dtype, order))
 
 
@@ -182,8 +185,8 @@ def test_average_pool(dtype: int, attrs: dict[str, Any]) -> None:
 @pytest.mark.parametrize(("opset", "axis"), [(13, -1), (13, 1), (12, 1), (11, 2)])
 def test_softmax(dtype: int, opset: int, axis: int) -> None:
     """From opset 13 along ``axis``; before it, over the input coerced to 2-D there."""
-    params = {**quant_params(dtype, "x", 0.08), "y_s": np.float32(1 / 256),
-              "y_z": NUMPY[dtype](-128 if dtype == I8 else 0)}  # fmt: skip
+    low = np.array(-128 if dtype == I8 else 0, helper.tensor_dtype_to_np_dtype(dtype))
+    params = {**quant_params(dtype, "x", 0.08), "y_s": np.float32(1 / 256), "y_z": low}
     order = X_TO_Y
     check(q_model("QLinearSoftmax", [("x", dtype, [2, 3, 4])], params, dtype, order,
                   opset=opset, axis=axis))  # fmt: skip
@@ -195,7 +198,7 @@ def test_concat(dtype: int) -> None:
     params = {**quant_params(dtype, "y", 0.05), **quant_params(dtype, "a", 0.05),
               **quant_params(dtype, "b", 0.02), **quant_params(dtype, "c", 0.11)}  # fmt: skip
     inputs = [("a", dtype, [2, 3, 4]), ("b", dtype, [2, 1, 4]), ("c", dtype, [2, 2, 4])]
-    order = ["y_s", "y_z", *operands("a", True), *operands("b", True), *operands("c", True)]
+    order = ["y_s", "y_z", *operands("a"), *operands("b"), *operands("c")]
     check(q_model("QLinearConcat", inputs, params, dtype, order, axis=-2))
 
 
@@ -204,7 +207,7 @@ def test_where(dtype: int) -> None:
     params = {**quant_params(dtype, "p", 0.05), **quant_params(dtype, "q", 0.02),
               **quant_params(dtype, "z", 0.04)}  # fmt: skip
     inputs = [("cond", TensorProto.BOOL, [3, 1]), ("p", dtype, [3, 4]), ("q", dtype, [4])]
-    order = ["cond", *operands("p", True), *operands("q", True), "z_s", "z_z"]
+    order = ["cond", *operands("p"), *operands("q"), "z_s", "z_z"]
     check(q_model("QLinearWhere", inputs, params, dtype, order))
 
 
@@ -221,7 +224,7 @@ def gemm_model(a_type: int, y_type: int | None, per_column: bool, bias: bool, **
         "b_s": (np.linspace(0.01, 0.04, 4) if per_column else np.array(0.02)).astype(np.float32),
         "b_z": np.zeros(4 if per_column else (), np.int8),
     }
-    order = [*operands("a", True), "b", "b_s", "b_z"]
+    order = [*operands("a"), "b", "b_s", "b_z"]
     if bias:
         params["c"] = rng.integers(-300, 300, [4]).astype(np.int32)
     order.append("c" if bias else "")
@@ -266,7 +269,7 @@ def test_refusals() -> None:
     assert "QLinearAveragePool node 'n': channels_last=1" in import_error(nhwc)
     per_channel = {**quant_params(U8, "a", 0.05), "b_s": np.full(3, 0.03, np.float32),
                    "b_z": np.uint8(131), **quant_params(U8, "c", 0.07)}  # fmt: skip
-    order = [*operands("a", True), "b", "b_s", "b_z", "c_s", "c_z"]
+    order = [*operands("a"), "b", "b_s", "b_z", "c_s", "c_z"]
     m = q_model("QLinearAdd", [("a", U8, [2, 3]), ("b", U8, [2, 3])], per_channel, U8, order)
     assert "QLinearAdd node 'n': a scale of shape [3] (per tensor only)" in import_error(m)
     no_opset = q_model("QLinearSoftmax", [("x", U8, [2, 3])], params, U8,
@@ -368,7 +371,7 @@ def qlinear_model(op: str, a_type: int, w_type: int, per_channel: bool) -> onnx.
     """A standard-domain QLinearConv or QLinearMatMul on an 8-bit input and weight, the
     weight's zero points per output channel (or column) when ``per_channel``."""
     rng = np.random.default_rng(5)
-    w_np = NUMPY[w_type]
+    w_np = helper.tensor_dtype_to_np_dtype(w_type)
     conv = op == "QLinearConv"
     shape, channels = ([6, 4, 3, 3], 6) if conv else ([8, 6], 6)
     info = np.iinfo(w_np)
@@ -384,7 +387,8 @@ def qlinear_model(op: str, a_type: int, w_type: int, per_channel: bool) -> onnx.
         params["b"] = rng.integers(-200, 200, channels).astype(np.int32)
         order.append("b")
     x_shape = [1, 4, 7, 7] if conv else [2, 5, 8]
-    node = helper.make_node(op, order, ["y"], name="n", **({"pads": [1] * 4} if conv else {}))
+    attrs: dict[str, Any] = {"pads": [1] * 4} if conv else {}
+    node = helper.make_node(op, order, ["y"], name="n", **attrs)
     graph = helper.make_graph(
         [node], "g", [helper.make_tensor_value_info("x", a_type, x_shape)],
         [helper.make_tensor_value_info("y", a_type, None)],

@@ -210,16 +210,20 @@ def _eight_bit(ctx: NodeContext, *inputs: int) -> bool:
     return all(type_of(ctx.x(i)).dtype in (DType.I8, DType.U8) for i in inputs)
 
 
+def _exact_product(ctx: NodeContext, a: SSAValue, b: SSAValue) -> SSAValue:
+    """``(a - zero point 2) · (b - zero point 5)`` in int32, a and b being inputs 0 and 3
+    (transposed or not; the layout QLinearMatMul and QGemm share): MatMulInteger's product,
+    one op for 8-bit operands."""
+    if _eight_bit(ctx, 0, 3):
+        op = mir.MatmulIntegerOp(a, b, _zero_point(ctx, 2), _zero_point(ctx, 5))
+        return ctx.b.emit(op).results[0]
+    return ctx.b.matmul(centered(ctx.b, a, ctx.opt(2), -2), centered(ctx.b, b, ctx.opt(5), -1))
+
+
 @converter("QLinearMatMul")
 def qlinear_matmul(ctx: NodeContext) -> ConverterResult:
-    """The exact int32 product (MatMulInteger's, one op for 8-bit operands), requantised."""
-    acc: SSAValue
-    if _eight_bit(ctx, 0, 3):
-        op = mir.MatmulIntegerOp(ctx.x(0), ctx.x(3), _zero_point(ctx, 2), _zero_point(ctx, 5))
-        acc = ctx.b.emit(op).results[0]
-    else:
-        a = centered(ctx.b, ctx.x(0), ctx.opt(2), -2)
-        acc = ctx.b.matmul(a, centered(ctx.b, ctx.x(3), ctx.opt(5), -1))
+    """The exact int32 product, requantised."""
+    acc = _exact_product(ctx, ctx.x(0), ctx.x(3))
     y_zp = ctx.opt(7)
     out = type_of(y_zp).dtype if y_zp is not None else type_of(ctx.x(0)).dtype
     return _requantize(ctx, acc, (ctx.x(1), ctx.x(4), ctx.x(6)), y_zp, out, scale_axis=-1)
@@ -379,7 +383,7 @@ def qlinear_where(ctx: NodeContext) -> ConverterResult:
 @converter("QGemm", domain=MS)
 def qgemm(ctx: NodeContext) -> ConverterResult:
     """alpha · a_scale · b_scale · ((A - a_zero_point)' (B - b_zero_point)' + C): the
-    product exact in int32, one op as QLinearMatMul's; C is int32 in the product's scale. With
+    product exact in int32 as QLinearMatMul's; C is int32 in the product's scale. With
     y_scale the result is quantised (the requantisation of QLinearMatMul), else f32. B's
     scale and zero point may be per column."""
     # A, a_scale, a_zero_point, B, b_scale, b_zero_point?, C?, y_scale?, y_zero_point?
@@ -389,13 +393,7 @@ def qgemm(ctx: NodeContext) -> ConverterResult:
         a_q = b.transpose(a_q, [1, 0])
     if ctx.attr("transB", 0):
         b_q = b.transpose(b_q, [1, 0])
-    acc: SSAValue
-    if _eight_bit(ctx, 0, 3):
-        acc = b.emit(
-            mir.MatmulIntegerOp(a_q, b_q, _zero_point(ctx, 2), _zero_point(ctx, 5))
-        ).results[0]
-    else:
-        acc = b.matmul(centered(b, a_q, ctx.opt(2), -2), centered(b, b_q, ctx.opt(5), -1))
+    acc = _exact_product(ctx, a_q, b_q)
     c = ctx.opt(6)
     if c is not None:
         acc = b.add(acc, b.cast(c, DType.I32))
