@@ -34,11 +34,18 @@ def test_default_pipeline_runs_the_rlx_cleanup_sequence_before_and_after_fusion(
     assert CLEANUP_SEQUENCE == ("algebraic-simplify", "sccp", "cse", "dce", "constant-fold")
     assert got[:7] == ["lower-hir-to-mir", "inline", *CLEANUP_SEQUENCE]
     fuse = got.index("fuse")
-    assert got[fuse + 1 : fuse + 6] == list(CLEANUP_SEQUENCE)
-    assert fuse + 6 <= got.index("plan-memory")
+    # cpu runs integer kernels: a quantised model's come between fusion and its cleanup
+    assert got[fuse + 1] == "quant-to-integer"
+    assert got[fuse + 2 : fuse + 7] == list(CLEANUP_SEQUENCE)
+    assert fuse + 7 <= got.index("plan-memory")
+    cuda = names(CompilePipeline(target="cuda"))
+    assert cuda[cuda.index("fuse") + 1 : cuda.index("fuse") + 6] == list(CLEANUP_SEQUENCE)
     assert "algebraic-simplify" not in names(CompilePipeline(cleanup=False))
-    # Without fusion, one cleanup run.
-    assert names(CompilePipeline(fuse=False)).count("sccp") == 1
+    # Without fusion, one cleanup run; and one after quant-to-integer where it runs.
+    assert names(CompilePipeline(fuse=False, target="cuda")).count("sccp") == 1
+    unfused = names(CompilePipeline(fuse=False))
+    assert unfused.count("sccp") == 2
+    assert unfused[unfused.index("quant-to-integer") + 1 :][:5] == list(CLEANUP_SEQUENCE)
 
 
 def test_cleanup_passes_after_fusion_is_the_sequence_alone() -> None:

@@ -8,6 +8,11 @@ integer wrapping included. Ops without the ``Pure`` trait (calls, anything with 
 effects or randomness) never fold, and neither do ops whose evaluation has no defined
 result (integer division by zero, an out-of-range gather): those stay for run time.
 
+A dequantize of 8-bit integers that are known (a quantised model's weights) never folds at
+import (``FoldingBuilder``): the cleanup folds it, and for a target with integer kernels
+leaves those that matmuls and convs read as their weight (``keep-dequantize``) for
+``quant-to-integer``, which reads the integers.
+
 ``fold`` is the one compile-time evaluator (the foldable check, a size cap, the error
 guard), used by ``KnownValues`` -- the forward sweep shared by constant-fold, sccp and
 numeric-lint --, ``FoldingBuilder`` (the ONNX importer's, and the recurrent layers'
@@ -36,7 +41,7 @@ from rlx_compile.diagnostics import note_block_changed
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import RawDataAttr
 from rlx_compile.dialects.traits import is_leaf
-from rlx_compile.dialects.types import Dim, TensorType
+from rlx_compile.dialects.types import Dim, DType, TensorType
 from rlx_compile.ir import erase_unused, func_graphs
 
 FOLD_LIMIT = 1 << 16
@@ -69,6 +74,8 @@ def constant_values(values: Iterable[SSAValue]) -> list[np.ndarray] | None:
 # module-level import would tie dialects, ir, folding and the interpreter into one circle.
 
 
+_QUANTISED = (DType.I8, DType.U8)
+
 _KIND_FOLDS: dict[type[Operation], bool] = {}
 """Whether ops of a class may fold as far as their traits say (not a leaf, ``Pure``):
 traits belong to the class."""
@@ -79,6 +86,21 @@ def scales_exactly(factor: float) -> bool:
     a normal float. Scaling a weight by it then scales every product and partial sum of
     a matmul exactly, so the weight may take it where rounding must not change."""
     return factor != 0.0 and math.isfinite(factor) and math.frexp(abs(factor))[0] == 0.5
+
+
+def dequantizes_integers(op: Operation) -> bool:
+    """Whether ``op`` dequantizes 8-bit integers (the weights of a quantised model, among
+    others): the importer leaves it to the cleanup."""
+    return isinstance(op, mir.DequantizeOp) and type_of(op.input).dtype in _QUANTISED
+
+
+def dequantizes_weight(op: Operation) -> bool:
+    """Whether ``op`` dequantizes 8-bit integers that matmuls and convs read as their
+    weight: the op ``keep-dequantize`` keeps (another reader, a norm's scale, say, folds
+    as any op, so that fusion finds its constant)."""
+    from rlx_compile.quant.sites import read_as_weight
+
+    return dequantizes_integers(op) and read_as_weight(op.results[0])
 
 
 def is_foldable(op: Operation) -> bool:
@@ -163,6 +185,8 @@ class FoldingBuilder(GraphBuilder):
         for v in operands:
             if not isinstance(v.owner, mir.ConstantOp):
                 return None  # what ``fold`` finds too, without its foldable check first
+        if dequantizes_integers(op):
+            return None  # the cleanup folds it, or quant-to-integer reads the integers
         if type(op) is mir.ReshapeOp:
             reshaped = _reshaped_constant(op.input, op.result.type, self.limit)
             if reshaped is not None:
@@ -231,11 +255,13 @@ class KnownValues:
     """Values known at compile time, filled by a forward sweep over a block.
 
     ``mir.constant`` results are known; ``evaluate(op)`` adds the results of a foldable op
-    whose operands are all known and whose results hold at most ``max_elements``.
+    whose operands are all known and whose results hold at most ``max_elements``
+    (a dequantize of 8-bit integers excepted with ``keep_dequantize``).
     """
 
-    def __init__(self, max_elements: int = DEFAULT_MAX_ELEMENTS):
+    def __init__(self, max_elements: int = DEFAULT_MAX_ELEMENTS, keep_dequantize: bool = False):
         self.max_elements = max_elements
+        self.keep_dequantize = keep_dequantize
         self._values: dict[SSAValue, np.ndarray] = {}
 
     def get(self, value: SSAValue) -> np.ndarray | None:
@@ -255,6 +281,8 @@ class KnownValues:
         for v in op._operands:  # most ops read a value known only at run time
             if v not in values and not isinstance(v.owner, mir.ConstantOp):
                 return None
+        if self.keep_dequantize and dequantizes_weight(op):
+            return None
         results = fold(op, self.get, self.max_elements)
         if results is not None:
             for r, arr in zip(op.results, results, strict=True):
@@ -303,9 +331,17 @@ class KnownValuesPass(ModulePass):
     max_elements: int = DEFAULT_MAX_ELEMENTS
     """Largest value (in elements) evaluated, and materialised as a constant."""
 
+    keep_dequantize: bool = False
+    """Leave dequantizes of 8-bit integers (a quantised model's weights) as ops, for
+    ``quant-to-integer`` to read the integers; the cleanup after it folds the rest."""
+
     def __post_init__(self) -> None:
         if self.max_elements < 1:
             raise ValueError(f"max-elements must be >= 1, got {self.max_elements}")
+
+    def known_values(self) -> KnownValues:
+        """An empty sweep with this pass's options."""
+        return KnownValues(self.max_elements, self.keep_dequantize)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for graph in func_graphs(op):

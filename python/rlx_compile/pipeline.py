@@ -194,8 +194,21 @@ def cleanup_passes(
     if first and options.lint_numerics:
         passes.append("numeric-lint")
     if options.cleanup:
-        passes += CLEANUP_SEQUENCE
+        keep = first and integer_kernels_for_model(options)
+        passes += [f"{p}{{keep-dequantize=true}}" if keep and p in KNOWN_VALUES else p
+                   for p in CLEANUP_SEQUENCE]  # fmt: skip
     return passes
+
+
+KNOWN_VALUES = ("sccp", "constant-fold")
+"""The cleanup passes that evaluate values (``keep-dequantize`` is theirs)."""
+
+
+def integer_kernels_for_model(options: CompileOptions) -> bool:
+    """Whether the model's own quantised convs and matmuls (a QDQ model's) become the
+    target's integer kernels: the first cleanup keeps the weights' dequantizes, and
+    ``quant-to-integer`` follows fusion. (``quantize=int8`` runs it on its own quantisation.)"""
+    return options.quantize != "int8" and get_target(options.target).runs_integer_kernels
 
 
 def planning_passes(options: CompileOptions) -> list[str]:
@@ -234,8 +247,7 @@ def precision_passes(options: CompileOptions) -> list[str]:
             f"calibration={options.quant_calibration}}}",
             "quant-propagate",
         ]
-        target = get_target(options.target)
-        if target.claims_op("mir.integer_matmul") or target.claims_op("mir.integer_conv"):
+        if get_target(options.target).runs_integer_kernels:
             passes.append(f"quant-to-integer{{target={options.target}}}")
     elif options.quantize == "fp8":
         passes.append(f"scaled-quant-insert{{dtype=f8e4m3 amax={options.fp8_amax}}}")
@@ -250,9 +262,11 @@ def fusion_passes_of(options: CompileOptions, cleanup: list[str]) -> list[str]:
     """Fuse for the target, then clean up. int8 quantisation taps every matmul, the two of
     an exported attention and a product of two activations included (as onnxruntime's
     quantize_static does), so it keeps them: fuse-attention, fuse-transposed-matmul and
-    fuse-scaled-matmul stay out."""
+    fuse-scaled-matmul stay out. Without fusion, a quantised model's integer kernels
+    and their cleanup stay."""
     if not options.fuse:
-        return []
+        integer = integer_passes(options)
+        return [*integer, *cleanup] if integer else []
     skip = list(options.fuse_skip)
     if options.quantize == "int8":
         keep_matmuls = ("fuse-attention", "fuse-transposed-matmul", "fuse-scaled-matmul")
@@ -264,8 +278,17 @@ def fusion_passes_of(options: CompileOptions, cleanup: list[str]) -> list[str]:
     return [
         *([f"lower-recurrent{{target={options.target}}}"] if lower else []),
         f"fuse{{target={options.target}{spec}}}",
+        *integer_passes(options),
         *cleanup,
     ]
+
+
+def integer_passes(options: CompileOptions) -> list[str]:
+    """A quantised model's convs and matmuls as integer kernels (after fusion, which gives
+    them their bias and activation), where ``integer_kernels_for_model``."""
+    if not integer_kernels_for_model(options):
+        return []
+    return [f"quant-to-integer{{target={options.target}}}"]
 
 
 def legalize_passes(options: CompileOptions) -> list[str]:

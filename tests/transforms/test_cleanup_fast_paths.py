@@ -38,7 +38,7 @@ from rlx_compile.conversion.hir_to_mir import lowering_patterns
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import FusionPolicy
 from rlx_compile.dialects.types import TensorType
-from rlx_compile.folding import ConstantData, materialize
+from rlx_compile.folding import ConstantData, KnownValues, materialize
 from rlx_compile.inlining import InlineRegion, inline_call
 from rlx_compile.ir import func_graphs, make_context, parse_module, print_module
 from rlx_compile.rewriting import apply_greedily
@@ -300,8 +300,8 @@ def test_folding_a_flat_block_folds_as_fold_block(max_elements: int) -> None:
             block = g.body.block
             if any(op.regions for op in block.ops):
                 continue
-            count = fold_block(w.body.block, max_elements)
-            assert fold_flat_block(block, max_elements) == count, name
+            count = fold_block(w.body.block, KnownValues(max_elements))
+            assert fold_flat_block(block, KnownValues(max_elements)) == count, name
             folded_some |= count > 0
         assert print_module(got, debuginfo=True) == print_module(want, debuginfo=True), name
     assert folded_some

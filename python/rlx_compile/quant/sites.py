@@ -96,6 +96,29 @@ def _site_operands(op: Operation) -> Iterator[tuple[str, bool | None]]:
         yield "out_weight", False
 
 
+def read_as_weight(value: SSAValue) -> bool:
+    """Whether every reader of ``value`` takes it as the weight of a matmul or conv (the
+    second site operand of ``mir.matmul``, ``mir.conv`` and their fused forms), directly
+    or through transposes: the weights an integer kernel reads as integers."""
+    if value.first_use is None:
+        return False
+    for use in value.uses:
+        op = use.operation
+        if isinstance(op, mir.TransposeOp):
+            if not read_as_weight(op.result):
+                return False
+            continue
+        if not isinstance(op, _PRODUCTS):
+            return False
+        name = list(_site_operands(op))[1][0]
+        if getattr(op, name) is not value or use.index != 1:
+            return False
+    return True
+
+
+_PRODUCTS = (mir.MatmulOp, mir.FusedMatmulBiasActOp, mir.ConvOp, mir.FusedConvBiasActOp)
+
+
 def quant_sites(block: Block, *, gemm_only: bool = False) -> list[Site]:
     """The float operands of matmul, conv and their fused forms (and the projections of a
     fused attention block), in block order. ``gemm_only`` keeps matmuls whose rhs is a

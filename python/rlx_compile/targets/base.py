@@ -258,6 +258,11 @@ class Target:
     def claims_op(self, name: str) -> bool:
         return name in self.claims
 
+    @property
+    def runs_integer_kernels(self) -> bool:
+        """Whether it claims the integer matmul and conv (``quant-to-integer`` makes them)."""
+        return self.claims >= INTEGER
+
     def illegal_reason(self, op: Operation) -> str | None:
         """Why ``op`` cannot run on this target as it is (None: it can)."""
         if op.name in _ALWAYS_LEGAL:

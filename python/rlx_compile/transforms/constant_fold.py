@@ -45,16 +45,16 @@ class ConstantFoldPass(KnownValuesPass):
 
     def run_block(self, block: Block) -> bool:
         if any(op.regions for op in block.ops):
-            return fold_block(block, self.max_elements) > 0
-        fold_flat_block(block, self.max_elements)
+            return fold_block(block, self.known_values()) > 0
+        fold_flat_block(block, self.known_values())
         return False  # each change is reported as it is made
 
 
-def fold_block(block: Block, max_elements: int) -> int:
-    """Fold ``block`` in one forward sweep; returns the number of ops folded (an if on a
-    constant condition, replaced by its taken branch, counts as one)."""
+def fold_block(block: Block, known: KnownValues) -> int:
+    """Fold ``block`` in one forward sweep (``known`` empty, with the sweep's options);
+    returns the number of ops folded (an if on a constant condition, replaced by its
+    taken branch, counts as one)."""
     unused = UnusedBefore(block)
-    known = KnownValues(max_elements)
     folded = 0
     op = block.first_op
     while op is not None:
@@ -80,7 +80,7 @@ def fold_block(block: Block, max_elements: int) -> int:
     return folded
 
 
-def fold_flat_block(block: Block, max_elements: int) -> int:
+def fold_flat_block(block: Block, known: KnownValues) -> int:
     """``fold_block`` for a block whose ops hold no regions, to the same result (and
     count), reporting each op it inserts, modifies and erases.
 
@@ -90,7 +90,6 @@ def fold_flat_block(block: Block, max_elements: int) -> int:
     constant would hold (``ConstantData``). Then the folded ops go, and the producers they
     alone read (``fold_block`` erases the ops left unused, and no other op loses a reader).
     """
-    known = KnownValues(max_elements)
     folded: list[tuple[Operation, list[ConstantData | None]]] = []  # the values read
     count = 0
     for op in block.ops:

@@ -1,4 +1,5 @@
-"""``quant-to-integer{target=T}``: quantised matmuls and convolutions as integer kernels.
+"""``quant-to-integer{target=T}``: quantised matmuls, convolutions and elementwise chains
+as integer kernels.
 
 After ``quant-insert`` and ``quant-propagate`` a quantised conv reads
 ``dequantize(x_q, s_x [, z_x])`` and ``dequantize(w_q, s_w axis 0)`` and computes in f32
@@ -14,7 +15,20 @@ on the dequantised values. For a target that claims ``mir.integer_conv`` /
   operand dequantized per column (or per tensor: an attention's two activations) into
   ``mir.integer_matmul``;
 - ``quantize(integer op)`` (per tensor, the integer op's only reader) into the integer
-  op producing the quantised values directly: requantisation.
+  op producing the quantised values directly: requantisation;
+- ``transpose(dequantize(constant))`` into the dequantize of the transposed constant (a
+  Gemm's ``transB`` weight), so the matmul above finds its integer operand;
+- ``quantize(op(dequantize(x)))`` of an op that only moves elements (reshape, transpose,
+  slice, concat...), with one type, scale and zero point throughout, into the op on the
+  integers;
+- ``quantize(f(dequantize(x)))``, ``f`` any chain of elementwise ops of the one 8-bit
+  tensor x (a sigmoid, a SiLU with its inner quantize, a leaky relu...), into a
+  ``mir.gather`` from the table of f's 256 results (for targets claiming the gather).
+
+It runs on ``quantize=int8``'s quantisation and, in the default pipeline of a target
+that claims the integer kernels, on a quantised model's own (a QDQ model's), after
+fusion: the cleanup before fusion keeps the dequantizes of 8-bit weights
+(``keep-dequantize``) for it, and the cleanup after it folds those it left.
 
 The integer ops accumulate exactly, where the dequantised form rounds every product and
 sum in f32: results differ by that rounding (and a value on a quantisation step's edge
@@ -25,27 +39,26 @@ Ops left unused are erased.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import cast
+from typing import ClassVar, cast
 
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
-from xdsl.rewriter import InsertPoint
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import Pure
 
+from rlx_compile.diagnostics import change_listener, note_changed, note_removed
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import Activation
+from rlx_compile.dialects.traits import Elementwise
 from rlx_compile.dialects.types import DType, TensorType
+from rlx_compile.folding import evaluate
 from rlx_compile.fusion.base import sole_user
 from rlx_compile.ir import erase_unused, graph_block, mir_graphs
+from rlx_compile.rewriting import apply_greedily
 from rlx_compile.targets import get_target
 
 _INPUT_TYPES = (DType.I8, DType.U8)
@@ -224,6 +237,247 @@ class IntegerMatmul(RewritePattern):
             _replace(rewriter, op, scale, new)
 
 
+class TransposedWeight(RewritePattern):
+    """transpose(dequantize(c)) -> dequantize(c transposed), the axis moved with it: a
+    Gemm's ``transB`` weight, dequantized, as the [K, N] operand ``IntegerMatmul`` reads
+    (the same values: a dequantize is elementwise)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.TransposeOp, rewriter: PatternRewriter) -> None:
+        dq = op.input.owner
+        if not isinstance(dq, mir.DequantizeOp) or sole_user(dq.result) is not op:
+            return
+        q = _constant(dq.input)
+        if q is None:
+            return
+        perm = op.props().ints("perm")
+        axis = dq.props().opt_int("axis")
+        moved = mir.ConstantOp(np.ascontiguousarray(np.transpose(q, perm)))
+        new = mir.DequantizeOp(
+            moved.result, dq.scale, dq.zero_point,
+            axis=None if axis is None else list(perm).index(axis % len(perm)),
+        )  # fmt: skip
+        moved.location = new.location = op.location
+        rewriter.replace(op, [moved, new], [new.result])
+
+
+def _qparams(op: mir.QuantizeOp | mir.DequantizeOp, q: SSAValue) -> tuple[DType, float, int] | None:
+    """A per-tensor (de)quantize's integer type, scale and zero point (``q`` its integer
+    side), when known."""
+    if op.props().opt_int("axis") is not None:
+        return None
+    scale = _constant(op.scale)
+    if scale is None or scale.size != 1:
+        return None
+    zero = 0
+    if op.zero_point is not None:
+        z = _constant(op.zero_point)
+        if z is None or z.size != 1:
+            return None
+        zero = int(z.reshape(-1)[0])
+    return _type(q).dtype, float(scale.reshape(-1)[0]), zero
+
+
+MOVES_BYTES = (
+    mir.ReshapeOp, mir.TransposeOp, mir.FusedReshapeTransposeOp, mir.NarrowOp, mir.SliceOp,
+    mir.ConcatOp, mir.ExpandOp,
+)  # fmt: skip
+"""Ops that only move their elements, whatever their type (their kernels copy bytes)."""
+
+
+class IntegerDataMovement(RewritePattern):
+    """quantize(op(dequantize(x)...)) -> op(x...) for an op that only moves elements, every
+    dequantize and the quantize per tensor with one type, scale and zero point: the same
+    integers (quantize inverts dequantize exactly), without the f32 tensor between --
+    onnxruntime's QDQ handling of Reshape, Transpose, Slice, Concat..."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.QuantizeOp, rewriter: PatternRewriter) -> None:
+        mover = op.input.owner
+        if not isinstance(mover, MOVES_BYTES) or sole_user(op.input) is not op:
+            return
+        params = _qparams(op, op.result)
+        if params is None:
+            return
+        operands: list[SSAValue] = []
+        for v in mover.operands:
+            if _type(v).dtype is not DType.F32:
+                operands.append(v)  # an index or shape operand
+                continue
+            dq = v.owner
+            if not isinstance(dq, mir.DequantizeOp) or _qparams(dq, dq.input) != params:
+                return
+            operands.append(dq.input)
+        new = type(mover).create(
+            operands=operands,
+            result_types=[_type(op.result)],
+            properties=dict(mover.properties),
+            attributes=dict(mover.attributes),
+        )
+        new.location = mover.location
+        rewriter.replace(op, [new], [new.results[0]])
+        rewriter.erase(mover)
+
+
+TABLE_REACH = 16
+"""Most ops a tabulated chain holds (a gelu or a hard swish with its Q/DQ is a handful)."""
+
+
+def _is_quant(op: Operation) -> bool:
+    """A per-tensor quantize or dequantize of constant parameters (elementwise, then)."""
+    if isinstance(op, mir.QuantizeOp):
+        return _qparams(op, op.result) is not None
+    return isinstance(op, mir.DequantizeOp) and _qparams(op, op.input) is not None
+
+
+def _inner(dq: mir.DequantizeOp) -> bool:
+    """Whether a chain goes on through ``dq``: it dequantizes a quantize of an elementwise
+    result that nothing else reads (a SiLU's sigmoid, quantized between its two ops);
+    else ``dq`` is where the chain starts."""
+    q = dq.input.owner
+    if not isinstance(q, mir.QuantizeOp) or not _is_quant(q) or sole_user(q.result) is not dq:
+        return False
+    src = q.input.owner
+    return isinstance(src, Operation) and (src.has_trait(Elementwise) or _is_quant(src))
+
+
+def _elementwise_cone(top: Operation) -> tuple[list[Operation], list[mir.DequantizeOp]] | None:
+    """The ops computing ``top``'s operand elementwise from one 8-bit tensor, producers
+    first, and a dequantize of that tensor: every op elementwise (a per-tensor quantize or
+    dequantize counts) with one result of the tensor's shape that only the chain reads;
+    the chain starts at dequantizes of the one tensor (per tensor, constant parameters)
+    and at constants of one element. None for anything else. Returns the chain and its
+    dequantizes of the tensor."""
+    root = top.operands[0]
+    shape = _type(root).shape
+    chain: list[Operation] = []
+    leaves: list[mir.DequantizeOp] = []
+    inside = {id(top)}
+    stack = [root]
+    while stack:
+        v = stack.pop()
+        op = v.owner
+        if not isinstance(op, Operation) or id(op) in inside:
+            continue
+        if isinstance(op, mir.ConstantOp):
+            if _type(v).num_elements() != 1:
+                return None
+            continue
+        if isinstance(op, mir.DequantizeOp) and not _inner(op):
+            if not _is_quant(op) or _type(op.input).dtype not in _INPUT_TYPES:
+                return None
+            if leaves and leaves[0].input is not op.input:
+                return None  # a function of two tensors
+            if _type(op.result).shape != shape:
+                return None
+            leaves.append(op)
+            inside.add(id(op))
+            continue
+        elementwise = op.has_trait(Elementwise) or _is_quant(op)
+        if not elementwise or len(op.results) != 1 or _type(op.results[0]).shape != shape:
+            return None
+        if len(chain) == TABLE_REACH:
+            return None
+        chain.append(op)
+        inside.add(id(op))
+        stack.extend(op.operands)
+    if not leaves:
+        return None
+    # Every result the chain computes is read by the chain alone (or, the last, by top).
+    for op in chain:
+        if any(id(u.operation) not in inside for u in op.results[0].uses):
+            return None
+    return _producers_first(chain), leaves
+
+
+def _producers_first(ops: list[Operation]) -> list[Operation]:
+    """``ops`` in block order (each producer before its readers)."""
+    block = ops[0].parent_block()
+    assert block is not None
+    members = {id(o) for o in ops}
+    return [o for o in block.ops if id(o) in members]
+
+
+def tabulate_elementwise(block: Block) -> None:
+    """Every quantize(f(dequantize(x))) of ``block``, ``f`` elementwise and x one 8-bit
+    tensor, as a gather from f's 256 results: one op, as onnxruntime's QLinearSigmoid and
+    QLinearLeakyRelu lookup tables, for any chain (a SiLU with the quantize between its
+    two ops included). The table is the reference executor's chain at every value of x,
+    so the gather gives its integers exactly; an i8 x indexes from the end when negative,
+    so the table starts at 0. Last quantize first: the longest chain is taken before a
+    quantize inside it makes it a function of two tensors. The chain's ops are left for
+    the caller to erase."""
+    op = block.last_op
+    while op is not None:
+        above = op.prev_op
+        if isinstance(op, mir.QuantizeOp) and op.result.first_use is not None:
+            _tabulate_one(op)
+        op = above
+
+
+def _tabulate_one(op: mir.QuantizeOp) -> None:
+    if _type(op.result).dtype not in _INPUT_TYPES or _qparams(op, op.result) is None:
+        return
+    cone = _elementwise_cone(op)
+    if cone is None:
+        return
+    chain, leaves = cone
+    x = leaves[0].input
+    table = _tabulate([*leaves, *chain, op], x)
+    if table is None:
+        return
+    lo = _type(x).dtype.int_range[0]
+    constant = mir.ConstantOp(np.roll(table, lo))  # index v of x holds f(v), v < 0 wrapping
+    gather = mir.GatherOp(constant.result, x, 0)
+    constant.location = gather.location = op.location
+    Rewriter.insert_op([constant, gather], InsertPoint.before(op))
+    readers = [u.operation for u in op.result.uses]
+    op.result.replace_all_uses_with(gather.result)
+    note_changed(constant, gather, *readers)
+    _erase(op)
+
+
+def _tabulate(ops: list[Operation], x: SSAValue) -> np.ndarray | None:
+    """``ops`` (producers first) evaluated by the reference executor with the 8-bit ``x``
+    set to each value of its type in turn: copies of them of shape [1, .., 1, 256]."""
+    dtype = _type(x).dtype
+    lo, hi = dtype.int_range
+    rank = max(_type(x).rank, 1)
+    shape = (*([1] * (rank - 1)), hi - lo + 1)
+    values: dict[SSAValue, np.ndarray] = {
+        x: np.arange(lo, hi + 1).astype(dtype.numpy).reshape(shape)
+    }
+    made: list[Operation] = []
+    try:
+        for op in ops:
+            operands: list[SSAValue] = []
+            args: list[np.ndarray] = []
+            for v in op.operands:
+                arr = values.get(v)
+                if arr is None:
+                    arr = _constant(v)
+                    assert arr is not None  # the cone's leaves: constants
+                leaf_const = mir.ConstantOp(arr, _type(v).with_shape(arr.shape))
+                made.append(leaf_const)
+                operands.append(leaf_const.result)
+                args.append(arr)
+            copy = type(op).create(
+                operands=operands,
+                result_types=[_type(op.results[0]).with_shape(shape)],
+                properties=dict(op.properties),
+                attributes=dict(op.attributes),
+            )
+            made.append(copy)
+            result = evaluate(copy, args)
+            if result is None:
+                return None
+            values[op.results[0]] = result[0]
+        return values[ops[-1].results[0]].reshape(-1)
+    finally:
+        for m in reversed(made):
+            m.drop_all_references()
+
+
 class Requantize(RewritePattern):
     """quantize(integer op) -> the integer op with an output scale."""
 
@@ -271,32 +525,49 @@ class Requantize(RewritePattern):
         rewriter.erase(linear)
 
 
+def _erasable(op: Operation) -> bool:
+    """What a rewrite may leave unused and this pass then erases: pure ops but the
+    graph's signature (inputs, params)."""
+    return op.has_trait(Pure) and not isinstance(op, mir.InputOp | mir.ParamOp)
+
+
+def _erase(op: Operation) -> None:
+    note_removed(op)
+    Rewriter.erase_op(op)
+
+
 @dataclass(frozen=True)
 class QuantToIntegerPass(ModulePass):
     """Quantised matmuls/convs as integer kernels (targets claiming them), requantised
     where a quantize reads them."""
 
     name = "quant-to-integer"
+    REPORTS_CHANGES: ClassVar[bool] = True
 
     target: str = "cpu"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        target = get_target(self.target)
-        if not all(target.claims_op(o.name) for o in (mir.IntegerMatmulOp, mir.IntegerConvOp)):
+        if not get_target(self.target).runs_integer_kernels:
             return
         for graph in mir_graphs(op, self.name):
             block = graph_block(graph)
+            if not any(isinstance(o, mir.DequantizeOp) for o in graph.walk()):
+                continue  # nothing quantised (most models): no walk
             # What these rewrites leave unused goes; dead code that was there stays.
-            before = {id(o) for o in block.ops if not all(r.first_use is None for r in o.results)}
-            PatternRewriteWalker(
-                GreedyRewritePatternApplier(
-                    [IntegerConv(), IntegerMatmul(), Requantize()], dce_enabled=False
-                ),
-                apply_recursively=True,
-            ).rewrite_region(graph.body)
-            erase_unused(
+            dead = {id(o) for o in block.ops if all(r.first_use is None for r in o.results)}
+            apply_greedily(
+                graph.body,
                 [
-                    o for o in block.ops
-                    if id(o) in before and isinstance(o, mir.DequantizeOp | mir.ConstantOp)
-                ]
+                    TransposedWeight(),
+                    IntegerConv(),
+                    IntegerMatmul(),
+                    Requantize(),
+                    IntegerDataMovement(),
+                ],
+                change_listener(),
+            )
+            if get_target(self.target).claims_op(mir.GatherOp.name):
+                tabulate_elementwise(block)
+            erase_unused(
+                [o for o in block.ops if id(o) not in dead and _erasable(o)], _erase
             )  # fmt: skip

@@ -49,7 +49,7 @@ class SCCPPass(KnownValuesPass):
     PURE: ClassVar[bool] = True
 
     def run_block(self, block: Block) -> bool:
-        return propagate_block(block, self.max_elements)
+        return propagate_block(block, self.known_values())
 
 
 _DECIDED = (mir.WhereOp, mir.IfOp)
@@ -65,15 +65,16 @@ def _taken_arm(condition: np.ndarray) -> int | None:
     return None
 
 
-def propagate_block(block: Block, max_elements: int) -> bool:
-    """Run SCCP on one block; returns whether it changed anything."""
+def propagate_block(block: Block, known: KnownValues) -> bool:
+    """Run SCCP on one block (``known`` empty, with the sweep's options); returns whether
+    it changed anything."""
     op = block.first_op
     while op is not None and not isinstance(op, _DECIDED):
         op = op.next_op
     if op is None:
         return False
     unused = UnusedBefore(block)
-    known = KnownValues(max_elements)
+    max_elements = known.max_elements
     taken: list[tuple[mir.WhereOp, int]] = []
     inlined = False
     op = block.first_op

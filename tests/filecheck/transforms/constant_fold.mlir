@@ -1,6 +1,7 @@
 // RUN: rlx-opt %s --split-input-file -p constant-fold | filecheck %s
 // RUN: rlx-opt %s --split-input-file -p 'constant-fold{max-elements=4}' | filecheck %s --check-prefix=CAP
 // RUN: not rlx-opt %s -p 'constant-fold{max-elements=0}' 2>&1 | filecheck %s --check-prefix=BAD
+// RUN: rlx-opt %s --split-input-file -p 'constant-fold{keep-dequantize=true}' | filecheck %s --check-prefix=KEEP
 
 // K{2} + K{3} folds to one constant 5 (the folded constants are erased).
 func.func @add_constants() -> !rlx.tensor<[1], f32> {
@@ -112,3 +113,28 @@ func.func @symbolic() -> !rlx.tensor<[n, 2], f32> {
 // CHECK:         %e = mir.expand %a
 
 // BAD: error: bad options for pass 'constant-fold': max-elements must be >= 1, got 0
+
+// -----
+// keep-dequantize: the dequantize of 8-bit integers a matmul reads as its weight stays,
+// for quant-to-integer to read the integers; that of 8-bit integers read otherwise, and
+// that of an i32 bias, fold as any op.
+func.func @keep_dequantize(%x : !rlx.tensor<[1, 2], f32>) -> (!rlx.tensor<[1, 2], f32>, !rlx.tensor<[2], f32>, !rlx.tensor<[2], f32>) {
+  %s = mir.constant dense<0.5> : !rlx.tensor<[], f32>
+  %w = mir.constant dense<[2, -4, 6, 8]> : !rlx.tensor<[2, 2], i8>
+  %v = mir.constant dense<[2, -4]> : !rlx.tensor<[2], i8>
+  %b = mir.constant dense<[6, 8]> : !rlx.tensor<[2], i32>
+  %wd = mir.dequantize %w, %s : (!rlx.tensor<[2, 2], i8>, !rlx.tensor<[], f32>) -> !rlx.tensor<[2, 2], f32>
+  %vd = mir.dequantize %v, %s : (!rlx.tensor<[2], i8>, !rlx.tensor<[], f32>) -> !rlx.tensor<[2], f32>
+  %bd = mir.dequantize %b, %s : (!rlx.tensor<[2], i32>, !rlx.tensor<[], f32>) -> !rlx.tensor<[2], f32>
+  %y = mir.matmul %x, %wd : (!rlx.tensor<[1, 2], f32>, !rlx.tensor<[2, 2], f32>) -> !rlx.tensor<[1, 2], f32>
+  func.return %y, %vd, %bd : !rlx.tensor<[1, 2], f32>, !rlx.tensor<[2], f32>, !rlx.tensor<[2], f32>
+}
+// CHECK-LABEL: func.func @keep_dequantize
+// CHECK-DAG:     %wd = mir.constant dense<[1.0, -2.0, 3.0, 4.0]> : !rlx.tensor<[2, 2], f32>
+// CHECK-DAG:     %vd = mir.constant dense<[1.0, -2.0]> : !rlx.tensor<[2], f32>
+// CHECK-DAG:     %bd = mir.constant dense<[3.0, 4.0]> : !rlx.tensor<[2], f32>
+// KEEP-LABEL: func.func @keep_dequantize
+// KEEP-DAG:     %wd = mir.dequantize %w, %s
+// KEEP-DAG:     %vd = mir.constant dense<[1.0, -2.0]> : !rlx.tensor<[2], f32>
+// KEEP-DAG:     %bd = mir.constant dense<[3.0, 4.0]> : !rlx.tensor<[2], f32>
+// KEEP:         %y = mir.matmul %x, %wd

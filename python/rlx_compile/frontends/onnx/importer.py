@@ -408,6 +408,19 @@ def _op_infers_nothing(domain: str, op_type: str, opset: int) -> bool:
 _INPUT_OR_PARAM = (mir.InputOp, mir.ParamOp)
 
 
+def quantisation_params(graph: onnx.GraphProto) -> frozenset[str]:
+    """The names read as a scale or zero point of a QuantizeLinear or DequantizeLinear
+    (any domain, subgraphs included). Per-channel scales are imported as constants, not
+    params: they belong to the integers they scale (constants, being integers), as
+    onnxruntime's QDQ fusion requires, and ``quant-to-integer`` reads their values."""
+    return frozenset(
+        name
+        for node in walk(graph)
+        if node.op_type in ("QuantizeLinear", "DequantizeLinear")
+        for name in node.input[1:3]
+    )
+
+
 class Importer:
     def __init__(
         self,
@@ -451,6 +464,7 @@ class Importer:
         self.max_tensor_bytes: int | None = None
         self.max_constant_elements: int | None = None
         self._first_compute: Operation | None = None  # where _insert_leaf inserts
+        self.quantisation_params: frozenset[str] = frozenset()
 
     # -- entry -------------------------------------------------------------------------
     def run(self) -> ModuleOp:
@@ -471,6 +485,7 @@ class Importer:
             raise OnnxImportError("sparse initializers are not supported")
         for t in graph.initializer:
             self.initializers[t.name] = t
+        self.quantisation_params = quantisation_params(model.graph)
         if self.input_values:
             unknown = set(self.input_values) - {i.name for i in graph.input}
             if unknown:
@@ -687,7 +702,10 @@ class Importer:
         if arr is None:
             arr = self.static_initializer(name)
         dtype = dtype_of_numpy(arr.dtype)
-        as_param = self.initializer_mode == "params" and dtype.is_float and arr.size > 1
+        as_param = (
+            self.initializer_mode == "params" and dtype.is_float and arr.size > 1
+            and name not in self.quantisation_params
+        )  # fmt: skip
         # Leaves go at the top of the graph, whichever node first reads them.
         top = FoldingBuilder(self._insert_leaf)
         if as_param:

@@ -1,0 +1,116 @@
+// RUN: rlx-opt %s --split-input-file -p 'quant-to-integer{target=cpu}' | filecheck %s
+// RUN: rlx-opt %s --split-input-file -p 'quant-to-integer{target=cuda}' | filecheck %s --check-prefix=CUDA
+
+// A QDQ model's conv, flatten and gemm (as onnxruntime's quantize_static writes them,
+// after fusion): the conv reads its input's and its weight's integers and is requantised
+// by the quantize after it; the reshape moves the integers (one scale and zero point on
+// both sides); the gemm's transB weight is transposed as integers, per column now.
+// cuda claims no integer kernels: nothing changes.
+func.func @qdq_conv_flatten_gemm() -> (!rlx.tensor<[1, 3], f32> {rlx.name = "y"}) {
+  %x = mir.input "x" : !rlx.tensor<[1, 1, 2, 2], f32>
+  %y_zp = mir.constant dense<-51> : !rlx.tensor<[], i8>
+  %y_scale = mir.constant dense<0.004> : !rlx.tensor<[], f32>
+  %r_zp = mir.constant dense<-128> : !rlx.tensor<[], i8>
+  %r_scale = mir.constant dense<0.001> : !rlx.tensor<[], f32>
+  %x_zp = mir.constant dense<-12> : !rlx.tensor<[], i8>
+  %x_scale = mir.constant dense<0.01> : !rlx.tensor<[], f32>
+  %wf_zp = mir.constant dense<0> : !rlx.tensor<[3], i8>
+  %wf_scale = mir.constant dense<[0.01, 0.02, 0.01]> : !rlx.tensor<[3], f32>
+  %wf_q = mir.constant dense<"0x0102030405060708FFFEFDFCFBFAF9F8090A0B0C0D0E0F10"> : !rlx.tensor<[3, 8], i8>
+  %w1_zp = mir.constant dense<0> : !rlx.tensor<[2], i8>
+  %w1_scale = mir.constant dense<[0.001, 0.002]> : !rlx.tensor<[2], f32>
+  %w1_q = mir.constant dense<[127, -127]> : !rlx.tensor<[2, 1, 1, 1], i8>
+  %b1 = mir.constant dense<[0.1, -0.2]> : !rlx.tensor<[2], f32>
+  %bf = mir.constant dense<[0.5, 0.0, -0.5]> : !rlx.tensor<[3], f32>
+  %w1 = mir.dequantize %w1_q, %w1_scale, %w1_zp axis 0 : (!rlx.tensor<[2, 1, 1, 1], i8>, !rlx.tensor<[2], f32>, !rlx.tensor<[2], i8>) -> !rlx.tensor<[2, 1, 1, 1], f32>
+  %wf = mir.dequantize %wf_q, %wf_scale, %wf_zp axis 0 : (!rlx.tensor<[3, 8], i8>, !rlx.tensor<[3], f32>, !rlx.tensor<[3], i8>) -> !rlx.tensor<[3, 8], f32>
+  %xq = mir.quantize %x, %x_scale, %x_zp : (!rlx.tensor<[1, 1, 2, 2], f32>, !rlx.tensor<[], f32>, !rlx.tensor<[], i8>) -> !rlx.tensor<[1, 1, 2, 2], i8>
+  %xd = mir.dequantize %xq, %x_scale, %x_zp : (!rlx.tensor<[1, 1, 2, 2], i8>, !rlx.tensor<[], f32>, !rlx.tensor<[], i8>) -> !rlx.tensor<[1, 1, 2, 2], f32>
+  %r = mir.fused_conv_bias_act %xd, %w1, %b1 strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 act relu : (!rlx.tensor<[1, 1, 2, 2], f32>, !rlx.tensor<[2, 1, 1, 1], f32>, !rlx.tensor<[2], f32>) -> !rlx.tensor<[1, 2, 2, 2], f32>
+  %rq = mir.quantize %r, %r_scale, %r_zp : (!rlx.tensor<[1, 2, 2, 2], f32>, !rlx.tensor<[], f32>, !rlx.tensor<[], i8>) -> !rlx.tensor<[1, 2, 2, 2], i8>
+  %rd = mir.dequantize %rq, %r_scale, %r_zp : (!rlx.tensor<[1, 2, 2, 2], i8>, !rlx.tensor<[], f32>, !rlx.tensor<[], i8>) -> !rlx.tensor<[1, 2, 2, 2], f32>
+  %f = mir.reshape %rd : !rlx.tensor<[1, 2, 2, 2], f32> -> !rlx.tensor<[1, 8], f32>
+  %fq = mir.quantize %f, %r_scale, %r_zp : (!rlx.tensor<[1, 8], f32>, !rlx.tensor<[], f32>, !rlx.tensor<[], i8>) -> !rlx.tensor<[1, 8], i8>
+  %fd = mir.dequantize %fq, %r_scale, %r_zp : (!rlx.tensor<[1, 8], i8>, !rlx.tensor<[], f32>, !rlx.tensor<[], i8>) -> !rlx.tensor<[1, 8], f32>
+  %wt = mir.transpose %wf perm [1, 0] : !rlx.tensor<[3, 8], f32> -> !rlx.tensor<[8, 3], f32>
+  %g = mir.fused_matmul_bias_act %fd, %wt, %bf : (!rlx.tensor<[1, 8], f32>, !rlx.tensor<[8, 3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[1, 3], f32>
+  %gq = mir.quantize %g, %y_scale, %y_zp : (!rlx.tensor<[1, 3], f32>, !rlx.tensor<[], f32>, !rlx.tensor<[], i8>) -> !rlx.tensor<[1, 3], i8>
+  %y = mir.dequantize %gq, %y_scale, %y_zp : (!rlx.tensor<[1, 3], i8>, !rlx.tensor<[], f32>, !rlx.tensor<[], i8>) -> !rlx.tensor<[1, 3], f32>
+  func.return %y : !rlx.tensor<[1, 3], f32>
+}
+// CHECK-LABEL: func.func @qdq_conv_flatten_gemm()
+// CHECK:         %xq = mir.quantize %x
+// CHECK-NEXT:    %[[S1:.*]] = mir.constant dense<[1.0000001e-05, 2.0000001e-05]> : !rlx.tensor<[2], f32>
+// CHECK-NEXT:    %rq = mir.integer_conv %xq, %w1_q scale %[[S1]] bias %b1 strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 zero_point -12 act relu out_scale 0.001{{[0-9]*}} out_zero_point -128 : {{.*}} -> !rlx.tensor<[1, 2, 2, 2], i8>
+// CHECK-NEXT:    %fq = mir.reshape %rq : !rlx.tensor<[1, 2, 2, 2], i8> -> !rlx.tensor<[1, 8], i8>
+// CHECK-NEXT:    %[[WT:.*]] = mir.constant dense<"0x01FF0902FE0A03FD0B04FC0C05FB0D06FA0E07F90F08F810"> : !rlx.tensor<[8, 3], i8>
+// CHECK-NEXT:    %[[S2:.*]] = mir.constant dense<[1.0000001e-05, 2.0000001e-05, 1.0000001e-05]> : !rlx.tensor<[3], f32>
+// CHECK-NEXT:    %gq = mir.integer_matmul %fq, %[[WT]] scale %[[S2]] bias %bf zero_point -128 out_scale 0.004{{[0-9]*}} out_zero_point -51 : {{.*}} -> !rlx.tensor<[1, 3], i8>
+// CHECK-NEXT:    %y = mir.dequantize %gq, %y_scale, %y_zp
+// CHECK-NEXT:    func.return %y
+// CHECK-NOT:     mir.dequantize
+// CUDA-LABEL: func.func @qdq_conv_flatten_gemm()
+// CUDA:         %r = mir.fused_conv_bias_act %xd, %w1, %b1
+// CUDA:         %f = mir.reshape %rd
+// CUDA:         %wt = mir.transpose %wf
+
+// -----
+// A reshape between a dequantize and a quantize of other scales changes the integers:
+// it stays f32, and so does a concat of an input that is not dequantized.
+func.func @not_moved(%a : !rlx.tensor<[2, 2], i8>, %b : !rlx.tensor<[2, 2], f32>) -> (!rlx.tensor<[4], i8>, !rlx.tensor<[4, 2], i8>) {
+  %s1 = mir.constant dense<0.5> : !rlx.tensor<[], f32>
+  %s2 = mir.constant dense<0.25> : !rlx.tensor<[], f32>
+  %ad = mir.dequantize %a, %s1 : (!rlx.tensor<[2, 2], i8>, !rlx.tensor<[], f32>) -> !rlx.tensor<[2, 2], f32>
+  %f = mir.reshape %ad : !rlx.tensor<[2, 2], f32> -> !rlx.tensor<[4], f32>
+  %fq = mir.quantize %f, %s2 : (!rlx.tensor<[4], f32>, !rlx.tensor<[], f32>) -> !rlx.tensor<[4], i8>
+  %c = mir.concat %ad, %b axis 0 : (!rlx.tensor<[2, 2], f32>, !rlx.tensor<[2, 2], f32>) -> !rlx.tensor<[4, 2], f32>
+  %cq = mir.quantize %c, %s1 : (!rlx.tensor<[4, 2], f32>, !rlx.tensor<[], f32>) -> !rlx.tensor<[4, 2], i8>
+  func.return %fq, %cq : !rlx.tensor<[4], i8>, !rlx.tensor<[4, 2], i8>
+}
+// CHECK-LABEL: func.func @not_moved
+// CHECK:         %f = mir.reshape %ad : !rlx.tensor<[2, 2], f32> -> !rlx.tensor<[4], f32>
+// CHECK:         %c = mir.concat %ad, %b
+
+// -----
+// A concat of inputs dequantized alike moves the integers.
+func.func @concat_moved(%a : !rlx.tensor<[2, 2], u8>, %b : !rlx.tensor<[1, 2], u8>) -> !rlx.tensor<[3, 2], u8> {
+  %s = mir.constant dense<0.5> : !rlx.tensor<[], f32>
+  %z = mir.constant dense<3> : !rlx.tensor<[], u8>
+  %ad = mir.dequantize %a, %s, %z : (!rlx.tensor<[2, 2], u8>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[2, 2], f32>
+  %bd = mir.dequantize %b, %s, %z : (!rlx.tensor<[1, 2], u8>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[1, 2], f32>
+  %c = mir.concat %ad, %bd axis 0 : (!rlx.tensor<[2, 2], f32>, !rlx.tensor<[1, 2], f32>) -> !rlx.tensor<[3, 2], f32>
+  %cq = mir.quantize %c, %s, %z : (!rlx.tensor<[3, 2], f32>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[3, 2], u8>
+  func.return %cq : !rlx.tensor<[3, 2], u8>
+}
+// CHECK-LABEL: func.func @concat_moved
+// CHECK-NEXT:    %cq = mir.concat %a, %b axis 0 : (!rlx.tensor<[2, 2], u8>, !rlx.tensor<[1, 2], u8>) -> !rlx.tensor<[3, 2], u8>
+// CHECK-NEXT:    func.return %cq
+
+// -----
+// quantize(sigmoid(dequantize(x))): a function of the 8-bit x alone, so a gather from a
+// table of its 256 results; a relu's too (zero point 2: its table is max(i, 2)). A chain
+// reading a vector constant is not a function of x alone: it stays.
+func.func @tabulated(%x : !rlx.tensor<[2, 3], u8>) -> (!rlx.tensor<[2, 3], u8>, !rlx.tensor<[2, 3], u8>, !rlx.tensor<[2, 3], u8>) {
+  %s = mir.constant dense<0.5> : !rlx.tensor<[], f32>
+  %z = mir.constant dense<2> : !rlx.tensor<[], u8>
+  %v = mir.constant dense<[1.0, 2.0, 3.0]> : !rlx.tensor<[3], f32>
+  %xd = mir.dequantize %x, %s, %z : (!rlx.tensor<[2, 3], u8>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[2, 3], f32>
+  %g = mir.sigmoid %xd : !rlx.tensor<[2, 3], f32>
+  %gq = mir.quantize %g, %s, %z : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[2, 3], u8>
+  %r = mir.relu %xd : !rlx.tensor<[2, 3], f32>
+  %rq = mir.quantize %r, %s, %z : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[2, 3], u8>
+  %m = mir.mul %xd, %v : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %mq = mir.quantize %m, %s, %z : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[2, 3], u8>
+  func.return %gq, %rq, %mq : !rlx.tensor<[2, 3], u8>, !rlx.tensor<[2, 3], u8>, !rlx.tensor<[2, 3], u8>
+}
+// CHECK-LABEL: func.func @tabulated
+// CHECK-DAG:     %[[T1:.*]] = mir.constant dense<"0x{{[0-9A-F]+}}"> : !rlx.tensor<[256], u8>
+// CHECK-DAG:     %gq = mir.gather %[[T1]], %x axis 0 : (!rlx.tensor<[256], u8>, !rlx.tensor<[2, 3], u8>) -> !rlx.tensor<[2, 3], u8>
+// CHECK-DAG:     %[[T2:.*]] = mir.constant dense<"0x0202020304{{[0-9A-F]+}}FF"> : !rlx.tensor<[256], u8>
+// CHECK-DAG:     %rq = mir.gather %[[T2]], %x axis 0
+// CHECK:         %m = mir.mul %xd, %v
+// CHECK-NEXT:    %mq = mir.quantize %m, %s, %z
+// CHECK-NOT:     mir.sigmoid
+// CHECK-NOT:     mir.relu
+// CUDA-LABEL: func.func @tabulated
+// CUDA:         mir.sigmoid

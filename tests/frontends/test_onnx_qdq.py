@@ -1,0 +1,213 @@
+"""onnxruntime's QDQ format on a target with integer kernels: the model's quantised convs
+and matmuls become ``mir.integer_conv`` / ``mir.integer_matmul`` (requantised where a
+QuantizeLinear follows), and reshapes, transposes and concats between a DequantizeLinear
+and a QuantizeLinear of the same parameters move the integers themselves. Models are
+made by onnxruntime's own ``quantize_static`` (per tensor and per channel, u8 and s8
+activations). A target without integer kernels (cuda) computes in f32 on the weights
+dequantized at compile time: the model's QDQ semantics, which the integer kernels match
+within a step of the output's scale (they accumulate exactly where f32 rounds).
+onnxruntime runs the model as QLinearConv, QLinearAdd, a lookup-table QLinearSigmoid...,
+in fixed point: a value on a step's edge rounds the other way, and the next layers carry
+that on, so both are within two steps of it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
+from tests.frontends.test_onnx_qoperator import Batches, assert_within_a_step, float_cnn
+
+from rlx_compile import CompilePipeline
+from rlx_compile.frontends.onnx import import_model
+
+U8, I8, F = TensorProto.UINT8, TensorProto.INT8, TensorProto.FLOAT
+FLOAT_KERNELS = {"mir.conv", "mir.fused_conv_bias_act", "mir.matmul", "mir.fused_matmul_bias_act"}
+
+
+def qdq_model(tmp_path: Path, activations: QuantType, weights: QuantType, per_channel: bool):
+    src, dst = tmp_path / "f.onnx", tmp_path / "q.onnx"
+    onnx.save(float_cnn(), src)
+    # reduce_range: 7-bit weights, as onnxruntime advises on AVX2 without VNNI (see
+    # test_onnx_qoperator.gemm_model)
+    quantize_static(str(src), str(dst), Batches(8), quant_format=QuantFormat.QDQ,
+                    activation_type=activations, weight_type=weights, per_channel=per_channel,
+                    reduce_range=True)  # fmt: skip
+    return dst
+
+
+def compiled_kinds(path: Path, target: str) -> tuple[Counter[str], np.ndarray]:
+    """The op kinds of the compiled module and its y; no weight may be left dequantized
+    at run time (a dequantize of a constant)."""
+    result = CompilePipeline(target=target).compile(import_model(path))
+    kinds = Counter(op.name for op in result.module.walk())
+    for op in result.module.walk():
+        if op.name == "mir.dequantize":
+            assert op.operands[0].owner.name != "mir.constant", op
+    feeds = {"x": np.random.default_rng(4).standard_normal([1, 3, 8, 8]).astype(np.float32)}
+    return kinds, result.run(feeds)["y"]
+
+
+def onnxruntime_output(path: Path) -> tuple[np.ndarray, float]:
+    """onnxruntime's y and the scale of the last DequantizeLinear (y's step)."""
+    m = onnx.load(path)
+    feeds = {"x": np.random.default_rng(4).standard_normal([1, 3, 8, 8]).astype(np.float32)}
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    (want,) = session.run(None, feeds)
+    last = next(node for node in m.graph.node if node.output[0] == "y")
+    assert last.op_type == "DequantizeLinear"
+    scale = next(t for t in m.graph.initializer if t.name == last.input[1])
+    return want, float(numpy_helper.to_array(scale))
+
+
+def assert_within_steps(got: np.ndarray, want: np.ndarray, step: float, steps: int) -> None:
+    assert got.dtype == want.dtype and got.shape == want.shape
+    diff = np.abs(got.astype(np.float64) - want.astype(np.float64)) / step
+    assert diff.max(initial=0.0) <= steps + 1e-5, diff
+
+
+@pytest.mark.parametrize("per_channel", [False, True])
+@pytest.mark.parametrize("activations", [QuantType.QUInt8, QuantType.QInt8])
+def test_qdq_convs_and_matmuls_run_on_integers(
+    tmp_path: Path, activations: QuantType, per_channel: bool
+) -> None:
+    path = qdq_model(tmp_path, activations, QuantType.QInt8, per_channel)
+    want, step = onnxruntime_output(path)
+    kinds, got = compiled_kinds(path, "cpu")
+    # the three convs and the gemm (its transB weight transposed as integers)
+    assert kinds["mir.integer_conv"] == 3 and kinds["mir.integer_matmul"] == 1, kinds
+    assert not FLOAT_KERNELS & set(kinds), kinds
+    _, f32 = compiled_kinds(path, "cuda")
+    assert_within_a_step(got, f32, step)
+    assert_within_steps(got, want, step, 2)
+
+
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_qdq_on_a_target_without_integer_kernels(tmp_path: Path, per_channel: bool) -> None:
+    """cuda claims no integer kernels: f32 convs on the weights dequantized at compile
+    time (no dequantize of a weight is left to run)."""
+    path = qdq_model(tmp_path, QuantType.QUInt8, QuantType.QInt8, per_channel)
+    want, step = onnxruntime_output(path)
+    kinds, got = compiled_kinds(path, "cuda")
+    assert not {"mir.integer_conv", "mir.integer_matmul"} & set(kinds), kinds
+    assert kinds["mir.fused_conv_bias_act"] + kinds["mir.conv"] == 3, kinds
+    assert_within_steps(got, want, step, 2)
+
+
+def test_asymmetric_weights_stay_float(tmp_path: Path) -> None:
+    """u8 weights with a zero point: the integer kernels take symmetric i8 weights only,
+    so the convs stay f32 on weights dequantized at compile time, and agree as well."""
+    path = qdq_model(tmp_path, QuantType.QUInt8, QuantType.QUInt8, per_channel=False)
+    want, step = onnxruntime_output(path)
+    kinds, got = compiled_kinds(path, "cpu")
+    assert not {"mir.integer_conv", "mir.integer_matmul"} & set(kinds), kinds
+    assert_within_steps(got, want, step, 2)
+
+
+# ---------------------------------------------------------------------------------
+# Quantised elementwise chains: one table lookup
+# ---------------------------------------------------------------------------------
+
+Q_PARAMS = {U8: (0.05, 128), I8: (0.04, -5)}
+
+
+def chain_model(dtype: int, body: list[onnx.NodeProto], extra: dict[str, np.ndarray] | None = None):
+    """x -> QuantizeLinear -> DequantizeLinear -> ``body`` (from 'xd' to 'f') ->
+    QuantizeLinear -> DequantizeLinear -> y, per tensor, in ``dtype``."""
+    scale, zero = Q_PARAMS[dtype]
+    np_type = helper.tensor_dtype_to_np_dtype(dtype)
+    n = helper.make_node
+    nodes = [
+        n("QuantizeLinear", ["x", "s", "z"], ["xq"]),
+        n("DequantizeLinear", ["xq", "s", "z"], ["xd"]),
+        *body,
+        n("QuantizeLinear", ["f", "s2", "z"], ["fq"]),
+        n("DequantizeLinear", ["fq", "s2", "z"], ["y"]),
+    ]
+    inits = {"s": np.float32(scale), "s2": np.float32(scale / 2), "z": np.array(zero, np_type),
+             **(extra or {})}  # fmt: skip
+    graph = helper.make_graph(
+        nodes, "chain", [helper.make_tensor_value_info("x", F, [2, 3, 4, 5])],
+        [helper.make_tensor_value_info("y", F, [2, 3, 4, 5])],
+        [numpy_helper.from_array(np.asarray(v), k) for k, v in inits.items()],
+    )  # fmt: skip
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def silu(dtype: int) -> list[onnx.NodeProto]:
+    """x * sigmoid(x), the sigmoid quantized between the two (as quantize_static writes)."""
+    n = helper.make_node
+    return [
+        n("Sigmoid", ["xd"], ["g"]),
+        n("QuantizeLinear", ["g", "s3", "z3"], ["gq"]),
+        n("DequantizeLinear", ["gq", "s3", "z3"], ["gd"]),
+        n("Mul", ["xd", "gd"], ["f"]),
+    ]
+
+
+CHAINS = {
+    "sigmoid": lambda t: ([helper.make_node("Sigmoid", ["xd"], ["f"])], {}),
+    "leaky_relu": lambda t: ([helper.make_node("LeakyRelu", ["xd"], ["f"], alpha=0.1)], {}),
+    "hard_swish": lambda t: ([helper.make_node("HardSwish", ["xd"], ["f"])], {}),
+    "tanh_plus_one": lambda t: (
+        [helper.make_node("Tanh", ["xd"], ["h"]), helper.make_node("Add", ["h", "one"], ["f"])],
+        {"one": np.float32(1.0)},
+    ),
+    "silu": lambda t: (silu(t), {"s3": np.float32(1 / 255), "z3": np.array(0, np.uint8)}),
+}
+
+
+@pytest.mark.parametrize("dtype", [U8, I8])
+@pytest.mark.parametrize("chain", sorted(CHAINS))
+def test_quantised_chain_is_one_lookup(chain: str, dtype: int) -> None:
+    body, extra = CHAINS[chain](dtype)
+    m = chain_model(dtype, body, extra)
+    feeds = {"x": np.random.default_rng(5).standard_normal([2, 3, 4, 5]).astype(np.float32) * 4}
+    got = {}
+    for target in ("cpu", "cuda"):
+        result = CompilePipeline(target=target).compile(import_model(m))
+        got[target] = (Counter(op.name for op in result.module.walk()), result.run(feeds)["y"])
+    kinds, y = got["cpu"]
+    # quantize x, the lookup, dequantize y: the chain's float ops are gone
+    assert kinds["mir.gather"] == 1 and kinds["mir.quantize"] == 1, kinds
+    assert kinds["mir.dequantize"] == 1, kinds
+    assert not {"mir.sigmoid", "mir.leaky_relu", "mir.hard_swish", "mir.tanh", "mir.mul"} & set(
+        kinds
+    )
+    # the table is the chain's reference result at every input: the same integers
+    np.testing.assert_array_equal(y, got["cuda"][1])
+    assert "mir.gather" not in got["cuda"][0]
+    session = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    (want,) = session.run(None, feeds)
+    assert_within_a_step(y, want, Q_PARAMS[dtype][0] / 2)
+
+
+def test_function_of_two_tensors_is_not_tabulated() -> None:
+    """An add of two quantized tensors, a product with a per-channel vector: not a
+    function of one 8-bit value, so no table; a sum of x dequantized twice (other
+    scales) is one, and is tabulated."""
+    n = helper.make_node
+    for body, extra, tabulated in (
+        ([n("Add", ["xd", "x2d"], ["f"])], {}, False),
+        ([n("Mul", ["xd", "v"], ["f"])], {"v": np.arange(5, dtype=np.float32)}, False),
+        ([n("Add", ["xd", "xd2"], ["f"])], {}, True),
+    ):
+        m = chain_model(U8, body, extra)
+        m.graph.node.insert(2, n("DequantizeLinear", ["xq", "s2", "z"], ["xd2"]))
+        m.graph.node.insert(2, n("DequantizeLinear", ["x2q", "s", "z"], ["x2d"]))
+        m.graph.node.insert(2, n("QuantizeLinear", ["x2", "s", "z"], ["x2q"]))
+        m.graph.input.append(helper.make_tensor_value_info("x2", F, [2, 3, 4, 5]))
+        result = CompilePipeline().compile(import_model(m))
+        kinds = Counter(op.name for op in result.module.walk())
+        assert ("mir.gather" in kinds) == tabulated, kinds
+        rng = np.random.default_rng(6)
+        feeds = {k: rng.standard_normal([2, 3, 4, 5]).astype(np.float32) for k in ("x", "x2")}
+        want = CompilePipeline(target="cuda").compile(import_model(m)).run(feeds)["y"]
+        np.testing.assert_array_equal(result.run(feeds)["y"], want)
