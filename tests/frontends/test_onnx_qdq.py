@@ -211,3 +211,28 @@ def test_function_of_two_tensors_is_not_tabulated() -> None:
         feeds = {k: rng.standard_normal([2, 3, 4, 5]).astype(np.float32) for k in ("x", "x2")}
         want = CompilePipeline(target="cuda").compile(import_model(m)).run(feeds)["y"]
         np.testing.assert_array_equal(result.run(feeds)["y"], want)
+
+
+@pytest.mark.parametrize("dtype", [U8, I8])
+def test_max_pool_and_reshape_run_on_integers(dtype: int) -> None:
+    """A max pool and a reshape between a DequantizeLinear and a QuantizeLinear of the
+    same parameters: the integers pooled and moved, the same as in f32."""
+    n = helper.make_node
+    body = [
+        n("MaxPool", ["xd"], ["p"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        n("QuantizeLinear", ["p", "s", "z"], ["pq"]),
+        n("DequantizeLinear", ["pq", "s", "z"], ["pd"]),
+        n("Reshape", ["pd", "shape"], ["f"]),
+    ]
+    m = chain_model(dtype, body, {"shape": np.array([2, 3, 4, 5])})
+    # the last QuantizeLinear takes s too (not s2): the reshape moves integers as well
+    for node in m.graph.node[-2:]:
+        node.input[1] = "s"
+    feeds = {"x": np.random.default_rng(7).standard_normal([2, 3, 4, 5]).astype(np.float32) * 3}
+    result = CompilePipeline().compile(import_model(m))
+    kinds = Counter(op.name for op in result.module.walk())
+    assert kinds["mir.quantize"] == 1 and kinds["mir.dequantize"] == 1, kinds
+    pool = next(op for op in result.module.walk() if op.name == "mir.max_pool")
+    assert pool.operands[0].type.dtype.value == ("u8" if dtype == U8 else "i8")
+    want = CompilePipeline(target="cuda").compile(import_model(m)).run(feeds)["y"]
+    np.testing.assert_array_equal(result.run(feeds)["y"], want)

@@ -2570,8 +2570,12 @@ class PoolOp(ShapedOp):
     traits = traits_def(Pure())
 
     @classmethod
-    def infer(cls, props: Props, *, input: TensorType) -> tuple[TensorType, ...]:
+    def check_element_type(cls, input: TensorType) -> None:
         require_float(input, "input")
+
+    @classmethod
+    def infer(cls, props: Props, *, input: TensorType) -> tuple[TensorType, ...]:
+        cls.check_element_type(input)
         require_min_rank(input, 3, "input")
         k = input.rank - 2
         kernel, strides = props.ints("kernel"), props.ints("strides")
@@ -2618,10 +2622,17 @@ def pool_props(
 
 @irdl_op_definition
 class MaxPoolOp(PoolOp):
-    """Max over each window; padding never wins."""
+    """Max over each window; padding never wins. Floats, or 8-bit integers (as ONNX's
+    MaxPool takes them: a quantized model's max pool runs on its integers)."""
 
     name = "mir.max_pool"
     traits = traits_def(Precision(PrecisionClass.DATA_MOVEMENT))
+
+    @classmethod
+    def check_element_type(cls, input: TensorType) -> None:
+        if input.dtype not in (DType.I8, DType.U8):
+            require_float(input, "input")
+
     assembly_format = (
         "$input `kernel` $kernel `strides` $strides `pads` $pads `dilations` $dilations "
         "(`ceil_mode` $ceil_mode^)? attr-dict `:` type($input) `->` type($result)"

@@ -962,10 +962,13 @@ def max_pool(
     dilations: Sequence[int],
     ceil_mode: bool,
 ) -> np.ndarray:
-    """Max over each window; padding (-inf) never wins, NaN propagates."""
+    """Max over each window; padding (-inf, an integer type's least value) never wins,
+    NaN propagates."""
     k = len(kernel)
     outs, widths = _window_geometry(x.shape[2:], kernel, strides, pads, dilations, ceil_mode)
-    xp = np.pad(widen(x), [(0, 0), (0, 0), *widths], constant_values=-np.inf)
+    wide = widen(x)
+    least = -np.inf if wide.dtype.kind == "f" else np.iinfo(wide.dtype).min
+    xp = np.pad(wide, [(0, 0), (0, 0), *widths], constant_values=least)
     win = _windows(xp, kernel, strides, dilations, outs)
     return round_to(np.max(win, axis=tuple(range(-k, 0))), x.dtype)
 

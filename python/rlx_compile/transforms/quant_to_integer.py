@@ -19,8 +19,8 @@ on the dequantised values. For a target that claims ``mir.integer_conv`` /
 - ``transpose(dequantize(constant))`` into the dequantize of the transposed constant (a
   Gemm's ``transB`` weight), so the matmul above finds its integer operand;
 - ``quantize(op(dequantize(x)))`` of an op that only moves elements (reshape, transpose,
-  slice, concat...), with one type, scale and zero point throughout, into the op on the
-  integers;
+  slice, concat...) or selects them (max pool), with one type, scale and zero point
+  throughout, into the op on the integers;
 - ``quantize(f(dequantize(x)))``, ``f`` any chain of elementwise ops of the one 8-bit
   tensor x (a sigmoid, a SiLU with its inner quantize, a leaky relu...), into a
   ``mir.gather`` from the table of f's 256 results (for targets claiming the gather).
@@ -283,21 +283,25 @@ MOVES_BYTES = (
     mir.ConcatOp, mir.ExpandOp,
 )  # fmt: skip
 """Ops that only move their elements, whatever their type (their kernels copy bytes)."""
+SELECTS = (mir.MaxPoolOp,)
+"""Ops that select one of their elements by order: the max of dequantized values is the
+dequantized max where the scale is positive (their kernels take 8-bit integers)."""
 
 
 class IntegerDataMovement(RewritePattern):
-    """quantize(op(dequantize(x)...)) -> op(x...) for an op that only moves elements, every
-    dequantize and the quantize per tensor with one type, scale and zero point: the same
-    integers (quantize inverts dequantize exactly), without the f32 tensor between --
-    onnxruntime's QDQ handling of Reshape, Transpose, Slice, Concat..."""
+    """quantize(op(dequantize(x)...)) -> op(x...) for an op that only moves or selects
+    elements (a max pool: for a positive scale), every dequantize and the quantize per
+    tensor with one type, scale and zero point: the same integers (quantize inverts
+    dequantize exactly), without the f32 tensor between -- onnxruntime's QDQ handling of
+    Reshape, Transpose, Slice, Concat, MaxPool..."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mir.QuantizeOp, rewriter: PatternRewriter) -> None:
         mover = op.input.owner
-        if not isinstance(mover, MOVES_BYTES) or sole_user(op.input) is not op:
+        if not isinstance(mover, MOVES_BYTES + SELECTS) or sole_user(op.input) is not op:
             return
         params = _qparams(op, op.result)
-        if params is None:
+        if params is None or (isinstance(mover, SELECTS) and params[1] <= 0):
             return
         operands: list[SSAValue] = []
         for v in mover.operands:
@@ -392,6 +396,8 @@ def _elementwise_cone(top: Operation) -> tuple[list[Operation], list[mir.Dequant
 
 def _producers_first(ops: list[Operation]) -> list[Operation]:
     """``ops`` in block order (each producer before its readers)."""
+    if not ops:
+        return []
     block = ops[0].parent_block()
     assert block is not None
     members = {id(o) for o in ops}
@@ -426,12 +432,17 @@ def _tabulate_one(op: mir.QuantizeOp) -> None:
     table = _tabulate([*leaves, *chain, op], x)
     if table is None:
         return
-    lo = _type(x).dtype.int_range[0]
+    lo, hi = _type(x).dtype.int_range
+    readers = [u.operation for u in op.result.uses]
+    if _type(x) == _type(op.result) and np.array_equal(table, np.arange(lo, hi + 1)):
+        op.result.replace_all_uses_with(x)  # quantize(dequantize(x)) of x's parameters
+        note_changed(*readers)
+        _erase(op)
+        return
     constant = mir.ConstantOp(np.roll(table, lo))  # index v of x holds f(v), v < 0 wrapping
     gather = mir.GatherOp(constant.result, x, 0)
     constant.location = gather.location = op.location
     Rewriter.insert_op([constant, gather], InsertPoint.before(op))
-    readers = [u.operation for u in op.result.uses]
     op.result.replace_all_uses_with(gather.result)
     note_changed(constant, gather, *readers)
     _erase(op)

@@ -114,3 +114,18 @@ func.func @tabulated(%x : !rlx.tensor<[2, 3], u8>) -> (!rlx.tensor<[2, 3], u8>, 
 // CHECK-NOT:     mir.relu
 // CUDA-LABEL: func.func @tabulated
 // CUDA:         mir.sigmoid
+
+// -----
+// A max pool between a dequantize and a quantize of the same parameters pools the
+// integers (the max of dequantized values is the dequantized max: the scale is positive).
+func.func @max_pool_on_integers(%x : !rlx.tensor<[1, 2, 4, 4], i8>) -> !rlx.tensor<[1, 2, 2, 2], i8> {
+  %s = mir.constant dense<0.5> : !rlx.tensor<[], f32>
+  %z = mir.constant dense<-3> : !rlx.tensor<[], i8>
+  %xd = mir.dequantize %x, %s, %z : (!rlx.tensor<[1, 2, 4, 4], i8>, !rlx.tensor<[], f32>, !rlx.tensor<[], i8>) -> !rlx.tensor<[1, 2, 4, 4], f32>
+  %p = mir.max_pool %xd kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] : !rlx.tensor<[1, 2, 4, 4], f32> -> !rlx.tensor<[1, 2, 2, 2], f32>
+  %pq = mir.quantize %p, %s, %z : (!rlx.tensor<[1, 2, 2, 2], f32>, !rlx.tensor<[], f32>, !rlx.tensor<[], i8>) -> !rlx.tensor<[1, 2, 2, 2], i8>
+  func.return %pq : !rlx.tensor<[1, 2, 2, 2], i8>
+}
+// CHECK-LABEL: func.func @max_pool_on_integers
+// CHECK-NEXT:    %pq = mir.max_pool %x kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] : !rlx.tensor<[1, 2, 4, 4], i8> -> !rlx.tensor<[1, 2, 2, 2], i8>
+// CHECK-NEXT:    func.return %pq

@@ -1120,9 +1120,10 @@ def _pool(e: OpEmitter) -> None:
         *_pad3(y.shape[2:], 1), *_pad3(p.ints("strides"), 1), *_pad3(pads[:k], 0),
         *_pad3(pads[k:], 0), *_pad3(p.ints("dilations"), 1),
     )  # fmt: skip
-    sfx = e.suffix(x, FLOATS)
+    is_max = isinstance(e.op, mir.MaxPoolOp)
+    sfx = e.suffix(x, FLOATS | INTEGER_INPUTS if is_max else FLOATS)
     acc = e.scratch(y.shape[-1] * (8 if x.dtype is DType.F64 else 4))
-    if isinstance(e.op, mir.MaxPoolOp):
+    if is_max:
         e.call(f"rlx_max_pool_{sfx}", Ints(geom), y.loc, x.loc, 0, acc)
     else:
         flag = int(p.flag("count_include_pad"))

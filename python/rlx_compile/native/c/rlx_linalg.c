@@ -715,3 +715,7 @@ RLX_INLINE int64_t rlx_window_count(int64_t o, int64_t stride, int64_t pad, int6
         return 0;                                                                       \
     }
 RLX_FLOAT_TYPES(RLX_POOLS, _)
+/* 8-bit integer pools (a quantized model's max pool, on its integers): taps compared as
+ * floats, which hold every value exactly; the lowering calls max pools only. */
+RLX_POOLS(i8, int8_t, float, f, RLX_ID, RLX_ID, _)
+RLX_POOLS(u8, uint8_t, float, f, RLX_ID, RLX_ID, _)

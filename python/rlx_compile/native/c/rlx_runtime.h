@@ -308,6 +308,7 @@ RLX_FLOAT_TYPES(RLX_DECL_CONV_TRANSPOSE, _)
     int name(const int64_t *geom, void *y, const void *x, int64_t flag, void *scratch)
 #define RLX_DECL_POOL(sfx, ...) RLX_POOL_SIG(rlx_max_pool_##sfx); RLX_POOL_SIG(rlx_avg_pool_##sfx);
 RLX_FLOAT_TYPES(RLX_DECL_POOL, _)
+RLX_DECL_POOL(i8) RLX_DECL_POOL(u8)
 
 /* ---- reductions and normalisation -------------------------------------------------- */
 /* Reduce x[shape] over the dims with reduced[d] != 0 into y (the kept dims, row-major).
