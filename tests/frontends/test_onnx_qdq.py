@@ -191,13 +191,13 @@ def test_quantised_chain_is_one_lookup(chain: str, dtype: int) -> None:
 
 def test_function_of_two_tensors_is_not_tabulated() -> None:
     """An add of two quantized tensors, a product with a per-channel vector: not a
-    function of one 8-bit value, so no table; a sum of x dequantized twice (other
+    function of one 8-bit value, so no table; a product of x dequantized twice (other
     scales) is one, and is tabulated."""
     n = helper.make_node
     for body, extra, tabulated in (
         ([n("Add", ["xd", "x2d"], ["f"])], {}, False),
         ([n("Mul", ["xd", "v"], ["f"])], {"v": np.arange(5, dtype=np.float32)}, False),
-        ([n("Add", ["xd", "xd2"], ["f"])], {}, True),
+        ([n("Mul", ["xd", "xd2"], ["f"])], {}, True),
     ):
         m = chain_model(U8, body, extra)
         m.graph.node.insert(2, n("DequantizeLinear", ["xq", "s2", "z"], ["xd2"]))
@@ -236,3 +236,52 @@ def test_max_pool_and_reshape_run_on_integers(dtype: int) -> None:
     assert pool.operands[0].type.dtype.value == ("u8" if dtype == U8 else "i8")
     want = CompilePipeline(target="cuda").compile(import_model(m)).run(feeds)["y"]
     np.testing.assert_array_equal(result.run(feeds)["y"], want)
+
+
+@pytest.mark.parametrize("relu", [False, True])
+@pytest.mark.parametrize("types", [(U8, U8, U8), (I8, U8, I8), (I8, I8, U8)])
+def test_quantized_add_is_one_op(types: tuple[int, int, int], relu: bool) -> None:
+    """quantize(add(dequantize(a), dequantize(b))) (a residual add as quantize_static
+    writes it, with a relu after it or not): one mir.quantized_add on cpu, the same
+    integers as the four ops (cuda runs those), within a step of onnxruntime's
+    QLinearAdd."""
+    n = helper.make_node
+    ta, tb, ty = types
+    params = {
+        "sa": np.float32(0.031), "za": np.array(Q_PARAMS[ta][1], _np(ta)),
+        "sb": np.float32(0.047), "zb": np.array(Q_PARAMS[tb][1], _np(tb)),
+        "sy": np.float32(0.06), "zy": np.array(Q_PARAMS[ty][1] // 3, _np(ty)),
+    }  # fmt: skip
+    nodes = [
+        n("QuantizeLinear", ["a", "sa", "za"], ["aq"]),
+        n("DequantizeLinear", ["aq", "sa", "za"], ["ad"]),
+        n("QuantizeLinear", ["b", "sb", "zb"], ["bq"]),
+        n("DequantizeLinear", ["bq", "sb", "zb"], ["bd"]),
+        n("Add", ["ad", "bd"], ["s" if relu else "t"]),
+        *([n("Relu", ["s"], ["t"])] if relu else []),
+        n("QuantizeLinear", ["t", "sy", "zy"], ["tq"]),
+        n("DequantizeLinear", ["tq", "sy", "zy"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "add", [helper.make_tensor_value_info(k, F, [2, 3, 8]) for k in "ab"],
+        [helper.make_tensor_value_info("y", F, [2, 3, 8])],
+        [numpy_helper.from_array(np.asarray(v), k) for k, v in params.items()],
+    )  # fmt: skip
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    rng = np.random.default_rng(8)
+    feeds = {k: rng.standard_normal([2, 3, 8]).astype(np.float32) * 3 for k in "ab"}
+    result = CompilePipeline().compile(import_model(m))
+    kinds = Counter(op.name for op in result.module.walk())
+    assert kinds["mir.quantized_add"] == 1 and "mir.add" not in kinds, kinds
+    assert kinds["mir.dequantize"] == 1 and "mir.relu" not in kinds, kinds
+    got = result.run(feeds)["y"]
+    np.testing.assert_array_equal(got, result.build().run(feeds)["y"])  # the C kernel
+    want = CompilePipeline(target="cuda").compile(import_model(m)).run(feeds)["y"]
+    np.testing.assert_array_equal(got, want)
+    session = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    assert_within_a_step(got, session.run(None, feeds)[0], 0.06)
+
+
+def _np(dtype: int) -> np.dtype:
+    return helper.tensor_dtype_to_np_dtype(dtype)

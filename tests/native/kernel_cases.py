@@ -1367,3 +1367,32 @@ ML_OPS = {
 for _name in ml_models.OPS:
     _op = next(op for prefix, op in ML_OPS.items() if _name.startswith(prefix))
     case(f"ml_{_name}", _op)(_ml_case(_name))
+
+
+# ---------------------------------------------------------------------------------
+# Quantized add (quant-to-integer's of a QDQ model's add)
+# ---------------------------------------------------------------------------------
+
+for _a, _b, _y, _act in (
+    (DType.U8, DType.U8, DType.U8, "none"),
+    (DType.I8, DType.U8, DType.I8, "relu"),
+    (DType.U8, DType.I8, DType.I8, "none"),
+    (DType.I8, DType.I8, DType.U8, "relu"),
+):
+
+    @case(f"quantized_add_{_a.value}_{_b.value}_{_y.value}_{_act}", mir.QuantizedAddOp)
+    def _quantized_add(dtype: DType, rng: np.random.Generator, a=_a, b=_b, y=_y, act=_act):
+        if dtype is not y:  # the case's element type is its result's
+            return None
+        shape = (2, 3, 17)
+        zero = {DType.U8: 121, DType.I8: -7}
+
+        def body(m, lhs, rhs):
+            op = mir.QuantizedAddOp(
+                lhs, rhs, (0.03, 0.05, 0.06), (zero[a], zero[b], zero[y]), y, activation=act
+            )
+            return one(m.emit(op))
+
+        module = graph({"lhs": (shape, a), "rhs": (shape, b)}, body)
+        inputs = {"lhs": values(shape, a, rng), "rhs": values(shape, b, rng)}
+        return module and (module, inputs)

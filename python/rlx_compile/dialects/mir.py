@@ -4777,6 +4777,66 @@ class IntegerConvOp(IntegerLinearOp):
         self.check_integer(props, input, weight, scale, bias, shape, weight.shape[0])
 
 
+@irdl_op_definition
+class QuantizedAddOp(ShapedOp):
+    """``quantize(act(dequantize(lhs) + dequantize(rhs)))`` on 8-bit integers of one
+    shape, each per tensor (its scale and zero point are properties): onnxruntime's
+    QLinearAdd, made by quant-to-integer of a quantized model's add. Computed as those
+    ops compute (each operand dequantized, their f32 sum, the activation -- none or
+    relu --, the quantize), it gives their integers."""
+
+    name = "mir.quantized_add"
+    lhs = operand_def(TensorType)
+    rhs = operand_def(TensorType)
+    lhs_scale = prop_def(F64Attr)
+    lhs_zero_point = prop_def(I64Attr)
+    rhs_scale = prop_def(F64Attr)
+    rhs_zero_point = prop_def(I64Attr)
+    out_scale = prop_def(F64Attr)
+    out_zero_point = prop_def(I64Attr)
+    activation = prop_def(ActivationAttr, default_value=ActivationAttr(Activation.NONE))
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), Elementwise(), Precision(PrecisionClass.QUANT))
+    INFER_RESULTS: ClassVar[bool] = False
+    assembly_format = (
+        "$lhs `,` $rhs `scales` $lhs_scale `,` $rhs_scale `,` $out_scale `zero_points` "
+        "$lhs_zero_point `,` $rhs_zero_point `,` $out_zero_point (`act` $activation^)? "
+        "attr-dict `:` functional-type(operands, results)"
+    )
+
+    def __init__(
+        self,
+        lhs: SSAValue,
+        rhs: SSAValue,
+        scales: tuple[float, float, float],
+        zero_points: tuple[int, int, int],
+        out_dtype: DType,
+        activation: str = "none",
+    ):
+        props: dict[str, Attribute | None] = {"activation": enum_attr(Activation, activation)}
+        for side, scale, zero in zip(("lhs", "rhs", "out"), scales, zero_points, strict=True):
+            props[f"{side}_scale"] = float_attr(scale)
+            props[f"{side}_zero_point"] = int_attr(zero)
+        t = cast(TensorType, as_value(lhs).type)
+        self._build({"lhs": lhs, "rhs": rhs}, props, [t.with_dtype(out_dtype)])
+
+    def check_result(self, props: Props, *, lhs: TensorType, rhs: TensorType) -> None:
+        out = self.result.type
+        for t, side in ((lhs, "lhs"), (rhs, "rhs"), (out, "out")):
+            if t.dtype not in (DType.I8, DType.U8):
+                raise VerifyException(f"{side} must be i8 or u8, got {t.dtype.value}")
+            lo, hi = t.dtype.int_range
+            if not lo <= props.int(f"{side}_zero_point") <= hi:
+                raise VerifyException(f"{side}_zero_point must be a {t.dtype.value} value")
+            scale = props.float(f"{side}_scale")
+            if not (math.isfinite(scale) and scale > 0):
+                raise VerifyException(f"{side}_scale must be positive and finite, got {scale}")
+        if lhs.shape != rhs.shape or out.shape != lhs.shape:
+            raise VerifyException("lhs, rhs and the result must have one shape")
+        if props.enum("activation") not in (Activation.NONE, Activation.RELU):
+            raise VerifyException("the activation must be none or relu")
+
+
 # =====================================================================================
 # Elementwise regions (made by mark-elementwise-regions)
 # =====================================================================================
@@ -6079,7 +6139,7 @@ MIR_OPS: list[type[ShapedOp]] = [
     FusedResidualRmsNormOp, FusedResidualLayerNormOp,
     FusedConvBiasActOp, FusedScaleShiftActOp, FusedLstmCellOp, FusedGruCellOp,
     FusedAttentionBlockOp,
-    IntegerMatmulOp, IntegerConvOp,
+    IntegerMatmulOp, IntegerConvOp, QuantizedAddOp,
     ElementwiseRegionOp, YieldOp,
     DimsOp,
     IfOp, LoopOp,

@@ -15,7 +15,7 @@ import numpy as np
 from xdsl.dialects.builtin import StringAttr
 
 from rlx_compile.dialects import mir
-from rlx_compile.dialects.common import ComparePredicate, MaskKind
+from rlx_compile.dialects.common import Activation, ComparePredicate, MaskKind
 from rlx_compile.dialects.dim_expr import DimError, evaluate
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.interpreter import kernels as K
@@ -889,6 +889,27 @@ def _integer_conv(op: mir.IntegerConvOp, args: Arrays, env: Env) -> Arrays:
     zero = op.props().int("input_zero_point")
     acc = K.conv(x.astype(np.float64) - zero, w.astype(np.float64), **_conv_props(op))
     return _integer_epilogue(op, acc, args, 1)
+
+
+@impl(mir.QuantizedAddOp)
+def _quantized_add(op: mir.QuantizedAddOp, args: Arrays, env: Env) -> Arrays:
+    """The ops it stands for, with their kernels: dequantize each side, add, the
+    activation, quantize."""
+    p = op.props()
+
+    def params(side: str) -> tuple[np.ndarray, np.ndarray]:
+        scale = np.array(p.float(f"{side}_scale"), np.float32)
+        return scale, np.array(p.int(f"{side}_zero_point"))
+
+    lhs, rhs = (
+        K.dequantize(x, *params(side), None) for x, side in zip(args, ("lhs", "rhs"), strict=True)
+    )
+    total = K.binary("add", lhs, rhs)
+    if p.enum("activation") is not Activation.NONE:
+        total = K.unary("relu", total)
+    out = op.result.type
+    assert isinstance(out, TensorType)
+    return [K.quantize(total, *params("out"), None, out.dtype.numpy)]
 
 
 # ---------------------------------------------------------------------------------

@@ -52,8 +52,10 @@ MATMUL_AND_RESIDUAL_NORMS = frozenset(
 """The fused ops every GPU-class target of RLX claims."""
 STRUCTURAL = frozenset(op.name for op in mir.MIR_OPS if op.has_trait(IsTerminator))
 """Terminators and the like: part of another op, never dispatched on their own."""
-INTEGER = frozenset({mir.IntegerMatmulOp.name, mir.IntegerConvOp.name})
+INTEGER_PRODUCTS = frozenset({mir.IntegerMatmulOp.name, mir.IntegerConvOp.name})
 """Integer matmul/conv kernels (quant-to-integer makes them for targets claiming them)."""
+INTEGER = INTEGER_PRODUCTS | {mir.QuantizedAddOp.name}
+"""The integer kernels quant-to-integer makes, each for the targets claiming it."""
 RECURRENT = frozenset(op.name for op in mir.RECURRENT_OPS)
 """Whole recurrent layers (a kernel of its own, not a primitive); ``legalize`` lowers
 them to their steps for a target that does not claim them."""
@@ -261,7 +263,7 @@ class Target:
     @property
     def runs_integer_kernels(self) -> bool:
         """Whether it claims the integer matmul and conv (``quant-to-integer`` makes them)."""
-        return self.claims >= INTEGER
+        return self.claims >= INTEGER_PRODUCTS
 
     def illegal_reason(self, op: Operation) -> str | None:
         """Why ``op`` cannot run on this target as it is (None: it can)."""

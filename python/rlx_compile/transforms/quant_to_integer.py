@@ -21,6 +21,8 @@ on the dequantised values. For a target that claims ``mir.integer_conv`` /
 - ``quantize(op(dequantize(x)))`` of an op that only moves elements (reshape, transpose,
   slice, concat...) or selects them (max pool), with one type, scale and zero point
   throughout, into the op on the integers;
+- ``quantize(add(dequantize(a), dequantize(b)))`` (and a relu after the add) into
+  ``mir.quantized_add`` (for targets claiming it);
 - ``quantize(f(dequantize(x)))``, ``f`` any chain of elementwise ops of the one 8-bit
   tensor x (a sigmoid, a SiLU with its inner quantize, a leaky relu...), into a
   ``mir.gather`` from the table of f's 256 results (for targets claiming the gather).
@@ -323,6 +325,41 @@ class IntegerDataMovement(RewritePattern):
         rewriter.erase(mover)
 
 
+class QuantizedAdd(RewritePattern):
+    """quantize([relu](add(dequantize(a), dequantize(b)))) of one shape, all per tensor
+    -> ``mir.quantized_add`` (onnxruntime's QLinearAdd), which computes just that: the
+    same integers, in one op instead of four."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.QuantizeOp, rewriter: PatternRewriter) -> None:
+        out = _qparams(op, op.result)
+        if out is None or out[0] not in _INPUT_TYPES:
+            return
+        top = op.input.owner
+        act = "none"
+        if isinstance(top, mir.ReluOp) and sole_user(top.result) is op:
+            act, top = "relu", top.input.owner
+        if not isinstance(top, mir.AddOp) or sole_user(top.result) is None:
+            return
+        if sole_user(top.result) is not (op if act == "none" else op.input.owner):
+            return
+        sides: list[tuple[SSAValue, tuple[DType, float, int]]] = []
+        for v in top.operands:
+            dq = v.owner
+            if not isinstance(dq, mir.DequantizeOp) or _type(v) != _type(top.result):
+                return
+            params = _qparams(dq, dq.input)
+            if params is None or params[0] not in _INPUT_TYPES:
+                return
+            sides.append((dq.input, params))
+        (a, pa), (b, pb) = sides
+        new = mir.QuantizedAddOp(
+            a, b, (pa[1], pb[1], out[1]), (pa[2], pb[2], out[2]), out[0], activation=act
+        )
+        new.location = op.location
+        rewriter.replace(op, [new], [new.result])
+
+
 TABLE_REACH = 16
 """Most ops a tabulated chain holds (a gelu or a hard swish with its Q/DQ is a handful)."""
 
@@ -558,26 +595,23 @@ class QuantToIntegerPass(ModulePass):
     target: str = "cpu"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if not get_target(self.target).runs_integer_kernels:
+        target = get_target(self.target)
+        if not target.runs_integer_kernels:
             return
+        patterns: list[RewritePattern] = [
+            TransposedWeight(), IntegerConv(), IntegerMatmul(), Requantize(),
+            IntegerDataMovement(),
+        ]  # fmt: skip
+        if target.claims_op(mir.QuantizedAddOp.name):
+            patterns.append(QuantizedAdd())
         for graph in mir_graphs(op, self.name):
             block = graph_block(graph)
             if not any(isinstance(o, mir.DequantizeOp) for o in graph.walk()):
                 continue  # nothing quantised (most models): no walk
             # What these rewrites leave unused goes; dead code that was there stays.
             dead = {id(o) for o in block.ops if all(r.first_use is None for r in o.results)}
-            apply_greedily(
-                graph.body,
-                [
-                    TransposedWeight(),
-                    IntegerConv(),
-                    IntegerMatmul(),
-                    Requantize(),
-                    IntegerDataMovement(),
-                ],
-                change_listener(),
-            )
-            if get_target(self.target).claims_op(mir.GatherOp.name):
+            apply_greedily(graph.body, patterns, change_listener())
+            if target.claims_op(mir.GatherOp.name):
                 tabulate_elementwise(block)
             erase_unused(
                 [o for o in block.ops if id(o) not in dead and _erasable(o)], _erase

@@ -165,3 +165,45 @@ func.func @dynamic_quantize_matmul_bias_rows() {
   func.return
 }
 // CHECK: error: 'mir.dynamic_quantize_matmul' op bias must be a vector of 4 (or one element)
+
+// -----
+func.func @quantized_add_f32() {
+  %a = mir.input "a" : !rlx.tensor<[2], f32>
+  %b = mir.input "b" : !rlx.tensor<[2], u8>
+  %y = mir.quantized_add %a, %b scales 1.0, 1.0, 1.0 zero_points 0, 0, 0 : (!rlx.tensor<[2], f32>, !rlx.tensor<[2], u8>) -> !rlx.tensor<[2], u8>
+  func.return
+}
+// CHECK: error: 'mir.quantized_add' op lhs must be i8 or u8, got f32
+
+// -----
+func.func @quantized_add_zero_point() {
+  %a = mir.input "a" : !rlx.tensor<[2], i8>
+  %y = mir.quantized_add %a, %a scales 1.0, 1.0, 1.0 zero_points 0, 0, 200 : (!rlx.tensor<[2], i8>, !rlx.tensor<[2], i8>) -> !rlx.tensor<[2], i8>
+  func.return
+}
+// CHECK: error: 'mir.quantized_add' op out_zero_point must be a i8 value
+
+// -----
+func.func @quantized_add_scale() {
+  %a = mir.input "a" : !rlx.tensor<[2], u8>
+  %y = mir.quantized_add %a, %a scales 1.0, 0.0, 1.0 zero_points 0, 0, 0 : (!rlx.tensor<[2], u8>, !rlx.tensor<[2], u8>) -> !rlx.tensor<[2], u8>
+  func.return
+}
+// CHECK: error: 'mir.quantized_add' op rhs_scale must be positive and finite, got 0.0
+
+// -----
+func.func @quantized_add_shapes() {
+  %a = mir.input "a" : !rlx.tensor<[2], u8>
+  %b = mir.input "b" : !rlx.tensor<[1], u8>
+  %y = mir.quantized_add %a, %b scales 1.0, 1.0, 1.0 zero_points 0, 0, 0 : (!rlx.tensor<[2], u8>, !rlx.tensor<[1], u8>) -> !rlx.tensor<[2], u8>
+  func.return
+}
+// CHECK: error: 'mir.quantized_add' op lhs, rhs and the result must have one shape
+
+// -----
+func.func @quantized_add_activation() {
+  %a = mir.input "a" : !rlx.tensor<[2], u8>
+  %y = mir.quantized_add %a, %a scales 1.0, 1.0, 1.0 zero_points 0, 0, 0 act gelu : (!rlx.tensor<[2], u8>, !rlx.tensor<[2], u8>) -> !rlx.tensor<[2], u8>
+  func.return
+}
+// CHECK: error: 'mir.quantized_add' op the activation must be none or relu

@@ -40,3 +40,15 @@ func.func @dynamic_quantize_matmul() -> (!rlx.tensor<[2, 4], f32> {rlx.name = "y
   %y2 = mir.dynamic_quantize_matmul %xb, %wu scale(%s1 : !rlx.tensor<[], f32>) : !rlx.tensor<[2, 5, 3], f32>, !rlx.tensor<[3, 4], u8> -> !rlx.tensor<[2, 5, 4], f32>
   func.return %y, %y2 : !rlx.tensor<[2, 4], f32>, !rlx.tensor<[2, 5, 4], f32>
 }
+
+// mir.quantized_add (quant-to-integer's QLinearAdd): per-tensor parameters as properties.
+// CHECK-LABEL: func.func @quantized_add
+func.func @quantized_add() -> (!rlx.tensor<[2, 3], i8> {rlx.name = "y"}, !rlx.tensor<[2, 3], u8> {rlx.name = "r"}) {
+  %a = mir.input "a" : !rlx.tensor<[2, 3], i8>
+  %b = mir.input "b" : !rlx.tensor<[2, 3], u8>
+  // CHECK: %y = mir.quantized_add %a, %b scales 3.000000e-02, 5.000000e-02, 6.000000e-02 zero_points -7, 121, 4 : (!rlx.tensor<[2, 3], i8>, !rlx.tensor<[2, 3], u8>) -> !rlx.tensor<[2, 3], i8>
+  %y = mir.quantized_add %a, %b scales 3.000000e-02, 5.000000e-02, 6.000000e-02 zero_points -7, 121, 4 : (!rlx.tensor<[2, 3], i8>, !rlx.tensor<[2, 3], u8>) -> !rlx.tensor<[2, 3], i8>
+  // CHECK-NEXT: %r = mir.quantized_add %b, %b scales 5.000000e-02, 5.000000e-02, 1.000000e-01 zero_points 121, 121, 0 act relu : (!rlx.tensor<[2, 3], u8>, !rlx.tensor<[2, 3], u8>) -> !rlx.tensor<[2, 3], u8>
+  %r = mir.quantized_add %b, %b scales 5.000000e-02, 5.000000e-02, 1.000000e-01 zero_points 121, 121, 0 act relu : (!rlx.tensor<[2, 3], u8>, !rlx.tensor<[2, 3], u8>) -> !rlx.tensor<[2, 3], u8>
+  func.return %y, %r : !rlx.tensor<[2, 3], i8>, !rlx.tensor<[2, 3], u8>
+}

@@ -129,3 +129,25 @@ func.func @max_pool_on_integers(%x : !rlx.tensor<[1, 2, 4, 4], i8>) -> !rlx.tens
 // CHECK-LABEL: func.func @max_pool_on_integers
 // CHECK-NEXT:    %pq = mir.max_pool %x kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] : !rlx.tensor<[1, 2, 4, 4], i8> -> !rlx.tensor<[1, 2, 2, 2], i8>
 // CHECK-NEXT:    func.return %pq
+
+// -----
+// quantize(relu(add(dequantize(a), dequantize(b)))): one mir.quantized_add (QLinearAdd);
+// an add read by another op too stays.
+func.func @quantized_add(%a : !rlx.tensor<[2, 3], u8>, %b : !rlx.tensor<[2, 3], i8>) -> (!rlx.tensor<[2, 3], u8>, !rlx.tensor<[2, 3], u8>, !rlx.tensor<[2, 3], f32>) {
+  %sa = mir.constant dense<0.5> : !rlx.tensor<[], f32>
+  %za = mir.constant dense<3> : !rlx.tensor<[], u8>
+  %sb = mir.constant dense<0.25> : !rlx.tensor<[], f32>
+  %so = mir.constant dense<0.75> : !rlx.tensor<[], f32>
+  %ad = mir.dequantize %a, %sa, %za : (!rlx.tensor<[2, 3], u8>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[2, 3], f32>
+  %bd = mir.dequantize %b, %sb : (!rlx.tensor<[2, 3], i8>, !rlx.tensor<[], f32>) -> !rlx.tensor<[2, 3], f32>
+  %s = mir.add %ad, %bd : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %r = mir.relu %s : !rlx.tensor<[2, 3], f32>
+  %rq = mir.quantize %r, %so, %za : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[2, 3], u8>
+  %t = mir.add %bd, %ad : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %tq = mir.quantize %t, %so, %za : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[2, 3], u8>
+  func.return %rq, %tq, %t : !rlx.tensor<[2, 3], u8>, !rlx.tensor<[2, 3], u8>, !rlx.tensor<[2, 3], f32>
+}
+// CHECK-LABEL: func.func @quantized_add
+// CHECK:         %rq = mir.quantized_add %a, %b scales 5.000000e-01, 2.500000e-01, 7.500000e-01 zero_points 3, 0, 3 act relu : (!rlx.tensor<[2, 3], u8>, !rlx.tensor<[2, 3], i8>) -> !rlx.tensor<[2, 3], u8>
+// CHECK:         %t = mir.add %bd, %ad
+// CHECK-NEXT:    %tq = mir.quantize %t, %so, %za

@@ -1490,6 +1490,19 @@ def _conv_integer(e: OpEmitter) -> None:
     )  # fmt: skip
 
 
+@lowers(mir.QuantizedAddOp)
+def _quantized_add(e: OpEmitter) -> None:
+    (a, b), (y,) = e.args, e.outs
+    p = e.op.props()  # type: ignore[attr-defined]
+    sfx = "_".join(e.suffix(v, INTEGER_INPUTS) for v in (a, b, y))
+    params = [
+        x for side in ("lhs", "rhs", "out")
+        for x in (p.float(f"{side}_scale"), p.int(f"{side}_zero_point"))
+    ]  # fmt: skip
+    relu = int(p.enum("activation") is not Activation.NONE)
+    e.call(f"rlx_quantized_add_{sfx}", y.size, y.loc, a.loc, b.loc, *params, relu)
+
+
 # ---------------------------------------------------------------------------------
 # Elementwise regions: the body, op by op
 # ---------------------------------------------------------------------------------

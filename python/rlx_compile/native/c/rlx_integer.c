@@ -300,3 +300,26 @@ RLX_INTEGER_COLS(u8)
     }
 RLX_INTEGER_OUTS(RLX_INTEGER_KERNELS, i8)
 RLX_INTEGER_OUTS(RLX_INTEGER_KERNELS, u8)
+
+/* ---- quantized add ---------------------------------------------------------------- */
+/* As the reference's ops compute it: each difference exact, its f32 product with the
+ * scale, the f32 sum, relu when asked, then saturate(rint(sum / y_scale) + y_zp). */
+#define RLX_QUANTIZED_ADD(AS, BS, YS)                                                   \
+    RLX_QUANTIZED_ADD_SIG(rlx_quantized_add_##AS##_##BS##_##YS) {                       \
+        const RLX_XT_##AS *pa = (const RLX_XT_##AS *)a;                                 \
+        const RLX_XT_##BS *pb = (const RLX_XT_##BS *)b;                                 \
+        RLX_QT_##YS *py = (RLX_QT_##YS *)y;                                             \
+        float sa = (float)a_scale, sb = (float)b_scale, sy = (float)y_scale;            \
+        float zy = (float)y_zp;                                                         \
+        int64_t i;                                                                      \
+        for (i = 0; i < n; i++) {                                                       \
+            float va = (float)((double)pa[i] - (double)a_zp) * sa;                      \
+            float vb = (float)((double)pb[i] - (double)b_zp) * sb;                      \
+            float v = va + vb;                                                          \
+            if (relu && v < 0.0f) v = 0.0f;                                             \
+            py[i] = RLX_STORE_##YS(v, sy, zy);                                          \
+        }                                                                               \
+        return 0;                                                                       \
+    }
+RLX_8BIT_PAIRS(RLX_QUANTIZED_ADD, i8)
+RLX_8BIT_PAIRS(RLX_QUANTIZED_ADD, u8)
