@@ -52,7 +52,7 @@ from rlx_compile.passmanager import (
 )
 from rlx_compile.reports import collect_reports
 from rlx_compile.targets import TARGET_NAMES, get_target
-from rlx_compile.targets.base import RECURRENT
+from rlx_compile.targets.base import INTEGER, RECURRENT
 from rlx_compile.transforms.specialize_dims import format_ranges
 
 if TYPE_CHECKING:
@@ -274,9 +274,13 @@ def fusion_passes_of(options: CompileOptions, cleanup: list[str]) -> list[str]:
     spec = f" skip={','.join(skip)}" if skip else ""
     # Recurrent layers the target will not run as kernels: their steps, before fusion
     # (so that they fuse), where legalize would lower them after it.
-    lower = options.legalize and not RECURRENT.issubset(get_target(options.target).claims)
+    claims = get_target(options.target).claims
+    lower = options.legalize and not RECURRENT.issubset(claims)
+    # Integer kernels an imported QLinearConv/QLinearMatMul is, likewise.
+    lower_integer = options.legalize and not INTEGER.issubset(claims)
     return [
         *([f"lower-recurrent{{target={options.target}}}"] if lower else []),
+        *([f"lower-integer{{target={options.target}}}"] if lower_integer else []),
         f"fuse{{target={options.target}{spec}}}",
         *integer_passes(options),
         *cleanup,

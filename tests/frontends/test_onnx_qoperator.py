@@ -4,7 +4,8 @@ and i8, with and without its optional zero points, runs through ``rlx_compile.ba
 and through onnxruntime on the same inputs; then small float models quantised by
 onnxruntime's own ``quantize_static`` in the QOperator format import, compile for the cpu
 target and give what onnxruntime gives. The standard QLinearConv and QLinearMatMul hold
-their exact integer product as one op.
+their exact integer product as one op; with a symmetric i8 weight the whole node is one
+requantised integer kernel.
 
 onnxruntime computes these ops in fixed point or through a lookup table, RLX as
 "dequantize, the float op, quantize": a value on the edge of a quantisation step may
@@ -86,6 +87,17 @@ def assert_within_a_step(got: np.ndarray, want: np.ndarray, scale: float = 1.0) 
     diff = np.abs(got.astype(np.float64) - want.astype(np.float64)) / scale
     assert diff.max(initial=0.0) <= 1.0 + 1e-6, diff.max()
     assert np.count_nonzero(diff > 1e-6) <= max(1, 0.1 * diff.size)
+
+
+def assert_same_on_every_target(m: onnx.ModelProto) -> None:
+    """The same integers on cpu (its integer kernels) and on cuda and metal (which have
+    them lowered)."""
+    feeds = random_feeds(m)
+    module = import_model(m)
+    outputs = [CompilePipeline(target=t).compile(module).run(feeds)["y"]
+               for t in ("cpu", "cuda", "metal")]  # fmt: skip
+    for other in outputs[1:]:
+        np.testing.assert_array_equal(other, outputs[0])
 
 
 def check(m: onnx.ModelProto) -> None:
@@ -367,9 +379,12 @@ def test_quantize_static_qoperator(tmp_path: Path, activations: QuantType) -> No
 # ---------------------------------------------------------------------------------
 
 
-def qlinear_model(op: str, a_type: int, w_type: int, per_channel: bool) -> onnx.ModelProto:
+def qlinear_model(
+    op: str, a_type: int, w_type: int, per_channel: bool, symmetric: bool = False
+) -> onnx.ModelProto:
     """A standard-domain QLinearConv or QLinearMatMul on an 8-bit input and weight, the
-    weight's zero points per output channel (or column) when ``per_channel``."""
+    weight's zero points (0 when ``symmetric``) and scales per output channel (or column)
+    when ``per_channel``."""
     rng = np.random.default_rng(5)
     w_np = helper.tensor_dtype_to_np_dtype(w_type)
     conv = op == "QLinearConv"
@@ -378,8 +393,11 @@ def qlinear_model(op: str, a_type: int, w_type: int, per_channel: bool) -> onnx.
     params: dict[str, Any] = {
         **quant_params(a_type, "x", 0.05),
         "w": rng.integers(max(info.min, -63), min(info.max, 63) + 1, shape).astype(w_np),
-        "w_s": np.full(channels if per_channel else (), 0.02, np.float32),
-        "w_z": (rng.integers(0, 9, channels) if per_channel else np.array(3)).astype(w_np),
+        "w_s": (np.linspace(0.01, 0.03, channels) if per_channel else np.array(0.02)).astype(
+            np.float32
+        ),
+        "w_z": (rng.integers(0, 9, channels) if per_channel else np.array(3)).astype(w_np)
+        * (not symmetric),
         **quant_params(a_type, "y", 0.3 if conv else 0.1),
     }
     order = ["x", "x_s", "x_z", "w", "w_s", "w_z", "y_s", "y_z"]
@@ -412,9 +430,23 @@ def test_qlinear_integer_product(op: str, a_type: int, w_type: int, per_channel:
     assert kinds[integer] == 1 and not kinds["mir.conv"] and not kinds["mir.matmul"]
     if a_type == U8 or w_type == I8:  # onnxruntime's CPU kernels take these
         check(m)
-    feeds = random_feeds(m)
-    module = import_model(m)
-    outputs = [CompilePipeline(target=t).compile(module).run(feeds)["y"]
-               for t in ("cpu", "cuda", "metal")]  # fmt: skip
-    for other in outputs[1:]:
-        np.testing.assert_array_equal(other, outputs[0])
+    assert_same_on_every_target(m)
+
+
+@pytest.mark.parametrize("op", ["QLinearConv", "QLinearMatMul"])
+@pytest.mark.parametrize("a_type", [U8, I8])
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_qlinear_symmetric_weights_are_one_integer_kernel(
+    op: str, a_type: int, per_channel: bool
+) -> None:
+    """An i8 weight without a zero point (what quantize_static writes): one requantised
+    mir.integer_conv / mir.integer_matmul, the whole node; within a step of onnxruntime,
+    and the same integers on targets that lower it (cuda, metal) as on cpu."""
+    m = qlinear_model(op, a_type, I8, per_channel, symmetric=True)
+    kernel = "mir.integer_conv" if op == "QLinearConv" else "mir.integer_matmul"
+    kinds = Counter(o.name for o in import_model(m).walk())
+    assert kinds[kernel] == 1, kinds
+    assert not set(kinds) - {kernel, "mir.input", "mir.constant", "func.func", "func.return",
+                             "builtin.module"}  # fmt: skip
+    check(m)
+    assert_same_on_every_target(m)

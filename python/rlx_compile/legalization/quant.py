@@ -1,10 +1,13 @@
-"""ONNX's dynamic quantisation ops lowered to primitives, for targets that do not claim
-them: the chains the ONNX importer built before the ops existed (integer products as
-int32 operands centred on their zero points; a convolution computed exactly in f64)."""
+"""Quantised kernels lowered to primitives, for targets that do not claim them: ONNX's
+dynamic quantisation ops as the chains the ONNX importer built before the ops existed
+(integer products as int32 operands centred on their zero points; a convolution computed
+exactly in f64); the integer matmul/conv and the quantized add as the ops their
+reference semantics names (an exact integer product and the f32 epilogue; dequantize,
+add, quantize), so that they give the same bits on every target."""
 
 from __future__ import annotations
 
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 
 from rlx_compile.builder import GraphBuilder, type_of
@@ -88,7 +91,78 @@ class LowerConvInteger(ConversionPattern):
         self.commit(rewriter, op, ops, [integer_conv(b, x, w, geometry)])
 
 
+class LowerIntegerLinear(ConversionPattern):
+    path = COMMON_IR
+    summary = (
+        "the exact product (matmul_integer, conv_integer), then f32(acc) · scale + bias, "
+        "the activation, the requantisation"
+    )
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not isinstance(op, mir.IntegerLinearOp):
+            return
+        b, ops = self.builder(op)
+        p = op.props()
+        dtype = type_of(op.input).dtype
+        zero = p.int("input_zero_point")
+        zp = b.constant(zero, dtype, []) if zero else None
+        if isinstance(op, mir.IntegerConvOp):
+            product: Operation = mir.ConvIntegerOp(
+                op.input, op.weight, zp, None, strides=p.ints("strides"), pads=p.ints("pads"),
+                dilations=p.ints("dilations"), groups=p.int("groups"),
+            )  # fmt: skip
+            axis = 1
+        else:
+            product = mir.MatmulIntegerOp(op.input, op.weight, zp, None)
+            axis = type_of(op.result).rank - 1
+        acc = b.emit(product).results[0]
+        rank = type_of(acc).rank
+
+        def along_axis(v: SSAValue) -> SSAValue:  # a vector (or one element) over axis
+            shape: list[Dim] = [1] * rank
+            shape[axis] = type_of(v).shape[0]
+            return b.reshape(v, shape)
+
+        # The interpreter's epilogue, op by op: the same kernels give the same bits.
+        y = b.mul(b.cast(acc, DType.F32), along_axis(op.scale))
+        if op.bias is not None:
+            y = b.add(y, along_axis(op.bias))
+        y = b.activation(y, p.enum("activation"))
+        out_scale = p.opt_float("out_scale")
+        if out_scale is not None:
+            out = type_of(op.result).dtype
+            y = b.quantize(
+                y, b.constant(out_scale, DType.F32, []),
+                b.constant(p.int("out_zero_point"), out, []), dtype=out,
+            )  # fmt: skip
+        self.commit(rewriter, op, ops, [y])
+
+
+class LowerQuantizedAdd(ConversionPattern):
+    path = COMMON_IR
+    summary = "each side dequantized, an add, the activation, a quantize"
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.QuantizedAddOp, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(op)
+        p = op.props()
+
+        def params(side: str, dtype: DType) -> tuple[SSAValue, SSAValue]:
+            scale = b.constant(p.float(f"{side}_scale"), DType.F32, [])
+            return scale, b.constant(p.int(f"{side}_zero_point"), dtype, [])
+
+        total = b.add(*(
+            b.dequantize(v, *params(side, type_of(v).dtype))
+            for v, side in ((op.lhs, "lhs"), (op.rhs, "rhs"))
+        ))  # fmt: skip
+        out = type_of(op.result).dtype
+        y = b.quantize(b.activation(total, p.enum("activation")), *params("out", out), dtype=out)
+        self.commit(rewriter, op, ops, [y])
+
+
 QUANT_PATTERNS: tuple[type[ConversionPattern], ...] = (
+    LowerIntegerLinear,
+    LowerQuantizedAdd,
     LowerDynamicQuantizeLinear,
     LowerMatmulInteger,
     LowerConvInteger,

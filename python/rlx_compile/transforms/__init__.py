@@ -313,6 +313,12 @@ def _scaled_quant_insert() -> type[ModulePass]:
     return ScaledQuantInsertPass
 
 
+def _lower_integer() -> type[ModulePass]:
+    from rlx_compile.transforms.lower_integer import LowerIntegerPass
+
+    return LowerIntegerPass
+
+
 def _lower_recurrent() -> type[ModulePass]:
     from rlx_compile.transforms.lower_recurrent import LowerRecurrentPass
 
@@ -362,6 +368,7 @@ RLX_PASSES: dict[str, Callable[[], type[ModulePass]]] = {
     "mark-elementwise-regions": _mark_elementwise_regions,
     "unfuse-elementwise-regions": _unfuse_elementwise_regions,
     "lower-recurrent": _lower_recurrent,
+    "lower-integer": _lower_integer,
     "legalize": _legalize,
     "legalize-broadcast": _legalize_broadcast,
     "auto-mixed-precision": _auto_mixed_precision,

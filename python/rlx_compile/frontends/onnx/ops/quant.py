@@ -18,6 +18,7 @@ from rlx_compile.dialects.types import Dim, DType, fmt_shape
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
     NodeContext,
+    NotStatic,
     Unsupported,
     axis_of,
     converter,
@@ -220,9 +221,74 @@ def _exact_product(ctx: NodeContext, a: SSAValue, b: SSAValue) -> SSAValue:
     return ctx.b.matmul(centered(ctx.b, a, ctx.opt(2), -2), centered(ctx.b, b, ctx.opt(5), -1))
 
 
+def _known(ctx: NodeContext, i: int) -> np.ndarray | None:
+    """Optional input ``i``'s value where the importer knows it (an initializer)."""
+    if not ctx.has(i):
+        return None
+    try:
+        return ctx.const(i)
+    except NotStatic:
+        return None
+
+
+def _integer_kernel(ctx: NodeContext, conv: bool) -> SSAValue | None:
+    """QLinearConv / QLinearMatMul as one requantised ``mir.integer_conv`` /
+    ``mir.integer_matmul`` where that op takes it: an 8-bit input and an output of
+    per-tensor parameters, an i8 weight without a zero point (symmetric, as
+    onnxruntime's quantize_static writes them) of per-tensor or per-output-channel
+    scales, all known. The integer sums are exact, as ONNX defines them; the
+    requantisation is the op's f32 epilogue (``f32(acc) · (s_x · s_w) + bias``, then
+    ``/ s_y``) where ONNX scales ``acc + bias`` by ``s_x · s_w / s_y`` at once: a value on
+    a step's edge may round to its neighbour. None where the op does not take it."""
+    x, w = ctx.x(0), ctx.x(3)
+    if type_of(x).dtype not in (DType.I8, DType.U8) or type_of(w).dtype is not DType.I8:
+        return None
+    sx, zx, sw, zw = (_known(ctx, i) for i in (1, 2, 4, 5))
+    sy, zy = _known(ctx, 6), _known(ctx, 7)
+    if sx is None or sw is None or sy is None or sx.size != 1 or sy.size != 1:
+        return None
+    if (ctx.has(2) and zx is None) or (ctx.has(7) and zy is None) or (ctx.has(5) and zw is None):
+        return None
+    if zw is not None and np.any(zw):
+        return None
+    channels = type_of(w).shape[0 if conv else -1]
+    if sw.size not in (1, channels) or any(p.dtype != np.float32 for p in (sx, sw, sy)):
+        return None
+    out = DType.from_numpy(zy.dtype) if zy is not None else type_of(x).dtype
+    if out not in (DType.I8, DType.U8):
+        return None
+    scale = np.float32(sx.reshape(())) * sw.reshape(-1).astype(np.float32)
+    x_zero = int(zx.reshape(-1)[0]) if zx is not None else 0
+    y_scale, y_zero = float(sy.reshape(())), int(zy.reshape(-1)[0]) if zy is not None else 0
+    b = ctx.b
+    if not conv:
+        op: mir.IntegerLinearOp = mir.IntegerMatmulOp(
+            x, w, b.constant(scale), input_zero_point=x_zero, out_scale=y_scale,
+            out_zero_point=y_zero, out_dtype=out,
+        )  # fmt: skip
+        return b.emit(op).results[0]
+    bias_i32 = _known(ctx, 8)
+    if ctx.has(8) and bias_i32 is None:
+        return None
+    bias = None
+    if bias_i32 is not None:  # dequantized with s_x · s_w, as a QDQ model's bias is
+        bias = b.constant((bias_i32.astype(np.float32) * scale).astype(np.float32))
+    strides, pads, dilations, groups = conv_geometry(ctx, w)
+    op = mir.IntegerConvOp(
+        x, w, b.constant(scale), bias, strides=strides, pads=pads, dilations=dilations,
+        groups=groups, input_zero_point=x_zero, out_scale=y_scale, out_zero_point=y_zero,
+        out_dtype=out,
+    )  # fmt: skip
+    return b.emit(op).results[0]
+
+
 @converter("QLinearMatMul")
 def qlinear_matmul(ctx: NodeContext) -> ConverterResult:
-    """The exact int32 product, requantised."""
+    """One requantised integer matmul (``_integer_kernel``), else the exact int32
+    product, requantised."""
+    kernel = _integer_kernel(ctx, conv=False)
+    if kernel is not None:
+        return kernel
     acc = _exact_product(ctx, ctx.x(0), ctx.x(3))
     y_zp = ctx.opt(7)
     out = type_of(y_zp).dtype if y_zp is not None else type_of(ctx.x(0)).dtype
@@ -231,8 +297,12 @@ def qlinear_matmul(ctx: NodeContext) -> ConverterResult:
 
 @converter("QLinearConv")
 def qlinear_conv(ctx: NodeContext) -> ConverterResult:
-    """The exact int32 convolution (ConvInteger's, one op for 8-bit operands), plus the
-    int32 bias, requantised."""
+    """One requantised integer conv (``_integer_kernel``), else the exact int32
+    convolution (ConvInteger's, one op for 8-bit operands), plus the int32 bias,
+    requantised."""
+    kernel = _integer_kernel(ctx, conv=True)
+    if kernel is not None:
+        return kernel
     w = ctx.x(3)
     strides, pads, dilations, groups = conv_geometry(ctx, w)
     acc: SSAValue

@@ -1,0 +1,56 @@
+"""``lower-integer{target=T}``: the integer kernels T does not claim (``mir.integer_conv``
+and ``mir.integer_matmul`` an imported QLinearConv / QLinearMatMul is, a
+``mir.quantized_add``) as the ops their reference semantics names (legalize's
+``LowerIntegerLinear`` and ``LowerQuantizedAdd``: an exact integer product and the f32
+epilogue; dequantize, add, quantize). The pipeline runs it before fusion, as
+``lower-recurrent``, so that the epilogues fuse as any model's ops do; ``legalize``
+alone would lower them after fusion."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+
+from rlx_compile.dialects import mir
+from rlx_compile.fusion.base import run_patterns
+from rlx_compile.legalization.quant import LowerIntegerLinear, LowerQuantizedAdd
+from rlx_compile.targets import Target, TargetPass
+
+
+class _LowerUnclaimedLinear(LowerIntegerLinear):
+    roots: ClassVar[tuple[type[Operation], ...]] = (mir.IntegerMatmulOp, mir.IntegerConvOp)
+
+    def __init__(self, target: Target):
+        self.target = target
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if not self.target.claims_op(op.name):
+            super().match_and_rewrite(op, rewriter)
+
+
+class _LowerUnclaimedAdd(LowerQuantizedAdd):
+    roots: ClassVar[tuple[type[Operation], ...]] = (mir.QuantizedAddOp,)
+
+    def __init__(self, target: Target):
+        self.target = target
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if isinstance(op, mir.QuantizedAddOp) and not self.target.claims_op(op.name):
+            super().match_and_rewrite(op, rewriter)
+
+
+@dataclass(frozen=True)
+class LowerIntegerPass(TargetPass):
+    """Lower the integer kernels the target does not claim to the ops they stand for."""
+
+    name = "lower-integer"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        target = self.resolved()
+        patterns: list[RewritePattern] = [_LowerUnclaimedLinear(target), _LowerUnclaimedAdd(target)]
+        run_patterns(op, patterns, reverse=False)

@@ -1,0 +1,33 @@
+// RUN: rlx-opt %s -p 'lower-integer{target=cuda}' | filecheck %s
+// RUN: rlx-opt %s -p 'lower-integer{target=cpu}' | filecheck %s --check-prefix=CPU
+
+// cuda claims no integer kernel: the requantised integer conv becomes the exact integer
+// conv and its f32 epilogue, the quantized add its dequantizes, add and quantize. cpu
+// claims both: nothing changes.
+func.func @integer_kernels(%x : !rlx.tensor<[1, 2, 3, 3], u8>, %w : !rlx.tensor<[4, 2, 1, 1], i8>) -> !rlx.tensor<[1, 4, 3, 3], u8> {
+  %s = mir.constant dense<[0.1, 0.2, 0.3, 0.4]> : !rlx.tensor<[4], f32>
+  %b = mir.constant dense<[1.0, 2.0, 3.0, 4.0]> : !rlx.tensor<[4], f32>
+  %c = mir.integer_conv %x, %w scale %s bias %b strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 zero_point 5 act relu out_scale 0.5 out_zero_point 3 : (!rlx.tensor<[1, 2, 3, 3], u8>, !rlx.tensor<[4, 2, 1, 1], i8>, !rlx.tensor<[4], f32>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[1, 4, 3, 3], u8>
+  %y = mir.quantized_add %c, %c scales 5.000000e-01, 5.000000e-01, 1.0 zero_points 3, 3, 0 : (!rlx.tensor<[1, 4, 3, 3], u8>, !rlx.tensor<[1, 4, 3, 3], u8>) -> !rlx.tensor<[1, 4, 3, 3], u8>
+  func.return %y : !rlx.tensor<[1, 4, 3, 3], u8>
+}
+// CHECK-LABEL: func.func @integer_kernels
+// CHECK:         %[[ACC:.*]] = mir.conv_integer %x, %w input_zero_point(%{{.*}} : !rlx.tensor<[], u8>) strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : {{.*}} -> !rlx.tensor<[1, 4, 3, 3], i32>
+// CHECK:         %[[F:.*]] = mir.cast %[[ACC]] : !rlx.tensor<[1, 4, 3, 3], i32> -> !rlx.tensor<[1, 4, 3, 3], f32>
+// CHECK:         mir.mul %[[F]]
+// CHECK:         mir.add
+// CHECK:         mir.relu
+// CHECK:         %[[Q:.*]] = mir.quantize
+// CHECK-SAME:    -> !rlx.tensor<[1, 4, 3, 3], u8>
+// CHECK:         mir.dequantize %[[Q]]
+// CHECK:         mir.dequantize %[[Q]]
+// CHECK:         mir.add
+// CHECK:         %[[Y:.*]] = mir.quantize
+// CHECK-NEXT:    func.return %[[Y]]
+// CHECK-NOT:     mir.integer_conv
+// CHECK-NOT:     mir.quantized_add
+// CPU-LABEL: func.func @integer_kernels
+// CPU-NEXT:      %s = mir.constant
+// CPU-NEXT:      %b = mir.constant
+// CPU-NEXT:      %c = mir.integer_conv
+// CPU-NEXT:      %y = mir.quantized_add
