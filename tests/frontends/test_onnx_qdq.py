@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -116,6 +117,24 @@ def test_asymmetric_weights_stay_float(tmp_path: Path) -> None:
 Q_PARAMS = {U8: (0.05, 128), I8: (0.04, -5)}
 
 
+def float_io_model(
+    nodes: list[onnx.NodeProto],
+    inputs: dict[str, list[int]],
+    y_shape: list[int],
+    params: dict[str, Any],
+) -> onnx.ModelProto:
+    """An opset-17 model of ``nodes``: f32 ``inputs`` (by name, with their shapes), one f32
+    output y, the initializers ``params``."""
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info(k, F, shape) for k, shape in inputs.items()],
+        [helper.make_tensor_value_info("y", F, y_shape)],
+        [numpy_helper.from_array(np.asarray(v), k) for k, v in params.items()],
+    )  # fmt: skip
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
 def chain_model(dtype: int, body: list[onnx.NodeProto], extra: dict[str, np.ndarray] | None = None):
     """x -> QuantizeLinear -> DequantizeLinear -> ``body`` (from 'xd' to 'f') ->
     QuantizeLinear -> DequantizeLinear -> y, per tensor, in ``dtype``."""
@@ -131,14 +150,7 @@ def chain_model(dtype: int, body: list[onnx.NodeProto], extra: dict[str, np.ndar
     ]
     inits = {"s": np.float32(scale), "s2": np.float32(scale / 2), "z": np.array(zero, np_type),
              **(extra or {})}  # fmt: skip
-    graph = helper.make_graph(
-        nodes, "chain", [helper.make_tensor_value_info("x", F, [2, 3, 4, 5])],
-        [helper.make_tensor_value_info("y", F, [2, 3, 4, 5])],
-        [numpy_helper.from_array(np.asarray(v), k) for k, v in inits.items()],
-    )  # fmt: skip
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
-    return m
+    return float_io_model(nodes, {"x": [2, 3, 4, 5]}, [2, 3, 4, 5], inits)
 
 
 def silu(dtype: int) -> list[onnx.NodeProto]:
@@ -262,13 +274,7 @@ def test_quantized_add_is_one_op(types: tuple[int, int, int], relu: bool) -> Non
         n("QuantizeLinear", ["t", "sy", "zy"], ["tq"]),
         n("DequantizeLinear", ["tq", "sy", "zy"], ["y"]),
     ]
-    graph = helper.make_graph(
-        nodes, "add", [helper.make_tensor_value_info(k, F, [2, 3, 8]) for k in "ab"],
-        [helper.make_tensor_value_info("y", F, [2, 3, 8])],
-        [numpy_helper.from_array(np.asarray(v), k) for k, v in params.items()],
-    )  # fmt: skip
-    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 8
+    m = float_io_model(nodes, {"a": [2, 3, 8], "b": [2, 3, 8]}, [2, 3, 8], params)
     rng = np.random.default_rng(8)
     feeds = {k: rng.standard_normal([2, 3, 8]).astype(np.float32) * 3 for k in "ab"}
     result = CompilePipeline().compile(import_model(m))
@@ -285,3 +291,33 @@ def test_quantized_add_is_one_op(types: tuple[int, int, int], relu: bool) -> Non
 
 def _np(dtype: int) -> np.dtype:
     return helper.tensor_dtype_to_np_dtype(dtype)
+
+
+def test_concat_of_other_scales_and_nearest_resize_run_on_integers() -> None:
+    """A concat of two tensors quantised with other scales than its output's (the second
+    requantised by a table, as QLinearConcat does) and a nearest resize: integers only
+    between the first quantize and the last dequantize, the same as in f32."""
+    n = helper.make_node
+    nodes = [
+        n("QuantizeLinear", ["x", "s", "z"], ["aq"]),
+        n("DequantizeLinear", ["aq", "s", "z"], ["ad"]),
+        n("QuantizeLinear", ["x", "s2", "z"], ["bq"]),
+        n("DequantizeLinear", ["bq", "s2", "z"], ["bd"]),
+        n("Concat", ["ad", "bd"], ["c"], axis=1),
+        n("QuantizeLinear", ["c", "s", "z"], ["cq"]),
+        n("DequantizeLinear", ["cq", "s", "z"], ["cd"]),
+        n("Resize", ["cd", "", "scales"], ["r"], mode="nearest"),
+        n("QuantizeLinear", ["r", "s", "z"], ["rq"]),
+        n("DequantizeLinear", ["rq", "s", "z"], ["y"]),
+    ]
+    params = {"s": np.float32(0.05), "s2": np.float32(0.03), "z": np.uint8(120),
+              "scales": np.array([1, 1, 2, 2], np.float32)}  # fmt: skip
+    m = float_io_model(nodes, {"x": [1, 2, 3, 3]}, [1, 4, 6, 6], params)
+    feeds = {"x": np.random.default_rng(9).standard_normal([1, 2, 3, 3]).astype(np.float32)}
+    result = CompilePipeline().compile(import_model(m))
+    kinds = Counter(op.name for op in result.module.walk())
+    assert kinds["mir.quantize"] == 2 and kinds["mir.dequantize"] == 1, kinds
+    want = CompilePipeline(target="cuda").compile(import_model(m)).run(feeds)["y"]
+    np.testing.assert_array_equal(result.run(feeds)["y"], want)
+    session = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    assert_within_a_step(result.run(feeds)["y"], session.run(None, feeds)[0], 0.05)

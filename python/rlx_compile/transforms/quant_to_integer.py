@@ -282,7 +282,7 @@ def _qparams(op: mir.QuantizeOp | mir.DequantizeOp, q: SSAValue) -> tuple[DType,
 
 MOVES_BYTES = (
     mir.ReshapeOp, mir.TransposeOp, mir.FusedReshapeTransposeOp, mir.NarrowOp, mir.SliceOp,
-    mir.ConcatOp, mir.ExpandOp,
+    mir.ConcatOp, mir.ExpandOp, mir.GatherOp, mir.GatherAxesOp,
 )  # fmt: skip
 """Ops that only move their elements, whatever their type (their kernels copy bytes)."""
 SELECTS = (mir.MaxPoolOp,)
@@ -295,7 +295,8 @@ class IntegerDataMovement(RewritePattern):
     elements (a max pool: for a positive scale), every dequantize and the quantize per
     tensor with one type, scale and zero point: the same integers (quantize inverts
     dequantize exactly), without the f32 tensor between -- onnxruntime's QDQ handling of
-    Reshape, Transpose, Slice, Concat, MaxPool..."""
+    Reshape, Transpose, Slice, Gather, Resize, MaxPool... A concat's input of other
+    parameters is requantised by a table lookup first (its QLinearConcat)."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mir.QuantizeOp, rewriter: PatternRewriter) -> None:
@@ -306,22 +307,37 @@ class IntegerDataMovement(RewritePattern):
         if params is None or (isinstance(mover, SELECTS) and params[1] <= 0):
             return
         operands: list[SSAValue] = []
+        requantised: list[Operation] = []
         for v in mover.operands:
             if _type(v).dtype is not DType.F32:
                 operands.append(v)  # an index or shape operand
                 continue
             dq = v.owner
-            if not isinstance(dq, mir.DequantizeOp) or _qparams(dq, dq.input) != params:
+            if not isinstance(dq, mir.DequantizeOp):
                 return
-            operands.append(dq.input)
+            own = _qparams(dq, dq.input)
+            if own is None or own[0] not in _INPUT_TYPES:
+                return
+            if own == params:
+                operands.append(dq.input)
+                continue
+            if not isinstance(mover, mir.ConcatOp):
+                return
+            # A concat input of other parameters: its integers requantised (a table).
+            table = _requantisation(own, params)
+            constant = mir.ConstantOp(np.roll(table, own[0].int_range[0]))
+            gather = mir.GatherOp(constant.result, dq.input, 0)
+            requantised += [constant, gather]
+            operands.append(gather.result)
         new = type(mover).create(
             operands=operands,
             result_types=[_type(op.result)],
             properties=dict(mover.properties),
             attributes=dict(mover.attributes),
         )
-        new.location = mover.location
-        rewriter.replace(op, [new], [new.results[0]])
+        for o in (*requantised, new):
+            o.location = mover.location
+        rewriter.replace(op, [*requantised, new], [new.results[0]])
         rewriter.erase(mover)
 
 
@@ -358,6 +374,28 @@ class QuantizedAdd(RewritePattern):
         )
         new.location = op.location
         rewriter.replace(op, [new], [new.result])
+
+
+def _requantisation(src: tuple[DType, float, int], dst: tuple[DType, float, int]) -> np.ndarray:
+    """quantize(dequantize(v)) from ``src``'s parameters to ``dst``'s at every value v of
+    ``src``'s type, by the reference executor (``_tabulate`` of the two ops)."""
+    leaves = [
+        mir.ConstantOp(np.zeros((), src[0].numpy)),
+        mir.ConstantOp(np.array(src[1], np.float32)),
+        mir.ConstantOp(np.array(src[2], src[0].numpy)),
+        mir.ConstantOp(np.array(dst[1], np.float32)),
+        mir.ConstantOp(np.array(dst[2], dst[0].numpy)),
+    ]
+    v, s_in, z_in, s_out, z_out = (c.result for c in leaves)
+    dq = mir.DequantizeOp(v, s_in, z_in)
+    q = mir.QuantizeOp(dq.result, s_out, z_out, dtype=dst[0])
+    try:
+        table = _tabulate([dq, q], v)
+        assert table is not None  # a quantize of finite values always has one
+        return table
+    finally:
+        for o in (q, dq):
+            o.drop_all_references()
 
 
 TABLE_REACH = 16

@@ -151,3 +151,22 @@ func.func @quantized_add(%a : !rlx.tensor<[2, 3], u8>, %b : !rlx.tensor<[2, 3], 
 // CHECK:         %rq = mir.quantized_add %a, %b scales 5.000000e-01, 2.500000e-01, 7.500000e-01 zero_points 3, 0, 3 act relu : (!rlx.tensor<[2, 3], u8>, !rlx.tensor<[2, 3], i8>) -> !rlx.tensor<[2, 3], u8>
 // CHECK:         %t = mir.add %bd, %ad
 // CHECK-NEXT:    %tq = mir.quantize %t, %so, %za
+
+// -----
+// A concat of inputs of other parameters than its quantize's: each such input is
+// requantised by a table (quantize(dequantize(v)) at every v), then the integers concat.
+func.func @concat_requantised(%a : !rlx.tensor<[1, 2], u8>, %b : !rlx.tensor<[1, 2], u8>) -> !rlx.tensor<[2, 2], u8> {
+  %s = mir.constant dense<0.5> : !rlx.tensor<[], f32>
+  %s2 = mir.constant dense<0.25> : !rlx.tensor<[], f32>
+  %z = mir.constant dense<4> : !rlx.tensor<[], u8>
+  %ad = mir.dequantize %a, %s, %z : (!rlx.tensor<[1, 2], u8>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[1, 2], f32>
+  %bd = mir.dequantize %b, %s2, %z : (!rlx.tensor<[1, 2], u8>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[1, 2], f32>
+  %c = mir.concat %ad, %bd axis 0 : (!rlx.tensor<[1, 2], f32>, !rlx.tensor<[1, 2], f32>) -> !rlx.tensor<[2, 2], f32>
+  %cq = mir.quantize %c, %s, %z : (!rlx.tensor<[2, 2], f32>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[2, 2], u8>
+  func.return %cq : !rlx.tensor<[2, 2], u8>
+}
+// CHECK-LABEL: func.func @concat_requantised
+// CHECK-NEXT:    %[[T:.*]] = mir.constant dense<"0x0202030404040506{{[0-9A-F]*}}"> : !rlx.tensor<[256], u8>
+// CHECK-NEXT:    %[[B:.*]] = mir.gather %[[T]], %b axis 0 : (!rlx.tensor<[256], u8>, !rlx.tensor<[1, 2], u8>) -> !rlx.tensor<[1, 2], u8>
+// CHECK-NEXT:    %[[C:.*]] = mir.concat %a, %[[B]] axis 0 : (!rlx.tensor<[1, 2], u8>, !rlx.tensor<[1, 2], u8>) -> !rlx.tensor<[2, 2], u8>
+// CHECK-NEXT:    func.return %[[C]]

@@ -231,48 +231,69 @@ def _known(ctx: NodeContext, i: int) -> np.ndarray | None:
         return None
 
 
-def _integer_kernel(ctx: NodeContext, conv: bool) -> SSAValue | None:
-    """QLinearConv / QLinearMatMul as one requantised ``mir.integer_conv`` /
-    ``mir.integer_matmul`` where that op takes it: an 8-bit input and an output of
-    per-tensor parameters, an i8 weight without a zero point (symmetric, as
-    onnxruntime's quantize_static writes them) of per-tensor or per-output-channel
-    scales, all known. The integer sums are exact, as ONNX defines them; the
-    requantisation is the op's f32 epilogue (``f32(acc) · (s_x · s_w) + bias``, then
-    ``/ s_y``) where ONNX scales ``acc + bias`` by ``s_x · s_w / s_y`` at once: a value on
-    a step's edge may round to its neighbour. None where the op does not take it."""
-    x, w = ctx.x(0), ctx.x(3)
+_OUTPUT_AND_BIAS = {"conv": (6, 7, 8), "matmul": (6, 7, None), "gemm": (7, 8, 6)}
+"""Per node kind: the inputs of y's scale, y's zero point and the int32 bias (inputs 0-5
+are x, its scale and zero point, the weight, its scale and zero point)."""
+
+
+def _integer_kernel(ctx: NodeContext, kind: str, w: SSAValue) -> SSAValue | None:
+    """QLinearConv / QLinearMatMul / QGemm (of weight ``w``, transposed as B' for a QGemm)
+    as one ``mir.integer_conv`` / ``mir.integer_matmul`` where that op takes it: an 8-bit
+    input and an output of per-tensor parameters (or an f32 output: a QGemm without
+    y_scale), an i8 weight without a zero point (symmetric, as onnxruntime's
+    quantize_static writes them) of per-tensor or per-output-channel scales, all known.
+    The integer sums are exact, as ONNX defines them; the requantisation is the op's f32
+    epilogue (``f32(acc) · (s_x · s_w) + bias``, then ``/ s_y``) where ONNX scales
+    ``acc + bias`` by ``s_x · s_w / s_y`` at once: a value on a step's edge may round to
+    its neighbour. None where the op does not take it."""
+    x = ctx.x(0)
     if type_of(x).dtype not in (DType.I8, DType.U8) or type_of(w).dtype is not DType.I8:
         return None
-    sx, zx, sw, zw = (_known(ctx, i) for i in (1, 2, 4, 5))
-    sy, zy = _known(ctx, 6), _known(ctx, 7)
-    if sx is None or sw is None or sy is None or sx.size != 1 or sy.size != 1:
+    if kind == "gemm" and ctx.attr("transA", 0):
         return None
-    if (ctx.has(2) and zx is None) or (ctx.has(7) and zy is None) or (ctx.has(5) and zw is None):
+    at_sy, at_zy, at_bias = _OUTPUT_AND_BIAS[kind]
+    known = {i: _known(ctx, i) for i in (1, 2, 4, 5, at_sy, at_zy, at_bias) if i is not None}
+    if any(ctx.has(i) and value is None for i, value in known.items()):
+        return None  # a parameter known only at run time
+    sx, zx, sw, zw, sy, zy = (known[i] for i in (1, 2, 4, 5, at_sy, at_zy))
+    bias_i32 = known.get(at_bias) if at_bias is not None else None
+    if sx is None or sw is None or sx.size != 1 or (sy is not None and sy.size != 1):
+        return None
+    if sy is None and kind != "gemm":
         return None
     if zw is not None and np.any(zw):
         return None
-    channels = type_of(w).shape[0 if conv else -1]
-    if sw.size not in (1, channels) or any(p.dtype != np.float32 for p in (sx, sw, sy)):
+    channels = type_of(w).shape[0 if kind == "conv" else -1]
+    scales = [p for p in (sx, sw, sy) if p is not None]
+    if sw.size not in (1, channels) or any(p.dtype != np.float32 for p in scales):
         return None
-    out = DType.from_numpy(zy.dtype) if zy is not None else type_of(x).dtype
-    if out not in (DType.I8, DType.U8):
+    if bias_i32 is not None and bias_i32.size != channels:
         return None
-    scale = np.float32(sx.reshape(())) * sw.reshape(-1).astype(np.float32)
-    x_zero = int(zx.reshape(-1)[0]) if zx is not None else 0
-    y_scale, y_zero = float(sy.reshape(())), int(zy.reshape(-1)[0]) if zy is not None else 0
+    out = (
+        DType.F32
+        if sy is None
+        else DType.from_numpy(zy.dtype)
+        if zy is not None
+        else type_of(x).dtype
+    )
+    if out not in (DType.F32, DType.I8, DType.U8):
+        return None
+    alpha = np.float32(ctx.attr("alpha", 1.0)) if kind == "gemm" else np.float32(1.0)
+    scale = np.float32(sx.reshape(())) * alpha * sw.reshape(-1).astype(np.float32)
     b = ctx.b
-    if not conv:
-        op: mir.IntegerLinearOp = mir.IntegerMatmulOp(
-            x, w, b.constant(scale), input_zero_point=x_zero, out_scale=y_scale,
+    bias = None
+    if bias_i32 is not None:  # dequantized with the product's scale, as a QDQ bias is
+        bias = b.constant((bias_i32.reshape(-1).astype(np.float32) * scale).astype(np.float32))
+    x_zero = int(zx.reshape(-1)[0]) if zx is not None else 0
+    y_scale = None if sy is None else float(sy.reshape(()))
+    y_zero = int(zy.reshape(-1)[0]) if zy is not None else 0
+    op: mir.IntegerLinearOp
+    if kind != "conv":
+        op = mir.IntegerMatmulOp(
+            x, w, b.constant(scale), bias, input_zero_point=x_zero, out_scale=y_scale,
             out_zero_point=y_zero, out_dtype=out,
         )  # fmt: skip
         return b.emit(op).results[0]
-    bias_i32 = _known(ctx, 8)
-    if ctx.has(8) and bias_i32 is None:
-        return None
-    bias = None
-    if bias_i32 is not None:  # dequantized with s_x · s_w, as a QDQ model's bias is
-        bias = b.constant((bias_i32.astype(np.float32) * scale).astype(np.float32))
     strides, pads, dilations, groups = conv_geometry(ctx, w)
     op = mir.IntegerConvOp(
         x, w, b.constant(scale), bias, strides=strides, pads=pads, dilations=dilations,
@@ -286,7 +307,7 @@ def _integer_kernel(ctx: NodeContext, conv: bool) -> SSAValue | None:
 def qlinear_matmul(ctx: NodeContext) -> ConverterResult:
     """One requantised integer matmul (``_integer_kernel``), else the exact int32
     product, requantised."""
-    kernel = _integer_kernel(ctx, conv=False)
+    kernel = _integer_kernel(ctx, "matmul", ctx.x(3))
     if kernel is not None:
         return kernel
     acc = _exact_product(ctx, ctx.x(0), ctx.x(3))
@@ -300,7 +321,7 @@ def qlinear_conv(ctx: NodeContext) -> ConverterResult:
     """One requantised integer conv (``_integer_kernel``), else the exact int32
     convolution (ConvInteger's, one op for 8-bit operands), plus the int32 bias,
     requantised."""
-    kernel = _integer_kernel(ctx, conv=True)
+    kernel = _integer_kernel(ctx, "conv", ctx.x(3))
     if kernel is not None:
         return kernel
     w = ctx.x(3)
@@ -452,10 +473,11 @@ def qlinear_where(ctx: NodeContext) -> ConverterResult:
 
 @converter("QGemm", domain=MS)
 def qgemm(ctx: NodeContext) -> ConverterResult:
-    """alpha · a_scale · b_scale · ((A - a_zero_point)' (B - b_zero_point)' + C): the
-    product exact in int32 as QLinearMatMul's; C is int32 in the product's scale. With
-    y_scale the result is quantised (the requantisation of QLinearMatMul), else f32. B's
-    scale and zero point may be per column."""
+    """alpha · a_scale · b_scale · ((A - a_zero_point)' (B - b_zero_point)' + C): one
+    integer matmul where it takes it (``_integer_kernel``), else the product exact in
+    int32 as QLinearMatMul's; C is int32 in the product's scale. With y_scale the result
+    is quantised (the requantisation of QLinearMatMul), else f32. B's scale and zero point
+    may be per column."""
     # A, a_scale, a_zero_point, B, b_scale, b_zero_point?, C?, y_scale?, y_zero_point?
     b = ctx.b
     a_q, b_q = ctx.x(0), ctx.x(3)
@@ -463,6 +485,9 @@ def qgemm(ctx: NodeContext) -> ConverterResult:
         a_q = b.transpose(a_q, [1, 0])
     if ctx.attr("transB", 0):
         b_q = b.transpose(b_q, [1, 0])
+    kernel = _integer_kernel(ctx, "gemm", b_q)
+    if kernel is not None:
+        return kernel
     acc = _exact_product(ctx, a_q, b_q)
     c = ctx.opt(6)
     if c is not None:
