@@ -303,6 +303,8 @@ class IntegerDataMovement(RewritePattern):
         mover = op.input.owner
         if not isinstance(mover, MOVES_BYTES + SELECTS) or sole_user(op.input) is not op:
             return
+        if _type(op.input).dtype is not DType.F32:
+            return  # (then its f32 operands are the dequantized data, others indices)
         params = _qparams(op, op.result)
         if params is None or (isinstance(mover, SELECTS) and params[1] <= 0):
             return
@@ -360,12 +362,14 @@ class QuantizedAdd(RewritePattern):
         if sole_user(top.result) is not (op if act == "none" else op.input.owner):
             return
         sides: list[tuple[SSAValue, tuple[DType, float, int]]] = []
+        if _type(top.result).dtype is not DType.F32 or not out[1] > 0:
+            return  # the op computes in f32, its scales positive
         for v in top.operands:
             dq = v.owner
             if not isinstance(dq, mir.DequantizeOp) or _type(v) != _type(top.result):
                 return
             params = _qparams(dq, dq.input)
-            if params is None or params[0] not in _INPUT_TYPES:
+            if params is None or params[0] not in _INPUT_TYPES or not params[1] > 0:
                 return
             sides.append((dq.input, params))
         (a, pa), (b, pb) = sides
@@ -470,13 +474,25 @@ def _elementwise_cone(top: Operation) -> tuple[list[Operation], list[mir.Dequant
 
 
 def _producers_first(ops: list[Operation]) -> list[Operation]:
-    """``ops`` in block order (each producer before its readers)."""
-    if not ops:
-        return []
-    block = ops[0].parent_block()
-    assert block is not None
+    """``ops`` with each producer before its readers (a post-order walk from the readers
+    of none of them; a scan of the block would cost a block per chain)."""
     members = {id(o) for o in ops}
-    return [o for o in block.ops if id(o) in members]
+    read = {id(v.owner) for o in ops for v in o.operands if id(v.owner) in members}
+    out: list[Operation] = []
+    seen: set[int] = set()
+
+    def visit(op: Operation) -> None:
+        seen.add(id(op))
+        for v in op.operands:
+            owner = v.owner
+            if isinstance(owner, Operation) and id(owner) in members and id(owner) not in seen:
+                visit(owner)
+        out.append(op)
+
+    for op in ops:
+        if id(op) not in read and id(op) not in seen:
+            visit(op)
+    return out
 
 
 def tabulate_elementwise(block: Block) -> None:

@@ -170,3 +170,20 @@ func.func @concat_requantised(%a : !rlx.tensor<[1, 2], u8>, %b : !rlx.tensor<[1,
 // CHECK-NEXT:    %[[B:.*]] = mir.gather %[[T]], %b axis 0 : (!rlx.tensor<[256], u8>, !rlx.tensor<[1, 2], u8>) -> !rlx.tensor<[1, 2], u8>
 // CHECK-NEXT:    %[[C:.*]] = mir.concat %a, %[[B]] axis 0 : (!rlx.tensor<[1, 2], u8>, !rlx.tensor<[1, 2], u8>) -> !rlx.tensor<[2, 2], u8>
 // CHECK-NEXT:    func.return %[[C]]
+
+// -----
+// Dequantized to f16: a concat and an add of f16 values stay (the integer ops compute
+// in f32).
+func.func @f16_stays(%a : !rlx.tensor<[2], u8>, %b : !rlx.tensor<[2], u8>) -> (!rlx.tensor<[4], u8>, !rlx.tensor<[2], u8>) {
+  %s = mir.constant dense<0.5> : !rlx.tensor<[], f16>
+  %ad = mir.dequantize %a, %s : (!rlx.tensor<[2], u8>, !rlx.tensor<[], f16>) -> !rlx.tensor<[2], f16>
+  %bd = mir.dequantize %b, %s : (!rlx.tensor<[2], u8>, !rlx.tensor<[], f16>) -> !rlx.tensor<[2], f16>
+  %c = mir.concat %ad, %bd axis 0 : (!rlx.tensor<[2], f16>, !rlx.tensor<[2], f16>) -> !rlx.tensor<[4], f16>
+  %cq = mir.quantize %c, %s : (!rlx.tensor<[4], f16>, !rlx.tensor<[], f16>) -> !rlx.tensor<[4], u8>
+  %t = mir.add %ad, %bd : (!rlx.tensor<[2], f16>, !rlx.tensor<[2], f16>) -> !rlx.tensor<[2], f16>
+  %tq = mir.quantize %t, %s : (!rlx.tensor<[2], f16>, !rlx.tensor<[], f16>) -> !rlx.tensor<[2], u8>
+  func.return %cq, %tq : !rlx.tensor<[4], u8>, !rlx.tensor<[2], u8>
+}
+// CHECK-LABEL: func.func @f16_stays
+// CHECK:         %c = mir.concat %ad, %bd
+// CHECK:         %t = mir.add %ad, %bd
