@@ -256,7 +256,8 @@ class KnownValues:
 
     ``mir.constant`` results are known; ``evaluate(op)`` adds the results of a foldable op
     whose operands are all known and whose results hold at most ``max_elements``
-    (a dequantize of 8-bit integers excepted with ``keep_dequantize``).
+    (with ``keep_dequantize``, not a dequantize of 8-bit integers read as a weight:
+    ``dequantizes_weight``).
     """
 
     def __init__(self, max_elements: int = DEFAULT_MAX_ELEMENTS, keep_dequantize: bool = False):
@@ -332,8 +333,9 @@ class KnownValuesPass(ModulePass):
     """Largest value (in elements) evaluated, and materialised as a constant."""
 
     keep_dequantize: bool = False
-    """Leave dequantizes of 8-bit integers (a quantised model's weights) as ops, for
-    ``quant-to-integer`` to read the integers; the cleanup after it folds the rest."""
+    """Leave the dequantizes of 8-bit integers that matmuls and convs read as their weight
+    (``dequantizes_weight``) as ops, for ``quant-to-integer`` to read the integers; the
+    cleanup after it folds what it leaves."""
 
     def __post_init__(self) -> None:
         if self.max_elements < 1:

@@ -15,7 +15,7 @@ import numpy as np
 from xdsl.dialects.builtin import StringAttr
 
 from rlx_compile.dialects import mir
-from rlx_compile.dialects.common import Activation, ComparePredicate, MaskKind
+from rlx_compile.dialects.common import ComparePredicate, MaskKind
 from rlx_compile.dialects.dim_expr import DimError, evaluate
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.interpreter import kernels as K
@@ -904,9 +904,7 @@ def _quantized_add(op: mir.QuantizedAddOp, args: Arrays, env: Env) -> Arrays:
     lhs, rhs = (
         K.dequantize(x, *params(side), None) for x, side in zip(args, ("lhs", "rhs"), strict=True)
     )
-    total = K.binary("add", lhs, rhs)
-    if p.enum("activation") is not Activation.NONE:
-        total = K.unary("relu", total)
+    total = K.activation(K.binary("add", lhs, rhs), p.enum("activation"))
     out = op.result.type
     assert isinstance(out, TensorType)
     return [K.quantize(total, *params("out"), None, out.dtype.numpy)]

@@ -108,15 +108,13 @@ def read_as_weight(value: SSAValue) -> bool:
             if not read_as_weight(op.result):
                 return False
             continue
-        if not isinstance(op, _PRODUCTS):
-            return False
-        name = list(_site_operands(op))[1][0]
-        if getattr(op, name) is not value or use.index != 1:
+        if not isinstance(op, _PRODUCTS) or use.index != 1:
             return False
     return True
 
 
 _PRODUCTS = (mir.MatmulOp, mir.FusedMatmulBiasActOp, mir.ConvOp, mir.FusedConvBiasActOp)
+"""The ops whose second operand is their weight (``_site_operands``)."""
 
 
 def quant_sites(block: Block, *, gemm_only: bool = False) -> list[Site]:

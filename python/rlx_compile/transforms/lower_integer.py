@@ -14,34 +14,21 @@ from typing import ClassVar
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+from xdsl.pattern_rewriter import RewritePattern
 
 from rlx_compile.dialects import mir
 from rlx_compile.fusion.base import run_patterns
+from rlx_compile.legalization.base import UnclaimedOnly
 from rlx_compile.legalization.quant import LowerIntegerLinear, LowerQuantizedAdd
-from rlx_compile.targets import Target, TargetPass
+from rlx_compile.targets import TargetPass
 
 
-class _LowerUnclaimedLinear(LowerIntegerLinear):
+class _LowerUnclaimedLinear(UnclaimedOnly, LowerIntegerLinear):
     roots: ClassVar[tuple[type[Operation], ...]] = (mir.IntegerMatmulOp, mir.IntegerConvOp)
 
-    def __init__(self, target: Target):
-        self.target = target
 
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not self.target.claims_op(op.name):
-            super().match_and_rewrite(op, rewriter)
-
-
-class _LowerUnclaimedAdd(LowerQuantizedAdd):
+class _LowerUnclaimedAdd(UnclaimedOnly, LowerQuantizedAdd):
     roots: ClassVar[tuple[type[Operation], ...]] = (mir.QuantizedAddOp,)
-
-    def __init__(self, target: Target):
-        self.target = target
-
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if isinstance(op, mir.QuantizedAddOp) and not self.target.claims_op(op.name):
-            super().match_and_rewrite(op, rewriter)
 
 
 @dataclass(frozen=True)

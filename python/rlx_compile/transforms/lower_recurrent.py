@@ -12,23 +12,16 @@ from typing import ClassVar
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
-from xdsl.pattern_rewriter import PatternRewriter
 
 from rlx_compile.dialects import mir
 from rlx_compile.fusion.base import run_patterns
+from rlx_compile.legalization.base import UnclaimedOnly
 from rlx_compile.legalization.patterns import LowerRecurrent
-from rlx_compile.targets import Target, TargetPass
+from rlx_compile.targets import TargetPass
 
 
-class _LowerUnclaimed(LowerRecurrent):
+class _LowerUnclaimed(UnclaimedOnly, LowerRecurrent):
     roots: ClassVar[tuple[type[Operation], ...]] = mir.RECURRENT_OPS
-
-    def __init__(self, target: Target):
-        self.target = target
-
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if not self.target.claims_op(op.name):
-            super().match_and_rewrite(op, rewriter)
 
 
 @dataclass(frozen=True)

@@ -86,21 +86,13 @@ class _Input:
 
 
 def _input(v: SSAValue) -> _Input | None:
-    if not isinstance(v, OpResult) or not isinstance(v.op, mir.DequantizeOp):
+    dq = v.owner
+    if not isinstance(dq, mir.DequantizeOp) or _type(dq.scale).dtype is not DType.F32:
         return None
-    dq = v.op
-    if dq.props().opt_int("axis") is not None or _type(dq.input).dtype not in _INPUT_TYPES:
+    params = _qparams(dq)
+    if params is None or params[0] not in _INPUT_TYPES:
         return None
-    scale = _constant(dq.scale)
-    if scale is None or scale.dtype != np.float32:
-        return None
-    zero = 0
-    if dq.zero_point is not None:
-        z = _constant(dq.zero_point)
-        if z is None:
-            return None
-        zero = int(z.reshape(-1)[0])
-    return _Input(dq.input, float(scale.reshape(-1)[0]), zero)
+    return _Input(dq.input, params[1], params[2])
 
 
 def _weight(v: SSAValue, axis: int) -> tuple[SSAValue, np.ndarray] | None:
@@ -263,9 +255,9 @@ class TransposedWeight(RewritePattern):
         rewriter.replace(op, [moved, new], [new.result])
 
 
-def _qparams(op: mir.QuantizeOp | mir.DequantizeOp, q: SSAValue) -> tuple[DType, float, int] | None:
-    """A per-tensor (de)quantize's integer type, scale and zero point (``q`` its integer
-    side), when known."""
+def _qparams(op: mir.QuantizeOp | mir.DequantizeOp) -> tuple[DType, float, int] | None:
+    """A per-tensor (de)quantize's integer type, scale and zero point, when known."""
+    q = op.result if isinstance(op, mir.QuantizeOp) else op.input
     if op.props().opt_int("axis") is not None:
         return None
     scale = _constant(op.scale)
@@ -305,7 +297,7 @@ class IntegerDataMovement(RewritePattern):
             return
         if _type(op.input).dtype is not DType.F32:
             return  # (then its f32 operands are the dequantized data, others indices)
-        params = _qparams(op, op.result)
+        params = _qparams(op)
         if params is None or (isinstance(mover, SELECTS) and params[1] <= 0):
             return
         operands: list[SSAValue] = []
@@ -317,7 +309,7 @@ class IntegerDataMovement(RewritePattern):
             dq = v.owner
             if not isinstance(dq, mir.DequantizeOp):
                 return
-            own = _qparams(dq, dq.input)
+            own = _qparams(dq)
             if own is None or own[0] not in _INPUT_TYPES:
                 return
             if own == params:
@@ -350,16 +342,15 @@ class QuantizedAdd(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mir.QuantizeOp, rewriter: PatternRewriter) -> None:
-        out = _qparams(op, op.result)
+        out = _qparams(op)
         if out is None or out[0] not in _INPUT_TYPES:
             return
-        top = op.input.owner
-        act = "none"
+        top, act = op.input.owner, "none"
+        reader: Operation = op
         if isinstance(top, mir.ReluOp) and sole_user(top.result) is op:
-            act, top = "relu", top.input.owner
-        if not isinstance(top, mir.AddOp) or sole_user(top.result) is None:
-            return
-        if sole_user(top.result) is not (op if act == "none" else op.input.owner):
+            reader, act = top, "relu"
+            top = top.input.owner
+        if not isinstance(top, mir.AddOp) or sole_user(top.result) is not reader:
             return
         sides: list[tuple[SSAValue, tuple[DType, float, int]]] = []
         if _type(top.result).dtype is not DType.F32 or not out[1] > 0:
@@ -368,7 +359,7 @@ class QuantizedAdd(RewritePattern):
             dq = v.owner
             if not isinstance(dq, mir.DequantizeOp) or _type(v) != _type(top.result):
                 return
-            params = _qparams(dq, dq.input)
+            params = _qparams(dq)
             if params is None or params[0] not in _INPUT_TYPES or not params[1] > 0:
                 return
             sides.append((dq.input, params))
@@ -408,9 +399,7 @@ TABLE_REACH = 16
 
 def _is_quant(op: Operation) -> bool:
     """A per-tensor quantize or dequantize of constant parameters (elementwise, then)."""
-    if isinstance(op, mir.QuantizeOp):
-        return _qparams(op, op.result) is not None
-    return isinstance(op, mir.DequantizeOp) and _qparams(op, op.input) is not None
+    return isinstance(op, mir.QuantizeOp | mir.DequantizeOp) and _qparams(op) is not None
 
 
 def _inner(dq: mir.DequantizeOp) -> bool:
@@ -513,7 +502,7 @@ def tabulate_elementwise(block: Block) -> None:
 
 
 def _tabulate_one(op: mir.QuantizeOp) -> None:
-    if _type(op.result).dtype not in _INPUT_TYPES or _qparams(op, op.result) is None:
+    if _type(op.result).dtype not in _INPUT_TYPES or _qparams(op) is None:
         return
     cone = _elementwise_cone(op)
     if cone is None:
@@ -592,22 +581,16 @@ class Requantize(RewritePattern):
         p = linear.props()
         if p.opt_float("out_scale") is not None or sole_user(src) is not op:
             return  # another reader needs the f32 values
-        out = _type(op.result).dtype
-        if out not in _INPUT_TYPES or op.props().opt_int("axis") is not None:
+        params = _qparams(op)
+        if params is None or params[0] not in _INPUT_TYPES:
             return
-        scale = _constant(op.scale)
-        if scale is None or scale.dtype != np.float32:
+        if _type(op.scale).dtype is not DType.F32:
             return
-        zero = 0
-        if op.zero_point is not None:
-            z = _constant(op.zero_point)
-            if z is None:
-                return
-            zero = int(z.reshape(-1)[0])
+        out, out_scale, zero = params
         common = {
             "input_zero_point": p.int("input_zero_point"),
             "activation": p.enum("activation").value,
-            "out_scale": float(scale.reshape(-1)[0]),
+            "out_scale": out_scale,
             "out_zero_point": zero,
             "out_dtype": out,
         }

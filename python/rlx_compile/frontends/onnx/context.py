@@ -326,6 +326,16 @@ class NodeContext:
     def opt_const(self, i: int, what: str | None = None) -> np.ndarray | None:
         return self.const(i, what) if self.has(i) else None
 
+    def known(self, i: int) -> np.ndarray | None:
+        """Input ``i`` as an array where the importer knows it; None where it is absent or
+        known only at run time (a converter with a run-time path of its own)."""
+        if not self.has(i):
+            return None
+        try:
+            return self.const(i)
+        except NotStatic:
+            return None
+
     def ints(self, i: int, what: str | None = None) -> list[Dim]:
         """A static integer operand as a flat list (shapes, axes, pads)."""
         arr = self.const(i, what)

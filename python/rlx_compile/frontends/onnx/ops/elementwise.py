@@ -15,7 +15,6 @@ from rlx_compile.folding import FoldingBuilder
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
     NodeContext,
-    NotStatic,
     Unsupported,
     converter,
     dtype_of,
@@ -303,13 +302,8 @@ def shrink(ctx: NodeContext) -> ConverterResult:
 
 def _scalar_bound(ctx: NodeContext, i: int) -> float | None:
     """Input ``i`` as a Python float when it is a one-element constant."""
-    if not ctx.has(i):
-        return None
-    try:
-        arr = ctx.const(i)
-    except NotStatic:
-        return None
-    return float(arr.reshape(-1)[0]) if arr.size == 1 else None
+    arr = ctx.known(i)
+    return float(arr.reshape(-1)[0]) if arr is not None and arr.size == 1 else None
 
 
 @converter("Clip")

@@ -18,7 +18,6 @@ from rlx_compile.dialects.types import Dim, DType, fmt_shape
 from rlx_compile.frontends.onnx.context import (
     ConverterResult,
     NodeContext,
-    NotStatic,
     Unsupported,
     axis_of,
     converter,
@@ -221,16 +220,6 @@ def _exact_product(ctx: NodeContext, a: SSAValue, b: SSAValue) -> SSAValue:
     return ctx.b.matmul(centered(ctx.b, a, ctx.opt(2), -2), centered(ctx.b, b, ctx.opt(5), -1))
 
 
-def _known(ctx: NodeContext, i: int) -> np.ndarray | None:
-    """Optional input ``i``'s value where the importer knows it (an initializer)."""
-    if not ctx.has(i):
-        return None
-    try:
-        return ctx.const(i)
-    except NotStatic:
-        return None
-
-
 _OUTPUT_AND_BIAS = {"conv": (6, 7, 8), "matmul": (6, 7, None), "gemm": (7, 8, 6)}
 """Per node kind: the inputs of y's scale, y's zero point and the int32 bias (inputs 0-5
 are x, its scale and zero point, the weight, its scale and zero point)."""
@@ -252,7 +241,7 @@ def _integer_kernel(ctx: NodeContext, kind: str, w: SSAValue) -> SSAValue | None
     if kind == "gemm" and ctx.attr("transA", 0):
         return None
     at_sy, at_zy, at_bias = _OUTPUT_AND_BIAS[kind]
-    known = {i: _known(ctx, i) for i in (1, 2, 4, 5, at_sy, at_zy, at_bias) if i is not None}
+    known = {i: ctx.known(i) for i in (1, 2, 4, 5, at_sy, at_zy, at_bias) if i is not None}
     if any(ctx.has(i) and value is None for i, value in known.items()):
         return None  # a parameter known only at run time
     sx, zx, sw, zw, sy, zy = (known[i] for i in (1, 2, 4, 5, at_sy, at_zy))
