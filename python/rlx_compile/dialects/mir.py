@@ -275,9 +275,19 @@ class ConstantOp(ShapedOp):
         return self.result.type
 
     def to_numpy(self) -> np.ndarray:
+        """The value as a read-only array (a view of the attribute's bytes), made once per
+        value and type: passes read the same constants (scales, splats) over and over."""
         t = self.tensor_type
-        arr = np.frombuffer(self.value.data, dtype=t.dtype.numpy.newbyteorder("<"))
-        return arr.astype(t.dtype.numpy, copy=False).reshape(tuple(int(d) for d in t.shape))
+        value = self.value
+        cached = self.__dict__.get("_array")
+        if cached is not None and cached[0] is value and cached[1] is t:
+            return cast(np.ndarray, cached[2])
+        arr = np.frombuffer(value.data, dtype=t.dtype.numpy.newbyteorder("<"))
+        arr = arr.astype(t.dtype.numpy, copy=False).reshape(tuple(int(d) for d in t.shape))
+        if arr.flags.writeable:  # a byte-swapped copy: shared, so no reader may change it
+            arr.flags.writeable = False
+        self.__dict__["_array"] = (value, t, arr)
+        return arr
 
     def check_result(self, props: Props, **operands: Any) -> None:
         t = self.tensor_type

@@ -317,12 +317,11 @@ class IntegerDataMovement(RewritePattern):
                 continue
             if not isinstance(mover, mir.ConcatOp):
                 return
-            # A concat input of other parameters: its integers requantised (a table).
-            table = _requantisation(own, params)
-            constant = mir.ConstantOp(np.roll(table, own[0].int_range[0]))
-            gather = mir.GatherOp(constant.result, dq.input, 0)
-            requantised += [constant, gather]
-            operands.append(gather.result)
+            # A concat input of other parameters: its integers requantised first (by a
+            # table, which ``tabulate_elementwise`` makes), as QLinearConcat does inside.
+            requantise = mir.QuantizeOp(dq.result, op.scale, op.zero_point, dtype=params[0])
+            requantised.append(requantise)
+            operands.append(requantise.result)
         new = type(mover).create(
             operands=operands,
             result_types=[_type(op.result)],
@@ -369,28 +368,6 @@ class QuantizedAdd(RewritePattern):
         )
         new.location = op.location
         rewriter.replace(op, [new], [new.result])
-
-
-def _requantisation(src: tuple[DType, float, int], dst: tuple[DType, float, int]) -> np.ndarray:
-    """quantize(dequantize(v)) from ``src``'s parameters to ``dst``'s at every value v of
-    ``src``'s type, by the reference executor (``_tabulate`` of the two ops)."""
-    leaves = [
-        mir.ConstantOp(np.zeros((), src[0].numpy)),
-        mir.ConstantOp(np.array(src[1], np.float32)),
-        mir.ConstantOp(np.array(src[2], src[0].numpy)),
-        mir.ConstantOp(np.array(dst[1], np.float32)),
-        mir.ConstantOp(np.array(dst[2], dst[0].numpy)),
-    ]
-    v, s_in, z_in, s_out, z_out = (c.result for c in leaves)
-    dq = mir.DequantizeOp(v, s_in, z_in)
-    q = mir.QuantizeOp(dq.result, s_out, z_out, dtype=dst[0])
-    try:
-        table = _tabulate([dq, q], v)
-        assert table is not None  # a quantize of finite values always has one
-        return table
-    finally:
-        for o in (q, dq):
-            o.drop_all_references()
 
 
 TABLE_REACH = 16
@@ -541,19 +518,18 @@ def _tabulate(ops: list[Operation], x: SSAValue) -> np.ndarray | None:
     made: list[Operation] = []
     try:
         for op in ops:
-            operands: list[SSAValue] = []
             args: list[np.ndarray] = []
             for v in op.operands:
                 arr = values.get(v)
                 if arr is None:
                     arr = _constant(v)
                     assert arr is not None  # the cone's leaves: constants
-                leaf_const = mir.ConstantOp(arr, _type(v).with_shape(arr.shape))
-                made.append(leaf_const)
-                operands.append(leaf_const.result)
                 args.append(arr)
+            # The copy reads arguments of a scratch block: the executor takes the values
+            # from ``args``, and only the operand types from the IR.
+            types = [_type(v).with_shape(a.shape) for v, a in zip(op.operands, args, strict=True)]
             copy = type(op).create(
-                operands=operands,
+                operands=Block(arg_types=types).args,
                 result_types=[_type(op.results[0]).with_shape(shape)],
                 properties=dict(op.properties),
                 attributes=dict(op.attributes),
