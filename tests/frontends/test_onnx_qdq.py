@@ -321,3 +321,45 @@ def test_concat_of_other_scales_and_nearest_resize_run_on_integers() -> None:
     np.testing.assert_array_equal(result.run(feeds)["y"], want)
     session = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
     assert_within_a_step(result.run(feeds)["y"], session.run(None, feeds)[0], 0.05)
+
+
+def test_concat_input_of_a_conv_is_requantised_by_the_conv() -> None:
+    """A concat of a conv's output quantised with another scale than the concat's (a
+    ShuffleNet unit's branch): the conv looks its requantised integers up in the table of
+    that requantisation itself (QLinearConv and QLinearConcat's requantisation in one
+    op): here the same integers as the Q/DQ chain computes in f32 (cuda); the graph input's
+    requantisation is still a gather."""
+    n = helper.make_node
+    nodes = [
+        n("QuantizeLinear", ["x", "s", "z"], ["xq"]),
+        n("DequantizeLinear", ["xq", "s", "z"], ["xd"]),
+        n("DequantizeLinear", ["wq", "ws"], ["w"]),
+        n("Conv", ["xd", "w"], ["conv"], pads=[1, 1, 1, 1]),
+        n("QuantizeLinear", ["conv", "s1", "z"], ["cq"]),
+        n("DequantizeLinear", ["cq", "s1", "z"], ["cd"]),
+        n("QuantizeLinear", ["x", "s2", "z"], ["bq"]),
+        n("DequantizeLinear", ["bq", "s2", "z"], ["bd"]),
+        n("Concat", ["cd", "bd"], ["c"], axis=1),
+        n("QuantizeLinear", ["c", "s", "z"], ["yq"]),
+        n("DequantizeLinear", ["yq", "s", "z"], ["y"]),
+    ]
+    rng = np.random.default_rng(5)
+    params = {
+        "s": np.float32(0.05), "s1": np.float32(0.07), "s2": np.float32(0.03),
+        "z": np.uint8(120), "ws": np.float32(0.02),
+        "wq": rng.integers(-60, 60, [4, 2, 3, 3]).astype(np.int8),
+    }  # fmt: skip
+    m = float_io_model(nodes, {"x": [1, 2, 5, 5]}, [1, 6, 5, 5], params)
+    feeds = {"x": rng.standard_normal([1, 2, 5, 5]).astype(np.float32)}
+    result = CompilePipeline().compile(import_model(m))
+    kinds = Counter(op.name for op in result.module.walk())
+    (conv,) = (op for op in result.module.walk() if op.name == "mir.integer_conv")
+    assert conv.props().get("table") is not None, conv
+    assert kinds["mir.gather"] == 1 and "mir.conv" not in kinds, kinds  # x's table alone
+    got = result.run(feeds)["y"]
+    np.testing.assert_array_equal(got, result.build().run(feeds)["y"])  # the C kernels
+    chain = CompilePipeline(target="cuda").compile(import_model(m)).run(feeds)["y"]
+    np.testing.assert_array_equal(got, chain)
+    session = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    steps = np.rint((got.astype(np.float64) - session.run(None, feeds)[0]) / np.float32(0.05))
+    assert np.abs(steps).max() <= 1, steps

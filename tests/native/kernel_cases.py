@@ -812,9 +812,10 @@ for _order in ("max_min", "min_max"):
 
 def _integer_case(conv: bool, x_type: DType, out: DType, act: str, zero: int, bias: bool,
                   shapes: tuple[tuple[int, ...], tuple[int, ...]] | None = None,
-                  groups: int = 2):  # fmt: skip
+                  groups: int = 2, table: bool = False):  # fmt: skip
     """Convs of >= 16 taps and matmuls of >= 4 rows run the int16 GEMM (an odd count of
-    rows and columns: its 4 x 2 blocks and their remainders), others direct."""
+    rows and columns: its 4 x 2 blocks and their remainders), others direct. ``table``:
+    the requantised result looked up in a table of random values of its type."""
 
     def make(dtype: DType, rng: np.random.Generator):
         if dtype is not out:  # the case's element type is its result's
@@ -825,7 +826,12 @@ def _integer_case(conv: bool, x_type: DType, out: DType, act: str, zero: int, bi
         channels = w_shape[0] if conv else w_shape[-1]
         specs = {"x": (x_shape, x_type), "w": (w_shape, DType.I8), "s": ((channels,), DType.F32),
                  "b": ((channels,), DType.F32)}  # fmt: skip
-        extra = {"out_scale": 0.05, "out_zero_point": 3, "out_dtype": out} if out.is_int else {}
+        extra: dict[str, object] = {}
+        if out.is_int:
+            extra = {"out_scale": 0.05, "out_zero_point": 3, "out_dtype": out}
+        if table:
+            lo, hi = out.int_range
+            extra["table"] = rng.integers(lo, hi + 1, 256).astype(out.numpy)
 
         def body(m, x, w, s, b):
             common = {"input_zero_point": zero, "activation": act, **extra}
@@ -875,6 +881,17 @@ case("integer_conv_depthwise", mir.IntegerConvOp)(  # 9 taps: direct
 case("integer_conv_tiled", mir.IntegerConvOp)(  # 576 taps: tiles of 113 of 120 positions
     _integer_case(True, DType.U8, DType.F32, "relu", 90, True, ((1, 64, 15, 16), (8, 64, 3, 3)), 1)
 )
+# a lookup after the requantisation (a tabulated activation), by each path of each op
+for _conv, _x, _out, _act, _shapes, _groups in (
+    (False, DType.I8, DType.I8, "relu", ((2, 3, 20), (20, 7)), 1),  # row by row
+    (False, DType.U8, DType.U8, "none", ((70, 40), (40, 33)), 1),  # row blocks
+    (True, DType.U8, DType.I8, "none", ((1, 4, 6, 6), (4, 1, 3, 3)), 4),  # direct
+    (True, DType.I8, DType.U8, "relu", ((1, 64, 15, 16), (8, 64, 3, 3)), 1),  # GEMM tiles
+):
+    _name = f"integer_{'conv' if _conv else 'matmul'}_{_x.value}_{_out.value}_table"
+    case(_name, mir.IntegerConvOp if _conv else mir.IntegerMatmulOp)(
+        _integer_case(_conv, _x, _out, _act, 3, True, _shapes, _groups, table=True)
+    )
 
 
 # ---------------------------------------------------------------------------------

@@ -4612,7 +4612,11 @@ class IntegerLinearOp(ShapedOp):
     ``scale`` being the product of the input's and the weight's scales (per output
     channel, or one element); with ``out_scale`` the result is that value quantised:
     ``saturate(round_half_even(· / out_scale) + out_zero_point)`` into the result's
-    integer type (requantisation). Weights are symmetric (no zero point)."""
+    integer type (requantisation). With ``table`` (256 values of the result's type, as
+    raw bytes) each requantised integer ``q`` is then looked up, ``table[q mod 256]``: an
+    elementwise function of ``q`` tabulated at every value (a quantised activation, a
+    requantisation to another scale), which the op then applies exactly. Weights are
+    symmetric (no zero point)."""
 
     input = operand_def(TensorType)
     weight = operand_def(TensorType)
@@ -4622,6 +4626,7 @@ class IntegerLinearOp(ShapedOp):
     activation = prop_def(ActivationAttr, default_value=ActivationAttr(Activation.NONE))
     out_scale = opt_prop_def(F64Attr)
     out_zero_point = prop_def(I64Attr, default_value=int_attr(0))
+    table = opt_prop_def(RawDataAttr)
     result = result_def(TensorType)
     # the quantisation scheme fixes its types: mixed precision leaves them alone
     traits = traits_def(Pure(), Precision(PrecisionClass.QUANT))
@@ -4633,12 +4638,18 @@ class IntegerLinearOp(ShapedOp):
         activation: str,
         out_scale: float | None,
         out_zero_point: int,
+        out_dtype: DType | str,
+        table: np.ndarray | None,
     ) -> dict[str, Attribute | None]:
+        data = None
+        if table is not None:  # its values as the result's integers (the table's bytes)
+            data = RawDataAttr(np.asarray(table, DType(out_dtype).numpy).tobytes())
         return {
             "input_zero_point": int_attr(input_zero_point),
             "activation": enum_attr(Activation, activation),
             "out_scale": float_attr(out_scale),
             "out_zero_point": int_attr(out_zero_point),
+            "table": data,
         }
 
     def check_integer(
@@ -4669,6 +4680,15 @@ class IntegerLinearOp(ShapedOp):
             lo, hi = out.dtype.int_range
             if not lo <= props.int("out_zero_point") <= hi:
                 raise VerifyException(f"out_zero_point must be a {out.dtype.value} value")
+        table = props.get("table")
+        if table is not None:
+            if not quantised:
+                raise VerifyException("a table looks up requantised integers: it needs out_scale")
+            size = len(cast(RawDataAttr, table).data)
+            if size != 256:
+                raise VerifyException(
+                    f"table must hold 256 {out.dtype.value} values, got {size} bytes"
+                )
         if out != TensorType(shape, want):
             raise VerifyException(f"the result must be {TensorType(shape, want)}, got {out}")
 
@@ -4682,7 +4702,7 @@ class IntegerMatmulOp(IntegerLinearOp):
     assembly_format = (
         "$input `,` $weight `scale` $scale (`bias` $bias^)? (`zero_point` $input_zero_point^)? "
         "(`act` $activation^)? (`out_scale` $out_scale^)? (`out_zero_point` $out_zero_point^)? "
-        "attr-dict `:` functional-type(operands, results)"
+        "(`table` $table^)? attr-dict `:` functional-type(operands, results)"
     )
 
     def __init__(
@@ -4697,11 +4717,14 @@ class IntegerMatmulOp(IntegerLinearOp):
         out_scale: float | None = None,
         out_zero_point: int = 0,
         out_dtype: DType | str = DType.F32,
+        table: np.ndarray | None = None,
     ):
         a, w = as_value(input).type, as_value(weight).type
         assert isinstance(a, TensorType) and isinstance(w, TensorType)
         shape = matmul_shape(a.with_dtype(DType.F32), w.with_dtype(DType.F32))
-        props = self._common_props(input_zero_point, activation, out_scale, out_zero_point)
+        props = self._common_props(
+            input_zero_point, activation, out_scale, out_zero_point, out_dtype, table
+        )
         self._build(
             {"input": input, "weight": weight, "scale": scale, "bias": bias},
             props,
@@ -4737,7 +4760,7 @@ class IntegerConvOp(IntegerLinearOp):
         "$input `,` $weight `scale` $scale (`bias` $bias^)? `strides` $strides `pads` $pads "
         "`dilations` $dilations `groups` $groups (`zero_point` $input_zero_point^)? "
         "(`act` $activation^)? (`out_scale` $out_scale^)? (`out_zero_point` $out_zero_point^)? "
-        "attr-dict `:` functional-type(operands, results)"
+        "(`table` $table^)? attr-dict `:` functional-type(operands, results)"
     )
 
     def __init__(
@@ -4756,6 +4779,7 @@ class IntegerConvOp(IntegerLinearOp):
         out_scale: float | None = None,
         out_zero_point: int = 0,
         out_dtype: DType | str = DType.F32,
+        table: np.ndarray | None = None,
     ):
         x, w = as_value(input).type, as_value(weight).type
         assert isinstance(x, TensorType) and isinstance(w, TensorType)
@@ -4763,7 +4787,11 @@ class IntegerConvOp(IntegerLinearOp):
         strides, pads = list(strides or [1] * k), list(pads or [0] * (2 * k))
         dilations = list(dilations or [1] * k)
         props = conv_props(x.rank, strides, pads, dilations, groups)
-        props.update(self._common_props(input_zero_point, activation, out_scale, out_zero_point))
+        props.update(
+            self._common_props(
+                input_zero_point, activation, out_scale, out_zero_point, out_dtype, table
+            )
+        )
         shape = conv_output_shape(x, w, strides, pads, dilations, groups)
         self._build(
             {"input": input, "weight": weight, "scale": scale, "bias": bias},

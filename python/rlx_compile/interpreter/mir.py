@@ -9,13 +9,13 @@ bit-identical to the unfused ops it replaces.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from xdsl.dialects.builtin import StringAttr
 
 from rlx_compile.dialects import mir
-from rlx_compile.dialects.common import ComparePredicate, MaskKind
+from rlx_compile.dialects.common import ComparePredicate, MaskKind, RawDataAttr
 from rlx_compile.dialects.dim_expr import DimError, evaluate
 from rlx_compile.dialects.types import TensorType
 from rlx_compile.interpreter import kernels as K
@@ -869,7 +869,12 @@ def _integer_epilogue(op: mir.IntegerLinearOp, acc: np.ndarray, args: Arrays, ax
         return [y]
     dtype = _np_dtype(op)
     zero = np.asarray(p.int("out_zero_point"), dtype=dtype).reshape(1)
-    return [K.quantize(y, np.asarray([out_scale], np.float32), zero, None, dtype)]
+    q = K.quantize(y, np.asarray([out_scale], np.float32), zero, None, dtype)
+    table = p.get("table")
+    if table is None:
+        return [q]
+    lookup = np.frombuffer(cast(RawDataAttr, table).data, dtype)
+    return [lookup[q.view(np.uint8)]]  # table[q mod 256]
 
 
 @impl(mir.IntegerMatmulOp)

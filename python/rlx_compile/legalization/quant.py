@@ -7,11 +7,15 @@ add, quantize), so that they give the same bits on every target."""
 
 from __future__ import annotations
 
+from typing import cast
+
+import numpy as np
 from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 
 from rlx_compile.builder import GraphBuilder, type_of
 from rlx_compile.dialects import mir
+from rlx_compile.dialects.common import RawDataAttr
 from rlx_compile.dialects.dim_expr import Dim
 from rlx_compile.dialects.types import DType
 from rlx_compile.legalization.base import COMMON_IR, ConversionPattern
@@ -135,6 +139,10 @@ class LowerIntegerLinear(ConversionPattern):
                 y, b.constant(out_scale, DType.F32, []),
                 b.constant(p.int("out_zero_point"), out, []), dtype=out,
             )  # fmt: skip
+            table = p.get("table")
+            if table is not None:  # table[q mod 256]: a gather wraps a negative index
+                data = np.frombuffer(cast(RawDataAttr, table).data, out.numpy)
+                y = b.gather(b.constant(data, out, [256]), y, 0)
         self.commit(rewriter, op, ops, [y])
 
 

@@ -505,6 +505,42 @@ def _tabulate_one(op: mir.QuantizeOp) -> None:
     _erase(op)
 
 
+def look_up_in_integer_ops(block: Block) -> None:
+    """Every table lookup (``tabulate_elementwise``'s gather) of the requantised result of
+    an integer matmul or conv that nothing else reads, done by the op itself (its
+    ``table``): a quantised conv and the activation or requantisation after it as one
+    op, with the same integers -- onnxruntime's QLinearConv and QLinearSigmoid, say, in
+    one pass over the result."""
+    for gather in [o for o in block.ops if isinstance(o, mir.GatherOp)]:
+        table, src = gather.operands
+        const = table.owner
+        if not isinstance(const, mir.ConstantOp) or gather.props().int("axis") != 0:
+            continue
+        if not isinstance(src, OpResult) or not isinstance(src.op, mir.IntegerLinearOp):
+            continue
+        linear = src.op
+        p = linear.props()
+        if p.opt_float("out_scale") is None or p.get("table") is not None:
+            continue
+        if sole_user(src) is not gather or _type(table) != TensorType([256], _type(src).dtype):
+            continue
+        new = type(linear).create(
+            operands=list(linear.operands),
+            result_types=[_type(gather.results[0])],
+            properties={**linear.properties, "table": const.value},
+            attributes=dict(linear.attributes),
+        )
+        new.location = linear.location
+        readers = [u.operation for u in gather.results[0].uses]
+        Rewriter.insert_op(new, InsertPoint.before(gather))
+        gather.results[0].replace_all_uses_with(new.results[0])
+        note_changed(new, *readers)
+        _erase(gather)
+        _erase(linear)
+        if const.result.first_use is None:
+            _erase(const)
+
+
 def _tabulate(ops: list[Operation], x: SSAValue) -> np.ndarray | None:
     """``ops`` (producers first) evaluated by the reference executor with the 8-bit ``x``
     set to each value of its type in turn: copies of them of shape [1, .., 1, 256]."""
@@ -629,3 +665,5 @@ class QuantToIntegerPass(ModulePass):
             erase_unused(
                 [o for o in block.ops if id(o) not in dead and _erasable(o)], _erase
             )  # fmt: skip
+            if target.claims_op(mir.GatherOp.name):  # the tabulated chains' ops are gone
+                look_up_in_integer_ops(block)

@@ -207,3 +207,24 @@ func.func @quantized_add_activation() {
   func.return
 }
 // CHECK: error: 'mir.quantized_add' op the activation must be none or relu
+
+// -----
+// An integer op's table looks up its requantised integers: 256 of them, with out_scale.
+func.func @integer_table_f32() {
+  %x = mir.input "x" : !rlx.tensor<[2, 3], u8>
+  %w = mir.param "w" : !rlx.tensor<[3, 4], i8>
+  %s = mir.param "s" : !rlx.tensor<[4], f32>
+  %y = mir.integer_matmul %x, %w scale %s table <"0x00070E151C232A31383F464D545B626970777E858C939AA1A8AFB6BDC4CBD2D9E0E7EEF5FC030A11181F262D343B424950575E656C737A81888F969DA4ABB2B9C0C7CED5DCE3EAF1F8FF060D141B222930373E454C535A61686F767D848B9299A0A7AEB5BCC3CAD1D8DFE6EDF4FB020910171E252C333A41484F565D646B727980878E959CA3AAB1B8BFC6CDD4DBE2E9F0F7FE050C131A21282F363D444B525960676E757C838A91989FA6ADB4BBC2C9D0D7DEE5ECF3FA01080F161D242B323940474E555C636A71787F868D949BA2A9B0B7BEC5CCD3DAE1E8EFF6FD040B121920272E353C434A51585F666D747B828990979EA5ACB3BAC1C8CFD6DDE4EBF2F9"> : (!rlx.tensor<[2, 3], u8>, !rlx.tensor<[3, 4], i8>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[2, 4], f32>
+  func.return
+}
+// CHECK: error: 'mir.integer_matmul' op a table looks up requantised integers: it needs out_scale
+
+// -----
+func.func @integer_table_size() {
+  %x = mir.input "x" : !rlx.tensor<[2, 3], u8>
+  %w = mir.param "w" : !rlx.tensor<[3, 4], i8>
+  %s = mir.param "s" : !rlx.tensor<[4], f32>
+  %y = mir.integer_matmul %x, %w scale %s out_scale 5.000000e-02 table <"0x0001020304"> : (!rlx.tensor<[2, 3], u8>, !rlx.tensor<[3, 4], i8>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[2, 4], u8>
+  func.return
+}
+// CHECK: error: 'mir.integer_matmul' op table must hold 256 u8 values, got 5 bytes

@@ -187,3 +187,36 @@ func.func @f16_stays(%a : !rlx.tensor<[2], u8>, %b : !rlx.tensor<[2], u8>) -> (!
 // CHECK-LABEL: func.func @f16_stays
 // CHECK:         %c = mir.concat %ad, %bd
 // CHECK:         %t = mir.add %ad, %bd
+
+// -----
+// The requantised result of an integer op that only a quantize(dequantize(.)) to other
+// parameters reads (a concat's input of another scale): the table of that requantisation
+// becomes the op's own lookup (exact: the same integers). Not when another op reads the
+// op's integers (%o): a gather looks them up then.
+func.func @integer_looks_up(%x : !rlx.tensor<[1, 2], i8>, %w : !rlx.tensor<[2, 2], i8>) -> (!rlx.tensor<[1, 2], i8>, !rlx.tensor<[1, 2], i8>, !rlx.tensor<[1, 2], i8>) {
+  %ws = mir.constant dense<0.5> : !rlx.tensor<[2], f32>
+  %s = mir.constant dense<0.25> : !rlx.tensor<[], f32>
+  %s2 = mir.constant dense<0.125> : !rlx.tensor<[], f32>
+  %z = mir.constant dense<3> : !rlx.tensor<[], i8>
+  %z2 = mir.constant dense<-7> : !rlx.tensor<[], i8>
+  %m = mir.integer_matmul %x, %w scale %ws out_scale 0.25 out_zero_point 3 : (!rlx.tensor<[1, 2], i8>, !rlx.tensor<[2, 2], i8>, !rlx.tensor<[2], f32>) -> !rlx.tensor<[1, 2], i8>
+  %md = mir.dequantize %m, %s, %z : (!rlx.tensor<[1, 2], i8>, !rlx.tensor<[], f32>, !rlx.tensor<[], i8>) -> !rlx.tensor<[1, 2], f32>
+  %mq = mir.quantize %md, %s2, %z2 : (!rlx.tensor<[1, 2], f32>, !rlx.tensor<[], f32>, !rlx.tensor<[], i8>) -> !rlx.tensor<[1, 2], i8>
+  %o = mir.integer_matmul %x, %w scale %ws out_scale 0.25 out_zero_point 3 : (!rlx.tensor<[1, 2], i8>, !rlx.tensor<[2, 2], i8>, !rlx.tensor<[2], f32>) -> !rlx.tensor<[1, 2], i8>
+  %od = mir.dequantize %o, %s, %z : (!rlx.tensor<[1, 2], i8>, !rlx.tensor<[], f32>, !rlx.tensor<[], i8>) -> !rlx.tensor<[1, 2], f32>
+  %oq = mir.quantize %od, %s2, %z2 : (!rlx.tensor<[1, 2], f32>, !rlx.tensor<[], f32>, !rlx.tensor<[], i8>) -> !rlx.tensor<[1, 2], i8>
+  func.return %mq, %oq, %o : !rlx.tensor<[1, 2], i8>, !rlx.tensor<[1, 2], i8>, !rlx.tensor<[1, 2], i8>
+}
+// (q - 3) · 0.25 / 0.125 - 7 = 2q - 13 for q = 0, 1, 2...: -13, -11, -9 (0xF3, 0xF5, 0xF7),
+// saturating at 127 (0x7F) from q = 70 on; q = -128 (0x80 on) gives -128.
+// CHECK-LABEL: func.func @integer_looks_up
+// CHECK-NEXT:    %ws = mir.constant
+// CHECK-NEXT:    %mq = mir.integer_matmul %x, %w scale %ws out_scale 2.500000e-01 out_zero_point 3 table <"0xF3F5F7{{[0-9A-F]*}}7F7F8080{{[0-9A-F]*}}"> : {{.*}} -> !rlx.tensor<[1, 2], i8>
+// CHECK-NEXT:    %o = mir.integer_matmul %x, %w scale %ws out_scale 2.500000e-01 out_zero_point 3 :
+// CHECK-NEXT:    %[[T:.*]] = mir.constant
+// CHECK-NEXT:    %oq = mir.gather %[[T]], %o axis 0
+// CHECK-NEXT:    func.return %mq, %oq, %o
+
+// CUDA-LABEL: func.func @integer_looks_up
+// CUDA:         %md = mir.dequantize %m
+// CUDA:         %mq = mir.quantize %md

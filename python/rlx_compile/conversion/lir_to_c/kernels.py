@@ -39,6 +39,7 @@ from rlx_compile.dialects.common import (
     NormKind,
     PadMode,
     PostTransform,
+    RawDataAttr,
     RecurrentActivation,
     SvmKernel,
     TreeAggregate,
@@ -1353,10 +1354,12 @@ def _integer_args(e: OpEmitter, channels: int) -> tuple[str, list[Arg]]:
     p = e.op.props()  # type: ignore[attr-defined]
     sfx = f"{e.suffix(x, INTEGER_INPUTS)}_{e.suffix(y, INTEGER_RESULTS)}"
     out_scale = p.opt_float("out_scale")
+    table = p.get("table")
     epilogue: list[Arg] = [
         dense_param(e, scale, (channels,)), dense_param(e, a["bias"], (channels,)),
         p.int("input_zero_point"), ACTIVATION_CODE[_integer_activation(e)],
         0.0 if out_scale is None else out_scale, p.int("out_zero_point"),
+        None if table is None else Bytes(cast(RawDataAttr, table).data),
     ]  # fmt: skip
     return sfx, epilogue
 

@@ -12,6 +12,10 @@
 #define RLX_STORE_f32(v, s, z) (v)
 #define RLX_STORE_i8(v, s, z) rlx_f2i_i8((double)(nearbyintf((v) / (s)) + (z)))
 #define RLX_STORE_u8(v, s, z) rlx_f2i_u8((double)(nearbyintf((v) / (s)) + (z)))
+/* a requantised element looked up in the table of its type (table[q mod 256]) */
+#define RLX_LOOKUP_f32(tab, q) (q)
+#define RLX_LOOKUP_i8(tab, q) (((const int8_t *)(tab))[(uint8_t)(q)])
+#define RLX_LOOKUP_u8(tab, q) (((const uint8_t *)(tab))[(uint8_t)(q)])
 
 /* An accumulator row += w * (x - z) over [lo, hi): restrict, so that the compiler knows
  * the (char-typed) input cannot alias the int32 row and vectorises it. */
@@ -103,6 +107,7 @@ static void rlx_igemm(int64_t M, int64_t N, int64_t K, const int16_t *A, const i
             if (pb) t = t + (BI);                                                       \
             t = rlx_activation_f(t, act);                                               \
             (yr)[j_] = RLX_STORE_##out(t, os, oz);                                      \
+            if (table) (yr)[j_] = RLX_LOOKUP_##out(table, (yr)[j_]);                    \
         }                                                                               \
     }
 
