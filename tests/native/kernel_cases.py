@@ -1413,3 +1413,39 @@ for _a, _b, _y, _act in (
         module = graph({"lhs": (shape, a), "rhs": (shape, b)}, body)
         inputs = {"lhs": values(shape, a, rng), "rhs": values(shape, b, rng)}
         return module and (module, inputs)
+
+
+# ---------------------------------------------------------------------------------
+# Quantized average pool (quant-to-integer's of a quantized model's average pools)
+# ---------------------------------------------------------------------------------
+
+for _name, _x, _kw, _scales in (
+    ("2d", (2, 3, 7, 6), {"kernel": (3, 2), "strides": (2, 2), "pads": (1, 0, 1, 1)}, (0.06, 0.05)),
+    ("2d_incpad", (1, 2, 7, 6), {"kernel": (3, 3), "pads": (1, 1, 1, 1),
+                                 "count_include_pad": True}, (0.06, 0.05)),
+    ("2d_ceil", (1, 2, 7, 7), {"kernel": (2, 3), "strides": (2, 2), "ceil_mode": True},
+     (0.031, 0.047)),
+    ("1d", (2, 3, 9), {"kernel": (4,), "strides": (3,), "pads": (2, 1)}, (0.02, 0.01)),
+    ("3d_dilated", (1, 2, 4, 5, 6), {"kernel": (2, 2, 3), "dilations": (1, 2, 2),
+                                     "pads": (0, 1, 1, 1, 0, 1)}, (0.5, 0.25)),
+    ("global", (2, 5, 9, 11), {"kernel": (9, 11)}, (0.06, 0.02)),
+    ("saturating", (1, 3, 6, 6), {"kernel": (2, 2), "strides": (2, 2)}, (0.1, 0.003)),
+    ("ties", (2, 4, 6, 6), {"kernel": (2, 2)}, (0.05, 0.05)),  # k + 1/2: to even
+    ("global_widest", (1, 2, 256, 256), {"kernel": (256, 256)}, (0.5, 0.05)),  # 65536 taps
+):  # fmt: skip
+    for _t in (DType.U8, DType.I8):
+
+        @case(f"quantized_avg_pool_{_name}_{_t.value}", mir.QuantizedAvgPoolOp)
+        def _quantized_avg_pool(
+            dtype: DType, rng: np.random.Generator, t=_t, xs=_x, kw=_kw, scales=_scales
+        ):
+            if dtype is not t:  # the case's element type is its input's
+                return None
+            zeros = (121, 97) if t is DType.U8 else (-7, 5)
+
+            def body(m, x):
+                op = mir.QuantizedAvgPoolOp(x, **kw, scales=scales, zero_points=zeros)
+                return one(m.emit(op))
+
+            module = graph({"x": (xs, t)}, body)
+            return module and (module, {"x": values(xs, t, rng)})

@@ -2615,10 +2615,10 @@ class PoolOp(ShapedOp):
 def pool_props(
     rank: int,
     kernel: Sequence[int],
-    strides: Sequence[int] | None,
-    pads: Sequence[int] | None,
-    dilations: Sequence[int] | None,
-    ceil_mode: bool,
+    strides: Sequence[int] | None = None,
+    pads: Sequence[int] | None = None,
+    dilations: Sequence[int] | None = None,
+    ceil_mode: bool = False,
 ) -> dict[str, Attribute | None]:
     k = rank - 2
     return {
@@ -4875,6 +4875,83 @@ class QuantizedAddOp(ShapedOp):
             raise VerifyException("the activation must be none or relu")
 
 
+QUANTIZED_POOL_TAPS = 65536
+"""Most taps a ``mir.quantized_avg_pool`` window may have: its integer sum (255 at most
+per tap) is then below 2**24, exact in f32."""
+
+
+@irdl_op_definition
+class QuantizedAvgPoolOp(PoolOp):
+    """``quantize(avg_pool(dequantize(input)))`` on 8-bit integers, per tensor (the
+    scales and zero points are properties), the result of the input's type:
+    onnxruntime's QLinearAveragePool and QLinearGlobalAveragePool (a global pool is the
+    window of all spatial dims), made by quant-to-integer of a quantized model's average
+    pools. Integer-exact where it can be: per window, the int32 sum ``S`` of
+    ``input - x_zero_point`` over the taps inside the input (a padded tap adds 0, the
+    dequantized padding) and its count ``n`` as ``mir.avg_pool`` counts it (with or
+    without ``count_include_pad``, never a ceil-mode window's extra cells); then, in
+    f32, ``y = saturate(round_half_even((f32(S) / f32(n)) * m) + y_zero_point)`` with
+    ``m = f32(x_scale / y_scale)`` (the quotient taken in f64), each step rounded to f32
+    (``S`` and ``n`` are exact there: at most 65536 taps). It is that of
+    ``quantize(mul(avg_pool(dequantize(input, 1, x_zero_point)), m), 1, y_zero_point)``,
+    the ops targets without its kernel run; within a step of the f32 chain."""
+
+    name = "mir.quantized_avg_pool"
+    count_include_pad = opt_prop_def(UnitAttr)
+    x_scale = prop_def(F64Attr)
+    x_zero_point = prop_def(I64Attr)
+    y_scale = prop_def(F64Attr)
+    y_zero_point = prop_def(I64Attr)
+    traits = traits_def(Precision(PrecisionClass.QUANT))
+    assembly_format = (
+        "$input `kernel` $kernel `strides` $strides `pads` $pads `dilations` $dilations "
+        "(`ceil_mode` $ceil_mode^)? (`count_include_pad` $count_include_pad^)? `scales` "
+        "$x_scale `,` $y_scale `zero_points` $x_zero_point `,` $y_zero_point attr-dict `:` "
+        "type($input) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue,
+        kernel: Sequence[int],
+        scales: tuple[float, float],
+        zero_points: tuple[int, int],
+        count_include_pad: bool = False,
+        **window: Any,
+    ):
+        """``window``: the strides, pads, dilations and ceil_mode of ``pool_props``."""
+        rank = as_value(input).type.rank  # type: ignore[attr-defined]
+        props = pool_props(rank, kernel, **window)
+        props["count_include_pad"] = flag_attr(count_include_pad)
+        for side, scale, zero in zip("xy", scales, zero_points, strict=True):
+            props[f"{side}_scale"] = float_attr(scale)
+            props[f"{side}_zero_point"] = int_attr(zero)
+        self._build({"input": input}, props)
+
+    @classmethod
+    def check_element_type(cls, input: TensorType) -> None:
+        if input.dtype not in (DType.I8, DType.U8):
+            raise VerifyException(f"input must be i8 or u8, got {input.dtype.value}")
+
+    @classmethod
+    def infer(cls, props: Props, *, input: TensorType) -> tuple[TensorType, ...]:
+        result = super().infer(props, input=input)
+        lo, hi = input.dtype.int_range
+        for side in "xy":
+            if not lo <= props.int(f"{side}_zero_point") <= hi:
+                raise VerifyException(f"{side}_zero_point must be a {input.dtype.value} value")
+            scale = props.float(f"{side}_scale")
+            if not (math.isfinite(scale) and scale > 0):
+                raise VerifyException(f"{side}_scale must be positive and finite, got {scale}")
+        taps = math.prod(props.ints("kernel"))
+        if taps > QUANTIZED_POOL_TAPS:
+            raise VerifyException(
+                f"a window of {taps} taps is more than {QUANTIZED_POOL_TAPS} (its sum must "
+                "be exact in f32)"
+            )
+        return result
+
+
 # =====================================================================================
 # Elementwise regions (made by mark-elementwise-regions)
 # =====================================================================================
@@ -6177,7 +6254,7 @@ MIR_OPS: list[type[ShapedOp]] = [
     FusedResidualRmsNormOp, FusedResidualLayerNormOp,
     FusedConvBiasActOp, FusedScaleShiftActOp, FusedLstmCellOp, FusedGruCellOp,
     FusedAttentionBlockOp,
-    IntegerMatmulOp, IntegerConvOp, QuantizedAddOp,
+    IntegerMatmulOp, IntegerConvOp, QuantizedAddOp, QuantizedAvgPoolOp,
     ElementwiseRegionOp, YieldOp,
     DimsOp,
     IfOp, LoopOp,

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import ml_dtypes
 import numpy as np
@@ -973,7 +974,13 @@ def max_pool(
     return round_to(np.max(win, axis=tuple(range(-k, 0))), x.dtype)
 
 
-def avg_pool(
+def avg_pool(x: np.ndarray, **window: Any) -> np.ndarray:
+    """Window sum / window count (``window_sums``, whose window arguments it takes)."""
+    total, count = window_sums(widen(x), **window)
+    return round_to(total / count.astype(total.dtype), x.dtype)
+
+
+def window_sums(
     x: np.ndarray,
     kernel: Sequence[int],
     strides: Sequence[int],
@@ -981,15 +988,15 @@ def avg_pool(
     dilations: Sequence[int],
     ceil_mode: bool,
     count_include_pad: bool,
-) -> np.ndarray:
-    """Window sum / window count. The count is the taps inside the input, or with
-    ``count_include_pad`` inside input + explicit pads -- never the extra cells of a
-    ceil-mode window (PyTorch's and ONNX's divisor)."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each window's sum (in x's type, padding 0) and count. The count is the taps inside
+    the input, or with ``count_include_pad`` inside input + explicit pads -- never the
+    extra cells of a ceil-mode window (PyTorch's and ONNX's divisor)."""
     k = len(kernel)
     spatial = x.shape[2:]
     outs, widths = _window_geometry(spatial, kernel, strides, pads, dilations, ceil_mode)
     taps_axes = tuple(range(-k, 0))
-    xp = np.pad(widen(x), [(0, 0), (0, 0), *widths])
+    xp = np.pad(x, [(0, 0), (0, 0), *widths])
     total = np.sum(contiguous(_windows(xp, kernel, strides, dilations, outs)), taps_axes)
     if count_include_pad:
         inside = np.ones([s + pads[i] + pads[k + i] for i, s in enumerate(spatial)])
@@ -999,7 +1006,7 @@ def avg_pool(
         inside_widths = widths
     mask = np.pad(inside, inside_widths)[None, None]
     count = np.sum(_windows(mask, kernel, strides, dilations, outs), axis=taps_axes)
-    return round_to(total / count.astype(total.dtype), x.dtype)
+    return total, count
 
 
 # ---------------------------------------------------------------------------------

@@ -915,6 +915,21 @@ def _quantized_add(op: mir.QuantizedAddOp, args: Arrays, env: Env) -> Arrays:
     return [K.quantize(total, *params("out"), None, out.dtype.numpy)]
 
 
+@impl(mir.QuantizedAvgPoolOp)
+def _quantized_avg_pool(op: mir.QuantizedAvgPoolOp, args: Arrays, env: Env) -> Arrays:
+    """Each window's exact integer sum of x - x_zero_point and its count, then the f32
+    epilogue: the mean (one f32 division of exact values), times f32(x_scale / y_scale),
+    quantized with scale 1 (round half to even, y's zero point, saturation)."""
+    p = op.props()
+    diff = args[0].astype(np.int64) - p.int("x_zero_point")
+    flag = p.flag("count_include_pad")
+    total, count = K.window_sums(diff, **_pool_props(op), count_include_pad=flag)
+    mean = total.astype(np.float32) / count.astype(np.float32)
+    v = mean * np.float32(p.float("x_scale") / p.float("y_scale"))
+    one, zero = np.array(1.0, np.float32), np.array(p.int("y_zero_point"))
+    return [K.quantize(v, one, zero, None, args[0].dtype)]
+
+
 # ---------------------------------------------------------------------------------
 # Elementwise regions: the body, op by op
 # ---------------------------------------------------------------------------------

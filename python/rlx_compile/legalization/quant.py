@@ -1,9 +1,10 @@
 """Quantised kernels lowered to primitives, for targets that do not claim them: ONNX's
 dynamic quantisation ops as the chains the ONNX importer built before the ops existed
 (integer products as int32 operands centred on their zero points; a convolution computed
-exactly in f64); the integer matmul/conv and the quantized add as the ops their
-reference semantics names (an exact integer product and the f32 epilogue; dequantize,
-add, quantize), so that they give the same bits on every target."""
+exactly in f64); the integer matmul/conv, the quantized add and average pool as the ops
+their reference semantics names (an exact integer product and the f32 epilogue;
+dequantize, add, quantize; the window mean of x - x_zero_point, its product with
+x_scale / y_scale, a quantize), so that they give the same bits on every target."""
 
 from __future__ import annotations
 
@@ -168,9 +169,38 @@ class LowerQuantizedAdd(ConversionPattern):
         self.commit(rewriter, op, ops, [y])
 
 
+class LowerQuantizedAvgPool(ConversionPattern):
+    path = COMMON_IR
+    summary = (
+        "dequantize(x, 1, x_zero_point) (exact), the f32 average pool, its product with "
+        "f32(x_scale / y_scale), quantize(·, 1, y_zero_point)"
+    )
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.QuantizedAvgPoolOp, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(op)
+        p = op.props()
+        dtype = type_of(op.input).dtype
+        one = b.constant(1.0, DType.F32, [])
+        # x - x_zero_point, exact in f32; the pool sums it exactly (at most 2**24) and
+        # divides once: the op's f32(S) / f32(n)
+        centred = b.dequantize(op.input, one, b.constant(p.int("x_zero_point"), dtype, []))
+        mean = b.emit(
+            mir.AvgPoolOp(
+                centred, p.ints("kernel"), strides=p.ints("strides"), pads=p.ints("pads"),
+                dilations=p.ints("dilations"), ceil_mode=p.flag("ceil_mode"),
+                count_include_pad=p.flag("count_include_pad"),
+            )
+        ).results[0]  # fmt: skip
+        m = b.constant(p.float("x_scale") / p.float("y_scale"), DType.F32, [])
+        zero = b.constant(p.int("y_zero_point"), dtype, [])
+        self.commit(rewriter, op, ops, [b.quantize(b.mul(mean, m), one, zero, dtype=dtype)])
+
+
 QUANT_PATTERNS: tuple[type[ConversionPattern], ...] = (
     LowerIntegerLinear,
     LowerQuantizedAdd,
+    LowerQuantizedAvgPool,
     LowerDynamicQuantizeLinear,
     LowerMatmulInteger,
     LowerConvInteger,

@@ -1,8 +1,9 @@
 """``lower-integer{target=T}``: the integer kernels T does not claim (``mir.integer_conv``
 and ``mir.integer_matmul`` an imported QLinearConv / QLinearMatMul is, a
-``mir.quantized_add``) as the ops their reference semantics names (legalize's
-``LowerIntegerLinear`` and ``LowerQuantizedAdd``: an exact integer product and the f32
-epilogue; dequantize, add, quantize). The pipeline runs it before fusion, as
+``mir.quantized_add``, a ``mir.quantized_avg_pool``) as the ops their reference semantics
+names (legalize's ``LowerIntegerLinear``, ``LowerQuantizedAdd`` and
+``LowerQuantizedAvgPool``: an exact integer product and the f32 epilogue; dequantize,
+add, quantize; an exact window mean, a product, a quantize). The pipeline runs it before fusion, as
 ``lower-recurrent``, so that the epilogues fuse as any model's ops do; ``legalize``
 alone would lower them after fusion."""
 
@@ -19,7 +20,11 @@ from xdsl.pattern_rewriter import RewritePattern
 from rlx_compile.dialects import mir
 from rlx_compile.fusion.base import run_patterns
 from rlx_compile.legalization.base import UnclaimedOnly
-from rlx_compile.legalization.quant import LowerIntegerLinear, LowerQuantizedAdd
+from rlx_compile.legalization.quant import (
+    LowerIntegerLinear,
+    LowerQuantizedAdd,
+    LowerQuantizedAvgPool,
+)
 from rlx_compile.targets import TargetPass
 
 
@@ -31,6 +36,10 @@ class _LowerUnclaimedAdd(UnclaimedOnly, LowerQuantizedAdd):
     roots: ClassVar[tuple[type[Operation], ...]] = (mir.QuantizedAddOp,)
 
 
+class _LowerUnclaimedAvgPool(UnclaimedOnly, LowerQuantizedAvgPool):
+    roots: ClassVar[tuple[type[Operation], ...]] = (mir.QuantizedAvgPoolOp,)
+
+
 @dataclass(frozen=True)
 class LowerIntegerPass(TargetPass):
     """Lower the integer kernels the target does not claim to the ops they stand for."""
@@ -39,5 +48,8 @@ class LowerIntegerPass(TargetPass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = self.resolved()
-        patterns: list[RewritePattern] = [_LowerUnclaimedLinear(target), _LowerUnclaimedAdd(target)]
+        patterns: list[RewritePattern] = [
+            _LowerUnclaimedLinear(target), _LowerUnclaimedAdd(target),
+            _LowerUnclaimedAvgPool(target),
+        ]  # fmt: skip
         run_patterns(op, patterns, reverse=False)

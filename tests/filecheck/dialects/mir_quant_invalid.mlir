@@ -228,3 +228,43 @@ func.func @integer_table_size() {
   func.return
 }
 // CHECK: error: 'mir.integer_matmul' op table must hold 256 u8 values, got 5 bytes
+
+// -----
+func.func @quantized_avg_pool_f32() {
+  %x = mir.input "x" : !rlx.tensor<[1, 2, 4, 4], f32>
+  %y = mir.quantized_avg_pool %x kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] scales 1.0, 1.0 zero_points 0, 0 : !rlx.tensor<[1, 2, 4, 4], f32> -> !rlx.tensor<[1, 2, 2, 2], f32>
+  func.return
+}
+// CHECK: error: 'mir.quantized_avg_pool' op input must be i8 or u8, got f32
+
+// -----
+func.func @quantized_avg_pool_zero_point() {
+  %x = mir.input "x" : !rlx.tensor<[1, 2, 4, 4], u8>
+  %y = mir.quantized_avg_pool %x kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] scales 1.0, 1.0 zero_points 0, -1 : !rlx.tensor<[1, 2, 4, 4], u8> -> !rlx.tensor<[1, 2, 2, 2], u8>
+  func.return
+}
+// CHECK: error: 'mir.quantized_avg_pool' op y_zero_point must be a u8 value
+
+// -----
+func.func @quantized_avg_pool_scale() {
+  %x = mir.input "x" : !rlx.tensor<[1, 2, 4, 4], i8>
+  %y = mir.quantized_avg_pool %x kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] scales -0.5, 1.0 zero_points 0, 0 : !rlx.tensor<[1, 2, 4, 4], i8> -> !rlx.tensor<[1, 2, 2, 2], i8>
+  func.return
+}
+// CHECK: error: 'mir.quantized_avg_pool' op x_scale must be positive and finite, got -0.5
+
+// -----
+func.func @quantized_avg_pool_result_type() {
+  %x = mir.input "x" : !rlx.tensor<[1, 2, 4, 4], i8>
+  %y = mir.quantized_avg_pool %x kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] scales 0.5, 1.0 zero_points 0, 0 : !rlx.tensor<[1, 2, 4, 4], i8> -> !rlx.tensor<[1, 2, 2, 2], u8>
+  func.return
+}
+// CHECK: error: 'mir.quantized_avg_pool' op result type !rlx.tensor<[1, 2, 2, 2], u8> does not match the inferred type !rlx.tensor<[1, 2, 2, 2], i8>
+
+// -----
+func.func @quantized_avg_pool_window() {
+  %x = mir.input "x" : !rlx.tensor<[1, 2, 300, 300], u8>
+  %y = mir.quantized_avg_pool %x kernel [300, 300] strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] scales 0.5, 1.0 zero_points 0, 0 : !rlx.tensor<[1, 2, 300, 300], u8> -> !rlx.tensor<[1, 2, 1, 1], u8>
+  func.return
+}
+// CHECK: error: 'mir.quantized_avg_pool' op a window of 90000 taps is more than 65536 (its sum must be exact in f32)

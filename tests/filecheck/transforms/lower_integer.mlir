@@ -31,3 +31,24 @@ func.func @integer_kernels(%x : !rlx.tensor<[1, 2, 3, 3], u8>, %w : !rlx.tensor<
 // CPU-NEXT:      %b = mir.constant
 // CPU-NEXT:      %c = mir.integer_conv
 // CPU-NEXT:      %y = mir.quantized_add
+
+// The quantized average pool on cuda: x - x_zero_point (a dequantize of scale 1), the
+// f32 average pool, its product with f32(x_scale / y_scale), a quantize of scale 1 and
+// y's zero point. cpu claims it: nothing changes.
+func.func @quantized_avg_pool(%x : !rlx.tensor<[1, 2, 5, 5], i8>) -> !rlx.tensor<[1, 2, 3, 3], i8> {
+  %y = mir.quantized_avg_pool %x kernel [3, 3] strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] count_include_pad scales 5.000000e-01, 2.500000e-01 zero_points -3, 4 : !rlx.tensor<[1, 2, 5, 5], i8> -> !rlx.tensor<[1, 2, 3, 3], i8>
+  func.return %y : !rlx.tensor<[1, 2, 3, 3], i8>
+}
+// CHECK-LABEL: func.func @quantized_avg_pool
+// CHECK:         %[[ONE:.*]] = mir.constant dense<1.0> : !rlx.tensor<[], f32>
+// CHECK-NEXT:    %[[ZX:.*]] = mir.constant dense<-3> : !rlx.tensor<[], i8>
+// CHECK-NEXT:    %[[D:.*]] = mir.dequantize %x, %[[ONE]], %[[ZX]]
+// CHECK-NEXT:    %[[P:.*]] = mir.avg_pool %[[D]] kernel [3, 3] strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] count_include_pad
+// CHECK-NEXT:    %[[M:.*]] = mir.constant dense<2.0> : !rlx.tensor<[], f32>
+// CHECK-NEXT:    %[[ZY:.*]] = mir.constant dense<4> : !rlx.tensor<[], i8>
+// CHECK-NEXT:    %[[V:.*]] = mir.mul %[[P]], %[[M]]
+// CHECK-NEXT:    %[[Y:.*]] = mir.quantize %[[V]], %[[ONE]], %[[ZY]]
+// CHECK-SAME:    -> !rlx.tensor<[1, 2, 3, 3], i8>
+// CHECK-NEXT:    func.return %[[Y]]
+// CPU-LABEL: func.func @quantized_avg_pool
+// CPU-NEXT:      %y = mir.quantized_avg_pool

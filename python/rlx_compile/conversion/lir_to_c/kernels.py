@@ -1108,27 +1108,34 @@ def _lrn(e: OpEmitter) -> None:
     )  # fmt: skip
 
 
-@lowers(mir.MaxPoolOp, mir.AvgPoolOp)
-def _pool(e: OpEmitter) -> None:
+def _pool_geometry(e: OpEmitter) -> Ints:
+    """The pools' geom (rlx_runtime.h): sizes, kernel, strides, pads, dilations in 3-d."""
     (x,), (y,) = e.args, e.outs
     p = e.op.props()  # type: ignore[attr-defined]
     k = x.rank - 2
     if not 1 <= k <= 3:
         e.unsupported(f"{k}-d pooling")
     pads = p.ints("pads")
-    geom = (
+    return Ints((
         x.shape[0], x.shape[1], *_pad3(x.shape[2:], 1), *_pad3(p.ints("kernel"), 1),
         *_pad3(y.shape[2:], 1), *_pad3(p.ints("strides"), 1), *_pad3(pads[:k], 0),
         *_pad3(pads[k:], 0), *_pad3(p.ints("dilations"), 1),
-    )  # fmt: skip
+    ))  # fmt: skip
+
+
+@lowers(mir.MaxPoolOp, mir.AvgPoolOp)
+def _pool(e: OpEmitter) -> None:
+    (x,), (y,) = e.args, e.outs
+    p = e.op.props()  # type: ignore[attr-defined]
+    geom = _pool_geometry(e)
     is_max = isinstance(e.op, mir.MaxPoolOp)
     sfx = e.suffix(x, FLOATS | INTEGER_INPUTS if is_max else FLOATS)
     acc = e.scratch(y.shape[-1] * (8 if x.dtype is DType.F64 else 4))
     if is_max:
-        e.call(f"rlx_max_pool_{sfx}", Ints(geom), y.loc, x.loc, 0, acc)
+        e.call(f"rlx_max_pool_{sfx}", geom, y.loc, x.loc, 0, acc)
     else:
         flag = int(p.flag("count_include_pad"))
-        e.call(f"rlx_avg_pool_{sfx}", Ints(geom), y.loc, x.loc, flag, acc)
+        e.call(f"rlx_avg_pool_{sfx}", geom, y.loc, x.loc, flag, acc)
 
 
 # ---------------------------------------------------------------------------------
@@ -1504,6 +1511,19 @@ def _quantized_add(e: OpEmitter) -> None:
     ]  # fmt: skip
     relu = int(p.enum("activation") is not Activation.NONE)
     e.call(f"rlx_quantized_add_{sfx}", y.size, y.loc, a.loc, b.loc, *params, relu)
+
+
+@lowers(mir.QuantizedAvgPoolOp)
+def _quantized_avg_pool(e: OpEmitter) -> None:
+    (x,), (y,) = e.args, e.outs
+    p = e.op.props()  # type: ignore[attr-defined]
+    geom = _pool_geometry(e)
+    acc = e.scratch(y.shape[-1] * 4)  # an int32 sum per output of a row
+    e.call(
+        f"rlx_quantized_avg_pool_{e.suffix(x, INTEGER_INPUTS)}", geom, y.loc, x.loc,
+        int(p.flag("count_include_pad")), p.float("x_scale"), p.int("x_zero_point"),
+        p.float("y_scale"), p.int("y_zero_point"), acc,
+    )  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------

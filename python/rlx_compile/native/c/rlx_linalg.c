@@ -639,16 +639,6 @@ RLX_CONV_TRANSPOSE_LOW(bf16, rlx_bf16_to_f32, rlx_f32_to_bf16)
 /* geom: [N, C, in[3], kernel[3], out[3], stride[3], pad_begin[3], pad_end[3], dil[3]];
  * max: padding never wins, NaN propagates; avg: flag = count_include_pad (the count
  * then covers the explicit pads, never a ceil-mode window's extra cells). */
-/* taps of a window along one dim inside [lo_edge, hi_edge) */
-RLX_INLINE int64_t rlx_window_count(int64_t o, int64_t stride, int64_t pad, int64_t k,
-                                    int64_t dil, int64_t lo_edge, int64_t hi_edge) {
-    int64_t t, n = 0;
-    for (t = 0; t < k; t++) {
-        int64_t i = o * stride - pad + t * dil;
-        n += i >= lo_edge && i < hi_edge;
-    }
-    return n;
-}
 
 /* Each output row takes its taps as shifted input rows in (k0, k1, k2) order (the
  * reference's window order), the last dim's loop vectorising for stride 1. */
@@ -656,7 +646,7 @@ RLX_INLINE int64_t rlx_window_count(int64_t o, int64_t stride, int64_t pad, int6
     static void rlx_pool_##sfx(const int64_t *g, T *py, const T *px, int is_max, int64_t include_pad, \
                                CT *acc) {                                               \
         const int64_t *in = g + 2, *kk = g + 5, *out = g + 8, *sd = g + 11;              \
-        const int64_t *pb = g + 14, *pe = g + 17, *dl = g + 20;                         \
+        const int64_t *pb = g + 14, *dl = g + 20;                                       \
         int64_t NC = g[0] * g[1], S = in[0] * in[1] * in[2], P = out[0] * out[1] * out[2]; \
         int64_t nc, o0, o1, o2, k0, k1, k2, lo, hi;                                     \
         for (nc = 0; nc < NC; nc++) {                                                   \
@@ -691,15 +681,10 @@ RLX_INLINE int64_t rlx_window_count(int64_t o, int64_t stride, int64_t pad, int6
                         continue;                                                       \
                     }                                                                   \
                     /* the count: taps inside the input (or the padded input) per dim */ \
-                    c01 = include_pad                                                   \
-                        ? rlx_window_count(o0, sd[0], pb[0], kk[0], dl[0], -pb[0], in[0] + pe[0]) * \
-                          rlx_window_count(o1, sd[1], pb[1], kk[1], dl[1], -pb[1], in[1] + pe[1]) \
-                        : rlx_window_count(o0, sd[0], pb[0], kk[0], dl[0], 0, in[0]) *   \
-                          rlx_window_count(o1, sd[1], pb[1], kk[1], dl[1], 0, in[1]);    \
+                    c01 = rlx_pool_count(g, include_pad, 0, o0) *                       \
+                          rlx_pool_count(g, include_pad, 1, o1);                        \
                     for (o2 = 0; o2 < out[2]; o2++) {                                   \
-                        int64_t c2 = include_pad                                        \
-                            ? rlx_window_count(o2, sd[2], pb[2], kk[2], dl[2], -pb[2], in[2] + pe[2]) \
-                            : rlx_window_count(o2, sd[2], pb[2], kk[2], dl[2], 0, in[2]); \
+                        int64_t c2 = rlx_pool_count(g, include_pad, 2, o2);             \
                         yr[o2] = STORE(acc[o2] / (CT)(c01 * c2));                        \
                     }                                                                   \
                 }                                                                       \

@@ -550,6 +550,13 @@ RLX_INTEGER_OUTS(RLX_DECL_INTEGER, u8)
 #define RLX_DECL_QUANTIZED_ADD(AS, BS, YS) RLX_QUANTIZED_ADD_SIG(rlx_quantized_add_##AS##_##BS##_##YS);
 RLX_8BIT_PAIRS(RLX_DECL_QUANTIZED_ADD, i8)
 RLX_8BIT_PAIRS(RLX_DECL_QUANTIZED_ADD, u8)
+/* mir.quantized_avg_pool (geom as the pools'; include_pad: count_include_pad; scratch:
+ * an int32 per output element of the last dim). rlx_quantized_avg_pool_<x> */
+#define RLX_QUANTIZED_AVG_POOL_SIG(name)                                                \
+    int name(const int64_t *geom, void *y, const void *x, int64_t include_pad,          \
+             double x_scale, int64_t x_zp, double y_scale, int64_t y_zp, void *scratch)
+RLX_QUANTIZED_AVG_POOL_SIG(rlx_quantized_avg_pool_i8);
+RLX_QUANTIZED_AVG_POOL_SIG(rlx_quantized_avg_pool_u8);
 
 /* ---- ONNX's dynamic quantisation ------------------------------------------------------ */
 /* DynamicQuantizeLinear of n f32: y (u8), the scale (one f32), the zero point (one u8). */

@@ -28,6 +28,27 @@ RLX_INLINE void rlx_tap_range(int64_t n, int64_t stride, int64_t off, int64_t ou
     *hi = b > a ? b : a;
 }
 
+/* The taps of a pooling window along one dim inside [lo_edge, hi_edge) (its count). */
+RLX_INLINE int64_t rlx_window_count(int64_t o, int64_t stride, int64_t pad, int64_t k,
+                                    int64_t dil, int64_t lo_edge, int64_t hi_edge) {
+    int64_t t, n = 0;
+    for (t = 0; t < k; t++) {
+        int64_t i = o * stride - pad + t * dil;
+        n += i >= lo_edge && i < hi_edge;
+    }
+    return n;
+}
+
+/* The taps the window at o counts along pooling dim d (geom as the pools', rlx_runtime.h):
+ * inside the input, or the padded input with include_pad; mir.avg_pool's divisor is the
+ * product over the dims. */
+RLX_INLINE int64_t rlx_pool_count(const int64_t *geom, int64_t include_pad, int d, int64_t o) {
+    const int64_t *in = geom + 2, *kk = geom + 5, *sd = geom + 11, *pb = geom + 14;
+    const int64_t *pe = geom + 17, *dl = geom + 20;
+    return include_pad ? rlx_window_count(o, sd[d], pb[d], kk[d], dl[d], -pb[d], in[d] + pe[d])
+                       : rlx_window_count(o, sd[d], pb[d], kk[d], dl[d], 0, in[d]);
+}
+
 /* The geometry of the integer convolutions (rlx_integer_conv, rlx_conv_integer: see
  * rlx_runtime.h) as views of its three-dim sizes and the counts the kernels derive. */
 #define RLX_INT_CONV_GEOMETRY(geom)                                                     \
