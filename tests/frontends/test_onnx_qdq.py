@@ -21,7 +21,12 @@ import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
-from onnxruntime.quantization import QuantFormat, QuantType, quantize_static
+from onnxruntime.quantization import (
+    CalibrationDataReader,
+    QuantFormat,
+    QuantType,
+    quantize_static,
+)
 from tests.frontends.test_onnx_qoperator import Batches, assert_within_a_step, float_cnn
 
 from rlx_compile import CompilePipeline
@@ -102,12 +107,19 @@ def test_qdq_on_a_target_without_integer_kernels(tmp_path: Path, per_channel: bo
 
 def test_asymmetric_weights_stay_float(tmp_path: Path) -> None:
     """u8 weights with a zero point: the integer kernels take symmetric i8 weights only,
-    so the convs stay f32 on weights dequantized at compile time, and agree as well."""
+    so the convs stay f32 on weights dequantized at compile time, and agree as well.
+    The average pool keeps its input's scale here: a 2x2 mean is a tie (k + 1/2 steps)
+    in a quarter of the windows, which mir.quantized_avg_pool rounds to even where the
+    f32 chain (and onnxruntime) round it by their f32 errors; the gemm after the pools
+    carries such a step to a third one from onnxruntime on one output (the f32 chain is
+    two from it, the op a step from the chain)."""
     path = qdq_model(tmp_path, QuantType.QUInt8, QuantType.QUInt8, per_channel=False)
     want, step = onnxruntime_output(path)
     kinds, got = compiled_kinds(path, "cpu")
     assert not {"mir.integer_conv", "mir.integer_matmul"} & set(kinds), kinds
-    assert_within_steps(got, want, step, 2)
+    _, f32 = compiled_kinds(path, "cuda")
+    assert_within_steps(got, f32, step, 1)
+    assert_within_steps(got, want, step, 3)
 
 
 # ---------------------------------------------------------------------------------
@@ -363,3 +375,161 @@ def test_concat_input_of_a_conv_is_requantised_by_the_conv() -> None:
     session = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
     steps = np.rint((got.astype(np.float64) - session.run(None, feeds)[0]) / np.float32(0.05))
     assert np.abs(steps).max() <= 1, steps
+
+
+# ---------------------------------------------------------------------------------
+# Quantised average pools: one mir.quantized_avg_pool each
+# ---------------------------------------------------------------------------------
+
+POOLS_SHAPE = [2, 6, 11, 10]
+
+
+class PoolBatches(CalibrationDataReader):
+    def __init__(self, count: int) -> None:
+        rng = np.random.default_rng(5)
+        self.batches = iter(
+            [{"x": rng.standard_normal(POOLS_SHAPE).astype(np.float32)} for _ in range(count)]
+        )
+
+    def get_next(self) -> dict[str, np.ndarray] | None:
+        return next(self.batches, None)
+
+
+def pools_model(tmp_path: Path, fmt: QuantFormat, activations: QuantType, **pool: Any) -> Path:
+    """conv -> AveragePool (``pool``) -> GlobalAveragePool, the pool's output read by a
+    relu too (its dequantize has other readers), quantised by quantize_static in
+    ``fmt``; outputs: the pool p, the global pool g, the relu r."""
+    n = helper.make_node
+    w = (np.random.default_rng(6).standard_normal([8, 6, 3, 3]) * 0.2).astype(np.float32)
+    nodes = [
+        n("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+        n("AveragePool", ["c"], ["p"], **pool),
+        n("GlobalAveragePool", ["p"], ["g"]),
+        n("Relu", ["p"], ["r"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "pools", [helper.make_tensor_value_info("x", F, POOLS_SHAPE)],
+        [helper.make_tensor_value_info(k, F, None) for k in "pgr"],
+        [numpy_helper.from_array(w, "w")],
+    )  # fmt: skip
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    src, dst = tmp_path / "f.onnx", tmp_path / "q.onnx"
+    onnx.save(m, src)
+    quantize_static(str(src), str(dst), PoolBatches(8), quant_format=fmt,
+                    activation_type=activations, weight_type=QuantType.QInt8,
+                    reduce_range=True)  # fmt: skip
+    return dst
+
+
+def output_params(path: Path) -> dict[str, tuple[float, np.ndarray]]:
+    """The pools' outputs' steps and zero points: those of the DequantizeLinear writing
+    each."""
+    m = onnx.load(path)
+    inits = {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}
+    return {
+        node.output[0]: (float(inits[node.input[1]]), inits[node.input[2]])
+        for node in m.graph.node
+        if node.op_type == "DequantizeLinear" and node.output[0] in ("p", "g")
+    }
+
+
+def assert_steps(got: np.ndarray, want: np.ndarray, step: float, steps: float) -> float:
+    """No element of ``got`` more than ``steps`` steps from ``want``; the most it is."""
+    assert got.shape == want.shape
+    worst = float(np.max(np.abs(got.astype(np.float64) - want.astype(np.float64)))) / step
+    assert worst <= steps + 1e-5, worst
+    return worst
+
+
+@pytest.mark.parametrize(
+    "pool",
+    [
+        {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]},
+        {"kernel_shape": [3, 2], "pads": [1, 0, 1, 1], "count_include_pad": 1},
+        {"kernel_shape": [2, 3], "strides": [2, 2], "ceil_mode": 1},
+    ],
+)
+@pytest.mark.parametrize("activations", [QuantType.QUInt8, QuantType.QInt8])
+@pytest.mark.parametrize("fmt", [QuantFormat.QDQ, QuantFormat.QOperator])
+def test_quantized_pools_are_one_op(
+    tmp_path: Path, fmt: QuantFormat, activations: QuantType, pool: dict[str, Any]
+) -> None:
+    """quantize_static's AveragePool and GlobalAveragePool (QDQ: dequantize, pool,
+    quantize; QOperator: QLinearAveragePool, QLinearGlobalAveragePool): one
+    mir.quantized_avg_pool each on cpu, natively the reference's integers, and the op
+    lowered for cuda gives them too. The pool is within a step of the f32 chain (cuda)
+    and of onnxruntime (the conv before it may round a step apart in either: the pool's
+    mean moves by less); the global pool is within half a step of the exact mean of the
+    pool's output (more from them: its step is smaller than the pool's, which a pool's
+    step apart moves by several)."""
+    path = pools_model(tmp_path, fmt, activations, **pool)
+    feeds = {"x": np.random.default_rng(7).standard_normal(POOLS_SHAPE).astype(np.float32)}
+    result = CompilePipeline().compile(import_model(path))
+    kinds = Counter(op.name for op in result.module.walk())
+    assert kinds["mir.quantized_avg_pool"] == 2, kinds
+    assert not {"mir.avg_pool", "mir.reduce_mean"} & set(kinds), kinds
+    got = result.run(feeds)
+    native = result.build().run(feeds)
+    # the cpu's module (the op made), compiled for cuda: the op lowered
+    made = result.stage("quant-to-integer")
+    assert any(op.name == "mir.quantized_avg_pool" for op in made.walk())
+    lowered = CompilePipeline(target="cuda").compile(made)
+    assert not any(op.name == "mir.quantized_avg_pool" for op in lowered.module.walk())
+    lowered_out = lowered.run(feeds)
+    chain = CompilePipeline(target="cuda").compile(import_model(path)).run(feeds)
+    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    want = dict(zip(names, session.run(None, feeds), strict=True))
+    params = output_params(path)
+    for name in params:
+        np.testing.assert_array_equal(native[name], got[name], err_msg=name)
+        np.testing.assert_array_equal(lowered_out[name], got[name], err_msg=name)
+    step = params["p"][0]
+    assert_steps(got["p"], chain["p"], step, 1)
+    assert_steps(got["p"], want["p"], step, 1)
+    step, zero = params["g"]
+    info = np.iinfo(zero.dtype)
+    exact = got["p"].astype(np.float64).mean(axis=(2, 3), keepdims=True)
+    saturated = np.clip(exact, (info.min - int(zero)) * step, (info.max - int(zero)) * step)
+    assert_steps(got["g"], saturated, step, 0.5)
+
+
+@pytest.mark.parametrize("same_scale", [True, False])
+@pytest.mark.parametrize(
+    "pool",
+    [
+        helper.make_node("AveragePool", ["xd"], ["f"], kernel_shape=[3, 2], pads=[1, 1, 1, 0]),
+        helper.make_node("AveragePool", ["xd"], ["f"], kernel_shape=[3, 3], strides=[2, 2],
+                         pads=[1, 1, 1, 1], count_include_pad=1),
+        helper.make_node("AveragePool", ["xd"], ["f"], kernel_shape=[2, 3], strides=[2, 2],
+                         ceil_mode=1),
+        helper.make_node("GlobalAveragePool", ["xd"], ["f"]),
+    ],
+    ids=["avg", "avg_incpad", "avg_ceil", "global"],
+)  # fmt: skip
+@pytest.mark.parametrize("dtype", [U8, I8])
+def test_quantized_pool_within_a_step_of_onnxruntime(
+    dtype: int, pool: onnx.NodeProto, same_scale: bool
+) -> None:
+    """One pool between Q/DQ pairs (onnxruntime runs its QLinearAveragePool): one
+    mir.quantized_avg_pool, at most a step from onnxruntime on the same integers. With
+    one scale, an average is a tie (k + 1/2 steps) in up to 1 of n windows: the op
+    rounds it to even, f32 arithmetic either way. (Not ceil_mode with count_include_pad:
+    there onnxruntime's QLinearAveragePool counts a ceil-mode window's extra cells, as
+    its f32 AveragePool and ONNX do not.)"""
+    m = chain_model(dtype, [pool])
+    m.graph.output[0].CopyFrom(helper.make_tensor_value_info("y", F, None))  # pooled
+    if same_scale:
+        for node in m.graph.node[-2:]:
+            node.input[1] = "s"
+    rng = np.random.default_rng(9)
+    feeds = {"x": rng.standard_normal([2, 3, 4, 5]).astype(np.float32) * 3}
+    result = CompilePipeline().compile(import_model(m))
+    kinds = Counter(op.name for op in result.module.walk())
+    assert kinds["mir.quantized_avg_pool"] == 1 and kinds["mir.dequantize"] == 1, kinds
+    got = result.run(feeds)["y"]
+    np.testing.assert_array_equal(result.build().run(feeds)["y"], got)
+    session = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    step = Q_PARAMS[dtype][0] / (1 if same_scale else 2)
+    assert_steps(got, session.run(None, feeds)[0], step, 1)

@@ -23,6 +23,8 @@ on the dequantised values. For a target that claims ``mir.integer_conv`` /
   throughout, into the op on the integers;
 - ``quantize(add(dequantize(a), dequantize(b)))`` (and a relu after the add) into
   ``mir.quantized_add`` (for targets claiming it);
+- ``quantize(avg_pool(dequantize(x)))`` (or of a global average pool's reduce_mean)
+  into ``mir.quantized_avg_pool`` (for targets claiming it);
 - ``quantize(f(dequantize(x)))``, ``f`` any chain of elementwise ops of the one 8-bit
   tensor x (a sigmoid, a SiLU with its inner quantize, a leaky relu...), into a
   ``mir.gather`` from the table of f's 256 results (for targets claiming the gather).
@@ -40,8 +42,9 @@ Ops left unused are erased.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
-from typing import ClassVar, cast
+from typing import Any, ClassVar, cast
 
 import numpy as np
 from xdsl.context import Context
@@ -370,6 +373,66 @@ class QuantizedAdd(RewritePattern):
         rewriter.replace(op, [new], [new.result])
 
 
+def _window(pool: mir.AvgPoolOp | mir.ReduceMeanOp) -> dict[str, Any] | None:
+    """The window of an average pool (its geometry) or of a global one (a reduce_mean
+    keeping dims over all the static spatial dims of an [N, C, spatial...] tensor), as
+    ``mir.quantized_avg_pool`` takes it: 1 to 3 spatial dims (its C kernel's), at most
+    ``QUANTIZED_POOL_TAPS`` taps (its sum exact in f32). None for any other."""
+    p = pool.props()
+    t = _type(pool.input)
+    if not 3 <= t.rank <= 5:
+        return None
+    if isinstance(pool, mir.AvgPoolOp):
+        window: dict[str, Any] = {
+            "kernel": p.ints("kernel"), "strides": p.ints("strides"), "pads": p.ints("pads"),
+            "dilations": p.ints("dilations"), "ceil_mode": p.flag("ceil_mode"),
+            "count_include_pad": p.flag("count_include_pad"),
+        }  # fmt: skip
+    else:
+        spatial = t.shape[2:]
+        if list(p.ints("axes")) != list(range(2, t.rank)) or not p.flag("keepdims"):
+            return None  # (channels last, or the dims dropped)
+        if not all(isinstance(d, int) and d > 0 for d in spatial):
+            return None
+        window = {"kernel": [int(d) for d in spatial]}
+    if math.prod(window["kernel"]) > mir.QUANTIZED_POOL_TAPS:
+        return None
+    return window
+
+
+class QuantizedAvgPool(RewritePattern):
+    """quantize(avg_pool(dequantize(x))), or of a global average pool (a reduce_mean over
+    the spatial dims), per tensor, x and the result of one 8-bit type ->
+    ``mir.quantized_avg_pool`` (onnxruntime's QLinearAveragePool and
+    QLinearGlobalAveragePool, and its QDQ handling of the pools): one op instead of three,
+    the window's sum exact, within a step of them. A dequantize other ops read stays for
+    them; a pool other ops read stays whole."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.QuantizeOp, rewriter: PatternRewriter) -> None:
+        pool = op.input.owner
+        if not isinstance(pool, mir.AvgPoolOp | mir.ReduceMeanOp):
+            return
+        if sole_user(pool.result) is not op or _type(pool.result).dtype is not DType.F32:
+            return
+        dq = pool.input.owner
+        if not isinstance(dq, mir.DequantizeOp):
+            return
+        out, own = _qparams(op), _qparams(dq)
+        if out is None or own is None or out[0] not in _INPUT_TYPES or own[0] != out[0]:
+            return
+        if not (out[1] > 0 and own[1] > 0):
+            return  # the op's scales are positive
+        window = _window(pool)
+        if window is None:
+            return
+        new = mir.QuantizedAvgPoolOp(
+            dq.input, window.pop("kernel"), (own[1], out[1]), (own[2], out[2]), **window
+        )
+        new.location = op.location
+        rewriter.replace(op, [new], [new.result])
+
+
 TABLE_REACH = 16
 """Most ops a tabulated chain holds (a gelu or a hard swish with its Q/DQ is a handful)."""
 
@@ -653,6 +716,8 @@ class QuantToIntegerPass(ModulePass):
         ]  # fmt: skip
         if target.claims_op(mir.QuantizedAddOp.name):
             patterns.append(QuantizedAdd())
+        if target.claims_op(mir.QuantizedAvgPoolOp.name):
+            patterns.append(QuantizedAvgPool())
         for graph in mir_graphs(op, self.name):
             block = graph_block(graph)
             if not any(isinstance(o, mir.DequantizeOp) for o in graph.walk()):

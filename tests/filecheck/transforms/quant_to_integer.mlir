@@ -220,3 +220,52 @@ func.func @integer_looks_up(%x : !rlx.tensor<[1, 2], i8>, %w : !rlx.tensor<[2, 2
 // CUDA-LABEL: func.func @integer_looks_up
 // CUDA:         %md = mir.dequantize %m
 // CUDA:         %mq = mir.quantize %md
+
+// -----
+// quantize(avg_pool(dequantize(x))) and quantize(reduce_mean(dequantize(x))) over the
+// spatial dims (a global pool): one mir.quantized_avg_pool each (QLinearAveragePool,
+// QLinearGlobalAveragePool); the dequantize, read by a relu too, stays for it. Left
+// alone: a per-channel dequantize, a scale that is not a constant, a mean over the
+// channels, a pool another op reads too. cuda does not claim the op: nothing changes.
+func.func @quantized_avg_pool(%x : !rlx.tensor<[1, 2, 4, 4], u8>, %s2 : !rlx.tensor<[], f32>) -> (!rlx.tensor<[1, 2, 2, 2], u8>, !rlx.tensor<[1, 2, 1, 1], u8>, !rlx.tensor<[1, 2, 4, 4], f32>, !rlx.tensor<[1, 2, 2, 2], u8>, !rlx.tensor<[1, 2, 2, 2], u8>, !rlx.tensor<[1, 1, 4, 4], u8>, !rlx.tensor<[1, 2, 2, 2], u8>, !rlx.tensor<[1, 2, 2, 2], f32>) {
+  %s = mir.constant dense<0.5> : !rlx.tensor<[], f32>
+  %so = mir.constant dense<0.25> : !rlx.tensor<[], f32>
+  %z = mir.constant dense<3> : !rlx.tensor<[], u8>
+  %sc = mir.constant dense<[0.5, 0.25]> : !rlx.tensor<[2], f32>
+  %zc = mir.constant dense<[3, 4]> : !rlx.tensor<[2], u8>
+  %xd = mir.dequantize %x, %s, %z : (!rlx.tensor<[1, 2, 4, 4], u8>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[1, 2, 4, 4], f32>
+  %p = mir.avg_pool %xd kernel [3, 3] strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] count_include_pad : !rlx.tensor<[1, 2, 4, 4], f32> -> !rlx.tensor<[1, 2, 2, 2], f32>
+  %pq = mir.quantize %p, %so, %z : (!rlx.tensor<[1, 2, 2, 2], f32>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[1, 2, 2, 2], u8>
+  %g = mir.reduce_mean %xd axes [2, 3] keepdims : !rlx.tensor<[1, 2, 4, 4], f32> -> !rlx.tensor<[1, 2, 1, 1], f32>
+  %gq = mir.quantize %g, %so, %z : (!rlx.tensor<[1, 2, 1, 1], f32>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[1, 2, 1, 1], u8>
+  %r = mir.relu %xd : !rlx.tensor<[1, 2, 4, 4], f32>
+  %cd = mir.dequantize %x, %sc, %zc axis 1 : (!rlx.tensor<[1, 2, 4, 4], u8>, !rlx.tensor<[2], f32>, !rlx.tensor<[2], u8>) -> !rlx.tensor<[1, 2, 4, 4], f32>
+  %cp = mir.avg_pool %cd kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] : !rlx.tensor<[1, 2, 4, 4], f32> -> !rlx.tensor<[1, 2, 2, 2], f32>
+  %cq = mir.quantize %cp, %so, %z : (!rlx.tensor<[1, 2, 2, 2], f32>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[1, 2, 2, 2], u8>
+  %vd = mir.dequantize %x, %s2, %z : (!rlx.tensor<[1, 2, 4, 4], u8>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[1, 2, 4, 4], f32>
+  %vp = mir.avg_pool %vd kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] : !rlx.tensor<[1, 2, 4, 4], f32> -> !rlx.tensor<[1, 2, 2, 2], f32>
+  %vq = mir.quantize %vp, %so, %z : (!rlx.tensor<[1, 2, 2, 2], f32>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[1, 2, 2, 2], u8>
+  %m = mir.reduce_mean %xd axes [1] keepdims : !rlx.tensor<[1, 2, 4, 4], f32> -> !rlx.tensor<[1, 1, 4, 4], f32>
+  %mq = mir.quantize %m, %so, %z : (!rlx.tensor<[1, 1, 4, 4], f32>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[1, 1, 4, 4], u8>
+  %tp = mir.avg_pool %xd kernel [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] : !rlx.tensor<[1, 2, 4, 4], f32> -> !rlx.tensor<[1, 2, 2, 2], f32>
+  %tq = mir.quantize %tp, %so, %z : (!rlx.tensor<[1, 2, 2, 2], f32>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[1, 2, 2, 2], u8>
+  func.return %pq, %gq, %r, %cq, %vq, %mq, %tq, %tp : !rlx.tensor<[1, 2, 2, 2], u8>, !rlx.tensor<[1, 2, 1, 1], u8>, !rlx.tensor<[1, 2, 4, 4], f32>, !rlx.tensor<[1, 2, 2, 2], u8>, !rlx.tensor<[1, 2, 2, 2], u8>, !rlx.tensor<[1, 1, 4, 4], u8>, !rlx.tensor<[1, 2, 2, 2], u8>, !rlx.tensor<[1, 2, 2, 2], f32>
+}
+// CHECK-LABEL: func.func @quantized_avg_pool
+// CHECK:         %xd = mir.dequantize %x, %s, %z
+// CHECK-NEXT:    %pq = mir.quantized_avg_pool %x kernel [3, 3] strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] count_include_pad scales 5.000000e-01, 2.500000e-01 zero_points 3, 3 : !rlx.tensor<[1, 2, 4, 4], u8> -> !rlx.tensor<[1, 2, 2, 2], u8>
+// CHECK-NEXT:    %gq = mir.quantized_avg_pool %x kernel [4, 4] strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] scales 5.000000e-01, 2.500000e-01 zero_points 3, 3 : !rlx.tensor<[1, 2, 4, 4], u8> -> !rlx.tensor<[1, 2, 1, 1], u8>
+// CHECK-NEXT:    %r = mir.relu %xd
+// CHECK-NEXT:    %cd = mir.dequantize %x, %sc, %zc axis 1
+// CHECK-NEXT:    %cp = mir.avg_pool %cd
+// CHECK-NEXT:    %cq = mir.quantize %cp
+// CHECK-NEXT:    %vd = mir.dequantize %x, %s2, %z
+// CHECK-NEXT:    %vp = mir.avg_pool %vd
+// CHECK-NEXT:    %vq = mir.quantize %vp
+// CHECK-NEXT:    %m = mir.reduce_mean %xd axes [1]
+// CHECK-NEXT:    %mq = mir.quantize %m
+// CHECK-NEXT:    %tp = mir.avg_pool %xd
+// CHECK-NEXT:    %tq = mir.quantize %tp
+// CUDA-LABEL: func.func @quantized_avg_pool
+// CUDA-NOT:     mir.quantized_avg_pool
+// CUDA:         func.return
