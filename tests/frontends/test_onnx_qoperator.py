@@ -194,6 +194,26 @@ def test_average_pool(dtype: int, attrs: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("dtype", TYPES)
+def test_max_pool_of_integers(dtype: int) -> None:
+    """A QOperator model's MaxPool reads and writes 8-bit integers: one mir.max_pool of
+    them (no float copy either side), the same integers as onnxruntime's, natively too."""
+    x = helper.make_tensor_value_info("x", dtype, [1, 3, 7, 6])
+    y = helper.make_tensor_value_info("y", dtype, None)
+    node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3, 2], strides=[2, 2],
+                            pads=[1, 0, 1, 1])  # fmt: skip
+    m = helper.make_model(helper.make_graph([node], "g", [x], [y]),
+                          opset_imports=[helper.make_opsetid("", 12)])  # fmt: skip
+    feeds = random_feeds(m)
+    result = CompilePipeline().compile(import_model(m))
+    kinds = Counter(op.name for op in result.module.walk())
+    assert kinds["mir.max_pool"] == 1 and "mir.cast" not in kinds, kinds
+    session = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    (want,) = session.run(None, feeds)
+    np.testing.assert_array_equal(result.run(feeds)["y"], want)
+    np.testing.assert_array_equal(result.build().run(feeds)["y"], want)
+
+
+@pytest.mark.parametrize("dtype", TYPES)
 @pytest.mark.parametrize(("opset", "axis"), [(13, -1), (13, 1), (12, 1), (11, 2)])
 def test_softmax(dtype: int, opset: int, axis: int) -> None:
     """From opset 13 along ``axis``; before it, over the input coerced to 2-D there."""

@@ -228,7 +228,9 @@ def _as_float(ctx: NodeContext, x: SSAValue) -> tuple[SSAValue, DType | None]:
 @converter("MaxPool")
 def max_pool(ctx: NodeContext) -> ConverterResult:
     storage_order = ctx.check_attr("storage_order", (0, 1), 0)
-    x, back = _as_float(ctx, ctx.x(0))
+    x, back = ctx.x(0), None
+    if ctx.output_used(1) or type_of(x).dtype not in (DType.I8, DType.U8):
+        x, back = _as_float(ctx, x)  # (mir.max_pool takes 8-bit integers as they are)
     kernel, strides, pads, dilations, ceil_mode = _pool_geometry(ctx)
     y = ctx.b.emit(
         mir.MaxPoolOp(
