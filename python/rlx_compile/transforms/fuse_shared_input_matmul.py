@@ -38,6 +38,11 @@ from rlx_compile.memory.source_order import SourceOrderLiveness
 def _candidate(op: Operation) -> bool:
     if not isinstance(op, mir.MatmulOp):
         return False
+    if isinstance(op.lhs.owner, mir.DequantizeOp) and isinstance(op.rhs.owner, mir.DequantizeOp):
+        # A quantised product (a QDQ model's, its weight kept as integers for
+        # quant-to-integer): an integer kernel of its own, requantised to its own scale,
+        # where a wider one would need the products apart again.
+        return False
     w = type_of(op.rhs)
     return w.rank == 2 and isinstance(w.shape[1], int) and type_of(op.lhs).rank >= 1
 

@@ -74,3 +74,25 @@ func.func @far_apart() -> (!rlx.tensor<[4, 8], f32>) {
 // CHECK-NEXT:    mir.matmul %x, %[[W34]]
 // REPORT:       - shared_input_matmul x2 (4 ops absorbed)
 // REPORT:       - shared_input_matmul (mir.matmul at {{.*}}): fused with the matmuls of this input before it, its product would live from the first of them on and raise the peak of live bytes
+
+// -----
+
+// Negative: quantised products (a QDQ model's, the weights' dequantizes kept for
+// quant-to-integer) stay apart, each to become an integer kernel of its own; a float
+// weight (%c) has no other to fuse with.
+func.func @quantised(%q : !rlx.tensor<[2, 8], u8>, %w1 : !rlx.tensor<[8, 4], i8>, %w2 : !rlx.tensor<[8, 4], i8>, %w3 : !rlx.tensor<[8, 4], f32>) -> (!rlx.tensor<[2, 4], f32>, !rlx.tensor<[2, 4], f32>, !rlx.tensor<[2, 4], f32>) {
+  %s = mir.constant dense<0.5> : !rlx.tensor<[], f32>
+  %z = mir.constant dense<7> : !rlx.tensor<[], u8>
+  %x = mir.dequantize %q, %s, %z : (!rlx.tensor<[2, 8], u8>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[2, 8], f32>
+  %d1 = mir.dequantize %w1, %s : (!rlx.tensor<[8, 4], i8>, !rlx.tensor<[], f32>) -> !rlx.tensor<[8, 4], f32>
+  %d2 = mir.dequantize %w2, %s : (!rlx.tensor<[8, 4], i8>, !rlx.tensor<[], f32>) -> !rlx.tensor<[8, 4], f32>
+  %a = mir.matmul %x, %d1 : (!rlx.tensor<[2, 8], f32>, !rlx.tensor<[8, 4], f32>) -> !rlx.tensor<[2, 4], f32>
+  %b = mir.matmul %x, %d2 : (!rlx.tensor<[2, 8], f32>, !rlx.tensor<[8, 4], f32>) -> !rlx.tensor<[2, 4], f32>
+  %c = mir.matmul %x, %w3 : (!rlx.tensor<[2, 8], f32>, !rlx.tensor<[8, 4], f32>) -> !rlx.tensor<[2, 4], f32>
+  func.return %a, %b, %c : !rlx.tensor<[2, 4], f32>, !rlx.tensor<[2, 4], f32>, !rlx.tensor<[2, 4], f32>
+}
+// CHECK-LABEL: func.func @quantised
+// CHECK-NOT:     mir.concat
+// CHECK:         %a = mir.matmul %x, %d1
+// CHECK-NEXT:    %b = mir.matmul %x, %d2
+// CHECK-NEXT:    %c = mir.matmul %x, %w3
