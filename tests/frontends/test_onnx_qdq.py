@@ -213,6 +213,41 @@ def test_quantised_chain_is_one_lookup(chain: str, dtype: int) -> None:
     assert_within_a_step(y, want, Q_PARAMS[dtype][0] / 2)
 
 
+@pytest.mark.parametrize("dtype", [U8, I8])
+def test_gelu_of_a_biased_sum_is_one_lookup(dtype: int) -> None:
+    """A GELU (div, erf, + 1, times x, / 2, the erf quantized between) of a quantized sum
+    with a bias vector (a dense layer's, as in a QDQ transformer): the sum is a function
+    of more than one tensor, so the GELU's chain starts at its dequantize -- one lookup,
+    the same integers as the f32 chain."""
+    n = helper.make_node
+    scale = Q_PARAMS[dtype][0]
+    body = [
+        n("Add", ["xd", "bias"], ["a"]),
+        n("QuantizeLinear", ["a", "s", "z"], ["aq"]),
+        n("DequantizeLinear", ["aq", "s", "z"], ["ad"]),
+        n("Div", ["ad", "root2"], ["dv"]),
+        n("Erf", ["dv"], ["e"]),
+        n("QuantizeLinear", ["e", "s", "z"], ["eq"]),
+        n("DequantizeLinear", ["eq", "s", "z"], ["ed"]),
+        n("Add", ["ed", "one"], ["p"]),
+        n("Mul", ["ad", "p"], ["m"]),
+        n("Mul", ["m", "half"], ["f"]),
+    ]
+    extra = {"bias": np.linspace(-1, 1, 5).astype(np.float32), "root2": np.float32(2**0.5),
+             "one": np.float32(1.0), "half": np.float32(0.5)}  # fmt: skip
+    m = chain_model(dtype, body, extra)
+    feeds = {"x": np.random.default_rng(8).standard_normal([2, 3, 4, 5]).astype(np.float32) * 4}
+    result = CompilePipeline().compile(import_model(m))
+    kinds = Counter(op.name for op in result.module.walk())
+    assert kinds["mir.gather"] == 1 and not {"mir.erf", "mir.mul", "mir.div"} & set(kinds), kinds
+    y = result.run(feeds)["y"]
+    np.testing.assert_array_equal(
+        y, CompilePipeline(target="cuda").compile(import_model(m)).run(feeds)["y"]
+    )
+    session = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    assert_within_a_step(y, session.run(None, feeds)[0], scale / 2)
+
+
 def test_function_of_two_tensors_is_not_tabulated() -> None:
     """An add of two quantized tensors, a product with a per-channel vector: not a
     function of one 8-bit value, so no table; a product of x dequantized twice (other

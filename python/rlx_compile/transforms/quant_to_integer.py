@@ -459,41 +459,53 @@ def _elementwise_cone(top: Operation) -> tuple[list[Operation], list[mir.Dequant
     dequantize counts) with one result of the tensor's shape that only the chain reads;
     the chain starts at dequantizes of the one tensor (per tensor, constant parameters)
     and at constants of one element. None for anything else. Returns the chain and its
-    dequantizes of the tensor."""
+    dequantizes of the tensor. A dequantize the chain could go on through (``_inner``)
+    starts it where going on through it finds no such chain (a GELU's input, the
+    quantized sum of a matmul and its bias)."""
     root = top.operands[0]
     shape = _type(root).shape
     chain: list[Operation] = []
     leaves: list[mir.DequantizeOp] = []
     inside = {id(top)}
-    stack = [root]
-    while stack:
-        v = stack.pop()
-        op = v.owner
-        if not isinstance(op, Operation) or id(op) in inside:
-            continue
-        if isinstance(op, mir.ConstantOp):
-            if _type(v).num_elements() != 1:
-                return None
-            continue
-        if isinstance(op, mir.DequantizeOp) and not _inner(op):
-            if not _is_quant(op) or _type(op.input).dtype not in _INPUT_TYPES:
-                return None
-            if leaves and leaves[0].input is not op.input:
-                return None  # a function of two tensors
-            if _type(op.result).shape != shape:
-                return None
-            leaves.append(op)
-            inside.add(id(op))
-            continue
+
+    def start_at(dq: mir.DequantizeOp) -> bool:
+        if not _is_quant(dq) or _type(dq.input).dtype not in _INPUT_TYPES:
+            return False
+        if leaves and leaves[0].input is not dq.input:
+            return False  # a function of two tensors
+        if _type(dq.result).shape != shape:
+            return False
+        leaves.append(dq)
+        inside.add(id(dq))
+        return True
+
+    def through(op: Operation) -> bool:
         elementwise = op.has_trait(Elementwise) or _is_quant(op)
         if not elementwise or len(op.results) != 1 or _type(op.results[0]).shape != shape:
-            return None
+            return False
         if len(chain) == TABLE_REACH:
-            return None
+            return False
         chain.append(op)
         inside.add(id(op))
-        stack.extend(op.operands)
-    if not leaves:
+        return all(reach(v) for v in op.operands)
+
+    def reach(v: SSAValue) -> bool:
+        op = v.owner
+        if not isinstance(op, Operation) or id(op) in inside:
+            return True
+        if isinstance(op, mir.ConstantOp):
+            return _type(v).num_elements() == 1
+        if isinstance(op, mir.DequantizeOp):
+            if _inner(op):
+                kept = (len(chain), len(leaves), set(inside))
+                if through(op):
+                    return True
+                del chain[kept[0] :], leaves[kept[1] :]
+                inside.intersection_update(kept[2])
+            return start_at(op)
+        return through(op)
+
+    if not reach(root) or not leaves:
         return None
     # Every result the chain computes is read by the chain alone (or, the last, by top).
     for op in chain:

@@ -269,3 +269,26 @@ func.func @quantized_avg_pool(%x : !rlx.tensor<[1, 2, 4, 4], u8>, %s2 : !rlx.ten
 // CUDA-LABEL: func.func @quantized_avg_pool
 // CUDA-NOT:     mir.quantized_avg_pool
 // CUDA:         func.return
+
+// -----
+// A chain whose tensor is itself a quantized result of more than one tensor (a sum with a
+// bias vector, say a matmul's before a GELU): the chain starts at its dequantize, and the
+// sigmoid of it is a table all the same.
+func.func @chain_from_a_sum(%x : !rlx.tensor<[2, 3], u8>) -> !rlx.tensor<[2, 3], u8> {
+  %s = mir.constant dense<0.5> : !rlx.tensor<[], f32>
+  %z = mir.constant dense<128> : !rlx.tensor<[], u8>
+  %b = mir.constant dense<[1.0, 2.0, 3.0]> : !rlx.tensor<[3], f32>
+  %xd = mir.dequantize %x, %s, %z : (!rlx.tensor<[2, 3], u8>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[2, 3], f32>
+  %a = mir.add %xd, %b : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %aq = mir.quantize %a, %s, %z : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[2, 3], u8>
+  %ad = mir.dequantize %aq, %s, %z : (!rlx.tensor<[2, 3], u8>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[2, 3], f32>
+  %g = mir.sigmoid %ad : !rlx.tensor<[2, 3], f32>
+  %gq = mir.quantize %g, %s, %z : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[2, 3], u8>
+  func.return %gq : !rlx.tensor<[2, 3], u8>
+}
+// CHECK-LABEL: func.func @chain_from_a_sum
+// CHECK:         %a = mir.add %xd, %b
+// CHECK-NEXT:    %aq = mir.quantize %a, %s, %z
+// CHECK-NEXT:    %[[T:.*]] = mir.constant dense<"0x{{[0-9A-F]*}}"> : !rlx.tensor<[256], u8>
+// CHECK-NEXT:    %gq = mir.gather %[[T]], %aq axis 0
+// CHECK-NEXT:    func.return %gq
