@@ -1449,3 +1449,47 @@ for _name, _x, _kw, _scales in (
 
             module = graph({"x": (xs, t)}, body)
             return module and (module, {"x": values(xs, t, rng)})
+
+
+# ---------------------------------------------------------------------------------
+# Quantized softmax (quant-to-integer's of a quantized model's softmax)
+# ---------------------------------------------------------------------------------
+
+SOFTMAX_ROWS = np.array([[1, 7, 39, 38, 24, 15], [32, 26, 1, 1, 6, 14]])
+"""Two rows whose quantized softmax (x_scale 0.1, y_scale 0.0039215689) an element
+apart where e_k * (1 / S) stands for e_k / S (found among 400000 random rows): the
+kernel's f32 steps must be the reference's."""
+
+for _name, _x, _axis, _scales, _kind in (
+    ("rows", (3, 7, 10), 2, (0.1, 1 / 256), "any"),
+    ("row_of_one", (5, 1), 1, (0.1, 1 / 256), "any"),  # p = 1: saturates
+    ("long_rows", (2, 3000), 1, (0.02, 1 / 256), "any"),
+    ("axis_first", (9, 4, 5), 0, (0.05, 1 / 256), "any"),
+    ("axis_middle", (2, 6, 5, 3), 1, (0.3, 1 / 128), "any"),
+    ("steep", (4, 33), 1, (1.0, 1 / 256), "any"),  # exp(-d) under 2**-30 past d = 20
+    ("small_values", (6, 4), 1, (0.25, 1 / 256), "small"),  # equal values in a row
+    ("offset", (3, 16), 1, (0.07, 0.002), "any"),  # a zero point mid-range: saturation
+    ("division", (2, 6), 1, (0.1, 0.0039215689), "rows"),  # SOFTMAX_ROWS
+):  # fmt: skip
+    for _t in (DType.U8, DType.I8):
+        for _out in (DType.U8, DType.I8):
+
+            @case(f"quantized_softmax_{_name}_{_t.value}_{_out.value}", mir.QuantizedSoftmaxOp)
+            def _quantized_softmax(
+                dtype: DType, rng: np.random.Generator, t=_t, out=_out, xs=_x, axis=_axis,
+                scales=_scales, kind=_kind, name=_name,
+            ):  # fmt: skip
+                if dtype is not t:  # the case's element type is its input's
+                    return None
+                zero = {DType.U8: 0, DType.I8: -128}[out]
+                if name == "offset":
+                    zero = {DType.U8: 100, DType.I8: -20}[out]
+
+                def body(m, x):
+                    return one(m.emit(mir.QuantizedSoftmaxOp(x, axis, scales, zero, out)))
+
+                module = graph({"x": (xs, t)}, body)
+                x = values(xs, t, rng, kind) if kind != "rows" else SOFTMAX_ROWS
+                if t is DType.I8:  # the same differences (the softmax's input)
+                    x = x if kind != "rows" else x - 20
+                return module and (module, {"x": np.asarray(x).astype(t.numpy)})

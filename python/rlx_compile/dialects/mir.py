@@ -4952,6 +4952,84 @@ class QuantizedAvgPoolOp(PoolOp):
         return result
 
 
+SOFTMAX_ONE = 2**30
+"""The fixed-point one of ``mir.quantized_softmax``'s exponentials: ``T[0]``."""
+
+
+def softmax_table(x_scale: float) -> np.ndarray:
+    """``mir.quantized_softmax``'s exponentials, ``T[d] = round(2**30 * exp(-d * x_scale))``
+    for ``d = 0..255`` (int64; f64 ``math.exp``, half away from zero), computed once where
+    the op runs (the reference, the C emitter, the lowering): every one of them the same
+    integers."""
+    return np.array([math.floor(SOFTMAX_ONE * math.exp(-d * x_scale) + 0.5) for d in range(256)])
+
+
+@irdl_op_definition
+class QuantizedSoftmaxOp(ShapedOp):
+    """``quantize(softmax(dequantize(input)))`` along ``axis`` on 8-bit integers, per
+    tensor (the scales and the result's zero point are properties; the input's zero
+    point cancels out): onnxruntime's QLinearSoftmax, made by quant-to-integer of a
+    quantized model's softmax. Per row along ``axis``, with ``m`` the row's largest
+    integer and ``T = softmax_table(x_scale)`` (256 integers ``floor(2**30 * exp(-d *
+    x_scale) + 1/2)``, d = 0..255, in f64: the exponentials of the dequantized
+    differences in fixed point, computed at compile time by whatever runs the op -- the
+    reference, the C emitter, which passes them to its kernel, the lowering --, so that
+    no libm's ``exp`` can set them apart): ``e_k = T[m - input_k]``, ``S = sum_k e_k``
+    exactly (int64: any order gives it), then ``y_k = saturate(round_half_even(f32(f32(e_k)
+    / f32(S)) / f32(y_scale)) + y_zero_point)``, each conversion to f32, the division and
+    the quotient by the scale rounded to nearest even. It is that of ``e = gather(T,
+    max(x) - x)``, ``quantize(div(cast(e, f32), cast(reduce_sum(e), f32)), y_scale,
+    y_zero_point)``, the ops targets without its kernel run; within a step of the f32
+    chain (T's rounding moves a probability by at most ``(n + 1) * 2**-31``, n the row's
+    length; the f32 steps by a few ulps)."""
+
+    name = "mir.quantized_softmax"
+    input = operand_def(TensorType)
+    axis = prop_def(I64Attr)
+    x_scale = prop_def(F64Attr)
+    y_scale = prop_def(F64Attr)
+    y_zero_point = prop_def(I64Attr)
+    result = result_def(TensorType)
+    traits = traits_def(Pure(), Precision(PrecisionClass.QUANT))
+    INFER_RESULTS: ClassVar[bool] = False
+    assembly_format = (
+        "$input `axis` $axis `scales` $x_scale `,` $y_scale `zero_point` $y_zero_point "
+        "attr-dict `:` type($input) `->` type($result)"
+    )
+
+    def __init__(
+        self,
+        input: SSAValue,
+        axis: int,
+        scales: tuple[float, float],
+        y_zero_point: int,
+        out_dtype: DType,
+    ):
+        props: dict[str, Attribute | None] = {
+            "axis": int_attr(axis), "x_scale": float_attr(scales[0]),
+            "y_scale": float_attr(scales[1]), "y_zero_point": int_attr(y_zero_point),
+        }  # fmt: skip
+        t = cast(TensorType, as_value(input).type)
+        self._build({"input": input}, props, [t.with_dtype(out_dtype)])
+
+    def check_result(self, props: Props, *, input: TensorType) -> None:
+        out = self.result.type
+        assert isinstance(out, TensorType)
+        for t, side in ((input, "input"), (out, "result")):
+            if t.dtype not in (DType.I8, DType.U8):
+                raise VerifyException(f"{side} must be i8 or u8, got {t.dtype.value}")
+        check_axis(props.int("axis"), input.rank)
+        if out.shape != input.shape:
+            raise VerifyException("the result must have the input's shape")
+        lo, hi = out.dtype.int_range
+        if not lo <= props.int("y_zero_point") <= hi:
+            raise VerifyException(f"y_zero_point must be a {out.dtype.value} value")
+        for side in "xy":
+            scale = props.float(f"{side}_scale")
+            if not (math.isfinite(scale) and scale > 0):
+                raise VerifyException(f"{side}_scale must be positive and finite, got {scale}")
+
+
 # =====================================================================================
 # Elementwise regions (made by mark-elementwise-regions)
 # =====================================================================================
@@ -6254,7 +6332,7 @@ MIR_OPS: list[type[ShapedOp]] = [
     FusedResidualRmsNormOp, FusedResidualLayerNormOp,
     FusedConvBiasActOp, FusedScaleShiftActOp, FusedLstmCellOp, FusedGruCellOp,
     FusedAttentionBlockOp,
-    IntegerMatmulOp, IntegerConvOp, QuantizedAddOp, QuantizedAvgPoolOp,
+    IntegerMatmulOp, IntegerConvOp, QuantizedAddOp, QuantizedAvgPoolOp, QuantizedSoftmaxOp,
     ElementwiseRegionOp, YieldOp,
     DimsOp,
     IfOp, LoopOp,

@@ -930,6 +930,23 @@ def _quantized_avg_pool(op: mir.QuantizedAvgPoolOp, args: Arrays, env: Env) -> A
     return [K.quantize(v, one, zero, None, args[0].dtype)]
 
 
+@impl(mir.QuantizedSoftmaxOp)
+def _quantized_softmax(op: mir.QuantizedSoftmaxOp, args: Arrays, env: Env) -> Arrays:
+    """The table's exponentials of each row's max(x) - x and their exact int64 sum, then
+    one f32 division each, quantized (y_scale, y's zero point)."""
+    p = op.props()
+    x, axis = args[0].astype(np.int64), p.int("axis")
+    out = op.result.type
+    assert isinstance(out, TensorType)
+    if x.shape[axis] == 0:
+        return [np.zeros(x.shape, out.dtype.numpy)]
+    e = mir.softmax_table(p.float("x_scale"))[np.max(x, axis=axis, keepdims=True) - x]
+    total = np.sum(e, axis=axis, keepdims=True)  # exact in int64, in any order
+    v = e.astype(np.float32) / total.astype(np.float32)
+    scale, zero = np.array(p.float("y_scale"), np.float32), np.array(p.int("y_zero_point"))
+    return [K.quantize(v, scale, zero, None, out.dtype.numpy)]
+
+
 # ---------------------------------------------------------------------------------
 # Elementwise regions: the body, op by op
 # ---------------------------------------------------------------------------------

@@ -1,10 +1,11 @@
 """Quantised kernels lowered to primitives, for targets that do not claim them: ONNX's
 dynamic quantisation ops as the chains the ONNX importer built before the ops existed
 (integer products as int32 operands centred on their zero points; a convolution computed
-exactly in f64); the integer matmul/conv, the quantized add and average pool as the ops
-their reference semantics names (an exact integer product and the f32 epilogue;
-dequantize, add, quantize; the window mean of x - x_zero_point, its product with
-x_scale / y_scale, a quantize), so that they give the same bits on every target."""
+exactly in f64); the integer matmul/conv, the quantized add, average pool and softmax
+as the ops their reference semantics names (an exact integer product and the f32
+epilogue; dequantize, add, quantize; the window mean of x - x_zero_point, its product
+with x_scale / y_scale, a quantize; the table's exponentials of max(x) - x, their exact
+sum, a division, a quantize), so that they give the same bits on every target."""
 
 from __future__ import annotations
 
@@ -197,10 +198,35 @@ class LowerQuantizedAvgPool(ConversionPattern):
         self.commit(rewriter, op, ops, [b.quantize(b.mul(mean, m), one, zero, dtype=dtype)])
 
 
+class LowerQuantizedSoftmax(ConversionPattern):
+    path = COMMON_IR
+    summary = (
+        "max(x) - x (i32), its exponentials gathered from the op's table (i64), their sum "
+        "(exact), each over it in f32, quantize(·, y_scale, y_zero_point)"
+    )
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.QuantizedSoftmaxOp, rewriter: PatternRewriter) -> None:
+        b, ops = self.builder(op)
+        p = op.props()
+        axis = p.int("axis")
+        x = b.cast(op.input, DType.I32)
+        diff = b.sub(b.reduce("max", x, axis, keepdims=True), x)  # 0..255
+        table = b.constant(mir.softmax_table(p.float("x_scale")), DType.I64, [256])
+        e = b.gather(table, diff, 0)
+        total = b.reduce("sum", e, axis, keepdims=True)  # exact in i64, in any order
+        v = b.div(b.cast(e, DType.F32), b.cast(total, DType.F32))
+        out = type_of(op.result).dtype
+        scale = b.constant(p.float("y_scale"), DType.F32, [])
+        y = b.quantize(v, scale, b.constant(p.int("y_zero_point"), out, []), dtype=out)
+        self.commit(rewriter, op, ops, [y])
+
+
 QUANT_PATTERNS: tuple[type[ConversionPattern], ...] = (
     LowerIntegerLinear,
     LowerQuantizedAdd,
     LowerQuantizedAvgPool,
+    LowerQuantizedSoftmax,
     LowerDynamicQuantizeLinear,
     LowerMatmulInteger,
     LowerConvInteger,

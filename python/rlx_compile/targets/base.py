@@ -54,7 +54,9 @@ STRUCTURAL = frozenset(op.name for op in mir.MIR_OPS if op.has_trait(IsTerminato
 """Terminators and the like: part of another op, never dispatched on their own."""
 INTEGER_PRODUCTS = frozenset({mir.IntegerMatmulOp.name, mir.IntegerConvOp.name})
 """Integer matmul/conv kernels (quant-to-integer makes them for targets claiming them)."""
-INTEGER = INTEGER_PRODUCTS | {mir.QuantizedAddOp.name, mir.QuantizedAvgPoolOp.name}
+INTEGER = INTEGER_PRODUCTS | {
+    mir.QuantizedAddOp.name, mir.QuantizedAvgPoolOp.name, mir.QuantizedSoftmaxOp.name,
+}  # fmt: skip
 """The integer kernels quant-to-integer makes, each for the targets claiming it."""
 RECURRENT = frozenset(op.name for op in mir.RECURRENT_OPS)
 """Whole recurrent layers (a kernel of its own, not a primitive); ``legalize`` lowers

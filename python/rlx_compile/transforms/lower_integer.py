@@ -1,9 +1,11 @@
 """``lower-integer{target=T}``: the integer kernels T does not claim (``mir.integer_conv``
 and ``mir.integer_matmul`` an imported QLinearConv / QLinearMatMul is, a
-``mir.quantized_add``, a ``mir.quantized_avg_pool``) as the ops their reference semantics
-names (legalize's ``LowerIntegerLinear``, ``LowerQuantizedAdd`` and
-``LowerQuantizedAvgPool``: an exact integer product and the f32 epilogue; dequantize,
-add, quantize; an exact window mean, a product, a quantize). The pipeline runs it before fusion, as
+``mir.quantized_add``, a ``mir.quantized_avg_pool``, a ``mir.quantized_softmax``) as the
+ops their reference semantics names (legalize's ``LowerIntegerLinear``,
+``LowerQuantizedAdd``, ``LowerQuantizedAvgPool`` and ``LowerQuantizedSoftmax``: an exact
+integer product and the f32 epilogue; dequantize, add, quantize; an exact window mean, a
+product, a quantize; the table's exponentials, their exact sum, a division, a quantize).
+The pipeline runs it before fusion, as
 ``lower-recurrent``, so that the epilogues fuse as any model's ops do; ``legalize``
 alone would lower them after fusion."""
 
@@ -24,6 +26,7 @@ from rlx_compile.legalization.quant import (
     LowerIntegerLinear,
     LowerQuantizedAdd,
     LowerQuantizedAvgPool,
+    LowerQuantizedSoftmax,
 )
 from rlx_compile.targets import TargetPass
 
@@ -40,6 +43,10 @@ class _LowerUnclaimedAvgPool(UnclaimedOnly, LowerQuantizedAvgPool):
     roots: ClassVar[tuple[type[Operation], ...]] = (mir.QuantizedAvgPoolOp,)
 
 
+class _LowerUnclaimedSoftmax(UnclaimedOnly, LowerQuantizedSoftmax):
+    roots: ClassVar[tuple[type[Operation], ...]] = (mir.QuantizedSoftmaxOp,)
+
+
 @dataclass(frozen=True)
 class LowerIntegerPass(TargetPass):
     """Lower the integer kernels the target does not claim to the ops they stand for."""
@@ -50,6 +57,6 @@ class LowerIntegerPass(TargetPass):
         target = self.resolved()
         patterns: list[RewritePattern] = [
             _LowerUnclaimedLinear(target), _LowerUnclaimedAdd(target),
-            _LowerUnclaimedAvgPool(target),
+            _LowerUnclaimedAvgPool(target), _LowerUnclaimedSoftmax(target),
         ]  # fmt: skip
         run_patterns(op, patterns, reverse=False)

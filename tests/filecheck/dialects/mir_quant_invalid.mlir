@@ -268,3 +268,51 @@ func.func @quantized_avg_pool_window() {
   func.return
 }
 // CHECK: error: 'mir.quantized_avg_pool' op a window of 90000 taps is more than 65536 (its sum must be exact in f32)
+
+// -----
+func.func @quantized_softmax_f32() {
+  %x = mir.input "x" : !rlx.tensor<[2, 4], f32>
+  %y = mir.quantized_softmax %x axis 1 scales 1.0, 1.0 zero_point 0 : !rlx.tensor<[2, 4], f32> -> !rlx.tensor<[2, 4], u8>
+  func.return
+}
+// CHECK: error: 'mir.quantized_softmax' op input must be i8 or u8, got f32
+
+// -----
+func.func @quantized_softmax_result_f32() {
+  %x = mir.input "x" : !rlx.tensor<[2, 4], u8>
+  %y = mir.quantized_softmax %x axis 1 scales 1.0, 1.0 zero_point 0 : !rlx.tensor<[2, 4], u8> -> !rlx.tensor<[2, 4], f32>
+  func.return
+}
+// CHECK: error: 'mir.quantized_softmax' op result must be i8 or u8, got f32
+
+// -----
+func.func @quantized_softmax_axis() {
+  %x = mir.input "x" : !rlx.tensor<[2, 4], u8>
+  %y = mir.quantized_softmax %x axis 2 scales 1.0, 1.0 zero_point 0 : !rlx.tensor<[2, 4], u8> -> !rlx.tensor<[2, 4], u8>
+  func.return
+}
+// CHECK: error: 'mir.quantized_softmax' op axis 2 must be in [0, 2) for a rank-2 operand
+
+// -----
+func.func @quantized_softmax_shape() {
+  %x = mir.input "x" : !rlx.tensor<[2, 4], u8>
+  %y = mir.quantized_softmax %x axis 1 scales 1.0, 1.0 zero_point 0 : !rlx.tensor<[2, 4], u8> -> !rlx.tensor<[4, 2], u8>
+  func.return
+}
+// CHECK: error: 'mir.quantized_softmax' op the result must have the input's shape
+
+// -----
+func.func @quantized_softmax_zero_point() {
+  %x = mir.input "x" : !rlx.tensor<[2, 4], u8>
+  %y = mir.quantized_softmax %x axis 1 scales 1.0, 1.0 zero_point 200 : !rlx.tensor<[2, 4], u8> -> !rlx.tensor<[2, 4], i8>
+  func.return
+}
+// CHECK: error: 'mir.quantized_softmax' op y_zero_point must be a i8 value
+
+// -----
+func.func @quantized_softmax_scale() {
+  %x = mir.input "x" : !rlx.tensor<[2, 4], i8>
+  %y = mir.quantized_softmax %x axis 1 scales 0.5, 0.0 zero_point 0 : !rlx.tensor<[2, 4], i8> -> !rlx.tensor<[2, 4], i8>
+  func.return
+}
+// CHECK: error: 'mir.quantized_softmax' op y_scale must be positive and finite, got 0.0

@@ -81,3 +81,15 @@ func.func @quantized_avg_pool() -> (!rlx.tensor<[2, 3, 3, 4], u8> {rlx.name = "p
   %g = mir.quantized_avg_pool %xi kernel [5, 6] strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] scales 6.000000e-02, 2.000000e-02 zero_points -7, 5 : !rlx.tensor<[2, 3, 5, 6], i8> -> !rlx.tensor<[2, 3, 1, 1], i8>
   func.return %p, %g : !rlx.tensor<[2, 3, 3, 4], u8>, !rlx.tensor<[2, 3, 1, 1], i8>
 }
+
+// mir.quantized_softmax (quant-to-integer's QLinearSoftmax): the axis, x's and y's scales
+// and y's zero point as properties; the result's 8-bit type may differ from the input's.
+// CHECK-LABEL: func.func @quantized_softmax
+func.func @quantized_softmax() -> (!rlx.tensor<[2, 3, 5], u8> {rlx.name = "p"}, !rlx.tensor<[2, 3, 5], i8> {rlx.name = "q"}) {
+  %x = mir.input "x" : !rlx.tensor<[2, 3, 5], i8>
+  // CHECK: %p = mir.quantized_softmax %x axis 2 scales 1.000000e-01, 3.906250e-03 zero_point 0 : !rlx.tensor<[2, 3, 5], i8> -> !rlx.tensor<[2, 3, 5], u8>
+  %p = mir.quantized_softmax %x axis 2 scales 1.000000e-01, 3.906250e-03 zero_point 0 : !rlx.tensor<[2, 3, 5], i8> -> !rlx.tensor<[2, 3, 5], u8>
+  // CHECK-NEXT: %q = mir.quantized_softmax %x axis 0 scales 5.000000e-02, 3.906250e-03 zero_point -128 : !rlx.tensor<[2, 3, 5], i8> -> !rlx.tensor<[2, 3, 5], i8>
+  %q = mir.quantized_softmax %x axis 0 scales 5.000000e-02, 3.906250e-03 zero_point -128 : !rlx.tensor<[2, 3, 5], i8> -> !rlx.tensor<[2, 3, 5], i8>
+  func.return %p, %q : !rlx.tensor<[2, 3, 5], u8>, !rlx.tensor<[2, 3, 5], i8>
+}

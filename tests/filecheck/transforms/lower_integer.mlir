@@ -52,3 +52,28 @@ func.func @quantized_avg_pool(%x : !rlx.tensor<[1, 2, 5, 5], i8>) -> !rlx.tensor
 // CHECK-NEXT:    func.return %[[Y]]
 // CPU-LABEL: func.func @quantized_avg_pool
 // CPU-NEXT:      %y = mir.quantized_avg_pool
+
+// The quantized softmax on cuda: max(x) - x in i32, its exponentials gathered from the
+// table (mir.softmax_table of x_scale; T[0] = 2**30, 0x40000000), their exact i64 sum, each over it
+// in f32, a quantize of y's scale and zero point. cpu claims it: nothing changes.
+func.func @quantized_softmax(%x : !rlx.tensor<[2, 5], i8>) -> !rlx.tensor<[2, 5], u8> {
+  %y = mir.quantized_softmax %x axis 1 scales 1.000000e-01, 3.906250e-03 zero_point 0 : !rlx.tensor<[2, 5], i8> -> !rlx.tensor<[2, 5], u8>
+  func.return %y : !rlx.tensor<[2, 5], u8>
+}
+// CHECK-LABEL: func.func @quantized_softmax
+// CHECK:         %[[X:.*]] = mir.cast %x : !rlx.tensor<[2, 5], i8> -> !rlx.tensor<[2, 5], i32>
+// CHECK-NEXT:    %[[M:.*]] = mir.reduce_max %[[X]] axes [1] keepdims
+// CHECK-NEXT:    %[[D:.*]] = mir.sub %[[M]], %[[X]]
+// CHECK-NEXT:    %[[T:.*]] = mir.constant dense<"0x0000004000000000{{[0-9A-F]*}}"> : !rlx.tensor<[256], i64>
+// CHECK-NEXT:    %[[E:.*]] = mir.gather %[[T]], %[[D]] axis 0
+// CHECK-NEXT:    %[[S:.*]] = mir.reduce_sum %[[E]] axes [1] keepdims
+// CHECK-NEXT:    %[[EF:.*]] = mir.cast %[[E]] : !rlx.tensor<[2, 5], i64> -> !rlx.tensor<[2, 5], f32>
+// CHECK-NEXT:    %[[SF:.*]] = mir.cast %[[S]] : !rlx.tensor<[2, 1], i64> -> !rlx.tensor<[2, 1], f32>
+// CHECK-NEXT:    %[[V:.*]] = mir.div %[[EF]], %[[SF]]
+// CHECK-NEXT:    %[[YS:.*]] = mir.constant dense<0.00390625> : !rlx.tensor<[], f32>
+// CHECK-NEXT:    %[[ZY:.*]] = mir.constant dense<0> : !rlx.tensor<[], u8>
+// CHECK-NEXT:    %[[Y:.*]] = mir.quantize %[[V]], %[[YS]], %[[ZY]]
+// CHECK-SAME:    -> !rlx.tensor<[2, 5], u8>
+// CHECK-NEXT:    func.return %[[Y]]
+// CPU-LABEL: func.func @quantized_softmax
+// CPU-NEXT:      %y = mir.quantized_softmax

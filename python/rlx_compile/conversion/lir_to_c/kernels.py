@@ -1526,6 +1526,19 @@ def _quantized_avg_pool(e: OpEmitter) -> None:
     )  # fmt: skip
 
 
+@lowers(mir.QuantizedSoftmaxOp)
+def _quantized_softmax(e: OpEmitter) -> None:
+    (x,), (y,) = e.args, e.outs
+    p = e.op.props()  # type: ignore[attr-defined]
+    sfx = "_".join(e.suffix(v, INTEGER_INPUTS) for v in (x, y))
+    outer, n, inner = split_axis(x.shape, p.int("axis"))
+    table = Ints(tuple(int(t) for t in mir.softmax_table(p.float("x_scale"))))
+    e.call(
+        f"rlx_quantized_softmax_{sfx}", outer, n, inner, y.loc, x.loc, table,
+        p.float("y_scale"), p.int("y_zero_point"),
+    )  # fmt: skip
+
+
 # ---------------------------------------------------------------------------------
 # Elementwise regions: the body, op by op
 # ---------------------------------------------------------------------------------

@@ -379,3 +379,33 @@ RLX_8BIT_PAIRS(RLX_QUANTIZED_ADD, u8)
     }
 RLX_QUANTIZED_AVG_POOL(i8)
 RLX_QUANTIZED_AVG_POOL(u8)
+
+/* ---- quantized softmax ------------------------------------------------------------ */
+/* Per row (n elements, stride inner): its max m, the exact int64 sum S of table[m - x_k],
+ * then the reference's f32 steps: saturate(rint(f32(f32(table[m - x_k]) / f32(S)) /
+ * f32(y_scale)) + y_zp). */
+#define RLX_QUANTIZED_SOFTMAX(XS, YS, _)                                                \
+    RLX_QUANTIZED_SOFTMAX_SIG(rlx_quantized_softmax_##XS##_##YS) {                      \
+        const RLX_XT_##XS *px = (const RLX_XT_##XS *)x;                                 \
+        RLX_QT_##YS *py = (RLX_QT_##YS *)y;                                             \
+        float sy = (float)y_scale, zy = (float)y_zp;                                    \
+        int64_t o, i, k;                                                                \
+        for (o = 0; o < outer; o++)                                                     \
+            for (i = 0; i < inner; i++) {                                               \
+                const RLX_XT_##XS *xr = px + o * n * inner + i;                         \
+                RLX_QT_##YS *yr = py + o * n * inner + i;                               \
+                int32_t m = INT32_MIN;                                                  \
+                int64_t sum = 0;                                                        \
+                float fs;                                                               \
+                for (k = 0; k < n; k++)                                                 \
+                    if ((int32_t)xr[k * inner] > m) m = (int32_t)xr[k * inner];         \
+                for (k = 0; k < n; k++) sum += table[m - (int32_t)xr[k * inner]];       \
+                fs = (float)sum;                                                        \
+                for (k = 0; k < n; k++) {                                               \
+                    float v = (float)table[m - (int32_t)xr[k * inner]] / fs;            \
+                    yr[k * inner] = RLX_STORE_##YS(v, sy, zy);                          \
+                }                                                                       \
+            }                                                                           \
+        return 0;                                                                       \
+    }
+RLX_8BIT_PAIRS(RLX_QUANTIZED_SOFTMAX, _)

@@ -557,6 +557,13 @@ RLX_8BIT_PAIRS(RLX_DECL_QUANTIZED_ADD, u8)
              double x_scale, int64_t x_zp, double y_scale, int64_t y_zp, void *scratch)
 RLX_QUANTIZED_AVG_POOL_SIG(rlx_quantized_avg_pool_i8);
 RLX_QUANTIZED_AVG_POOL_SIG(rlx_quantized_avg_pool_u8);
+/* mir.quantized_softmax of outer x n x inner elements along the n axis (stride inner);
+ * table: its 256 exponentials (mir.softmax_table of x_scale). rlx_quantized_softmax_<x>_<y> */
+#define RLX_QUANTIZED_SOFTMAX_SIG(name)                                                 \
+    int name(int64_t outer, int64_t n, int64_t inner, void *y, const void *x,           \
+             const int64_t *table, double y_scale, int64_t y_zp)
+#define RLX_DECL_QUANTIZED_SOFTMAX(XS, YS, _) RLX_QUANTIZED_SOFTMAX_SIG(rlx_quantized_softmax_##XS##_##YS);
+RLX_8BIT_PAIRS(RLX_DECL_QUANTIZED_SOFTMAX, _)
 
 /* ---- ONNX's dynamic quantisation ------------------------------------------------------ */
 /* DynamicQuantizeLinear of n f32: y (u8), the scale (one f32), the zero point (one u8). */
