@@ -27,7 +27,12 @@ from onnxruntime.quantization import (
     QuantType,
     quantize_static,
 )
-from tests.frontends.test_onnx_qoperator import Batches, assert_within_a_step, float_cnn
+from tests.frontends.test_onnx_qoperator import (
+    Batches,
+    assert_within_a_step,
+    check_quantized_softmax,
+    float_cnn,
+)
 
 from rlx_compile import CompilePipeline
 from rlx_compile.frontends.onnx import import_model
@@ -568,3 +573,32 @@ def test_quantized_pool_within_a_step_of_onnxruntime(
     session = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
     step = Q_PARAMS[dtype][0] / (1 if same_scale else 2)
     assert_steps(got, session.run(None, feeds)[0], step, 1)
+
+
+# ---------------------------------------------------------------------------------
+# Quantised softmax: one mir.quantized_softmax
+# ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("out", [U8, I8])
+@pytest.mark.parametrize("dtype", [U8, I8])
+@pytest.mark.parametrize(("axis", "shape"), [(-1, [2, 3, 4, 5]), (1, [2, 3, 4, 5]), (-1, [2, 300])])
+def test_quantized_softmax_is_one_op(dtype: int, out: int, axis: int, shape: list[int]) -> None:
+    """A softmax between Q/DQ pairs, its output of the input's 8-bit type or the other,
+    at a probability's scale (1/256, the type's lowest zero point): one
+    mir.quantized_softmax (see ``check_quantized_softmax``)."""
+    scale, zero = Q_PARAMS[dtype]
+    n = helper.make_node
+    nodes = [
+        n("QuantizeLinear", ["x", "s", "z"], ["xq"]),
+        n("DequantizeLinear", ["xq", "s", "z"], ["xd"]),
+        n("Softmax", ["xd"], ["f"], axis=axis),
+        n("QuantizeLinear", ["f", "so", "zo"], ["fq"]),
+        n("DequantizeLinear", ["fq", "so", "zo"], ["y"]),
+    ]
+    inits = {"s": np.float32(scale), "z": np.array(zero, _np(dtype)), "so": np.float32(1 / 256),
+             "zo": np.array(np.iinfo(_np(out)).min, _np(out))}  # fmt: skip
+    m = float_io_model(nodes, {"x": shape}, shape, inits)
+    for seed in range(3):
+        feeds = {"x": np.random.default_rng(seed).standard_normal(shape).astype(np.float32) * 2}
+        check_quantized_softmax(m, feeds, 1 / 256)

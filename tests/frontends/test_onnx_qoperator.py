@@ -224,6 +224,55 @@ def test_softmax(dtype: int, opset: int, axis: int) -> None:
                   opset=opset, axis=axis))  # fmt: skip
 
 
+def check_quantized_softmax(
+    m: onnx.ModelProto, feeds: dict[str, np.ndarray], step: float, ops: int = 1
+) -> dict[str, float]:
+    """``m``'s softmax (QLinearSoftmax, or a softmax between Q/DQ) is ``ops``
+    mir.quantized_softmax on cpu, no float softmax left; natively the reference's
+    integers; the op lowered for cuda gives them too; within a step (``step``) of the
+    f32 chain (cuda, which does not claim the op) and of onnxruntime. The most steps
+    from each."""
+    result = CompilePipeline().compile(import_model(m))
+    kinds = Counter(op.name for op in result.module.walk())
+    assert kinds["mir.quantized_softmax"] == ops and "mir.softmax" not in kinds, kinds
+    got = result.run(feeds)["y"]
+    np.testing.assert_array_equal(result.build().run(feeds)["y"], got)
+    made = result.stage("quant-to-integer")  # the cpu's module, compiled for cuda
+    lowered = CompilePipeline(target="cuda").compile(made)
+    assert not any(op.name == "mir.quantized_softmax" for op in lowered.module.walk())
+    np.testing.assert_array_equal(lowered.run(feeds)["y"], got)
+    chain = CompilePipeline(target="cuda").compile(import_model(m)).run(feeds)["y"]
+    session = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    (want,) = session.run(None, feeds)
+    worst = {}
+    for name, other in (("f32 chain", chain), ("onnxruntime", want)):
+        assert got.shape == other.shape
+        diff = np.abs(got.astype(np.float64) - other.astype(np.float64)) / step
+        assert diff.max() <= 1 + 1e-6, (name, diff.max())
+        worst[name] = float(diff.max())
+    return worst
+
+
+@pytest.mark.parametrize("dtype", TYPES)
+@pytest.mark.parametrize(
+    ("opset", "axis", "shape", "x_scale"),
+    [(13, -1, [2, 3, 40], 0.02), (13, 1, [2, 5, 4], 0.08), (13, 0, [3, 2, 4], 0.05),
+     (12, 2, [2, 3, 7], 0.1), (13, -1, [4, 1], 0.1), (13, -1, [2, 1000], 0.01)],
+)  # fmt: skip
+def test_softmax_is_one_op(
+    dtype: int, opset: int, axis: int, shape: list[int], x_scale: float
+) -> None:
+    """QLinearSoftmax along its axis (before opset 13 over the input coerced to 2-D: along
+    the last axis, no reshape) is one mir.quantized_softmax (see
+    ``check_quantized_softmax``); rows of 1 to 1000."""
+    low = np.array(-128 if dtype == I8 else 0, helper.tensor_dtype_to_np_dtype(dtype))
+    params = {**quant_params(dtype, "x", x_scale), "y_s": np.float32(1 / 256), "y_z": low}
+    m = q_model("QLinearSoftmax", [("x", dtype, shape)], params, dtype, X_TO_Y,
+                opset=opset, axis=axis)  # fmt: skip
+    for seed in range(3):
+        check_quantized_softmax(m, random_feeds(m, seed), 1.0)
+
+
 @pytest.mark.parametrize("dtype", TYPES)
 def test_concat(dtype: int) -> None:
     """Inputs with scales of their own, requantised to the output's."""

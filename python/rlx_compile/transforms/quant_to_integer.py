@@ -25,6 +25,8 @@ on the dequantised values. For a target that claims ``mir.integer_conv`` /
   ``mir.quantized_add`` (for targets claiming it);
 - ``quantize(avg_pool(dequantize(x)))`` (or of a global average pool's reduce_mean)
   into ``mir.quantized_avg_pool`` (for targets claiming it);
+- ``quantize(softmax(dequantize(x)))`` into ``mir.quantized_softmax`` (for targets
+  claiming it);
 - ``quantize(f(dequantize(x)))``, ``f`` any chain of elementwise ops of the one 8-bit
   tensor x (a sigmoid, a SiLU with its inner quantize, a leaky relu...), into a
   ``mir.gather`` from the table of f's 256 results (for targets claiming the gather).
@@ -400,6 +402,33 @@ def _window(pool: mir.AvgPoolOp | mir.ReduceMeanOp) -> dict[str, Any] | None:
     return window
 
 
+QParams = tuple[DType, float, int]
+"""A per-tensor (de)quantize's integer type, scale and zero point (``_qparams``)."""
+
+
+def _requantized(
+    op: mir.QuantizeOp, kinds: tuple[type[Operation], ...]
+) -> tuple[Operation, mir.DequantizeOp, QParams, QParams] | None:
+    """``op = quantize(f(dequantize(x)))``, ``f`` an op of ``kinds`` on one f32 operand
+    that only ``op`` reads, the dequantize and ``op`` per tensor with constant positive
+    scales and 8-bit integers (what the one-op kernels of such chains take): ``f``, the
+    dequantize, its parameters and ``op``'s. None for any other."""
+    f = op.input.owner
+    if not isinstance(f, kinds):
+        return None
+    if sole_user(f.results[0]) is not op or _type(f.results[0]).dtype is not DType.F32:
+        return None
+    dq = f.operands[0].owner
+    if not isinstance(dq, mir.DequantizeOp):
+        return None
+    out, own = _qparams(op), _qparams(dq)
+    if out is None or own is None or out[0] not in _INPUT_TYPES or own[0] not in _INPUT_TYPES:
+        return None
+    if not (out[1] > 0 and own[1] > 0):
+        return None  # the kernels' scales are positive
+    return f, dq, own, out
+
+
 class QuantizedAvgPool(RewritePattern):
     """quantize(avg_pool(dequantize(x))), or of a global average pool (a reduce_mean over
     the spatial dims), per tensor, x and the result of one 8-bit type ->
@@ -410,25 +439,39 @@ class QuantizedAvgPool(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mir.QuantizeOp, rewriter: PatternRewriter) -> None:
-        pool = op.input.owner
-        if not isinstance(pool, mir.AvgPoolOp | mir.ReduceMeanOp):
+        chain = _requantized(op, (mir.AvgPoolOp, mir.ReduceMeanOp))
+        if chain is None:
             return
-        if sole_user(pool.result) is not op or _type(pool.result).dtype is not DType.F32:
-            return
-        dq = pool.input.owner
-        if not isinstance(dq, mir.DequantizeOp):
-            return
-        out, own = _qparams(op), _qparams(dq)
-        if out is None or own is None or out[0] not in _INPUT_TYPES or own[0] != out[0]:
-            return
-        if not (out[1] > 0 and own[1] > 0):
-            return  # the op's scales are positive
+        pool, dq, own, out = chain
+        assert isinstance(pool, mir.AvgPoolOp | mir.ReduceMeanOp)
+        if own[0] != out[0]:
+            return  # the pool's result is of its input's type
         window = _window(pool)
         if window is None:
             return
         new = mir.QuantizedAvgPoolOp(
             dq.input, window.pop("kernel"), (own[1], out[1]), (own[2], out[2]), **window
         )
+        new.location = op.location
+        rewriter.replace(op, [new], [new.result])
+
+
+class QuantizedSoftmax(RewritePattern):
+    """quantize(softmax(dequantize(x))), per tensor, x and the result 8-bit (of one type
+    or not) -> ``mir.quantized_softmax`` along the softmax's axis (onnxruntime's
+    QLinearSoftmax, and its QDQ handling of a softmax): one op instead of three, within a
+    step of them. A dequantize other ops read stays for them; a softmax other ops read
+    stays whole."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.QuantizeOp, rewriter: PatternRewriter) -> None:
+        chain = _requantized(op, (mir.SoftmaxOp,))
+        if chain is None:
+            return
+        softmax, dq, own, out = chain
+        assert isinstance(softmax, mir.SoftmaxOp)
+        axis = softmax.props().int("axis")
+        new = mir.QuantizedSoftmaxOp(dq.input, axis, (own[1], out[1]), out[2], out[0])
         new.location = op.location
         rewriter.replace(op, [new], [new.result])
 
@@ -730,6 +773,8 @@ class QuantToIntegerPass(ModulePass):
             patterns.append(QuantizedAdd())
         if target.claims_op(mir.QuantizedAvgPoolOp.name):
             patterns.append(QuantizedAvgPool())
+        if target.claims_op(mir.QuantizedSoftmaxOp.name):
+            patterns.append(QuantizedSoftmax())
         for graph in mir_graphs(op, self.name):
             block = graph_block(graph)
             if not any(isinstance(o, mir.DequantizeOp) for o in graph.walk()):

@@ -292,3 +292,45 @@ func.func @chain_from_a_sum(%x : !rlx.tensor<[2, 3], u8>) -> !rlx.tensor<[2, 3],
 // CHECK-NEXT:    %[[T:.*]] = mir.constant dense<"0x{{[0-9A-F]*}}"> : !rlx.tensor<[256], u8>
 // CHECK-NEXT:    %gq = mir.gather %[[T]], %aq axis 0
 // CHECK-NEXT:    func.return %gq
+
+// -----
+// quantize(softmax(dequantize(x))): one mir.quantized_softmax along the softmax's axis
+// (QLinearSoftmax), the result's 8-bit type its own (i8 in, u8 out); the dequantize, read
+// by a relu too, stays for it. Left alone: a per-channel dequantize, a scale that is not
+// a constant, a softmax another op reads too. cuda does not claim the op: nothing changes.
+func.func @quantized_softmax(%x : !rlx.tensor<[2, 3, 4], i8>, %s2 : !rlx.tensor<[], f32>) -> (!rlx.tensor<[2, 3, 4], u8>, !rlx.tensor<[2, 3, 4], f32>, !rlx.tensor<[2, 3, 4], u8>, !rlx.tensor<[2, 3, 4], u8>, !rlx.tensor<[2, 3, 4], u8>, !rlx.tensor<[2, 3, 4], f32>) {
+  %s = mir.constant dense<0.125> : !rlx.tensor<[], f32>
+  %z = mir.constant dense<3> : !rlx.tensor<[], i8>
+  %so = mir.constant dense<0.00390625> : !rlx.tensor<[], f32>
+  %zo = mir.constant dense<0> : !rlx.tensor<[], u8>
+  %sc = mir.constant dense<[0.5, 0.25, 0.125]> : !rlx.tensor<[3], f32>
+  %zc = mir.constant dense<[3, 4, 5]> : !rlx.tensor<[3], i8>
+  %xd = mir.dequantize %x, %s, %z : (!rlx.tensor<[2, 3, 4], i8>, !rlx.tensor<[], f32>, !rlx.tensor<[], i8>) -> !rlx.tensor<[2, 3, 4], f32>
+  %p = mir.softmax %xd axis 1 : !rlx.tensor<[2, 3, 4], f32>
+  %pq = mir.quantize %p, %so, %zo : (!rlx.tensor<[2, 3, 4], f32>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[2, 3, 4], u8>
+  %r = mir.relu %xd : !rlx.tensor<[2, 3, 4], f32>
+  %cd = mir.dequantize %x, %sc, %zc axis 1 : (!rlx.tensor<[2, 3, 4], i8>, !rlx.tensor<[3], f32>, !rlx.tensor<[3], i8>) -> !rlx.tensor<[2, 3, 4], f32>
+  %cp = mir.softmax %cd axis 2 : !rlx.tensor<[2, 3, 4], f32>
+  %cq = mir.quantize %cp, %so, %zo : (!rlx.tensor<[2, 3, 4], f32>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[2, 3, 4], u8>
+  %vd = mir.dequantize %x, %s2, %z : (!rlx.tensor<[2, 3, 4], i8>, !rlx.tensor<[], f32>, !rlx.tensor<[], i8>) -> !rlx.tensor<[2, 3, 4], f32>
+  %vp = mir.softmax %vd axis 2 : !rlx.tensor<[2, 3, 4], f32>
+  %vq = mir.quantize %vp, %so, %zo : (!rlx.tensor<[2, 3, 4], f32>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[2, 3, 4], u8>
+  %tp = mir.softmax %xd axis 2 : !rlx.tensor<[2, 3, 4], f32>
+  %tq = mir.quantize %tp, %so, %zo : (!rlx.tensor<[2, 3, 4], f32>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[2, 3, 4], u8>
+  func.return %pq, %r, %cq, %vq, %tq, %tp : !rlx.tensor<[2, 3, 4], u8>, !rlx.tensor<[2, 3, 4], f32>, !rlx.tensor<[2, 3, 4], u8>, !rlx.tensor<[2, 3, 4], u8>, !rlx.tensor<[2, 3, 4], u8>, !rlx.tensor<[2, 3, 4], f32>
+}
+// CHECK-LABEL: func.func @quantized_softmax
+// CHECK:         %xd = mir.dequantize %x, %s, %z
+// CHECK-NEXT:    %pq = mir.quantized_softmax %x axis 1 scales 1.250000e-01, 3.906250e-03 zero_point 0 : !rlx.tensor<[2, 3, 4], i8> -> !rlx.tensor<[2, 3, 4], u8>
+// CHECK-NEXT:    %r = mir.relu %xd
+// CHECK-NEXT:    %cd = mir.dequantize %x, %sc, %zc axis 1
+// CHECK-NEXT:    %cp = mir.softmax %cd
+// CHECK-NEXT:    %cq = mir.quantize %cp
+// CHECK-NEXT:    %vd = mir.dequantize %x, %s2, %z
+// CHECK-NEXT:    %vp = mir.softmax %vd
+// CHECK-NEXT:    %vq = mir.quantize %vp
+// CHECK-NEXT:    %tp = mir.softmax %xd
+// CHECK-NEXT:    %tq = mir.quantize %tp
+// CUDA-LABEL: func.func @quantized_softmax
+// CUDA-NOT:     mir.quantized_softmax
+// CUDA:         func.return
