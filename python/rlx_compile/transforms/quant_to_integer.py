@@ -29,7 +29,10 @@ on the dequantised values. For a target that claims ``mir.integer_conv`` /
   claiming it);
 - ``quantize(f(dequantize(x)))``, ``f`` any chain of elementwise ops of the one 8-bit
   tensor x (a sigmoid, a SiLU with its inner quantize, a leaky relu...), into a
-  ``mir.gather`` from the table of f's 256 results (for targets claiming the gather).
+  ``mir.gather`` from the table of f's 256 results (for targets claiming the gather);
+  a concat's input of other parameters is requantised by such a table;
+- a table lookup of an integer op's requantised result that nothing else reads into
+  that op's own ``table``: the conv and the function after it in one op.
 
 It runs on ``quantize=int8``'s quantisation and, in the default pipeline of a target
 that claims the integer kernels, on a quantised model's own (a QDQ model's), after
