@@ -94,13 +94,16 @@ def dequantizes_integers(op: Operation) -> bool:
     return isinstance(op, mir.DequantizeOp) and type_of(op.input).dtype in _QUANTISED
 
 
-def dequantizes_weight(op: Operation) -> bool:
-    """Whether ``op`` dequantizes 8-bit integers that matmuls and convs read as their
-    weight: the op ``keep-dequantize`` keeps (another reader, a norm's scale, say, folds
-    as any op, so that fusion finds its constant)."""
-    from rlx_compile.quant.sites import read_as_weight
+def dequantizes_integer_operand(op: Operation) -> bool:
+    """Whether ``op`` dequantizes 8-bit integers that an integer kernel would read: the
+    weight of matmuls and convs, an operand of quantized adds (a bias). The op
+    ``keep-dequantize`` keeps (another reader, a norm's scale, say, folds as any op, so
+    that fusion finds its constant)."""
+    from rlx_compile.quant.sites import read_as_quantized_addend, read_as_weight
 
-    return dequantizes_integers(op) and read_as_weight(op.results[0])
+    if not dequantizes_integers(op):
+        return False
+    return read_as_weight(op.results[0]) or read_as_quantized_addend(op.results[0])
 
 
 def is_foldable(op: Operation) -> bool:
@@ -256,8 +259,8 @@ class KnownValues:
 
     ``mir.constant`` results are known; ``evaluate(op)`` adds the results of a foldable op
     whose operands are all known and whose results hold at most ``max_elements``
-    (with ``keep_dequantize``, not a dequantize of 8-bit integers read as a weight:
-    ``dequantizes_weight``).
+    (with ``keep_dequantize``, not a dequantize of 8-bit integers an integer kernel
+    would read: ``dequantizes_integer_operand``).
     """
 
     def __init__(self, max_elements: int = DEFAULT_MAX_ELEMENTS, keep_dequantize: bool = False):
@@ -282,7 +285,7 @@ class KnownValues:
         for v in op._operands:  # most ops read a value known only at run time
             if v not in values and not isinstance(v.owner, mir.ConstantOp):
                 return None
-        if self.keep_dequantize and dequantizes_weight(op):
+        if self.keep_dequantize and dequantizes_integer_operand(op):
             return None
         results = fold(op, self.get, self.max_elements)
         if results is not None:
@@ -333,9 +336,10 @@ class KnownValuesPass(ModulePass):
     """Largest value (in elements) evaluated, and materialised as a constant."""
 
     keep_dequantize: bool = False
-    """Leave the dequantizes of 8-bit integers that matmuls and convs read as their weight
-    (``dequantizes_weight``) as ops, for ``quant-to-integer`` to read the integers; the
-    cleanup after it folds what it leaves."""
+    """Leave the dequantizes of 8-bit integers that matmuls and convs read as their weight,
+    or quantized adds as an operand (``dequantizes_integer_operand``), as ops, for
+    ``quant-to-integer`` to read the integers; the cleanup after it folds what it
+    leaves."""
 
     def __post_init__(self) -> None:
         if self.max_elements < 1:

@@ -256,12 +256,14 @@ def test_gelu_of_a_biased_sum_is_one_lookup(dtype: int) -> None:
 def test_function_of_two_tensors_is_not_tabulated() -> None:
     """An add of two quantized tensors, a product with a per-channel vector: not a
     function of one 8-bit value, so no table; a product of x dequantized twice (other
-    scales) is one, and is tabulated."""
+    scales) is one, and is tabulated, as is a product with a vector of one value."""
     n = helper.make_node
+    splat = numpy_helper.from_array(np.full(5, 1.5, dtype=np.float32))
     for body, extra, tabulated in (
         ([n("Add", ["xd", "x2d"], ["f"])], {}, False),
         ([n("Mul", ["xd", "v"], ["f"])], {"v": np.arange(5, dtype=np.float32)}, False),
         ([n("Mul", ["xd", "xd2"], ["f"])], {}, True),
+        ([n("Constant", [], ["v"], value=splat), n("Mul", ["xd", "v"], ["f"])], {}, True),
     ):
         m = chain_model(U8, body, extra)
         m.graph.node.insert(2, n("DequantizeLinear", ["xq", "s2", "z"], ["xd2"]))
@@ -329,16 +331,61 @@ def test_quantized_add_is_one_op(types: tuple[int, int, int], relu: bool) -> Non
     m = float_io_model(nodes, {"a": [2, 3, 8], "b": [2, 3, 8]}, [2, 3, 8], params)
     rng = np.random.default_rng(8)
     feeds = {k: rng.standard_normal([2, 3, 8]).astype(np.float32) * 3 for k in "ab"}
+    kinds = _check_quantized_adds(m, feeds, 1, 0.06)
+    assert kinds["mir.dequantize"] == 1 and "mir.relu" not in kinds, kinds
+
+
+def _check_quantized_adds(m: onnx.ModelProto, feeds: dict[str, np.ndarray], count: int,
+                          step: float) -> Counter[str]:  # fmt: skip
+    """``m``'s adds are ``count`` mir.quantized_add on cpu, which give the integers of
+    the ops they stand for (cuda runs those), natively too, within a step of
+    onnxruntime; the op kinds of the compiled module."""
     result = CompilePipeline().compile(import_model(m))
     kinds = Counter(op.name for op in result.module.walk())
-    assert kinds["mir.quantized_add"] == 1 and "mir.add" not in kinds, kinds
-    assert kinds["mir.dequantize"] == 1 and "mir.relu" not in kinds, kinds
+    assert kinds["mir.quantized_add"] == count and "mir.add" not in kinds, kinds
     got = result.run(feeds)["y"]
     np.testing.assert_array_equal(got, result.build().run(feeds)["y"])  # the C kernel
     want = CompilePipeline(target="cuda").compile(import_model(m)).run(feeds)["y"]
     np.testing.assert_array_equal(got, want)
     session = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
-    assert_within_a_step(got, session.run(None, feeds)[0], 0.06)
+    assert_within_a_step(got, session.run(None, feeds)[0], step)
+    return kinds
+
+
+@pytest.mark.parametrize("types", [(U8, I8, U8), (I8, I8, I8)])
+def test_quantized_bias_and_mask_adds_are_one_op(types: tuple[int, int, int]) -> None:
+    """A quantized bias vector (a constant: onnxruntime's QLinearAdd with a constant
+    side) and a mask over the heads (a tensor) added to quantized scores, as a QDQ
+    transformer writes them: one mir.quantized_add each, broadcasting; the same integers
+    as the ops (cuda runs those) and the C kernel, within a step of onnxruntime."""
+    n = helper.make_node
+    ta, tb, ty = types
+    params = {
+        "sa": np.float32(0.031), "za": np.array(Q_PARAMS[ta][1], _np(ta)),
+        "sb": np.float32(0.02), "zb": np.array(0, _np(tb)),
+        "bias": np.array([3, -7, 11, 0, -128, 127, 5, -1], _np(tb)),
+        "sy": np.float32(0.06), "zy": np.array(Q_PARAMS[ty][1] // 3, _np(ty)),
+    }  # fmt: skip
+    nodes = [
+        n("QuantizeLinear", ["a", "sa", "za"], ["aq"]),
+        n("DequantizeLinear", ["aq", "sa", "za"], ["ad"]),
+        n("DequantizeLinear", ["bias", "sb", "zb"], ["bd"]),
+        n("Add", ["ad", "bd"], ["t"]),
+        n("QuantizeLinear", ["t", "sy", "zy"], ["tq"]),
+        n("DequantizeLinear", ["tq", "sy", "zy"], ["td"]),
+        n("QuantizeLinear", ["mask", "sa", "za"], ["mq"]),
+        n("DequantizeLinear", ["mq", "sa", "za"], ["md"]),
+        n("Add", ["md", "td"], ["u"]),
+        n("QuantizeLinear", ["u", "sy", "zy"], ["uq"]),
+        n("DequantizeLinear", ["uq", "sy", "zy"], ["y"]),
+    ]
+    m = float_io_model(nodes, {"a": [2, 3, 8], "mask": [1, 3, 1]}, [2, 3, 8], params)
+    rng = np.random.default_rng(9)
+    feeds = {
+        "a": rng.standard_normal([2, 3, 8]).astype(np.float32) * 3,
+        "mask": rng.standard_normal([1, 3, 1]).astype(np.float32),
+    }
+    _check_quantized_adds(m, feeds, 2, 0.06)
 
 
 def _np(dtype: int) -> np.dtype:

@@ -1390,18 +1390,23 @@ for _name in ml_models.OPS:
 # Quantized add (quant-to-integer's of a QDQ model's add)
 # ---------------------------------------------------------------------------------
 
-for _a, _b, _y, _act in (
-    (DType.U8, DType.U8, DType.U8, "none"),
-    (DType.I8, DType.U8, DType.I8, "relu"),
-    (DType.U8, DType.I8, DType.I8, "none"),
-    (DType.I8, DType.I8, DType.U8, "relu"),
+for _a, _b, _y, _act, _shapes in (
+    (DType.U8, DType.U8, DType.U8, "none", ((2, 3, 17), (2, 3, 17))),
+    (DType.I8, DType.U8, DType.I8, "relu", ((2, 3, 17), (2, 3, 17))),
+    (DType.U8, DType.I8, DType.I8, "none", ((2, 3, 17), (2, 3, 17))),
+    (DType.I8, DType.I8, DType.U8, "relu", ((2, 3, 17), (2, 3, 17))),
+    # broadcast: a bias vector (rows read contiguously), a mask over heads (strided rows)
+    (DType.U8, DType.I8, DType.U8, "none", ((2, 3, 17), (17,))),
+    (DType.I8, DType.U8, DType.U8, "relu", ((2, 1, 5, 1), (1, 3, 1, 4))),
 ):
+    _bcast = "" if _shapes[0] == _shapes[1] else "_broadcast"
 
-    @case(f"quantized_add_{_a.value}_{_b.value}_{_y.value}_{_act}", mir.QuantizedAddOp)
-    def _quantized_add(dtype: DType, rng: np.random.Generator, a=_a, b=_b, y=_y, act=_act):
+    @case(f"quantized_add_{_a.value}_{_b.value}_{_y.value}_{_act}{_bcast}", mir.QuantizedAddOp)
+    def _quantized_add(
+        dtype: DType, rng: np.random.Generator, a=_a, b=_b, y=_y, act=_act, shapes=_shapes
+    ):
         if dtype is not y:  # the case's element type is its result's
             return None
-        shape = (2, 3, 17)
         zero = {DType.U8: 121, DType.I8: -7}
 
         def body(m, lhs, rhs):
@@ -1410,8 +1415,8 @@ for _a, _b, _y, _act in (
             )
             return one(m.emit(op))
 
-        module = graph({"lhs": (shape, a), "rhs": (shape, b)}, body)
-        inputs = {"lhs": values(shape, a, rng), "rhs": values(shape, b, rng)}
+        module = graph({"lhs": (shapes[0], a), "rhs": (shapes[1], b)}, body)
+        inputs = {"lhs": values(shapes[0], a, rng), "rhs": values(shapes[1], b, rng)}
         return module and (module, inputs)
 
 

@@ -4817,11 +4817,12 @@ class IntegerConvOp(IntegerLinearOp):
 
 @irdl_op_definition
 class QuantizedAddOp(ShapedOp):
-    """``quantize(act(dequantize(lhs) + dequantize(rhs)))`` on 8-bit integers of one
-    shape, each per tensor (its scale and zero point are properties): onnxruntime's
-    QLinearAdd, made by quant-to-integer of a quantized model's add. Computed as those
-    ops compute (each operand dequantized, their f32 sum, the activation -- none or
-    relu --, the quantize), it gives their integers."""
+    """``quantize(act(dequantize(lhs) + dequantize(rhs)))`` on 8-bit integers, each per
+    tensor (its scale and zero point are properties), the operands broadcast like NumPy
+    (a bias vector, an attention mask): onnxruntime's QLinearAdd, made by
+    quant-to-integer of a quantized model's add. Computed as those ops compute (each
+    operand dequantized, their f32 sum, the activation -- none or relu --, the
+    quantize), it gives their integers."""
 
     name = "mir.quantized_add"
     lhs = operand_def(TensorType)
@@ -4855,8 +4856,9 @@ class QuantizedAddOp(ShapedOp):
         for side, scale, zero in zip(("lhs", "rhs", "out"), scales, zero_points, strict=True):
             props[f"{side}_scale"] = float_attr(scale)
             props[f"{side}_zero_point"] = int_attr(zero)
-        t = cast(TensorType, as_value(lhs).type)
-        self._build({"lhs": lhs, "rhs": rhs}, props, [t.with_dtype(out_dtype)])
+        a, b = (cast(TensorType, as_value(v).type) for v in (lhs, rhs))
+        shape = broadcast_shapes(a.shape, b.shape)
+        self._build({"lhs": lhs, "rhs": rhs}, props, [TensorType(shape, out_dtype)])
 
     def check_result(self, props: Props, *, lhs: TensorType, rhs: TensorType) -> None:
         out = self.result.type
@@ -4869,8 +4871,12 @@ class QuantizedAddOp(ShapedOp):
             scale = props.float(f"{side}_scale")
             if not (math.isfinite(scale) and scale > 0):
                 raise VerifyException(f"{side}_scale must be positive and finite, got {scale}")
-        if lhs.shape != rhs.shape or out.shape != lhs.shape:
-            raise VerifyException("lhs, rhs and the result must have one shape")
+        shape = broadcast_shapes(lhs.shape, rhs.shape)  # raises if they do not broadcast
+        if out.shape != shape:
+            raise VerifyException(
+                f"the result must have the operands' broadcast shape {fmt_shape(shape)}, "
+                f"got {fmt_shape(out.shape)}"
+            )
         if props.enum("activation") not in (Activation.NONE, Activation.RELU):
             raise VerifyException("the activation must be none or relu")
 

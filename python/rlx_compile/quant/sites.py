@@ -15,6 +15,7 @@ from xdsl.ir import Block, Operation, OpResult, SSAValue
 
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.types import DType, TensorType
+from rlx_compile.fusion.base import sole_user
 from rlx_compile.ir import graph_block, graph_name
 
 QUANTIZABLE_FLOATS = (DType.F32, DType.F16, DType.BF16)
@@ -109,6 +110,24 @@ def read_as_weight(value: SSAValue) -> bool:
                 return False
             continue
         if not isinstance(op, _PRODUCTS) or use.index != 1:
+            return False
+    return True
+
+
+def read_as_quantized_addend(value: SSAValue) -> bool:
+    """Whether every reader of ``value`` is an add whose sum only a quantize reads
+    (directly or through a relu): a quantized model's add, which an integer kernel
+    computes on both operands' integers (``mir.quantized_add``; a bias, say)."""
+    if value.first_use is None:
+        return False
+    for use in value.uses:
+        add = use.operation
+        if not isinstance(add, mir.AddOp):
+            return False
+        reader = sole_user(add.result)
+        if isinstance(reader, mir.ReluOp):
+            reader = sole_user(reader.result)
+        if not isinstance(reader, mir.QuantizeOp):
             return False
     return True
 

@@ -21,22 +21,24 @@ on the dequantised values. For a target that claims ``mir.integer_conv`` /
 - ``quantize(op(dequantize(x)))`` of an op that only moves elements (reshape, transpose,
   slice, concat...) or selects them (max pool), with one type, scale and zero point
   throughout, into the op on the integers;
-- ``quantize(add(dequantize(a), dequantize(b)))`` (and a relu after the add) into
+- ``quantize(add(dequantize(a), dequantize(b)))`` (and a relu after the add), a and b
+  of one shape or broadcast (a quantized bias vector, a mask), into
   ``mir.quantized_add`` (for targets claiming it);
 - ``quantize(avg_pool(dequantize(x)))`` (or of a global average pool's reduce_mean)
   into ``mir.quantized_avg_pool`` (for targets claiming it);
 - ``quantize(softmax(dequantize(x)))`` into ``mir.quantized_softmax`` (for targets
   claiming it);
 - ``quantize(f(dequantize(x)))``, ``f`` any chain of elementwise ops of the one 8-bit
-  tensor x (a sigmoid, a SiLU with its inner quantize, a leaky relu...), into a
-  ``mir.gather`` from the table of f's 256 results (for targets claiming the gather);
+  tensor x and of constants of one value (a sigmoid, a SiLU with its inner quantize, a
+  leaky relu, an add of a zero bias...), into a ``mir.gather`` from the table of f's
+  256 results (for targets claiming the gather), or x itself where that table is x's;
   a concat's input of other parameters is requantised by such a table;
 - a table lookup of an integer op's requantised result that nothing else reads into
   that op's own ``table``: the conv and the function after it in one op.
 
 It runs on ``quantize=int8``'s quantisation and, in the default pipeline of a target
 that claims the integer kernels, on a quantised model's own (a QDQ model's), after
-fusion: the cleanup before fusion keeps the dequantizes of 8-bit weights
+fusion: the cleanup before fusion keeps the dequantizes of 8-bit weights and addends
 (``keep-dequantize``) for it, and the cleanup after it folds those it left.
 
 The integer ops accumulate exactly, where the dequantised form rounds every product and
@@ -78,6 +80,28 @@ def _constant(v: SSAValue | None) -> np.ndarray | None:
     if isinstance(v, OpResult) and isinstance(v.op, mir.ConstantOp):
         return v.op.to_numpy()
     return None
+
+
+def _splat(v: SSAValue) -> np.ndarray | None:
+    """A constant of one value in every element (a zero bias, a scale shared by every
+    channel), or a per-tensor dequantize of one, as that value in an array of its rank
+    and one element: what it is in an elementwise chain, whatever dims it broadcasts
+    over."""
+    owner = v.owner
+    if isinstance(owner, mir.DequantizeOp):
+        if _splat(owner.input) is None or not _is_quant(owner):
+            return None
+        args = [_constant(p) for p in owner.operands]
+        result = evaluate(owner, cast(list[np.ndarray], args))
+        arr = None if result is None else result[0]
+    else:
+        arr = _constant(v)
+    if arr is None or arr.size == 0:
+        return None
+    first = arr.reshape(-1)[:1]
+    if arr.size > 1 and not np.array_equal(arr, np.broadcast_to(first, arr.shape)):
+        return None
+    return first.reshape((1,) * arr.ndim)
 
 
 def _type(v: SSAValue) -> TensorType:
@@ -343,9 +367,10 @@ class IntegerDataMovement(RewritePattern):
 
 
 class QuantizedAdd(RewritePattern):
-    """quantize([relu](add(dequantize(a), dequantize(b)))) of one shape, all per tensor
-    -> ``mir.quantized_add`` (onnxruntime's QLinearAdd), which computes just that: the
-    same integers, in one op instead of four."""
+    """quantize([relu](add(dequantize(a), dequantize(b)))), all per tensor, a and b of
+    one shape or broadcast (a quantized bias vector, a mask) -> ``mir.quantized_add``
+    (onnxruntime's QLinearAdd), which computes just that: the same integers, in one op
+    instead of four."""
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mir.QuantizeOp, rewriter: PatternRewriter) -> None:
@@ -362,10 +387,12 @@ class QuantizedAdd(RewritePattern):
         sides: list[tuple[SSAValue, tuple[DType, float, int]]] = []
         if _type(top.result).dtype is not DType.F32 or not out[1] > 0:
             return  # the op computes in f32, its scales positive
-        for v in top.operands:
+        for v in top.operands:  # (the add's operands broadcast as the op's do)
             dq = v.owner
-            if not isinstance(dq, mir.DequantizeOp) or _type(v) != _type(top.result):
+            if not isinstance(dq, mir.DequantizeOp) or _type(v).dtype is not DType.F32:
                 return
+            if _splat(v) is not None:
+                return  # a function of the other side alone: a table (tabulate_elementwise)
             params = _qparams(dq)
             if params is None or params[0] not in _INPUT_TYPES or not params[1] > 0:
                 return
@@ -504,8 +531,9 @@ def _elementwise_cone(top: Operation) -> tuple[list[Operation], list[mir.Dequant
     first, and a dequantize of that tensor: every op elementwise (a per-tensor quantize or
     dequantize counts) with one result of the tensor's shape that only the chain reads;
     the chain starts at dequantizes of the one tensor (per tensor, constant parameters)
-    and at constants of one element. None for anything else. Returns the chain and its
-    dequantizes of the tensor. A dequantize the chain could go on through (``_inner``)
+    and at constants of one value, dequantized or not (``_splat``). None for anything
+    else. Returns the chain and its dequantizes of the tensor. A dequantize the chain
+    could go on through (``_inner``)
     starts it where going on through it finds no such chain (a GELU's input, the
     quantized sum of a matmul and its bias)."""
     root = top.operands[0]
@@ -539,8 +567,10 @@ def _elementwise_cone(top: Operation) -> tuple[list[Operation], list[mir.Dequant
         op = v.owner
         if not isinstance(op, Operation) or id(op) in inside:
             return True
-        if isinstance(op, mir.ConstantOp):
-            return _type(v).num_elements() == 1
+        if isinstance(op, mir.ConstantOp) or (
+            isinstance(op, mir.DequantizeOp) and isinstance(op.input.owner, mir.ConstantOp)
+        ):
+            return _splat(v) is not None  # (a vector of values: not one tensor's function)
         if isinstance(op, mir.DequantizeOp):
             if _inner(op):
                 kept = (len(chain), len(leaves), set(inside))
@@ -679,8 +709,8 @@ def _tabulate(ops: list[Operation], x: SSAValue) -> np.ndarray | None:
             for v in op.operands:
                 arr = values.get(v)
                 if arr is None:
-                    arr = _constant(v)
-                    assert arr is not None  # the cone's leaves: constants
+                    arr = _splat(v)
+                    assert arr is not None  # the cone's leaves: splat constants
                 args.append(arr)
             # The copy reads arguments of a scratch block: the executor takes the values
             # from ``args``, and only the operand types from the IR.

@@ -194,11 +194,20 @@ func.func @quantized_add_scale() {
 // -----
 func.func @quantized_add_shapes() {
   %a = mir.input "a" : !rlx.tensor<[2], u8>
-  %b = mir.input "b" : !rlx.tensor<[1], u8>
-  %y = mir.quantized_add %a, %b scales 1.0, 1.0, 1.0 zero_points 0, 0, 0 : (!rlx.tensor<[2], u8>, !rlx.tensor<[1], u8>) -> !rlx.tensor<[2], u8>
+  %b = mir.input "b" : !rlx.tensor<[3], u8>
+  %y = mir.quantized_add %a, %b scales 1.0, 1.0, 1.0 zero_points 0, 0, 0 : (!rlx.tensor<[2], u8>, !rlx.tensor<[3], u8>) -> !rlx.tensor<[2], u8>
   func.return
 }
-// CHECK: error: 'mir.quantized_add' op lhs, rhs and the result must have one shape
+// CHECK: error: 'mir.quantized_add' op shapes [2], [3] do not broadcast
+
+// -----
+func.func @quantized_add_result_shape() {
+  %a = mir.input "a" : !rlx.tensor<[2, 3], u8>
+  %b = mir.input "b" : !rlx.tensor<[3], u8>
+  %y = mir.quantized_add %a, %b scales 1.0, 1.0, 1.0 zero_points 0, 0, 0 : (!rlx.tensor<[2, 3], u8>, !rlx.tensor<[3], u8>) -> !rlx.tensor<[3], u8>
+  func.return
+}
+// CHECK: error: 'mir.quantized_add' op the result must have the operands' broadcast shape [2, 3], got [3]
 
 // -----
 func.func @quantized_add_activation() {

@@ -43,14 +43,18 @@ func.func @dynamic_quantize_matmul() -> (!rlx.tensor<[2, 4], f32> {rlx.name = "y
 
 // mir.quantized_add (quant-to-integer's QLinearAdd): per-tensor parameters as properties.
 // CHECK-LABEL: func.func @quantized_add
-func.func @quantized_add() -> (!rlx.tensor<[2, 3], i8> {rlx.name = "y"}, !rlx.tensor<[2, 3], u8> {rlx.name = "r"}) {
+func.func @quantized_add() -> (!rlx.tensor<[2, 3], i8> {rlx.name = "y"}, !rlx.tensor<[2, 3], u8> {rlx.name = "r"}, !rlx.tensor<[2, 3], u8> {rlx.name = "v"}) {
   %a = mir.input "a" : !rlx.tensor<[2, 3], i8>
   %b = mir.input "b" : !rlx.tensor<[2, 3], u8>
+  %c = mir.input "c" : !rlx.tensor<[3], i8>
   // CHECK: %y = mir.quantized_add %a, %b scales 3.000000e-02, 5.000000e-02, 6.000000e-02 zero_points -7, 121, 4 : (!rlx.tensor<[2, 3], i8>, !rlx.tensor<[2, 3], u8>) -> !rlx.tensor<[2, 3], i8>
   %y = mir.quantized_add %a, %b scales 3.000000e-02, 5.000000e-02, 6.000000e-02 zero_points -7, 121, 4 : (!rlx.tensor<[2, 3], i8>, !rlx.tensor<[2, 3], u8>) -> !rlx.tensor<[2, 3], i8>
   // CHECK-NEXT: %r = mir.quantized_add %b, %b scales 5.000000e-02, 5.000000e-02, 1.000000e-01 zero_points 121, 121, 0 act relu : (!rlx.tensor<[2, 3], u8>, !rlx.tensor<[2, 3], u8>) -> !rlx.tensor<[2, 3], u8>
   %r = mir.quantized_add %b, %b scales 5.000000e-02, 5.000000e-02, 1.000000e-01 zero_points 121, 121, 0 act relu : (!rlx.tensor<[2, 3], u8>, !rlx.tensor<[2, 3], u8>) -> !rlx.tensor<[2, 3], u8>
-  func.return %y, %r : !rlx.tensor<[2, 3], i8>, !rlx.tensor<[2, 3], u8>
+  // The operands broadcast (a bias vector).
+  // CHECK-NEXT: %v = mir.quantized_add %b, %c scales 5.000000e-02, 2.500000e-01, 1.000000e-01 zero_points 121, 0, 0 : (!rlx.tensor<[2, 3], u8>, !rlx.tensor<[3], i8>) -> !rlx.tensor<[2, 3], u8>
+  %v = mir.quantized_add %b, %c scales 5.000000e-02, 2.500000e-01, 1.000000e-01 zero_points 121, 0, 0 : (!rlx.tensor<[2, 3], u8>, !rlx.tensor<[3], i8>) -> !rlx.tensor<[2, 3], u8>
+  func.return %y, %r, %v : !rlx.tensor<[2, 3], i8>, !rlx.tensor<[2, 3], u8>, !rlx.tensor<[2, 3], u8>
 }
 
 // mir.integer_matmul / mir.integer_conv (quant-to-integer's): requantised, and then

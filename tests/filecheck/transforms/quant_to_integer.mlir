@@ -116,6 +116,29 @@ func.func @tabulated(%x : !rlx.tensor<[2, 3], u8>) -> (!rlx.tensor<[2, 3], u8>, 
 // CUDA:         mir.sigmoid
 
 // -----
+// A constant of one value in every element is that value wherever it broadcasts: a
+// vector of zeros added between a dequantize and a quantize of x's own parameters (a
+// zero bias) leaves x itself; a vector of twos makes a table (2x - 2, saturated).
+func.func @splat_vectors(%x : !rlx.tensor<[2, 3], u8>) -> (!rlx.tensor<[2, 3], u8>, !rlx.tensor<[2, 3], u8>) {
+  %s = mir.constant dense<0.5> : !rlx.tensor<[], f32>
+  %z = mir.constant dense<2> : !rlx.tensor<[], u8>
+  %zeros = mir.constant dense<0.0> : !rlx.tensor<[3], f32>
+  %twos = mir.constant dense<2.0> : !rlx.tensor<[3], f32>
+  %xd = mir.dequantize %x, %s, %z : (!rlx.tensor<[2, 3], u8>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[2, 3], f32>
+  %a = mir.add %xd, %zeros : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %aq = mir.quantize %a, %s, %z : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[2, 3], u8>
+  %m = mir.mul %xd, %twos : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %mq = mir.quantize %m, %s, %z : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[2, 3], u8>
+  func.return %aq, %mq : !rlx.tensor<[2, 3], u8>, !rlx.tensor<[2, 3], u8>
+}
+// CHECK-LABEL: func.func @splat_vectors
+// CHECK-NEXT:    %[[T:.*]] = mir.constant dense<"0x0000020406080A0C{{[0-9A-F]+}}FF"> : !rlx.tensor<[256], u8>
+// CHECK-NEXT:    %mq = mir.gather %[[T]], %x axis 0 : (!rlx.tensor<[256], u8>, !rlx.tensor<[2, 3], u8>) -> !rlx.tensor<[2, 3], u8>
+// CHECK-NEXT:    func.return %x, %mq
+// CUDA-LABEL: func.func @splat_vectors
+// CUDA:         mir.add %xd, %zeros
+
+// -----
 // A max pool between a dequantize and a quantize of the same parameters pools the
 // integers (the max of dequantized values is the dequantized max: the scale is positive).
 func.func @max_pool_on_integers(%x : !rlx.tensor<[1, 2, 4, 4], i8>) -> !rlx.tensor<[1, 2, 2, 2], i8> {
@@ -151,6 +174,33 @@ func.func @quantized_add(%a : !rlx.tensor<[2, 3], u8>, %b : !rlx.tensor<[2, 3], 
 // CHECK:         %rq = mir.quantized_add %a, %b scales 5.000000e-01, 2.500000e-01, 7.500000e-01 zero_points 3, 0, 3 act relu : (!rlx.tensor<[2, 3], u8>, !rlx.tensor<[2, 3], i8>) -> !rlx.tensor<[2, 3], u8>
 // CHECK:         %t = mir.add %bd, %ad
 // CHECK-NEXT:    %tq = mir.quantize %t, %so, %za
+
+// -----
+// A quantized bias vector added to a quantized tensor (QLinearAdd with a constant side):
+// one mir.quantized_add broadcasting the vector; a bias of one value is a table (x + 2).
+func.func @quantized_bias_add(%a : !rlx.tensor<[2, 3], u8>) -> (!rlx.tensor<[2, 3], u8>, !rlx.tensor<[2, 3], u8>) {
+  %sa = mir.constant dense<0.5> : !rlx.tensor<[], f32>
+  %za = mir.constant dense<3> : !rlx.tensor<[], u8>
+  %sb = mir.constant dense<0.25> : !rlx.tensor<[], f32>
+  %bq = mir.constant dense<[1, -2, 7]> : !rlx.tensor<[3], i8>
+  %cq = mir.constant dense<4> : !rlx.tensor<[3], i8>
+  %ad = mir.dequantize %a, %sa, %za : (!rlx.tensor<[2, 3], u8>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[2, 3], f32>
+  %bd = mir.dequantize %bq, %sb : (!rlx.tensor<[3], i8>, !rlx.tensor<[], f32>) -> !rlx.tensor<[3], f32>
+  %cd = mir.dequantize %cq, %sb : (!rlx.tensor<[3], i8>, !rlx.tensor<[], f32>) -> !rlx.tensor<[3], f32>
+  %s = mir.add %ad, %bd : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %sq = mir.quantize %s, %sa, %za : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[2, 3], u8>
+  %t = mir.add %cd, %ad : (!rlx.tensor<[3], f32>, !rlx.tensor<[2, 3], f32>) -> !rlx.tensor<[2, 3], f32>
+  %tq = mir.quantize %t, %sa, %za : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[2, 3], u8>
+  func.return %sq, %tq : !rlx.tensor<[2, 3], u8>, !rlx.tensor<[2, 3], u8>
+}
+// CHECK-LABEL: func.func @quantized_bias_add
+// CHECK:         %sq = mir.quantized_add %a, %bq scales 5.000000e-01, 2.500000e-01, 5.000000e-01 zero_points 3, 0, 3 : (!rlx.tensor<[2, 3], u8>, !rlx.tensor<[3], i8>) -> !rlx.tensor<[2, 3], u8>
+// CHECK:         %[[T:.*]] = mir.constant dense<"0x0203040506{{[0-9A-F]+}}FFFF"> : !rlx.tensor<[256], u8>
+// CHECK-NEXT:    %tq = mir.gather %[[T]], %a axis 0
+// CHECK-NEXT:    func.return %sq, %tq
+// CHECK-NOT:     mir.add
+// CUDA-LABEL: func.func @quantized_bias_add
+// CUDA:         mir.add %ad, %bd
 
 // -----
 // A concat of inputs of other parameters than its quantize's: each such input is

@@ -164,14 +164,16 @@ def _param_unary(e: OpEmitter) -> None:
         param_activation(e, Activation.LEAKY_RELU, (p.float("alpha"),), x, y)
 
 
-def elementwise(e: OpEmitter, kernel: str, out: Operand, *operands: Operand) -> None:
-    """One elementwise call: the operands broadcast to ``out`` (dense)."""
+def elementwise(
+    e: OpEmitter, kernel: str, out: Operand, *operands: Operand, params: Sequence[object] = ()
+) -> None:
+    """One elementwise call: the operands broadcast to ``out`` (dense), then ``params``."""
     strides = [broadcast_strides(x.shape, out.shape) for x in operands]
     shape, collapsed = collapse(out.shape, dense_strides(out.shape), *strides)
     args: list[object] = [len(shape), Ints(tuple(shape)), out.loc]
     for x, st in zip(operands, collapsed[1:], strict=True):
         args += [x.loc, Ints(tuple(st))]
-    e.call(kernel, *args)  # type: ignore[arg-type]
+    e.call(kernel, *args, *params)  # type: ignore[arg-type]
 
 
 def unary(e: OpEmitter, name: str, x: Operand, y: Operand) -> None:
@@ -1510,7 +1512,7 @@ def _quantized_add(e: OpEmitter) -> None:
         for x in (p.float(f"{side}_scale"), p.int(f"{side}_zero_point"))
     ]  # fmt: skip
     relu = int(p.enum("activation") is not Activation.NONE)
-    e.call(f"rlx_quantized_add_{sfx}", y.size, y.loc, a.loc, b.loc, *params, relu)
+    elementwise(e, f"rlx_quantized_add_{sfx}", y, a, b, params=(*params, relu))
 
 
 @lowers(mir.QuantizedAvgPoolOp)

@@ -34,12 +34,7 @@
         T *py = (T *)y;                                                                 \
         const T *pa = (const T *)a, *pb = (const T *)b;                                 \
         int err = 0;                                                                    \
-        int64_t n = rank ? shape[rank - 1] : 1, rows = rlx_rows(rank, shape), r, i;     \
-        int64_t s1 = rank ? sa[rank - 1] : 0, s2 = rank ? sb[rank - 1] : 0;             \
-        int64_t idx[RLX_MAX_RANK] = {0}, off[2] = {0, 0};                               \
-        const int64_t *st[2];                                                           \
-        st[0] = sa;                                                                     \
-        st[1] = sb;                                                                     \
+        RLX_TWO_OPERAND_ROWS(sa, sb)                                                    \
         for (r = 0; r < rows; r++, py += n) {                                           \
             const T *ra = pa + off[0], *rb = pb + off[1];                               \
             if (s1 == 1 && s2 == 1) {                                                   \
@@ -64,12 +59,7 @@
     RLX_BINARY_SIG(rlx_cmp_##op##_##sfx) {                                              \
         uint8_t *py = (uint8_t *)y;                                                     \
         const T *pa = (const T *)a, *pb = (const T *)b;                                 \
-        int64_t n = rank ? shape[rank - 1] : 1, rows = rlx_rows(rank, shape), r, i;     \
-        int64_t s1 = rank ? sa[rank - 1] : 0, s2 = rank ? sb[rank - 1] : 0;             \
-        int64_t idx[RLX_MAX_RANK] = {0}, off[2] = {0, 0};                               \
-        const int64_t *st[2];                                                           \
-        st[0] = sa;                                                                     \
-        st[1] = sb;                                                                     \
+        RLX_TWO_OPERAND_ROWS(sa, sb)                                                    \
         for (r = 0; r < rows; r++, py += n) {                                           \
             const T *ra = pa + off[0], *rb = pb + off[1];                               \
             if (s1 == 1 && s2 == 1) {                                                   \

@@ -308,7 +308,17 @@ RLX_INTEGER_OUTS(RLX_INTEGER_KERNELS, u8)
 
 /* ---- quantized add ---------------------------------------------------------------- */
 /* As the reference's ops compute it: each difference exact, its f32 product with the
- * scale, the f32 sum, relu when asked, then saturate(rint(sum / y_scale) + y_zp). */
+ * scale, the f32 sum, relu when asked, then saturate(rint(sum / y_scale) + y_zp). The
+ * operands broadcast through element strides, row by row as the elementwise kernels
+ * read theirs; rows both operands hold contiguously take a loop of their own. */
+#define RLX_QUANTIZED_ADD_AT(YS, iy, ia, ib)                                            \
+    {                                                                                   \
+        float va = (float)((double)ra[ia] - (double)a_zp) * sa;                         \
+        float vb = (float)((double)rb[ib] - (double)b_zp) * sb;                         \
+        float v = va + vb;                                                              \
+        if (relu && v < 0.0f) v = 0.0f;                                                 \
+        py[iy] = RLX_STORE_##YS(v, sy, zy);                                             \
+    }
 #define RLX_QUANTIZED_ADD(AS, BS, YS)                                                   \
     RLX_QUANTIZED_ADD_SIG(rlx_quantized_add_##AS##_##BS##_##YS) {                       \
         const RLX_XT_##AS *pa = (const RLX_XT_##AS *)a;                                 \
@@ -316,13 +326,16 @@ RLX_INTEGER_OUTS(RLX_INTEGER_KERNELS, u8)
         RLX_QT_##YS *py = (RLX_QT_##YS *)y;                                             \
         float sa = (float)a_scale, sb = (float)b_scale, sy = (float)y_scale;            \
         float zy = (float)y_zp;                                                         \
-        int64_t i;                                                                      \
-        for (i = 0; i < n; i++) {                                                       \
-            float va = (float)((double)pa[i] - (double)a_zp) * sa;                      \
-            float vb = (float)((double)pb[i] - (double)b_zp) * sb;                      \
-            float v = va + vb;                                                          \
-            if (relu && v < 0.0f) v = 0.0f;                                             \
-            py[i] = RLX_STORE_##YS(v, sy, zy);                                          \
+        RLX_TWO_OPERAND_ROWS(sa_, sb_)                                                  \
+        for (r = 0; r < rows; r++, py += n) {                                           \
+            const RLX_XT_##AS *ra = pa + off[0];                                        \
+            const RLX_XT_##BS *rb = pb + off[1];                                        \
+            if (s1 == 1 && s2 == 1) {                                                   \
+                for (i = 0; i < n; i++) RLX_QUANTIZED_ADD_AT(YS, i, i, i)               \
+            } else {                                                                    \
+                for (i = 0; i < n; i++) RLX_QUANTIZED_ADD_AT(YS, i, i * s1, i * s2)     \
+            }                                                                           \
+            rlx_advance(rank, shape, idx, 2, off, st);                                  \
         }                                                                               \
         return 0;                                                                       \
     }

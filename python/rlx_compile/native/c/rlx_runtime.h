@@ -541,10 +541,12 @@ RLX_FAKE_QUANT_SIG(rlx_fake_quantize_bf16_f64);
     RLX_INTEGER_CONV_SIG(rlx_integer_conv_##XS##_##out);
 RLX_INTEGER_OUTS(RLX_DECL_INTEGER, i8)
 RLX_INTEGER_OUTS(RLX_DECL_INTEGER, u8)
-/* mir.quantized_add of n elements: y = quantize(act(dequantize(a) + dequantize(b))), each
- * per tensor; relu: 0 or 1. rlx_quantized_add_<a>_<b>_<y> */
+/* mir.quantized_add: y = quantize(act(dequantize(a) + dequantize(b))), each per tensor,
+ * y dense of `shape`, a and b read at element strides as the elementwise kernels read
+ * theirs; relu: 0 or 1. rlx_quantized_add_<a>_<b>_<y> */
 #define RLX_QUANTIZED_ADD_SIG(name)                                                     \
-    int name(int64_t n, void *y, const void *a, const void *b, double a_scale, int64_t a_zp, \
+    int name(int64_t rank, const int64_t *shape, void *y, const void *a, const int64_t *sa_, \
+             const void *b, const int64_t *sb_, double a_scale, int64_t a_zp,           \
              double b_scale, int64_t b_zp, double y_scale, int64_t y_zp, int64_t relu)
 #define RLX_8BIT_PAIRS(X, YS) X(i8, i8, YS) X(i8, u8, YS) X(u8, i8, YS) X(u8, u8, YS)
 #define RLX_DECL_QUANTIZED_ADD(AS, BS, YS) RLX_QUANTIZED_ADD_SIG(rlx_quantized_add_##AS##_##BS##_##YS);

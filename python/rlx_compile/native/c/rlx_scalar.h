@@ -411,4 +411,15 @@ RLX_INLINE int64_t rlx_rows(int64_t rank, const int64_t *shape) {
     if (rank && shape[rank - 1] == 0) rows = 0;
     return rows;
 }
+
+/* The walk of a kernel over the rows of a dense result of `shape` reading two operands
+ * at element strides sa, sb: n per row, s1 and s2 each operand's stride along it, off
+ * their first elements in the current row (rlx_advance moves them on). */
+#define RLX_TWO_OPERAND_ROWS(sa, sb)                                                    \
+    int64_t n = rank ? shape[rank - 1] : 1, rows = rlx_rows(rank, shape), r, i;         \
+    int64_t s1 = rank ? (sa)[rank - 1] : 0, s2 = rank ? (sb)[rank - 1] : 0;             \
+    int64_t idx[RLX_MAX_RANK] = {0}, off[2] = {0, 0};                                   \
+    const int64_t *st[2];                                                               \
+    st[0] = (sa);                                                                       \
+    st[1] = (sb);
 #endif /* RLX_SCALAR_H */
