@@ -65,6 +65,12 @@ and the rewrites users expect from a graph compiler, all exact:
   starting where the one before ends -> one narrow of x (x itself when the run covers
   the axis): a Split or Slices put back together, exact (onnxruntime's
   ConcatSliceElimination).
+- a run of concat operands along x's last axis that are products of the same number of
+  constant columns of one x (``reduce_prod(gather(x, c), keepdims)``) -> one gather of
+  all the runs' columns and one product over the new last axis (a gather of the
+  columns, or x, for single columns): skl2onnx's PolynomialFeatures, one
+  ArrayFeatureExtractor and one ReduceProd per term; each product multiplies the same
+  columns in the same order, so it is exact.
 
 Constants left unused are dce's to remove.
 
@@ -93,6 +99,7 @@ from rlx_compile.diagnostics import change_listener
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import PadMode, int_attr, ints_attr, single_operand_names
 from rlx_compile.dialects.types import Dim, DType, TensorType, exactly_representable
+from rlx_compile.folding import constant_value
 from rlx_compile.fusion.base import scalar_constant
 from rlx_compile.ir import func_graphs
 from rlx_compile.rewriting import apply_greedily
@@ -731,6 +738,90 @@ class MergeColumnOneHots(RewritePattern):
         _rebuild(op, rewriter, mir.ReshapeOp(encoder.results[0], shape))
 
 
+class ConcatOfColumnProducts(RewritePattern):
+    """A run of concat operands along x's last axis, each the product of constant
+    columns of one x (``reduce_prod(gather(x, c_k), last axis, keepdims)``, the same
+    number ``d`` of columns each) -> ``reduce_prod(gather(x, [c_1 .. c_K]))`` over the
+    new last axis: one gather and one product for the run where each term had its own
+    (skl2onnx's PolynomialFeatures writes an ArrayFeatureExtractor and a ReduceProd per
+    term). With one column per term the products go: a gather of the columns (x itself
+    when they are all of x's, in order). Each product multiplies the same columns in the
+    same order along a contiguous last axis, so it is exact."""
+
+    roots = (mir.ConcatOp,)
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: mir.ConcatOp, rewriter: PatternRewriter) -> None:
+        rank = _tensor(op.result).rank
+        if op.props().int("axis") != rank - 1 or len(op.inputs) < 2:
+            return
+        # Each run: its first operand, and (x, columns per term) when it is products.
+        runs: list[tuple[SSAValue, tuple[SSAValue, list[list[int]]] | None]] = []
+        for value in op.inputs:
+            term = _column_product(value, rank)
+            last = runs[-1][1] if runs else None
+            if term is not None and last is not None:
+                x, terms = last
+                if x is term[0] and len(terms[0]) == len(term[1]):
+                    terms.append(term[1])
+                    continue
+            runs.append((value, None if term is None else (term[0], [term[1]])))
+        if len(runs) == len(op.inputs):
+            return
+        values: list[SSAValue] = []
+        for first, run in runs:
+            if run is None or len(run[1]) == 1:
+                values.append(first)
+                continue
+            values.append(_products_of_columns(run[0], run[1], op, rewriter))
+        if len(values) == 1:
+            _forward(op, rewriter, values[0])
+        else:
+            _rebuild(op, rewriter, mir.ConcatOp(values, rank - 1))
+
+
+def _column_product(value: SSAValue, rank: int) -> tuple[SSAValue, list[int]] | None:
+    """(x, its columns) of ``reduce_prod(gather(x, columns, last axis), last axis,
+    keepdims)``, the columns a constant 1-D index of x's last dim (no negative ones)."""
+    prod = value.owner
+    if not isinstance(prod, mir.ReduceProdOp) or not prod.props().flag("keepdims"):
+        return None
+    if list(prod.props().ints("axes")) != [rank - 1]:
+        return None
+    gather = prod.input.owner
+    if not isinstance(gather, mir.GatherOp) or gather.props().int("axis") != rank - 1:
+        return None
+    x, index = gather.operands
+    columns = constant_value(index)
+    width = _tensor(x).shape[-1]
+    if _tensor(x).rank != rank or columns is None or columns.ndim != 1 or not columns.size:
+        return None
+    if not isinstance(width, int) or columns.min() < 0 or columns.max() >= width:
+        return None
+    return x, [int(c) for c in columns]
+
+
+def _products_of_columns(
+    x: SSAValue, terms: list[list[int]], op: Operation, rewriter: PatternRewriter
+) -> SSAValue:
+    """The products of ``terms``' columns of x, side by side along the last axis."""
+    rank = _tensor(x).rank
+    if len(terms[0]) == 1 and [t[0] for t in terms] == list(range(cast(int, _tensor(x).shape[-1]))):
+        return x
+    new: list[Operation] = []
+    if len(terms[0]) == 1:
+        index = mir.ConstantOp(np.array([t[0] for t in terms], np.int64))
+        new += [index, mir.GatherOp(x, index.results[0], rank - 1)]
+    else:
+        index = mir.ConstantOp(np.array(terms, np.int64))
+        gather = mir.GatherOp(x, index.results[0], rank - 1)
+        new += [index, gather, mir.ReduceProdOp(gather.results[0], [rank], keepdims=False)]
+    for o in new:
+        o.location = op.location
+    rewriter.insert(new, InsertPoint.before(op))
+    return new[-1].results[0]
+
+
 def _non_unit_axes(shape: tuple[object, ...]) -> list[int]:
     return [i for i, d in enumerate(shape) if d != 1]
 
@@ -893,6 +984,7 @@ def simplify_patterns(assume_finite: bool = False) -> list[RewritePattern]:
         SameTypeCast(), ExactCastChain(), SingleOperandConcat(), FullNarrow(), ComposeSlices(),
         ComposeGathers(), AxisOpThroughUnitReshapes(), MergeColumnOneHots(),
         ReshapeDropsKeptDims(), PadIntoWindow(), WhereIdentities(), AdjacentNarrowsConcat(),
+        ConcatOfColumnProducts(),
     ]  # fmt: skip
 
 

@@ -745,3 +745,62 @@ func.func @narrows_kept(%x: !rlx.tensor<[4, 12], f32>, %z: !rlx.tensor<[4, 12], 
 // CHECK:         %gap = mir.concat %a, %b axis 1
 // CHECK:         %across = mir.concat %r0, %r1 axis 1
 // CHECK:         %two = mir.concat %a, %z0 axis 1
+
+// -----
+// Products of constant columns of one x along x's last axis (PolynomialFeatures): a run
+// of single columns is a gather of them (x itself when it is x's columns in order), a
+// run of pairs one gather of the pairs and one product over the new last axis; the
+// constant in front stays (and a concat left with one operand is that operand).
+func.func @column_products(%x: !rlx.tensor<[2, 2], f32>) -> (!rlx.tensor<[2, 6], f32>, !rlx.tensor<[2, 2], f32>) {
+  %one = mir.constant dense<1.0> : !rlx.tensor<[2, 1], f32>
+  %c0 = mir.constant dense<0> : !rlx.tensor<[1], i64>
+  %c1 = mir.constant dense<1> : !rlx.tensor<[1], i64>
+  %c00 = mir.constant dense<0> : !rlx.tensor<[2], i64>
+  %c01 = mir.constant dense<[0, 1]> : !rlx.tensor<[2], i64>
+  %c11 = mir.constant dense<1> : !rlx.tensor<[2], i64>
+  %g0 = mir.gather %x, %c0 axis 1 : (!rlx.tensor<[2, 2], f32>, !rlx.tensor<[1], i64>) -> !rlx.tensor<[2, 1], f32>
+  %p0 = mir.reduce_prod %g0 axes [1] keepdims : !rlx.tensor<[2, 1], f32> -> !rlx.tensor<[2, 1], f32>
+  %g1 = mir.gather %x, %c1 axis 1 : (!rlx.tensor<[2, 2], f32>, !rlx.tensor<[1], i64>) -> !rlx.tensor<[2, 1], f32>
+  %p1 = mir.reduce_prod %g1 axes [1] keepdims : !rlx.tensor<[2, 1], f32> -> !rlx.tensor<[2, 1], f32>
+  %g00 = mir.gather %x, %c00 axis 1 : (!rlx.tensor<[2, 2], f32>, !rlx.tensor<[2], i64>) -> !rlx.tensor<[2, 2], f32>
+  %p00 = mir.reduce_prod %g00 axes [1] keepdims : !rlx.tensor<[2, 2], f32> -> !rlx.tensor<[2, 1], f32>
+  %g01 = mir.gather %x, %c01 axis 1 : (!rlx.tensor<[2, 2], f32>, !rlx.tensor<[2], i64>) -> !rlx.tensor<[2, 2], f32>
+  %p01 = mir.reduce_prod %g01 axes [1] keepdims : !rlx.tensor<[2, 2], f32> -> !rlx.tensor<[2, 1], f32>
+  %g11 = mir.gather %x, %c11 axis 1 : (!rlx.tensor<[2, 2], f32>, !rlx.tensor<[2], i64>) -> !rlx.tensor<[2, 2], f32>
+  %p11 = mir.reduce_prod %g11 axes [1] keepdims : !rlx.tensor<[2, 2], f32> -> !rlx.tensor<[2, 1], f32>
+  %y = mir.concat %one, %p0, %p1, %p00, %p01, %p11 axis 1 : (!rlx.tensor<[2, 1], f32>, !rlx.tensor<[2, 1], f32>, !rlx.tensor<[2, 1], f32>, !rlx.tensor<[2, 1], f32>, !rlx.tensor<[2, 1], f32>, !rlx.tensor<[2, 1], f32>) -> !rlx.tensor<[2, 6], f32>
+  %r = mir.concat %p1, %p0 axis 1 : (!rlx.tensor<[2, 1], f32>, !rlx.tensor<[2, 1], f32>) -> !rlx.tensor<[2, 2], f32>
+  func.return %y, %r : !rlx.tensor<[2, 6], f32>, !rlx.tensor<[2, 2], f32>
+}
+// CHECK-LABEL: func.func @column_products
+// CHECK:         %[[I:.*]] = mir.constant dense<[0, 0, 0, 1, 1, 1]> : !rlx.tensor<[3, 2], i64>
+// CHECK-NEXT:    %[[G:.*]] = mir.gather %x, %[[I]] axis 1 : (!rlx.tensor<[2, 2], f32>, !rlx.tensor<[3, 2], i64>) -> !rlx.tensor<[2, 3, 2], f32>
+// CHECK-NEXT:    %[[P:.*]] = mir.reduce_prod %[[G]] axes [2] : !rlx.tensor<[2, 3, 2], f32> -> !rlx.tensor<[2, 3], f32>
+// CHECK-NEXT:    %y = mir.concat %one, %x, %[[P]] axis 1 : (!rlx.tensor<[2, 1], f32>, !rlx.tensor<[2, 2], f32>, !rlx.tensor<[2, 3], f32>) -> !rlx.tensor<[2, 6], f32>
+// CHECK:         %[[J:.*]] = mir.constant dense<[1, 0]> : !rlx.tensor<[2], i64>
+// CHECK-NEXT:    %r = mir.gather %x, %[[J]] axis 1 : (!rlx.tensor<[2, 2], f32>, !rlx.tensor<[2], i64>) -> !rlx.tensor<[2, 2], f32>
+// CHECK-NEXT:    func.return %y, %r
+
+// -----
+// Kept: products of two values, of different degrees, along another axis than the
+// concat's, without keepdims.
+func.func @column_products_kept(%x: !rlx.tensor<[2, 2], f32>, %z: !rlx.tensor<[2, 2], f32>) -> (!rlx.tensor<[2, 2], f32>, !rlx.tensor<[2, 2], f32>, !rlx.tensor<[2, 2], f32>) {
+  %c0 = mir.constant dense<0> : !rlx.tensor<[1], i64>
+  %c01 = mir.constant dense<[0, 1]> : !rlx.tensor<[2], i64>
+  %gx = mir.gather %x, %c01 axis 1 : (!rlx.tensor<[2, 2], f32>, !rlx.tensor<[2], i64>) -> !rlx.tensor<[2, 2], f32>
+  %px = mir.reduce_prod %gx axes [1] keepdims : !rlx.tensor<[2, 2], f32> -> !rlx.tensor<[2, 1], f32>
+  %gz = mir.gather %z, %c01 axis 1 : (!rlx.tensor<[2, 2], f32>, !rlx.tensor<[2], i64>) -> !rlx.tensor<[2, 2], f32>
+  %pz = mir.reduce_prod %gz axes [1] keepdims : !rlx.tensor<[2, 2], f32> -> !rlx.tensor<[2, 1], f32>
+  %two = mir.concat %px, %pz axis 1 : (!rlx.tensor<[2, 1], f32>, !rlx.tensor<[2, 1], f32>) -> !rlx.tensor<[2, 2], f32>
+  %g0 = mir.gather %x, %c0 axis 1 : (!rlx.tensor<[2, 2], f32>, !rlx.tensor<[1], i64>) -> !rlx.tensor<[2, 1], f32>
+  %p0 = mir.reduce_prod %g0 axes [1] keepdims : !rlx.tensor<[2, 1], f32> -> !rlx.tensor<[2, 1], f32>
+  %degrees = mir.concat %p0, %px axis 1 : (!rlx.tensor<[2, 1], f32>, !rlx.tensor<[2, 1], f32>) -> !rlx.tensor<[2, 2], f32>
+  %r0 = mir.gather %x, %c0 axis 0 : (!rlx.tensor<[2, 2], f32>, !rlx.tensor<[1], i64>) -> !rlx.tensor<[1, 2], f32>
+  %q0 = mir.reduce_prod %r0 axes [0] keepdims : !rlx.tensor<[1, 2], f32> -> !rlx.tensor<[1, 2], f32>
+  %rows = mir.concat %q0, %q0 axis 0 : (!rlx.tensor<[1, 2], f32>, !rlx.tensor<[1, 2], f32>) -> !rlx.tensor<[2, 2], f32>
+  func.return %two, %degrees, %rows : !rlx.tensor<[2, 2], f32>, !rlx.tensor<[2, 2], f32>, !rlx.tensor<[2, 2], f32>
+}
+// CHECK-LABEL: func.func @column_products_kept
+// CHECK:         %two = mir.concat %px, %pz axis 1
+// CHECK:         %degrees = mir.concat %p0, %px axis 1
+// CHECK:         %rows = mir.concat %q0, %q0 axis 0
