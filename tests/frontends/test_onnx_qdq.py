@@ -111,8 +111,9 @@ def test_qdq_on_a_target_without_integer_kernels(tmp_path: Path, per_channel: bo
 
 
 def test_asymmetric_weights_stay_float(tmp_path: Path) -> None:
-    """u8 weights with a zero point: the integer kernels take symmetric i8 weights only,
-    so the convs stay f32 on weights dequantized at compile time, and agree as well.
+    """u8 weights with a zero point: the integer conv takes symmetric i8 weights only,
+    so the convs stay f32 on weights dequantized at compile time, and agree as well;
+    the gemm's per-tensor u8 weight is an integer matmul's, with its zero point.
     The average pool keeps its input's scale here: a 2x2 mean is a tie (k + 1/2 steps)
     in a quarter of the windows, which mir.quantized_avg_pool rounds to even where the
     f32 chain (and onnxruntime) round it by their f32 errors; the gemm after the pools
@@ -121,7 +122,7 @@ def test_asymmetric_weights_stay_float(tmp_path: Path) -> None:
     path = qdq_model(tmp_path, QuantType.QUInt8, QuantType.QUInt8, per_channel=False)
     want, step = onnxruntime_output(path)
     kinds, got = compiled_kinds(path, "cpu")
-    assert not {"mir.integer_conv", "mir.integer_matmul"} & set(kinds), kinds
+    assert "mir.integer_conv" not in kinds and kinds["mir.integer_matmul"] == 1, kinds
     _, f32 = compiled_kinds(path, "cuda")
     assert_within_steps(got, f32, step, 1)
     assert_within_steps(got, want, step, 3)
@@ -331,22 +332,30 @@ def test_quantized_add_is_one_op(types: tuple[int, int, int], relu: bool) -> Non
     m = float_io_model(nodes, {"a": [2, 3, 8], "b": [2, 3, 8]}, [2, 3, 8], params)
     rng = np.random.default_rng(8)
     feeds = {k: rng.standard_normal([2, 3, 8]).astype(np.float32) * 3 for k in "ab"}
-    kinds = _check_quantized_adds(m, feeds, 1, 0.06)
+    kinds = _check_on_integers(m, feeds, {"mir.quantized_add": 1, "mir.add": 0}, 0.06)
     assert kinds["mir.dequantize"] == 1 and "mir.relu" not in kinds, kinds
 
 
-def _check_quantized_adds(m: onnx.ModelProto, feeds: dict[str, np.ndarray], count: int,
-                          step: float) -> Counter[str]:  # fmt: skip
-    """``m``'s adds are ``count`` mir.quantized_add on cpu, which give the integers of
-    the ops they stand for (cuda runs those), natively too, within a step of
-    onnxruntime; the op kinds of the compiled module."""
+def _check_on_integers(
+    m: onnx.ModelProto, feeds: dict[str, np.ndarray], kinds_wanted: dict[str, int],
+    step: float, chain: str | None = "exact",
+) -> Counter[str]:  # fmt: skip
+    """``m`` compiles for cpu to the integer ops ``kinds_wanted`` (kind: count; count 0:
+    none of that kind), which give the reference's values natively, within a step of
+    onnxruntime; ``chain``: against the f32 ops they stand for (cuda runs those) --
+    "exact" (the same integers) or "step" (within a step: an exact integer sum). The op
+    kinds of the compiled module."""
     result = CompilePipeline().compile(import_model(m))
     kinds = Counter(op.name for op in result.module.walk())
-    assert kinds["mir.quantized_add"] == count and "mir.add" not in kinds, kinds
+    assert all(kinds[k] == count for k, count in kinds_wanted.items()), kinds
     got = result.run(feeds)["y"]
     np.testing.assert_array_equal(got, result.build().run(feeds)["y"])  # the C kernel
-    want = CompilePipeline(target="cuda").compile(import_model(m)).run(feeds)["y"]
-    np.testing.assert_array_equal(got, want)
+    if chain is not None:
+        want = CompilePipeline(target="cuda").compile(import_model(m)).run(feeds)["y"]
+        if chain == "exact":
+            np.testing.assert_array_equal(got, want)
+        else:
+            assert_within_a_step(got, want, step)
     session = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
     assert_within_a_step(got, session.run(None, feeds)[0], step)
     return kinds
@@ -385,7 +394,67 @@ def test_quantized_bias_and_mask_adds_are_one_op(types: tuple[int, int, int]) ->
         "a": rng.standard_normal([2, 3, 8]).astype(np.float32) * 3,
         "mask": rng.standard_normal([1, 3, 1]).astype(np.float32),
     }
-    _check_quantized_adds(m, feeds, 2, 0.06)
+    _check_on_integers(m, feeds, {"mir.quantized_add": 2, "mir.add": 0}, 0.06)
+
+
+@pytest.mark.parametrize("types", [(U8, U8), (I8, U8), (U8, I8)])
+def test_attention_product_of_activations_is_one_integer_matmul(
+    types: tuple[int, int],
+) -> None:
+    """Q · K^T of two quantized activations (zero points on both, the transpose between
+    its own Q/DQ, as quantize_static writes an attention's scores): a transpose of the
+    integers and one mir.integer_matmul with a weight zero point,
+    requantised, on cpu; the integers of the f32 chain within a step (the op sums
+    exactly), natively the reference's, within a step of onnxruntime."""
+    n = helper.make_node
+    ta, tb = types
+    params = {
+        "sa": np.float32(0.031), "za": np.array(Q_PARAMS[ta][1] // 2, _np(ta)),
+        "sb": np.float32(0.047), "zb": np.array(Q_PARAMS[tb][1] // 3 + 1, _np(tb)),
+        "sy": np.float32(0.09), "zy": np.array(Q_PARAMS[U8][1], _np(U8)),
+    }  # fmt: skip
+    nodes = [
+        n("QuantizeLinear", ["a", "sa", "za"], ["aq"]),
+        n("DequantizeLinear", ["aq", "sa", "za"], ["ad"]),
+        n("QuantizeLinear", ["b", "sb", "zb"], ["bq"]),
+        n("DequantizeLinear", ["bq", "sb", "zb"], ["bd"]),
+        n("Transpose", ["bd"], ["bt"], perm=[0, 2, 1]),
+        n("QuantizeLinear", ["bt", "sb", "zb"], ["btq"]),
+        n("DequantizeLinear", ["btq", "sb", "zb"], ["btd"]),
+        n("MatMul", ["ad", "btd"], ["t"]),
+        n("QuantizeLinear", ["t", "sy", "zy"], ["tq"]),
+        n("DequantizeLinear", ["tq", "sy", "zy"], ["y"]),
+    ]
+    m = float_io_model(nodes, {"a": [2, 5, 8], "b": [2, 6, 8]}, [2, 5, 6], params)
+    rng = np.random.default_rng(10)
+    feeds = {k: rng.standard_normal(shape).astype(np.float32) for k, shape in
+             (("a", [2, 5, 8]), ("b", [2, 6, 8]))}  # fmt: skip
+    wanted = {"mir.integer_matmul": 1, "mir.matmul": 0}
+    _check_on_integers(m, feeds, wanted, 0.09, chain="step")
+
+
+def test_qlinear_matmul_of_two_inputs_is_one_integer_matmul() -> None:
+    """A QOperator model's QLinearMatMul of two u8 inputs with zero points: one
+    mir.integer_matmul (its weight zero point the b input's), natively the reference's,
+    within a step of onnxruntime."""
+    n = helper.make_node
+    params = {
+        "sa": np.float32(0.02), "za": np.array(120, np.uint8),
+        "sb": np.float32(0.03), "zb": np.array(135, np.uint8),
+        "sy": np.float32(0.05), "zy": np.array(128, np.uint8),
+    }  # fmt: skip
+    nodes = [
+        n("QuantizeLinear", ["a", "sa", "za"], ["aq"]),
+        n("QuantizeLinear", ["b", "sb", "zb"], ["bq"]),
+        n("QLinearMatMul", ["aq", "sa", "za", "bq", "sb", "zb", "sy", "zy"], ["yq"]),
+        n("DequantizeLinear", ["yq", "sy", "zy"], ["y"]),
+    ]
+    m = float_io_model(nodes, {"a": [3, 7, 9], "b": [3, 9, 4]}, [3, 7, 4], params)
+    rng = np.random.default_rng(11)
+    feeds = {k: rng.standard_normal(shape).astype(np.float32) for k, shape in
+             (("a", [3, 7, 9]), ("b", [3, 9, 4]))}  # fmt: skip
+    wanted = {"mir.integer_matmul": 1, "mir.matmul_integer": 0}
+    _check_on_integers(m, feeds, wanted, 0.05, chain=None)
 
 
 def _np(dtype: int) -> np.dtype:

@@ -493,10 +493,14 @@ def qlinear_model(
 @pytest.mark.parametrize("per_channel", [False, True])
 def test_qlinear_integer_product(op: str, a_type: int, w_type: int, per_channel: bool) -> None:
     """One mir.conv_integer / mir.matmul_integer (zero points included) holds the exact
-    product; the result is within a step of onnxruntime's, and every target computes the
-    same integers (a target without the integer op has it lowered)."""
+    product -- a matmul's weight of one zero point makes the whole node one requantised
+    mir.integer_matmul; the result is within a step of onnxruntime's, and every target
+    computes the same integers (a target without the integer op has it lowered)."""
     m = qlinear_model(op, a_type, w_type, per_channel)
-    integer = "mir.conv_integer" if op == "QLinearConv" else "mir.matmul_integer"
+    if op == "QLinearConv":
+        integer = "mir.conv_integer"
+    else:
+        integer = "mir.matmul_integer" if per_channel else "mir.integer_matmul"
     kinds = Counter(o.name for o in import_model(m).walk())
     assert kinds[integer] == 1 and not kinds["mir.conv"] and not kinds["mir.matmul"]
     if a_type == U8 or w_type == I8:  # onnxruntime's CPU kernels take these

@@ -812,10 +812,12 @@ for _order in ("max_min", "min_max"):
 
 def _integer_case(conv: bool, x_type: DType, out: DType, act: str, zero: int, bias: bool,
                   shapes: tuple[tuple[int, ...], tuple[int, ...]] | None = None,
-                  groups: int = 2, table: bool = False):  # fmt: skip
+                  groups: int = 2, table: bool = False,
+                  weight: tuple[DType, int] = (DType.I8, 0)):  # fmt: skip
     """Convs of >= 16 taps and matmuls of >= 4 rows run the int16 GEMM (an odd count of
     rows and columns: its 4 x 2 blocks and their remainders), others direct. ``table``:
-    the requantised result looked up in a table of random values of its type."""
+    the requantised result looked up in a table of random values of its type.
+    ``weight``: a matmul's weight type and zero point."""
 
     def make(dtype: DType, rng: np.random.Generator):
         if dtype is not out:  # the case's element type is its result's
@@ -824,8 +826,8 @@ def _integer_case(conv: bool, x_type: DType, out: DType, act: str, zero: int, bi
         if shapes is not None:
             x_shape, w_shape = shapes
         channels = w_shape[0] if conv else w_shape[-1]
-        specs = {"x": (x_shape, x_type), "w": (w_shape, DType.I8), "s": ((channels,), DType.F32),
-                 "b": ((channels,), DType.F32)}  # fmt: skip
+        specs = {"x": (x_shape, x_type), "w": (w_shape, weight[0]),
+                 "s": ((channels,), DType.F32), "b": ((channels,), DType.F32)}  # fmt: skip
         extra: dict[str, object] = {}
         if out.is_int:
             extra = {"out_scale": 0.05, "out_zero_point": 3, "out_dtype": out}
@@ -839,13 +841,15 @@ def _integer_case(conv: bool, x_type: DType, out: DType, act: str, zero: int, bi
                 op = mir.IntegerConvOp(x, w, s, b if bias else None, pads=(1, 0, 1, 1),
                                        strides=(1, 2), groups=groups, **common)  # fmt: skip
             else:
-                op = mir.IntegerMatmulOp(x, w, s, b if bias else None, **common)
+                op = mir.IntegerMatmulOp(
+                    x, w, s, b if bias else None, weight_zero_point=weight[1], **common
+                )
             return one(m.emit(op))
 
         module = graph(specs, body)
         inputs = {
             "x": values(x_shape, x_type, rng),
-            "w": values(w_shape, DType.I8, rng),
+            "w": values(w_shape, weight[0], rng),
             "s": (rng.random(channels) * 1e-2 + 1e-3).astype(np.float32),
             "b": values((channels,), DType.F32, rng, "finite"),
         }
@@ -875,6 +879,16 @@ case("integer_matmul_row_by_row", mir.IntegerMatmulOp)(
 case("integer_matmul_row_blocks", mir.IntegerMatmulOp)(  # 70 rows: a block of 64, then 6
     _integer_case(False, DType.U8, DType.I8, "relu", 100, True, ((70, 40), (40, 33)))
 )
+# an attention's two activations: a u8 or i8 weight with a zero point, row by row, in
+# row blocks and batched
+for _name, _x, _w, _out, _shapes in (
+    ("rows_u8_weight", DType.U8, (DType.U8, 131), DType.U8, ((2, 3, 20), (20, 7))),
+    ("blocks_u8_weight", DType.I8, (DType.U8, 77), DType.F32, ((70, 40), (40, 33))),
+    ("batched_i8_weight", DType.U8, (DType.I8, -9), DType.I8, ((2, 1, 6, 9), (1, 4, 9, 5))),
+):
+    case(f"integer_matmul_{_name}", mir.IntegerMatmulOp)(
+        _integer_case(False, _x, _out, "none", 3, False, _shapes, weight=_w)
+    )
 case("integer_conv_depthwise", mir.IntegerConvOp)(  # 9 taps: direct
     _integer_case(True, DType.I8, DType.F32, "none", 2, True, ((1, 4, 6, 6), (4, 1, 3, 3)), 4)
 )

@@ -4615,8 +4615,10 @@ class IntegerLinearOp(ShapedOp):
     integer type (requantisation). With ``table`` (256 values of the result's type, as
     raw bytes) each requantised integer ``q`` is then looked up, ``table[q mod 256]``: an
     elementwise function of ``q`` tabulated at every value (a quantised activation, a
-    requantisation to another scale), which the op then applies exactly. Weights are
-    symmetric (no zero point)."""
+    requantisation to another scale), which the op then applies exactly. A conv's
+    weight is symmetric i8 (no zero point); a matmul's may be u8 or i8 with a
+    ``weight_zero_point`` (``Σ (input - input_zero_point) · (weight - weight_zero_point)``:
+    an attention's product of two activations)."""
 
     input = operand_def(TensorType)
     weight = operand_def(TensorType)
@@ -4655,18 +4657,24 @@ class IntegerLinearOp(ShapedOp):
     def check_integer(
         self, props: Props, input: TensorType, weight: TensorType, scale: TensorType,
         bias: TensorType | None, shape: Sequence[Any], channels: Any,
+        weight_zero_point: int | None = None,
     ) -> None:  # fmt: skip
+        """``weight_zero_point``: the op's (a matmul's), None for a symmetric i8 weight."""
         for t, what in ((input, "input"), (weight, "weight")):
             if t.dtype not in (DType.I8, DType.U8):
                 raise VerifyException(f"{what} must be i8 or u8, got {t.dtype.value}")
         act = props.enum("activation")
         if act in ACTIVATION_PARAMS or act is Activation.HARD_SWISH:
             raise VerifyException(f"the {act.value} activation is not an integer epilogue")
-        if weight.dtype is not DType.I8:
+        if weight_zero_point is None and weight.dtype is not DType.I8:
             raise VerifyException("weight must be i8 (symmetric)")
-        lo, hi = input.dtype.int_range
-        if not lo <= props.int("input_zero_point") <= hi:
-            raise VerifyException(f"input_zero_point must be a {input.dtype.value} value")
+        zero_points = [("input", input, props.int("input_zero_point"))]
+        if weight_zero_point is not None:
+            zero_points.append(("weight", weight, weight_zero_point))
+        for what, t, zero in zero_points:
+            lo, hi = t.dtype.int_range
+            if not lo <= zero <= hi:
+                raise VerifyException(f"{what}_zero_point must be a {t.dtype.value} value")
         _check_bias_vector(scale, channels, DType.F32, "scale")
         if bias is not None:
             _check_bias_vector(bias, channels, DType.F32, "bias")
@@ -4699,8 +4707,10 @@ class IntegerMatmulOp(IntegerLinearOp):
     batch dims broadcast like ``mir.matmul``); scale and bias over N."""
 
     name = "mir.integer_matmul"
+    weight_zero_point = prop_def(I64Attr, default_value=int_attr(0))
     assembly_format = (
         "$input `,` $weight `scale` $scale (`bias` $bias^)? (`zero_point` $input_zero_point^)? "
+        "(`weight_zero_point` $weight_zero_point^)? "
         "(`act` $activation^)? (`out_scale` $out_scale^)? (`out_zero_point` $out_zero_point^)? "
         "(`table` $table^)? attr-dict `:` functional-type(operands, results)"
     )
@@ -4713,6 +4723,7 @@ class IntegerMatmulOp(IntegerLinearOp):
         bias: SSAValue | None = None,
         *,
         input_zero_point: int = 0,
+        weight_zero_point: int = 0,
         activation: str = "none",
         out_scale: float | None = None,
         out_zero_point: int = 0,
@@ -4725,6 +4736,7 @@ class IntegerMatmulOp(IntegerLinearOp):
         props = self._common_props(
             input_zero_point, activation, out_scale, out_zero_point, out_dtype, table
         )
+        props["weight_zero_point"] = int_attr(weight_zero_point)
         self._build(
             {"input": input, "weight": weight, "scale": scale, "bias": bias},
             props,
@@ -4743,7 +4755,10 @@ class IntegerMatmulOp(IntegerLinearOp):
         if weight.rank < 2 or input.rank < 2:
             raise VerifyException("integer matmul takes an input [.., M, K], a weight [.., K, N]")
         shape = matmul_shape(input.with_dtype(DType.F32), weight.with_dtype(DType.F32))
-        self.check_integer(props, input, weight, scale, bias, shape, weight.shape[-1])
+        self.check_integer(
+            props, input, weight, scale, bias, shape, weight.shape[-1],
+            props.int("weight_zero_point"),
+        )  # fmt: skip
 
 
 @irdl_op_definition

@@ -882,8 +882,11 @@ def _integer_matmul(op: mir.IntegerMatmulOp, args: Arrays, env: Env) -> Arrays:
     """The exact integer sums: integers below 2^53 are exact in float64, whatever the
     summation order."""
     x, w = args[0], args[1]
-    zero = op.props().int("input_zero_point")
-    acc = K.matmul(x.astype(np.float64) - zero, w.astype(np.float64))
+    p = op.props()
+    acc = K.matmul(
+        x.astype(np.float64) - p.int("input_zero_point"),
+        w.astype(np.float64) - p.int("weight_zero_point"),
+    )
     return _integer_epilogue(op, acc, args, acc.ndim - 1)
 
 

@@ -119,7 +119,9 @@ class LowerIntegerLinear(ConversionPattern):
             )  # fmt: skip
             axis = 1
         else:
-            product = mir.MatmulIntegerOp(op.input, op.weight, zp, None)
+            w_zero = p.int("weight_zero_point")
+            w_zp = b.constant(w_zero, type_of(op.weight).dtype, []) if w_zero else None
+            product = mir.MatmulIntegerOp(op.input, op.weight, zp, w_zp)
             axis = type_of(op.result).rank - 1
         acc = b.emit(product).results[0]
         rank = type_of(acc).rank

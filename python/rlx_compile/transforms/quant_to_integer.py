@@ -12,8 +12,9 @@ on the dequantised values. For a target that claims ``mir.integer_conv`` /
   add and the activation after it stay f32 ops, as do the parameterised activations --
   clip, hard sigmoid/swish, leaky relu -- that the integer epilogue does not take);
 - ``matmul`` / ``fused_matmul_bias_act`` of such an input and a [.., K, N] symmetric i8
-  operand dequantized per column (or per tensor: an attention's two activations) into
-  ``mir.integer_matmul``;
+  operand dequantized per column (or per tensor), or a per-tensor dequantized i8/u8
+  operand with a zero point (an attention's second activation: ``weight_zero_point``),
+  into ``mir.integer_matmul``;
 - ``quantize(integer op)`` (per tensor, the integer op's only reader) into the integer
   op producing the quantised values directly: requantisation;
 - ``transpose(dequantize(constant))`` into the dequantize of the transposed constant (a
@@ -149,6 +150,19 @@ def _weight(v: SSAValue, axis: int) -> tuple[SSAValue, np.ndarray] | None:
     return dq.input, np.broadcast_to(scale.reshape(-1), (int(n),)).astype(np.float32)
 
 
+def _matmul_weight(v: SSAValue, axis: int) -> tuple[SSAValue, np.ndarray, int] | None:
+    """``_weight``, or a per-tensor dequantized i8/u8 operand with a zero point (an
+    attention's other activation): its integers, per-column f32 scales and zero point."""
+    w = _weight(v, axis)
+    if w is not None:
+        return w[0], w[1], 0
+    operand = _input(v)  # (dequantized as a matmul's input is)
+    n = _type(v).shape[axis]
+    if operand is None or not isinstance(n, int):
+        return None  # (its scale is given per column)
+    return operand.q, np.full((n,), operand.scale, np.float32), operand.zero_point
+
+
 def _combined_scale(x: _Input, w_scales: np.ndarray) -> mir.ConstantOp:
     """s_x · s_w per channel, rounded to f32 once (the integer op's ``scale``)."""
     return mir.ConstantOp(np.float32(x.scale) * w_scales)
@@ -244,7 +258,7 @@ class IntegerMatmul(RewritePattern):
         if _type(rhs).rank < 2 or _type(lhs).rank < 2:
             return
         x = _input(lhs)
-        w = _weight(rhs, _type(rhs).rank - 1)
+        w = _matmul_weight(rhs, _type(rhs).rank - 1)
         if x is None or w is None or _type(op.result).dtype is not DType.F32:
             return
         if bias is not None and (_type(bias).dtype is not DType.F32 or _type(bias).rank != 1):
@@ -254,7 +268,7 @@ class IntegerMatmul(RewritePattern):
         separate = act in SEPARATE_ACTIVATIONS
         new = mir.IntegerMatmulOp(
             x.q, w[0], scale.result, bias, input_zero_point=x.zero_point,
-            activation="none" if separate else act.value,
+            weight_zero_point=w[2], activation="none" if separate else act.value,
         )  # fmt: skip
         new.location = op.location
         if separate:
@@ -750,7 +764,7 @@ class Requantize(RewritePattern):
         if _type(op.scale).dtype is not DType.F32:
             return
         out, out_scale, zero = params
-        common = {
+        common: dict[str, Any] = {
             "input_zero_point": p.int("input_zero_point"),
             "activation": p.enum("activation").value,
             "out_scale": out_scale,
@@ -765,8 +779,9 @@ class Requantize(RewritePattern):
             )  # fmt: skip
         else:
             new = mir.IntegerMatmulOp(
-                linear.input, linear.weight, linear.scale, linear.bias, **common
-            )
+                linear.input, linear.weight, linear.scale, linear.bias,
+                weight_zero_point=p.int("weight_zero_point"), **common,
+            )  # fmt: skip
         new.location = linear.location
         rewriter.insert(new, InsertPoint.before(op))
         rewriter.replace(op, [], [new.results[0]])

@@ -325,3 +325,23 @@ func.func @quantized_softmax_scale() {
   func.return
 }
 // CHECK: error: 'mir.quantized_softmax' op y_scale must be positive and finite, got 0.0
+
+// -----
+func.func @integer_matmul_weight_zero_point() {
+  %x = mir.input "x" : !rlx.tensor<[2, 3], u8>
+  %w = mir.input "w" : !rlx.tensor<[3, 4], i8>
+  %s = mir.input "s" : !rlx.tensor<[4], f32>
+  %y = mir.integer_matmul %x, %w scale %s weight_zero_point 200 : (!rlx.tensor<[2, 3], u8>, !rlx.tensor<[3, 4], i8>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[2, 4], f32>
+  func.return
+}
+// CHECK: error: 'mir.integer_matmul' op weight_zero_point must be a i8 value
+
+// -----
+func.func @integer_conv_u8_weight() {
+  %x = mir.input "x" : !rlx.tensor<[1, 2, 3, 3], u8>
+  %w = mir.input "w" : !rlx.tensor<[4, 2, 1, 1], u8>
+  %s = mir.input "s" : !rlx.tensor<[4], f32>
+  %y = mir.integer_conv %x, %w scale %s strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 : (!rlx.tensor<[1, 2, 3, 3], u8>, !rlx.tensor<[4, 2, 1, 1], u8>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[1, 4, 3, 3], f32>
+  func.return
+}
+// CHECK: error: 'mir.integer_conv' op weight must be i8 (symmetric)

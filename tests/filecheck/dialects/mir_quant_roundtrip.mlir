@@ -60,8 +60,9 @@ func.func @quantized_add() -> (!rlx.tensor<[2, 3], i8> {rlx.name = "y"}, !rlx.te
 // mir.integer_matmul / mir.integer_conv (quant-to-integer's): requantised, and then
 // looked up in a table of the result's type (256 raw values).
 // CHECK-LABEL: func.func @integer_kernels
-func.func @integer_kernels() -> (!rlx.tensor<[2, 4], u8> {rlx.name = "y"}, !rlx.tensor<[1, 4, 3, 3], i8> {rlx.name = "c"}) {
+func.func @integer_kernels() -> (!rlx.tensor<[2, 4], u8> {rlx.name = "y"}, !rlx.tensor<[1, 4, 3, 3], i8> {rlx.name = "c"}, !rlx.tensor<[2, 4], f32> {rlx.name = "a"}) {
   %x = mir.input "x" : !rlx.tensor<[2, 3], u8>
+  %v = mir.input "v" : !rlx.tensor<[3, 4], u8>
   %w = mir.param "w" : !rlx.tensor<[3, 4], i8>
   %s = mir.param "s" : !rlx.tensor<[4], f32>
   %i = mir.input "i" : !rlx.tensor<[1, 2, 3, 3], i8>
@@ -70,7 +71,10 @@ func.func @integer_kernels() -> (!rlx.tensor<[2, 4], u8> {rlx.name = "y"}, !rlx.
   %y = mir.integer_matmul %x, %w scale %s zero_point 128 out_scale 5.000000e-02 out_zero_point 3 table <"0x00070E151C232A31383F464D545B626970777E858C939AA1A8AFB6BDC4CBD2D9E0E7EEF5FC030A11181F262D343B424950575E656C737A81888F969DA4ABB2B9C0C7CED5DCE3EAF1F8FF060D141B222930373E454C535A61686F767D848B9299A0A7AEB5BCC3CAD1D8DFE6EDF4FB020910171E252C333A41484F565D646B727980878E959CA3AAB1B8BFC6CDD4DBE2E9F0F7FE050C131A21282F363D444B525960676E757C838A91989FA6ADB4BBC2C9D0D7DEE5ECF3FA01080F161D242B323940474E555C636A71787F868D949BA2A9B0B7BEC5CCD3DAE1E8EFF6FD040B121920272E353C434A51585F666D747B828990979EA5ACB3BAC1C8CFD6DDE4EBF2F9"> : (!rlx.tensor<[2, 3], u8>, !rlx.tensor<[3, 4], i8>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[2, 4], u8>
   // CHECK-NEXT: %c = mir.integer_conv %i, %k scale %s strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 act relu out_scale 1.000000e-01 out_zero_point -5 table <"0x00070E151C232A31383F464D545B626970777E858C939AA1A8AFB6BDC4CBD2D9E0E7EEF5FC030A11181F262D343B424950575E656C737A81888F969DA4ABB2B9C0C7CED5DCE3EAF1F8FF060D141B222930373E454C535A61686F767D848B9299A0A7AEB5BCC3CAD1D8DFE6EDF4FB020910171E252C333A41484F565D646B727980878E959CA3AAB1B8BFC6CDD4DBE2E9F0F7FE050C131A21282F363D444B525960676E757C838A91989FA6ADB4BBC2C9D0D7DEE5ECF3FA01080F161D242B323940474E555C636A71787F868D949BA2A9B0B7BEC5CCD3DAE1E8EFF6FD040B121920272E353C434A51585F666D747B828990979EA5ACB3BAC1C8CFD6DDE4EBF2F9"> : (!rlx.tensor<[1, 2, 3, 3], i8>, !rlx.tensor<[4, 2, 1, 1], i8>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[1, 4, 3, 3], i8>
   %c = mir.integer_conv %i, %k scale %s strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] groups 1 act relu out_scale 1.000000e-01 out_zero_point -5 table <"0x00070E151C232A31383F464D545B626970777E858C939AA1A8AFB6BDC4CBD2D9E0E7EEF5FC030A11181F262D343B424950575E656C737A81888F969DA4ABB2B9C0C7CED5DCE3EAF1F8FF060D141B222930373E454C535A61686F767D848B9299A0A7AEB5BCC3CAD1D8DFE6EDF4FB020910171E252C333A41484F565D646B727980878E959CA3AAB1B8BFC6CDD4DBE2E9F0F7FE050C131A21282F363D444B525960676E757C838A91989FA6ADB4BBC2C9D0D7DEE5ECF3FA01080F161D242B323940474E555C636A71787F868D949BA2A9B0B7BEC5CCD3DAE1E8EFF6FD040B121920272E353C434A51585F666D747B828990979EA5ACB3BAC1C8CFD6DDE4EBF2F9"> : (!rlx.tensor<[1, 2, 3, 3], i8>, !rlx.tensor<[4, 2, 1, 1], i8>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[1, 4, 3, 3], i8>
-  func.return %y, %c : !rlx.tensor<[2, 4], u8>, !rlx.tensor<[1, 4, 3, 3], i8>
+  // A matmul's weight may be u8 with a zero point (an attention's other activation).
+  // CHECK-NEXT: %a = mir.integer_matmul %x, %v scale %s zero_point 128 weight_zero_point 131 : (!rlx.tensor<[2, 3], u8>, !rlx.tensor<[3, 4], u8>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[2, 4], f32>
+  %a = mir.integer_matmul %x, %v scale %s zero_point 128 weight_zero_point 131 : (!rlx.tensor<[2, 3], u8>, !rlx.tensor<[3, 4], u8>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[2, 4], f32>
+  func.return %y, %c, %a : !rlx.tensor<[2, 4], u8>, !rlx.tensor<[1, 4, 3, 3], i8>, !rlx.tensor<[2, 4], f32>
 }
 
 // mir.quantized_avg_pool (quant-to-integer's QLinearAveragePool / global pool): the pool's

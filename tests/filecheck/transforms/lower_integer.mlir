@@ -77,3 +77,19 @@ func.func @quantized_softmax(%x : !rlx.tensor<[2, 5], i8>) -> !rlx.tensor<[2, 5]
 // CHECK-NEXT:    func.return %[[Y]]
 // CPU-LABEL: func.func @quantized_softmax
 // CPU-NEXT:      %y = mir.quantized_softmax
+
+// An attention's product on cuda: the exact matmul_integer with both zero points (the
+// weight's u8 one too), then the f32 epilogue. cpu claims it: nothing changes.
+func.func @activation_product(%a : !rlx.tensor<[2, 3], u8>, %b : !rlx.tensor<[3, 4], u8>) -> !rlx.tensor<[2, 4], f32> {
+  %s = mir.constant dense<0.125> : !rlx.tensor<[4], f32>
+  %y = mir.integer_matmul %a, %b scale %s zero_point 3 weight_zero_point 130 : (!rlx.tensor<[2, 3], u8>, !rlx.tensor<[3, 4], u8>, !rlx.tensor<[4], f32>) -> !rlx.tensor<[2, 4], f32>
+  func.return %y : !rlx.tensor<[2, 4], f32>
+}
+// CHECK-LABEL: func.func @activation_product
+// CHECK-DAG:     %[[ZA:.*]] = mir.constant dense<3> : !rlx.tensor<[], u8>
+// CHECK-DAG:     %[[ZB:.*]] = mir.constant dense<130> : !rlx.tensor<[], u8>
+// CHECK:         %[[ACC:.*]] = mir.matmul_integer %a, %b lhs_zero_point(%[[ZA]] : !rlx.tensor<[], u8>) rhs_zero_point(%[[ZB]] : !rlx.tensor<[], u8>) : {{.*}} -> !rlx.tensor<[2, 4], i32>
+// CHECK:         mir.cast %[[ACC]]
+// CHECK-NOT:     mir.integer_matmul
+// CPU-LABEL: func.func @activation_product
+// CPU:           %y = mir.integer_matmul

@@ -203,6 +203,33 @@ func.func @quantized_bias_add(%a : !rlx.tensor<[2, 3], u8>) -> (!rlx.tensor<[2, 
 // CUDA:         mir.add %ad, %bd
 
 // -----
+// An attention's product of two quantized activations (u8 with zero points, per tensor):
+// one mir.integer_matmul, the second activation its weight with a weight_zero_point and
+// the per-column scale s_a · s_b, requantised by the quantize after it. A per-channel
+// dequantized u8 operand stays f32.
+func.func @activation_product(%a : !rlx.tensor<[2, 3, 4], u8>, %b : !rlx.tensor<[2, 4, 5], u8>, %c : !rlx.tensor<[4, 5], u8>) -> (!rlx.tensor<[2, 3, 5], u8>, !rlx.tensor<[2, 3, 5], f32>) {
+  %sa = mir.constant dense<0.5> : !rlx.tensor<[], f32>
+  %za = mir.constant dense<3> : !rlx.tensor<[], u8>
+  %sb = mir.constant dense<0.25> : !rlx.tensor<[], f32>
+  %zb = mir.constant dense<130> : !rlx.tensor<[], u8>
+  %sc = mir.constant dense<[0.25, 0.5, 0.25, 0.5, 0.25]> : !rlx.tensor<[5], f32>
+  %zc = mir.constant dense<7> : !rlx.tensor<[5], u8>
+  %ad = mir.dequantize %a, %sa, %za : (!rlx.tensor<[2, 3, 4], u8>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[2, 3, 4], f32>
+  %bd = mir.dequantize %b, %sb, %zb : (!rlx.tensor<[2, 4, 5], u8>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[2, 4, 5], f32>
+  %cd = mir.dequantize %c, %sc, %zc axis 1 : (!rlx.tensor<[4, 5], u8>, !rlx.tensor<[5], f32>, !rlx.tensor<[5], u8>) -> !rlx.tensor<[4, 5], f32>
+  %p = mir.matmul %ad, %bd : (!rlx.tensor<[2, 3, 4], f32>, !rlx.tensor<[2, 4, 5], f32>) -> !rlx.tensor<[2, 3, 5], f32>
+  %pq = mir.quantize %p, %sa, %za : (!rlx.tensor<[2, 3, 5], f32>, !rlx.tensor<[], f32>, !rlx.tensor<[], u8>) -> !rlx.tensor<[2, 3, 5], u8>
+  %r = mir.matmul %ad, %cd : (!rlx.tensor<[2, 3, 4], f32>, !rlx.tensor<[4, 5], f32>) -> !rlx.tensor<[2, 3, 5], f32>
+  func.return %pq, %r : !rlx.tensor<[2, 3, 5], u8>, !rlx.tensor<[2, 3, 5], f32>
+}
+// CHECK-LABEL: func.func @activation_product
+// CHECK:         %[[S:.*]] = mir.constant dense<0.125> : !rlx.tensor<[5], f32>
+// CHECK-NEXT:    %pq = mir.integer_matmul %a, %b scale %[[S]] zero_point 3 weight_zero_point 130 out_scale 5.000000e-01 out_zero_point 3 : (!rlx.tensor<[2, 3, 4], u8>, !rlx.tensor<[2, 4, 5], u8>, !rlx.tensor<[5], f32>) -> !rlx.tensor<[2, 3, 5], u8>
+// CHECK:         %r = mir.matmul %ad, %cd
+// CUDA-LABEL: func.func @activation_product
+// CUDA:         %p = mir.matmul %ad, %bd
+
+// -----
 // A concat of inputs of other parameters than its quantize's: each such input is
 // requantised by a table (quantize(dequantize(v)) at every v), then the integers concat.
 func.func @concat_requantised(%a : !rlx.tensor<[1, 2], u8>, %b : !rlx.tensor<[1, 2], u8>) -> !rlx.tensor<[2, 2], u8> {

@@ -1355,18 +1355,24 @@ def _integer_activation(e: OpEmitter) -> Activation:
 
 
 def _integer_args(e: OpEmitter, channels: int) -> tuple[str, list[Arg]]:
-    """The kernel suffix and the epilogue arguments of an integer op."""
+    """The kernel suffix and the epilogue arguments of an integer op (a matmul's name
+    its weight's type too, and its weight's zero point follows the input's)."""
     a = _optional(e, ("input", "weight", "scale", "bias"))
-    x, scale = a["input"], a["scale"]
-    assert x is not None and scale is not None
+    x, w, scale = a["input"], a["weight"], a["scale"]
+    assert x is not None and w is not None and scale is not None
     y = e.outs[0]
     p = e.op.props()  # type: ignore[attr-defined]
-    sfx = f"{e.suffix(x, INTEGER_INPUTS)}_{e.suffix(y, INTEGER_RESULTS)}"
+    matmul = isinstance(e.op, mir.IntegerMatmulOp)
+    types = [x, w, y] if matmul else [x, y]
+    sfx = "_".join(e.suffix(v, INTEGER_RESULTS if v is y else INTEGER_INPUTS) for v in types)
+    zero_points = [p.int("input_zero_point")]
+    if matmul:
+        zero_points.append(p.int("weight_zero_point"))
     out_scale = p.opt_float("out_scale")
     table = p.get("table")
     epilogue: list[Arg] = [
         dense_param(e, scale, (channels,)), dense_param(e, a["bias"], (channels,)),
-        p.int("input_zero_point"), ACTIVATION_CODE[_integer_activation(e)],
+        *zero_points, ACTIVATION_CODE[_integer_activation(e)],
         0.0 if out_scale is None else out_scale, p.int("out_zero_point"),
         None if table is None else Bytes(cast(RawDataAttr, table).data),
     ]  # fmt: skip

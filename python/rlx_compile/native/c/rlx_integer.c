@@ -1,4 +1,4 @@
-/* Integer matmul and convolution: exact int32 sums of (x - zx) * w, then the f32
+/* Integer matmul and convolution: exact int32 sums of (x - zx) * (w - zw), then the f32
  * epilogue of mir.integer_matmul / mir.integer_conv: f32(acc) * scale (+ bias) ->
  * activation (-> requantise: saturate(rint(v / out_scale) + out_zp)). */
 #include "rlx_scalar.h"
@@ -161,10 +161,12 @@ static void rlx_tap_offsets(const int64_t *g, int64_t cg, int64_t *offs) {
 RLX_INTEGER_COLS(i8)
 RLX_INTEGER_COLS(u8)
 
-#define RLX_INTEGER_KERNELS(XS, out)                                                     \
-    RLX_INTEGER_MATMUL_SIG(rlx_integer_matmul_##XS##_##out) {                            \
+/* The weight's integers minus its zero point (0 for a symmetric i8 weight). */
+#define RLX_INTEGER_MATMUL(XS, WS, out)                                                  \
+    RLX_INTEGER_MATMUL_SIG(rlx_integer_matmul_##XS##_##WS##_##out) {                     \
         const RLX_XT_##XS *px = (const RLX_XT_##XS *)x;                                   \
-        const int8_t *pw = (const int8_t *)w;                                           \
+        const RLX_XT_##WS *pw = (const RLX_XT_##WS *)w;                                   \
+        int32_t z_w = (int32_t)zw;                                                      \
         const float *ps = (const float *)scale, *pb = (const float *)bias;              \
         RLX_QT_##out *py = (RLX_QT_##out *)y;                                           \
         int32_t *a = (int32_t *)acc;                                                    \
@@ -186,7 +188,8 @@ RLX_INTEGER_COLS(u8)
                 if (off[1] != packed) {                                                 \
                     for (j = 0; j < N * kp; j++) bt[j] = 0;                             \
                     for (k = 0; k < K; k++)                                             \
-                        for (j = 0; j < N; j++) bt[j * kp + k] = pw[off[1] + k * N + j]; \
+                        for (j = 0; j < N; j++)                                         \
+                            bt[j * kp + k] = (int16_t)((int32_t)pw[off[1] + k * N + j] - z_w); \
                     packed = off[1];                                                    \
                 }                                                                       \
                 for (r0 = 0; r0 < M; r0 += rows) {                                      \
@@ -213,16 +216,19 @@ RLX_INTEGER_COLS(u8)
                 for (j = 0; j < N; j++) a[j] = 0;                                       \
                 for (k = 0; k < K; k++) {                                               \
                     int32_t v = (int32_t)xr[k] - (int32_t)zx;                           \
-                    const int8_t *wr = pw + off[1] + k * N;                             \
+                    const RLX_XT_##WS *wr = pw + off[1] + k * N;                        \
                     if (v == 0) continue;                                               \
-                    for (j = 0; j < N; j++) a[j] += v * (int32_t)wr[j];                 \
+                    for (j = 0; j < N; j++) a[j] += v * ((int32_t)wr[j] - z_w);         \
                 }                                                                       \
                 RLX_INTEGER_ROW(out, yr, a, N, ps[j_], pb[j_])                          \
             }                                                                           \
             rlx_next_index(batch_rank, batch_shape, idx, 2, off, st);                   \
         }                                                                               \
         return 0;                                                                       \
-    }                                                                                   \
+    }
+#define RLX_INTEGER_KERNELS(XS, out)                                                     \
+    RLX_INTEGER_MATMUL(XS, i8, out)                                                     \
+    RLX_INTEGER_MATMUL(XS, u8, out)                                                     \
     RLX_INTEGER_CONV_SIG(rlx_integer_conv_##XS##_##out) {                                \
         RLX_INT_CONV_GEOMETRY(geom)                                                     \
         const RLX_XT_##XS *px = (const RLX_XT_##XS *)x;                                   \

@@ -515,17 +515,17 @@ RLX_FAKE_QUANT_SIG(rlx_fake_quantize_bf16_f64);
 /* ---- integer kernels (int8 x int8 -> int32, then f32 scale, bias, activation and,
  * with out_scale > 0, requantisation to the result type, then a lookup in table[256] of
  * that type when table is not NULL) ---------------------------------------------------- */
-/* x [batch.., M, K] (i8 or u8, minus zx) times w [batch.., K, N] (i8), batch dims at
- * element strides as rlx_matmul; scale/bias [N] f32 (bias may be NULL). rows = 0: row by
- * row, acc: N int32 scratch; rows > 0: the int16 GEMM on blocks of that many rows, acc:
- * w^T (N x Kp int16), a row block (rows x Kp int16) and its sums (rows x N int32), Kp =
- * K rounded up to 32. rlx_integer_matmul_<x>_<result> */
+/* x [batch.., M, K] (i8 or u8, minus zx) times w [batch.., K, N] (i8 or u8, minus zw),
+ * batch dims at element strides as rlx_matmul; scale/bias [N] f32 (bias may be NULL).
+ * rows = 0: row by row, acc: N int32 scratch; rows > 0: the int16 GEMM on blocks of that
+ * many rows, acc: w^T (N x Kp int16), a row block (rows x Kp int16) and its sums (rows x
+ * N int32), Kp = K rounded up to 32. rlx_integer_matmul_<x>_<w>_<result> */
 #define RLX_INTEGER_MATMUL_SIG(name)                                                    \
     int name(int64_t batch_rank, const int64_t *batch_shape, const int64_t *a_bstrides,   \
              const int64_t *b_bstrides, int64_t M, int64_t N, int64_t K, void *y,         \
              const void *x, const void *w, const void *scale, const void *bias, int64_t zx, \
-             int64_t act, double out_scale, int64_t out_zp, const void *table, int64_t rows, \
-             void *acc)
+             int64_t zw, int64_t act, double out_scale, int64_t out_zp, const void *table, \
+             int64_t rows, void *acc)
 /* conv geometry as rlx_conv; scale/bias [C_out]. algo 0: direct, acc: one output plane
  * of int32; algo 2: im2col + the int16 GEMM, tile = output positions per tile, acc: w as
  * int16 (C_out x Kp), the tile's columns (tile x Kp int16), its sums (C_out/G x tile
@@ -537,7 +537,8 @@ RLX_FAKE_QUANT_SIG(rlx_fake_quantize_bf16_f64);
              const void *table, void *acc)
 #define RLX_INTEGER_OUTS(X, XS) X(XS, f32) X(XS, i8) X(XS, u8)
 #define RLX_DECL_INTEGER(XS, out)                                                       \
-    RLX_INTEGER_MATMUL_SIG(rlx_integer_matmul_##XS##_##out);                            \
+    RLX_INTEGER_MATMUL_SIG(rlx_integer_matmul_##XS##_i8_##out);                         \
+    RLX_INTEGER_MATMUL_SIG(rlx_integer_matmul_##XS##_u8_##out);                         \
     RLX_INTEGER_CONV_SIG(rlx_integer_conv_##XS##_##out);
 RLX_INTEGER_OUTS(RLX_DECL_INTEGER, i8)
 RLX_INTEGER_OUTS(RLX_DECL_INTEGER, u8)

@@ -230,13 +230,15 @@ def _integer_kernel(ctx: NodeContext, kind: str, w: SSAValue) -> SSAValue | None
     as one ``mir.integer_conv`` / ``mir.integer_matmul`` where that op takes it: an 8-bit
     input and an output of per-tensor parameters (or an f32 output: a QGemm without
     y_scale), an i8 weight without a zero point (symmetric, as onnxruntime's
-    quantize_static writes them) of per-tensor or per-output-channel scales, all known.
+    quantize_static writes them) of per-tensor or per-output-channel scales, all known;
+    a matmul's weight may also be u8 or i8 with one zero point (an activation).
     The integer sums are exact, as ONNX defines them; the requantisation is the op's f32
     epilogue (``f32(acc) · (s_x · s_w) + bias``, then ``/ s_y``) where ONNX scales
     ``acc + bias`` by ``s_x · s_w / s_y`` at once: a value on a step's edge may round to
     its neighbour. None where the op does not take it."""
     x = ctx.x(0)
-    if type_of(x).dtype not in (DType.I8, DType.U8) or type_of(w).dtype is not DType.I8:
+    eight_bit = (DType.I8, DType.U8)
+    if type_of(x).dtype not in eight_bit or type_of(w).dtype not in eight_bit:
         return None
     if kind == "gemm" and ctx.attr("transA", 0):
         return None
@@ -250,7 +252,12 @@ def _integer_kernel(ctx: NodeContext, kind: str, w: SSAValue) -> SSAValue | None
         return None
     if sy is None and kind != "gemm":
         return None
+    w_zero = 0
     if zw is not None and np.any(zw):
+        if kind != "matmul" or zw.size != 1:
+            return None  # (a conv's and a QGemm's weight are symmetric)
+        w_zero = int(zw.reshape(-1)[0])
+    elif type_of(w).dtype is not DType.I8 and kind != "matmul":
         return None
     channels = type_of(w).shape[0 if kind == "conv" else -1]
     scales = [p for p in (sx, sw, sy) if p is not None]
@@ -279,8 +286,8 @@ def _integer_kernel(ctx: NodeContext, kind: str, w: SSAValue) -> SSAValue | None
     op: mir.IntegerLinearOp
     if kind != "conv":
         op = mir.IntegerMatmulOp(
-            x, w, b.constant(scale), bias, input_zero_point=x_zero, out_scale=y_scale,
-            out_zero_point=y_zero, out_dtype=out,
+            x, w, b.constant(scale), bias, input_zero_point=x_zero, weight_zero_point=w_zero,
+            out_scale=y_scale, out_zero_point=y_zero, out_dtype=out,
         )  # fmt: skip
         return b.emit(op).results[0]
     strides, pads, dilations, groups = conv_geometry(ctx, w)
