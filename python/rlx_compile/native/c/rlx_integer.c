@@ -349,51 +349,27 @@ RLX_8BIT_PAIRS(RLX_QUANTIZED_ADD, i8)
 RLX_8BIT_PAIRS(RLX_QUANTIZED_ADD, u8)
 
 /* ---- quantized average pool ------------------------------------------------------- */
-/* Per window the exact int32 sum of (x - x_zp) over the taps inside the input (rows of
- * taps as the float pools take them) and mir.avg_pool's count, then the reference's f32
- * steps: saturate(rint((f32(sum) / f32(count)) * f32(x_scale / y_scale)) + y_zp). */
+/* Per window the exact int32 sum of (x - x_zp) over the taps inside the input (the float
+ * pools' window walk) and mir.avg_pool's count, then the reference's f32 steps:
+ * saturate(rint((f32(sum) / f32(count)) * f32(x_scale / y_scale)) + y_zp). */
+/* (the kernel's acc, geom and include_pad) */
+#define RLX_QUANTIZED_POOL_TAP(a, v, S, z, m, zy) (a) += (int32_t)(v) - (z)
+#define RLX_QUANTIZED_POOL_ROW(yr, n, o0, o1, S, z, m, zy)                              \
+    {                                                                                   \
+        int64_t j_, c01_ = rlx_pool_count(geom, include_pad, 0, o0) *                   \
+                           rlx_pool_count(geom, include_pad, 1, o1);                    \
+        for (j_ = 0; j_ < (n); j_++) {                                                  \
+            float mean_ = (float)acc[j_] / (float)(c01_ * rlx_pool_count(geom, include_pad, 2, j_)); \
+            (yr)[j_] = RLX_STORE_##S(mean_ * (m), 1.0f, zy);                            \
+        }                                                                               \
+    }
 #define RLX_QUANTIZED_AVG_POOL(S)                                                        \
     RLX_QUANTIZED_AVG_POOL_SIG(rlx_quantized_avg_pool_##S) {                              \
-        const int64_t *in = geom + 2, *kk = geom + 5, *out = geom + 8, *sd = geom + 11;  \
-        const int64_t *pb = geom + 14, *dl = geom + 20;                                 \
-        const RLX_XT_##S *px = (const RLX_XT_##S *)x;                                   \
-        RLX_QT_##S *py = (RLX_QT_##S *)y;                                               \
         int32_t *acc = (int32_t *)scratch, z = (int32_t)x_zp;                           \
         float m = (float)(x_scale / y_scale), zy = (float)y_zp;                         \
-        int64_t NC = geom[0] * geom[1], SZ = in[0] * in[1] * in[2];                     \
-        int64_t P = out[0] * out[1] * out[2], nc, o0, o1, o2, k0, k1, k2, lo, hi, c01;   \
-        for (nc = 0; nc < NC; nc++) {                                                   \
-            const RLX_XT_##S *xc = px + nc * SZ;                                        \
-            RLX_QT_##S *yc = py + nc * P;                                               \
-            for (o0 = 0; o0 < out[0]; o0++)                                             \
-                for (o1 = 0; o1 < out[1]; o1++) {                                       \
-                    RLX_QT_##S *yr = yc + (o0 * out[1] + o1) * out[2];                  \
-                    for (o2 = 0; o2 < out[2]; o2++) acc[o2] = 0;                        \
-                    for (k0 = 0; k0 < kk[0]; k0++) {                                    \
-                        int64_t i0 = o0 * sd[0] - pb[0] + k0 * dl[0];                   \
-                        if (i0 < 0 || i0 >= in[0]) continue;                            \
-                        for (k1 = 0; k1 < kk[1]; k1++) {                                \
-                            int64_t i1 = o1 * sd[1] - pb[1] + k1 * dl[1];               \
-                            const RLX_XT_##S *xr;                                       \
-                            if (i1 < 0 || i1 >= in[1]) continue;                        \
-                            xr = xc + (i0 * in[1] + i1) * in[2];                        \
-                            for (k2 = 0; k2 < kk[2]; k2++) {                            \
-                                int64_t off = k2 * dl[2] - pb[2];                       \
-                                rlx_tap_range(in[2], sd[2], off, out[2], &lo, &hi);     \
-                                for (o2 = lo; o2 < hi; o2++)                            \
-                                    acc[o2] += (int32_t)xr[o2 * sd[2] + off] - z;       \
-                            }                                                           \
-                        }                                                               \
-                    }                                                                   \
-                    c01 = rlx_pool_count(geom, include_pad, 0, o0) *                    \
-                          rlx_pool_count(geom, include_pad, 1, o1);                     \
-                    for (o2 = 0; o2 < out[2]; o2++) {                                   \
-                        int64_t c2 = rlx_pool_count(geom, include_pad, 2, o2);          \
-                        float mean = (float)acc[o2] / (float)(c01 * c2);                \
-                        yr[o2] = RLX_STORE_##S(mean * m, 1.0f, zy);                     \
-                    }                                                                   \
-                }                                                                       \
-        }                                                                               \
+        RLX_POOL_WINDOWS(geom, RLX_XT_##S, RLX_QT_##S, (const RLX_XT_##S *)x,           \
+                         (RLX_QT_##S *)y, acc, 0, RLX_QUANTIZED_POOL_TAP,               \
+                         RLX_QUANTIZED_POOL_ROW, S, z, m, zy)                           \
         return 0;                                                                       \
     }
 RLX_QUANTIZED_AVG_POOL(i8)

@@ -640,63 +640,33 @@ RLX_CONV_TRANSPOSE_LOW(bf16, rlx_bf16_to_f32, rlx_f32_to_bf16)
  * max: padding never wins, NaN propagates; avg: flag = count_include_pad (the count
  * then covers the explicit pads, never a ceil-mode window's extra cells). */
 
-/* Each output row takes its taps as shifted input rows in (k0, k1, k2) order (the
- * reference's window order), the last dim's loop vectorising for stride 1. */
+/* The taps and rows of RLX_POOL_WINDOWS for the max and the average (the kernel's acc,
+ * geom and flag); the average's count: rlx_pool_count per dim. */
+#define RLX_POOL_MAX_TAP(a, v, CT, CF, LOAD, STORE) (a) = rlx_s_max_##CF((a), (CT)LOAD(v), 0)
+#define RLX_POOL_SUM_TAP(a, v, CT, CF, LOAD, STORE) (a) += (CT)LOAD(v)
+#define RLX_POOL_STORE_ROW(yr, n, o0, o1, CT, CF, LOAD, STORE)                          \
+    {                                                                                   \
+        int64_t j_;                                                                     \
+        for (j_ = 0; j_ < (n); j_++) (yr)[j_] = STORE(acc[j_]);                         \
+    }
+#define RLX_POOL_MEAN_ROW(yr, n, o0, o1, CT, CF, LOAD, STORE)                           \
+    {                                                                                   \
+        int64_t j_, c01_ = rlx_pool_count(geom, flag, 0, o0) * rlx_pool_count(geom, flag, 1, o1); \
+        for (j_ = 0; j_ < (n); j_++)                                                    \
+            (yr)[j_] = STORE(acc[j_] / (CT)(c01_ * rlx_pool_count(geom, flag, 2, j_)));  \
+    }
 #define RLX_POOLS(sfx, T, CT, CF, LOAD, STORE, ...)                                      \
-    static void rlx_pool_##sfx(const int64_t *g, T *py, const T *px, int is_max, int64_t include_pad, \
-                               CT *acc) {                                               \
-        const int64_t *in = g + 2, *kk = g + 5, *out = g + 8, *sd = g + 11;              \
-        const int64_t *pb = g + 14, *dl = g + 20;                                       \
-        int64_t NC = g[0] * g[1], S = in[0] * in[1] * in[2], P = out[0] * out[1] * out[2]; \
-        int64_t nc, o0, o1, o2, k0, k1, k2, lo, hi;                                     \
-        for (nc = 0; nc < NC; nc++) {                                                   \
-            const T *xc = px + nc * S;                                                  \
-            T *yc = py + nc * P;                                                        \
-            for (o0 = 0; o0 < out[0]; o0++)                                             \
-                for (o1 = 0; o1 < out[1]; o1++) {                                       \
-                    T *yr = yc + (o0 * out[1] + o1) * out[2];                           \
-                    int64_t c01 = 1;                                                    \
-                    for (o2 = 0; o2 < out[2]; o2++) acc[o2] = is_max ? -(CT)INFINITY : (CT)0; \
-                    for (k0 = 0; k0 < kk[0]; k0++) {                                    \
-                        int64_t i0 = o0 * sd[0] - pb[0] + k0 * dl[0];                   \
-                        if (i0 < 0 || i0 >= in[0]) continue;                            \
-                        for (k1 = 0; k1 < kk[1]; k1++) {                                \
-                            int64_t i1 = o1 * sd[1] - pb[1] + k1 * dl[1];               \
-                            const T *xr = xc + (i0 * in[1] + i1) * in[2];               \
-                            if (i1 < 0 || i1 >= in[1]) continue;                        \
-                            for (k2 = 0; k2 < kk[2]; k2++) {                            \
-                                int64_t off = k2 * dl[2] - pb[2];                       \
-                                rlx_tap_range(in[2], sd[2], off, out[2], &lo, &hi);     \
-                                if (is_max) {                                           \
-                                    for (o2 = lo; o2 < hi; o2++)                        \
-                                        acc[o2] = rlx_s_max_##CF(acc[o2], (CT)LOAD(xr[o2 * sd[2] + off]), 0); \
-                                } else {                                                \
-                                    for (o2 = lo; o2 < hi; o2++) acc[o2] += (CT)LOAD(xr[o2 * sd[2] + off]); \
-                                }                                                       \
-                            }                                                           \
-                        }                                                               \
-                    }                                                                   \
-                    if (is_max) {                                                       \
-                        for (o2 = 0; o2 < out[2]; o2++) yr[o2] = STORE(acc[o2]);        \
-                        continue;                                                       \
-                    }                                                                   \
-                    /* the count: taps inside the input (or the padded input) per dim */ \
-                    c01 = rlx_pool_count(g, include_pad, 0, o0) *                       \
-                          rlx_pool_count(g, include_pad, 1, o1);                        \
-                    for (o2 = 0; o2 < out[2]; o2++) {                                   \
-                        int64_t c2 = rlx_pool_count(g, include_pad, 2, o2);             \
-                        yr[o2] = STORE(acc[o2] / (CT)(c01 * c2));                        \
-                    }                                                                   \
-                }                                                                       \
-        }                                                                               \
-    }                                                                                   \
     RLX_POOL_SIG(rlx_max_pool_##sfx) {                                                  \
+        CT *acc = (CT *)scratch;                                                        \
         (void)flag;                                                                     \
-        rlx_pool_##sfx(geom, (T *)y, (const T *)x, 1, 0, (CT *)scratch);                \
+        RLX_POOL_WINDOWS(geom, T, T, (const T *)x, (T *)y, acc, -(CT)INFINITY,          \
+                         RLX_POOL_MAX_TAP, RLX_POOL_STORE_ROW, CT, CF, LOAD, STORE)     \
         return 0;                                                                       \
     }                                                                                   \
     RLX_POOL_SIG(rlx_avg_pool_##sfx) {                                                  \
-        rlx_pool_##sfx(geom, (T *)y, (const T *)x, 0, flag, (CT *)scratch);             \
+        CT *acc = (CT *)scratch;                                                        \
+        RLX_POOL_WINDOWS(geom, T, T, (const T *)x, (T *)y, acc, (CT)0,                  \
+                         RLX_POOL_SUM_TAP, RLX_POOL_MEAN_ROW, CT, CF, LOAD, STORE)      \
         return 0;                                                                       \
     }
 RLX_FLOAT_TYPES(RLX_POOLS, _)

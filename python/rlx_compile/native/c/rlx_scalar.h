@@ -49,6 +49,47 @@ RLX_INLINE int64_t rlx_pool_count(const int64_t *geom, int64_t include_pad, int 
                        : rlx_window_count(o, sd[d], pb[d], kk[d], dl[d], 0, in[d]);
 }
 
+/* The pools' window walk (geom as the pools', rlx_runtime.h), of an input TX *px into an
+ * output TY *py: for each (n, c) plane and output row (o0, o1) -- yr, its first output --
+ * acc[o2] starts at INIT, takes TAP(acc[o2], x, ...) for each tap of its window inside
+ * the input in the reference's (k0, k1, k2) order, a shifted input row at a time (the o2
+ * loop vectorises for stride 1), then ROW(yr, n, o0, o1, ...) writes the row's n outputs
+ * from acc; the arguments after ROW are passed on to both (the kernel's types and
+ * parameters). */
+#define RLX_POOL_WINDOWS(geom, TX, TY, px, py, acc, INIT, TAP, ROW, ...)                \
+    {                                                                                   \
+        const int64_t *in_ = (geom) + 2, *kk_ = (geom) + 5, *out_ = (geom) + 8;         \
+        const int64_t *sd_ = (geom) + 11, *pb_ = (geom) + 14, *dl_ = (geom) + 20;       \
+        int64_t S_ = in_[0] * in_[1] * in_[2], P_ = out_[0] * out_[1] * out_[2];        \
+        int64_t nc_, o0_, o1_, o2_, k0_, k1_, k2_, lo_, hi_;                            \
+        for (nc_ = 0; nc_ < (geom)[0] * (geom)[1]; nc_++) {                             \
+            const TX *xc_ = (px) + nc_ * S_;                                            \
+            TY *yc_ = (py) + nc_ * P_;                                                  \
+            for (o0_ = 0; o0_ < out_[0]; o0_++)                                         \
+                for (o1_ = 0; o1_ < out_[1]; o1_++) {                                   \
+                    TY *yr_ = yc_ + (o0_ * out_[1] + o1_) * out_[2];                    \
+                    for (o2_ = 0; o2_ < out_[2]; o2_++) (acc)[o2_] = (INIT);            \
+                    for (k0_ = 0; k0_ < kk_[0]; k0_++) {                                \
+                        int64_t i0_ = o0_ * sd_[0] - pb_[0] + k0_ * dl_[0];             \
+                        if (i0_ < 0 || i0_ >= in_[0]) continue;                         \
+                        for (k1_ = 0; k1_ < kk_[1]; k1_++) {                            \
+                            int64_t i1_ = o1_ * sd_[1] - pb_[1] + k1_ * dl_[1];         \
+                            const TX *xr_;                                              \
+                            if (i1_ < 0 || i1_ >= in_[1]) continue;                     \
+                            xr_ = xc_ + (i0_ * in_[1] + i1_) * in_[2];                  \
+                            for (k2_ = 0; k2_ < kk_[2]; k2_++) {                        \
+                                int64_t off_ = k2_ * dl_[2] - pb_[2];                   \
+                                rlx_tap_range(in_[2], sd_[2], off_, out_[2], &lo_, &hi_); \
+                                for (o2_ = lo_; o2_ < hi_; o2_++)                       \
+                                    TAP((acc)[o2_], xr_[o2_ * sd_[2] + off_], __VA_ARGS__); \
+                            }                                                           \
+                        }                                                               \
+                    }                                                                   \
+                    ROW(yr_, out_[2], o0_, o1_, __VA_ARGS__)                            \
+                }                                                                       \
+        }                                                                               \
+    }
+
 /* The geometry of the integer convolutions (rlx_integer_conv, rlx_conv_integer: see
  * rlx_runtime.h) as views of its three-dim sizes and the counts the kernels derive. */
 #define RLX_INT_CONV_GEOMETRY(geom)                                                     \
