@@ -1,9 +1,10 @@
 """Products of constant columns of one x concatenated along x's last axis (skl2onnx's
-PolynomialFeatures: a gather and a reduce_prod per term) become one gather and one
-product per run of terms of one degree (algebraic-simplify): on random terms (degrees 1
-to 3, columns repeated, runs broken by other operands and by other degrees) it computes
-the concat's values bit for bit through the reference executor, and the C kernels
-compute them too; with the PolynomialFeatures of a model, onnxruntime's."""
+PolynomialFeatures: a gather and a reduce_prod per term) become, per run of terms of one
+degree d, d gathers multiplied (algebraic-simplify): on random terms (degrees 1 to 3,
+columns repeated, runs broken by other operands and by other degrees) it computes the
+concat's values bit for bit through the reference executor, and the C kernels compute
+them too; with the PolynomialFeatures of a model, onnxruntime's, in an arena within the
+source-order bound (one gather of every term's columns at once was not)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from rlx_compile import CompilePipeline, ModuleBuilder
 from rlx_compile.dialects import mir
 from rlx_compile.frontends.onnx import import_model
 from rlx_compile.interpreter import run
+from rlx_compile.ir import main_graph
+from rlx_compile.memory.report import memory_report, mir_peak_live_bytes
 from rlx_compile.passmanager import PassManager, parse_pipeline
 
 
@@ -30,8 +33,8 @@ def _simplified(module: ModuleOp) -> ModuleOp:
 
 def _random_graph(rng: np.random.Generator, rows: int, width: int) -> tuple[ModuleOp, int]:
     """A concat of column products of x (and, between runs, x's square): the graph and
-    how many products are left once each run of one degree is merged (none for a run of
-    single columns, one for any other run)."""
+    how many products are left once each run of one degree is merged (those of runs of
+    one term: the others become gathers and muls)."""
     runs: list[tuple[int, int]] = []  # (degree, terms) of each run the concat holds
     with ModuleBuilder("g") as m:
         x = m.input("x", (rows, width), "f32")
@@ -51,7 +54,7 @@ def _random_graph(rng: np.random.Generator, rows: int, width: int) -> tuple[Modu
             if broken:
                 parts.append(m.emit(mir.MulOp(x, x)).results[0])
         m.output(m.concat(parts, 1), names=["y"])
-    left = sum(1 if terms == 1 else int(degree > 1) for degree, terms in runs)
+    left = sum(terms == 1 for _, terms in runs)  # a run of one term stays as it is
     return m.module, left
 
 
@@ -70,12 +73,13 @@ def test_merged_products_compute_the_concat(seed: int) -> None:
     np.testing.assert_allclose(compiled.build().run({"x": x})["y"], want, rtol=1e-6)
 
 
-def test_polynomial_features_as_skl2onnx_writes_them() -> None:
-    """1, x0..x2, then the degree-2 terms, as ArrayFeatureExtractor + ReduceProd pairs
-    and a Concat: the degree-1 run is x itself, the degree-2 run one gather and one
-    product; onnxruntime's values."""
+@pytest.mark.parametrize("width", [3, 12])
+def test_polynomial_features_as_skl2onnx_writes_them(width: int) -> None:
+    """1, x0..x{width - 1}, then the degree-2 terms, as ArrayFeatureExtractor +
+    ReduceProd pairs and a Concat: the degree-1 run is x itself, the degree-2 run two
+    gathers and a mul; onnxruntime's values, and an arena within the source-order bound
+    (the unplanned graph's peak of live bytes)."""
     n = helper.make_node
-    width = 3
     terms = [[c] for c in range(width)] + [[i, j] for i in range(width) for j in range(i, width)]
     nodes, inits, names = [], [numpy_helper.from_array(np.ones((2, 1), np.float32), "one")], []
     for k, t in enumerate(terms):
@@ -93,9 +97,14 @@ def test_polynomial_features_as_skl2onnx_writes_them() -> None:
     model = helper.make_model(
         graph, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("ai.onnx.ml", 3)]
     )
-    result = CompilePipeline(target="cpu", keep_stages=False).compile(import_model(model))
+    module = import_model(model)
+    result = CompilePipeline(target="cpu", keep_stages=False).compile(module)
     kinds = Counter(op.name for op in result.module.walk())
-    assert kinds["mir.reduce_prod"] == 1 and kinds["mir.gather"] == 1, kinds
+    assert "mir.reduce_prod" not in kinds and kinds["mir.gather"] == 2, kinds
+    assert kinds["mir.mul"] == 1 and kinds["mir.concat"] == 1, kinds
+    acts = CompilePipeline(target="cpu", weights_in_arena=False, keep_stages=False).compile(module)
+    bound = mir_peak_live_bytes(main_graph(module), static_leaves=False)
+    assert memory_report(acts.lir).arena <= bound
     x = np.random.default_rng(3).standard_normal((2, width)).astype(np.float32)
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     want = session.run(None, {"x": x})[0]

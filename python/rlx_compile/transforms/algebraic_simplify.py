@@ -65,12 +65,12 @@ and the rewrites users expect from a graph compiler, all exact:
   starting where the one before ends -> one narrow of x (x itself when the run covers
   the axis): a Split or Slices put back together, exact (onnxruntime's
   ConcatSliceElimination).
-- a run of concat operands along x's last axis that are products of the same number of
-  constant columns of one x (``reduce_prod(gather(x, c), keepdims)``) -> one gather of
-  all the runs' columns and one product over the new last axis (a gather of the
-  columns, or x, for single columns): skl2onnx's PolynomialFeatures, one
-  ArrayFeatureExtractor and one ReduceProd per term; each product multiplies the same
-  columns in the same order, so it is exact.
+- a run of concat operands along x's last axis that are products of the same number d
+  of constant columns of one x (``reduce_prod(gather(x, c), keepdims)``) -> d gathers
+  (each term's j-th column) multiplied left to right (a gather of the columns, or x,
+  for single columns): skl2onnx's PolynomialFeatures, one ArrayFeatureExtractor and one
+  ReduceProd per term; each product multiplies the same columns in the same order, so
+  it is exact.
 
 Constants left unused are dce's to remove.
 
@@ -741,12 +741,13 @@ class MergeColumnOneHots(RewritePattern):
 class ConcatOfColumnProducts(RewritePattern):
     """A run of concat operands along x's last axis, each the product of constant
     columns of one x (``reduce_prod(gather(x, c_k), last axis, keepdims)``, the same
-    number ``d`` of columns each) -> ``reduce_prod(gather(x, [c_1 .. c_K]))`` over the
-    new last axis: one gather and one product for the run where each term had its own
+    number ``d`` of columns each) -> for the run, d gathers (the terms' first columns,
+    their second...) multiplied left to right: 2d - 1 ops where each term had two
     (skl2onnx's PolynomialFeatures writes an ArrayFeatureExtractor and a ReduceProd per
-    term). With one column per term the products go: a gather of the columns (x itself
-    when they are all of x's, in order). Each product multiplies the same columns in the
-    same order along a contiguous last axis, so it is exact."""
+    term). With one column per term, a gather of the columns (x itself when they are all
+    of x's, in order). Each term's product multiplies the same columns in the order
+    ``reduce_prod`` does, so it is exact; the temporaries are d vectors of the run's
+    length at most, not a [.., K, d] tensor of every column at once."""
 
     roots = (mir.ConcatOp,)
 
@@ -804,22 +805,31 @@ def _column_product(value: SSAValue, rank: int) -> tuple[SSAValue, list[int]] | 
 def _products_of_columns(
     x: SSAValue, terms: list[list[int]], op: Operation, rewriter: PatternRewriter
 ) -> SSAValue:
-    """The products of ``terms``' columns of x, side by side along the last axis."""
+    """The products of ``terms``' columns of x, side by side along the last axis: the
+    gather of each term's j-th column for every j, multiplied left to right -- the order
+    ``reduce_prod`` takes them in -- where one gather of every term's columns would hold
+    them all at once (more than the terms' own temporaries did)."""
     rank = _tensor(x).rank
-    if len(terms[0]) == 1 and [t[0] for t in terms] == list(range(cast(int, _tensor(x).shape[-1]))):
+    firsts = [t[0] for t in terms]
+    if len(terms[0]) == 1 and firsts == list(range(cast(int, _tensor(x).shape[-1]))):
         return x
     new: list[Operation] = []
-    if len(terms[0]) == 1:
-        index = mir.ConstantOp(np.array([t[0] for t in terms], np.int64))
-        new += [index, mir.GatherOp(x, index.results[0], rank - 1)]
-    else:
-        index = mir.ConstantOp(np.array(terms, np.int64))
-        gather = mir.GatherOp(x, index.results[0], rank - 1)
-        new += [index, gather, mir.ReduceProdOp(gather.results[0], [rank], keepdims=False)]
+    product: SSAValue | None = None
+    for j in range(len(terms[0])):
+        index = mir.ConstantOp(np.array([t[j] for t in terms], np.int64))
+        column = mir.GatherOp(x, index.results[0], rank - 1)
+        new += [index, column]
+        if product is None:
+            product = column.results[0]
+        else:
+            mul = mir.MulOp(product, column.results[0])
+            new.append(mul)
+            product = mul.results[0]
     for o in new:
         o.location = op.location
     rewriter.insert(new, InsertPoint.before(op))
-    return new[-1].results[0]
+    assert product is not None
+    return product
 
 
 def _non_unit_axes(shape: tuple[object, ...]) -> list[int]:

@@ -749,8 +749,8 @@ func.func @narrows_kept(%x: !rlx.tensor<[4, 12], f32>, %z: !rlx.tensor<[4, 12], 
 // -----
 // Products of constant columns of one x along x's last axis (PolynomialFeatures): a run
 // of single columns is a gather of them (x itself when it is x's columns in order), a
-// run of pairs one gather of the pairs and one product over the new last axis; the
-// constant in front stays (and a concat left with one operand is that operand).
+// run of pairs the gathers of their first and second columns, multiplied; the constant
+// in front stays (and a concat left with one operand is that operand).
 func.func @column_products(%x: !rlx.tensor<[2, 2], f32>) -> (!rlx.tensor<[2, 6], f32>, !rlx.tensor<[2, 2], f32>) {
   %one = mir.constant dense<1.0> : !rlx.tensor<[2, 1], f32>
   %c0 = mir.constant dense<0> : !rlx.tensor<[1], i64>
@@ -773,9 +773,11 @@ func.func @column_products(%x: !rlx.tensor<[2, 2], f32>) -> (!rlx.tensor<[2, 6],
   func.return %y, %r : !rlx.tensor<[2, 6], f32>, !rlx.tensor<[2, 2], f32>
 }
 // CHECK-LABEL: func.func @column_products
-// CHECK:         %[[I:.*]] = mir.constant dense<[0, 0, 0, 1, 1, 1]> : !rlx.tensor<[3, 2], i64>
-// CHECK-NEXT:    %[[G:.*]] = mir.gather %x, %[[I]] axis 1 : (!rlx.tensor<[2, 2], f32>, !rlx.tensor<[3, 2], i64>) -> !rlx.tensor<[2, 3, 2], f32>
-// CHECK-NEXT:    %[[P:.*]] = mir.reduce_prod %[[G]] axes [2] : !rlx.tensor<[2, 3, 2], f32> -> !rlx.tensor<[2, 3], f32>
+// CHECK:         %[[I:.*]] = mir.constant dense<[0, 0, 1]> : !rlx.tensor<[3], i64>
+// CHECK-NEXT:    %[[G:.*]] = mir.gather %x, %[[I]] axis 1 : (!rlx.tensor<[2, 2], f32>, !rlx.tensor<[3], i64>) -> !rlx.tensor<[2, 3], f32>
+// CHECK-NEXT:    %[[J:.*]] = mir.constant dense<[0, 1, 1]> : !rlx.tensor<[3], i64>
+// CHECK-NEXT:    %[[H:.*]] = mir.gather %x, %[[J]] axis 1 : (!rlx.tensor<[2, 2], f32>, !rlx.tensor<[3], i64>) -> !rlx.tensor<[2, 3], f32>
+// CHECK-NEXT:    %[[P:.*]] = mir.mul %[[G]], %[[H]] : (!rlx.tensor<[2, 3], f32>, !rlx.tensor<[2, 3], f32>) -> !rlx.tensor<[2, 3], f32>
 // CHECK-NEXT:    %y = mir.concat %one, %x, %[[P]] axis 1 : (!rlx.tensor<[2, 1], f32>, !rlx.tensor<[2, 2], f32>, !rlx.tensor<[2, 3], f32>) -> !rlx.tensor<[2, 6], f32>
 // CHECK:         %[[J:.*]] = mir.constant dense<[1, 0]> : !rlx.tensor<[2], i64>
 // CHECK-NEXT:    %r = mir.gather %x, %[[J]] axis 1 : (!rlx.tensor<[2, 2], f32>, !rlx.tensor<[2], i64>) -> !rlx.tensor<[2, 2], f32>
