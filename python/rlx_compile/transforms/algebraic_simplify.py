@@ -83,8 +83,9 @@ Python-level ``__getitem__``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar, cast
+from typing import ClassVar, TypeVar, cast
 
 import numpy as np
 from xdsl.context import Context
@@ -513,36 +514,54 @@ class AdjacentNarrowsConcat(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mir.ConcatOp, rewriter: PatternRewriter) -> None:
         axis = op.props().int("axis")
-        # Each run: its first operand, and (x, start, length, parts) when it is narrows.
-        runs: list[tuple[SSAValue, tuple[SSAValue, int, int, int] | None]] = []
-        for value in op.operands:
+
+        def part(value: SSAValue) -> tuple[SSAValue, int, int] | None:
             owner = value.owner
-            part = _narrow_part(owner, axis) if isinstance(owner, mir.NarrowOp) else None
-            last = runs[-1][1] if runs else None
-            if part is not None and last is not None:
-                x, start, length, count = last
-                if x is part[0] and start + length == part[1]:
-                    runs[-1] = (runs[-1][0], (x, start, length + part[2], count + 1))
-                    continue
-            runs.append((value, None if part is None else (*part, 1)))
-        if len(runs) == len(op.operands):
-            return
-        values: list[SSAValue] = []
-        for first, run in runs:
-            if run is None or run[3] == 1:
-                values.append(first)
-                continue
-            x, start, length, _ = run
+            return _narrow_part(owner, axis) if isinstance(owner, mir.NarrowOp) else None
+
+        def continues(before: tuple[SSAValue, int, int], after: tuple[SSAValue, int, int]) -> bool:
+            return before[0] is after[0] and before[1] + before[2] == after[1]
+
+        def merge(parts: list[tuple[SSAValue, int, int]]) -> SSAValue:
+            x, start = parts[0][0], parts[0][1]
+            length = sum(p[2] for p in parts)
             if start == 0 and length == _tensor(x).shape[axis]:
-                values.append(x)
-            else:
-                narrow = mir.NarrowOp(x, axis, start, length)
-                rewriter.insert(narrow, InsertPoint.before(op))
-                values.append(narrow.result)
-        if len(values) == 1:
-            _forward(op, rewriter, values[0])
-        else:
-            _rebuild(op, rewriter, mir.ConcatOp(values, axis))
+                return x
+            narrow = mir.NarrowOp(x, axis, start, length)
+            rewriter.insert(narrow, InsertPoint.before(op))
+            return narrow.result
+
+        _merge_concat_runs(op, rewriter, part, continues, merge)
+
+
+Part = TypeVar("Part")
+
+
+def _merge_concat_runs(
+    op: mir.ConcatOp,
+    rewriter: PatternRewriter,
+    part: Callable[[SSAValue], Part | None],
+    continues: Callable[[Part, Part], bool],
+    merge: Callable[[list[Part]], SSAValue],
+) -> None:
+    """Each run of two or more adjacent concat operands that ``part`` recognises, each
+    continuing the one before it (``continues``), replaced by ``merge`` of the run's
+    parts; the concat is rebuilt on the result, or forwards it when one value is left.
+    Nothing changes without such a run."""
+    runs: list[tuple[SSAValue, list[Part]]] = []  # each run's first operand, its parts
+    for value in op.inputs:
+        found = part(value)
+        if found is not None and runs and runs[-1][1] and continues(runs[-1][1][-1], found):
+            runs[-1][1].append(found)
+            continue
+        runs.append((value, [] if found is None else [found]))
+    if len(runs) == len(op.inputs):
+        return
+    values = [first if len(parts) < 2 else merge(parts) for first, parts in runs]
+    if len(values) == 1:
+        _forward(op, rewriter, values[0])
+    else:
+        _rebuild(op, rewriter, mir.ConcatOp(values, op.props().int("axis")))
 
 
 def _narrow_part(op: mir.NarrowOp, axis: int) -> tuple[SSAValue, int, int] | None:
@@ -754,31 +773,18 @@ class ConcatOfColumnProducts(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mir.ConcatOp, rewriter: PatternRewriter) -> None:
         rank = _tensor(op.result).rank
-        if op.props().int("axis") != rank - 1 or len(op.inputs) < 2:
+        if op.props().int("axis") != rank - 1:
             return
-        # Each run: its first operand, and (x, columns per term) when it is products.
-        runs: list[tuple[SSAValue, tuple[SSAValue, list[list[int]]] | None]] = []
-        for value in op.inputs:
-            term = _column_product(value, rank)
-            last = runs[-1][1] if runs else None
-            if term is not None and last is not None:
-                x, terms = last
-                if x is term[0] and len(terms[0]) == len(term[1]):
-                    terms.append(term[1])
-                    continue
-            runs.append((value, None if term is None else (term[0], [term[1]])))
-        if len(runs) == len(op.inputs):
-            return
-        values: list[SSAValue] = []
-        for first, run in runs:
-            if run is None or len(run[1]) == 1:
-                values.append(first)
-                continue
-            values.append(_products_of_columns(run[0], run[1], op, rewriter))
-        if len(values) == 1:
-            _forward(op, rewriter, values[0])
-        else:
-            _rebuild(op, rewriter, mir.ConcatOp(values, rank - 1))
+
+        def continues(
+            before: tuple[SSAValue, list[int]], after: tuple[SSAValue, list[int]]
+        ) -> bool:
+            return before[0] is after[0] and len(before[1]) == len(after[1])
+
+        def merge(terms: list[tuple[SSAValue, list[int]]]) -> SSAValue:
+            return _products_of_columns(terms[0][0], [t[1] for t in terms], op, rewriter)
+
+        _merge_concat_runs(op, rewriter, lambda v: _column_product(v, rank), continues, merge)
 
 
 def _column_product(value: SSAValue, rank: int) -> tuple[SSAValue, list[int]] | None:
