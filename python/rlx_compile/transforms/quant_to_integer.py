@@ -220,6 +220,8 @@ def _replace(
 
 
 class IntegerConv(RewritePattern):
+    roots = (mir.ConvOp, mir.FusedConvBiasActOp)
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, mir.ConvOp | mir.FusedConvBiasActOp):
             return
@@ -250,6 +252,8 @@ class IntegerConv(RewritePattern):
 
 
 class IntegerMatmul(RewritePattern):
+    roots = (mir.MatmulOp, mir.FusedMatmulBiasActOp)
+
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, mir.DenseOp):
             return
@@ -281,6 +285,8 @@ class TransposedWeight(RewritePattern):
     """transpose(dequantize(c)) -> dequantize(c transposed), the axis moved with it: a
     Gemm's ``transB`` weight, dequantized, as the [K, N] operand ``IntegerMatmul`` reads
     (the same values: a dequantize is elementwise)."""
+
+    roots = (mir.TransposeOp,)
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mir.TransposeOp, rewriter: PatternRewriter) -> None:
@@ -336,6 +342,8 @@ class IntegerDataMovement(RewritePattern):
     Reshape, Transpose, Slice, Gather, Resize, MaxPool... A concat's input of other
     parameters is requantised by a table lookup first (its QLinearConcat)."""
 
+    roots = (mir.QuantizeOp,)
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mir.QuantizeOp, rewriter: PatternRewriter) -> None:
         mover = op.input.owner
@@ -385,6 +393,8 @@ class QuantizedAdd(RewritePattern):
     one shape or broadcast (a quantized bias vector, a mask) -> ``mir.quantized_add``
     (onnxruntime's QLinearAdd), which computes just that: the same integers, in one op
     instead of four."""
+
+    roots = (mir.QuantizeOp,)
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mir.QuantizeOp, rewriter: PatternRewriter) -> None:
@@ -481,6 +491,8 @@ class QuantizedAvgPool(RewritePattern):
     the window's sum exact, within a step of them. A dequantize other ops read stays for
     them; a pool other ops read stays whole."""
 
+    roots = (mir.QuantizeOp,)
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mir.QuantizeOp, rewriter: PatternRewriter) -> None:
         chain = _requantized(op, (mir.AvgPoolOp, mir.ReduceMeanOp))
@@ -506,6 +518,8 @@ class QuantizedSoftmax(RewritePattern):
     QLinearSoftmax, and its QDQ handling of a softmax): one op instead of three, within a
     step of them. A dequantize other ops read stays for them; a softmax other ops read
     stays whole."""
+
+    roots = (mir.QuantizeOp,)
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mir.QuantizeOp, rewriter: PatternRewriter) -> None:
@@ -748,6 +762,8 @@ def _tabulate(ops: list[Operation], x: SSAValue) -> np.ndarray | None:
 
 class Requantize(RewritePattern):
     """quantize(integer op) -> the integer op with an output scale."""
+
+    roots = (mir.QuantizeOp,)
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: mir.QuantizeOp, rewriter: PatternRewriter) -> None:
