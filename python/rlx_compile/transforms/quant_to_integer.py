@@ -649,15 +649,19 @@ def tabulate_elementwise(block: Block) -> None:
     so the table starts at 0. Last quantize first: the longest chain is taken before a
     quantize inside it makes it a function of two tensors. The chain's ops are left for
     the caller to erase."""
-    op = block.last_op
-    while op is not None:
-        above = op.prev_op
-        if isinstance(op, mir.QuantizeOp) and op.result.first_use is not None:
-            _tabulate_one(op)
-        op = above
+    copies = _TableOps()
+    try:
+        op = block.last_op
+        while op is not None:
+            above = op.prev_op
+            if isinstance(op, mir.QuantizeOp) and op.result.first_use is not None:
+                _tabulate_one(op, copies)
+            op = above
+    finally:
+        copies.release()
 
 
-def _tabulate_one(op: mir.QuantizeOp) -> None:
+def _tabulate_one(op: mir.QuantizeOp, copies: _TableOps) -> None:
     if _type(op.result).dtype not in _INPUT_TYPES or _qparams(op) is None:
         return
     cone = _elementwise_cone(op)
@@ -665,7 +669,7 @@ def _tabulate_one(op: mir.QuantizeOp) -> None:
         return
     chain, leaves = cone
     x = leaves[0].input
-    table = _tabulate([*leaves, *chain, op], x)
+    table = _tabulate([*leaves, *chain, op], x, copies)
     if table is None:
         return
     lo, hi = _type(x).dtype.int_range
@@ -720,7 +724,40 @@ def look_up_in_integer_ops(block: Block) -> None:
             _erase(const)
 
 
-def _tabulate(ops: list[Operation], x: SSAValue) -> np.ndarray | None:
+class _TableOps:
+    """The copies of chain ops that ``_tabulate`` evaluates, one per kind, operand and
+    result types, properties and attributes: all the reference executor reads of an op
+    (its operands' values come in as arguments). A model's chains repeat a few such ops
+    (a SiLU's dequantize, sigmoid, mul and quantize differ in their parameters, which are
+    operands), so most tables reuse copies made for earlier ones."""
+
+    def __init__(self) -> None:
+        self.made: dict[tuple[object, ...], Operation] = {}
+
+    def of(self, op: Operation, types: list[TensorType], result: TensorType) -> Operation:
+        key = (
+            type(op), tuple(types), result,
+            tuple(op.properties.items()), tuple(op.attributes.items()),
+        )  # fmt: skip
+        copy = self.made.get(key)
+        if copy is None:
+            # The copy reads arguments of a scratch block: the executor takes the values
+            # from its arguments, and only the operand types from the IR.
+            copy = self.made[key] = type(op).create(
+                operands=Block(arg_types=types).args,
+                result_types=[result],
+                properties=dict(op.properties),
+                attributes=dict(op.attributes),
+            )
+        return copy
+
+    def release(self) -> None:
+        for copy in reversed(self.made.values()):
+            copy.drop_all_references()
+        self.made.clear()
+
+
+def _tabulate(ops: list[Operation], x: SSAValue, copies: _TableOps) -> np.ndarray | None:
     """``ops`` (producers first) evaluated by the reference executor with the 8-bit ``x``
     set to each value of its type in turn: copies of them of shape [1, .., 1, 256]."""
     dtype = _type(x).dtype
@@ -730,34 +767,21 @@ def _tabulate(ops: list[Operation], x: SSAValue) -> np.ndarray | None:
     values: dict[SSAValue, np.ndarray] = {
         x: np.arange(lo, hi + 1).astype(dtype.numpy).reshape(shape)
     }
-    made: list[Operation] = []
-    try:
-        for op in ops:
-            args: list[np.ndarray] = []
-            for v in op.operands:
-                arr = values.get(v)
-                if arr is None:
-                    arr = _splat(v)
-                    assert arr is not None  # the cone's leaves: splat constants
-                args.append(arr)
-            # The copy reads arguments of a scratch block: the executor takes the values
-            # from ``args``, and only the operand types from the IR.
-            types = [_type(v).with_shape(a.shape) for v, a in zip(op.operands, args, strict=True)]
-            copy = type(op).create(
-                operands=Block(arg_types=types).args,
-                result_types=[_type(op.results[0]).with_shape(shape)],
-                properties=dict(op.properties),
-                attributes=dict(op.attributes),
-            )
-            made.append(copy)
-            result = evaluate(copy, args)
-            if result is None:
-                return None
-            values[op.results[0]] = result[0]
-        return values[ops[-1].results[0]].reshape(-1)
-    finally:
-        for m in reversed(made):
-            m.drop_all_references()
+    for op in ops:
+        args: list[np.ndarray] = []
+        for v in op.operands:
+            arr = values.get(v)
+            if arr is None:
+                arr = _splat(v)
+                assert arr is not None  # the cone's leaves: splat constants
+            args.append(arr)
+        types = [_type(v).with_shape(a.shape) for v, a in zip(op.operands, args, strict=True)]
+        copy = copies.of(op, types, _type(op.results[0]).with_shape(shape))
+        result = evaluate(copy, args)
+        if result is None:
+            return None
+        values[op.results[0]] = result[0]
+    return values[ops[-1].results[0]].reshape(-1)
 
 
 class Requantize(RewritePattern):
