@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+import numpy as np
 import pytest
+from xdsl.dialects.builtin import ModuleOp
 
 from examples.build_examples import decoder_block
 from rlx_compile import CompilePipeline
-from rlx_compile.builder import is_hir
+from rlx_compile.builder import ModuleBuilder, is_hir
 from rlx_compile.diagnostics import PipelineError
 from rlx_compile.ir import print_module
 from rlx_compile.pipeline import CompileError
@@ -105,3 +107,26 @@ def test_specialize_a_dynamic_compile() -> None:
     )
     with pytest.raises(CompileError, match="already planned"):
         small.specialize({"seq": 4})
+
+
+def _module_with_an_unused_param() -> ModuleOp:
+    with ModuleBuilder("g") as m:
+        x = m.input("x", (2, 4))
+        w = m.param("w", (4, 4))
+        m.param("unused", (4,))
+        m.output(m.relu(m.matmul(x, w)), names=["y"])
+    return m.module
+
+
+def test_compile_in_place_is_the_compile_of_a_copy() -> None:
+    """``copy=False`` compiles the module given, to what a copy of it compiles to, and
+    still knows which params the compile removed."""
+    copied = CompilePipeline().compile(_module_with_an_unused_param())
+    module = _module_with_an_unused_param()
+    result = CompilePipeline().compile(module, copy=False)
+    assert result.module is module and result.input is None
+    assert print_module(result.module) == print_module(copied.module)
+    params = {"w": np.ones((4, 4), np.float32), "unused": np.zeros(4, np.float32)}
+    kept = result.kept_params(params)
+    assert kept is not None and set(kept) == {"w"}
+    assert copied.kept_params(params) == kept

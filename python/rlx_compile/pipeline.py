@@ -33,6 +33,7 @@ from rlx_compile.diagnostics import (
     Stamp,
     current_stamps,
     verified_clone,
+    verify_module,
 )
 from rlx_compile.dialects import lir
 from rlx_compile.dialects.common import kept_weights
@@ -354,7 +355,9 @@ class Stage:
 
 @dataclass
 class CompileResult:
-    input: ModuleOp
+    input: ModuleOp | None
+    """The module compiled, untouched (None when ``compile(copy=False)`` compiled it in
+    place)."""
     module: ModuleOp
     pipeline: str
     options: CompileOptions
@@ -368,6 +371,8 @@ class CompileResult:
     """How each op kind reaches a kernel after ``legalize`` (None without legalize)."""
     calibration: Any = None
     """The ``CalibrationStats`` a quantising compile collected."""
+    input_params: frozenset[str] = frozenset()
+    """The names of the params of the module compiled (``kept_params``)."""
 
     @property
     def fingerprint(self) -> str:
@@ -430,7 +435,7 @@ class CompileResult:
         if params is None:
             return None
         kept = _param_names(self.module)
-        removed = _param_names(self.input) - kept
+        removed = self.input_params - kept
         if isinstance(self.options.param_bindings, Mapping):  # baked in before `input`
             removed |= set(self.options.param_bindings) - kept
         return {k: v for k, v in params.items() if k not in removed} if removed else params
@@ -540,12 +545,18 @@ class CompilePipeline:
     def pipeline_string(self, *, full: bool = False) -> str:
         return pipeline_spec(self._passes, full=full)
 
-    def compile(self, module: ModuleOp) -> CompileResult:
-        """Compile a copy of ``module``; the caller's module is left untouched."""
-        with fewer_collections():  # a compile builds IR in bulk, as an import does
-            return self._compile(module)
+    def compile(self, module: ModuleOp, *, copy: bool = True) -> CompileResult:
+        """Compile a copy of ``module``; the caller's module is left untouched.
 
-    def _compile(self, module: ModuleOp) -> CompileResult:
+        ``copy=False`` compiles ``module`` itself, which the caller gives up: a module
+        nothing else holds, such as ``import_model``'s, need not be copied first (the
+        copy, and the collection of its garbage, is a tenth of a small model's compile).
+        The result's ``input`` is then None; after a failure the module is as the
+        failing pass left it."""
+        with fewer_collections():  # a compile builds IR in bulk, as an import does
+            return self._compile(module, copy)
+
+    def _compile(self, module: ModuleOp, copy: bool) -> CompileResult:
         if self.options.plan_memory and "specialize-dims" not in self.pipeline:
             symbols = sorted(
                 {s for op in module.walk() for r in op.results
@@ -562,10 +573,16 @@ class CompilePipeline:
                 )
         verified = verify_mode(self.options.verify_each) == "changed"
         # What an importer or builder verified is not checked again.
-        work = verified_clone(module) if verified else clone_op(module)
+        if not copy:
+            work = module
+            if verified:
+                verify_module(work)  # recorded: only what changed since is checked
+        else:
+            work = verified_clone(module) if verified else clone_op(module)
         result = CompileResult(
-            input=module, module=work, pipeline=self.pipeline, options=self.options
-        )
+            input=module if copy else None, module=work, pipeline=self.pipeline,
+            options=self.options, input_params=frozenset(_param_names(module)),
+        )  # fmt: skip
 
         copied: list[tuple[Operation, Stamp]] = []
         """The ops with their stamps when the last stage's copy was made."""
