@@ -554,20 +554,23 @@ def _inner(dq: mir.DequantizeOp) -> bool:
     return isinstance(src, Operation) and (src.has_trait(Elementwise) or _is_quant(src))
 
 
-def _elementwise_cone(top: Operation) -> tuple[list[Operation], list[mir.DequantizeOp]] | None:
+def _elementwise_cone(
+    top: Operation,
+) -> tuple[list[Operation], list[mir.DequantizeOp], dict[SSAValue, np.ndarray]] | None:
     """The ops computing ``top``'s operand elementwise from one 8-bit tensor, producers
     first, and a dequantize of that tensor: every op elementwise (a per-tensor quantize or
     dequantize counts) with one result of the tensor's shape that only the chain reads;
     the chain starts at dequantizes of the one tensor (per tensor, constant parameters)
     and at constants of one value, dequantized or not (``_splat``). None for anything
-    else. Returns the chain and its dequantizes of the tensor. A dequantize the chain
-    could go on through (``_inner``)
-    starts it where going on through it finds no such chain (a GELU's input, the
-    quantized sum of a matmul and its bias)."""
+    else. Returns the chain, its dequantizes of the tensor and the values of the splats
+    it reads. A dequantize the chain could go on through (``_inner``) starts it where
+    going on through it finds no such chain (a GELU's input, the quantized sum of a
+    matmul and its bias)."""
     root = top.operands[0]
     shape = _type(root).shape
     chain: list[Operation] = []
     leaves: list[mir.DequantizeOp] = []
+    splats: dict[SSAValue, np.ndarray] = {}
     inside = {id(top)}
 
     def start_at(dq: mir.DequantizeOp) -> bool:
@@ -598,7 +601,11 @@ def _elementwise_cone(top: Operation) -> tuple[list[Operation], list[mir.Dequant
         if isinstance(op, mir.ConstantOp) or (
             isinstance(op, mir.DequantizeOp) and isinstance(op.input.owner, mir.ConstantOp)
         ):
-            return _splat(v) is not None  # (a vector of values: not one tensor's function)
+            arr = _splat(v)
+            if arr is None:
+                return False  # a vector of values: not one tensor's function
+            splats[v] = arr
+            return True
         if isinstance(op, mir.DequantizeOp):
             if _inner(op):
                 kept = (len(chain), len(leaves), set(inside))
@@ -615,7 +622,7 @@ def _elementwise_cone(top: Operation) -> tuple[list[Operation], list[mir.Dequant
     for op in chain:
         if any(id(u.operation) not in inside for u in op.results[0].uses):
             return None
-    return _producers_first(chain), leaves
+    return _producers_first(chain), leaves, splats
 
 
 def _producers_first(ops: list[Operation]) -> list[Operation]:
@@ -667,9 +674,9 @@ def _tabulate_one(op: mir.QuantizeOp, copies: _TableOps) -> None:
     cone = _elementwise_cone(op)
     if cone is None:
         return
-    chain, leaves = cone
+    chain, leaves, splats = cone
     x = leaves[0].input
-    table = _tabulate([*leaves, *chain, op], x, copies)
+    table = _tabulate([*leaves, *chain, op], x, splats, copies)
     if table is None:
         return
     lo, hi = _type(x).dtype.int_range
@@ -757,23 +764,26 @@ class _TableOps:
         self.made.clear()
 
 
-def _tabulate(ops: list[Operation], x: SSAValue, copies: _TableOps) -> np.ndarray | None:
+def _tabulate(
+    ops: list[Operation], x: SSAValue, splats: dict[SSAValue, np.ndarray], copies: _TableOps
+) -> np.ndarray | None:
     """``ops`` (producers first) evaluated by the reference executor with the 8-bit ``x``
-    set to each value of its type in turn: copies of them of shape [1, .., 1, 256]."""
+    set to each value of its type in turn: copies of them of shape [1, .., 1, 256].
+    ``splats``: the values of the splats the chain reads (``_elementwise_cone``'s); the
+    leaves' and the last quantize's parameters are read here."""
     dtype = _type(x).dtype
     lo, hi = dtype.int_range
     rank = max(_type(x).rank, 1)
     shape = (*([1] * (rank - 1)), hi - lo + 1)
-    values: dict[SSAValue, np.ndarray] = {
-        x: np.arange(lo, hi + 1).astype(dtype.numpy).reshape(shape)
-    }
+    values = dict(splats)
+    values[x] = np.arange(lo, hi + 1).astype(dtype.numpy).reshape(shape)
     for op in ops:
         args: list[np.ndarray] = []
         for v in op.operands:
             arr = values.get(v)
             if arr is None:
                 arr = _splat(v)
-                assert arr is not None  # the cone's leaves: splat constants
+                assert arr is not None  # the leaves' and the last quantize's parameters
             args.append(arr)
         types = [_type(v).with_shape(a.shape) for v, a in zip(op.operands, args, strict=True)]
         copy = copies.of(op, types, _type(op.results[0]).with_shape(shape))
