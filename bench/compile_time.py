@@ -20,6 +20,7 @@ ratio column divides ours by onnxruntime's, both measured in this run.
 from __future__ import annotations
 
 import argparse
+import gc
 import math
 import sys
 import time
@@ -61,7 +62,9 @@ def once(path: Path) -> dict[str, float]:
     """CPU seconds of one import + compile (``total``), and split by phase. The phases
     come from a second compile with a hook after each pass: a hook makes the pass manager
     verify after every pass, where without one it leaves the last verify that changes
-    something to the full verify after the last pass."""
+    something to the full verify after the last pass. Each compile starts with no garbage
+    pending, as ``peers.best_of``'s runs do."""
+    gc.collect()
     start = time.process_time()
     module = import_model(path)
     imported = time.process_time()
@@ -72,6 +75,7 @@ def once(path: Path) -> dict[str, float]:
     def hook(spec: str, _module: Any) -> None:
         marks.append((spec.split("{", 1)[0], time.process_time()))
 
+    gc.collect()
     module = import_model(path)
     first = time.process_time()
     CompilePipeline(target="cpu", keep_stages=False, inspect=hook).compile(module, copy=False)

@@ -6,8 +6,9 @@ ops and activation memory, on the committed models and real third-party ones.
     python bench/peers.py --full             # full-size exports of the committed models
     python bench/peers.py --wild --torch-python /work/venv-torch/bin/python --json w.json
 
-Per model, ratios from one run in one process (best of ``--repeats`` for the times; wall
-seconds, or with ``--cpu`` the process's CPU seconds, which a loaded machine disturbs less):
+Per model, ratios from one run in one process (best of ``--repeats`` for the times, each
+run with the previous one's result freed and collected first; wall seconds, or with
+``--cpu`` the process's CPU seconds, which a loaded machine disturbs less):
 - **compile**: ``import_model`` + ``CompilePipeline(target="cpu")`` (the default pipeline,
   incremental verification, no stage copies) from the file, the imported module compiled
   in place (``compile(module, copy=False)``: nothing else holds it, as nothing else holds
@@ -40,6 +41,7 @@ import is listed with the reason, not measured.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import math
 import os
@@ -233,8 +235,16 @@ Feeds = Callable[[ort.InferenceSession], dict[str, np.ndarray]]
 
 
 def best_of(n: int, fn: Callable[[], Any], clock: Clock = time.perf_counter) -> tuple[Any, float]:
+    """``fn``'s last result and its best time over ``n`` runs. Each run starts as one in a
+    fresh process would: the previous run's result is freed, and its garbage collected,
+    outside the timing. (Our IR holds reference cycles, which only Python's collector
+    frees: left pending, the previous module's collection lands in a later run's time,
+    a tenth of a quantised model's compile; an onnxruntime session's destruction ran
+    inside the next creation's time.)"""
     best, out = math.inf, None
     for _ in range(n):
+        out = None
+        gc.collect()
         start = clock()
         out = fn()
         best = min(best, clock() - start)
