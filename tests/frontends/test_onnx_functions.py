@@ -136,3 +136,50 @@ def test_a_body_that_needs_unknown_input_types_stays_an_unsupported_op() -> None
     opsets = [helper.make_opsetid("", 27), helper.make_opsetid("com.example", 1)]
     with pytest.raises(OnnxImportError, match=r"CausalConvWithState \(node 'conv'\)"):
         import_model(helper.make_model(graph, opset_imports=opsets))
+
+
+def local_function_model(body: list[onnx.NodeProto], fn_opset: int) -> onnx.ModelProto:
+    """y = local.f(x) at opset 22, ``f``'s body written against ``fn_opset`` (skl2onnx
+    writes its local functions at the converter's opset, the model at another)."""
+    fn = helper.make_function("local", "f", ["a"], ["b"], body, [helper.make_opsetid("", fn_opset)])
+    graph = helper.make_graph(
+        [helper.make_node("f", ["x"], ["y"], domain="local", name="call")], "g",
+        [helper.make_tensor_value_info("x", F, [2, 6])],
+        [helper.make_tensor_value_info("y", F, None)],
+    )  # fmt: skip
+    return helper.make_model(
+        graph,
+        opset_imports=[helper.make_opsetid("", OPSET), helper.make_opsetid("local", 1)],
+        functions=[fn],
+    )
+
+
+def test_a_local_function_at_another_opset_is_inlined() -> None:
+    # Mul, Sigmoid and ReduceSum mean the same at opsets 21 and 22: the function is
+    # inlined as if written at the model's opset (onnx's inliner alone leaves it).
+    body = [
+        helper.make_node("Sigmoid", ["a"], ["s"]),
+        helper.make_node("Mul", ["a", "s"], ["m"]),
+        helper.make_node("ReduceSum", ["m"], ["b"], keepdims=0),
+    ]
+    model = local_function_model(body, 21)
+    feeds = feeds_for(model, 3)
+    want = ReferenceEvaluator(model).run(None, feeds)
+    got = backend.prepare(model).run(feeds)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-5, atol=1e-6)
+
+
+def test_a_local_function_whose_ops_changed_meaning_says_so() -> None:
+    # Split takes its sizes as an attribute at opset 12 and as an input from 13 on (and
+    # Add of opset 12 is version 7, of 22 version 14): the inliner leaves the function
+    # uncalled, and the import says why.
+    body = [
+        helper.make_node("Split", ["a"], ["p", "q"], axis=1, split=[3, 3]),
+        helper.make_node("Add", ["p", "q"], ["b"]),
+    ]
+    with pytest.raises(
+        OnnxImportError,
+        match=r"local\.f node 'call': a local function written at opset ai\.onnx 12 "
+        r"\(the model: 22\) whose ops Add, Split differ",
+    ):
+        backend.prepare(local_function_model(body, 12))

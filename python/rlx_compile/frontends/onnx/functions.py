@@ -11,7 +11,7 @@ Expansion repeats, so a body op that is itself a function expands too.
 
 from __future__ import annotations
 
-from collections.abc import Container
+from collections.abc import Container, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +24,7 @@ from rlx_compile.frontends.onnx.context import (
     opset_versions,
     typed_skeleton,
 )
+from rlx_compile.frontends.onnx.upgrade import subgraphs, walk
 
 _MAX_DEPTH = 8
 
@@ -191,3 +192,72 @@ def expand_functions(model: onnx.ModelProto, converters: Container[str]) -> Expa
         del current.graph.node[:]
         current.graph.node.extend(nodes)
     return Expansion(current, node_opsets)
+
+
+@dataclass(frozen=True)
+class LocalFunctions:
+    model: onnx.ModelProto
+    left: dict[str, str] = field(default_factory=dict)
+    """Why a local function is not inlined, by its op key (``op_key``)."""
+
+
+def inlinable_local_functions(model: onnx.ModelProto) -> LocalFunctions:
+    """``model`` with each local function's opset imports set to the model's where no op
+    it uses means another thing at the model's version: ONNX's inliner leaves a function
+    importing another version of a domain than the model uncalled (skl2onnx writes its
+    local functions at the converter's opset, the model at another). A function one of
+    whose ops differs keeps its imports, and ``left`` says which ops."""
+    model_opsets = opset_versions(model.opset_import)
+    left: dict[str, str] = {}
+    aligned: list[int] = []  # the functions whose imports are set to the model's
+    for index, fn in enumerate(model.functions):
+        nodes = [n for inner in fn.node for n in (inner, *_nested_nodes(inner))]
+        differ: set[str] = set()
+        mismatched = [
+            i for i in fn.opset_import if model_opsets.get(i.domain, i.version) != i.version
+        ]
+        for imp in mismatched:
+            default = imp.domain in DEFAULT_DOMAINS
+            for node in nodes:
+                ours = node.domain in DEFAULT_DOMAINS if default else node.domain == imp.domain
+                want = model_opsets[imp.domain]
+                if ours and not _same_definition(node.op_type, imp.domain, imp.version, want):
+                    differ.add(node.op_type)
+        if differ:
+            versions = ", ".join(
+                f"{imp.domain or 'ai.onnx'} {imp.version} (the model: {model_opsets[imp.domain]})"
+                for imp in mismatched
+            )
+            left[op_key(fn.domain, fn.name)] = (
+                f"a local function written at opset {versions} whose ops "
+                f"{', '.join(sorted(differ))} differ between them, so it is not inlined: "
+                "export the model with one target opset"
+            )
+        elif mismatched:
+            aligned.append(index)
+    if not aligned:
+        return LocalFunctions(model, left)
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    for index in aligned:
+        for imp in out.functions[index].opset_import:
+            imp.version = model_opsets.get(imp.domain, imp.version)
+    return LocalFunctions(out, left)
+
+
+def _nested_nodes(node: NodeProto) -> Iterator[NodeProto]:
+    """The nodes of ``node``'s subgraphs, at any depth."""
+    for g in subgraphs(node):
+        yield from walk(g)
+
+
+def _same_definition(op_type: str, domain: str, version: int, other: int) -> bool:
+    """Whether ``op_type`` of ``domain`` has one schema at opsets ``version`` and ``other``
+    (an op unknown to onnx at either: no)."""
+    domain = "" if domain in DEFAULT_DOMAINS else domain
+    try:
+        a = onnx.defs.get_schema(op_type, version, domain).since_version
+        b = onnx.defs.get_schema(op_type, other, domain).since_version
+    except onnx.defs.SchemaError:
+        return False
+    return bool(a == b)

@@ -64,7 +64,7 @@ from rlx_compile.frontends.onnx.context import (
     tensor_to_array,
     typed_skeleton,
 )
-from rlx_compile.frontends.onnx.functions import expand_functions
+from rlx_compile.frontends.onnx.functions import expand_functions, inlinable_local_functions
 from rlx_compile.frontends.onnx.structured import (
     STRUCTURED,
     Layout,
@@ -465,6 +465,8 @@ class Importer:
         self.max_constant_elements: int | None = None
         self._first_compute: Operation | None = None  # where _insert_leaf inserts
         self.quantisation_params: frozenset[str] = frozenset()
+        self.uninlined: dict[str, str] = {}
+        """Why a local function was left uninlined, by its op key."""
 
     # -- entry -------------------------------------------------------------------------
     def run(self) -> ModuleOp:
@@ -473,7 +475,9 @@ class Importer:
             raise OnnxImportError("the model has no graph outputs (an empty or truncated file?)")
         opset = self._check_opsets(model)
         if model.functions:
-            model = onnx.inliner.inline_local_functions(model)
+            local = inlinable_local_functions(model)
+            self.uninlined = local.left
+            model = onnx.inliner.inline_local_functions(local.model)
         upgraded = upgrade(model)
         model, self.upgrade_failures = upgraded.model, upgraded.failures
         opset = opset_versions(model.opset_import).get("", opset)
@@ -959,7 +963,7 @@ class Importer:
         whole graph up front (a failing node hides nothing downstream of it)."""
         for n in nodes:
             if n.key not in CONVERTERS:
-                self.problems.append(Problem(n.key, n.name, ""))
+                self.problems.append(Problem(n.key, n.name, self.uninlined.get(n.key, "")))
             elif (
                 n.opset < MIN_OPSET and n.domain in DEFAULT_DOMAINS and not legacy(n.proto, n.opset)
             ):
