@@ -7,6 +7,10 @@ runs such an op by inlining that body when it has no kernel; so does the importe
 body's nodes keep the opset the body is written against (``Expansion.node_opsets``), so
 each is converted by the definition it means; bodies with subgraphs are not expanded.
 Expansion repeats, so a body op that is itself a function expands too.
+
+A model's own (local) functions are inlined by onnx's inliner before that;
+``inlinable_local_functions`` first lets it inline those written at another opset than
+the model's where that is exact.
 """
 
 from __future__ import annotations
