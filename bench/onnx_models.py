@@ -5,7 +5,8 @@ lower bound, and agreement with onnxruntime.
     python bench/onnx_models.py --small    # the small committed models, no PyTorch needed
 
 For each model, in one process:
-- ``rlx``: import + ``CompilePipeline(target="cpu")`` (MIR -> planned LIR), best of N,
+- ``rlx``: import + ``CompilePipeline(target="cpu")`` (MIR -> planned LIR), best of N
+  (``peers.best_of``: each repeat with the previous one's result freed and collected),
   verifying the IR after every pass (the default) and, ``no verify``, once at the end;
 - ``ort``: ``onnxruntime.InferenceSession`` creation with every graph optimisation
   (ORT_ENABLE_ALL), best of N; the ratio is rlx / ort;
@@ -25,8 +26,6 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +33,9 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import peers
 from rlx_compile import CompilePipeline
 from rlx_compile.frontends.onnx import import_model, param_values
 from rlx_compile.ir import main_graph
@@ -41,15 +43,6 @@ from rlx_compile.memory.report import memory_report, mir_peak_live_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMES = ["resnet18", "resnet50", "mobilenetv2", "vit", "llama"]
-
-
-def best_of(n: int, fn: Callable[[], Any]) -> tuple[Any, float]:
-    best, out = float("inf"), None
-    for _ in range(n):
-        start = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - start)
-    return out, best
 
 
 def model_input(model: onnx.ModelProto) -> tuple[str, np.ndarray]:
@@ -77,8 +70,8 @@ def bench_model(path: Path, repeats: int) -> dict[str, Any]:
         module = import_model(model)
         return module, CompilePipeline(target="cpu", keep_stages=False).compile(module)
 
-    (module, result), rlx_s = best_of(repeats, compile_rlx)
-    _, unverified_s = best_of(
+    (module, result), rlx_s = peers.best_of(repeats, compile_rlx)
+    _, unverified_s = peers.best_of(
         repeats,
         lambda: CompilePipeline(target="cpu", keep_stages=False, verify_each=False).compile(
             import_model(model)
@@ -86,7 +79,7 @@ def bench_model(path: Path, repeats: int) -> dict[str, Any]:
     )
     opts = ort.SessionOptions()
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    session, ort_s = best_of(
+    session, ort_s = peers.best_of(
         repeats,
         lambda: ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"]),
     )
