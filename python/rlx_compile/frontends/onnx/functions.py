@@ -15,7 +15,7 @@ the model's where that is exact.
 
 from __future__ import annotations
 
-from collections.abc import Container, Iterator
+from collections.abc import Container
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +28,7 @@ from rlx_compile.frontends.onnx.context import (
     opset_versions,
     typed_skeleton,
 )
-from rlx_compile.frontends.onnx.upgrade import subgraphs, walk
+from rlx_compile.frontends.onnx.upgrade import walk
 
 _MAX_DEPTH = 8
 
@@ -215,16 +215,16 @@ def inlinable_local_functions(model: onnx.ModelProto) -> LocalFunctions:
     left: dict[str, str] = {}
     aligned: list[int] = []  # the functions whose imports are set to the model's
     for index, fn in enumerate(model.functions):
-        nodes = [n for inner in fn.node for n in (inner, *_nested_nodes(inner))]
+        nodes = list(walk(fn))
         differ: set[str] = set()
         mismatched = [
             i for i in fn.opset_import if model_opsets.get(i.domain, i.version) != i.version
         ]
         for imp in mismatched:
             default = imp.domain in DEFAULT_DOMAINS
+            want = model_opsets[imp.domain]
             for node in nodes:
                 ours = node.domain in DEFAULT_DOMAINS if default else node.domain == imp.domain
-                want = model_opsets[imp.domain]
                 if ours and not _same_definition(node.op_type, imp.domain, imp.version, want):
                     differ.add(node.op_type)
         if differ:
@@ -247,12 +247,6 @@ def inlinable_local_functions(model: onnx.ModelProto) -> LocalFunctions:
         for imp in out.functions[index].opset_import:
             imp.version = model_opsets.get(imp.domain, imp.version)
     return LocalFunctions(out, left)
-
-
-def _nested_nodes(node: NodeProto) -> Iterator[NodeProto]:
-    """The nodes of ``node``'s subgraphs, at any depth."""
-    for g in subgraphs(node):
-        yield from walk(g)
 
 
 def _same_definition(op_type: str, domain: str, version: int, other: int) -> bool:

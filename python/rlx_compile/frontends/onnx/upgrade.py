@@ -44,7 +44,15 @@ import numpy as np
 import onnx
 import onnx.shape_inference
 import onnx.version_converter
-from onnx import AttributeProto, GraphProto, ModelProto, NodeProto, TypeProto, helper
+from onnx import (
+    AttributeProto,
+    FunctionProto,
+    GraphProto,
+    ModelProto,
+    NodeProto,
+    TypeProto,
+    helper,
+)
 
 from rlx_compile.diagnostics import first_line
 from rlx_compile.frontends.onnx.context import (
@@ -110,8 +118,9 @@ def subgraphs(node: NodeProto) -> Iterator[GraphProto]:
             yield from a.graphs
 
 
-def walk(graph: GraphProto) -> Iterator[NodeProto]:
-    """Every node of a graph and of its subgraphs, outer nodes first."""
+def walk(graph: GraphProto | FunctionProto) -> Iterator[NodeProto]:
+    """Every node of a graph (or a function's body) and of its subgraphs, outer nodes
+    first."""
     for node in graph.node:
         yield node
         for a in node.attribute:  # ``subgraphs``, without a generator per node
