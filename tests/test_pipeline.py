@@ -42,6 +42,19 @@ def test_fingerprint_is_stable() -> None:
     assert d == a
 
 
+def test_pipelines_of_equal_arguments_are_equal() -> None:
+    """The options and default pipeline are made once per set of arguments: a later
+    construction with other arguments, and again the first, gets its own."""
+    first = CompilePipeline(target="cpu", keep_stages=False)
+    other = CompilePipeline(target="cuda", fuse=False)
+    again = CompilePipeline(target="cpu", keep_stages=False)
+    assert again.options == first.options and again.pipeline == first.pipeline
+    assert other.options.target == "cuda" and "fuse" not in other.pipeline
+    assert other.pipeline != first.pipeline
+    assert CompilePipeline(target="cpu", keep_stages=False, alignment=16).options.alignment == 16
+    assert CompilePipeline(target="cpu", param_bindings={"w": [1.0]}).options.param_bindings
+
+
 def test_bad_options_are_clear_errors() -> None:
     with pytest.raises(CompileError, match="unknown target 'gpu'"):
         CompilePipeline(target="gpu")

@@ -467,6 +467,28 @@ def _param_names(module: ModuleOp) -> set[str]:
 InspectHook = Callable[[str, ModuleOp], None]
 
 
+_OPTION_NAMES = frozenset(f.name for f in fields(CompileOptions))
+
+_DEFAULTS: dict[tuple[object, ...], tuple[CompileOptions, str]] = {}
+"""The options and default pipeline string of each set of ``CompilePipeline`` arguments
+made so far (``_default_key``): a compile per model builds the same pipeline each time."""
+_DEFAULTS_KEPT = 64
+
+
+def _default_key(
+    base: CompileOptions, target: str, option_values: Mapping[str, Any]
+) -> tuple[object, ...] | None:
+    """What ``CompilePipeline``'s options and default pipeline are a function of: its
+    arguments and the environment they read (``RLX_KERNEL_DISPATCH``); None when an
+    argument cannot be a key (arrays, mappings), which are then worked out each time."""
+    key = (base, target, tuple(sorted(option_values.items())), env.value("KERNEL_DISPATCH"))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
 class CompilePipeline:
     """Compile HIR or MIR modules for a target.
 
@@ -486,16 +508,21 @@ class CompilePipeline:
         calibration_params: Mapping[str, Any] | None = None,
         **option_values: Any,
     ):
-        known = {f.name for f in fields(CompileOptions)}
-        unknown = set(option_values) - known
-        if unknown:
-            raise CompileError(
-                f"unknown compile option(s) {sorted(unknown)} (known: {sorted(known)})"
-            )
         base = options or CompileOptions()
-        if calibration is not None and option_values.get("quantize") == "fp8":
-            option_values.setdefault("fp8_amax", "calibrated")
-        self.options = replace(base, target=target, **option_values)
+        defaults = pipeline is None and calibration is None
+        key = _default_key(base, target, option_values) if defaults else None
+        made = _DEFAULTS.get(key) if key is not None else None
+        if made is None:
+            unknown = set(option_values) - _OPTION_NAMES
+            if unknown:
+                raise CompileError(
+                    f"unknown compile option(s) {sorted(unknown)} (known: {sorted(_OPTION_NAMES)})"
+                )
+            if calibration is not None and option_values.get("quantize") == "fp8":
+                option_values.setdefault("fp8_amax", "calibrated")
+            self.options = replace(base, target=target, **option_values)
+        else:
+            self.options, self.pipeline = made
         # Batches are kept (a generator is read once) and calibrated at compile time, on
         # the module as the quantisation pass receives it.
         self.calibration = list(calibration) if calibration is not None else None
@@ -503,9 +530,13 @@ class CompilePipeline:
         self._check_calibration()
         if pipeline is not None:
             self.pipeline = pipeline
-        else:
+        elif made is None:
             bindings_file = self._save_bindings(self.options.param_bindings)
             self.pipeline = default_pipeline(self.options, bindings_file=bindings_file)
+            if key is not None and bindings_file is None:
+                if len(_DEFAULTS) >= _DEFAULTS_KEPT:
+                    _DEFAULTS.clear()
+                _DEFAULTS[key] = (self.options, self.pipeline)
         self._passes: list[ModulePass] = parse_pipeline(self.pipeline)
         if inspect is None:
             self.hooks: list[InspectHook] = []
