@@ -1,0 +1,151 @@
+"""Instructions per compile, counted by callgrind: our compile's cost in a unit that a
+loaded machine does not disturb (the same interpreter, code and models give the same
+counts within half a percent), for comparing changes whose effect on a 2-core machine's
+timings is smaller than their noise.
+
+    python bench/compile_instructions.py --json before.json      # the committed models
+    python bench/compile_instructions.py --against before.json   # ratios to a saved run
+    python bench/compile_instructions.py --model a.onnx --model b.onnx
+
+Per model: ``import_model`` and the default cpu pipeline, three times as
+``bench/peers.py`` times them (each from a collected heap); callgrind's counters are
+zeroed before the second and third runs and dumped after each, so the count (their
+mean) is what a run of peers' best of three costs once the code and its caches are
+loaded, without what peers leaves out of its timing (the collection between runs).
+
+One process under ``valgrind --tool=callgrind`` serves every model, one after another
+(its start, a minute under valgrind, is paid once); ``PYTHONHASHSEED`` is fixed. The
+interpreter's own warm-up counts: the same Python calls cost more instructions in a
+process's first compiles than later (a small model's second and third compiles in a
+fresh process, which ``bench/peers.py --wild`` times, about 1.5x its fifth and later
+ones), so a model's count depends on the models before it: compare runs of one model
+list. Needs valgrind (Debian's ``valgrind``). Instructions are not seconds (a cache miss
+costs more than an add): this ranks changes to our Python code; ``bench/peers.py``
+times the result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ZERO_MARK = "getppid"
+"""The libc function whose entry zeroes callgrind's counters (``os.getppid``)."""
+DUMP_MARK = "getpgrp"
+"""The libc function whose entry dumps them (``os.getpgrp``)."""
+
+
+def default_models() -> dict[str, Path]:
+    """The committed ONNX examples and static copies of the committed scikit-learn models."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import compile_time
+
+    models = {p.stem: p for p in sorted((ROOT / "examples" / "models").glob("*.onnx"))}
+    for name, make in compile_time.sklearn_models().items():
+        models[name] = make()
+    return models
+
+
+def work(paths: list[str]) -> None:
+    """The process callgrind counts: each model compiled three times, the counters zeroed
+    before the second and third runs and dumped after each."""
+    from rlx_compile import CompilePipeline
+    from rlx_compile.frontends.onnx import import_model
+
+    held: list[object] = []  # a run's result, freed outside the counts (as peers does)
+    for path in paths:
+        for run in range(3):
+            held.clear()
+            gc.collect()
+            if run:
+                os.getppid()
+            held.append(
+                CompilePipeline(target="cpu", keep_stages=False).compile(
+                    import_model(path), copy=False
+                )
+            )
+            if run:
+                os.getpgrp()
+
+
+def dump_totals(directory: Path) -> list[int]:
+    """The instruction count of each dump callgrind wrote into ``directory``, in order."""
+    dumps = [p for p in directory.iterdir() if re.fullmatch(r"cg\.\d+\.\d+", p.name)]
+    dumps.sort(key=lambda p: int(p.name.rsplit(".", 1)[1]))
+    totals = []
+    for p in dumps:
+        found = re.search(r"^summary: (\d+)$", p.read_text(), re.M)
+        if found is None:
+            raise RuntimeError(f"{p}: no summary line")
+        totals.append(int(found.group(1)))
+    return totals
+
+
+def count(paths: list[Path]) -> list[int]:
+    """Instructions per compile of each model (the mean of runs 2 and 3)."""
+    if shutil.which("valgrind") is None:
+        raise SystemExit("compile_instructions: valgrind is not installed (apt install valgrind)")
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [
+            "valgrind", "--tool=callgrind", f"--zero-before={ZERO_MARK}",
+            f"--dump-before={DUMP_MARK}", f"--callgrind-out-file={tmp}/cg.%p",
+            sys.executable, __file__, "--work", *map(str, paths),
+        ]  # fmt: skip
+        env = {**os.environ, "PYTHONHASHSEED": "0"}
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        if proc.returncode:
+            tail = proc.stderr[-1500:]
+            raise SystemExit(f"compile_instructions: the counted run failed:\n{tail}")
+        totals = dump_totals(Path(tmp))
+    if len(totals) != 2 * len(paths):
+        raise SystemExit(f"compile_instructions: {len(totals)} dumps for {len(paths)} models")
+    return [(a + b) // 2 for a, b in zip(totals[::2], totals[1::2], strict=True)]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", action="append", type=Path, help="these models instead")
+    ap.add_argument("--json", type=Path, help="write the counts as JSON")
+    ap.add_argument("--against", type=Path, help="a saved run (--json) to give ratios to")
+    ap.add_argument("--work", nargs="+", help=argparse.SUPPRESS)  # the counted process
+    args = ap.parse_args()
+    if args.work:
+        work(args.work)
+        return
+    if args.model:
+        models: dict[str, Path] = {}
+        for p in args.model:  # the same model again: its later, warmer compiles
+            name = p.stem
+            while name in models:
+                name += "+"
+            models[name] = p
+    else:
+        models = default_models()
+    counts = dict(zip(models, count(list(models.values())), strict=True))
+    before = json.loads(args.against.read_text()) if args.against else {}
+    logs = []
+    print(f"{'model':34} {'instructions':>14}" + ("  before        ratio" if before else ""))
+    for name, n in counts.items():
+        line = f"{name:34} {n:14,}"
+        if name in before:
+            logs.append(math.log(n / before[name]))
+            line += f"  {before[name]:14,}  {n / before[name]:.4f}"
+        print(line)
+    if logs:
+        print(f"geomean ratio {math.exp(sum(logs) / len(logs)):.4f} over {len(logs)} models")
+    if args.json:
+        args.json.write_text(json.dumps(counts, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
