@@ -53,6 +53,10 @@ def test_pipelines_of_equal_arguments_are_equal() -> None:
     assert other.pipeline != first.pipeline
     assert CompilePipeline(target="cpu", keep_stages=False, alignment=16).options.alignment == 16
     assert CompilePipeline(target="cpu", param_bindings={"w": [1.0]}).options.param_bindings
+    # Equal values of other types are other arguments: this one is refused, as before.
+    CompilePipeline(target="cpu", verify_each=True)
+    with pytest.raises(CompileError, match="unknown verify-each mode '1'"):
+        CompilePipeline(target="cpu", verify_each=1)
 
 
 def test_bad_options_are_clear_errors() -> None:
