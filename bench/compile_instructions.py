@@ -1,7 +1,7 @@
 """Instructions per compile, counted by callgrind: our compile's cost in a unit that a
-loaded machine does not disturb (the same interpreter, code and models give the same
-counts within half a percent), for comparing changes whose effect on a 2-core machine's
-timings is smaller than their noise.
+loaded machine does not disturb (with address randomisation off, the same interpreter,
+code and models give the same counts), for comparing changes whose effect on a 2-core
+machine's timings is smaller than their noise.
 
     python bench/compile_instructions.py --json before.json      # the committed models
     python bench/compile_instructions.py --against before.json   # ratios to a saved run
@@ -9,19 +9,19 @@ timings is smaller than their noise.
 
 Per model: ``import_model`` and the default cpu pipeline, three times as
 ``bench/peers.py`` times them (each from a collected heap); callgrind's counters are
-zeroed before the second and third runs and dumped after each, so the count (their
-mean) is what a run of peers' best of three costs once the code and its caches are
-loaded, without what peers leaves out of its timing (the collection between runs).
+zeroed before the second and third runs and dumped after each, and the lesser count is
+the model's: the run peers' best of three keeps (the first, which loads code, is never
+the best), without what peers leaves out of its timing (the collection between runs).
 
-One process under ``valgrind --tool=callgrind`` serves every model, one after another
-(its start, a minute under valgrind, is paid once); ``PYTHONHASHSEED`` is fixed. The
-interpreter's own warm-up counts: the same Python calls cost more instructions in a
-process's first compiles than later (a small model's second and third compiles in a
-fresh process, which ``bench/peers.py --wild`` times, about 1.5x its fifth and later
-ones), so a model's count depends on the models before it: compare runs of one model
-list. Needs valgrind (Debian's ``valgrind``). Instructions are not seconds (a cache miss
-costs more than an add): this ranks changes to our Python code; ``bench/peers.py``
-times the result.
+One process under ``valgrind --tool=callgrind`` (and ``setarch -R`` where there is one:
+object addresses order some of the compiler's work) serves every model, one after
+another (its start, a minute under valgrind, is paid once); ``PYTHONHASHSEED`` is
+fixed. The interpreter's own warm-up counts: the same Python calls cost more
+instructions in a process's first compiles than later (a small model's second compile
+in a fresh process about twice its fifth, its third a few percent more), so a model's
+count depends on the models before it: compare runs of one model list. Needs valgrind
+(Debian's ``valgrind``). Instructions are not seconds (a cache miss costs more than an
+add): this ranks changes to our Python code; ``bench/peers.py`` times the result.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ import gc
 import json
 import math
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -92,12 +93,13 @@ def dump_totals(directory: Path) -> list[int]:
 
 
 def count(paths: list[Path]) -> list[int]:
-    """Instructions per compile of each model (the mean of runs 2 and 3)."""
+    """Instructions per compile of each model (the lesser of runs 2 and 3)."""
     if shutil.which("valgrind") is None:
         raise SystemExit("compile_instructions: valgrind is not installed (apt install valgrind)")
     with tempfile.TemporaryDirectory() as tmp:
+        fixed = ["setarch", platform.machine(), "-R"] if shutil.which("setarch") else []
         cmd = [
-            "valgrind", "--tool=callgrind", f"--zero-before={ZERO_MARK}",
+            *fixed, "valgrind", "--tool=callgrind", f"--zero-before={ZERO_MARK}",
             f"--dump-before={DUMP_MARK}", f"--callgrind-out-file={tmp}/cg.%p",
             sys.executable, __file__, "--work", *map(str, paths),
         ]  # fmt: skip
@@ -109,7 +111,7 @@ def count(paths: list[Path]) -> list[int]:
         totals = dump_totals(Path(tmp))
     if len(totals) != 2 * len(paths):
         raise SystemExit(f"compile_instructions: {len(totals)} dumps for {len(paths)} models")
-    return [(a + b) // 2 for a, b in zip(totals[::2], totals[1::2], strict=True)]
+    return [min(a, b) for a, b in zip(totals[::2], totals[1::2], strict=True)]
 
 
 def main() -> None:
