@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import math
 import os
 import platform
 import re
@@ -48,7 +47,6 @@ DUMP_MARK = "getpgrp"
 
 def default_models() -> dict[str, Path]:
     """The committed ONNX examples and static copies of the committed scikit-learn models."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     import compile_time
 
     models = {p.stem: p for p in sorted((ROOT / "examples" / "models").glob("*.onnx"))}
@@ -124,6 +122,10 @@ def main() -> None:
     if args.work:
         work(args.work)
         return
+    # Not in the counted process: peers loads onnxruntime, which valgrind would run too.
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import peers
+
     if args.model:
         models: dict[str, Path] = {}
         for p in args.model:  # the same model again: its later, warmer compiles
@@ -135,16 +137,16 @@ def main() -> None:
         models = default_models()
     counts = dict(zip(models, count(list(models.values())), strict=True))
     before = json.loads(args.against.read_text()) if args.against else {}
-    logs = []
+    ratios = []
     print(f"{'model':34} {'instructions':>14}" + ("  before        ratio" if before else ""))
     for name, n in counts.items():
         line = f"{name:34} {n:14,}"
         if name in before:
-            logs.append(math.log(n / before[name]))
-            line += f"  {before[name]:14,}  {n / before[name]:.4f}"
+            ratios.append(n / before[name])
+            line += f"  {before[name]:14,}  {ratios[-1]:.4f}"
         print(line)
-    if logs:
-        print(f"geomean ratio {math.exp(sum(logs) / len(logs)):.4f} over {len(logs)} models")
+    if ratios:
+        print(f"geomean ratio {peers.geomean(ratios):.4f} over {len(ratios)} models")
     if args.json:
         args.json.write_text(json.dumps(counts, indent=1) + "\n")
 

@@ -535,7 +535,7 @@ class CompilePipeline:
         elif made is None:
             bindings_file = self._save_bindings(self.options.param_bindings)
             self.pipeline = default_pipeline(self.options, bindings_file=bindings_file)
-            if key is not None and bindings_file is None:
+            if key is not None:  # hashable: no bindings given as arrays, so no file made
                 if len(_DEFAULTS) >= _DEFAULTS_KEPT:
                     _DEFAULTS.clear()
                 _DEFAULTS[key] = (self.options, self.pipeline)
