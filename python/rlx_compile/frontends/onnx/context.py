@@ -475,7 +475,7 @@ class NodeContext:
 
     def bound_value(self, name: str) -> SSAValue | None:
         """The tensor an earlier node bound to ``name``, or None."""
-        return self._importer.values.get(name)
+        return self._importer.bound(name, self.b)
 
     def producer_of(self, name: str) -> onnx.NodeProto | None:
         """The node that computes ``name`` (None for graph inputs and initializers)."""

@@ -18,6 +18,7 @@ module is returned only when every node converted.
 from __future__ import annotations
 
 import functools
+import math
 import mmap
 import os
 import re
@@ -65,6 +66,7 @@ from rlx_compile.frontends.onnx.context import (
     typed_skeleton,
 )
 from rlx_compile.frontends.onnx.functions import expand_functions, inlinable_local_functions
+from rlx_compile.frontends.onnx.ops.shape import constant_array
 from rlx_compile.frontends.onnx.structured import (
     STRUCTURED,
     Layout,
@@ -75,8 +77,11 @@ from rlx_compile.frontends.onnx.structured import (
     record_outputs,
 )
 from rlx_compile.frontends.onnx.symbolic import (
+    EVALUATORS,
+    KNOWN_LIMIT,
     ShapeValue,
     Undecidable,
+    evaluate_known_node,
     evaluate_shape_node,
     symbolic_shape_node,
 )
@@ -407,6 +412,9 @@ def _op_infers_nothing(domain: str, op_type: str, opset: int) -> bool:
 
 _INPUT_OR_PARAM = (mir.InputOp, mir.ParamOp)
 
+_KNOWN_KINDS = frozenset({"Constant", "Shape", "Size", *EVALUATORS})
+"""The op types whose nodes ``Importer._convert_known`` may keep as known values."""
+
 
 def quantisation_params(graph: onnx.GraphProto) -> frozenset[str]:
     """The names read as a scale or zero point of a QuantizeLinear or DequantizeLinear
@@ -454,6 +462,11 @@ class Importer:
         # Shape tensors holding symbolic dims (object arrays of ints and symbol names):
         # they exist at import time only, for shape operands such as Reshape targets.
         self.shape_values: dict[str, ShapeValue] = {}
+        # Values the import knows as arrays (Constant nodes, static shape arithmetic),
+        # with the location of the node that made them: a value becomes a mir.constant
+        # where a converter first reads it as data, so a chain of shape arithmetic read
+        # only as operands (Reshape targets, axes) builds no ops.
+        self.known: dict[str, tuple[np.ndarray, NameLoc]] = {}
         self.opset = MIN_OPSET
         # Nodes of an op's function body written against another opset than the model's,
         # and nodes an upgraded model keeps at its opset.
@@ -750,6 +763,9 @@ class Importer:
         v = self.values.get(name)
         if v is not None:
             return v
+        known = self.known.get(name)
+        if known is not None:
+            return self._materialize_known(name, known, b)
         if name in self.structured:
             kind = self.structured[name].kind
             raise Unsupported(f"'{name}' is {kind}, used where a tensor is expected")
@@ -759,7 +775,43 @@ class Importer:
             return self._materialize(name, b)
         raise Unsupported(f"value '{name}' is used before it is defined")
 
+    def _materialize_known(
+        self, name: str, known: tuple[np.ndarray, NameLoc], b: FoldingBuilder
+    ) -> SSAValue:
+        """A known value as the ``mir.constant`` its node would have made, where ``b``
+        inserts (in the block being built: a region reads its own copy)."""
+        arr, location = known
+        op = b.emit(mir.ConstantOp(arr, TensorType(arr.shape, dtype_of_numpy(arr.dtype))))
+        op.location = location  # the node's that made it, not the reader's
+        value = named(op.results[0], name)
+        self.values[name] = value
+        return value
+
+    def bound(self, name: str, b: FoldingBuilder) -> SSAValue | None:
+        """The tensor an earlier node bound to ``name`` (a known value made an op), or None."""
+        v = self.values.get(name)
+        if v is None and name in self.known:
+            return self._materialize_known(name, self.known[name], b)
+        return v
+
+    def known_array(self, name: str) -> np.ndarray | None:
+        """The array ``name`` holds where the import knows it without reading an op's
+        result: a known value, a constant, a small initializer; None otherwise."""
+        known = self.known.get(name)
+        if known is not None:
+            return known[0]
+        v = self.values.get(name)
+        if v is not None:
+            return constant_value(v) if isinstance(v.owner, mir.ConstantOp) else None
+        t = self.initializers.get(name)
+        if t is not None and name not in self.graph_inputs and math.prod(t.dims) <= KNOWN_LIMIT:
+            return self.static_initializer(name)
+        return None
+
     def static(self, name: str, what: str) -> np.ndarray:
+        known = self.known.get(name)
+        if known is not None:
+            return known[0]
         if name in self.initializers and name not in self.values:
             return self.static_initializer(name)
         if name in self.shape_values:
@@ -823,6 +875,7 @@ class Importer:
         convert is Unsupported: ``what`` did not convert."""
         saved_values, saved_target = dict(self.values), self.target
         saved_structured = dict(self.structured)  # sequences made inside are the region's
+        saved_known = dict(self.known)  # as are the values its nodes make known
         for t in graph.initializer:
             self.initializers.setdefault(t.name, t)
         for formal, value in zip(graph.input, inputs, strict=True):
@@ -839,6 +892,7 @@ class Importer:
         finally:
             self.target = saved_target
             self.structured = saved_structured
+            self.known = saved_known
             for name, value in list(self.values.items()):
                 if _defined_in(value, block):
                     if name in saved_values:
@@ -865,6 +919,7 @@ class Importer:
         saved_structured = {
             name: self.structured[name] for name in names if name in self.structured
         }
+        saved_known = {name: self.known[name] for name in names if name in self.known}
         for formal, value in zip(graph.input, bindings, strict=True):
             self._bind(formal.name, value)
         for name in names[len(graph.input) :]:
@@ -879,12 +934,15 @@ class Importer:
             for name in names:
                 self.values.pop(name, None)
                 self.structured.pop(name, None)
+                self.known.pop(name, None)
             self.values.update(saved)
             self.structured.update(saved_structured)
+            self.known.update(saved_known)
 
     def _bind(self, name: str, value: SSAValue | Structured | None) -> None:
         self.values.pop(name, None)
         self.structured.pop(name, None)
+        self.known.pop(name, None)
         if isinstance(value, SSAValue):
             self.values[name] = value
         elif value is not None:
@@ -996,6 +1054,8 @@ class Importer:
         since = schema_since(op_type, n.opset)
         ctx = NodeContext(self, node, name, since, b, op_type, n.inputs, outputs)
         try:
+            if self._convert_known(n, ctx):
+                return
             if symbolic_shape_node(self, node):
                 try:
                     self._convert_shape_value(ctx)
@@ -1042,6 +1102,33 @@ class Importer:
             self.poisoned.update(outputs)
             message = f"internal error: {type(err).__name__}: {first_line(err)}"
             self.problems.append(Problem(op_type, name, message))
+
+    def _convert_known(self, n: _Node, ctx: NodeContext) -> bool:
+        """Convert a node whose result the import knows without an op (a Constant, static
+        shape arithmetic: ``evaluate_known_node``) by keeping its value as an array (see
+        ``known``); False where it is not one (the node's converter then runs)."""
+        op_type = n.op_type
+        if op_type not in _KNOWN_KINDS or n.domain not in DEFAULT_DOMAINS:
+            return False
+        if n.opset < MIN_OPSET or len(n.outputs) != 1 or not n.outputs[0]:
+            return False
+        if op_type == "Constant":
+            try:
+                arr: np.ndarray | None = constant_array(ctx)
+            except Unsupported:
+                return False
+        else:
+            arr = evaluate_known_node(self, ctx)
+        if arr is None or any(a not in ctx.used_attrs for a in ctx.attribute_names):
+            ctx.used_attrs.clear()  # the converter reads the node afresh
+            return False
+        ctx.check_materialized(arr.size, "a constant")
+        name = n.outputs[0]
+        t = TensorType(arr.shape, dtype_of_numpy(arr.dtype))
+        check_tensor_size(f"output '{name}'", t.shape, t.dtype, self._tensor_limit)
+        self._check_inferred(name, t)
+        self.known[name] = (arr, name_loc(n.name))
+        return True
 
     def _convert_shape_value(self, ctx: NodeContext) -> None:
         """Evaluate a node of symbolic shape arithmetic at import time. A result whose

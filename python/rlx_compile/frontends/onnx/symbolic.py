@@ -111,6 +111,66 @@ def evaluate_shape_node(ctx: NodeContext) -> ShapeValue:
     return ShapeValue(np.asarray(values, dtype=object), out_dtype or dtype)
 
 
+KNOWN_LIMIT = 1024
+"""Integer operands and results of at most this many elements are evaluated at import
+without ops (``evaluate_known_node``): shape arithmetic is small, and larger tensors
+are data, folded by the reference executor."""
+
+_SAME_TYPED = frozenset({
+    "Add", "Sub", "Mul", "Div", "Mod", "Min", "Max", "Sum", "Equal", "Less", "LessOrEqual",
+    "Greater", "GreaterOrEqual", "Concat", "Range",
+})  # fmt: skip
+"""Evaluated ops whose operands share one element type (ONNX's ``T``): mixed types are a
+malformed node, left to the converter to refuse."""
+
+
+def evaluate_known_node(imp: Importer, ctx: NodeContext) -> np.ndarray | None:
+    """The result of a node of integer shape arithmetic whose operands the import knows
+    as numbers (``Importer.known_array``): ``Shape``/``Size`` of a tensor of static shape,
+    or an op of ``EVALUATORS`` on integer or boolean operands. Evaluated with the
+    evaluators' exact integer arithmetic, which is the reference executor's wherever the
+    result fits its element type (integer division truncates in both); None where the
+    node is not one, or the result does not fit (the run wraps it), or the evaluation
+    fails: then the node is converted as ops, which decide it as they always did."""
+    op_type = ctx.op_type
+    names = [n for n in ctx.input_names if n]
+    if not names:
+        return None
+    if op_type in ("Shape", "Size"):
+        v = imp.values.get(names[0])
+        if v is None or not type_of(v).is_static:
+            return None
+    else:
+        if op_type not in EVALUATORS:
+            return None
+        dtypes = set()
+        for name in names:
+            arr = imp.known_array(name)
+            if arr is None or arr.dtype.kind not in "iub" or arr.size > KNOWN_LIMIT:
+                return None
+            dtypes.add(arr.dtype)
+        if len(dtypes) > 1 and op_type in _SAME_TYPED:
+            return None
+    try:
+        out = evaluate_shape_node(ctx)
+    except Exception:  # Undecidable, Unsupported or NumPy's refusal: the converter's call
+        return None
+    if out.values.size > KNOWN_LIMIT:
+        return None
+    flat = out.values.reshape(-1).tolist()
+    dtype = out.dtype
+    if dtype is DType.BOOL:
+        if not all(type(v) is bool for v in flat):
+            return None
+    elif dtype.is_int:
+        info = np.iinfo(dtype.numpy)
+        if not all(type(v) is int and info.min <= v <= info.max for v in flat):
+            return None
+    else:
+        return None
+    return np.asarray(flat, dtype.numpy).reshape(out.values.shape)
+
+
 FLOAT_EXACT = frozenset({
     "Cast", "Identity", "Add", "Sub", "Mul", "Neg", "Abs", "Min", "Max", "Sum", "Equal",
     "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Where", "Gather", "Concat",

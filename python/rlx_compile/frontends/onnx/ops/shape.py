@@ -568,21 +568,29 @@ def constant_of_shape(ctx: NodeContext) -> ConverterResult:
 
 @converter("Constant")
 def constant(ctx: NodeContext) -> ConverterResult:
+    return ctx.constant(constant_array(ctx))
+
+
+_CONSTANT_KINDS = {
+    "value_float": np.float32,
+    "value_floats": np.float32,
+    "value_int": np.int64,
+    "value_ints": np.int64,
+}
+
+
+def constant_array(ctx: NodeContext) -> np.ndarray:
+    """The value a Constant node holds (the importer keeps it as this array until a
+    converter reads it as data)."""
     for name in ("sparse_value", "value_string", "value_strings"):
         if ctx.has_attr(name):
             ctx.attr(name)
             raise Unsupported(f"Constant with {name}")
     if ctx.has_attr("value"):
-        return ctx.constant(ctx.attr("value"))
-    kinds = {
-        "value_float": np.float32,
-        "value_floats": np.float32,
-        "value_int": np.int64,
-        "value_ints": np.int64,
-    }
-    for name, dtype in kinds.items():
+        return np.asarray(ctx.attr("value"))
+    for name, dtype in _CONSTANT_KINDS.items():
         if ctx.has_attr(name):
-            return ctx.constant(np.asarray(ctx.attr(name), dtype))
+            return np.asarray(ctx.attr(name), dtype)
     raise Unsupported("Constant without a value")
 
 
