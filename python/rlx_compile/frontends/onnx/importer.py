@@ -412,8 +412,12 @@ def _op_infers_nothing(domain: str, op_type: str, opset: int) -> bool:
 
 _INPUT_OR_PARAM = (mir.InputOp, mir.ParamOp)
 
-_KNOWN_KINDS = frozenset({"Constant", "Shape", "Size", *EVALUATORS})
-"""The op types whose nodes ``Importer._convert_known`` may keep as known values."""
+_KNOWN_SOURCES = frozenset({"Constant", "Shape", "Size"})
+_KNOWN_KINDS = _KNOWN_SOURCES | frozenset(EVALUATORS)
+"""The op types whose nodes ``Importer._convert_known`` may keep as known values. The
+arithmetic of ``EVALUATORS`` is tried once something is known (a node of
+``_KNOWN_SOURCES`` made it): a model without any folds its initializers' arithmetic as
+before, without the cost of asking at each of its nodes."""
 
 
 def quantisation_params(graph: onnx.GraphProto) -> frozenset[str]:
@@ -1054,7 +1058,11 @@ class Importer:
         since = schema_since(op_type, n.opset)
         ctx = NodeContext(self, node, name, since, b, op_type, n.inputs, outputs)
         try:
-            if self._convert_known(n, ctx):
+            if (
+                op_type in _KNOWN_KINDS
+                and (self.known or op_type in _KNOWN_SOURCES)
+                and self._convert_known(n, ctx)
+            ):
                 return
             if symbolic_shape_node(self, node):
                 try:
