@@ -12,6 +12,7 @@ import onnx
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
+from xdsl.dialects.builtin import ModuleOp
 
 from rlx_compile.dialects import mir
 from rlx_compile.frontends.onnx import OnnxImportError, import_model, importer, param_values
@@ -48,6 +49,23 @@ def _as_ops(model: onnx.ModelProto, monkeypatch: pytest.MonkeyPatch) -> str:
         return print_module(import_model(model))
 
 
+def _import_counting_constants(
+    model: onnx.ModelProto, monkeypatch: pytest.MonkeyPatch
+) -> tuple[ModuleOp, int]:
+    """The imported module, and how many ``mir.constant`` ops the import constructed."""
+    built: list[mir.ConstantOp] = []
+    make = mir.ConstantOp.__init__
+
+    def counted(op: mir.ConstantOp, *args: Any, **kwargs: Any) -> None:
+        built.append(op)
+        make(op, *args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(mir.ConstantOp, "__init__", counted)
+        module = import_model(model)
+    return module, len(built)
+
+
 def _matches_onnxruntime(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> None:
     module = import_model(model)
     got = run(module, feeds, param_values(model, module))
@@ -78,17 +96,8 @@ def test_shape_arithmetic_read_as_operands_builds_no_constant(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     model = _flatten_model()
-    built: list[mir.ConstantOp] = []
-    make = mir.ConstantOp.__init__
-
-    def counted(op: mir.ConstantOp, *args: Any, **kwargs: Any) -> None:
-        built.append(op)
-        make(op, *args, **kwargs)
-
-    monkeypatch.setattr(mir.ConstantOp, "__init__", counted)
-    module = import_model(model)
-    monkeypatch.undo()
-    assert not built  # not made and erased: never made
+    module, built = _import_counting_constants(model, monkeypatch)
+    assert built == 0  # not made and erased: never made
     kinds = [op.name for op in graph_block(main_graph(module)).ops]
     assert kinds == ["mir.input", "mir.reshape", "func.return"]
     # The converters made the same module, folding and then erasing the chain.
@@ -208,3 +217,32 @@ def test_a_constant_in_an_unrolled_loop_body() -> None:
     ]
     model = _model(nodes, [helper.make_tensor_value_info("x", F, [2])], ["y"])
     _matches_onnxruntime(model, {"x": np.asarray([1.0, 2.0], np.float32)})
+
+
+def test_constant_of_shape_and_the_shape_of_a_known_value(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Exporters' masks and padding: ConstantOfShape of a known shape whose Shape is a
+    # Reshape's target (read as an operand only: never made), and a second one read as
+    # data (made where Add reads it, located at its node).
+    fill = helper.make_tensor("one", F, [1], [1.0])
+    nodes = [
+        _const("dims", [2, 6]),
+        helper.make_node("ConstantOfShape", ["dims"], ["ones"], name="ones", value=fill),
+        helper.make_node("Shape", ["ones"], ["target"]),
+        helper.make_node("Reshape", ["x", "target"], ["y"]),
+        helper.make_node("ConstantOfShape", ["dims"], ["bias"], name="bias", value=fill),
+        helper.make_node("Add", ["y", "bias"], ["z"]),
+    ]
+    model = _model(nodes, [helper.make_tensor_value_info("x", F, [3, 4])], ["z"])
+    module, built = _import_counting_constants(model, monkeypatch)
+    assert built == 1
+    (constant,) = [
+        op for op in graph_block(main_graph(module)).ops if isinstance(op, mir.ConstantOp)
+    ]
+    assert '"bias"' in str(constant.location)
+    # The converters make the same ops (the constant at its ConstantOfShape node).
+    assert sorted(print_module(module).splitlines()) == sorted(
+        _as_ops(model, monkeypatch).splitlines()
+    )
+    _matches_onnxruntime(model, {"x": np.arange(12, dtype=np.float32).reshape(3, 4)})

@@ -66,7 +66,7 @@ from rlx_compile.frontends.onnx.context import (
     typed_skeleton,
 )
 from rlx_compile.frontends.onnx.functions import expand_functions, inlinable_local_functions
-from rlx_compile.frontends.onnx.ops.shape import constant_array
+from rlx_compile.frontends.onnx.ops.shape import constant_array, constant_of_shape_array
 from rlx_compile.frontends.onnx.structured import (
     STRUCTURED,
     Layout,
@@ -413,9 +413,9 @@ def _op_infers_nothing(domain: str, op_type: str, opset: int) -> bool:
 _INPUT_OR_PARAM = (mir.InputOp, mir.ParamOp)
 
 _KNOWN_SOURCES = frozenset({"Constant", "Shape", "Size"})
-_KNOWN_KINDS = _KNOWN_SOURCES | frozenset(EVALUATORS)
+_KNOWN_KINDS = _KNOWN_SOURCES | frozenset({"ConstantOfShape", *EVALUATORS})
 """The op types whose nodes ``Importer._convert_known`` may keep as known values. The
-arithmetic of ``EVALUATORS`` is tried once something is known (a node of
+arithmetic of ``EVALUATORS`` and ConstantOfShape are tried once something is known (a node of
 ``_KNOWN_SOURCES`` made it): a model without any folds its initializers' arithmetic as
 before, without the cost of asking at each of its nodes."""
 
@@ -1125,6 +1125,11 @@ class Importer:
                 arr: np.ndarray | None = constant_array(ctx)
             except Unsupported:
                 return False
+        elif op_type == "ConstantOfShape":
+            try:
+                arr = constant_of_shape_array(ctx)
+            except (Unsupported, NotStatic):
+                arr = None
         else:
             arr = evaluate_known_node(self, ctx)
         if arr is None or any(a not in ctx.used_attrs for a in ctx.attribute_names):

@@ -85,12 +85,13 @@ def symbolic_shape_node(imp: Importer, node: Any) -> bool:
     return True
 
 
-def evaluate_shape_node(ctx: NodeContext) -> ShapeValue:
+def evaluate_shape_node(ctx: NodeContext, sizes: tuple[Any, ...] | None = None) -> ShapeValue:
     """The node's result as a shape value (raises Undecidable when it depends on sizes
-    at run time, Unsupported for a malformed node)."""
+    at run time, Unsupported for a malformed node). ``sizes``: the shape a Shape or Size
+    node reads, where it is known without its operand's type."""
     op = ctx.op_type
     if op == "Shape":
-        shape = type_of(ctx.x(0)).shape
+        shape = type_of(ctx.x(0)).shape if sizes is None else sizes
         rank = len(shape)
         start, end = ctx.attr("start", 0), ctx.attr("end", rank)
         start = min(max(start + rank if start < 0 else start, 0), rank)
@@ -98,7 +99,7 @@ def evaluate_shape_node(ctx: NodeContext) -> ShapeValue:
         return ShapeValue(_objects(list(shape[start:end])), DType.I64)
     if op == "Size":
         total: Any = 1
-        for d in type_of(ctx.x(0)).shape:
+        for d in type_of(ctx.x(0)).shape if sizes is None else sizes:
             total = total * d
         return ShapeValue(_objects(total), DType.I64)
     args = [_objects(ctx.const(i)) if ctx.has(i) else None for i in range(ctx.num_inputs)]
@@ -136,9 +137,15 @@ def evaluate_known_node(imp: Importer, ctx: NodeContext) -> np.ndarray | None:
     names = [n for n in ctx.input_names if n]
     if not names:
         return None
+    sizes: tuple[Any, ...] | None = None
     if op_type in ("Shape", "Size"):
         v = imp.values.get(names[0])
-        if v is None or not type_of(v).is_static:
+        if v is not None:
+            if not type_of(v).is_static:
+                return None
+        elif names[0] in imp.known:  # the shape of a known value, which stays an array
+            sizes = imp.known[names[0]][0].shape
+        else:
             return None
     else:
         if op_type not in EVALUATORS:
@@ -152,7 +159,7 @@ def evaluate_known_node(imp: Importer, ctx: NodeContext) -> np.ndarray | None:
         if len(dtypes) > 1 and op_type in _SAME_TYPED:
             return None
     try:
-        out = evaluate_shape_node(ctx)
+        out = evaluate_shape_node(ctx, sizes)
     except Exception:  # Undecidable, Unsupported or NumPy's refusal: the converter's call
         return None
     if out.values.size > KNOWN_LIMIT:

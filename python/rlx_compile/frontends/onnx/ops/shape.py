@@ -556,14 +556,35 @@ def size(ctx: NodeContext) -> ConverterResult:
 
 @converter("ConstantOfShape")
 def constant_of_shape(ctx: NodeContext) -> ConverterResult:
+    shape, fill = _constant_of_shape_operands(ctx)
+    arr = _filled(shape, fill)
+    if arr is None:
+        return ctx.full(shape, fill[0].item(), DType.from_numpy(fill.dtype))  # a splat
+    return ctx.constant(arr)
+
+
+def constant_of_shape_array(ctx: NodeContext) -> np.ndarray | None:
+    """The array a ConstantOfShape node makes where its converter makes a constant (the
+    importer keeps it as this array until a converter reads it as data); None where the
+    converter makes a splat instead (a symbolic or large shape)."""
+    return _filled(*_constant_of_shape_operands(ctx))
+
+
+def _constant_of_shape_operands(ctx: NodeContext) -> tuple[list[Dim], np.ndarray]:
     shape = ctx.ints(0, "ConstantOfShape's shape")
     value = ctx.attr("value")
     fill = np.zeros(1, np.float32) if value is None else value.reshape(-1)
     if any(isinstance(d, int) and d < 0 for d in shape):
         raise Unsupported(f"ConstantOfShape of a negative size {shape}")
-    if not all(isinstance(d, int) for d in shape) or numel(shape) > FOLD_LIMIT:
-        return ctx.full(shape, fill[0].item(), DType.from_numpy(fill.dtype))  # a splat
-    return ctx.constant(np.full(shape, fill[0], dtype=fill.dtype))
+    return shape, fill
+
+
+def _filled(shape: list[Dim], fill: np.ndarray) -> np.ndarray | None:
+    """``shape`` filled with ``fill``'s value; None for a symbolic or large shape."""
+    sizes = [d for d in shape if isinstance(d, int)]
+    if len(sizes) < len(shape) or numel(sizes) > FOLD_LIMIT:
+        return None
+    return np.full(sizes, fill[0], dtype=fill.dtype)
 
 
 @converter("Constant")
