@@ -8,7 +8,7 @@ from __future__ import annotations
 import importlib
 import signal
 import sys
-from types import FrameType
+from types import FrameType, ModuleType
 
 INTERRUPTED = 130
 TERMINATED = 143
@@ -26,7 +26,7 @@ def _launch(module: str) -> None:
     signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         try:
-            importlib.import_module(module).main()
+            _import_holding_signals(module).main()
         finally:
             _ignore_signals()
     except KeyboardInterrupt:
@@ -39,6 +39,31 @@ def _launch(module: str) -> None:
         _ignore_signals()
         sys.stderr.write("error: terminated\n")
         sys.exit(TERMINATED)
+
+
+def _import_holding_signals(module: str) -> ModuleType:
+    """Import the tool with SIGINT and SIGTERM held, and raise the first that came once
+    the import is done: an interrupt inside a module's initialisation (a C extension's,
+    a class body's) does not surface as itself but as another error ("ImportError:
+    initialization failed", a RuntimeError from ``__set_name__``), or leaves a half-made
+    module that crashes the process later. Held by a handler that records them, not by
+    the signal mask (see ``_ignore_signals``)."""
+    held: list[int] = []
+
+    def hold(signum: int, frame: FrameType | None) -> None:
+        held.append(signum)
+
+    previous = {s: signal.signal(s, hold) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        tool = importlib.import_module(module)
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    if held:
+        if held[0] == signal.SIGTERM:
+            raise Terminated
+        raise KeyboardInterrupt
+    return tool
 
 
 def _ignore_signals() -> None:
