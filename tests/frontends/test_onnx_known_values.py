@@ -246,3 +246,17 @@ def test_constant_of_shape_and_the_shape_of_a_known_value(
         _as_ops(model, monkeypatch).splitlines()
     )
     _matches_onnxruntime(model, {"x": np.arange(12, dtype=np.float32).reshape(3, 4)})
+
+
+def test_a_cast_of_known_values_to_a_sub_byte_integer() -> None:
+    # The result's range check reads int4's bounds (np.iinfo refuses the type): the
+    # import used to fail with "Invalid integer data type 'V'".
+    nodes = [
+        _const("small", [1, -2]),
+        helper.make_node("Cast", ["small"], ["narrow"], to=TensorProto.INT4),
+        helper.make_node("Cast", ["narrow"], ["wide"], to=F),
+        helper.make_node("Add", ["x", "wide"], ["z"]),
+    ]
+    model = _model(nodes, [helper.make_tensor_value_info("x", F, [2])], ["z"], opset=21)
+    got = run(import_model(model), {"x": np.zeros(2, np.float32)}, {})
+    np.testing.assert_array_equal(got["z"], np.asarray([1.0, -2.0], np.float32))

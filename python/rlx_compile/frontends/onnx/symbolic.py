@@ -170,8 +170,8 @@ def evaluate_known_node(imp: Importer, ctx: NodeContext) -> np.ndarray | None:
         if not all(type(v) is bool for v in flat):
             return None
     elif dtype.is_int:
-        info = np.iinfo(dtype.numpy)
-        if not all(type(v) is int and info.min <= v <= info.max for v in flat):
+        lo, hi = dtype.int_range  # sub-byte types too, which np.iinfo refuses
+        if not all(type(v) is int and lo <= v <= hi for v in flat):
             return None
     else:
         return None
