@@ -793,10 +793,7 @@ class Importer:
 
     def bound(self, name: str, b: FoldingBuilder) -> SSAValue | None:
         """The tensor an earlier node bound to ``name`` (a known value made an op), or None."""
-        v = self.values.get(name)
-        if v is None and name in self.known:
-            return self._materialize_known(name, self.known[name], b)
-        return v
+        return self.value(name, b) if name in self.values or name in self.known else None
 
     def known_array(self, name: str) -> np.ndarray | None:
         """The array ``name`` holds where the import knows it without reading an op's
@@ -1089,9 +1086,7 @@ class Importer:
                 if isinstance(value, STRUCTURED):
                     self.structured[out_name] = value
                     continue
-                t = type_of(value)
-                check_tensor_size(f"output '{out_name}'", t.shape, t.dtype, self._tensor_limit)
-                self._check_inferred(out_name, t)
+                self._check_output(out_name, type_of(value))
                 self.values[out_name] = named(value, out_name) if not value.name_hint else value
         except NotStatic as err:
             self.poisoned.update(outputs)
@@ -1114,11 +1109,12 @@ class Importer:
     def _convert_known(self, n: _Node, ctx: NodeContext) -> bool:
         """Convert a node whose result the import knows without an op (a Constant, static
         shape arithmetic: ``evaluate_known_node``) by keeping its value as an array (see
-        ``known``); False where it is not one (the node's converter then runs)."""
+        ``known``); False where it is not one (the node's converter then runs). The caller
+        asks only of nodes of ``_KNOWN_KINDS``."""
         op_type = n.op_type
-        if op_type not in _KNOWN_KINDS or n.domain not in DEFAULT_DOMAINS:
+        if n.domain not in DEFAULT_DOMAINS or n.opset < MIN_OPSET:
             return False
-        if n.opset < MIN_OPSET or len(n.outputs) != 1 or not n.outputs[0]:
+        if len(n.outputs) != 1 or not n.outputs[0]:
             return False
         if op_type == "Constant":
             try:
@@ -1137,9 +1133,7 @@ class Importer:
             return False
         ctx.check_materialized(arr.size, "a constant")
         name = n.outputs[0]
-        t = TensorType(arr.shape, dtype_of_numpy(arr.dtype))
-        check_tensor_size(f"output '{name}'", t.shape, t.dtype, self._tensor_limit)
-        self._check_inferred(name, t)
+        self._check_output(name, TensorType(arr.shape, dtype_of_numpy(arr.dtype)))
         self.known[name] = (arr, name_loc(n.name))
         return True
 
@@ -1170,6 +1164,11 @@ class Importer:
         value = named(value, name)
         self.values[name] = value
         return value
+
+    def _check_output(self, name: str, t: TensorType) -> None:
+        """The checks of every converted output's type: its size, then ONNX inference."""
+        check_tensor_size(f"output '{name}'", t.shape, t.dtype, self._tensor_limit)
+        self._check_inferred(name, t)
 
     def _check_inferred(self, name: str, t: TensorType) -> None:
         """Our result type against ONNX shape inference, where that knows every dim (all
