@@ -87,16 +87,18 @@ class DType(Enum):
     @property
     def int_range(self) -> tuple[int, int]:
         """(min, max) of an integer type (sub-byte ones included)."""
-        info = ml_dtypes.iinfo(self.numpy)
-        return int(info.min), int(info.max)
+        limits = _INT_RANGES.get(self)
+        if limits is None:
+            raise ValueError(f"{self.value} is not an integer type")
+        return limits
 
     @staticmethod
     def from_numpy(dtype: np.dtype | type) -> DType:
-        dt = np.dtype(dtype)
-        for k, v in _NUMPY_DTYPES.items():
-            if v == dt:
-                return k
-        raise ValueError(f"numpy dtype {dt} has no rlx equivalent")
+        dt = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
+        found = _FROM_NUMPY.get(dt)
+        if found is None:
+            raise ValueError(f"numpy dtype {dt} has no rlx equivalent")
+        return found
 
     @staticmethod
     def parse(spelling: str | DType) -> DType:
@@ -164,6 +166,12 @@ def _facts() -> None:
 
 
 _facts()
+_FROM_NUMPY: dict[np.dtype, DType] = {v: k for k, v in reversed(_NUMPY_DTYPES.items())}
+"""``DType.from_numpy``'s table: NumPy dtypes hash and compare by value (the first
+DType of an equal dtype, were there two)."""
+_INT_RANGES: dict[DType, tuple[int, int]] = {
+    d: (int(ml_dtypes.iinfo(d.numpy).min), int(ml_dtypes.iinfo(d.numpy).max)) for d in _INTS
+}
 _NO_INFINITY = _NARROW_FLOATS - {DType.F8E5M2}
 _NO_NEGATIVE_ZERO = frozenset({DType.F8E4M3FNUZ, DType.F8E5M2FNUZ, DType.F8E8M0})
 

@@ -254,12 +254,6 @@ def dtype_of(elem_type: int, what: str = "element type") -> DType:
     return dtype
 
 
-@functools.cache
-def dtype_of_numpy(dtype: np.dtype) -> DType:
-    """``DType.from_numpy``, remembered (it compares against every DType)."""
-    return DType.from_numpy(dtype)
-
-
 def symbol_name(text: str) -> str:
     """A valid symbolic-dim identifier for an ONNX dim_param or value name."""
     out = re.sub(r"[^A-Za-z0-9_]", "_", text)
@@ -574,7 +568,7 @@ class NodeContext:
     def constant(self, value: ArrayLike) -> SSAValue:
         arr = np.asarray(value)
         self.check_materialized(arr.size, "a constant")
-        return self.b.constant(arr, dtype_of_numpy(arr.dtype), arr.shape)
+        return self.b.constant(arr, DType.from_numpy(arr.dtype), arr.shape)
 
     def dims(self, ds: Sequence[Dim], dtype: DType = DType.I64) -> SSAValue:
         """Dims as a vector value: a constant, or ``mir.dims`` where one is symbolic

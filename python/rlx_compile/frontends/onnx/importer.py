@@ -58,7 +58,6 @@ from rlx_compile.frontends.onnx.context import (
     Unsupported,
     check_tensor_size,
     dtype_of,
-    dtype_of_numpy,
     op_key,
     opset_versions,
     symbol_name,
@@ -722,7 +721,7 @@ class Importer:
         arr = self.init_arrays.get(name)
         if arr is None:
             arr = self.static_initializer(name)
-        dtype = dtype_of_numpy(arr.dtype)
+        dtype = DType.from_numpy(arr.dtype)
         as_param = (
             self.initializer_mode == "params" and dtype.is_float and arr.size > 1
             and name not in self.quantisation_params
@@ -785,7 +784,7 @@ class Importer:
         """A known value as the ``mir.constant`` its node would have made, where ``b``
         inserts (in the block being built: a region reads its own copy)."""
         arr, location = known
-        op = b.emit(mir.ConstantOp(arr, TensorType(arr.shape, dtype_of_numpy(arr.dtype))))
+        op = b.emit(mir.ConstantOp(arr, TensorType(arr.shape, DType.from_numpy(arr.dtype))))
         op.location = location  # the node's that made it, not the reader's
         value = named(op.results[0], name)
         self.values[name] = value
@@ -1133,7 +1132,7 @@ class Importer:
             return False
         ctx.check_materialized(arr.size, "a constant")
         name = n.outputs[0]
-        self._check_output(name, TensorType(arr.shape, dtype_of_numpy(arr.dtype)))
+        self._check_output(name, TensorType(arr.shape, DType.from_numpy(arr.dtype)))
         self.known[name] = (arr, name_loc(n.name))
         return True
 
