@@ -102,9 +102,16 @@ def evaluate_shape_node(ctx: NodeContext, sizes: tuple[Any, ...] | None = None) 
         for d in type_of(ctx.x(0)).shape if sizes is None else sizes:
             total = total * d
         return ShapeValue(_objects(total), DType.I64)
-    args = [_objects(ctx.const(i)) if ctx.has(i) else None for i in range(ctx.num_inputs)]
-    dtype = _input_dtype(ctx, 0)
-    if any(_input_dtype(ctx, i).is_float for i in range(ctx.num_inputs) if ctx.has(i)):
+    consts = [ctx.const(i) if ctx.has(i) else None for i in range(ctx.num_inputs)]
+    args = [None if c is None else _objects(c) for c in consts]
+
+    def operand_dtype(i: int, const: np.ndarray) -> DType:  # _input_dtype, read once
+        sv = ctx.shape_value(i)
+        return sv.dtype if sv is not None else DType.from_numpy(const.dtype)
+
+    first = consts[0] if consts else None
+    dtype = operand_dtype(0, first) if first is not None else _input_dtype(ctx, 0)
+    if any(operand_dtype(i, c).is_float for i, c in enumerate(consts) if c is not None):
         if op not in FLOAT_EXACT:
             raise Undecidable(f"{op} of sizes as floats")
         args = [None if a is None else _integral(a) for a in args]
