@@ -246,7 +246,9 @@ def test_constraint_tests_accept_only_what_verify_accepts() -> None:
     ``verify`` passes, over every property value of a compiled model and values of other
     kinds (it must pass no more; passing fewer only sends them to ``verify``)."""
     from xdsl.dialects.builtin import (
+        ArrayAttr,
         DenseArrayBase,
+        DictionaryAttr,
         FloatAttr,
         IntAttr,
         IntegerType,
@@ -274,6 +276,11 @@ def test_constraint_tests_accept_only_what_verify_accepts() -> None:
         StringAttr("x"),
         UnitAttr(),
         IntAttr(2),
+        ArrayAttr([]),
+        ArrayAttr([StringAttr("a"), StringAttr("b")]),
+        ArrayAttr([StringAttr("a"), IntAttr(1)]),
+        ArrayAttr([DictionaryAttr({})]),
+        ArrayAttr([ArrayAttr([StringAttr("a")])]),
     ]
     compiled = CompilePipeline(target="cpu", keep_stages=False).compile(
         random_mir_graph(7, 40).module
@@ -281,7 +288,7 @@ def test_constraint_tests_accept_only_what_verify_accepts() -> None:
     for op in [*compiled.input.walk(), *compiled.module.walk()]:
         samples += op.properties.values()
     checked = 0
-    for op_type in [*mir.MIR_OPS, *hir.HIR_OPS, *lir.LIR_OPS]:
+    for op_type in [*mir.MIR_OPS, *hir.HIR_OPS, *lir.LIR_OPS, FuncOp, ModuleOp]:
         for prop in op_type.get_irdl_definition().properties.values():
             test = _test(prop.constr)
             if test is None:

@@ -28,7 +28,15 @@ from functools import partial
 from operator import attrgetter
 from typing import Any, cast
 
-from xdsl.dialects.builtin import DenseArrayBase, IntegerType, i32
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    ArrayOfConstraint,
+    DenseArrayBase,
+    IntegerType,
+    StringAttr,
+    SymbolNameConstraint,
+    i32,
+)
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, OpTraits, Region
 from xdsl.irdl import (
     AnyAttr,
@@ -220,6 +228,17 @@ def _test(constr: AttrConstraint) -> Test | None:
     if kind is EqAttrConstraint:
         want = cast(EqAttrConstraint[Attribute], constr).attr
         return lambda attr: attr is want or attr == want
+    if kind is SymbolNameConstraint:
+        return lambda attr: isinstance(attr, StringAttr)
+    if kind is ArrayOfConstraint:
+        # An array of any length whose every element passes a test (a graph's manifest
+        # names, a function's argument attributes): verify reads each through isa and a
+        # raise per mismatch.
+        elements = cast(ArrayOfConstraint[Attribute], constr).elem_range_constraint
+        each = _test(elements.constr) if type(elements) is RangeOf else None
+        if each is None:
+            return None
+        return lambda attr: isinstance(attr, ArrayAttr) and all(map(each, attr.data))
     if kind is ParamAttrConstraint:
         param = cast(ParamAttrConstraint[Any], constr)
         base_attr = param.base_attr
