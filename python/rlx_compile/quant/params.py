@@ -25,11 +25,6 @@ from rlx_compile.quant.calibrate import TensorStats
 CALIBRATION_METHODS = ("minmax", "percentile")
 
 
-def int_range(dtype: DType) -> tuple[int, int]:
-    info = np.iinfo(dtype.numpy)
-    return int(info.min), int(info.max)
-
-
 def f8_max(dtype: DType) -> float:
     return float(ml_dtypes.finfo(dtype.numpy).max)
 
@@ -55,7 +50,7 @@ def _safe_scale(amax: np.ndarray, qmax: float) -> np.ndarray:
 
 def weight_qparams(stats: TensorStats, axis: int | None, dtype: DType = DType.I8) -> QParams:
     """Symmetric min/max scales, one per slot of ``axis`` (None: one for the tensor)."""
-    _, qmax = int_range(dtype)
+    _, qmax = dtype.int_range
     if axis is None:
         return QParams(_safe_scale(np.array(stats.amax), qmax), None, None)
     return QParams(_safe_scale(stats.channel_amax(axis), qmax), None, axis)
@@ -69,7 +64,7 @@ def activation_qparams(
     method: str = "minmax",
     percentile: float = 99.99,
 ) -> QParams:
-    qmin, qmax = int_range(dtype)
+    qmin, qmax = dtype.int_range
     lo, hi = (min(stats.min, 0.0), max(stats.max, 0.0)) if stats.count else (0.0, 0.0)
     if method == "percentile":
         clip = stats.percentile(percentile)
