@@ -6,6 +6,12 @@ machine's timings is smaller than their noise.
     python bench/compile_instructions.py --json before.json      # the committed models
     python bench/compile_instructions.py --against before.json   # ratios to a saved run
     python bench/compile_instructions.py --model a.onnx --model b.onnx
+    python bench/compile_instructions.py --without fuse --against before.json
+
+What a part of the compile costs at most: ``--without PASS,...`` compiles with the
+default pipeline less those passes, ``--verify-each off`` without the verifies after
+the passes and after the last (the import's own stays), ``--import-only`` counts the
+import alone; against a run of the default, each gives the share that part is worth.
 
 Per model: ``import_model`` and the default cpu pipeline, three times as
 ``bench/peers.py`` times them (each from a collected heap); callgrind's counters are
@@ -37,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 ZERO_MARK = "getppid"
@@ -55,12 +62,30 @@ def default_models() -> dict[str, Path]:
     return models
 
 
-def work(paths: list[str]) -> None:
+def pipeline_without(names: list[str]) -> str:
+    """The default cpu pipeline less the passes named (every instance of each)."""
+    from rlx_compile import CompilePipeline
+    from rlx_compile.passmanager import parse_pipeline, pipeline_spec
+
+    passes = parse_pipeline(CompilePipeline(target="cpu").pipeline)
+    unknown = sorted(set(names) - {p.name for p in passes})
+    if unknown:
+        known = ", ".join(dict.fromkeys(p.name for p in passes))
+        raise SystemExit(
+            f"compile_instructions: no pass {unknown} in the default pipeline ({known})"
+        )
+    return pipeline_spec([p for p in passes if p.name not in names])
+
+
+def work(paths: list[str], setup: dict[str, str]) -> None:
     """The process callgrind counts: each model compiled three times, the counters zeroed
-    before the second and third runs and dumped after each."""
+    before the second and third runs and dumped after each. ``setup``: the pipeline
+    (``pipeline``, ``verify_each``) or ``import_only``, as ``main`` was given them."""
     from rlx_compile import CompilePipeline
     from rlx_compile.frontends.onnx import import_model
 
+    import_only = "import_only" in setup
+    options: dict[str, Any] = {k: v for k, v in setup.items() if k != "import_only"}
     held: list[object] = []  # a run's result, freed outside the counts (as peers does)
     for path in paths:
         for run in range(3):
@@ -68,11 +93,14 @@ def work(paths: list[str]) -> None:
             gc.collect()
             if run:
                 os.getppid()
-            held.append(
-                CompilePipeline(target="cpu", keep_stages=False).compile(
-                    import_model(path), copy=False
+            if import_only:
+                held.append(import_model(path))
+            else:
+                held.append(
+                    CompilePipeline(target="cpu", keep_stages=False, **options).compile(
+                        import_model(path), copy=False
+                    )
                 )
-            )
             if run:
                 os.getpgrp()
 
@@ -90,8 +118,9 @@ def dump_totals(directory: Path) -> list[int]:
     return totals
 
 
-def count(paths: list[Path]) -> list[int]:
-    """Instructions per compile of each model (the lesser of runs 2 and 3)."""
+def count(paths: list[Path], setup: dict[str, str] | None = None) -> list[int]:
+    """Instructions per compile of each model (the lesser of runs 2 and 3); ``setup`` as
+    ``work`` takes it (the default pipeline without)."""
     if shutil.which("valgrind") is None:
         raise SystemExit("compile_instructions: valgrind is not installed (apt install valgrind)")
     with tempfile.TemporaryDirectory() as tmp:
@@ -99,7 +128,8 @@ def count(paths: list[Path]) -> list[int]:
         cmd = [
             *fixed, "valgrind", "--tool=callgrind", f"--zero-before={ZERO_MARK}",
             f"--dump-before={DUMP_MARK}", f"--callgrind-out-file={tmp}/cg.%p",
-            sys.executable, __file__, "--work", *map(str, paths),
+            sys.executable, __file__, "--setup", json.dumps(setup or {}),
+            "--work", *map(str, paths),
         ]  # fmt: skip
         env = {**os.environ, "PYTHONHASHSEED": "0"}
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
@@ -117,11 +147,22 @@ def main() -> None:
     ap.add_argument("--model", action="append", type=Path, help="these models instead")
     ap.add_argument("--json", type=Path, help="write the counts as JSON")
     ap.add_argument("--against", type=Path, help="a saved run (--json) to give ratios to")
+    ap.add_argument("--without", help="the default pipeline less these passes (a,b,...)")
+    ap.add_argument("--verify-each", choices=("changed", "full", "off"), help="verify mode")
+    ap.add_argument("--import-only", action="store_true", help="count the import alone")
+    ap.add_argument("--setup", default="{}", help=argparse.SUPPRESS)  # for the counted process
     ap.add_argument("--work", nargs="+", help=argparse.SUPPRESS)  # the counted process
     args = ap.parse_args()
     if args.work:
-        work(args.work)
+        work(args.work, json.loads(args.setup))
         return
+    setup: dict[str, str] = {}
+    if args.without:
+        setup["pipeline"] = pipeline_without(args.without.split(","))
+    if args.verify_each:
+        setup["verify_each"] = args.verify_each
+    if args.import_only:
+        setup["import_only"] = "yes"
     # Not in the counted process: peers loads onnxruntime, which valgrind would run too.
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import peers
@@ -135,7 +176,7 @@ def main() -> None:
             models[name] = p
     else:
         models = default_models()
-    counts = dict(zip(models, count(list(models.values())), strict=True))
+    counts = dict(zip(models, count(list(models.values()), setup), strict=True))
     before = json.loads(args.against.read_text()) if args.against else {}
     ratios = []
     print(f"{'model':34} {'instructions':>14}" + ("  before        ratio" if before else ""))
