@@ -104,14 +104,8 @@ def evaluate_shape_node(ctx: NodeContext, sizes: tuple[Any, ...] | None = None) 
         return ShapeValue(_objects(total), DType.I64)
     consts = [ctx.const(i) if ctx.has(i) else None for i in range(ctx.num_inputs)]
     args = [None if c is None else _objects(c) for c in consts]
-
-    def operand_dtype(i: int, const: np.ndarray) -> DType:  # _input_dtype, read once
-        sv = ctx.shape_value(i)
-        return sv.dtype if sv is not None else DType.from_numpy(const.dtype)
-
-    first = consts[0] if consts else None
-    dtype = operand_dtype(0, first) if first is not None else _input_dtype(ctx, 0)
-    if any(operand_dtype(i, c).is_float for i, c in enumerate(consts) if c is not None):
+    dtype = _input_dtype(ctx, 0, consts[0] if consts else None)
+    if any(_input_dtype(ctx, i, c).is_float for i, c in enumerate(consts) if c is not None):
         if op not in FLOAT_EXACT:
             raise Undecidable(f"{op} of sizes as floats")
         args = [None if a is None else _integral(a) for a in args]
@@ -208,11 +202,13 @@ def _integral(a: np.ndarray) -> np.ndarray:
     return np.asarray(out, dtype=object).reshape(a.shape)
 
 
-def _input_dtype(ctx: NodeContext, i: int) -> DType:
+def _input_dtype(ctx: NodeContext, i: int, const: np.ndarray | None = None) -> DType:
+    """Input ``i``'s element type: its shape value's, else its array's (``const``, where
+    the caller has read it already)."""
     sv = ctx.shape_value(i)
     if sv is not None:
         return sv.dtype
-    return DType.from_numpy(ctx.const(i).dtype)
+    return DType.from_numpy((ctx.const(i) if const is None else const).dtype)
 
 
 def _objects(value: Any) -> np.ndarray:
