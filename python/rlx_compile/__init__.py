@@ -11,7 +11,10 @@ pipeline, the interpreter and the C++ core.
 from __future__ import annotations
 
 import importlib
+import os
 from typing import TYPE_CHECKING, Any
+
+from rlx_compile._compiled import use_current_sources
 
 if TYPE_CHECKING:
     from rlx_compile.builder import GraphBuilder, ModuleBuilder
@@ -20,6 +23,9 @@ if TYPE_CHECKING:
     from rlx_compile.pipeline import CompileOptions, CompilePipeline, CompileResult
 
 __version__ = "0.1.0"
+
+# Before any submodule loads: a build's compiled modules, or their sources if one changed.
+use_current_sources(os.path.dirname(__file__))
 
 _EXPORTS = {  # public name -> the module that defines it (the same names as __all__)
     "CompileOptions": "rlx_compile.pipeline",

@@ -271,11 +271,12 @@ def describe_passes(passes: dict[str, PassFactory] | None = None) -> list[str]:
 VERIFY_MODES = ("changed", "full", "off")
 
 
-def verify_mode(value: bool | str) -> str:
-    """``changed``, ``full`` or ``off`` from a mode name or a bool (True: ``changed``)."""
+def verify_mode(value: object) -> str:
+    """``changed``, ``full`` or ``off`` from a mode name or a bool (True: ``changed``);
+    anything else (``1``, say) is refused by name."""
     if isinstance(value, bool):
         return "changed" if value else "off"
-    if value not in VERIFY_MODES:
+    if not isinstance(value, str) or value not in VERIFY_MODES:
         raise PipelineError(f"unknown verify-each mode '{value}' (use {', '.join(VERIFY_MODES)})")
     return value
 

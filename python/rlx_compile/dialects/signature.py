@@ -462,8 +462,11 @@ def _check_reads(op: Operation, child: Operation) -> None:
             continue
         owner = operand.owner
         if not op.is_ancestor(owner) or owner is op:
+            # format(), as xDSL's message has it: an op formats as ``MulOp(...)``, where
+            # str() (what a compiled f-string calls) prints it bare.
             raise VerifyException(
-                f"Operation using value defined out of its IsolatedFromAbove parent: {child}"
+                "Operation using value defined out of its IsolatedFromAbove parent: "
+                + format(child, "")
             )
 
 

@@ -1,0 +1,106 @@
+"""Compile the modules ``rlx_compile._compiled.COMPILED`` names with mypyc (run by
+CMakeLists.txt, in the build's Python, which has mypy, setuptools and the package's
+dependencies: mypyc type-checks what it compiles).
+
+    python compile_modules.py SOURCE_ROOT OUT_DIR TEMP_DIR
+
+SOURCE_ROOT holds the ``rlx_compile`` package; the extension modules (one shared
+library and a small one per module, named as mypyc names them) land in OUT_DIR as the
+installed tree lays them out, with ``rlx_compile/_compiled_build.py``: the SHA-256 of
+each source compiled, which the package checks at import (``_compiled.py``). Generated C,
+objects and mypy's cache stay in TEMP_DIR, so the source tree is left as it was.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import os
+import shutil
+import sys
+import tomllib
+from pathlib import Path
+
+NOT_INSTALLED = ("distributed", "distributed.*", "tornado", "tornado.*")
+"""Modules of optional extras (``dask``) that the build does not install: typed as Any
+here, where the package's own mypy run (with the test extra) checks them."""
+
+
+def assigned_literal(path: Path, name: str) -> object:
+    """The literal a module assigns to ``name`` at its top level, read without importing
+    it (the package's dependencies need not import here)."""
+    for node in ast.parse(path.read_text()).body:
+        target = node.target if isinstance(node, ast.AnnAssign) else None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+        if isinstance(target, ast.Name) and target.id == name:
+            assert isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None
+            return ast.literal_eval(node.value)
+    raise SystemExit(f"compile_modules: {path} assigns no {name}")
+
+
+def mypy_config(project_root: Path, temp: Path) -> Path:
+    """The project's mypy settings that bear on what mypyc compiles (its Python version,
+    the modules without types), with ``NOT_INSTALLED`` among the latter."""
+    settings = tomllib.loads((project_root / "pyproject.toml").read_text())["tool"]["mypy"]
+    untyped = [
+        m
+        for o in settings.get("overrides", [])
+        if o.get("ignore_missing_imports")
+        for m in o["module"]
+    ]
+    path = temp / "mypy.ini"
+    temp.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        f"[mypy]\npython_version = {settings['python_version']}\n\n"
+        f"[mypy-{','.join([*untyped, *NOT_INSTALLED])}]\nignore_missing_imports = True\n"
+    )
+    return path
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 2
+    source_root, out, temp = (Path(a).resolve() for a in argv)
+    modules = tuple(assigned_literal(source_root / "rlx_compile" / "_compiled.py", "COMPILED"))
+    paths = [str(Path(*m.split(".")).with_suffix(".py")) for m in modules]
+    os.environ["MYPY_CACHE_DIR"] = str(temp / "mypy_cache")
+    os.chdir(source_root)  # mypyc names each module after its path from here
+
+    from mypyc.build import mypycify
+    from setuptools import setup
+
+    config = mypy_config(source_root.parent, temp)
+    # A build dir of another module set would install its extra modules: start afresh.
+    # (Of the same set, setuptools recompiles only what changed.)
+    record = out / "rlx_compile" / "_compiled_build.py"
+    if record.exists() and set(assigned_literal(record, "SOURCES")) != set(modules):
+        shutil.rmtree(out)
+    extensions = mypycify(
+        ["--config-file", str(config), *paths], opt_level="3", target_dir=str(temp / "c")
+    )
+    setup(
+        name="rlx_compile_compiled",
+        ext_modules=extensions,
+        script_args=["-q", "build_ext", "--build-lib", str(out), "--build-temp", str(temp)],
+    )
+    digests = {
+        m: hashlib.sha256((source_root / p).read_bytes()).hexdigest()
+        for m, p in zip(modules, paths, strict=True)
+    }
+    lines = [
+        '"""Written by the build (cmake/compile_modules.py): the SHA-256 of each source it',
+        'compiled with mypyc (see rlx_compile._compiled)."""',
+        "",
+        "SOURCES = {",
+        *(f"    {m!r}: {d!r}," for m, d in sorted(digests.items())),
+        "}",
+        "",
+    ]
+    record.write_text("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
