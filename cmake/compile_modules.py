@@ -102,5 +102,17 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+FAILED = (
+    "compile_modules: mypyc could not compile rlx_compile's hot modules (see above); "
+    "pip install -C cmake.define.RLX_MYPYC=OFF builds the package without them"
+)
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        status = main(sys.argv[1:])
+    except (Exception, SystemExit) as err:  # mypyc's type errors exit, as setuptools' do
+        if not (isinstance(err, SystemExit) and err.code in (0, None)):
+            print(FAILED, file=sys.stderr)
+        raise
+    sys.exit(status)

@@ -123,3 +123,22 @@ def test_a_changed_source_switches_every_module_to_python(
     finder = sys.meta_path[0]
     assert isinstance(finder, SourceFinder)
     assert finder.sources == {m: source_path(root, m) for m in digests}
+
+
+def test_a_build_mypyc_refuses_names_the_way_out(tmp_path: Path) -> None:
+    """The build script on a module mypyc refuses (a type error): it fails, says how to
+    build without the compiled modules, and writes no record."""
+    package = tmp_path / "python" / "rlx_compile"
+    package.mkdir(parents=True)
+    (package / "_compiled.py").write_text('COMPILED = ("rlx_compile.bad",)\n')
+    (package / "bad.py").write_text('VALUE: int = "text"\n')
+    (tmp_path / "pyproject.toml").write_text('[tool.mypy]\npython_version = "3.11"\n')
+    out = tmp_path / "out"
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "cmake" / "compile_modules.py"), str(package.parent),
+         str(out), str(tmp_path / "temp")],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert run.returncode != 0
+    assert "cmake.define.RLX_MYPYC=OFF" in run.stderr
+    assert not (out / "rlx_compile" / "_compiled_build.py").exists()
