@@ -4,7 +4,8 @@ dependencies: mypyc type-checks what it compiles).
 
     python compile_modules.py SOURCE_ROOT OUT_DIR TEMP_DIR
 
-SOURCE_ROOT holds the ``rlx_compile`` package; the extension modules (one shared
+SOURCE_ROOT holds the ``rlx_compile`` package, whose ``_compiled.py`` names the modules
+and says how a source is found and hashed; the extension modules (one shared
 library and a small one per module, named as mypyc names them) land in OUT_DIR as the
 installed tree lays them out, with ``rlx_compile/_compiled_build.py``: the SHA-256 of
 each source compiled, which the package checks at import (``_compiled.py``). Generated C,
@@ -13,9 +14,8 @@ objects and mypy's cache stay in TEMP_DIR, so the source tree is left as it was.
 
 from __future__ import annotations
 
-import ast
-import hashlib
 import os
+import runpy
 import shutil
 import sys
 import tomllib
@@ -24,19 +24,6 @@ from pathlib import Path
 NOT_INSTALLED = ("distributed", "distributed.*", "tornado", "tornado.*")
 """Modules of optional extras (``dask``) that the build does not install: typed as Any
 here, where the package's own mypy run (with the test extra) checks them."""
-
-
-def assigned_literal(path: Path, name: str) -> object:
-    """The literal a module assigns to ``name`` at its top level, read without importing
-    it (the package's dependencies need not import here)."""
-    for node in ast.parse(path.read_text()).body:
-        target = node.target if isinstance(node, ast.AnnAssign) else None
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target = node.targets[0]
-        if isinstance(target, ast.Name) and target.id == name:
-            assert isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None
-            return ast.literal_eval(node.value)
-    raise SystemExit(f"compile_modules: {path} assigns no {name}")
 
 
 def mypy_config(project_root: Path, temp: Path) -> Path:
@@ -63,8 +50,14 @@ def main(argv: list[str]) -> int:
         print(__doc__, file=sys.stderr)
         return 2
     source_root, out, temp = (Path(a).resolve() for a in argv)
-    modules = tuple(assigned_literal(source_root / "rlx_compile" / "_compiled.py", "COMPILED"))
-    paths = [str(Path(*m.split(".")).with_suffix(".py")) for m in modules]
+    package = str(source_root / "rlx_compile")
+    # The module list, and how the package finds and hashes a source at import, from the
+    # very file the package will check against: run as a file, not imported (another
+    # rlx_compile may be importable here).
+    compiled = runpy.run_path(os.path.join(package, "_compiled.py"))
+    modules: tuple[str, ...] = compiled["COMPILED"]
+    sources = [compiled["source_path"](package, m) for m in modules]
+    paths = [os.path.relpath(s, source_root) for s in sources]
     os.environ["MYPY_CACHE_DIR"] = str(temp / "mypy_cache")
     os.chdir(source_root)  # mypyc names each module after its path from here
 
@@ -75,7 +68,7 @@ def main(argv: list[str]) -> int:
     # A build dir of another module set would install its extra modules: start afresh.
     # (Of the same set, setuptools recompiles only what changed.)
     record = out / "rlx_compile" / "_compiled_build.py"
-    if record.exists() and set(assigned_literal(record, "SOURCES")) != set(modules):
+    if record.exists() and set(runpy.run_path(str(record))["SOURCES"]) != set(modules):
         shutil.rmtree(out)
     extensions = mypycify(
         ["--config-file", str(config), *paths], opt_level="3", target_dir=str(temp / "c")
@@ -85,10 +78,7 @@ def main(argv: list[str]) -> int:
         ext_modules=extensions,
         script_args=["-q", "build_ext", "--build-lib", str(out), "--build-temp", str(temp)],
     )
-    digests = {
-        m: hashlib.sha256((source_root / p).read_bytes()).hexdigest()
-        for m, p in zip(modules, paths, strict=True)
-    }
+    digests = {m: compiled["source_digest"](s) for m, s in zip(modules, sources, strict=True)}
     lines = [
         '"""Written by the build (cmake/compile_modules.py): the SHA-256 of each source it',
         'compiled with mypyc (see rlx_compile._compiled)."""',

@@ -130,7 +130,8 @@ def test_a_build_mypyc_refuses_names_the_way_out(tmp_path: Path) -> None:
     build without the compiled modules, and writes no record."""
     package = tmp_path / "python" / "rlx_compile"
     package.mkdir(parents=True)
-    (package / "_compiled.py").write_text('COMPILED = ("rlx_compile.bad",)\n')
+    switch = (ROOT / "python" / "rlx_compile" / "_compiled.py").read_text()
+    (package / "_compiled.py").write_text(switch + 'COMPILED = ("rlx_compile.bad",)\n')
     (package / "bad.py").write_text('VALUE: int = "text"\n')
     (tmp_path / "pyproject.toml").write_text('[tool.mypy]\npython_version = "3.11"\n')
     out = tmp_path / "out"
@@ -140,5 +141,6 @@ def test_a_build_mypyc_refuses_names_the_way_out(tmp_path: Path) -> None:
         capture_output=True, text=True,
     )  # fmt: skip
     assert run.returncode != 0
+    assert "bad.py:1: error: Incompatible types in assignment" in run.stdout + run.stderr
     assert "cmake.define.RLX_MYPYC=OFF" in run.stderr
     assert not (out / "rlx_compile" / "_compiled_build.py").exists()
