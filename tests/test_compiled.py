@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from xdsl.passes import ModulePass
 
 import rlx_compile
 from rlx_compile._compiled import (
@@ -66,6 +67,19 @@ def test_the_built_modules_are_the_ones_in_use() -> None:
 def test_every_compiled_module_has_its_source() -> None:
     for module in COMPILED:
         assert Path(source_path(str(ROOT / "python" / "rlx_compile"), module)).is_file(), module
+
+
+def test_no_compiled_module_defines_a_pass_class() -> None:
+    """A pass class (a dataclass of xDSL's interpreted ModulePass) is no class mypyc
+    compiles faithfully (see COMPILED): its module stays interpreted."""
+    for module in COMPILED:
+        defined = vars(importlib.import_module(module)).values()
+        passes = [
+            c
+            for c in defined
+            if isinstance(c, type) and issubclass(c, ModulePass) and c.__module__ == module
+        ]
+        assert passes == [], module
 
 
 def _package(tmp_path: Path, sources: dict[str, str]) -> tuple[str, dict[str, str]]:

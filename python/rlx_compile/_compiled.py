@@ -25,18 +25,25 @@ from collections.abc import Mapping, Sequence
 from types import ModuleType
 
 COMPILED = (
+    "rlx_compile.common_subexpressions",
+    "rlx_compile.dead_code",
     "rlx_compile.diagnostics",
     "rlx_compile.dialects.construct",
     "rlx_compile.dialects.signature",
+    "rlx_compile.memory.graph_plan",
     "rlx_compile.memory.lir_liveness",
     "rlx_compile.memory.plan_check",
     "rlx_compile.passmanager",
     "rlx_compile.rewriting",
 )
-"""Modules mypyc compiles. Each must keep to what mypyc compiles faithfully: no
-``ModulePass`` subclasses or other dataclasses derived from an interpreted class (mypyc
-refuses them at import), no writes to an instance's ``__dict__`` on its own classes
-(they become native classes, without one)."""
+"""Modules mypyc compiles. Each must keep to what mypyc compiles faithfully:
+- no pass classes (dataclasses of xDSL's interpreted ``ModulePass``): as native classes
+  they fail at import, and as Python ones (``mypyc_attr(native_class=False)``) their
+  compiled methods refuse a subclass's instance and their class constants become
+  dataclass fields. A pass's work lives in a compiled module, its class elsewhere;
+- no writes to an instance's ``__dict__`` on its own classes (they become native
+  classes, without one), and no fields with ``init=False`` defaults (a native dataclass
+  leaves them unset)."""
 
 
 def source_path(package_dir: str, module: str) -> str:

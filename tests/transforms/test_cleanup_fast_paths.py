@@ -34,7 +34,9 @@ from xdsl.transforms.dead_code_elimination import region_dce
 
 from examples.build_examples import decoder_block, dense_cnn, inception_cnn, kws_dscnn, small_cnn
 from rlx_compile import ModuleBuilder
+from rlx_compile.common_subexpressions import _AttributeHashes, _Computation, _mergeable, cse_block
 from rlx_compile.conversion.hir_to_mir import lowering_patterns
+from rlx_compile.dead_code import dce_single_blocks
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import FusionPolicy
 from rlx_compile.dialects.types import TensorType
@@ -46,8 +48,6 @@ from rlx_compile.testing.random_graphs import outline, random_mir_graph
 from rlx_compile.testing.regions import wrap_in_if, wrap_in_loop
 from rlx_compile.transforms.algebraic_simplify import MATCH_REACH, simplify_patterns
 from rlx_compile.transforms.constant_fold import fold_block, fold_flat_block
-from rlx_compile.transforms.cse import _AttributeHashes, _Computation, _mergeable, cse_block
-from rlx_compile.transforms.dce import dce_single_blocks
 from rlx_compile.transforms.inline import InlinePass, _Contents, callees_first
 from tests.sizes import sized
 

@@ -152,23 +152,24 @@ class TensorGraphArrays:
     """The row of each control-flow op's scratch (a pseudo-tensor of the op's step)."""
     embed_marks: dict[int, list[tuple[int, int, int]]] = field(default_factory=dict)
     """Per step of a contiguous concat: the (row, concat's row, offset) marks it makes."""
+    # Memos (fields: a compiled build makes this a native class, without a __dict__).
+    _rows: dict[int, int] | None = field(default=None, repr=False, compare=False)
+    _made: _core.TensorGraph | None = field(default=None, repr=False, compare=False)
 
     @property
     def rows(self) -> dict[int, int]:
         """``index`` by id(value) (an SSAValue hashes by id, through a Python __hash__)."""
-        rows = self.__dict__.get("_rows")
+        rows = self._rows
         if rows is None:
-            rows = self.__dict__["_rows"] = {id(v): i for v, i in self.index.items()}
+            rows = self._rows = {id(v): i for v, i in self.index.items()}
         return rows
 
     def core(self) -> _core.TensorGraph:
         """The graph as the C++ planner takes it (checked there), made once: the arrays
         are not changed once exported."""
-        made = self.__dict__.get("_made")
+        made = self._made
         if made is None:
-            made = self.__dict__["_made"] = _core.TensorGraph(
-                num_steps=self.num_steps, **self.arrays
-            )
+            made = self._made = _core.TensorGraph(num_steps=self.num_steps, **self.arrays)
         return made
 
     def reordered(self, order: list[int]) -> TensorGraphArrays:
@@ -447,9 +448,9 @@ def export_graph(
     arrays = {k: np.asarray(columns[k], dtype=np.int64) for k in _core.TensorGraph.PER_TENSOR}
     arrays["dep_offsets"] = np.asarray(dep_offsets, dtype=np.int64)
     arrays["deps"] = np.asarray(deps, dtype=np.int64)
-    exported = TensorGraphArrays(ops, tensors, arrays, len(ops), index, scratch_index, marks)
-    exported.__dict__["_rows"] = rows
-    return exported
+    return TensorGraphArrays(
+        ops, tensors, arrays, len(ops), index, scratch_index, marks, _rows=rows
+    )
 
 
 def _foreign(value: SSAValue) -> str:
