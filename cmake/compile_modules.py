@@ -5,8 +5,8 @@ dependencies: mypyc type-checks what it compiles).
     python compile_modules.py SOURCE_ROOT OUT_DIR TEMP_DIR
 
 SOURCE_ROOT holds the ``rlx_compile`` package, whose ``_compiled.py`` names the modules
-and says how a source is found and hashed; the extension modules (one shared
-library and a small one per module, named as mypyc names them) land in OUT_DIR as the
+and says how a source is found and hashed; the extension modules (two per module: its
+code, ``X__mypyc``, and the module ``X`` that loads it) land in OUT_DIR as the
 installed tree lays them out, with ``rlx_compile/_compiled_build.py``: the SHA-256 of
 each source compiled, which the package checks at import (``_compiled.py``). Generated C,
 objects and mypy's cache stay in TEMP_DIR, so the source tree is left as it was.
@@ -70,8 +70,14 @@ def main(argv: list[str]) -> int:
     record = out / "rlx_compile" / "_compiled_build.py"
     if record.exists() and set(runpy.run_path(str(record))["SOURCES"]) != set(modules):
         shutil.rmtree(out)
+    # One extension per module (separate): in one group, mypyc makes each module depend
+    # on every other, and the import cycles that closes (fusion.base -> targets -> mir
+    # -> dialects.signature) leave mypy checking modules before the classes they read.
     extensions = mypycify(
-        ["--config-file", str(config), *paths], opt_level="3", target_dir=str(temp / "c")
+        ["--config-file", str(config), *paths],
+        opt_level="3",
+        target_dir=str(temp / "c"),
+        separate=True,
     )
     setup(
         name="rlx_compile_compiled",

@@ -1,11 +1,12 @@
 """The modules a build compiles to native code with mypyc, and the way back to their
 Python sources.
 
-The build (``CMakeLists.txt``, ``cmake/compile_modules.py``) compiles ``COMPILED`` into
-one native library and installs beside them ``_compiled_build.py``: the SHA-256 of each
-source it compiled. Those modules carry the per-op and per-pass bookkeeping every compile
-pays (verification, the pass manager, the rewrite driver, the plan checker); compiled,
-they cost less of it, with the same code and results.
+The build (``CMakeLists.txt``, ``cmake/compile_modules.py``) compiles each module of
+``COMPILED`` into a native library of its own and installs beside them
+``_compiled_build.py``: the SHA-256 of each source it compiled. Those modules carry the
+per-op and per-pass bookkeeping every compile pays (verification, the pass manager, the
+rewrite and fusion drivers, the plan checker); compiled, they cost less of it, with the
+same code and results.
 
 ``use_current_sources`` runs when the package is imported. The compiled modules stay in
 use while every source is the one compiled; when one changed since the build (an editable
@@ -30,6 +31,7 @@ COMPILED = (
     "rlx_compile.diagnostics",
     "rlx_compile.dialects.construct",
     "rlx_compile.dialects.signature",
+    "rlx_compile.fusion.base",
     "rlx_compile.memory.graph_plan",
     "rlx_compile.memory.lir_liveness",
     "rlx_compile.memory.plan_check",
@@ -43,7 +45,12 @@ COMPILED = (
   dataclass fields. A pass's work lives in a compiled module, its class elsewhere;
 - no writes to an instance's ``__dict__`` on its own classes (they become native
   classes, without one), and no fields with ``init=False`` defaults (a native dataclass
-  leaves them unset)."""
+  leaves them unset);
+- a class that Python classes derive from (a fusion pattern from ``FusionPattern``)
+  says so, ``mypyc_attr(allow_interpreted_subclasses=True)``: otherwise making an
+  instance of the subclass fails ("interpreted classes cannot inherit from compiled").
+A compiled module calls its own functions natively: replacing one of its names (a test's
+monkeypatch) changes what other modules call, not what it calls itself."""
 
 
 def source_path(package_dir: str, module: str) -> str:

@@ -25,7 +25,7 @@ from functools import cache
 from typing import ClassVar, Generic, TypeVar
 
 import numpy as np
-from xdsl.context import Context
+from mypy_extensions import mypyc_attr
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, OpResult, SSAValue
@@ -49,7 +49,6 @@ from rlx_compile.ir import (
 from rlx_compile.legalization.driver import dispatched_ops
 from rlx_compile.reports import publish
 from rlx_compile.rewriting import RootedAt, roots_of
-from rlx_compile.targets import TargetPass
 from rlx_compile.targets.base import (
     ACTIVATION_LABELS,
     Target,
@@ -399,6 +398,7 @@ class Miss:
     hint: str
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # each pattern's match derives from it
 @dataclass
 class Match:
     """A fusion to apply; ``absorbed`` lists the replaced ops, producers first."""
@@ -560,6 +560,7 @@ class fusion_context:
 # ---------------------------------------------------------------------------------
 
 
+@mypyc_attr(allow_interpreted_subclasses=True)  # every fusion pattern derives from it
 class FusionPattern(ReplacingPattern):
     name: ClassVar[str]
     """The pattern's name in the FusionReport."""
@@ -797,7 +798,7 @@ K = TypeVar("K", bound=type[FusionPattern])
 _FINDABLE: dict[tuple[tuple[type[FusionPattern], ...], frozenset[type[Operation]]], tuple] = {}
 
 
-def _findable(module: Operation, kinds: Sequence[K]) -> Sequence[K]:
+def findable(module: Operation, kinds: Sequence[K]) -> Sequence[K]:
     """The patterns of ``kinds`` that, as far as ``sharing_kinds`` knows, may find
     something in ``module``: it may hold an op one is rooted at and one of the kinds it
     ``needs`` (all of ``kinds`` when it does not know). ``fuse`` asks it of each stage
@@ -876,7 +877,7 @@ def _rewrite(pattern: RewritePattern, op: Operation, table: RootTable[RewritePat
 
 def scan(module: ModuleOp, ctx: FusionContext, kinds: Sequence[type[FusionPattern]]) -> None:
     """Record every near miss of the given patterns in the module as it is now."""
-    table = _table(module, [k(ctx) for k in _findable(module, kinds)])
+    table = _table(module, [k(ctx) for k in findable(module, kinds)])
     if not table.held:
         table.survey(module, reverse=False)  # the op kinds the patterns' ``needs`` look for
     if not table.may_find():
@@ -889,29 +890,3 @@ def scan(module: ModuleOp, ctx: FusionContext, kinds: Sequence[type[FusionPatter
                     ctx.report.missed.append(
                         MissedFusion(p.name, op.name, location_str(op), m.reason, m.hint)
                     )
-
-
-@dataclass(frozen=True)
-class FusionPass(TargetPass):
-    """One fusion stage. ``target`` picks the claim set and fused-kernel limits;
-    ``claims`` (MIR op names) replaces the claim set."""
-
-    PATTERNS: ClassVar[tuple[type[FusionPattern], ...]] = ()
-    WALK_REVERSE: ClassVar[bool] = False
-
-    def patterns(self, ctx: FusionContext) -> list[FusionPattern]:
-        return [p(ctx) for p in self.PATTERNS]
-
-    def apply(self, ctx: Context, op: ModuleOp) -> None:
-        with fusion_context(self.resolved(), op) as (fctx, owner):
-            if not owner:
-                self.run(op, fctx)
-                return
-            run_patterns(op, self.patterns(fctx), self.WALK_REVERSE)
-            scan(op, fctx, self.PATTERNS)
-
-    def run(self, module: ModuleOp, fctx: FusionContext) -> None:
-        """The stage within an active fusion context, whose owner scans for near misses
-        (``fuse`` runs its stages so, without a context entered per stage)."""
-        if _findable(module, self.PATTERNS):  # else run_patterns finds no op to try
-            run_patterns(module, self.patterns(fctx), self.WALK_REVERSE)

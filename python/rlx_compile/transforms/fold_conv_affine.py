@@ -31,7 +31,6 @@ from rlx_compile.dialects import mir
 from rlx_compile.folding import DEFAULT_MAX_ELEMENTS, constant_values
 from rlx_compile.fusion.base import (
     ConvLike,
-    FusionPass,
     FusionPattern,
     Match,
     Miss,
@@ -47,6 +46,7 @@ from rlx_compile.fusion.base import (
     producer,
     sole_user,
 )
+from rlx_compile.fusion.stage import FusionPass
 from rlx_compile.interpreter.eager import Eager, Ops, V, shape_of
 
 NEEDED = tuple(op.name for op in (mir.ConvOp, mir.MulOp, mir.AddOp, mir.ReshapeOp))

@@ -29,7 +29,6 @@ from rlx_compile.dialects import mir
 from rlx_compile.folding import DEFAULT_MAX_ELEMENTS, constant_values
 from rlx_compile.fusion.base import (
     ConvLike,
-    FusionPass,
     FusionPattern,
     Match,
     Miss,
@@ -41,6 +40,7 @@ from rlx_compile.fusion.base import (
     producer,
     sole_user,
 )
+from rlx_compile.fusion.stage import FusionPass
 from rlx_compile.interpreter.eager import (
     Eager,
     Ops,

@@ -33,7 +33,6 @@ from rlx_compile.dialects import mir
 from rlx_compile.dialects.traits import Elementwise
 from rlx_compile.dialects.types import Dim
 from rlx_compile.fusion.base import (
-    FusionPass,
     FusionPattern,
     Match,
     Miss,
@@ -42,6 +41,7 @@ from rlx_compile.fusion.base import (
     producer,
     sole_user,
 )
+from rlx_compile.fusion.stage import FusionPass
 from rlx_compile.ir import erase_unused
 
 HINT = "the layout transposes fold only when nothing else reads a value between them"

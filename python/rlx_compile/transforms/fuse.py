@@ -19,7 +19,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
 from rlx_compile.fusion import _select, fusion_pattern_types
-from rlx_compile.fusion.base import FusionPass, fusion_context, scan, sharing_kinds
+from rlx_compile.fusion.base import fusion_context, scan, sharing_kinds
+from rlx_compile.fusion.stage import FusionPass
 from rlx_compile.targets import Target, TargetPass
 from rlx_compile.transforms import RLX_PASSES
 from rlx_compile.transforms.dce import DCEPass

@@ -28,7 +28,6 @@ from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import ComparePredicate
 from rlx_compile.fusion.base import (
-    FusionPass,
     FusionPattern,
     Match,
     Miss,
@@ -36,6 +35,7 @@ from rlx_compile.fusion.base import (
     producer,
     scalar_constant,
 )
+from rlx_compile.fusion.stage import FusionPass
 
 _CHAIN = "the activation's intermediates must be read by the chain alone"
 

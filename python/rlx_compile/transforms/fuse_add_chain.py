@@ -23,15 +23,8 @@ from xdsl.pattern_rewriter import PatternRewriter
 
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
-from rlx_compile.fusion.base import (
-    FusionPass,
-    FusionPattern,
-    Match,
-    Miss,
-    is_static,
-    producer,
-    sole_user,
-)
+from rlx_compile.fusion.base import FusionPattern, Match, Miss, is_static, producer, sole_user
+from rlx_compile.fusion.stage import FusionPass
 
 
 @dataclass

@@ -49,7 +49,6 @@ from rlx_compile.dialects.traits import ViewLike
 from rlx_compile.dialects.types import Dim, DType, Shape, TensorType
 from rlx_compile.folding import constant_value
 from rlx_compile.fusion.base import (
-    FusionPass,
     FusionPattern,
     Match,
     Miss,
@@ -58,6 +57,7 @@ from rlx_compile.fusion.base import (
     scalar_constant,
     sole_user,
 )
+from rlx_compile.fusion.stage import FusionPass
 
 FUSED = mir.AttentionOp.name
 EXACT_DTYPES = (DType.F32, DType.F64)

@@ -24,7 +24,6 @@ from xdsl.pattern_rewriter import PatternRewriter
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
 from rlx_compile.fusion.base import (
-    FusionPass,
     FusionPattern,
     Match,
     Miss,
@@ -36,6 +35,7 @@ from rlx_compile.fusion.base import (
     sole_user,
     users,
 )
+from rlx_compile.fusion.stage import FusionPass
 
 FUSED = mir.FusedAttentionBlockOp.name
 HEAD_PERM = (0, 2, 1, 3)

@@ -24,7 +24,6 @@ from rlx_compile.dialects.traits import decompose
 from rlx_compile.fusion.base import (
     ConvLike,
     Epilogue,
-    FusionPass,
     FusionPattern,
     Match,
     Miss,
@@ -40,6 +39,7 @@ from rlx_compile.fusion.base import (
     other_operand,
     sole_user,
 )
+from rlx_compile.fusion.stage import FusionPass
 from rlx_compile.ir import is_before
 
 FUSED = mir.FusedConvBiasActOp.name

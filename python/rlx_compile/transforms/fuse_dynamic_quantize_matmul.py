@@ -36,7 +36,6 @@ from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.types import DType, fmt_shape
 from rlx_compile.fusion.base import (
-    FusionPass,
     FusionPattern,
     Match,
     Miss,
@@ -47,6 +46,7 @@ from rlx_compile.fusion.base import (
     sole_user,
     users,
 )
+from rlx_compile.fusion.stage import FusionPass
 
 FUSED = mir.DynamicQuantizeMatmulOp.name
 HINT = "onnxruntime's DynamicQuantizeMatMul chain, each intermediate read by the chain alone"

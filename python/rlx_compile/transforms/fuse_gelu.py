@@ -24,15 +24,8 @@ from xdsl.pattern_rewriter import PatternRewriter
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
 from rlx_compile.folding import constant_value
-from rlx_compile.fusion.base import (
-    FusionPass,
-    FusionPattern,
-    Match,
-    Miss,
-    describe_uses,
-    producer,
-    sole_user,
-)
+from rlx_compile.fusion.base import FusionPattern, Match, Miss, describe_uses, producer, sole_user
+from rlx_compile.fusion.stage import FusionPass
 
 FUSED = mir.GeluOp.name
 

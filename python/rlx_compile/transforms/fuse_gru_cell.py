@@ -34,7 +34,6 @@ from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.types import fmt_shape
 from rlx_compile.fusion.base import (
-    FusionPass,
     FusionPattern,
     Match,
     Miss,
@@ -48,6 +47,7 @@ from rlx_compile.fusion.base import (
     scalar_constant,
     users,
 )
+from rlx_compile.fusion.stage import FusionPass
 
 FUSED = mir.FusedGruCellOp.name
 HINT = "the fused cell reads the three gate blocks of gx and of gh, [..., 3·H] each, in one order"

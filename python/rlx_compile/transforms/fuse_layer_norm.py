@@ -26,14 +26,8 @@ from xdsl.pattern_rewriter import PatternRewriter
 
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
-from rlx_compile.fusion.base import (
-    FusionPass,
-    FusionPattern,
-    Match,
-    Miss,
-    chain_miss,
-    producer,
-)
+from rlx_compile.fusion.base import FusionPattern, Match, Miss, chain_miss, producer
+from rlx_compile.fusion.stage import FusionPass
 from rlx_compile.transforms.fuse_rms_norm import fits_tail
 
 FUSED = mir.LayerNormOp.name

@@ -33,7 +33,6 @@ from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.types import fmt_shape
 from rlx_compile.fusion.base import (
-    FusionPass,
     FusionPattern,
     Match,
     Miss,
@@ -43,6 +42,7 @@ from rlx_compile.fusion.base import (
     producer,
     reads,
 )
+from rlx_compile.fusion.stage import FusionPass
 
 FUSED = mir.FusedLstmCellOp.name
 HINT = "the fused cell reads the four gate blocks of one [..., 4·H] tensor, H wide each"

@@ -22,7 +22,6 @@ from rlx_compile.dialects import mir
 from rlx_compile.dialects.traits import is_weight_leaf
 from rlx_compile.fusion.base import (
     Epilogue,
-    FusionPass,
     FusionPattern,
     Match,
     Miss,
@@ -32,6 +31,7 @@ from rlx_compile.fusion.base import (
     operand_from,
     sole_user,
 )
+from rlx_compile.fusion.stage import FusionPass
 
 FUSED = mir.FusedMatmulBiasActOp.name
 

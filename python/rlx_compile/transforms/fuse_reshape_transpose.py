@@ -15,15 +15,8 @@ from xdsl.pattern_rewriter import PatternRewriter
 
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
-from rlx_compile.fusion.base import (
-    FusionPass,
-    FusionPattern,
-    Match,
-    Miss,
-    chain_miss,
-    producer,
-    sole_user,
-)
+from rlx_compile.fusion.base import FusionPattern, Match, Miss, chain_miss, producer, sole_user
+from rlx_compile.fusion.stage import FusionPass
 
 FUSED = mir.FusedReshapeTransposeOp.name
 HINT = "the chain fuses only when nothing else reads its inner values"

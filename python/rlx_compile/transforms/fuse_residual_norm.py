@@ -24,15 +24,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
-from rlx_compile.fusion.base import (
-    FusionPass,
-    FusionPattern,
-    Match,
-    Miss,
-    defined_before,
-    producer,
-    users,
-)
+from rlx_compile.fusion.base import FusionPattern, Match, Miss, defined_before, producer, users
+from rlx_compile.fusion.stage import FusionPass
 from rlx_compile.ir import is_before
 
 

@@ -30,7 +30,6 @@ from rlx_compile.builder import named, type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.types import DType, broadcast_shapes
 from rlx_compile.fusion.base import (
-    FusionPass,
     FusionPattern,
     Match,
     Miss,
@@ -39,6 +38,7 @@ from rlx_compile.fusion.base import (
     scalar_constant,
     sole_user,
 )
+from rlx_compile.fusion.stage import FusionPass
 
 FUSED = mir.RmsNormOp.name
 EXACT_DTYPES = (DType.F32, DType.F64)

@@ -40,7 +40,6 @@ from rlx_compile.dialects.types import Dim, TensorType, fmt_shape
 from rlx_compile.folding import constant_value
 from rlx_compile.fusion.base import (
     FusionContext,
-    FusionPass,
     FusionPattern,
     Match,
     Miss,
@@ -52,6 +51,7 @@ from rlx_compile.fusion.base import (
     scalar_constant,
     users,
 )
+from rlx_compile.fusion.stage import FusionPass
 
 FUSED = mir.RopeOp.name
 HINT = "the rotation's intermediates must be read by the rotation alone"

@@ -43,7 +43,6 @@ from rlx_compile.dialects.common import Activation
 from rlx_compile.dialects.types import Dim
 from rlx_compile.folding import DEFAULT_MAX_ELEMENTS, constant_values, scales_exactly
 from rlx_compile.fusion.base import (
-    FusionPass,
     FusionPattern,
     Match,
     Miss,
@@ -57,6 +56,7 @@ from rlx_compile.fusion.base import (
     sole_user,
     users,
 )
+from rlx_compile.fusion.stage import FusionPass
 from rlx_compile.interpreter.eager import Eager, batch_norm_scale_shift
 
 FUSED = mir.FusedScaleShiftActOp.name

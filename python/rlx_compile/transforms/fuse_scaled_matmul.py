@@ -16,14 +16,8 @@ from xdsl.pattern_rewriter import PatternRewriter
 
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
-from rlx_compile.fusion.base import (
-    FusionPass,
-    FusionPattern,
-    Match,
-    Miss,
-    chain_miss,
-    scalar_constant,
-)
+from rlx_compile.fusion.base import FusionPattern, Match, Miss, chain_miss, scalar_constant
+from rlx_compile.fusion.stage import FusionPass
 
 FUSED = mir.ScaledMatmulOp.name
 HINT = "the scale fuses into the matmul only when nothing else reads the product"

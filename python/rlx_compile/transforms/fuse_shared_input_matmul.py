@@ -22,15 +22,8 @@ from xdsl.pattern_rewriter import PatternRewriter
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.types import TensorType
-from rlx_compile.fusion.base import (
-    FusionContext,
-    FusionPass,
-    FusionPattern,
-    Match,
-    Miss,
-    defined_before,
-    users,
-)
+from rlx_compile.fusion.base import FusionContext, FusionPattern, Match, Miss, defined_before, users
+from rlx_compile.fusion.stage import FusionPass
 from rlx_compile.ir import in_block_order
 from rlx_compile.memory.source_order import SourceOrderLiveness
 

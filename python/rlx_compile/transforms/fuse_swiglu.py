@@ -20,15 +20,8 @@ from xdsl.pattern_rewriter import PatternRewriter
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.types import fmt_shape
-from rlx_compile.fusion.base import (
-    FusionPass,
-    FusionPattern,
-    Match,
-    Miss,
-    describe_uses,
-    producer,
-    sole_user,
-)
+from rlx_compile.fusion.base import FusionPattern, Match, Miss, describe_uses, producer, sole_user
+from rlx_compile.fusion.stage import FusionPass
 
 FUSED = mir.FusedSwigluOp.name
 

@@ -17,15 +17,8 @@ from xdsl.pattern_rewriter import PatternRewriter
 
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
-from rlx_compile.fusion.base import (
-    FusionPass,
-    FusionPattern,
-    Match,
-    Miss,
-    chain_miss,
-    is_static,
-    producer,
-)
+from rlx_compile.fusion.base import FusionPattern, Match, Miss, chain_miss, is_static, producer
+from rlx_compile.fusion.stage import FusionPass
 
 FUSED = mir.FusedTransposedMatmulOp.name
 SCORE_STEPS = (mir.MulOp, mir.DivOp, mir.AddOp, mir.SubOp)

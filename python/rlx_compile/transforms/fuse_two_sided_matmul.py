@@ -14,15 +14,8 @@ from xdsl.pattern_rewriter import PatternRewriter
 
 from rlx_compile.builder import type_of
 from rlx_compile.dialects import mir
-from rlx_compile.fusion.base import (
-    FusionPass,
-    FusionPattern,
-    Match,
-    Miss,
-    chain_miss,
-    is_static,
-    producer,
-)
+from rlx_compile.fusion.base import FusionPattern, Match, Miss, chain_miss, is_static, producer
+from rlx_compile.fusion.stage import FusionPass
 
 FUSED = mir.FusedTwoSidedMatmulOp.name
 HINT = "the two products fuse only when nothing else reads the first"

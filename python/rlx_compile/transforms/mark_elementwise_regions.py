@@ -23,7 +23,6 @@ from rlx_compile.dialects.common import ShapedOp
 from rlx_compile.dialects.traits import Elementwise
 from rlx_compile.fusion.base import (
     FusionContext,
-    FusionPass,
     FusionPattern,
     Match,
     Miss,
@@ -31,6 +30,7 @@ from rlx_compile.fusion.base import (
     sole_user,
     users,
 )
+from rlx_compile.fusion.stage import FusionPass
 
 
 def fusable(op: Operation) -> bool:
