@@ -5,20 +5,22 @@ dependencies: mypyc type-checks what it compiles).
     python compile_modules.py SOURCE_ROOT OUT_DIR TEMP_DIR
 
 SOURCE_ROOT holds the ``rlx_compile`` package, whose ``_compiled.py`` names the modules
-and says how a source is found and hashed; the extension modules (two per module: its
-code, ``X__mypyc``, and the module ``X`` that loads it) land in OUT_DIR as the
-installed tree lays them out, with ``rlx_compile/_compiled_build.py``: the SHA-256 of
+and says how a source is found and hashed; the extension modules (a library of the code
+of each group of ``import_cycles``, and per module one that loads it) land in OUT_DIR as
+the installed tree lays them out, with ``rlx_compile/_compiled_build.py``: the SHA-256 of
 each source compiled, which the package checks at import (``_compiled.py``). Generated C,
 objects and mypy's cache stay in TEMP_DIR, so the source tree is left as it was.
 """
 
 from __future__ import annotations
 
+import ast
 import os
 import runpy
 import shutil
 import sys
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 
 NOT_INSTALLED = ("distributed", "distributed.*", "tornado", "tornado.*")
@@ -43,6 +45,46 @@ def mypy_config(project_root: Path, temp: Path) -> Path:
         f"[mypy-{','.join([*untyped, *NOT_INSTALLED])}]\nignore_missing_imports = True\n"
     )
     return path
+
+
+def imported(source: str) -> set[str]:
+    """The modules a source imports anywhere (in functions, under TYPE_CHECKING), and
+    for ``from a import b`` both ``a`` and ``a.b`` (``b`` may be a module)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(Path(source).read_text(), source)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def import_cycles(modules: Sequence[str], sources: Sequence[str]) -> list[list[int]]:
+    """The modules (as indices) grouped for mypyc: each alone, except modules that import
+    each other, at any distance, which share a group. mypyc's library of a group loads
+    the libraries of the groups whose classes and functions it uses when it is imported,
+    so groups must not import each other; and one group of every module closes import
+    cycles through the package (fusion.base -> targets -> mir -> dialects.signature) that
+    leave mypy checking a module before the classes it reads."""
+    index = {m: i for i, m in enumerate(modules)}
+    reach = [{index[m] for m in imported(s) if m in index} for s in sources]
+    changed = True
+    while changed:  # the transitive closure (a few dozen modules at most)
+        changed = False
+        for r in reach:
+            more = set().union(*(reach[j] for j in r)) - r
+            if more:
+                r |= more
+                changed = True
+    groups: list[list[int]] = []
+    placed: set[int] = set()
+    for i in range(len(modules)):
+        if i not in placed:
+            group = [i] + [j for j in sorted(reach[i]) if j != i and i in reach[j]]
+            placed.update(group)
+            groups.append(group)
+    return groups
 
 
 def main(argv: list[str]) -> int:
@@ -70,14 +112,16 @@ def main(argv: list[str]) -> int:
     record = out / "rlx_compile" / "_compiled_build.py"
     if record.exists() and set(runpy.run_path(str(record))["SOURCES"]) != set(modules):
         shutil.rmtree(out)
-    # One extension per module (separate): in one group, mypyc makes each module depend
-    # on every other, and the import cycles that closes (fusion.base -> targets -> mir
-    # -> dialects.signature) leave mypy checking modules before the classes they read.
+    # A library per module, or per import cycle (import_cycles). mypy's cache starts
+    # afresh: mypyc fails on one kept from an earlier build of these groups (a KeyError on
+    # a type of dialects.signature), even with no source changed, as in CI's second
+    # install. (mypyc rewrites only the C that changed: setuptools recompiles only that.)
+    shutil.rmtree(temp / "mypy_cache", ignore_errors=True)
     extensions = mypycify(
         ["--config-file", str(config), *paths],
         opt_level="3",
         target_dir=str(temp / "c"),
-        separate=True,
+        separate=[([paths[i] for i in group], None) for group in import_cycles(modules, sources)],
     )
     setup(
         name="rlx_compile_compiled",

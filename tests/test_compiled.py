@@ -158,3 +158,43 @@ def test_a_build_mypyc_refuses_names_the_way_out(tmp_path: Path) -> None:
     assert "bad.py:1: error: Incompatible types in assignment" in run.stdout + run.stderr
     assert "cmake.define.RLX_MYPYC=OFF" in run.stderr
     assert not (out / "rlx_compile" / "_compiled_build.py").exists()
+
+
+def test_modules_that_import_each_other_share_a_group(tmp_path: Path) -> None:
+    """``import_cycles``: a module alone unless it and another import each other at any
+    distance (through TYPE_CHECKING and function-level imports too)."""
+    sys.path.insert(0, str(ROOT / "cmake"))
+    try:
+        from compile_modules import import_cycles  # type: ignore[import-not-found]
+    finally:
+        sys.path.remove(str(ROOT / "cmake"))
+    sources = {
+        "p.a": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from p.c import C\n",
+        "p.b": "import p.d\n",
+        "p.c": "def f() -> None:\n    from p import b\n",
+        "p.d": "from p.a import A\n",
+        "p.e": "import p.a\n",
+    }
+    root, _ = _package(tmp_path, sources)
+    modules = list(sources)
+    paths = [source_path(root, m) for m in modules]
+    groups = [[modules[i] for i in g] for g in import_cycles(modules, paths)]
+    assert groups == [["p.a", "p.b", "p.c", "p.d"], ["p.e"]]
+
+
+def test_no_compiled_function_names_exceptions_of_two_classes_alike() -> None:
+    """mypyc gives an ``except ... as`` name the type of its first handler and checks the
+    others against it (see COMPILED): a name serves one exception class per function."""
+    import ast
+
+    reused = []
+    for module in COMPILED:
+        path = source_path(PACKAGE, module)
+        for fn in ast.walk(ast.parse(Path(path).read_text())):
+            if isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+                kinds: dict[str, set[str]] = {}
+                for node in ast.walk(fn):
+                    if isinstance(node, ast.ExceptHandler) and node.name and node.type:
+                        kinds.setdefault(node.name, set()).add(ast.unparse(node.type))
+                reused += [(module, fn.name, n) for n, k in kinds.items() if len(k) > 1]
+    assert reused == []

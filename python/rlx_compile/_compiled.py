@@ -1,12 +1,12 @@
 """The modules a build compiles to native code with mypyc, and the way back to their
 Python sources.
 
-The build (``CMakeLists.txt``, ``cmake/compile_modules.py``) compiles each module of
-``COMPILED`` into a native library of its own and installs beside them
-``_compiled_build.py``: the SHA-256 of each source it compiled. Those modules carry the
-per-op and per-pass bookkeeping every compile pays (verification, the pass manager, the
-rewrite and fusion drivers, the plan checker); compiled, they cost less of it, with the
-same code and results.
+The build (``CMakeLists.txt``, ``cmake/compile_modules.py``) compiles ``COMPILED`` into
+native libraries (one per module, or per set of modules that import each other) and
+installs beside them ``_compiled_build.py``: the SHA-256 of each source it compiled.
+Those modules carry the per-node, per-op and per-pass bookkeeping every compile pays (the
+ONNX import, verification, the pass manager, the rewrite and fusion drivers, the plan
+checker); compiled, they cost less of it, with the same code and results.
 
 ``use_current_sources`` runs when the package is imported. The compiled modules stay in
 use while every source is the one compiled; when one changed since the build (an editable
@@ -31,6 +31,9 @@ COMPILED = (
     "rlx_compile.diagnostics",
     "rlx_compile.dialects.construct",
     "rlx_compile.dialects.signature",
+    "rlx_compile.frontends.onnx.context",
+    "rlx_compile.frontends.onnx.importer",
+    "rlx_compile.frontends.onnx.symbolic",
     "rlx_compile.fusion.base",
     "rlx_compile.memory.graph_plan",
     "rlx_compile.memory.lir_liveness",
@@ -48,7 +51,12 @@ COMPILED = (
   leaves them unset);
 - a class that Python classes derive from (a fusion pattern from ``FusionPattern``)
   says so, ``mypyc_attr(allow_interpreted_subclasses=True)``: otherwise making an
-  instance of the subclass fails ("interpreted classes cannot inherit from compiled").
+  instance of the subclass fails ("interpreted classes cannot inherit from compiled");
+- one name per variable type within a function: mypyc gives a variable one type, and
+  checks each assignment against it at run time, where mypy lets an ``Any`` value (a
+  protobuf field) pass; so an ``except ... as`` name differs between handlers of
+  different classes, and ``cast`` is to a type mypyc does not check (``Sequence``, not
+  ``list``) where the value may be another.
 A compiled module calls its own functions natively: replacing one of its names (a test's
 monkeypatch) changes what other modules call, not what it calls itself."""
 

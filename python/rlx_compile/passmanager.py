@@ -159,8 +159,8 @@ def _parse(text: str, passes: dict[str, PassFactory] | None) -> list[ModulePass]
         return []
     try:
         specs = _parse_specs(body)
-    except ArgSpecParseError as err:
-        raise PipelineError(f"malformed pipeline '{text}': {first_line(err)}") from None
+    except ArgSpecParseError as malformed:
+        raise PipelineError(f"malformed pipeline '{text}': {first_line(malformed)}") from None
     out: list[ModulePass] = []
     for spec in specs:
         factory = _lookup(spec.name, passes)
@@ -578,8 +578,9 @@ class PassManager:
                     recording_changes() if tracked else nullcontext() as log,
                 ):
                     p.apply(self.ctx, module)
-            except DiagnosticException as err:
-                failure = (first_line(err), err.op if isinstance(err, OpPassFailure) else None)
+            except DiagnosticException as diagnostic:
+                failed_op = diagnostic.op if isinstance(diagnostic, OpPassFailure) else None
+                failure = (first_line(diagnostic), failed_op)
             except Exception as err:
                 failure = (f"{type(err).__name__}: {err}", None)
             if failure is not None:

@@ -42,7 +42,7 @@ from rlx_compile.frontends.onnx.context import (
     tensor_to_array,
     typed_skeleton,
 )
-from rlx_compile.frontends.onnx.importer import _holds_external_data, load, name_loc
+from rlx_compile.frontends.onnx.importer import Importer, _holds_external_data, load, name_loc
 from rlx_compile.frontends.onnx.ops import resize
 from rlx_compile.ir import (
     OUTPUT_NAME_ATTR,
@@ -115,7 +115,11 @@ def test_attribute_arrays_read_as_attr_reads_them(size: int, dtype: type[np.gene
         helper.make_attribute("ints", ints, attr_type=AttributeProto.INTS),
         helper.make_attribute("floats", floats, attr_type=AttributeProto.FLOATS),
     ])  # fmt: skip
-    ctx = NodeContext(None, node, "n", 1, None, "Custom", ["x"], ["y"])  # type: ignore[arg-type]
+    empty = helper.make_model(helper.make_graph([], "g", [], []))
+    reader = Importer(empty, {}, "params", {}, "g")
+    ctx = NodeContext(
+        reader, node, "n", 1, FoldingBuilder(reader.block.add_op), "Custom", ["x"], ["y"]
+    )
     for name in ("ints", "floats", "one"):
         got = ctx.attr_array(name, dtype)
         expected = np.asarray(ctx.attr(name), dtype)

@@ -19,7 +19,7 @@ import math
 import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -265,22 +265,34 @@ def symbol_name(text: str) -> str:
 # ---------------------------------------------------------------------------------
 
 
-@dataclass
 class NodeContext:
-    _importer: Importer
-    """Reached only through the methods below (what a converter may ask of it)."""
-    node: onnx.NodeProto
-    name: str
-    since: int
-    """The opset version that introduced the definition of this op in effect."""
-    b: FoldingBuilder
-    # The node's fields, read once by the importer (each read of a protobuf field builds
-    # a new wrapper or string).
-    op_type: str
-    input_names: list[str]
-    output_names: list[str]
-    used_attrs: set[str] = field(default_factory=set)
-    _attributes: tuple[list[str], dict[str, onnx.AttributeProto]] | None = None
+    # Not a dataclass: compiled (rlx_compile._compiled), a dataclass's module builds its
+    # annotations at import, and Importer's class does not exist yet then.
+    def __init__(
+        self,
+        importer: Importer,
+        node: onnx.NodeProto,
+        name: str,
+        since: int,
+        b: FoldingBuilder,
+        op_type: str,
+        input_names: list[str],
+        output_names: list[str],
+    ):
+        self._importer = importer
+        """Reached only through the methods below (what a converter may ask of it)."""
+        self.node = node
+        self.name = name
+        self.since = since
+        """The opset version that introduced the definition of this op in effect."""
+        self.b = b
+        # The node's fields, read once by the importer (each read of a protobuf field
+        # builds a new wrapper or string).
+        self.op_type = op_type
+        self.input_names = input_names
+        self.output_names = output_names
+        self.used_attrs: set[str] = set()
+        self._attributes: tuple[list[str], dict[str, onnx.AttributeProto]] | None = None
 
     # -- operands -------------------------------------------------------------------
     @property

@@ -215,10 +215,15 @@ def _check_text(value: object, where: str) -> None:
         raise OnnxImportError(f"{where} is not UTF-8 text: {value!r:.60}")
 
 
-def _check_nodes_are_text(nodes: Iterable[onnx.NodeProto]) -> None:
+# The protos these checks read are Any: a string field that is not UTF-8 comes as bytes,
+# which the stubs type str, and the compiled module (rlx_compile._compiled) would check
+# each read as str.
+
+
+def _check_nodes_are_text(nodes: Iterable[Any]) -> None:
     for i, node in enumerate(nodes):
         texts = [node.op_type, node.domain, node.name, *node.input, *node.output]
-        subs: list[onnx.GraphProto] = []
+        subs: list[Any] = []
         for a in node.attribute:  # one pass: each read of a protobuf field costs
             texts.append(a.name)
             if a.HasField("g"):
@@ -233,7 +238,7 @@ def _check_nodes_are_text(nodes: Iterable[onnx.NodeProto]) -> None:
             check_names_are_text(sub)
 
 
-def _check_node_is_text(node: onnx.NodeProto, i: int) -> None:
+def _check_node_is_text(node: Any, i: int) -> None:
     where = f"node #{i}"
     for field in ("op_type", "domain", "name"):
         _check_text(getattr(node, field), f"the {field} of {where}")
@@ -245,7 +250,7 @@ def _check_node_is_text(node: onnx.NodeProto, i: int) -> None:
             check_names_are_text(sub)
 
 
-def check_names_are_text(graph: onnx.GraphProto) -> None:
+def check_names_are_text(graph: Any) -> None:
     """Protobuf hands a string field that is not UTF-8 over as bytes: refuse it here,
     naming where, rather than deep inside a converter or onnx's schema lookup."""
     _check_text(graph.name, "the graph's name")
@@ -261,7 +266,7 @@ def check_names_are_text(graph: onnx.GraphProto) -> None:
             _check_text(name, "an initializer name")
 
 
-def check_model_is_text(model: onnx.ModelProto) -> None:
+def check_model_is_text(model: Any) -> None:
     """``check_names_are_text`` for the main graph, the opset domains and the functions."""
     check_names_are_text(model.graph)
     for imp in model.opset_import:
@@ -576,12 +581,12 @@ class Importer:
             if not tt.HasField("shape"):
                 self.inferred[vi.name] = None
                 continue
-            shape = tt.shape
-            key = shape.SerializeToString()
+            shape_proto = tt.shape
+            key = shape_proto.SerializeToString()
             found = decoded.get(key)
             if found is None:
                 dims: list[Dim | None] = []
-                for d in shape.dim:
+                for d in shape_proto.dim:
                     size = d.dim_value  # what fixed_size reads, the common case first
                     if size > 0 or (size == 0 and d.HasField("dim_value")):
                         dims.append(size)
@@ -1087,19 +1092,21 @@ class Importer:
                     continue
                 self._check_output(out_name, type_of(value))
                 self.values[out_name] = named(value, out_name) if not value.name_hint else value
-        except NotStatic as err:
+        except NotStatic as not_static:
             self.poisoned.update(outputs)
-            behind, sized = self.graph_inputs_behind(err.tensor)
+            behind, sized = self.graph_inputs_behind(not_static.tensor)
             if behind:
                 self.needs_values.extend(i for i in behind if i not in self.needs_values)
-            message = str(err) + (": it depends on the sizes of symbolic dims" if sized else "")
+            message = str(not_static) + (
+                ": it depends on the sizes of symbolic dims" if sized else ""
+            )
             self.problems.append(Problem(op_type, name, message))
-        except Unsupported as err:
+        except Unsupported as unsupported:
             self.poisoned.update(outputs)
-            self.problems.append(Problem(op_type, name, str(err)))
-        except (VerifyException, ValueError) as err:
+            self.problems.append(Problem(op_type, name, str(unsupported)))
+        except (VerifyException, ValueError) as invalid:
             self.poisoned.update(outputs)
-            self.problems.append(Problem(op_type, name, first_line(err)))
+            self.problems.append(Problem(op_type, name, first_line(invalid)))
         except Exception as err:  # a converter bug must still give one error, not a module
             self.poisoned.update(outputs)
             message = f"internal error: {type(err).__name__}: {first_line(err)}"
@@ -1252,9 +1259,9 @@ class Importer:
             attach_weights(module, {n: self.init_arrays[n] for n in sorted(kept)})
         try:
             verify_module(module)  # recorded: a compile of it verifies only what changes
-        except VerifyFailure as err:
+        except VerifyFailure as failure:
             raise OnnxImportError(
-                f"the imported module does not verify: {_failing_node(self.block, err)}"
+                f"the imported module does not verify: {_failing_node(self.block, failure)}"
             ) from None
         return module
 
@@ -1303,7 +1310,7 @@ def normalize_outputs(result: object, n: int) -> list[SSAValue | Structured | No
     elif isinstance(result, (SSAValue, *STRUCTURED)):
         outs = [cast(SSAValue | Structured, result)]
     else:
-        outs = list(cast(list[SSAValue | Structured | None], result))
+        outs = list(cast(Sequence[SSAValue | Structured | None], result))
     return outs + [None] * (n - len(outs))
 
 
