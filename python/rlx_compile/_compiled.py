@@ -5,8 +5,8 @@ The build (``CMakeLists.txt``, ``cmake/compile_modules.py``) compiles ``COMPILED
 native libraries (one per module, or per set of modules that import each other) and
 installs beside them ``_compiled_build.py``: the SHA-256 of each source it compiled.
 Those modules carry the per-node, per-op and per-pass bookkeeping every compile pays (the
-ONNX import, verification, the pass manager, the rewrite and fusion drivers, the plan
-checker); compiled, they cost less of it, with the same code and results.
+ONNX import, building and verifying ops, the pass manager, the rewrite and fusion drivers,
+the plan checker); compiled, they cost less of it, with the same code and results.
 
 ``use_current_sources`` runs when the package is imported. The compiled modules stay in
 use while every source is the one compiled; when one changed since the build (an editable
@@ -30,6 +30,7 @@ COMPILED = (
     "rlx_compile.dead_code",
     "rlx_compile.diagnostics",
     "rlx_compile.dialects.construct",
+    "rlx_compile.dialects.op_support",
     "rlx_compile.dialects.signature",
     "rlx_compile.frontends.onnx.context",
     "rlx_compile.frontends.onnx.importer",

@@ -32,8 +32,8 @@ from xdsl.utils.exceptions import (
     VerifyException,
 )
 
-from rlx_compile.dialects.common import _INFERRED_FROM, trusting_build_inference
 from rlx_compile.dialects.construct import Cloner, block_ops, walk_block_list, walk_list
+from rlx_compile.dialects.op_support import INFERRED_FROM, trusting_build_inference
 from rlx_compile.dialects.signature import (
     _GENERIC,
     _ISOLATION_SCOPE,
@@ -521,9 +521,9 @@ def verified_clone(module: ModuleOp) -> ModuleOp:
         # share_inference_records); its stamp is the original's (just verified) with the
         # copy's place and operands: the types and (copied, never changed) attribute
         # dicts are the same.
-        record = old.get(_INFERRED_FROM)
+        record = old.get(INFERRED_FROM)
         if record is not None:
-            new[_INFERRED_FROM] = record
+            new[INFERRED_FROM] = record
         stamp = old[_STAMP]
         place = (twin.parent, twin._prev_op, twin._next_op is None, twin._operands)
         new[_STAMP] = (*place, *stamp[4:])

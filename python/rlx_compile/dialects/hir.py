@@ -45,9 +45,7 @@ from rlx_compile.dialects.common import (
     I64Attr,
     MaskKind,
     MaskKindAttr,
-    Props,
     ShapedOp,
-    as_value,
     check_activation,
     enum_attr,
     float_attr,
@@ -57,6 +55,7 @@ from rlx_compile.dialects.common import (
     require_same_dtype,
 )
 from rlx_compile.dialects.construct import fast_accessors
+from rlx_compile.dialects.op_support import Props, as_value
 from rlx_compile.dialects.types import TensorType, fmt_shape
 
 POLICY_DEFAULT = FusionPolicyAttr(FusionPolicy.DIRECT)

@@ -94,9 +94,10 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from rlx_compile.dialects.common import I64Attr, Props, ShapedOp, as_value, int_attr, int_data
+from rlx_compile.dialects.common import I64Attr, ShapedOp, int_attr, int_data
 from rlx_compile.dialects.construct import fast_accessors, init_fields, link_operands, walk_list
 from rlx_compile.dialects.dim_expr import Dim, interval, is_symbol_name, upper_bound
+from rlx_compile.dialects.op_support import Props, as_value
 from rlx_compile.dialects.types import TensorType, element_count
 
 DimRanges = Mapping[str, tuple[int, int]]

@@ -94,7 +94,6 @@ from rlx_compile.dialects.common import (
     PadModeAttr,
     PostTransform,
     PostTransformAttr,
-    Props,
     RawDataAttr,
     RecurrentActivation,
     RecurrentDirection,
@@ -107,7 +106,6 @@ from rlx_compile.dialects.common import (
     TreeAggregate,
     TreeAggregateAttr,
     activation_props,
-    as_value,
     check_activation,
     enum_attr,
     flag_attr,
@@ -125,6 +123,7 @@ from rlx_compile.dialects.common import (
 )
 from rlx_compile.dialects.construct import fast_accessors
 from rlx_compile.dialects.dim_expr import Dim, DimExpr, interval
+from rlx_compile.dialects.op_support import Props, as_value
 from rlx_compile.dialects.traits import (
     Elementwise,
     Fused,

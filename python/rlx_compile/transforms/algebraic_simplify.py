@@ -98,7 +98,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from rlx_compile.diagnostics import change_listener
 from rlx_compile.dialects import mir
-from rlx_compile.dialects.common import PadMode, int_attr, ints_attr, single_operand_names
+from rlx_compile.dialects.common import PadMode, int_attr, ints_attr
+from rlx_compile.dialects.op_support import single_operand_names
 from rlx_compile.dialects.types import Dim, DType, TensorType, exactly_representable
 from rlx_compile.folding import constant_value
 from rlx_compile.fusion.base import scalar_constant
