@@ -1,8 +1,8 @@
 """The importer's shortcuts agree with the general code they stand in for, on the same
 inputs: tensors read without ``numpy_helper.to_array``, attributes without
 ``helper.get_attribute_value``, reshapes of constants folded without the executor,
-Resize's weights computed for every output position at once, and the shape-inference
-skeleton that gives large Constant nodes by type alone."""
+Resize's weights computed for every output position at once, the shape-inference
+skeleton that gives large Constant nodes by type alone, and repeated fields read as lists."""
 
 from __future__ import annotations
 
@@ -39,6 +39,7 @@ from rlx_compile.frontends.onnx import import_model, importer
 from rlx_compile.frontends.onnx.context import (
     _ATTR_READERS,
     NodeContext,
+    items,
     tensor_to_array,
     typed_skeleton,
 )
@@ -416,3 +417,16 @@ def test_shape_inference_skipped_only_where_it_adds_nothing(
     assert bool(fast) is value_info
     assert importer._op_infers_nothing("", "Relu", 17) is False
     assert importer._op_infers_nothing("", "NoSuchOp", 17) is False
+
+
+def test_items_of_a_repeated_field_are_its_iteration_as_a_list() -> None:
+    """``items`` (what the importer reads repeated fields with) gives a list of the
+    field's items in order, of scalar and of message fields, empty ones included."""
+    node = helper.make_node("Add", ["a", "", "b"], ["c"], alpha=[1.5, 2.0], name="n")
+    graph = helper.make_graph([node], "g", [], [])
+    empty = helper.make_node("Relu", [], [])
+    for field in (node.input, node.output, node.attribute, node.attribute[0].floats,
+                  graph.node, empty.input, empty.attribute):  # fmt: skip
+        got = items(field)
+        assert type(got) is list and got == list(field)
+    assert items(graph.node)[0] is graph.node[0]  # the messages themselves, not copies

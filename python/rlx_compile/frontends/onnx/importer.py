@@ -58,6 +58,7 @@ from rlx_compile.frontends.onnx.context import (
     Unsupported,
     check_tensor_size,
     dtype_of,
+    items,
     op_key,
     opset_versions,
     symbol_name,
@@ -192,11 +193,11 @@ def _holds_external_data(model: onnx.ModelProto) -> bool:
     while bodies:
         body = bodies.pop()
         if isinstance(body, onnx.GraphProto) and any(
-            t.data_location == external for t in body.initializer
+            t.data_location == external for t in items(body.initializer)
         ):
             return True
-        for node in body.node:
-            for a in node.attribute:
+        for node in items(body.node):
+            for a in items(node.attribute):
                 if a.HasField("t") and a.t.data_location == external:
                     return True
                 # len first: a generator over the (mostly empty) field costs 3x
@@ -206,7 +207,7 @@ def _holds_external_data(model: onnx.ModelProto) -> bool:
                 if kind == onnx.AttributeProto.GRAPH:
                     bodies.append(a.g)
                 elif kind == onnx.AttributeProto.GRAPHS:
-                    bodies.extend(a.graphs)
+                    bodies.extend(items(a.graphs))
     return False
 
 
@@ -222,14 +223,14 @@ def _check_text(value: object, where: str) -> None:
 
 def _check_nodes_are_text(nodes: Iterable[Any]) -> None:
     for i, node in enumerate(nodes):
-        texts = [node.op_type, node.domain, node.name, *node.input, *node.output]
+        texts = [node.op_type, node.domain, node.name, *items(node.input), *items(node.output)]
         subs: list[Any] = []
-        for a in node.attribute:  # one pass: each read of a protobuf field costs
+        for a in items(node.attribute):  # one pass: each read of a protobuf field costs
             texts.append(a.name)
             if a.HasField("g"):
                 subs.append(a.g)
             if len(a.graphs):  # cheaper than iterating the (mostly empty) field
-                subs.extend(a.graphs)
+                subs.extend(items(a.graphs))
         try:
             "".join(texts)  # a bytes among them raises: the quickest test of all
         except TypeError:
@@ -254,9 +255,11 @@ def check_names_are_text(graph: Any) -> None:
     """Protobuf hands a string field that is not UTF-8 over as bytes: refuse it here,
     naming where, rather than deep inside a converter or onnx's schema lookup."""
     _check_text(graph.name, "the graph's name")
-    _check_nodes_are_text(graph.node)
-    values = [vi.name for vi in [*graph.input, *graph.output, *graph.value_info]]
-    initializers = [t.name for t in graph.initializer]
+    _check_nodes_are_text(items(graph.node))
+    values = [
+        vi.name for vi in [*items(graph.input), *items(graph.output), *items(graph.value_info)]
+    ]
+    initializers = [t.name for t in items(graph.initializer)]
     try:
         "".join(values + initializers)  # as in _check_nodes_are_text
     except TypeError:
@@ -508,7 +511,7 @@ class Importer:
         graph = model.graph
         if graph.sparse_initializer:
             raise OnnxImportError("sparse initializers are not supported")
-        for t in graph.initializer:
+        for t in items(graph.initializer):
             self.initializers[t.name] = t
         self.quantisation_params = quantisation_params(model.graph)
         if self.input_values:
@@ -573,7 +576,7 @@ class Importer:
         # Each distinct shape read once (by its bytes): reading a dim of a protobuf message
         # costs more than serialising the shape, and values share a few shapes.
         decoded: dict[bytes, tuple[Dim | None, ...]] = {}
-        for vi in [*g.value_info, *g.output]:
+        for vi in [*items(g.value_info), *items(g.output)]:
             t = vi.type
             if t.WhichOneof("value") != "tensor_type":
                 continue
@@ -586,7 +589,7 @@ class Importer:
             found = decoded.get(key)
             if found is None:
                 dims: list[Dim | None] = []
-                for d in shape_proto.dim:
+                for d in items(shape_proto.dim):
                     size = d.dim_value  # what fixed_size reads, the common case first
                     if size > 0 or (size == 0 and d.HasField("dim_value")):
                         dims.append(size)
@@ -644,7 +647,7 @@ class Importer:
     def _add_inputs(self, graph: onnx.GraphProto) -> dict[str, list[Dim]]:
         b = FoldingBuilder(self.block.add_op)
         shapes: dict[str, list[Dim]] = {}
-        for vi in graph.input:
+        for vi in items(graph.input):
             if vi.name in self.initializers:
                 continue  # an initializer with a default: a weight, not a run-time input
             tt = vi.type.tensor_type
@@ -658,7 +661,7 @@ class Importer:
                 raise OnnxImportError(str(err)) from None
             if not tt.HasField("shape"):
                 raise OnnxImportError(f"graph input '{vi.name}' has no shape (not even a rank)")
-            shape = [self._dim(vi.name, i, d) for i, d in enumerate(tt.shape.dim)]
+            shape = [self._dim(vi.name, i, d) for i, d in enumerate(items(tt.shape.dim))]
             try:
                 check_tensor_size(f"graph input '{vi.name}'", shape, dtype, self._tensor_limit)
             except Unsupported as err:
@@ -850,7 +853,7 @@ class Importer:
                 of = self.values.get(node.input[0])
                 sized = sized or (of is not None and not type_of(of).is_static)
                 continue
-            stack.extend(i for i in node.input if i)
+            stack.extend(i for i in items(node.input) if i)
             stack.extend(outer_names(node))
         return sorted(found), sized
 
@@ -1003,8 +1006,8 @@ class Importer:
         their outputs is known by its producer from here on."""
         node_opsets, default, producer = self.node_opsets, self.opset, self.producer
         out: list[_Node] = []
-        for index, node in enumerate(graph.node):
-            op_type, domain, outputs = node.op_type, node.domain, list(node.output)
+        for index, node in enumerate(items(graph.node)):
+            op_type, domain, outputs = node.op_type, node.domain, items(node.output)
             for o in outputs:
                 producer[o] = node
             out.append(
@@ -1015,7 +1018,7 @@ class Importer:
                     prefix + node_name(node, index),
                     op_key(domain, op_type),
                     node_opsets.get(node.name, default) if node_opsets else default,
-                    list(node.input),
+                    items(node.input),
                     outputs,
                 )
             )
@@ -1295,7 +1298,7 @@ def outer_names(node: onnx.NodeProto) -> set[str]:
     """The values of the enclosing graph that a node's subgraphs (an If's branches, a
     Loop's body) read."""
     names: set[str] = set()
-    for a in node.attribute:
+    for a in items(node.attribute):
         for g in [a.g] if a.type == onnx.AttributeProto.GRAPH else list(a.graphs):
             local = {i.name for i in g.input} | {t.name for t in g.initializer}
             for n in g.node:

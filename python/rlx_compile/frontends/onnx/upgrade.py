@@ -57,6 +57,7 @@ from onnx import (
 from rlx_compile.diagnostics import first_line
 from rlx_compile.frontends.onnx.context import (
     DEFAULT_DOMAINS,
+    items,
     opset_versions,
     typed_skeleton,
 )
@@ -121,14 +122,14 @@ def subgraphs(node: NodeProto) -> Iterator[GraphProto]:
 def walk(graph: GraphProto | FunctionProto) -> Iterator[NodeProto]:
     """Every node of a graph (or a function's body) and of its subgraphs, outer nodes
     first."""
-    for node in graph.node:
+    for node in items(graph.node):
         yield node
-        for a in node.attribute:  # ``subgraphs``, without a generator per node
+        for a in items(node.attribute):  # ``subgraphs``, without a generator per node
             kind = a.type
             if kind == AttributeProto.GRAPH:
                 yield from walk(a.g)
             elif kind == AttributeProto.GRAPHS:
-                for g in a.graphs:
+                for g in items(a.graphs):
                     yield from walk(g)
 
 
