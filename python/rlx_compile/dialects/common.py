@@ -4,7 +4,8 @@
 Every op with computable result types implements one classmethod,
 ``infer(props, **operand_types) -> tuple[TensorType, ...]``. The op's ``__init__`` calls it
 to build the op and ``verify_`` calls it to check a parsed or rewritten op, so the shape
-and dtype rules of an op live in exactly one place.
+and dtype rules of an op live in exactly one place. The generic work of building and
+verifying (and ``Props``) is in ``op_support``, which the build compiles.
 """
 
 from __future__ import annotations
