@@ -698,7 +698,9 @@ def tensor_to_array(t: onnx.TensorProto) -> np.ndarray:
             typed = _TYPED_FIELDS.get(elem)
             if typed is not None:
                 dtype, values = typed
-                return np.asarray(items(getattr(t, values)), dtype).reshape(items(t.dims))
+                # the field itself: NumPy copies a long one in C, where a list would
+                # make a Python number of each element
+                return np.asarray(getattr(t, values), dtype).reshape(items(t.dims))
     return np.asarray(onnx.numpy_helper.to_array(t))
 
 
