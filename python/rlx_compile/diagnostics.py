@@ -18,7 +18,6 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cached_property
-from operator import attrgetter
 from typing import cast
 
 from xdsl.dialects import func
@@ -33,7 +32,7 @@ from xdsl.utils.exceptions import (
 )
 
 from rlx_compile.dialects.construct import Cloner, block_ops, walk_block_list, walk_list
-from rlx_compile.dialects.op_support import INFERRED_FROM, trusting_build_inference
+from rlx_compile.dialects.op_support import INFERRED_FROM, stored_type, trusting_build_inference
 from rlx_compile.dialects.signature import (
     _GENERIC,
     _ISOLATION_SCOPE,
@@ -134,8 +133,8 @@ def _stamp(op: Operation) -> Stamp:
         op._prev_op,
         op._next_op is None,
         operands,
-        tuple(map(_type_of, operands)),
-        tuple(map(_type_of, op.results)),
+        tuple(map(stored_type, operands)),
+        tuple(map(stored_type, op.results)),
         op.properties.copy(),  # a dict compares by its items, in any order
         op.attributes.copy() if op.attributes else None,
     )
@@ -425,8 +424,6 @@ class _Dirty:
                 _record_body(op)
 
 
-_type_of = attrgetter("_type")
-
 _KEPT, _READS, _MOVED = 0, 1, 2
 
 _UNWALKED = 1 << 62
@@ -517,10 +514,10 @@ def verified_clone(module: ModuleOp) -> ModuleOp:
     for op, twin in pairs:
         old = op.__dict__
         new = twin.__dict__
-        # What held of the original's inference holds of its copy (see
-        # share_inference_records); its stamp is the original's (just verified) with the
-        # copy's place and operands: the types and (copied, never changed) attribute
-        # dicts are the same.
+        # What held of the original's inference holds of its copy (its operand types,
+        # properties and result types are the same); its stamp is the original's (just
+        # verified) with the copy's place and operands: the types and (copied, never
+        # changed) attribute dicts are the same.
         record = old.get(INFERRED_FROM)
         if record is not None:
             new[INFERRED_FROM] = record

@@ -408,14 +408,15 @@ def check_result_types(op: IRDLOperation) -> None:
 def inference_inputs(op: Operation) -> tuple[object, ...]:
     """What ``infer`` reads, with the result types it gave: compared by value."""
     return (
-        tuple(map(type_of, op._operands)),
+        tuple(map(stored_type, op._operands)),
         tuple(op.properties.items()),
-        tuple(map(type_of, op.results)),
+        tuple(map(stored_type, op.results)),
     )
 
 
-type_of = attrgetter("_type")
-"""A value's type, read from its field (xDSL's ``type`` is a property)."""
+stored_type = attrgetter("_type")
+"""A value's type, read from its field (xDSL's ``type`` is a property): unchecked, where
+``builder.type_of`` checks it is a tensor."""
 
 _TENSOR_OPERANDS: dict[type[Operation], bool] = {}
 
@@ -438,18 +439,6 @@ INFERRED_FROM = "_rlx_inferred_from"
 were then (on the op: a clone starts without it)."""
 
 _TRUST_INFERRED: ContextVar[bool] = ContextVar("rlx_trust_inferred", default=False)
-
-
-def share_inference_records(source: Operation, copy: Operation) -> None:
-    """Give ``copy``, a clone of ``source`` (its operands possibly mapped to values of
-    the same types), and the ops in its body the records of what their originals' result
-    types were inferred from: a clone's operand types, properties and result types are
-    equal to its original's, so what held of them holds of the copy."""
-    pairs = zip(source.walk(), copy.walk(), strict=True) if source.regions else ((source, copy),)
-    for a, b in pairs:
-        record = a.__dict__.get(INFERRED_FROM)
-        if record is not None:
-            b.__dict__[INFERRED_FROM] = record
 
 
 @contextmanager
