@@ -45,6 +45,7 @@ from rlx_compile.frontends.onnx.context import (
 )
 from rlx_compile.frontends.onnx.importer import Importer, _holds_external_data, load, name_loc
 from rlx_compile.frontends.onnx.ops import resize
+from rlx_compile.frontends.onnx.upgrade import walk
 from rlx_compile.ir import (
     OUTPUT_NAME_ATTR,
     function_type,
@@ -232,6 +233,9 @@ def test_the_skeleton_gives_large_constants_by_type() -> None:
     assert [n.op_type for n in typed_skeleton(model, all_nodes=True).graph.node] == [
         n.op_type for n in nodes
     ]
+    # From the fields the text check read, the same skeleton.
+    read = importer.read_nodes(model.graph.node[:])
+    assert typed_skeleton(model, nodes=read).SerializeToString() == skeleton.SerializeToString()
 
     def inferred(m: onnx.ModelProto) -> dict[str, onnx.TypeProto]:
         g = onnx.shape_inference.infer_shapes(m, data_prop=True).graph
@@ -397,26 +401,60 @@ def _linear_regressor(value_info: bool) -> onnx.ModelProto:
 
 
 @pytest.mark.parametrize("value_info", [False, True])
-def test_shape_inference_skipped_only_where_it_adds_nothing(
-    value_info: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_shape_inference_skipped_only_where_it_adds_nothing(value_info: bool) -> None:
     """A graph whose ops infer nothing skips ONNX shape inference: the importer reads
     the same shapes as when it runs (none); declared value_info, which inference keeps,
     makes it run."""
     model = _linear_regressor(value_info)
-    assert importer._inference_adds_nothing(model) is not value_info
-
-    def inferred() -> dict[str, object]:
-        imp = importer.Importer(model, {}, "params", {}, "main")
-        imp._infer_shapes(model, imp._add_inputs(model.graph))
-        return {name: shape for name, shape in imp.inferred.items() if shape is not None}
-
-    fast = inferred()
-    monkeypatch.setattr(importer, "_inference_adds_nothing", lambda m: False)
-    assert fast == inferred()
-    assert bool(fast) is value_info
+    read = importer.read_nodes(model.graph.node[:])
+    assert importer._inference_adds_nothing(model, read) is not value_info
+    imp = importer.Importer(model, {}, "params", {}, "main")
+    imp._infer_shapes(model, imp._add_inputs(model.graph), read)
+    found = {name: shape for name, shape in imp.inferred.items() if shape is not None}
+    # What ONNX's inference gives, run as the importer runs it (declared output shapes
+    # cleared): shapes only where value_info declares them.
+    run = onnx.ModelProto()
+    run.CopyFrom(model)
+    for vi in run.graph.output:
+        vi.type.tensor_type.ClearField("shape")
+    full = onnx.shape_inference.infer_shapes(run, strict_mode=False).graph
+    shaped = [
+        vi.name for vi in [*full.value_info, *full.output] if vi.type.tensor_type.HasField("shape")
+    ]
+    assert sorted(found) == sorted(shaped)
+    assert bool(found) is value_info
     assert importer._op_infers_nothing("", "Relu", 17) is False
     assert importer._op_infers_nothing("", "NoSuchOp", 17) is False
+
+
+def test_the_fields_read_once_are_the_nodes_and_their_subgraphs() -> None:
+    """What the import's walks read from ``read_nodes``: each node's fields as protobuf
+    gives them, and, through the graphs its attributes hold, every node ``walk`` meets,
+    in its order; the scale and zero point of a DequantizeLinear inside a branch count."""
+    inner = helper.make_graph(
+        [helper.make_node("DequantizeLinear", ["q", "s", "z"], ["d"]),
+         helper.make_node("Shape", ["d"], ["o"])],
+        "then", [], [helper.make_tensor_value_info("o", TensorProto.INT64, [1])],
+    )  # fmt: skip
+    other = helper.make_graph(
+        [helper.make_node("Identity", ["k"], ["o2"])],
+        "else", [], [helper.make_tensor_value_info("o2", TensorProto.INT64, [1])],
+    )  # fmt: skip
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"], name="first"),
+        helper.make_node("If", ["c"], ["y"], then_branch=inner, else_branch=other),
+        helper.make_node("QuantizeLinear", ["r", "qs", "qz"], ["qr"], axis=1),
+    ]
+    graph = helper.make_graph(nodes, "g", [], [])
+    read = importer.read_nodes(graph.node[:])
+    assert [(f.op_type, f.name, f.inputs, f.outputs, f.attribute_names) for f in read] == [
+        ("Relu", "first", ["x"], ["r"], []),
+        ("If", "", ["c"], ["y"], ["else_branch", "then_branch"]),  # make_node sorts them
+        ("QuantizeLinear", "", ["r", "qs", "qz"], ["qr"], ["axis"]),
+    ]
+    assert [len(f.subgraphs) for f in read] == [0, 2, 0]
+    assert [kind for kind, _ in importer.node_kinds(read)] == [n.op_type for n in walk(graph)]
+    assert importer.quantisation_params(read) == {"s", "z", "qs", "qz"}
 
 
 def test_items_of_a_repeated_field_are_its_iteration_as_a_list() -> None:

@@ -65,6 +65,27 @@ def items(field: Sequence[ItemT]) -> list[ItemT]:
     return cast(list[ItemT], field[:])  # a slice of a container is a list
 
 
+@dataclass(slots=True)  # not frozen: a frozen dataclass's __init__ costs 3x
+class NodeFields:
+    """What the import reads of a node, read from protobuf once (each read of a field
+    builds a new string or wrapper): the text check (``importer.check_names_are_text``)
+    reads these, and the walks after it (quantisation parameters, shape inference's
+    questions, the skeleton's Constant nodes, the nodes to convert and their attributes)
+    take them from here instead of reading the node again."""
+
+    proto: onnx.NodeProto
+    op_type: str
+    domain: str
+    name: str
+    """The node's own name field (empty when unnamed)."""
+    inputs: list[str]
+    outputs: list[str]
+    attributes: list[onnx.AttributeProto]
+    attribute_names: list[str]
+    subgraphs: list[onnx.GraphProto]
+    """The graphs its attributes hold (``g`` and ``graphs``)."""
+
+
 def opset_versions(opset_imports: Iterable[onnx.OperatorSetIdProto]) -> dict[str, int]:
     """Domain -> imported version, the default domain as "" however it is spelled."""
     return {
@@ -78,17 +99,34 @@ _SKELETON_MAX_ELEMENTS = 1024
 (shape operands are small); larger ones (weights) are given to it by type alone."""
 
 
-def typed_skeleton(model: onnx.ModelProto, *, all_nodes: bool = False) -> onnx.ModelProto:
+def typed_skeleton(
+    model: onnx.ModelProto,
+    *,
+    all_nodes: bool = False,
+    nodes: Sequence[NodeFields] | None = None,
+) -> onnx.ModelProto:
     """The model with its large initializers and Constant nodes replaced by typed graph
     inputs: what shape inference needs, without serialising the weights (most of its time
     on real models; exporters keep weights in either). ``all_nodes``: the Constant nodes
-    stay (the version converter converts the skeleton's nodes)."""
+    stay (the version converter converts the skeleton's nodes). ``nodes``: the fields of
+    the graph's nodes, when the caller has read them."""
     source = model.graph
-    weights = (
-        []
-        if all_nodes
-        else [n for n in items(source.node) if n.op_type == "Constant" and _large_constant(n)]
-    )
+    weights: list[onnx.NodeProto] = []
+    if all_nodes:
+        pass
+    elif nodes is not None:
+        weights = [
+            f.proto
+            for f in nodes
+            if f.op_type == "Constant" and _large_constant(f.domain, f.outputs, f.attributes)
+        ]
+    else:
+        weights = [
+            n
+            for n in items(source.node)
+            if n.op_type == "Constant"
+            and _large_constant(n.domain, items(n.output), items(n.attribute))
+        ]
     initializers = items(source.initializer)
     if not weights and all(
         math.prod(items(t.dims)) <= _SKELETON_MAX_ELEMENTS for t in initializers
@@ -141,13 +179,14 @@ def _copy_of(model: onnx.ModelProto) -> onnx.ModelProto:
     return skeleton
 
 
-def _large_constant(node: onnx.NodeProto) -> bool:
-    """A well-formed Constant node of a tensor larger than ``_SKELETON_MAX_ELEMENTS``."""
-    if len(node.attribute) != 1 or len(node.output) != 1 or node.domain not in DEFAULT_DOMAINS:
+def _large_constant(domain: str, outputs: list[str], attributes: list[onnx.AttributeProto]) -> bool:
+    """Whether a Constant node (of these fields) is well-formed and holds a tensor larger
+    than ``_SKELETON_MAX_ELEMENTS``."""
+    if len(attributes) != 1 or len(outputs) != 1 or domain not in DEFAULT_DOMAINS:
         return False
-    if not node.output[0]:
+    if not outputs[0]:
         return False
-    a = node.attribute[0]
+    a = attributes[0]
     return (
         a.name == "value"
         and a.type == onnx.AttributeProto.TENSOR
@@ -294,7 +333,10 @@ class NodeContext:
         op_type: str,
         input_names: list[str],
         output_names: list[str],
+        attributes: tuple[list[str], list[onnx.AttributeProto]] | None = None,
     ):
+        """``attributes``: the node's attribute names and attributes in order, when the
+        importer has read them (``NodeFields``)."""
         self._importer = importer
         """Reached only through the methods below (what a converter may ask of it)."""
         self.node = node
@@ -308,6 +350,7 @@ class NodeContext:
         self.input_names = input_names
         self.output_names = output_names
         self.used_attrs: set[str] = set()
+        self._read_attributes = attributes
         self._attributes: tuple[list[str], dict[str, onnx.AttributeProto]] | None = None
 
     # -- operands -------------------------------------------------------------------
@@ -452,11 +495,13 @@ class NodeContext:
     def _attribute_table(self) -> tuple[list[str], dict[str, onnx.AttributeProto]]:
         table = self._attributes
         if table is None:
-            names: list[str] = []
+            read = self._read_attributes
+            if read is None:
+                attributes = items(self.node.attribute)
+                read = [a.name for a in attributes], attributes
+            names = read[0]
             by_name: dict[str, onnx.AttributeProto] = {}
-            for a in items(self.node.attribute):
-                name = a.name
-                names.append(name)
+            for name, a in zip(names, read[1], strict=True):
                 by_name.setdefault(name, a)
             table = self._attributes = names, by_name
         return table

@@ -15,7 +15,7 @@ the model's where that is exact.
 
 from __future__ import annotations
 
-from collections.abc import Container
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +24,8 @@ from onnx import AttributeProto, FunctionProto, NodeProto, TypeProto
 
 from rlx_compile.frontends.onnx.context import (
     DEFAULT_DOMAINS,
+    NodeFields,
+    items,
     op_key,
     opset_versions,
     typed_skeleton,
@@ -146,22 +148,34 @@ class Expansion:
     against another opset than the model's."""
 
 
-def expand_functions(model: onnx.ModelProto, converters: Container[str]) -> Expansion:
+def expand_functions(
+    model: onnx.ModelProto,
+    converters: Container[str],
+    read: Sequence[NodeFields] | None = None,
+) -> Expansion:
     """``model`` with every expandable node whose op type has no converter replaced by its
-    function body (the model itself when there is none)."""
+    function body (the model itself when there is none). ``read``: the fields of the
+    graph's nodes, when the caller has read them (most models have no node to expand,
+    and the look for one reads only these)."""
     opsets = opset_versions(model.opset_import)
     if "" not in opsets:
         return Expansion(model)
 
-    def candidate(n: NodeProto) -> bool:
-        if op_key(n.domain, n.op_type) in converters:
+    def expandable(domain: str, op_type: str) -> bool:
+        if op_key(domain, op_type) in converters:
             return False
-        return n.domain in DEFAULT_DOMAINS or n.domain in opsets
+        return domain in DEFAULT_DOMAINS or domain in opsets
+
+    def candidate(n: NodeProto) -> bool:
+        return expandable(n.domain, n.op_type)
 
     current = model
     node_opsets: dict[str, int] = {}
     for _ in range(_MAX_DEPTH):
-        if not any(candidate(n) for n in current.graph.node):
+        if current is model and read is not None:
+            if not any(expandable(f.domain, f.op_type) for f in read):
+                break
+        elif not any(candidate(n) for n in items(current.graph.node)):
             break
         types = _value_types(current)
         nodes: list[NodeProto] = []

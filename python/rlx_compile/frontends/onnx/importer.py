@@ -22,7 +22,7 @@ import math
 import mmap
 import os
 import re
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -54,6 +54,7 @@ from rlx_compile.frontends.onnx.context import (
     Checkpoint,
     Converter,
     NodeContext,
+    NodeFields,
     NotStatic,
     Unsupported,
     check_tensor_size,
@@ -130,6 +131,8 @@ class _Node:
     opset: int
     inputs: list[str]
     outputs: list[str]
+    attributes: tuple[list[str], list[onnx.AttributeProto]]
+    """Its attributes' names and attributes, in order."""
 
 
 @dataclass(frozen=True)
@@ -221,22 +224,35 @@ def _check_text(value: object, where: str) -> None:
 # each read as str.
 
 
-def _check_nodes_are_text(nodes: Iterable[Any]) -> None:
+def read_nodes(nodes: Iterable[Any], *, check_nested: bool = False) -> list[NodeFields]:
+    """Each node's fields, read once (the import's walks take them from here), after
+    checking that they are text (``check_names_are_text``), with the graphs its
+    attributes hold when ``check_nested`` (a graph read later was checked with the graph
+    holding it)."""
+    read: list[NodeFields] = []
     for i, node in enumerate(nodes):
-        texts = [node.op_type, node.domain, node.name, *items(node.input), *items(node.output)]
+        op_type, domain, name = node.op_type, node.domain, node.name
+        inputs, outputs, attributes = items(node.input), items(node.output), items(node.attribute)
+        names: list[Any] = []
         subs: list[Any] = []
-        for a in items(node.attribute):  # one pass: each read of a protobuf field costs
-            texts.append(a.name)
+        for a in attributes:  # one pass: each read of a protobuf field costs
+            names.append(a.name)
             if a.HasField("g"):
                 subs.append(a.g)
             if len(a.graphs):  # cheaper than iterating the (mostly empty) field
                 subs.extend(items(a.graphs))
         try:
-            "".join(texts)  # a bytes among them raises: the quickest test of all
+            # A bytes among them raises: the quickest test of all.
+            "".join([op_type, domain, name, *inputs, *outputs, *names])
         except TypeError:
             _check_node_is_text(node, i)  # say which, in the order checked
-        for sub in subs:
-            check_names_are_text(sub)
+        if check_nested:
+            for sub in subs:
+                check_names_are_text(sub)
+        read.append(
+            NodeFields(node, op_type, domain, name, inputs, outputs, attributes, names, subs)
+        )
+    return read
 
 
 def _check_node_is_text(node: Any, i: int) -> None:
@@ -251,27 +267,30 @@ def _check_node_is_text(node: Any, i: int) -> None:
             check_names_are_text(sub)
 
 
-def check_names_are_text(graph: Any) -> None:
+def check_names_are_text(graph: Any) -> list[NodeFields]:
     """Protobuf hands a string field that is not UTF-8 over as bytes: refuse it here,
-    naming where, rather than deep inside a converter or onnx's schema lookup."""
+    naming where, rather than deep inside a converter or onnx's schema lookup. Gives the
+    fields of the graph's nodes as read for it."""
     _check_text(graph.name, "the graph's name")
-    _check_nodes_are_text(items(graph.node))
+    read = read_nodes(items(graph.node), check_nested=True)
     values = [
         vi.name for vi in [*items(graph.input), *items(graph.output), *items(graph.value_info)]
     ]
     initializers = [t.name for t in items(graph.initializer)]
     try:
-        "".join(values + initializers)  # as in _check_nodes_are_text
+        "".join(values + initializers)  # as in read_nodes
     except TypeError:
         for name in values:
             _check_text(name, "a graph input, output or value_info name")
         for name in initializers:
             _check_text(name, "an initializer name")
+    return read
 
 
-def check_model_is_text(model: Any) -> None:
-    """``check_names_are_text`` for the main graph, the opset domains and the functions."""
-    check_names_are_text(model.graph)
+def check_model_is_text(model: Any) -> list[NodeFields]:
+    """``check_names_are_text`` for the main graph, the opset domains and the functions;
+    the fields of the main graph's nodes."""
+    read = check_names_are_text(model.graph)
     for imp in model.opset_import:
         _check_text(imp.domain, "an opset_import domain")
     for fn in model.functions:
@@ -281,7 +300,8 @@ def check_model_is_text(model: Any) -> None:
             _check_text(name, f"a value or attribute name of function {fn.name}")
         for imp in fn.opset_import:
             _check_text(imp.domain, f"an opset_import domain of function {fn.name}")
-        _check_nodes_are_text(fn.node)
+        read_nodes(items(fn.node), check_nested=True)
+    return read
 
 
 def import_model(
@@ -312,8 +332,10 @@ def import_model(
             f"unknown initializers mode '{initializers}' (use {' or '.join(INITIALIZER_MODES)})"
         )
     proto = load(model)
-    check_model_is_text(proto)
-    importer = Importer(proto, dynamic_dims or {}, initializers, input_values or {}, graph_name)
+    read = check_model_is_text(proto)
+    importer = Importer(
+        proto, dynamic_dims or {}, initializers, input_values or {}, graph_name, read
+    )
     importer.structured_inputs = dict(structured_inputs or {})
     with fewer_collections():
         return importer.run()
@@ -383,7 +405,7 @@ def param_values(model: onnx.ModelProto, module: ModuleOp) -> dict[str, np.ndarr
     return initializer_arrays(model, {leaf.name for leaf in graph_params(main_graph(module))})
 
 
-def _inference_adds_nothing(model: onnx.ModelProto) -> bool:
+def _inference_adds_nothing(model: onnx.ModelProto, read: list[NodeFields]) -> bool:
     """Whether ONNX shape inference would give the importer no shape: the graph declares
     no value_info (inference keeps it), has no local functions, and no node's op infers
     anything (``_op_infers_nothing``). A one-node scikit-learn model of LinearRegressor
@@ -392,10 +414,10 @@ def _inference_adds_nothing(model: onnx.ModelProto) -> bool:
     if len(graph.value_info) or len(model.functions):
         return False
     opsets = opset_versions(model.opset_import)
-    for node in walk(graph):
-        domain = "" if node.domain in DEFAULT_DOMAINS else node.domain
+    for op_type, node_domain in node_kinds(read):
+        domain = "" if node_domain in DEFAULT_DOMAINS else node_domain
         opset = opsets.get(domain)
-        if opset is None or not _op_infers_nothing(domain, node.op_type, opset):
+        if opset is None or not _op_infers_nothing(domain, op_type, opset):
             return False
     return True
 
@@ -427,17 +449,34 @@ arithmetic of ``EVALUATORS`` and ConstantOfShape are tried once something is kno
 before, without the cost of asking at each of its nodes."""
 
 
-def quantisation_params(graph: onnx.GraphProto) -> frozenset[str]:
+def quantisation_params(read: list[NodeFields]) -> frozenset[str]:
     """The names read as a scale or zero point of a QuantizeLinear or DequantizeLinear
-    (any domain, subgraphs included). Per-channel scales are imported as constants, not
-    params: they belong to the integers they scale (constants, being integers), as
-    onnxruntime's QDQ fusion requires, and ``quant-to-integer`` reads their values."""
-    return frozenset(
-        name
-        for node in walk(graph)
-        if node.op_type in ("QuantizeLinear", "DequantizeLinear")
-        for name in node.input[1:3]
-    )
+    (any domain, subgraphs included) among a graph's nodes (``read``). Per-channel scales
+    are imported as constants, not params: they belong to the integers they scale
+    (constants, being integers), as onnxruntime's QDQ fusion requires, and
+    ``quant-to-integer`` reads their values."""
+    names: set[str] = set()
+    for f in read:
+        if f.op_type in ("QuantizeLinear", "DequantizeLinear"):
+            names.update(f.inputs[1:3])
+        for sub in f.subgraphs:
+            names.update(
+                name
+                for node in walk(sub)
+                if node.op_type in ("QuantizeLinear", "DequantizeLinear")
+                for name in node.input[1:3]
+            )
+    return frozenset(names)
+
+
+def node_kinds(read: list[NodeFields]) -> Iterator[tuple[str, str]]:
+    """``(op_type, domain)`` of every node of a graph (``read``) and of the graphs its
+    nodes hold, outer nodes first (as ``upgrade.walk`` walks them)."""
+    for f in read:
+        yield f.op_type, f.domain
+        for sub in f.subgraphs:
+            for node in walk(sub):
+                yield node.op_type, node.domain
 
 
 class Importer:
@@ -448,8 +487,12 @@ class Importer:
         initializers: str,
         input_values: Mapping[str, np.ndarray],
         graph_name: str,
+        main_nodes: list[NodeFields] | None = None,
     ):
+        """``main_nodes``: the fields of ``model``'s main graph's nodes, as the text check
+        read them (``check_model_is_text``)."""
         self.model = model
+        self.main_nodes = main_nodes
         self.dynamic_dims = dict(dynamic_dims)
         self.initializer_mode = initializers
         self.input_values = dict(input_values)
@@ -505,7 +548,8 @@ class Importer:
         upgraded = upgrade(model)
         model, self.upgrade_failures = upgraded.model, upgraded.failures
         opset = opset_versions(model.opset_import).get("", opset)
-        expansion = expand_functions(model, CONVERTERS)
+        read = self.main_nodes if model is self.model else None
+        expansion = expand_functions(model, CONVERTERS, read)
         model = expansion.model
         self.node_opsets = {**upgraded.node_opsets, **expansion.node_opsets}
         graph = model.graph
@@ -513,15 +557,17 @@ class Importer:
             raise OnnxImportError("sparse initializers are not supported")
         for t in items(graph.initializer):
             self.initializers[t.name] = t
-        self.quantisation_params = quantisation_params(model.graph)
+        if read is None or model is not self.model:  # inlined, upgraded or expanded
+            read = self.main_nodes = read_nodes(items(graph.node))
+        self.quantisation_params = quantisation_params(read)
         if self.input_values:
             unknown = set(self.input_values) - {i.name for i in graph.input}
             if unknown:
                 raise OnnxImportError(f"input_values names unknown graph inputs {sorted(unknown)}")
         input_shapes = self._add_inputs(graph)
-        self._infer_shapes(model, input_shapes)
+        self._infer_shapes(model, input_shapes, read)
         self.opset = opset
-        self.convert_graph(graph)
+        self.convert_graph(graph, read=read)
         if self.problems or self.needs_values:
             raise self._error()
         return self._finish(graph)
@@ -538,14 +584,16 @@ class Importer:
             )
         return opset
 
-    def _infer_shapes(self, model: onnx.ModelProto, input_shapes: dict[str, list[Dim]]) -> None:
+    def _infer_shapes(
+        self, model: onnx.ModelProto, input_shapes: dict[str, list[Dim]], read: list[NodeFields]
+    ) -> None:
         """ONNX shape inference, run with the input shapes as imported (fixed dims set,
         open dims named by their symbols), fills the shapes that converters and the
         cross-check of every result type read. A model it cannot process is imported
         without it, as is one it would give nothing (``_inference_adds_nothing``)."""
-        if _inference_adds_nothing(model):
+        if _inference_adds_nothing(model, read):
             return
-        rewrite = typed_skeleton(model)
+        rewrite = typed_skeleton(model, nodes=read)
         # Declared output shapes are not evidence (exporters leave stale ones, which
         # onnxruntime only warns about): the cross-check uses inferred shapes alone.
         for vi in rewrite.graph.output:
@@ -564,7 +612,7 @@ class Importer:
         # costlier half of inference on a large graph, and starts at a Shape or Size node:
         # without one, what it adds are values of constants, which the converters fold
         # themselves (the result types it adds would only widen the cross-check).
-        data_prop = any(n.op_type in ("Shape", "Size") for n in walk(model.graph))
+        data_prop = any(kind in ("Shape", "Size") for kind, _ in node_kinds(read))
         try:
             inferred = onnx.shape_inference.infer_shapes(
                 rewrite, strict_mode=False, data_prop=data_prop
@@ -990,36 +1038,40 @@ class Importer:
         del self.needs_values[mark[1] :]
 
     # -- conversion ---------------------------------------------------------------------------
-    def convert_graph(self, graph: onnx.GraphProto, prefix: str = "") -> None:
+    def convert_graph(
+        self, graph: onnx.GraphProto, prefix: str = "", *, read: list[NodeFields] | None = None
+    ) -> None:
         """Convert a graph's nodes in order (the main graph, or a subgraph inlined into
-        it, whose node names get ``prefix``, and whose own initializers its nodes read)."""
+        it, whose node names get ``prefix``, and whose own initializers its nodes read).
+        ``read``: the fields of its nodes, when read already."""
         if prefix:
             for t in graph.initializer:
                 self.initializers.setdefault(t.name, t)
-        nodes = self._nodes(graph, prefix)
+        nodes = self._nodes(read if read is not None else read_nodes(items(graph.node)), prefix)
         self._precheck(nodes)
         for node in nodes:
             self._convert(node)
 
-    def _nodes(self, graph: onnx.GraphProto, prefix: str) -> list[_Node]:
-        """The graph's nodes with what converting one reads of it, read once; each of
-        their outputs is known by its producer from here on."""
+    def _nodes(self, read: list[NodeFields], prefix: str) -> list[_Node]:
+        """A graph's nodes (``read``) with what converting one reads of it; each of their
+        outputs is known by its producer from here on."""
         node_opsets, default, producer = self.node_opsets, self.opset, self.producer
         out: list[_Node] = []
-        for index, node in enumerate(items(graph.node)):
-            op_type, domain, outputs = node.op_type, node.domain, items(node.output)
+        for index, f in enumerate(read):
+            op_type, node, outputs = f.op_type, f.proto, f.outputs
             for o in outputs:
                 producer[o] = node
             out.append(
                 _Node(
                     node,
                     op_type,
-                    domain,
-                    prefix + node_name(node, index),
-                    op_key(domain, op_type),
-                    node_opsets.get(node.name, default) if node_opsets else default,
-                    items(node.input),
+                    f.domain,
+                    prefix + node_name(f.name, op_type, index),
+                    op_key(f.domain, op_type),
+                    node_opsets.get(f.name, default) if node_opsets else default,
+                    f.inputs,
                     outputs,
+                    (f.attribute_names, f.attributes),
                 )
             )
         return out
@@ -1060,7 +1112,7 @@ class Importer:
             return
         b = FoldingBuilder(self.target.add_op, location=name_loc(name))
         since = schema_since(op_type, n.opset)
-        ctx = NodeContext(self, node, name, since, b, op_type, n.inputs, outputs)
+        ctx = NodeContext(self, node, name, since, b, op_type, n.inputs, outputs, n.attributes)
         try:
             if (
                 op_type in _KNOWN_KINDS
@@ -1073,7 +1125,9 @@ class Importer:
                     self._convert_shape_value(ctx)
                     return
                 except Undecidable:  # depends on sizes at run time: convert as data
-                    ctx = NodeContext(self, node, name, since, b, op_type, n.inputs, outputs)
+                    ctx = NodeContext(
+                        self, node, name, since, b, op_type, n.inputs, outputs, n.attributes
+                    )
             if n.opset < MIN_OPSET:
                 convert = legacy(node, n.opset) or convert
             outs = normalize_outputs(convert(ctx), len(outputs))
@@ -1317,8 +1371,9 @@ def normalize_outputs(result: object, n: int) -> list[SSAValue | Structured | No
     return outs + [None] * (n - len(outs))
 
 
-def node_name(node: onnx.NodeProto, index: int) -> str:
-    return node.name or f"{node.op_type}_{index}"
+def node_name(name: str, op_type: str, index: int) -> str:
+    """How the import names node ``index`` of a graph: its name, else ``OpType_index``."""
+    return name or f"{op_type}_{index}"
 
 
 def name_loc(name: str) -> NameLoc:
