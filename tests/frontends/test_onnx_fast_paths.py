@@ -6,6 +6,7 @@ skeleton that gives large Constant nodes by type alone, and repeated fields read
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -455,6 +456,30 @@ def test_the_fields_read_once_are_the_nodes_and_their_subgraphs() -> None:
     assert [len(f.subgraphs) for f in read] == [0, 2, 0]
     assert [kind for kind, _ in importer.node_kinds(read)] == [n.op_type for n in walk(graph)]
     assert importer.quantisation_params(read) == {"s", "z", "qs", "qz"}
+
+
+def test_an_import_keeps_nothing_of_the_model_alive() -> None:
+    """What the import read of a model dies with it: compiled, a tuple of each node's
+    attribute lists once outlived every import, and with it the whole parsed model (45 MB
+    more held per import of a ResNet-18)."""
+    conv = helper.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    graph = helper.make_graph(
+        [conv, helper.make_node("Relu", ["y"], ["z"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 5, 5])],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.ones((3, 2, 3, 3), np.float32), "w")],
+    )  # fmt: skip
+    data = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+
+    def attributes_alive() -> int:
+        gc.collect()
+        return sum(type(o).__name__ == "AttributeProto" for o in gc.get_objects())
+
+    import_model(data)
+    before = attributes_alive()
+    for _ in range(3):
+        import_model(data)
+    assert attributes_alive() == before
 
 
 def test_items_of_a_repeated_field_are_its_iteration_as_a_list() -> None:

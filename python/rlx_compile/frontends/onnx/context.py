@@ -333,10 +333,11 @@ class NodeContext:
         op_type: str,
         input_names: list[str],
         output_names: list[str],
-        attributes: tuple[list[str], list[onnx.AttributeProto]] | None = None,
+        attribute_names: list[str] | None = None,
+        attributes: list[onnx.AttributeProto] | None = None,
     ):
-        """``attributes``: the node's attribute names and attributes in order, when the
-        importer has read them (``NodeFields``)."""
+        """``attribute_names``, ``attributes``: the node's attributes and their names in
+        order, when the importer has read them (``NodeFields``)."""
         self._importer = importer
         """Reached only through the methods below (what a converter may ask of it)."""
         self.node = node
@@ -350,6 +351,7 @@ class NodeContext:
         self.input_names = input_names
         self.output_names = output_names
         self.used_attrs: set[str] = set()
+        self._read_names = attribute_names
         self._read_attributes = attributes
         self._attributes: tuple[list[str], dict[str, onnx.AttributeProto]] | None = None
 
@@ -495,13 +497,12 @@ class NodeContext:
     def _attribute_table(self) -> tuple[list[str], dict[str, onnx.AttributeProto]]:
         table = self._attributes
         if table is None:
-            read = self._read_attributes
-            if read is None:
+            names, attributes = self._read_names, self._read_attributes
+            if names is None or attributes is None:
                 attributes = items(self.node.attribute)
-                read = [a.name for a in attributes], attributes
-            names = read[0]
+                names = [a.name for a in attributes]
             by_name: dict[str, onnx.AttributeProto] = {}
-            for name, a in zip(names, read[1], strict=True):
+            for name, a in zip(names, attributes, strict=True):
                 by_name.setdefault(name, a)
             table = self._attributes = names, by_name
         return table

@@ -131,8 +131,11 @@ class _Node:
     opset: int
     inputs: list[str]
     outputs: list[str]
-    attributes: tuple[list[str], list[onnx.AttributeProto]]
-    """Its attributes' names and attributes, in order."""
+    attribute_names: list[str]
+    attributes: list[onnx.AttributeProto]
+    # Two lists rather than a tuple of them, here and in NodeContext's arguments: built
+    # with mypyc, the tuple kept both lists alive after every import (and, through the
+    # attributes, the whole parsed model; the test of it is in test_onnx_fast_paths).
 
 
 @dataclass(frozen=True)
@@ -1071,7 +1074,8 @@ class Importer:
                     node_opsets.get(f.name, default) if node_opsets else default,
                     f.inputs,
                     outputs,
-                    (f.attribute_names, f.attributes),
+                    f.attribute_names,
+                    f.attributes,
                 )
             )
         return out
@@ -1112,7 +1116,8 @@ class Importer:
             return
         b = FoldingBuilder(self.target.add_op, location=name_loc(name))
         since = schema_since(op_type, n.opset)
-        ctx = NodeContext(self, node, name, since, b, op_type, n.inputs, outputs, n.attributes)
+        names, attributes = n.attribute_names, n.attributes
+        ctx = NodeContext(self, node, name, since, b, op_type, n.inputs, outputs, names, attributes)
         try:
             if (
                 op_type in _KNOWN_KINDS
@@ -1126,7 +1131,7 @@ class Importer:
                     return
                 except Undecidable:  # depends on sizes at run time: convert as data
                     ctx = NodeContext(
-                        self, node, name, since, b, op_type, n.inputs, outputs, n.attributes
+                        self, node, name, since, b, op_type, n.inputs, outputs, names, attributes
                     )
             if n.opset < MIN_OPSET:
                 convert = legacy(node, n.opset) or convert
