@@ -147,3 +147,44 @@ def test_compile_in_place_is_the_compile_of_a_copy() -> None:
     kept = result.kept_params(params)
     assert kept is not None and set(kept) == {"w"}
     assert copied.kept_params(params) == kept
+
+
+def test_an_import_and_compile_keep_nothing_alive() -> None:
+    """What an import and a compile build dies with their result: once a first compile
+    has filled the caches, more of the same model leave the collector no more objects.
+    (A tuple in the compiled import once kept every node's attributes, and with them the
+    parsed model, alive after each import.)"""
+    import gc
+
+    from onnx import TensorProto, helper, numpy_helper
+
+    from rlx_compile.frontends.onnx import import_model
+
+    nodes, inits, x = [], [], "x"
+    for i in range(6):
+        w = f"w{i}"
+        inits.append(numpy_helper.from_array(np.full((4, 4, 3, 3), 0.1, np.float32), w))
+        nodes.append(helper.make_node("Conv", [x, w], [f"c{i}"], kernel_shape=[3, 3],
+                                      pads=[1, 1, 1, 1]))  # fmt: skip
+        nodes.append(helper.make_node("LeakyRelu", [f"c{i}"], [f"r{i}"], alpha=0.2))
+        x = f"r{i}"
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
+        [helper.make_tensor_value_info(x, TensorProto.FLOAT, None)], inits,
+    )  # fmt: skip
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17)]
+    ).SerializeToString()
+
+    def compile_once() -> None:
+        CompilePipeline(target="cpu", keep_stages=False).compile(import_model(model), copy=False)
+
+    def alive() -> int:
+        gc.collect()
+        return len(gc.get_objects())
+
+    compile_once()
+    before = alive()
+    for _ in range(3):
+        compile_once()
+    assert alive() <= before
