@@ -1,13 +1,17 @@
 from __future__ import annotations
 
+import gc
+
 import numpy as np
 import pytest
+from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects.builtin import ModuleOp
 
 from examples.build_examples import decoder_block
 from rlx_compile import CompilePipeline
 from rlx_compile.builder import ModuleBuilder, is_hir
 from rlx_compile.diagnostics import PipelineError
+from rlx_compile.frontends.onnx import import_model
 from rlx_compile.ir import print_module
 from rlx_compile.pipeline import CompileError
 
@@ -154,12 +158,6 @@ def test_an_import_and_compile_keep_nothing_alive() -> None:
     has filled the caches, more of the same model leave the collector no more objects.
     (A tuple in the compiled import once kept every node's attributes, and with them the
     parsed model, alive after each import.)"""
-    import gc
-
-    from onnx import TensorProto, helper, numpy_helper
-
-    from rlx_compile.frontends.onnx import import_model
-
     nodes, inits, x = [], [], "x"
     for i in range(6):
         w = f"w{i}"

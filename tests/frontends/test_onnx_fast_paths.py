@@ -408,9 +408,10 @@ def test_shape_inference_skipped_only_where_it_adds_nothing(value_info: bool) ->
     makes it run."""
     model = _linear_regressor(value_info)
     read = importer.read_nodes(model.graph.node[:])
-    assert importer._inference_adds_nothing(model, read) is not value_info
+    every = importer.every_node(read)
+    assert importer._inference_adds_nothing(model, every) is not value_info
     imp = importer.Importer(model, {}, "params", {}, "main")
-    imp._infer_shapes(model, imp._add_inputs(model.graph), read)
+    imp._infer_shapes(model, imp._add_inputs(model.graph), read, every)
     found = {name: shape for name, shape in imp.inferred.items() if shape is not None}
     # What ONNX's inference gives, run as the importer runs it (declared output shapes
     # cleared): shapes only where value_info declares them.
@@ -454,8 +455,9 @@ def test_the_fields_read_once_are_the_nodes_and_their_subgraphs() -> None:
         ("QuantizeLinear", "", ["r", "qs", "qz"], ["qr"], ["axis"]),
     ]
     assert [len(f.subgraphs) for f in read] == [0, 2, 0]
-    assert [kind for kind, _ in importer.node_kinds(read)] == [n.op_type for n in walk(graph)]
-    assert importer.quantisation_params(read) == {"s", "z", "qs", "qz"}
+    every = importer.every_node(read)
+    assert [f.op_type for f in every] == [n.op_type for n in walk(graph)]
+    assert importer.quantisation_params(every) == {"s", "z", "qs", "qz"}
 
 
 def test_an_import_keeps_nothing_of_the_model_alive() -> None:

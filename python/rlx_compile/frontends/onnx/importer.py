@@ -22,7 +22,7 @@ import math
 import mmap
 import os
 import re
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -86,7 +86,7 @@ from rlx_compile.frontends.onnx.symbolic import (
     evaluate_shape_node,
     symbolic_shape_node,
 )
-from rlx_compile.frontends.onnx.upgrade import Upgrade, schema_since, upgrade_model, walk
+from rlx_compile.frontends.onnx.upgrade import Upgrade, schema_since, upgrade_model
 from rlx_compile.ir import (
     erase_unread,
     erase_unused,
@@ -408,7 +408,7 @@ def param_values(model: onnx.ModelProto, module: ModuleOp) -> dict[str, np.ndarr
     return initializer_arrays(model, {leaf.name for leaf in graph_params(main_graph(module))})
 
 
-def _inference_adds_nothing(model: onnx.ModelProto, read: list[NodeFields]) -> bool:
+def _inference_adds_nothing(model: onnx.ModelProto, every: list[NodeFields]) -> bool:
     """Whether ONNX shape inference would give the importer no shape: the graph declares
     no value_info (inference keeps it), has no local functions, and no node's op infers
     anything (``_op_infers_nothing``). A one-node scikit-learn model of LinearRegressor
@@ -417,10 +417,10 @@ def _inference_adds_nothing(model: onnx.ModelProto, read: list[NodeFields]) -> b
     if len(graph.value_info) or len(model.functions):
         return False
     opsets = opset_versions(model.opset_import)
-    for op_type, node_domain in node_kinds(read):
-        domain = "" if node_domain in DEFAULT_DOMAINS else node_domain
+    for f in every:
+        domain = "" if f.domain in DEFAULT_DOMAINS else f.domain
         opset = opsets.get(domain)
-        if opset is None or not _op_infers_nothing(domain, op_type, opset):
+        if opset is None or not _op_infers_nothing(domain, f.op_type, opset):
             return False
     return True
 
@@ -452,34 +452,29 @@ arithmetic of ``EVALUATORS`` and ConstantOfShape are tried once something is kno
 before, without the cost of asking at each of its nodes."""
 
 
-def quantisation_params(read: list[NodeFields]) -> frozenset[str]:
+def quantisation_params(every: list[NodeFields]) -> frozenset[str]:
     """The names read as a scale or zero point of a QuantizeLinear or DequantizeLinear
-    (any domain, subgraphs included) among a graph's nodes (``read``). Per-channel scales
-    are imported as constants, not params: they belong to the integers they scale
-    (constants, being integers), as onnxruntime's QDQ fusion requires, and
-    ``quant-to-integer`` reads their values."""
-    names: set[str] = set()
-    for f in read:
-        if f.op_type in ("QuantizeLinear", "DequantizeLinear"):
-            names.update(f.inputs[1:3])
-        for sub in f.subgraphs:
-            names.update(
-                name
-                for node in walk(sub)
-                if node.op_type in ("QuantizeLinear", "DequantizeLinear")
-                for name in node.input[1:3]
-            )
-    return frozenset(names)
+    (any domain) among ``every`` node of a graph, subgraphs included (``every_node``).
+    Per-channel scales are imported as constants, not params: they belong to the
+    integers they scale (constants, being integers), as onnxruntime's QDQ fusion
+    requires, and ``quant-to-integer`` reads their values."""
+    return frozenset(
+        name
+        for f in every
+        if f.op_type in ("QuantizeLinear", "DequantizeLinear")
+        for name in f.inputs[1:3]
+    )
 
 
-def node_kinds(read: list[NodeFields]) -> Iterator[tuple[str, str]]:
-    """``(op_type, domain)`` of every node of a graph (``read``) and of the graphs its
-    nodes hold, outer nodes first (as ``upgrade.walk`` walks them)."""
+def every_node(read: list[NodeFields]) -> list[NodeFields]:
+    """The nodes ``read`` with those of the graphs they hold, nested ones too, outer
+    nodes first (as ``upgrade.walk`` walks them)."""
+    out: list[NodeFields] = []
     for f in read:
-        yield f.op_type, f.domain
+        out.append(f)
         for sub in f.subgraphs:
-            for node in walk(sub):
-                yield node.op_type, node.domain
+            out.extend(every_node(read_nodes(items(sub.node))))
+    return out
 
 
 class Importer:
@@ -551,8 +546,8 @@ class Importer:
         upgraded = upgrade(model)
         model, self.upgrade_failures = upgraded.model, upgraded.failures
         opset = opset_versions(model.opset_import).get("", opset)
-        read = self.main_nodes if model is self.model else None
-        expansion = expand_functions(model, CONVERTERS, read)
+        known = self.main_nodes if model is self.model else None
+        expansion = expand_functions(model, CONVERTERS, known)
         model = expansion.model
         self.node_opsets = {**upgraded.node_opsets, **expansion.node_opsets}
         graph = model.graph
@@ -560,15 +555,19 @@ class Importer:
             raise OnnxImportError("sparse initializers are not supported")
         for t in items(graph.initializer):
             self.initializers[t.name] = t
-        if read is None or model is not self.model:  # inlined, upgraded or expanded
-            read = self.main_nodes = read_nodes(items(graph.node))
-        self.quantisation_params = quantisation_params(read)
+        # Read again where the model is not the one the text check read (inlined,
+        # upgraded or expanded).
+        read = self.main_nodes
+        if read is None or model is not self.model:
+            read = read_nodes(items(graph.node))
+        every = every_node(read)
+        self.quantisation_params = quantisation_params(every)
         if self.input_values:
             unknown = set(self.input_values) - {i.name for i in graph.input}
             if unknown:
                 raise OnnxImportError(f"input_values names unknown graph inputs {sorted(unknown)}")
         input_shapes = self._add_inputs(graph)
-        self._infer_shapes(model, input_shapes, read)
+        self._infer_shapes(model, input_shapes, read, every)
         self.opset = opset
         self.convert_graph(graph, read=read)
         if self.problems or self.needs_values:
@@ -588,13 +587,17 @@ class Importer:
         return opset
 
     def _infer_shapes(
-        self, model: onnx.ModelProto, input_shapes: dict[str, list[Dim]], read: list[NodeFields]
+        self,
+        model: onnx.ModelProto,
+        input_shapes: dict[str, list[Dim]],
+        read: list[NodeFields],
+        every: list[NodeFields],
     ) -> None:
         """ONNX shape inference, run with the input shapes as imported (fixed dims set,
         open dims named by their symbols), fills the shapes that converters and the
         cross-check of every result type read. A model it cannot process is imported
         without it, as is one it would give nothing (``_inference_adds_nothing``)."""
-        if _inference_adds_nothing(model, read):
+        if _inference_adds_nothing(model, every):
             return
         rewrite = typed_skeleton(model, nodes=read)
         # Declared output shapes are not evidence (exporters leave stale ones, which
@@ -615,7 +618,7 @@ class Importer:
         # costlier half of inference on a large graph, and starts at a Shape or Size node:
         # without one, what it adds are values of constants, which the converters fold
         # themselves (the result types it adds would only widen the cross-check).
-        data_prop = any(kind in ("Shape", "Size") for kind, _ in node_kinds(read))
+        data_prop = any(f.op_type in ("Shape", "Size") for f in every)
         try:
             inferred = onnx.shape_inference.infer_shapes(
                 rewrite, strict_mode=False, data_prop=data_prop
