@@ -1,8 +1,9 @@
 """Work spared after passes that changed nothing: a pure pass (``PURE``) whose earlier
-run changed nothing is not run again while nothing changed since, and a stage after a
-pass that changed nothing shares the copy of the stage before. What is spared is what
-the work gives, and any change (reported, seen by stamps, or reported by no one)
-makes it happen."""
+run changed nothing is not run again while nothing changed since, a pass is not run on
+a module without the op kinds it acts on (``ACTS_ON``), and a stage after a pass that
+changed nothing shares the copy of the stage before. What is spared is what the work
+gives, and any change (reported, seen by stamps, or reported by no one) makes it
+happen."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import io
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
+from pathlib import Path
 from typing import ClassVar
 
 import pytest
@@ -20,8 +22,9 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from rlx_compile import ModuleBuilder
-from rlx_compile.diagnostics import note_changed, verify_module, warn
+from rlx_compile.diagnostics import collect_warnings, note_changed, verify_module, warn
 from rlx_compile.dialects import mir
+from rlx_compile.frontends.onnx import import_model
 from rlx_compile.ir import print_module
 from rlx_compile.passmanager import Instrumentation, PassManager, PassRecord, parse_pipeline
 from rlx_compile.pipeline import CompilePipeline
@@ -88,7 +91,10 @@ def test_a_repeat_with_nothing_new_to_see_is_skipped_and_gives_what_running_it_g
     text = "algebraic-simplify,sccp,cse,dce,constant-fold"
     passes = parse_pipeline(f"{text},{text}")
     m, records = run(passes)
-    assert skipped(records) == text.split(",")
+    # The first round's sccp finds no where or if to act on (ACTS_ON); the second round
+    # repeats the first with nothing new to see.
+    assert skipped(records[:5]) == ["sccp"]
+    assert skipped(records[5:]) == text.split(",")
     assert len(records) == len(passes)
     ran, ran_records = run(passes, print_after_change=True)  # observed: every pass runs
     assert not skipped(ran_records)
@@ -199,3 +205,128 @@ def test_a_stage_after_a_change_is_a_copy_of_its_own(
     stages = pipe.compile(module()).stages
     assert [len(relus(s.module)) for s in stages] == [1, 2, 2, 1]
     assert stages[2].snapshot is stages[1].snapshot  # sccp changed nothing
+
+
+# -- passes that act on some op kinds alone ----------------------------------------------
+
+
+def probe(kinds: tuple[type[Operation], ...], ran: list[str]) -> ModulePass:
+    """A pass declaring it acts on ``kinds`` that notes each run in ``ran``."""
+
+    @dataclass(frozen=True)
+    class Probe(ModulePass):
+        name = "probe"
+        REPORTS_CHANGES: ClassVar[bool] = True
+        ACTS_ON: ClassVar[tuple[type[Operation], ...]] = kinds
+
+        def apply(self, ctx: Context, op: ModuleOp) -> None:
+            ran.append(self.name)
+
+    return Probe()
+
+
+def add_sigmoid(m: ModuleOp) -> None:
+    """A sigmoid of the relu that nothing reads (left unreported)."""
+    relu = relus(m)[0]
+    Rewriter.insert_op(mir.SigmoidOp(relu.results[0]), InsertPoint.after(relu))
+
+
+def drop_relu(m: ModuleOp) -> None:
+    """The relu's reads take its operand (left unreported)."""
+    relu = relus(m)[0]
+    relu.results[0].replace_all_uses_with(relu.operands[0])
+    relu.detach()
+    relu.erase()
+
+
+def test_a_pass_without_a_kind_it_acts_on_in_the_module_is_not_run() -> None:
+    ran: list[str] = []
+    _, records = run([probe((mir.SigmoidOp, mir.WhereOp), ran)])
+    assert skipped(records) == ["probe"] and not ran
+    _, records = run([probe((mir.WhereOp, mir.ReluOp), ran)])
+    assert not skipped(records) and ran == ["probe"]
+
+
+@pytest.mark.parametrize("reports", [True, False], ids=["trusted", "stamped"])
+def test_what_a_pass_before_changed_decides_whether_it_runs(reports: bool) -> None:
+    # The module is looked at as it is when the pass comes, whatever the passes before
+    # reported: these changes are reported by no one.
+    ran: list[str] = []
+    _, records = run([edit_pass(add_sigmoid, reports=reports), probe((mir.SigmoidOp,), ran)])
+    assert not skipped(records) and ran == ["probe"]
+    ran.clear()
+    _, records = run([edit_pass(drop_relu, reports=reports), probe((mir.ReluOp,), ran)])
+    assert skipped(records) == ["probe"] and not ran
+
+
+def test_ops_in_regions_count_and_kinds_match_by_class() -> None:
+    ran: list[str] = []
+    with ModuleBuilder("f") as b:
+        x = b.input("x", (2,))
+        flag = b.input("flag", (), "bool")
+        (y,) = b.if_(flag, lambda: [b.relu(x)], lambda: [b.neg(x)])
+        b.output(y, names=["y"])
+    PassManager([probe((mir.NegOp,), ran)], Instrumentation(stream=io.StringIO())).run(b.module)
+    assert ran == ["probe"]  # the neg is in the if's else region
+    ran.clear()
+    PassManager([probe((mir.ControlFlowOp,), ran)], Instrumentation(stream=io.StringIO())).run(
+        b.module
+    )
+    assert ran == ["probe"]  # an if is a control-flow op
+
+
+@pytest.mark.parametrize(
+    "instrumentation",
+    [{"verify_each": "full"}, {"verify_each": False}, {"timing": True}, {"print_after_all": True}],
+    ids=["full", "off", "timing", "printing"],
+)
+def test_every_pass_runs_when_each_is_verified_in_full_timed_or_printed(
+    instrumentation: dict[str, object],
+) -> None:
+    ran: list[str] = []
+    _, records = run([probe((mir.SigmoidOp,), ran)], **instrumentation)
+    assert not skipped(records) and ran == ["probe"]
+
+
+def declaring_passes() -> list[type[ModulePass]]:
+    return [
+        kind
+        for make in RLX_PASSES.values()
+        if (kind := make()) is not None and acts_on_kinds(kind) is not None
+    ]
+
+
+def acts_on_kinds(kind: type[ModulePass]) -> tuple[type[Operation], ...] | None:
+    found: tuple[type[Operation], ...] | None = getattr(kind, "ACTS_ON", None)
+    return found
+
+
+def test_the_passes_that_declare_kinds_are_the_ones_expected() -> None:
+    assert sorted(k.name for k in declaring_passes()) == [
+        "inline", "lower-hir-to-mir", "quant-to-integer", "sccp",
+    ]  # fmt: skip
+
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "models"
+
+
+@pytest.mark.parametrize(
+    "model",
+    sorted([*EXAMPLES.glob("*.onnx"), *EXAMPLES.glob("sklearn/*.onnx")]),
+    ids=lambda p: p.stem,
+)
+def test_a_declaring_pass_changes_nothing_where_it_is_not_run(model: Path) -> None:
+    # The declaration is what lets the pass manager skip a pass: run it anyway, on real
+    # models without the kinds (as imported, and as the default pipeline leaves them
+    # before planning memory), and nothing changes.
+    compiled = CompilePipeline(target="cpu", plan_memory=False, keep_stages=False)
+    for module in (import_model(model), compiled.compile(import_model(model)).module):
+        for kind in declaring_passes():
+            kinds = acts_on_kinds(kind)
+            assert kinds is not None
+            if any(isinstance(op, kinds) for op in module.walk()):
+                continue
+            text = print_module(module)
+            with collect_warnings() as warned:
+                kind().apply(Context(), module)
+            assert print_module(module) == text and not warned, kind.name

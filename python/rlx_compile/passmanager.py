@@ -45,6 +45,7 @@ from rlx_compile.diagnostics import (
     verify_changes,
     verify_module,
 )
+from rlx_compile.dialects.construct import walk_list
 from rlx_compile.dialects.signature import generic_signature_checks
 from rlx_compile.ir import make_context, print_module
 from rlx_compile.transforms import RLX_PASSES
@@ -314,7 +315,8 @@ class PassRecord:
     one left to the full verify after the last pass)."""
     skipped: bool = False
     """Not run: an earlier run of the same pure pass left the module unchanged, and
-    nothing changed since (see ``_Repeats``)."""
+    nothing changed since (see ``_Repeats``), or the module holds none of the op kinds
+    the pass acts on (see ``acts_on``)."""
 
 
 PassCallback = Callable[[ModulePass, ModuleOp], None]
@@ -351,6 +353,23 @@ def pure(p: ModulePass) -> bool:
     alone, and the module is all it changes (no reports, no state kept), so run again on
     a module it left unchanged, it changes nothing."""
     return reports_changes(p) and bool(getattr(type(p), "PURE", False))
+
+
+def acts_on(p: ModulePass) -> tuple[type[Operation], ...] | None:
+    """The op kinds ``p`` declares it acts on (``ACTS_ON`` on its class): on a module
+    that holds none of them, at any depth, it changes nothing and warns and publishes
+    nothing, so the pass manager need not run it there (MLIR's ``canScheduleOn``, asked
+    of what the module holds). None: any module."""
+    kinds: tuple[type[Operation], ...] | None = getattr(type(p), "ACTS_ON", None)
+    return kinds
+
+
+def holds_any(module: ModuleOp, kinds: tuple[type[Operation], ...]) -> bool:
+    """Whether ``module`` holds an op of one of ``kinds``, at any depth (one walk: the
+    passes' own reports and stamps are not needed to know, so an unreported change
+    cannot mislead it)."""
+    held = {type(op) for op in walk_list(module)}
+    return any(issubclass(kind, kinds) for kind in held)
 
 
 RepeatKey = tuple[type[ModulePass], str]
@@ -551,17 +570,19 @@ class PassManager:
         observed = printed or (self.callback is not None and not self.callback_copies_only)
         verifier = _Verifier(self, mode, observed)
         # A pure pass with nothing new to see is not run again (the second cleanup round,
-        # after a fuse that fused nothing), unless the passes' IR or times are printed;
-        # the callback still sees the module after it.
-        repeats = (
-            _Repeats()
-            if mode == "changed" and not (printed or inst.print_before_all or inst.timing)
-            else None
-        )
+        # after a fuse that fused nothing), nor a pass on a module without the op kinds
+        # it acts on (on a small graph, a pass that finds nothing costs mostly the reading
+        # of its code and data from memory), unless the passes' IR or times are printed
+        # or every pass is verified in full; the callback still sees the module after it.
+        sparing = mode == "changed" and not (printed or inst.print_before_all or inst.timing)
+        repeats = _Repeats() if sparing else None
         for index, p in enumerate(self.passes, start=1):
             spec = pass_spec(p, full=True)
             key: RepeatKey | None = (type(p), spec) if repeats is not None and pure(p) else None
-            if key is not None and repeats is not None and repeats.skips(key, module):
+            kinds = acts_on(p) if sparing else None
+            if (key is not None and repeats is not None and repeats.skips(key, module)) or (
+                kinds is not None and not holds_any(module, kinds)
+            ):
                 self.records.append(PassRecord(spec, 0.0, False, skipped=True))
                 if self.callback is not None:
                     self.callback(p, module)

@@ -13,7 +13,7 @@ from typing import ClassVar, TypedDict
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern, op_type_rewrite_pattern
 
@@ -222,6 +222,7 @@ class LowerHirToMirPass(ModulePass):
 
     name = "lower-hir-to-mir"
     REPORTS_CHANGES: ClassVar[bool] = True
+    ACTS_ON: ClassVar[tuple[type[Operation], ...]] = tuple(hir.HIR_OPS)
 
     policy: str = "keep"
     """``direct`` or ``fusable`` overrides every block's policy; ``keep`` keeps each one's."""

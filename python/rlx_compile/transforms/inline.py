@@ -107,6 +107,7 @@ class InlinePass(ModulePass):
 
     name = "inline"
     REPORTS_CHANGES: ClassVar[bool] = True
+    ACTS_ON: ClassVar[tuple[type[Operation], ...]] = (func.CallOp, hir.RegionOp)
 
     keep_callees: bool = False
     """Keep functions whose every call was inlined (by default they are removed)."""

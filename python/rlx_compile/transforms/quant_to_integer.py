@@ -856,6 +856,7 @@ class QuantToIntegerPass(ModulePass):
 
     name = "quant-to-integer"
     REPORTS_CHANGES: ClassVar[bool] = True
+    ACTS_ON: ClassVar[tuple[type[Operation], ...]] = (mir.DequantizeOp,)
 
     target: str = "cpu"
 

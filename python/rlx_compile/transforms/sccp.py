@@ -39,6 +39,9 @@ from rlx_compile.folding import (
     result_elements,
 )
 
+_DECIDED = (mir.WhereOp, mir.IfOp)
+"""The ops sccp decides; a block without them is left as it is."""
+
 
 @dataclass(frozen=True)
 class SCCPPass(KnownValuesPass):
@@ -47,13 +50,10 @@ class SCCPPass(KnownValuesPass):
     name = "sccp"
     REPORTS_CHANGES: ClassVar[bool] = True
     PURE: ClassVar[bool] = True
+    ACTS_ON: ClassVar[tuple[type[Operation], ...]] = _DECIDED
 
     def run_block(self, block: Block) -> bool:
         return propagate_block(block, self.known_values())
-
-
-_DECIDED = (mir.WhereOp, mir.IfOp)
-"""The ops sccp decides; a block without them is left as it is."""
 
 
 def _taken_arm(condition: np.ndarray) -> int | None:
