@@ -153,6 +153,27 @@ def test_a_large_model_is_parsed_from_its_mapped_file(
         import_model(bad)
 
 
+def test_a_small_binary_model_is_parsed_from_its_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Below ``MAPPED_PARSE_BYTES`` a binary model is parsed from the file's bytes (not
+    read by ``onnx.load``): the same module as from its bytes, and a damaged small file
+    is a one-line error."""
+    path, _ = mlp(tmp_path / "small.onnx", hidden=16)
+    assert path.stat().st_size < importer.MAPPED_PARSE_BYTES
+    from_bytes = print_module(import_model(path.read_bytes()))
+
+    def no_load(*args: object, **kwargs: object) -> None:
+        raise AssertionError("onnx.load read a binary model")
+
+    monkeypatch.setattr(onnx, "load", no_load)
+    assert print_module(import_model(path)) == from_bytes
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"\xff" * 64)
+    with pytest.raises(importer.OnnxImportError, match="not a readable ONNX model"):
+        import_model(bad)
+
+
 def test_a_large_model_in_text_format_is_read_as_text(tmp_path: Path) -> None:
     path, _ = mlp(tmp_path / "big.onnx", hidden=20_000)
     text = tmp_path / "big.txtpb"

@@ -171,21 +171,28 @@ MAPPED_PARSE_BYTES = 1 << 20
 
 
 def _parse_file(path: str) -> onnx.ModelProto:
-    """``onnx.load(path, load_external_data=False)``. A large binary model is parsed
-    straight from the mapped file: reading it first would copy every weight once more
-    (protobuf copies what it parses, so nothing refers to the mapping afterwards)."""
+    """``onnx.load(path, load_external_data=False)``. A binary model is parsed straight
+    from the file's bytes: onnx.load's serializer lookup and checks read more code than
+    a small model's parse, and after a collection that code is read from memory. A large
+    one is parsed from the file mapped into memory: reading it first would copy every
+    weight once more (protobuf copies what it parses, so nothing refers to the mapping
+    afterwards)."""
     ext = os.path.splitext(path)[1]
     form = onnx.serialization.registry.get_format_from_file_extension(ext) or "protobuf"
-    if form != "protobuf" or os.path.getsize(path) < MAPPED_PARSE_BYTES:
+    if form != "protobuf":
         return onnx.load(path, load_external_data=False)
     proto = onnx.ModelProto()
     with open(path, "rb") as f:
-        try:
-            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-        except (OSError, ValueError):  # a file system or file that cannot be mapped
-            return onnx.load(path, load_external_data=False)
-        with mapped, memoryview(mapped) as view:
-            proto.ParseFromString(view)
+        if os.fstat(f.fileno()).st_size >= MAPPED_PARSE_BYTES:
+            try:
+                mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            except (OSError, ValueError):  # a file system or file that cannot be mapped
+                pass
+            else:
+                with mapped, memoryview(mapped) as view:
+                    proto.ParseFromString(view)
+                return proto
+        proto.ParseFromString(f.read())
     return proto
 
 
