@@ -303,7 +303,8 @@ def acts_on_kinds(kind: type[ModulePass]) -> tuple[type[Operation], ...] | None:
 
 def test_the_passes_that_declare_kinds_are_the_ones_expected() -> None:
     assert sorted(k.name for k in declaring_passes()) == [
-        "inline", "lower-hir-to-mir", "quant-to-integer", "sccp",
+        "inline", "lower-hir-to-mir", "lower-integer", "lower-recurrent", "quant-to-integer",
+        "sccp",
     ]  # fmt: skip
 
 

@@ -47,16 +47,21 @@ class _LowerUnclaimedSoftmax(UnclaimedOnly, LowerQuantizedSoftmax):
     roots: ClassVar[tuple[type[Operation], ...]] = (mir.QuantizedSoftmaxOp,)
 
 
+_PATTERNS = (
+    _LowerUnclaimedLinear, _LowerUnclaimedAdd, _LowerUnclaimedAvgPool, _LowerUnclaimedSoftmax,
+)  # fmt: skip
+
+
 @dataclass(frozen=True)
 class LowerIntegerPass(TargetPass):
     """Lower the integer kernels the target does not claim to the ops they stand for."""
 
     name = "lower-integer"
+    ACTS_ON: ClassVar[tuple[type[Operation], ...]] = tuple(
+        kind for pattern in _PATTERNS for kind in pattern.roots
+    )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = self.resolved()
-        patterns: list[RewritePattern] = [
-            _LowerUnclaimedLinear(target), _LowerUnclaimedAdd(target),
-            _LowerUnclaimedAvgPool(target), _LowerUnclaimedSoftmax(target),
-        ]  # fmt: skip
+        patterns: list[RewritePattern] = [pattern(target) for pattern in _PATTERNS]
         run_patterns(op, patterns, reverse=False)

@@ -29,6 +29,7 @@ class LowerRecurrentPass(TargetPass):
     """Lower the recurrent layers the target does not claim to their steps."""
 
     name = "lower-recurrent"
+    ACTS_ON: ClassVar[tuple[type[Operation], ...]] = _LowerUnclaimed.roots
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         run_patterns(op, [_LowerUnclaimed(self.resolved())], reverse=False)
