@@ -32,6 +32,18 @@ def test_dumps_are_read_in_the_order_written_and_the_exit_dump_is_left_out(
     assert compile_instructions.dump_totals(tmp_path) == [n * 100 for n in range(1, 12)]
 
 
+def test_cold_counts_are_the_lines_missed_in_the_last_level(tmp_path: Path) -> None:
+    tool = _tool()
+    events = "events: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw\n"
+    (tmp_path / "cg.7.1").write_text(events + "summary: 900 400 100 30 20 10 7 5 3\n")
+    (tmp_path / "cg.7.2").write_text(events + "summary: 800 300 100 30 20 10 6 4\n")  # DLmw 0
+    assert tool.dump_totals(tmp_path, tool.MEMORY_LINES) == [15, 10]
+    assert tool.dump_totals(tmp_path) == [900, 800]
+    (tmp_path / "cg.7.3").write_text("events: Ir\nsummary: 700\n")  # no cache simulation
+    with pytest.raises(RuntimeError, match="no ILmr, DLmr, DLmw counted"):
+        tool.dump_totals(tmp_path, tool.MEMORY_LINES)
+
+
 def test_the_pipeline_without_passes_drops_every_instance_and_keeps_the_rest() -> None:
     from rlx_compile import CompilePipeline
     from rlx_compile.passmanager import parse_pipeline, pipeline_spec
