@@ -45,7 +45,7 @@ from rlx_compile.diagnostics import (
     verify_changes,
     verify_module,
 )
-from rlx_compile.dialects.construct import walk_list
+from rlx_compile.dialects.construct import op_kinds
 from rlx_compile.dialects.signature import generic_signature_checks
 from rlx_compile.ir import make_context, print_module
 from rlx_compile.transforms import RLX_PASSES
@@ -368,8 +368,7 @@ def holds_any(module: ModuleOp, kinds: tuple[type[Operation], ...]) -> bool:
     """Whether ``module`` holds an op of one of ``kinds``, at any depth (one walk: the
     passes' own reports and stamps are not needed to know, so an unreported change
     cannot mislead it)."""
-    held = {type(op) for op in walk_list(module)}
-    return any(issubclass(kind, kinds) for kind in held)
+    return any(issubclass(kind, kinds) for kind in op_kinds(module))
 
 
 RepeatKey = tuple[type[ModulePass], str]

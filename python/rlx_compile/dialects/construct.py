@@ -223,6 +223,11 @@ def walk_list(op: Operation) -> list[Operation]:
     return out
 
 
+def op_kinds(op: Operation) -> set[type[Operation]]:
+    """The classes of ``op`` and of every op nested in it: what kinds of op it holds."""
+    return {type(o) for o in walk_list(op)}
+
+
 def walk_block_list(block: Block) -> list[Operation]:
     """``list(block.walk())``: the block's ops, each followed by the ops of its regions."""
     out: list[Operation] = []

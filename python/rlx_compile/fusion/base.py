@@ -35,6 +35,7 @@ from xdsl.traits import IsTerminator
 from rlx_compile.builder import GraphBuilder, ReplacingPattern, type_of
 from rlx_compile.dialects import mir
 from rlx_compile.dialects.common import Activation, ActivationAttr, activation_props
+from rlx_compile.dialects.construct import op_kinds
 from rlx_compile.dialects.types import Dim, DType, TensorType, fmt_shape
 from rlx_compile.folding import DEFAULT_MAX_ELEMENTS, FoldingBuilder, constant_value
 from rlx_compile.fusion.report import FusionReport, MissedFusion
@@ -783,10 +784,7 @@ def sharing_kinds(module: ModuleOp) -> Iterator[None]:
     erased are not subtracted), so a call whose patterns are rooted at none of them, or
     need none, returns without walking the module. Inside the block ops may be erased
     freely but inserted only by ``run_patterns``' rewriters."""
-    held: set[type[Operation]] = set()
-    # The kinds of module.walk(), noted by a survey for no pattern (a cheaper walk).
-    RootTable((), held).survey(module, reverse=False)
-    token = _KINDS.set((module, held))
+    token = _KINDS.set((module, op_kinds(module)))
     try:
         yield
     finally:

@@ -876,7 +876,7 @@ class QuantToIntegerPass(ModulePass):
             patterns.append(QuantizedSoftmax())
         for graph in mir_graphs(op, self.name):
             block = graph_block(graph)
-            if not any(isinstance(o, mir.DequantizeOp) for o in graph.walk()):
+            if not any(isinstance(o, self.ACTS_ON) for o in graph.walk()):
                 continue  # nothing quantised (most models): no walk
             # What these rewrites leave unused goes; dead code that was there stays.
             dead = {id(o) for o in block.ops if all(r.first_use is None for r in o.results)}
