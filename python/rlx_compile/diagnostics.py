@@ -32,7 +32,12 @@ from xdsl.utils.exceptions import (
 )
 
 from rlx_compile.dialects.construct import Cloner, block_ops, walk_block_list, walk_list
-from rlx_compile.dialects.op_support import INFERRED_FROM, stored_type, trusting_build_inference
+from rlx_compile.dialects.op_support import (
+    INFERRED_FROM,
+    stored_type,
+    trusting_build_inference,
+    verify_one,
+)
 from rlx_compile.dialects.signature import (
     _GENERIC,
     _ISOLATION_SCOPE,
@@ -255,7 +260,7 @@ def _verify_ops(
             if id(op) in isolating:
                 _verify_isolation(op)
             else:
-                op.verify(verify_nested_ops=False)
+                verify_one(op)
         except (VerifyException, DiagnosticException) as err:
             raise VerifyFailure(op, first_line(err), context) from None
 

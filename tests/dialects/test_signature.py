@@ -146,6 +146,30 @@ def _replaced(op: Operation, new: Operation) -> Operation:
     return new
 
 
+def _with_twin_graph(module: Operation) -> Operation:
+    """``module`` holding a copy of its graph, of the same name (SymbolTable)."""
+    graph = next(iter(module.regions[0].block.ops))
+    module.regions[0].block.add_op(graph.clone())
+    return module
+
+
+def _return_not_last(ret: Operation) -> Operation:
+    """A return with an op after it in its block (IsTerminator)."""
+    block = ret.parent
+    assert block is not None
+    block.add_op(ForeignOp())
+    return ret
+
+
+def _return_in_module(ret: Operation) -> Operation:
+    """A return moved into the module's block, ahead of the graph (HasParent)."""
+    graph = ret.parent_op()
+    assert graph is not None and graph.parent is not None
+    ret.detach()
+    graph.parent.insert_op_before(ret, graph)
+    return ret
+
+
 REGION_BREAKAGES: dict[str, tuple[str, Breakage]] = {
     "a second block in a single-block region": (
         "builtin.module",
@@ -166,6 +190,10 @@ REGION_BREAKAGES: dict[str, tuple[str, Breakage]] = {
             regions=[op.regions[0].clone()],
         ),
     ),
+    # The traits the specialised check writes out (verify_trait):
+    "two graphs of one name": ("builtin.module", _with_twin_graph),
+    "a return before the end of its block": ("func.return", _return_not_last),
+    "a return outside a graph": ("func.return", _return_in_module),
 }  # fmt: skip
 
 
@@ -338,3 +366,55 @@ def test_isolation_check_gives_the_trait_verdict_and_message() -> None:
     message = outcome(IsolatedFromAbove().verify, second)
     assert message is not None and "IsolatedFromAbove" in message
     assert outcome(verify_isolated, second) == message
+
+
+def test_written_out_traits_give_the_trait_verdict_and_message() -> None:
+    """``verify_trait`` says what the trait's own ``verify`` says, for each trait it
+    writes out, on ops that hold to it and on ops that break it in each way it names
+    (some of which no op reaches past its signature check)."""
+    from xdsl import traits
+    from xdsl.dialects.builtin import IntAttr, StringAttr
+
+    from rlx_compile.dialects.signature import verify_trait
+
+    def outcome(
+        check: Callable[[traits.OpTrait, Operation], None], trait: traits.OpTrait, op: Operation
+    ) -> str | None:
+        try:
+            check(trait, op)
+        except VerifyException as err:
+            return str(err)
+        return None
+
+    def own(trait: traits.OpTrait, op: Operation) -> None:
+        trait.verify(op)
+
+    ops = with_regions()
+    module, graph, ret = ops["builtin.module"], ops["func.func"], ops["func.return"]
+    twin = _with_twin_graph(with_regions()["builtin.module"])
+    two_blocks = with_regions()["builtin.module"]
+    two_blocks.regions[0].add_block(Block())
+    late_return = _return_not_last(with_regions()["func.return"])
+    stray_return = _return_in_module(with_regions()["func.return"])
+    named = [ForeignOp(properties={"sym_name": StringAttr("f")}),
+             ForeignOp(attributes={"sym_name": StringAttr("f")}),
+             ForeignOp(properties={"sym_name": IntAttr(1)}),
+             ForeignOp()]  # fmt: skip
+    looking_like_returns = [ForeignOp(result_types=[i32]), ForeignOp(), ret]
+    traits_and_ops = [
+        (traits.NoTerminator(), [module, graph, two_blocks]),
+        (traits.SymbolTable(), [module, twin, two_blocks, graph, ret]),
+        (traits.SymbolOpInterface(), [graph, module, *named]),
+        (traits.OptionalSymbolOpInterface(), [graph, module, *named]),
+        (traits.IsTerminator(), [ret, late_return, graph]),
+        (traits.HasParent(FuncOp), [ret, stray_return, ForeignOp()]),
+        (traits.HasParent(FuncOp, ModuleOp), [ret, stray_return, ops["mir.neg"]]),
+        (traits.ReturnLike(), looking_like_returns),
+    ]
+    broken = 0
+    for trait, checked in traits_and_ops:
+        for op in checked:
+            expected = outcome(own, trait, op)
+            assert outcome(verify_trait, trait, op) == expected, (trait, op.name)
+            broken += expected is not None
+    assert broken >= 10

@@ -55,6 +55,7 @@ from rlx_compile.dialects.construct import (
     link_operands,
 )
 from rlx_compile.dialects.op_support import (
+    VERIFY_OP_EQUIVALENTS,
     OperandTypes,
     Props,
     build_op,
@@ -722,3 +723,4 @@ class ShapedOp(IRDLOperation, metaclass=OpClass):
 
 
 FAST_SHELLS.add(ShapedOp.clone_without_regions)
+VERIFY_OP_EQUIVALENTS.add(ShapedOp.verify)

@@ -60,7 +60,17 @@ from xdsl.irdl import (
     VerificationContext,
 )
 from xdsl.irdl.operations import AttributeDef, OperandOrResultDef, PropertyDef
-from xdsl.traits import IsolatedFromAbove, OpTrait
+from xdsl.traits import (
+    HasParent,
+    IsolatedFromAbove,
+    IsTerminator,
+    NoTerminator,
+    OptionalSymbolOpInterface,
+    OpTrait,
+    ReturnLike,
+    SymbolOpInterface,
+    SymbolTable,
+)
 from xdsl.utils.exceptions import VerifyException
 
 from rlx_compile.dialects.construct import block_ops
@@ -395,7 +405,7 @@ def _signature_check(op_def: OpDef) -> Callable[[Operation], None] | None:
             generic(op)
             return
         for trait in traits.checking():
-            trait.verify(op)
+            verify_trait(trait, op)
 
     return check
 
@@ -416,6 +426,93 @@ def _named_accepted(owned: Mapping[str, Attribute], named: list[NamedCheck]) -> 
         except VerifyException:
             return False
     return True
+
+
+def verify_trait(trait: OpTrait, op: Operation) -> None:
+    """``trait.verify(op)``, with xDSL's structural traits of the builtin and func ops
+    (every module holds them) written out: the same verdicts and messages, without
+    xDSL's Python for each trait and its lookups, which after a collection are read from
+    memory each time a module is verified."""
+    kind = type(trait)
+    if kind is NoTerminator:
+        for region in op.regions:
+            first = region._first_block
+            if first is not None and first is not region._last_block:  # more than one
+                raise VerifyException(f"'{op.name}' does not contain single-block regions")
+    elif kind is SymbolTable:
+        _verify_symbol_table(op)
+    elif kind is SymbolOpInterface or kind is OptionalSymbolOpInterface:
+        name = _attr_or_prop(op, "sym_name")
+        if not isinstance(name, StringAttr) and not (
+            name is None and kind is OptionalSymbolOpInterface
+        ):
+            raise VerifyException(
+                f'Operation {op.name} must have a "sym_name" attribute of type '
+                "`StringAttr` to conform to SymbolOpInterface"
+            )
+    elif kind is IsTerminator:
+        block = op.parent
+        if block is not None and block._last_op is not op:
+            raise VerifyException(f"'{op.name}' must be the last operation in its parent block")
+    elif kind is HasParent:
+        _verify_parent(cast(HasParent, trait), op)
+    elif kind is ReturnLike:
+        if not class_has_trait(type(op), IsTerminator):
+            raise VerifyException(f"{op.name} is not a terminator")
+        if op.results:
+            raise VerifyException(f"{op.name} does not have zero results")
+        if op._successors:
+            raise VerifyException(f"{op.name} does not have zero successors")
+    else:
+        trait.verify(op)
+
+
+def _attr_or_prop(op: Operation, name: str) -> Attribute | None:
+    """``op.get_attr_or_prop(name)``: the property first."""
+    found = op.properties.get(name)
+    return found if found is not None or name in op.properties else op.attributes.get(name)
+
+
+def _verify_symbol_table(op: Operation) -> None:
+    """``SymbolTable().verify(op)``: one region of one block, its ops' symbol names unique."""
+    regions = op.regions
+    if len(regions) != 1:
+        raise VerifyException("Operations with a 'SymbolTable' must have exactly one region")
+    first = regions[0]._first_block
+    if first is None or first is not regions[0]._last_block:
+        raise VerifyException("Operations with a 'SymbolTable' must have exactly one block")
+    met: set[StringAttr] = set()
+    for child in block_ops(first):
+        name = _attr_or_prop(child, "sym_name")
+        if not isinstance(name, StringAttr):
+            continue
+        if name in met:
+            raise VerifyException(f'Redefinition of symbol "{name.data}"')
+        met.add(name)
+
+
+def _verify_parent(trait: HasParent, op: Operation) -> None:
+    """``trait.verify(op)``: a detached op, or one whose parent op is of the trait's types."""
+    parent = op.parent_op()
+    if parent is None or isinstance(parent, trait.op_types):
+        return
+    if len(trait.op_types) == 1:
+        raise VerifyException(f"'{op.name}' expects parent op '{trait.op_types[0].name}'")
+    names = ", ".join(f"'{p.name}'" for p in trait.op_types)
+    raise VerifyException(f"'{op.name}' expects parent op to be one of {names}")
+
+
+_CLASS_TRAITS: dict[tuple[type[Operation], type[OpTrait]], bool] = {}
+
+
+def class_has_trait(op_type: type[Operation], trait: type[OpTrait]) -> bool:
+    """``op_type.has_trait(trait)``, remembered per class (xDSL looks through the
+    class's traits each time)."""
+    key = (op_type, trait)
+    known = _CLASS_TRAITS.get(key)
+    if known is None:
+        known = _CLASS_TRAITS[key] = op_type.has_trait(trait)
+    return known
 
 
 class _Traits:
@@ -446,7 +543,7 @@ def verify_isolated(op: Operation) -> None:
         for block in region.blocks:
             for child in block_ops(block):
                 _check_reads(op, child)
-                if child.regions and not child.has_trait(IsolatedFromAbove):
+                if child.regions and not class_has_trait(type(child), IsolatedFromAbove):
                     regions += child.regions
 
 
@@ -498,19 +595,9 @@ class _IsolationScope:
 def _isolated_ancestor(block: Block) -> Operation | None:
     """The nearest op isolated from above that holds ``block``."""
     owner = block.parent_op()
-    while owner is not None and not _isolated(type(owner)):
+    while owner is not None and not class_has_trait(type(owner), IsolatedFromAbove):
         owner = owner.parent_op()
     return owner
-
-
-_ISOLATED: dict[type[Operation], bool] = {}
-
-
-def _isolated(op_type: type[Operation]) -> bool:
-    known = _ISOLATED.get(op_type)
-    if known is None:
-        known = _ISOLATED[op_type] = op_type.has_trait(IsolatedFromAbove)
-    return known
 
 
 _ISOLATION_SCOPE: ContextVar[_IsolationScope | None] = ContextVar(
@@ -562,7 +649,7 @@ def _isolated_check(op_def: OpDef) -> Callable[[Operation], None] | None:
                 else:
                     verify_isolated_ops(op, scope.of(op))
             else:
-                trait.verify(op)
+                verify_trait(trait, op)
 
     return check
 
