@@ -8,7 +8,7 @@ from onnx import TensorProto, helper, numpy_helper
 from xdsl.dialects.builtin import ModuleOp
 
 from examples.build_examples import decoder_block
-from rlx_compile import CompilePipeline
+from rlx_compile import CompileOptions, CompilePipeline
 from rlx_compile.builder import ModuleBuilder, is_hir
 from rlx_compile.diagnostics import PipelineError
 from rlx_compile.frontends.onnx import import_model
@@ -56,6 +56,10 @@ def test_pipelines_of_equal_arguments_are_equal() -> None:
     assert other.options.target == "cuda" and "fuse" not in other.pipeline
     assert other.pipeline != first.pipeline
     assert CompilePipeline(target="cpu", keep_stages=False, alignment=16).options.alignment == 16
+    # Given options are another argument than the defaults (None), whatever they hold.
+    given = CompilePipeline(target="cpu", keep_stages=False, options=CompileOptions(alignment=16))
+    assert given.options.alignment == 16 and "alignment=16" in given.pipeline
+    assert CompilePipeline(target="cpu", keep_stages=False).options == first.options
     assert CompilePipeline(target="cpu", param_bindings={"w": [1.0]}).options.param_bindings
     # Equal values of other types are other arguments: this one is refused, as before.
     CompilePipeline(target="cpu", verify_each=True)

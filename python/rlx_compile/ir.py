@@ -51,7 +51,9 @@ from rlx_compile.dialects.construct import (
     new_results,
     op_class_info,
     unlink_unchecked,
+    walk_list,
 )
+from rlx_compile.dialects.op_support import stored_type
 from rlx_compile.dialects.traits import is_leaf, is_weight_leaf
 from rlx_compile.dialects.types import TensorType
 
@@ -277,6 +279,17 @@ def graph_terminator(graph: Operation) -> Operation:
     last = graph_block(graph).last_op
     assert last is not None
     return last
+
+
+def module_symbols(root: Operation) -> set[str]:
+    """The symbols that the result types of ``root`` and of the ops in it are written in."""
+    symbols: set[str] = set()
+    for op in walk_list(root):
+        for result in op.results:
+            t = stored_type(result)
+            if isinstance(t, TensorType) and not t.is_static:
+                symbols.update(t.symbols())
+    return symbols
 
 
 def graph_outputs(graph: Operation) -> list[SSAValue]:

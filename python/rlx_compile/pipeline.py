@@ -39,8 +39,14 @@ from rlx_compile.dialects import lir
 from rlx_compile.dialects.common import kept_weights
 from rlx_compile.dialects.construct import clone_op
 from rlx_compile.dialects.mir import run_time_symbols
-from rlx_compile.dialects.types import TensorType
-from rlx_compile.ir import fewer_collections, fingerprint, graph_params, module_graphs, print_module
+from rlx_compile.ir import (
+    fewer_collections,
+    fingerprint,
+    graph_params,
+    module_graphs,
+    module_symbols,
+    print_module,
+)
 from rlx_compile.legalization.dispatch import DispatchPolicy, KernelDispatchReport, resolve_policy
 from rlx_compile.passmanager import (
     Instrumentation,
@@ -476,10 +482,11 @@ _DEFAULTS_KEPT = 64
 
 
 def _default_key(
-    base: CompileOptions, target: str, option_values: Mapping[str, Any]
+    base: CompileOptions | None, target: str, option_values: Mapping[str, Any]
 ) -> tuple[object, ...] | None:
     """What ``CompilePipeline``'s options and default pipeline are a function of: its
-    arguments and the environment they read (``RLX_KERNEL_DISPATCH``); None when an
+    arguments (``base`` None: the default options) and the environment they read
+    (``RLX_KERNEL_DISPATCH``); None when an
     argument cannot be a key (arrays, mappings), which are then worked out each time.
     Values are keyed with their types: ``1`` and ``True`` are equal keys, not equal options."""
     values = tuple(sorted((k, type(v), v) for k, v in option_values.items()))
@@ -510,11 +517,13 @@ class CompilePipeline:
         calibration_params: Mapping[str, Any] | None = None,
         **option_values: Any,
     ):
-        base = options or CompileOptions()
         defaults = pipeline is None and calibration is None
-        key = _default_key(base, target, option_values) if defaults else None
+        # Looked up before CompileOptions() is made: its checks are most of a repeated
+        # construction, read from memory after a collection.
+        key = _default_key(options, target, option_values) if defaults else None
         made = _DEFAULTS.get(key) if key is not None else None
         if made is None:
+            base = options or CompileOptions()
             unknown = set(option_values) - _OPTION_NAMES
             if unknown:
                 raise CompileError(
@@ -591,11 +600,7 @@ class CompilePipeline:
 
     def _compile(self, module: ModuleOp, copy: bool) -> CompileResult:
         if self.options.plan_memory and "specialize-dims" not in self.pipeline:
-            symbols = sorted(
-                {s for op in module.walk() for r in op.results
-                 if isinstance(r.type, TensorType) for s in r.type.symbols()}
-                - set(self.options.dim_ranges or ())
-            )  # fmt: skip
+            symbols = sorted(module_symbols(module) - set(self.options.dim_ranges or ()))
             if symbols:  # loops bind some: plan-memory judges those
                 symbols = sorted(set(symbols) - run_time_symbols(module))
             if symbols:

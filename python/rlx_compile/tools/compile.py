@@ -45,11 +45,11 @@ from rlx_compile.diagnostics import ParseFailure, RlxError, verify_module
 from rlx_compile.dialects import lir
 from rlx_compile.dialects.mir import run_time_symbols
 from rlx_compile.dialects.traits import is_fused, is_leaf
-from rlx_compile.dialects.types import TensorType
 from rlx_compile.ir import (
     graph_block,
     graph_params,
     main_graph,
+    module_symbols,
     ops_without_terminator,
     parse_module,
     print_module,
@@ -115,11 +115,6 @@ class Loaded:
 
     def name_of(self, symbol: str) -> str:
         return self.dim_names.get(symbol, symbol)
-
-
-def module_symbols(module: ModuleOp) -> set[str]:
-    return {s for op in module.walk() for r in op.results
-            if isinstance(r.type, TensorType) for s in r.type.symbols()}  # fmt: skip
 
 
 def load(path: Path, dims: Mapping[str, Size] | None = None) -> Loaded:
