@@ -259,6 +259,23 @@ def test_what_a_pass_before_changed_decides_whether_it_runs(reports: bool) -> No
     assert skipped(records) == ["probe"] and not ran
 
 
+def test_the_kinds_a_module_holds_are_looked_at_again_after_a_callback() -> None:
+    """Skipped passes in a row share one look at what the module holds, unless a
+    callback after a skipped pass (which may change the module) comes between."""
+    ran: list[str] = []
+    passes = [probe((mir.SigmoidOp,), ran), probe((mir.WhereOp, mir.SigmoidOp), ran)]
+    _, records = run(passes)
+    assert skipped(records) == ["probe", "probe"] and not ran
+
+    def add_after_first(p: ModulePass, m: ModuleOp) -> None:
+        if p is passes[0]:
+            add_sigmoid(m)
+
+    pm = PassManager(passes, Instrumentation(stream=io.StringIO()), callback=add_after_first)
+    pm.run(module(), verified=True)
+    assert skipped(pm.records) == ["probe"] and ran == ["probe"]
+
+
 def test_ops_in_regions_count_and_kinds_match_by_class() -> None:
     ran: list[str] = []
     with ModuleBuilder("f") as b:

@@ -364,11 +364,27 @@ def acts_on(p: ModulePass) -> tuple[type[Operation], ...] | None:
     return kinds
 
 
-def holds_any(module: ModuleOp, kinds: tuple[type[Operation], ...]) -> bool:
+_KIND_IN: dict[tuple[type[Operation], tuple[type[Operation], ...]], bool] = {}
+"""``issubclass(kind, kinds)`` of the op classes and declared kinds met (ABC's subclass
+check is Python, read from memory after a collection)."""
+
+
+def holds_any(
+    module: ModuleOp,
+    kinds: tuple[type[Operation], ...],
+    held: set[type[Operation]] | None = None,
+) -> bool:
     """Whether ``module`` holds an op of one of ``kinds``, at any depth (one walk: the
     passes' own reports and stamps are not needed to know, so an unreported change
-    cannot mislead it)."""
-    return any(issubclass(kind, kinds) for kind in op_kinds(module))
+    cannot mislead it). ``held``: the op kinds it holds (``op_kinds``), when known."""
+    for kind in op_kinds(module) if held is None else held:
+        key = (kind, kinds)
+        found = _KIND_IN.get(key)
+        if found is None:
+            found = _KIND_IN[key] = issubclass(kind, kinds)
+        if found:
+            return True
+    return False
 
 
 RepeatKey = tuple[type[ModulePass], str]
@@ -575,17 +591,23 @@ class PassManager:
         # or every pass is verified in full; the callback still sees the module after it.
         sparing = mode == "changed" and not (printed or inst.print_before_all or inst.timing)
         repeats = _Repeats() if sparing else None
+        held: set[type[Operation]] | None = None
+        """The op kinds the module holds, while no pass or callback has run since."""
         for index, p in enumerate(self.passes, start=1):
             spec = pass_spec(p, full=True)
             key: RepeatKey | None = (type(p), spec) if repeats is not None and pure(p) else None
             kinds = acts_on(p) if sparing else None
+            if kinds is not None and held is None:
+                held = op_kinds(module)
             if (key is not None and repeats is not None and repeats.skips(key, module)) or (
-                kinds is not None and not holds_any(module, kinds)
+                kinds is not None and not holds_any(module, kinds, held)
             ):
                 self.records.append(PassRecord(spec, 0.0, False, skipped=True))
                 if self.callback is not None:
                     self.callback(p, module)
+                    held = None
                 continue
+            held = None
             warned = len(self.warnings)
             if inst.print_before_all:
                 self._print(f"// -----// IR Dump Before {spec} //----- //", module)
