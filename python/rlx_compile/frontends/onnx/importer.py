@@ -155,15 +155,24 @@ def load(model: str | os.PathLike[str] | onnx.ModelProto | bytes) -> onnx.ModelP
     if isinstance(model, bytes):
         return onnx.load_from_string(model)
     path = os.fspath(model)
-    if not os.path.exists(path):
-        raise OnnxImportError(f"cannot read '{path}': No such file or directory")
+    # A missing file shows as its open fails (no os.path.exists first: its Python and its
+    # system call are read from memory after a collection, for every import).
     try:
         proto = _parse_file(path)
+    except FileNotFoundError:
+        raise OnnxImportError(f"cannot read '{path}': No such file or directory") from None
+    except Exception as err:  # protobuf raises its own DecodeError
+        raise _unreadable(path, err) from None
+    try:
         if _holds_external_data(proto):
             onnx.external_data_helper.load_external_data_for_model(proto, os.path.dirname(path))
-        return proto
-    except Exception as err:  # protobuf raises its own DecodeError
-        raise OnnxImportError(f"'{path}' is not a readable ONNX model: {first_line(err)}") from None
+    except Exception as err:
+        raise _unreadable(path, err) from None
+    return proto
+
+
+def _unreadable(path: str, err: Exception) -> OnnxImportError:
+    return OnnxImportError(f"'{path}' is not a readable ONNX model: {first_line(err)}")
 
 
 MAPPED_PARSE_BYTES = 1 << 20
