@@ -16,6 +16,13 @@ It is sound by construction: the reduction only accepts what the generic check a
 and anything it does not accept goes to the generic check, which decides (and gives its
 own error message). ``generic_signature_checks`` turns the reduction off
 (``--verify-each=full``).
+
+The traits an op's definition verifies run after its signature, as in ``OpDef.verify``.
+Those of the builtin and func ops that every module holds (``NoTerminator``,
+``SymbolTable``, the symbol interfaces, ``IsTerminator``, ``HasParent``, ``ReturnLike``)
+are written out here (``verify_trait``), with their verdicts and messages: xDSL's own
+are Python that, after a collection, is read from memory for every module verified.
+``IsolatedFromAbove`` is ``verify_isolated``.
 """
 
 from __future__ import annotations
