@@ -486,9 +486,9 @@ def _default_key(
 ) -> tuple[object, ...] | None:
     """What ``CompilePipeline``'s options and default pipeline are a function of: its
     arguments (``base`` None: the default options) and the environment they read
-    (``RLX_KERNEL_DISPATCH``); None when an
-    argument cannot be a key (arrays, mappings), which are then worked out each time.
-    Values are keyed with their types: ``1`` and ``True`` are equal keys, not equal options."""
+    (``RLX_KERNEL_DISPATCH``); None when an argument cannot be a key (arrays, mappings),
+    which are then worked out each time. Values are keyed with their types: ``1`` and
+    ``True`` are equal keys, not equal options."""
     values = tuple(sorted((k, type(v), v) for k, v in option_values.items()))
     key = (base, type(target), target, values, env.value("KERNEL_DISPATCH"))
     try:

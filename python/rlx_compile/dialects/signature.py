@@ -449,7 +449,7 @@ def verify_trait(trait: OpTrait, op: Operation) -> None:
     elif kind is SymbolTable:
         _verify_symbol_table(op)
     elif kind is SymbolOpInterface or kind is OptionalSymbolOpInterface:
-        name = _attr_or_prop(op, "sym_name")
+        name = op.get_attr_or_prop("sym_name")
         if not isinstance(name, StringAttr) and not (
             name is None and kind is OptionalSymbolOpInterface
         ):
@@ -474,12 +474,6 @@ def verify_trait(trait: OpTrait, op: Operation) -> None:
         trait.verify(op)
 
 
-def _attr_or_prop(op: Operation, name: str) -> Attribute | None:
-    """``op.get_attr_or_prop(name)``: the property first."""
-    found = op.properties.get(name)
-    return found if found is not None or name in op.properties else op.attributes.get(name)
-
-
 def _verify_symbol_table(op: Operation) -> None:
     """``SymbolTable().verify(op)``: one region of one block, its ops' symbol names unique."""
     regions = op.regions
@@ -490,7 +484,7 @@ def _verify_symbol_table(op: Operation) -> None:
         raise VerifyException("Operations with a 'SymbolTable' must have exactly one block")
     met: set[StringAttr] = set()
     for child in block_ops(first):
-        name = _attr_or_prop(child, "sym_name")
+        name = child.get_attr_or_prop("sym_name")
         if not isinstance(name, StringAttr):
             continue
         if name in met:
@@ -514,7 +508,9 @@ _CLASS_TRAITS: dict[tuple[type[Operation], type[OpTrait]], bool] = {}
 
 def class_has_trait(op_type: type[Operation], trait: type[OpTrait]) -> bool:
     """``op_type.has_trait(trait)``, remembered per class (xDSL looks through the
-    class's traits each time)."""
+    class's traits each time). ``ShapedOp.get_trait`` remembers its own answers; this
+    serves any op class, xDSL's too, with ``has_trait``'s answer (an unregistered op
+    has every trait, though ``get_trait`` finds none)."""
     key = (op_type, trait)
     known = _CLASS_TRAITS.get(key)
     if known is None:
