@@ -449,3 +449,70 @@ def test_a_model_needing_the_converter_goes_to_it() -> None:
     work, inner = _named_copy(m)
     assert _adapt_natively(work, inner, 9, 13, _keep_legacy) is None
     assert [n.op_type for n in upgrade(m).model.graph.node] == ["Constant", "Resize"]
+
+
+@pytest.mark.parametrize("case", sorted(NATIVE))
+def test_an_owned_model_upgrades_in_place_as_a_copy_would(case: str) -> None:
+    """A model the import parsed itself is upgraded in place (no copy of its weights);
+    from a file it imports as the same model given as a ``ModelProto`` does, which is
+    copied and left as it was. A model one of whose repairs reads the values' types
+    (Pad-2, Dropout-7's mask) is copied all the same."""
+    m = NATIVE[case]
+    given = m.SerializeToString()
+    as_given = print_module(import_model(m, input_values=_values_for(m)), debuginfo=True)
+    assert m.SerializeToString() == given
+    parsed = print_module(import_model(given, input_values=_values_for(m)), debuginfo=True)
+    assert parsed == as_given
+    owned = onnx.ModelProto.FromString(given)
+    upgraded = upgrade(owned, in_place=True)
+    typed = any(
+        n.op_type == "Pad" or (n.op_type == "Dropout" and len(n.output) > 1 and n.output[1])
+        for n in m.graph.node
+    )
+    assert upgraded.in_place is (not typed)
+    assert (upgraded.model is owned) is (not typed)
+    assert (owned.SerializeToString() == given) is typed
+
+
+def test_a_failed_native_upgrade_leaves_the_model_as_it_was() -> None:
+    """The native steps change nothing until every node has adapted: a Squeeze-11 that
+    adapts, then an Upsample-9 that needs the converter, leave the model unchanged (the
+    converter, taking over, starts from it)."""
+    up = _upsample(9, "nearest", [1, 1, 2, 2])
+    squeeze = _node("Squeeze", ["x"], ["sq"], axes=[0])
+    up.graph.node[-1].input[0] = "sq"
+    up.graph.node.insert(0, squeeze)
+    x = up.graph.input[0].type.tensor_type.shape
+    x.dim.insert(0, onnx.TensorShapeProto.Dimension(dim_value=1))
+    work, inner = _named_copy(up)
+    before = work.SerializeToString()
+    assert _adapt_natively(work, inner, 9, 13, _keep_legacy) is None
+    assert work.SerializeToString() == before
+    owned = onnx.ModelProto.FromString(up.SerializeToString())
+    upgraded = upgrade(owned, in_place=True)
+    assert not upgraded.in_place and upgraded.model is not owned
+    kinds = [n.op_type for n in upgraded.model.graph.node if n.op_type != "Constant"]
+    assert kinds == ["Squeeze", "Resize"]
+    assert_matches_onnxruntime(up)
+
+
+def test_nodes_an_upgrade_in_place_leaves_as_they_were_are_known_kept() -> None:
+    """Named nodes whose steps are all compatible are left as they were (what the import
+    read of them before the upgrade still holds); an unnamed one, or one a step changes,
+    is not."""
+    relu = _node("Relu", ["x"], ["r"], name="relu")
+    conv = _node("Conv", ["r", "w"], name="conv")
+    m = model([relu, conv], {"x": (F, [1, 2, 5, 5])}, ["y"], 11,
+              {"w": RNG.standard_normal((3, 2, 3, 3)).astype(np.float32)})  # fmt: skip
+    unnamed = model([_node("Relu", ["x"])], {"x": (F, [2, 3])}, ["y"], 11)
+    squeezed = model([_node("Squeeze", ["x"], axes=[0], name="s")], {"x": (F, [1, 3])}, ["y"], 11)
+    results = {}
+    for case, given in (("kept", m), ("unnamed", unnamed), ("squeezed", squeezed)):
+        owned = onnx.ModelProto.FromString(given.SerializeToString())
+        upgraded = upgrade(owned, in_place=True)
+        assert upgraded.in_place and upgraded.model is owned
+        results[case] = upgraded.nodes_kept
+        from_file = print_module(import_model(given.SerializeToString()), debuginfo=True)
+        assert from_file == print_module(import_model(given), debuginfo=True)
+    assert results == {"kept": True, "unnamed": False, "squeezed": False}
+    assert_matches_onnxruntime(m)

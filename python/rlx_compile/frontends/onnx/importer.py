@@ -353,8 +353,9 @@ def import_model(
     proto = load(model)
     read = check_model_is_text(proto)
     importer = Importer(
-        proto, dynamic_dims or {}, initializers, input_values or {}, graph_name, read
-    )
+        proto, dynamic_dims or {}, initializers, input_values or {}, graph_name, read,
+        owned=proto is not model,
+    )  # fmt: skip
     importer.structured_inputs = dict(structured_inputs or {})
     with fewer_collections():
         return importer.run()
@@ -502,11 +503,14 @@ class Importer:
         input_values: Mapping[str, np.ndarray],
         graph_name: str,
         main_nodes: list[NodeFields] | None = None,
+        owned: bool = False,
     ):
         """``main_nodes``: the fields of ``model``'s main graph's nodes, as the text check
-        read them (``check_model_is_text``)."""
+        read them (``check_model_is_text``). ``owned``: ``model`` is the import's own (it
+        parsed it), which may change it rather than copy it."""
         self.model = model
         self.main_nodes = main_nodes
+        self.owned = owned
         self.dynamic_dims = dict(dynamic_dims)
         self.initializer_mode = initializers
         self.input_values = dict(input_values)
@@ -559,10 +563,12 @@ class Importer:
             local = inlinable_local_functions(model)
             self.uninlined = local.left
             model = onnx.inliner.inline_local_functions(local.model)
-        upgraded = upgrade(model)
+        upgraded = upgrade(model, in_place=self.owned or model is not self.model)
         model, self.upgrade_failures = upgraded.model, upgraded.failures
         opset = opset_versions(model.opset_import).get("", opset)
-        known = self.main_nodes if model is self.model else None
+        # The nodes as the text check read them, while the model is the one it read.
+        as_read = model is self.model and (not upgraded.in_place or upgraded.nodes_kept)
+        known = self.main_nodes if as_read else None
         expansion = expand_functions(model, CONVERTERS, known)
         model = expansion.model
         self.node_opsets = {**upgraded.node_opsets, **expansion.node_opsets}
@@ -574,7 +580,7 @@ class Importer:
         # Read again where the model is not the one the text check read (inlined,
         # upgraded or expanded).
         read = self.main_nodes
-        if read is None or model is not self.model:
+        if read is None or model is not self.model or not as_read:
             read = read_nodes(items(graph.node))
         every = every_node(read)
         self.quantisation_params = quantisation_params(every)
@@ -1451,10 +1457,13 @@ def _nodes(nodes: list[str]) -> str:
     return f"{len(nodes)} nodes, first '{nodes[0]}'"
 
 
-def upgrade(model: onnx.ModelProto) -> Upgrade:
-    """``model`` brought up to MIN_OPSET when it is older (``upgrade.upgrade_model``); the
-    nodes with a converter of their own for their old definition keep it."""
-    return upgrade_model(model, MIN_OPSET, lambda node, opset: legacy(node, opset) is not None)
+def upgrade(model: onnx.ModelProto, *, in_place: bool = False) -> Upgrade:
+    """``model`` brought up to MIN_OPSET when it is older (``upgrade.upgrade_model``, in
+    place where the caller owns it); the nodes with a converter of their own for their
+    old definition keep it."""
+    return upgrade_model(
+        model, MIN_OPSET, lambda node, opset: legacy(node, opset) is not None, in_place=in_place
+    )
 
 
 def legacy(node: onnx.NodeProto, opset: int) -> Converter | None:

@@ -86,6 +86,11 @@ class Upgrade:
     """Nodes (by name) left at the opset they were written against."""
     failures: dict[str, str] = field(default_factory=dict)
     """Node name -> why the version converter did not upgrade it."""
+    in_place: bool = False
+    """``model`` is the model given, upgraded in place (``upgrade_model``'s ``in_place``)."""
+    nodes_kept: bool = False
+    """In place: the main graph's nodes were left as they were (named, and no step
+    changed one), so what was read of them still holds."""
 
 
 @functools.lru_cache(maxsize=4096)
@@ -134,11 +139,22 @@ def walk(graph: GraphProto | FunctionProto) -> Iterator[NodeProto]:
 
 
 def upgrade_model(
-    model: ModelProto, target: int, keep: Callable[[NodeProto, int], bool]
+    model: ModelProto,
+    target: int,
+    keep: Callable[[NodeProto, int], bool],
+    *,
+    in_place: bool = False,
 ) -> Upgrade:
     """``model`` with its default-domain opset raised to ``target`` (the model itself when
     nothing it uses changed meaning). ``keep(node, opset)``: the node is converted at its
-    own opset (it has a converter of its own for that definition)."""
+    own opset (it has a converter of its own for that definition).
+
+    ``in_place``: the caller owns ``model`` (it parsed it), so the steps done here may
+    change it rather than a copy -- a copy holds every weight again, the most of an
+    upgrade's time (a model keeping its weights in Constant nodes copies them node by
+    node). Its nodes are then named in place even where the version converter, which
+    works on a copy, takes over; and a model one of whose repairs reads the values'
+    types, which are inferred from the model as given, is still copied."""
     opset = opset_versions(model.opset_import).get("")
     if opset is None or opset >= target:
         return Upgrade(model)
@@ -146,12 +162,15 @@ def upgrade_model(
     if not any(outdated(n, opset, target) for n in nodes):
         return Upgrade(model)
     nested = len(nodes) > len(model.graph.node)
-    work, inner = _named_copy(model, nested)
-    kept = _adapt_natively(work, inner, opset, target, keep)
-    if kept is not None:
-        _repair(nodes, work.graph, opset, _lazy_types(model, nested=nested))
+    in_place = in_place and not any(_repair_reads_types(n, opset) for n in nodes)
+    named = all(n.name for n in items(model.graph.node))
+    work, inner = _named(model, nested) if in_place else _named_copy(model, nested)
+    native = _adapt_natively(work, inner, opset, target, keep)
+    if native is not None:
+        repaired = _repair(nodes, work.graph, opset, _lazy_types(model, nested=nested))
         _set_opset(work, target)
-        return Upgrade(work, kept)
+        kept_as_given = named and not native.adapted and not repaired
+        return Upgrade(work, native.kept, in_place=in_place, nodes_kept=kept_as_given)
     return upgrade_with_converter(model, _named_copy(model, nested)[0], target, keep)
 
 
@@ -160,10 +179,15 @@ def _named_copy(model: ModelProto, nested: bool = True) -> tuple[ModelProto, lis
     (``nested``: whether it has subgraphs, when the caller knows it has none)."""
     work = ModelProto()
     work.CopyFrom(model)
-    graphs = _graphs(work.graph) if nested else [work.graph]
+    return _named(work, nested)
+
+
+def _named(model: ModelProto, nested: bool = True) -> tuple[ModelProto, list[NodeProto]]:
+    """``_named_copy`` on ``model`` itself."""
+    graphs = _graphs(model.graph) if nested else [model.graph]
     for g in graphs:
         _name_nodes(g)
-    return work, [n for g in graphs[1:] for n in g.node]
+    return model, [n for g in graphs[1:] for n in g.node]
 
 
 def _graphs(graph: GraphProto) -> list[GraphProto]:
@@ -239,12 +263,14 @@ _Types = Callable[[], dict[str, TypeProto]]
 
 class _Adapting:
     """What a step done here makes: new values named as the converter names them
-    (``_v_<n>``, which an SSA name hint keeps as ``_v``)."""
+    (``_v_<n>``, which an SSA name hint keeps as ``_v``), kept in ``made`` until every
+    node is known to adapt (``_adapt_natively`` then adds them to the graph)."""
 
     def __init__(self, graph: GraphProto, inner: list[NodeProto]):
         self._graph = graph
         self._inner = inner
         self._values: set[str] | None = None
+        self.made: list[onnx.TensorProto] = []
 
     def value_name(self) -> str:
         """A name no value of the model has, as the converter names new values."""
@@ -260,7 +286,7 @@ class _Adapting:
         static operand it is without making an op of it (the Constant's op, unused,
         is erased: the imported module is the same)."""
         value.name = self.value_name()
-        self._graph.initializer.append(value)
+        self.made.append(value)
         node.input.append(value.name)
 
 
@@ -392,13 +418,14 @@ def _adapt_natively(
     opset: int,
     target: int,
     keep: Callable[[NodeProto, int], bool],
-) -> dict[str, int] | None:
+) -> _Native | None:
     """Upgrade ``work`` (the model with its nodes named; ``inner``: its subgraphs' nodes)
     in place without the version converter, when each step of every outdated node is
     compatible (``COMPATIBLE_STEPS``) or one of ``ADAPTERS`` on a main-graph node, or the
-    main-graph node keeps its opset (``keep``): the nodes kept (``Upgrade.node_opsets``).
-    None (``work`` partly changed) when some node needs the converter. As the
-    converter's, the result declares no value_info."""
+    main-graph node keeps its opset (``keep``). None (``work`` unchanged) when some node
+    needs the converter: the steps are taken on copies of the nodes they change, which
+    replace them once every node has adapted. As the converter's, the result declares
+    no value_info."""
     for node in inner:
         if outdated(node, opset, target) and (
             keep(node, opset) or not _compatible(node.op_type, opset, target)
@@ -406,6 +433,7 @@ def _adapt_natively(
             return None
     at = _Adapting(work.graph, inner)
     kept: dict[str, int] = {}
+    adapted: list[tuple[NodeProto, NodeProto]] = []
     for node in work.graph.node:
         if not outdated(node, opset, target):
             continue
@@ -414,14 +442,35 @@ def _adapt_natively(
                 return None  # the converter upgrades the bodies of a node it keeps
             kept[node.name] = opset
             continue
+        trial: NodeProto | None = None
         for version in _steps(node.op_type, opset, target):
             if node.op_type in COMPATIBLE_STEPS.get(version, ()):
                 continue
             adapt = ADAPTERS.get((node.op_type, version))
-            if adapt is None or not adapt(node, at):
+            if adapt is None:
                 return None
+            if trial is None:
+                trial = NodeProto()
+                trial.CopyFrom(node)
+            if not adapt(trial, at):
+                return None
+        if trial is not None:
+            adapted.append((node, trial))
+    for node, trial in adapted:
+        node.CopyFrom(trial)
+    work.graph.initializer.extend(at.made)
     del work.graph.value_info[:]
-    return kept
+    return _Native(kept, bool(adapted))
+
+
+@dataclass(frozen=True)
+class _Native:
+    """What ``_adapt_natively`` did."""
+
+    kept: dict[str, int]
+    """The nodes kept at their opset (``Upgrade.node_opsets``)."""
+    adapted: bool
+    """Whether a step changed a node (an ``ADAPTERS`` step; compatible ones change none)."""
 
 
 def _compatible(op_type: str, opset: int, target: int) -> bool:
@@ -595,15 +644,16 @@ def _repair(
     converted: GraphProto,
     opset: int,
     value_types: Callable[[], dict[str, TypeProto]],
-) -> None:
+) -> bool:
     """Fix the nodes the converter made of the definitions it gets wrong (of
     ``original``: the nodes of the model as given, with those of its subgraphs, which the
     converter converts too), found by the outputs they kept. ``value_types()``: the
-    values' types, asked for only by the repairs that read them."""
+    values' types, asked for only by the repairs that read them. Whether it fixed any."""
     olds = [
         n for n in original if n.op_type in _REPAIRED and n.domain in DEFAULT_DOMAINS and n.output
     ]
     producers: dict[str, NodeProto] | None = None  # built once a node needs repair
+    repaired = False
     for old in olds:
         if not old.output[0]:
             continue
@@ -615,6 +665,8 @@ def _repair(
         new = producers.get(old.output[0])
         if new is not None:
             repair(new)
+            repaired = True
+    return repaired
 
 
 def _repair_for(
@@ -628,6 +680,25 @@ def _repair_for(
     kind = (old.op_type, since)
     if kind in (("Upsample", 1), ("Upsample", 7), ("Upsample", 9), ("Resize", 10)):
         return lambda new: _resize_as_upsample(new, converted)
+    return _typed_repair_for(old, since, converted, value_types)
+
+
+def _repair_reads_types(node: NodeProto, opset: int) -> bool:
+    """Whether ``_repair`` fixes ``node`` (of a model at ``opset``) by the values' types."""
+    if node.op_type not in _REPAIRED or node.domain not in DEFAULT_DOMAINS or not node.output:
+        return False
+    since = schema_since(node.op_type, opset)
+    return _typed_repair_for(node, since, GraphProto(), dict) is not None
+
+
+def _typed_repair_for(
+    old: NodeProto,
+    since: int,
+    converted: GraphProto,
+    value_types: Callable[[], dict[str, TypeProto]],
+) -> Callable[[NodeProto], None] | None:
+    """``_repair_for`` of the definitions whose repair reads the values' types."""
+    kind = (old.op_type, since)
     if kind in (("Pad", 2), ("Clip", 6)):
         return lambda new: _float_operands_as(
             new, lambda: value_types().get(old.input[0]), converted
