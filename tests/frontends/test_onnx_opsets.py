@@ -497,9 +497,10 @@ def test_a_failed_native_upgrade_leaves_the_model_as_it_was() -> None:
 
 
 def test_nodes_an_upgrade_in_place_leaves_as_they_were_are_known_kept() -> None:
-    """Named nodes whose steps are all compatible are left as they were (what the import
-    read of them before the upgrade still holds); an unnamed one, or one a step changes,
-    is not."""
+    """Nodes whose steps are all compatible are left as they were, unnamed ones too (what
+    the import read of them before the upgrade still holds); one a step changes is not.
+    An unnamed node the upgrade keeps at its opset is found by the name the import
+    gives it."""
     relu = _node("Relu", ["x"], ["r"], name="relu")
     conv = _node("Conv", ["r", "w"], name="conv")
     m = model([relu, conv], {"x": (F, [1, 2, 5, 5])}, ["y"], 11,
@@ -514,5 +515,14 @@ def test_nodes_an_upgrade_in_place_leaves_as_they_were_are_known_kept() -> None:
         results[case] = upgraded.nodes_kept
         from_file = print_module(import_model(given.SerializeToString()), debuginfo=True)
         assert from_file == print_module(import_model(given), debuginfo=True)
-    assert results == {"kept": True, "unnamed": False, "squeezed": False}
+    assert results == {"kept": True, "unnamed": True, "squeezed": False}
     assert_matches_onnxruntime(m)
+    softmax = model([_node("Relu", ["x"], ["r"]), _node("Softmax", ["r"], axis=1)],
+                    {"x": (F, [2, 3, 4])}, ["y"], 11)  # fmt: skip
+    owned = onnx.ModelProto.FromString(softmax.SerializeToString())
+    upgraded = upgrade(owned, in_place=True)
+    assert upgraded.in_place and upgraded.node_opsets == {"Softmax_1": 11}
+    assert not owned.graph.node[1].name
+    module = import_model(softmax.SerializeToString())
+    assert sum(op.name == "mir.reshape" for op in module.walk()) == 2  # Softmax-11's 2-D view
+    assert_matches_onnxruntime(softmax)

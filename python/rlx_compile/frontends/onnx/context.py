@@ -194,6 +194,11 @@ def _large_constant(domain: str, outputs: list[str], attributes: list[onnx.Attri
     )
 
 
+def node_name(name: str, op_type: str, index: int) -> str:
+    """How the import names node ``index`` of a graph: its name, else ``OpType_index``."""
+    return name or f"{op_type}_{index}"
+
+
 def op_key(domain: str, op_type: str) -> str:
     """How the converters are keyed: the op type in the default domain, ``domain.op_type``
     in any other (``ai.onnx.preview.training.Adam``)."""

@@ -60,6 +60,7 @@ from rlx_compile.frontends.onnx.context import (
     check_tensor_size,
     dtype_of,
     items,
+    node_name,
     op_key,
     opset_versions,
     symbol_name,
@@ -1087,6 +1088,7 @@ class Importer:
         out: list[_Node] = []
         for index, f in enumerate(read):
             op_type, node, outputs = f.op_type, f.proto, f.outputs
+            name = node_name(f.name, op_type, index)
             for o in outputs:
                 producer[o] = node
             out.append(
@@ -1094,9 +1096,9 @@ class Importer:
                     node,
                     op_type,
                     f.domain,
-                    prefix + node_name(f.name, op_type, index),
+                    prefix + name,
                     op_key(f.domain, op_type),
-                    node_opsets.get(f.name, default) if node_opsets else default,
+                    node_opsets.get(name, default) if node_opsets else default,
                     f.inputs,
                     outputs,
                     f.attribute_names,
@@ -1399,11 +1401,6 @@ def normalize_outputs(result: object, n: int) -> list[SSAValue | Structured | No
     else:
         outs = list(cast(Sequence[SSAValue | Structured | None], result))
     return outs + [None] * (n - len(outs))
-
-
-def node_name(name: str, op_type: str, index: int) -> str:
-    """How the import names node ``index`` of a graph: its name, else ``OpType_index``."""
-    return name or f"{op_type}_{index}"
 
 
 def name_loc(name: str) -> NameLoc:

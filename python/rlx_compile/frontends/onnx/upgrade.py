@@ -58,6 +58,7 @@ from rlx_compile.diagnostics import first_line
 from rlx_compile.frontends.onnx.context import (
     DEFAULT_DOMAINS,
     items,
+    node_name,
     opset_versions,
     typed_skeleton,
 )
@@ -89,7 +90,7 @@ class Upgrade:
     in_place: bool = False
     """``model`` is the model given, upgraded in place (``upgrade_model``'s ``in_place``)."""
     nodes_kept: bool = False
-    """In place: the main graph's nodes were left as they were (named, and no step
+    """In place: the main graph's nodes were left as they were (no step or repair
     changed one), so what was read of them still holds."""
 
 
@@ -152,9 +153,10 @@ def upgrade_model(
     ``in_place``: the caller owns ``model`` (it parsed it), so the steps done here may
     change it rather than a copy -- a copy holds every weight again, the most of an
     upgrade's time (a model keeping its weights in Constant nodes copies them node by
-    node). Its nodes are then named in place even where the version converter, which
-    works on a copy, takes over; and a model one of whose repairs reads the values'
-    types, which are inferred from the model as given, is still copied."""
+    node). Its nodes are left unnamed (the import names them as ``_name_nodes`` does,
+    and ``node_opsets`` by those names); the version converter, where it takes over,
+    works on a named copy. A model one of whose repairs reads the values' types, which
+    are inferred from the model as given, is still copied."""
     opset = opset_versions(model.opset_import).get("")
     if opset is None or opset >= target:
         return Upgrade(model)
@@ -162,14 +164,20 @@ def upgrade_model(
     if not any(outdated(n, opset, target) for n in nodes):
         return Upgrade(model)
     nested = len(nodes) > len(model.graph.node)
-    in_place = in_place and not any(_repair_reads_types(n, opset) for n in nodes)
-    named = all(n.name for n in items(model.graph.node))
-    work, inner = _named(model, nested) if in_place else _named_copy(model, nested)
+    in_place = in_place and not any(_would_repair(n, opset, typed=True) for n in nodes)
+    if in_place:
+        graphs = _graphs(model.graph) if nested else [model.graph]
+        if any(_would_repair(n, opset) for n in nodes):
+            for g in graphs:  # a repair names the nodes it makes after the node it fixes
+                _name_nodes(g)
+        work, inner = model, [n for g in graphs[1:] for n in g.node]
+    else:
+        work, inner = _named_copy(model, nested)
     native = _adapt_natively(work, inner, opset, target, keep)
     if native is not None:
         repaired = _repair(nodes, work.graph, opset, _lazy_types(model, nested=nested))
         _set_opset(work, target)
-        kept_as_given = named and not native.adapted and not repaired
+        kept_as_given = in_place and not native.adapted and not repaired
         return Upgrade(work, native.kept, in_place=in_place, nodes_kept=kept_as_given)
     return upgrade_with_converter(model, _named_copy(model, nested)[0], target, keep)
 
@@ -179,15 +187,10 @@ def _named_copy(model: ModelProto, nested: bool = True) -> tuple[ModelProto, lis
     (``nested``: whether it has subgraphs, when the caller knows it has none)."""
     work = ModelProto()
     work.CopyFrom(model)
-    return _named(work, nested)
-
-
-def _named(model: ModelProto, nested: bool = True) -> tuple[ModelProto, list[NodeProto]]:
-    """``_named_copy`` on ``model`` itself."""
-    graphs = _graphs(model.graph) if nested else [model.graph]
+    graphs = _graphs(work.graph) if nested else [work.graph]
     for g in graphs:
         _name_nodes(g)
-    return model, [n for g in graphs[1:] for n in g.node]
+    return work, [n for g in graphs[1:] for n in g.node]
 
 
 def _graphs(graph: GraphProto) -> list[GraphProto]:
@@ -434,13 +437,13 @@ def _adapt_natively(
     at = _Adapting(work.graph, inner)
     kept: dict[str, int] = {}
     adapted: list[tuple[NodeProto, NodeProto]] = []
-    for node in work.graph.node:
+    for index, node in enumerate(items(work.graph.node)):
         if not outdated(node, opset, target):
             continue
         if keep(node, opset):
             if any(True for _ in subgraphs(node)):
                 return None  # the converter upgrades the bodies of a node it keeps
-            kept[node.name] = opset
+            kept[node_name(node.name, node.op_type, index)] = opset
             continue
         trial: NodeProto | None = None
         for version in _steps(node.op_type, opset, target):
@@ -683,12 +686,13 @@ def _repair_for(
     return _typed_repair_for(old, since, converted, value_types)
 
 
-def _repair_reads_types(node: NodeProto, opset: int) -> bool:
-    """Whether ``_repair`` fixes ``node`` (of a model at ``opset``) by the values' types."""
+def _would_repair(node: NodeProto, opset: int, *, typed: bool = False) -> bool:
+    """Whether ``_repair`` fixes ``node`` (of a model at ``opset``); ``typed``: by the
+    values' types."""
     if node.op_type not in _REPAIRED or node.domain not in DEFAULT_DOMAINS or not node.output:
         return False
-    since = schema_since(node.op_type, opset)
-    return _typed_repair_for(node, since, GraphProto(), dict) is not None
+    find = _typed_repair_for if typed else _repair_for
+    return find(node, schema_since(node.op_type, opset), GraphProto(), dict) is not None
 
 
 def _typed_repair_for(
@@ -860,11 +864,11 @@ def _set_opset(model: ModelProto, target: int) -> None:
 
 
 def _name_nodes(graph: GraphProto) -> None:
-    """Name unnamed nodes as the importer would (``<OpType>_<index>``), so that the nodes
-    the upgrade keeps can be found again and locations still refer to the model as given."""
+    """Name unnamed nodes as the importer would (``node_name``), so that the nodes the
+    upgrade keeps can be found again and locations still refer to the model as given."""
     for index, node in enumerate(graph.node):
         if not node.name:
-            node.name = f"{node.op_type}_{index}"
+            node.name = node_name("", node.op_type, index)
 
 
 def _name_new_nodes(original: GraphProto, converted: GraphProto) -> None:
