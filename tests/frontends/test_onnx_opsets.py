@@ -498,25 +498,28 @@ def test_a_failed_native_upgrade_leaves_the_model_as_it_was() -> None:
 
 def test_nodes_an_upgrade_in_place_leaves_as_they_were_are_known_kept() -> None:
     """Nodes whose steps are all compatible are left as they were, unnamed ones too (what
-    the import read of them before the upgrade still holds); one a step changes is not.
-    An unnamed node the upgrade keeps at its opset is found by the name the import
-    gives it."""
+    the import read of them before the upgrade still holds); the import reads again the
+    ones a step changes. An unnamed node the upgrade keeps at its opset is found by the
+    name the import gives it."""
     relu = _node("Relu", ["x"], ["r"], name="relu")
     conv = _node("Conv", ["r", "w"], name="conv")
     m = model([relu, conv], {"x": (F, [1, 2, 5, 5])}, ["y"], 11,
               {"w": RNG.standard_normal((3, 2, 3, 3)).astype(np.float32)})  # fmt: skip
     unnamed = model([_node("Relu", ["x"])], {"x": (F, [2, 3])}, ["y"], 11)
-    squeezed = model([_node("Squeeze", ["x"], axes=[0], name="s")], {"x": (F, [1, 3])}, ["y"], 11)
+    squeezed = model([_node("Relu", ["x"], ["r"]), _node("Squeeze", ["r"], axes=[0]),
+                      _node("Unsqueeze", ["y"], ["u"], axes=[1])],
+                     {"x": (F, [1, 3])}, ["u"], 11)  # fmt: skip
     results = {}
     for case, given in (("kept", m), ("unnamed", unnamed), ("squeezed", squeezed)):
         owned = onnx.ModelProto.FromString(given.SerializeToString())
         upgraded = upgrade(owned, in_place=True)
         assert upgraded.in_place and upgraded.model is owned
-        results[case] = upgraded.nodes_kept
+        results[case] = upgraded.changed
         from_file = print_module(import_model(given.SerializeToString()), debuginfo=True)
         assert from_file == print_module(import_model(given), debuginfo=True)
-    assert results == {"kept": True, "unnamed": True, "squeezed": False}
+    assert results == {"kept": (), "unnamed": (), "squeezed": (1, 2)}
     assert_matches_onnxruntime(m)
+    assert_matches_onnxruntime(squeezed)
     softmax = model([_node("Relu", ["x"], ["r"]), _node("Softmax", ["r"], axis=1)],
                     {"x": (F, [2, 3, 4])}, ["y"], 11)  # fmt: skip
     owned = onnx.ModelProto.FromString(softmax.SerializeToString())

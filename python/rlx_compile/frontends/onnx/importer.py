@@ -275,6 +275,14 @@ def read_nodes(nodes: Iterable[Any], *, check_nested: bool = False) -> list[Node
     return read
 
 
+def read_again(read: list[NodeFields], changed: Iterable[int]) -> list[NodeFields]:
+    """``read`` with the nodes at ``changed`` (indices into it) read again."""
+    out = list(read)
+    for i in changed:
+        out[i] = read_nodes([read[i].proto])[0]
+    return out
+
+
 def _check_node_is_text(node: Any, i: int) -> None:
     where = f"node #{i}"
     for field in ("op_type", "domain", "name"):
@@ -567,9 +575,11 @@ class Importer:
         upgraded = upgrade(model, in_place=self.owned or model is not self.model)
         model, self.upgrade_failures = upgraded.model, upgraded.failures
         opset = opset_versions(model.opset_import).get("", opset)
-        # The nodes as the text check read them, while the model is the one it read.
-        as_read = model is self.model and (not upgraded.in_place or upgraded.nodes_kept)
-        known = self.main_nodes if as_read else None
+        # The nodes as the text check read them, while the model is the one it read (those
+        # an upgrade in place changed read again).
+        known = self.main_nodes if model is self.model else None
+        if known is not None and upgraded.in_place:
+            known = None if upgraded.changed is None else read_again(known, upgraded.changed)
         expansion = expand_functions(model, CONVERTERS, known)
         model = expansion.model
         self.node_opsets = {**upgraded.node_opsets, **expansion.node_opsets}
@@ -579,9 +589,9 @@ class Importer:
         for t in items(graph.initializer):
             self.initializers[t.name] = t
         # Read again where the model is not the one the text check read (inlined,
-        # upgraded or expanded).
-        read = self.main_nodes
-        if read is None or model is not self.model or not as_read:
+        # upgraded to a copy or expanded).
+        read = known if model is self.model else None
+        if read is None:
             read = read_nodes(items(graph.node))
         every = every_node(read)
         self.quantisation_params = quantisation_params(every)

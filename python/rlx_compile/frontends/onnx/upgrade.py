@@ -89,9 +89,9 @@ class Upgrade:
     """Node name -> why the version converter did not upgrade it."""
     in_place: bool = False
     """``model`` is the model given, upgraded in place (``upgrade_model``'s ``in_place``)."""
-    nodes_kept: bool = False
-    """In place: the main graph's nodes were left as they were (no step or repair
-    changed one), so what was read of them still holds."""
+    changed: tuple[int, ...] | None = None
+    """In place: the main-graph nodes (by index) a step changed, the others left as they
+    were (what was read of them still holds); None when not known (a copy, a repair)."""
 
 
 @functools.lru_cache(maxsize=4096)
@@ -164,10 +164,11 @@ def upgrade_model(
     if not any(outdated(n, opset, target) for n in nodes):
         return Upgrade(model)
     nested = len(nodes) > len(model.graph.node)
-    in_place = in_place and not any(_would_repair(n, opset, typed=True) for n in nodes)
+    repairable = [n for n in nodes if n.op_type in _REPAIRED]  # what _repair looks at
+    in_place = in_place and not any(_would_repair(n, opset, typed=True) for n in repairable)
     if in_place:
         graphs = _graphs(model.graph) if nested else [model.graph]
-        if any(_would_repair(n, opset) for n in nodes):
+        if any(_would_repair(n, opset) for n in repairable):
             for g in graphs:  # a repair names the nodes it makes after the node it fixes
                 _name_nodes(g)
         work, inner = model, [n for g in graphs[1:] for n in g.node]
@@ -175,10 +176,10 @@ def upgrade_model(
         work, inner = _named_copy(model, nested)
     native = _adapt_natively(work, inner, opset, target, keep)
     if native is not None:
-        repaired = _repair(nodes, work.graph, opset, _lazy_types(model, nested=nested))
+        repaired = _repair(repairable, work.graph, opset, _lazy_types(model, nested=nested))
         _set_opset(work, target)
-        kept_as_given = in_place and not native.adapted and not repaired
-        return Upgrade(work, native.kept, in_place=in_place, nodes_kept=kept_as_given)
+        changed = native.adapted if in_place and not repaired else None
+        return Upgrade(work, native.kept, in_place=in_place, changed=changed)
     return upgrade_with_converter(model, _named_copy(model, nested)[0], target, keep)
 
 
@@ -436,20 +437,21 @@ def _adapt_natively(
             return None
     at = _Adapting(work.graph, inner)
     kept: dict[str, int] = {}
-    adapted: list[tuple[NodeProto, NodeProto]] = []
+    adapted: list[tuple[int, NodeProto, NodeProto]] = []
     for index, node in enumerate(items(work.graph.node)):
-        if not outdated(node, opset, target):
-            continue
+        op_type = node.op_type  # each read of a protobuf field costs: once per node
+        if node.domain not in DEFAULT_DOMAINS or not _changed(op_type, opset, target):
+            continue  # not ``outdated``
         if keep(node, opset):
             if any(True for _ in subgraphs(node)):
                 return None  # the converter upgrades the bodies of a node it keeps
-            kept[node_name(node.name, node.op_type, index)] = opset
+            kept[node_name(node.name, op_type, index)] = opset
             continue
         trial: NodeProto | None = None
-        for version in _steps(node.op_type, opset, target):
-            if node.op_type in COMPATIBLE_STEPS.get(version, ()):
+        for version in _steps(op_type, opset, target):
+            if op_type in COMPATIBLE_STEPS.get(version, ()):
                 continue
-            adapt = ADAPTERS.get((node.op_type, version))
+            adapt = ADAPTERS.get((op_type, version))
             if adapt is None:
                 return None
             if trial is None:
@@ -458,12 +460,12 @@ def _adapt_natively(
             if not adapt(trial, at):
                 return None
         if trial is not None:
-            adapted.append((node, trial))
-    for node, trial in adapted:
+            adapted.append((index, node, trial))
+    for _, node, trial in adapted:
         node.CopyFrom(trial)
     work.graph.initializer.extend(at.made)
     del work.graph.value_info[:]
-    return _Native(kept, bool(adapted))
+    return _Native(kept, tuple(index for index, _, _ in adapted))
 
 
 @dataclass(frozen=True)
@@ -472,8 +474,9 @@ class _Native:
 
     kept: dict[str, int]
     """The nodes kept at their opset (``Upgrade.node_opsets``)."""
-    adapted: bool
-    """Whether a step changed a node (an ``ADAPTERS`` step; compatible ones change none)."""
+    adapted: tuple[int, ...]
+    """The main-graph nodes (by index) a step changed (an ``ADAPTERS`` step; compatible
+    ones change none)."""
 
 
 def _compatible(op_type: str, opset: int, target: int) -> bool:
