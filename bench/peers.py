@@ -5,6 +5,7 @@ ops and activation memory, on the committed models and real third-party ones.
     python bench/peers.py --only densenet121 --only ppocr_det
     python bench/peers.py --full             # full-size exports of the committed models
     python bench/peers.py --wild --torch-python /work/venv-torch/bin/python --json w.json
+    python bench/peers.py --wild --cpu --processes 3 ...   # times: medians of 3 processes
 
 Per model, ratios from one run in one process (best of ``--repeats`` for the times, our
 compile's runs and onnxruntime's interleaved, each run with the previous one's result
@@ -46,6 +47,7 @@ import gc
 import json
 import math
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -495,18 +497,39 @@ def attempt(fetch: Callable[[], tuple[Path, Feeds]], repeats: int, clock: Clock)
 
 def apart(name: str, args: argparse.Namespace) -> dict[str, Any]:
     """``attempt`` on a wild model in a subprocess of its own: a crash or a runaway
-    compile costs that model alone."""
+    compile costs that model alone. With ``--processes N``, in N subprocesses one after
+    another, the times the median of theirs (``merge_processes``)."""
     cmd = [sys.executable, __file__, "--wild", "--one", name, "--repeats", str(args.repeats),
            "--torch-python", args.torch_python, *(["--cpu"] if args.cpu else [])]  # fmt: skip
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
-    except subprocess.TimeoutExpired:
-        return {"reason": f"timed out after {args.timeout:.0f} s"}
-    lines = proc.stdout.strip().splitlines()
-    if proc.returncode != 0 or not lines:
-        return {"reason": f"crashed: {(proc.stderr.strip().splitlines() or [''])[-1][:200]}"}
-    out: dict[str, Any] = json.loads(lines[-1])
-    return out
+    runs = []
+    for _ in range(args.processes):
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+        except subprocess.TimeoutExpired:
+            return {"reason": f"timed out after {args.timeout:.0f} s"}
+        lines = proc.stdout.strip().splitlines()
+        if proc.returncode != 0 or not lines:
+            return {"reason": f"crashed: {(proc.stderr.strip().splitlines() or [''])[-1][:200]}"}
+        out: dict[str, Any] = json.loads(lines[-1])
+        if "reason" in out:
+            return out
+        runs.append(out)
+    return merge_processes(runs)
+
+
+TIMES = ("rlx_s", "ort_s", "slim_s")
+
+
+def merge_processes(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One model's results from several processes: the first's, with each time the
+    median of the processes' (of those that have it). A process's memory layout (address
+    randomisation, the hash seed) moves every time it takes, by up to a tenth on a small
+    model: the median over processes is the code's, not one layout's."""
+    merged = dict(runs[0])
+    for key in TIMES:
+        values = [r[key] for r in runs if r.get(key) is not None]
+        merged[key] = statistics.median(values) if values else None
+    return merged
 
 
 def top(kinds: dict[str, int], n: int = 8) -> str:
@@ -545,9 +568,15 @@ def main() -> None:
                     help="time CPU seconds of this process (all its threads: process_time) "
                     "instead of wall seconds; steadier on a loaded machine")  # fmt: skip
     ap.add_argument("--timeout", type=float, default=900, help="seconds per --wild model")
+    ap.add_argument("--processes", type=int, default=1,
+                    help="--wild: measure each model in this many processes, the times the "
+                    "median of theirs (a process's memory layout moves a small model's "
+                    "times by up to a tenth)")  # fmt: skip
     ap.add_argument("--json", type=Path, help="also write the results as JSON")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # --wild's worker: one model's JSON
     args = ap.parse_args()
+    if args.processes < 1:
+        sys.exit("error: --processes must be at least 1")
     clock = time.process_time if args.cpu else time.perf_counter
     if args.one:
         fetch = partial(wild_model, args.one, args.torch_python)

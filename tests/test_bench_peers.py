@@ -65,3 +65,19 @@ def test_the_compilers_runs_are_interleaved_each_with_its_own_previous_result_fr
     for which in ("a", "b"):
         out, seconds = timed[which]
         assert out is made[which][-1]() and seconds >= 0
+
+
+def test_times_from_several_processes_are_their_medians() -> None:
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import peers
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    runs = [
+        {"rlx_s": 3.0, "ort_s": 1.0, "slim_s": None, "ops": 5},
+        {"rlx_s": 1.0, "ort_s": 2.0, "slim_s": None, "ops": 5},
+        {"rlx_s": 2.0, "ort_s": 4.0, "slim_s": None, "ops": 5},
+    ]
+    merged = peers.merge_processes(runs)
+    assert merged == {"rlx_s": 2.0, "ort_s": 2.0, "slim_s": None, "ops": 5}
+    assert runs[0]["rlx_s"] == 3.0  # the processes' own results are left as they were
