@@ -8,9 +8,9 @@ ops and activation memory, on the committed models and real third-party ones.
     python bench/peers.py --wild --cpu --processes 3 ...   # times: medians of 3 processes
 
 Per model, ratios from one run in one process (best of ``--repeats`` for the times, our
-compile's runs and onnxruntime's interleaved, each run with the previous one's result
-freed and collected first; wall seconds, or with ``--cpu`` the process's CPU seconds,
-which a loaded machine disturbs less):
+compile's runs and onnxruntime's interleaved, each run with every earlier result freed
+and collected first; wall seconds, or with ``--cpu`` the process's CPU seconds, which a
+loaded machine disturbs less):
 - **compile**: ``import_model`` + ``CompilePipeline(target="cpu")`` (the default pipeline,
   incremental verification, no stage copies) from the file, the imported module compiled
   in place (``compile(module, copy=False)``: nothing else holds it, as nothing else holds
@@ -239,32 +239,35 @@ Feeds = Callable[[ort.InferenceSession], dict[str, np.ndarray]]
 
 def best_of(n: int, fn: Callable[[], Any], clock: Clock = time.perf_counter) -> tuple[Any, float]:
     """``fn``'s last result and its best time over ``n`` runs (``best_of_each``)."""
-    return best_of_each(n, {"": fn}, clock)[""]
+    times, last = best_of_each(n, {"": fn}, clock)
+    return last, times[""]
 
 
 def best_of_each(
     n: int, fns: dict[str, Callable[[], Any]], clock: Clock = time.perf_counter
-) -> dict[str, tuple[Any, float]]:
-    """Each function's last result and its best time over ``n`` runs, the functions' runs
-    interleaved (round by round, in turns, the order reversed every other round): a
-    burst of load on the machine falls on the compilers compared alike, rather than on
-    one's runs in a row. Each run starts as one in a fresh process would: the
-    function's previous result is freed, and its garbage collected, outside the timing.
-    (Our IR holds reference cycles, which only Python's collector frees: left pending,
-    the previous module's collection lands in a later run's time, a tenth of a
-    quantised model's compile; an onnxruntime session's destruction ran inside the
-    next creation's time.)"""
+) -> tuple[dict[str, float], Any]:
+    """Each function's best time over ``n`` runs, the functions' runs interleaved (round by
+    round, in turns, the order reversed every other round): a burst of load on the
+    machine falls on the compilers compared alike, rather than on one's runs in a row.
+    Also the result of the last run.
+
+    Each run starts as one in a fresh process would: every earlier result is freed, and
+    its garbage collected, outside the timing. (Our IR holds reference cycles, which only
+    Python's collector frees: left pending, the previous module's collection lands in a
+    later run's time, a tenth of a quantised model's compile; an onnxruntime session's
+    destruction ran inside the next creation's time; and a session left alive keeps its
+    thread pool, whose threads' spinning process time counts in the next compile.)"""
     names = list(fns)
-    out: dict[str, Any] = dict.fromkeys(names)
     best = dict.fromkeys(names, math.inf)
+    last: Any = None
     for i in range(n):
         for name in names if i % 2 == 0 else names[::-1]:
-            out[name] = None
+            last = None
             gc.collect()
             start = clock()
-            out[name] = fns[name]()
+            last = fns[name]()
             best[name] = min(best[name], clock() - start)
-    return {name: (out[name], best[name]) for name in names}
+    return best, last
 
 
 def ort_options(level: ort.GraphOptimizationLevel) -> ort.SessionOptions:
@@ -370,8 +373,9 @@ def measure(path: Path, repeats: int, clock: Clock, model_feeds: Feeds = feeds) 
     def create_session() -> ort.InferenceSession:
         return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
 
-    timed = best_of_each(repeats, {"rlx": compile_rlx, "ort": create_session}, clock)
-    (result, rlx_s), (_, ort_s) = timed["rlx"], timed["ort"]
+    times, _ = best_of_each(repeats, {"rlx": compile_rlx, "ort": create_session}, clock)
+    rlx_s, ort_s = times["rlx"], times["ort"]
+    result = compile_rlx()  # the compile measured (deterministic), kept for what follows
     module = import_model(path)
     acts = CompilePipeline(target="cpu", weights_in_arena=False, keep_stages=False).compile(module)
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])

@@ -39,32 +39,30 @@ def test_best_of_runs_each_time_with_the_previous_result_freed() -> None:
     assert out is made[-1]() and seconds >= 0
 
 
-def test_the_compilers_runs_are_interleaved_each_with_its_own_previous_result_freed() -> None:
+def test_the_compilers_runs_are_interleaved_each_with_every_earlier_result_freed() -> None:
+    """Nothing of an earlier run is alive during a timed one: an onnxruntime session left
+    alive keeps its thread pool, whose spinning the next compile's process time counts."""
     sys.path.insert(0, str(ROOT / "bench"))
     try:
         import peers
     finally:
         sys.path.remove(str(ROOT / "bench"))
-    made: dict[str, list[weakref.ref[_Cyclic]]] = {"a": [], "b": []}
-    order: list[tuple[str, int, int]] = []  # (which, own results alive, other's alive)
+    made: list[weakref.ref[_Cyclic]] = []
+    order: list[tuple[str, int]] = []  # (which, earlier results alive)
 
-    def runner(which: str, other: str) -> Any:
+    def runner(which: str) -> Any:
         def run() -> _Cyclic:
-            alive = [sum(r() is not None for r in made[k]) for k in (which, other)]
-            order.append((which, *alive))
+            order.append((which, sum(r() is not None for r in made)))
             result = _Cyclic()
-            made[which].append(weakref.ref(result))
+            made.append(weakref.ref(result))
             return result
 
         return run
 
-    timed = peers.best_of_each(3, {"a": runner("a", "b"), "b": runner("b", "a")})
-    assert [w for w, _, _ in order] == ["a", "b", "b", "a", "a", "b"]
-    assert all(own == 0 for _, own, _ in order)
-    assert [other for _, _, other in order][1:] == [1] * 5  # the other's last result kept
-    for which in ("a", "b"):
-        out, seconds = timed[which]
-        assert out is made[which][-1]() and seconds >= 0
+    times, last = peers.best_of_each(3, {"a": runner("a"), "b": runner("b")})
+    assert order == [("a", 0), ("b", 0), ("b", 0), ("a", 0), ("a", 0), ("b", 0)]
+    assert last is made[-1]() and set(times) == {"a", "b"}
+    assert all(seconds >= 0 for seconds in times.values())
 
 
 def test_times_from_several_processes_are_their_medians() -> None:

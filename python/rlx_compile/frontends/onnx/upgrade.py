@@ -423,13 +423,13 @@ def _adapt_natively(
     target: int,
     keep: Callable[[NodeProto, int], bool],
 ) -> _Native | None:
-    """Upgrade ``work`` (the model with its nodes named; ``inner``: its subgraphs' nodes)
-    in place without the version converter, when each step of every outdated node is
-    compatible (``COMPATIBLE_STEPS``) or one of ``ADAPTERS`` on a main-graph node, or the
-    main-graph node keeps its opset (``keep``). None (``work`` unchanged) when some node
-    needs the converter: the steps are taken on copies of the nodes they change, which
-    replace them once every node has adapted. As the converter's, the result declares
-    no value_info."""
+    """Upgrade ``work`` (the model, its nodes named unless it is upgraded in place;
+    ``inner``: its subgraphs' nodes) in place without the version converter, when each
+    step of every outdated node is compatible (``COMPATIBLE_STEPS``) or one of
+    ``ADAPTERS`` on a main-graph node, or the main-graph node keeps its opset (``keep``).
+    None (``work`` unchanged) when some node needs the converter: the steps are taken on
+    copies of the nodes they change, which replace them once every node has adapted. As
+    the converter's, the result declares no value_info."""
     for node in inner:
         if outdated(node, opset, target) and (
             keep(node, opset) or not _compatible(node.op_type, opset, target)
