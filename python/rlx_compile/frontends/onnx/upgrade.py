@@ -164,14 +164,12 @@ def upgrade_model(
     if not any(outdated(n, opset, target) for n in nodes):
         return Upgrade(model)
     nested = len(nodes) > len(model.graph.node)
-    repairable = [n for n in nodes if n.op_type in _REPAIRED]  # what _repair looks at
+    repairable = _repairable(nodes)
     in_place = in_place and not any(_would_repair(n, opset, typed=True) for n in repairable)
     if in_place:
-        graphs = _graphs(model.graph) if nested else [model.graph]
-        if any(_would_repair(n, opset) for n in repairable):
-            for g in graphs:  # a repair names the nodes it makes after the node it fixes
-                _name_nodes(g)
-        work, inner = model, [n for g in graphs[1:] for n in g.node]
+        # A repair names the nodes it makes after the node it fixes.
+        named = any(_would_repair(n, opset) for n in repairable)
+        work, inner = _with_inner_nodes(model, nested, name=named)
     else:
         work, inner = _named_copy(model, nested)
     native = _adapt_natively(work, inner, opset, target, keep)
@@ -188,10 +186,19 @@ def _named_copy(model: ModelProto, nested: bool = True) -> tuple[ModelProto, lis
     (``nested``: whether it has subgraphs, when the caller knows it has none)."""
     work = ModelProto()
     work.CopyFrom(model)
-    graphs = _graphs(work.graph) if nested else [work.graph]
-    for g in graphs:
-        _name_nodes(g)
-    return work, [n for g in graphs[1:] for n in g.node]
+    return _with_inner_nodes(work, nested, name=True)
+
+
+def _with_inner_nodes(
+    model: ModelProto, nested: bool, *, name: bool
+) -> tuple[ModelProto, list[NodeProto]]:
+    """``model`` (its nodes named by ``_name_nodes`` when ``name``) and its subgraphs'
+    nodes (``nested``: whether it has subgraphs)."""
+    graphs = _graphs(model.graph) if nested else [model.graph]
+    if name:
+        for g in graphs:
+            _name_nodes(g)
+    return model, [n for g in graphs[1:] for n in g.node]
 
 
 def _graphs(graph: GraphProto) -> list[GraphProto]:
@@ -655,14 +662,9 @@ def _repair(
     ``original``: the nodes of the model as given, with those of its subgraphs, which the
     converter converts too), found by the outputs they kept. ``value_types()``: the
     values' types, asked for only by the repairs that read them. Whether it fixed any."""
-    olds = [
-        n for n in original if n.op_type in _REPAIRED and n.domain in DEFAULT_DOMAINS and n.output
-    ]
     producers: dict[str, NodeProto] | None = None  # built once a node needs repair
     repaired = False
-    for old in olds:
-        if not old.output[0]:
-            continue
+    for old in _repairable(original):
         repair = _repair_for(old, schema_since(old.op_type, opset), converted, value_types)
         if repair is None:
             continue
@@ -689,11 +691,19 @@ def _repair_for(
     return _typed_repair_for(old, since, converted, value_types)
 
 
+def _repairable(nodes: list[NodeProto]) -> list[NodeProto]:
+    """The nodes ``_repair`` looks at: of an op type it may fix (``_REPAIRED``), in the
+    default domain, their first output named (it finds the new node by that output)."""
+    return [
+        n
+        for n in nodes
+        if n.op_type in _REPAIRED and n.domain in DEFAULT_DOMAINS and n.output and n.output[0]
+    ]
+
+
 def _would_repair(node: NodeProto, opset: int, *, typed: bool = False) -> bool:
-    """Whether ``_repair`` fixes ``node`` (of a model at ``opset``); ``typed``: by the
-    values' types."""
-    if node.op_type not in _REPAIRED or node.domain not in DEFAULT_DOMAINS or not node.output:
-        return False
+    """Whether ``_repair`` fixes ``node`` (one of ``_repairable``, of a model at
+    ``opset``); ``typed``: by the values' types."""
     find = _typed_repair_for if typed else _repair_for
     return find(node, schema_since(node.op_type, opset), GraphProto(), dict) is not None
 
